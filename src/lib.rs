@@ -1,0 +1,5 @@
+//! tick: make a coding agent plan first, wait for a person's approval, then execute the approved
+//! plan one verified step at a time.
+
+pub mod llm;
+pub mod tools;

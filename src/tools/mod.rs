@@ -1,0 +1,2 @@
+//! The tools a model may call, the registry of which exist in each mode, and the workspace
+//! path policy every tool goes through.
