@@ -1,0 +1,915 @@
+//! The checklist grammar of TODO.md (and of the `## Steps` section of PLAN.md): parsing into
+//! steps with byte offsets, and edits that rewrite only the bytes they must. Pure: no I/O.
+//!
+//! A list item whose text starts with `[` + one character + `]` is a step. Checkbox-like text
+//! in code blocks, block quotes and HTML is not, because pulldown-cmark decides what is a list
+//! item. pulldown-cmark only knows `[ ]`, `[x]` and `[X]`, so the marker itself is read from the
+//! source at the offset the same parse gives for the item's first text.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+use crate::plan::{Risk, StepId, StepStatus};
+
+/// A detail line key that only the runner writes (and removes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RunnerKey {
+    Blocked,
+    Stale,
+    Evidence,
+}
+
+impl RunnerKey {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunnerKey::Blocked => "blocked",
+            RunnerKey::Stale => "stale",
+            RunnerKey::Evidence => "evidence",
+        }
+    }
+}
+
+/// A parse failure, with the 1-based line and column (in characters) where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub col: usize,
+    pub message: String,
+    pub hint: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.col, self.message)
+    }
+}
+
+/// One step (or sub-step) as the file has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// `None` for a step a person added without an id; it gets one at tick's next write.
+    pub id: Option<StepId>,
+    pub status: StepStatus,
+    pub title: String,
+    pub files: Vec<String>,
+    pub verify: Vec<String>,
+    pub done_when: Option<String>,
+    pub risk: Option<Risk>,
+    pub depends: Vec<StepId>,
+    pub blocked: Option<String>,
+    pub stale: Option<String>,
+    pub evidence: Option<String>,
+    /// Nested bullets that are not `key: value` details: a person's notes, kept as written.
+    pub notes: Vec<String>,
+    pub substeps: Vec<Step>,
+    /// 1-based line of the step's checkbox.
+    pub line: usize,
+    span: StepSpan,
+}
+
+/// Where a step's pieces are in the source, for edits that touch nothing else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct StepSpan {
+    /// Byte offset of the marker character between the brackets.
+    marker: usize,
+    /// Byte offset where the id (or, without one, the title) starts.
+    title_start: usize,
+    /// Where a new detail line goes, and how it is indented.
+    insert_at: usize,
+    detail_prefix: String,
+    eol: &'static str,
+    /// Runner-owned detail lines: the whole line(s), and the value within them.
+    runner_lines: BTreeMap<RunnerKey, (Range<usize>, Range<usize>)>,
+}
+
+/// A parsed checklist: the steps in file order, sub-steps inside their parents.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Checklist {
+    /// The text of the first level-1 heading, if any.
+    pub heading: Option<String>,
+    pub steps: Vec<Step>,
+}
+
+impl Checklist {
+    /// Every step and sub-step, parents before their sub-steps.
+    pub fn all_steps(&self) -> impl Iterator<Item = &Step> {
+        self.steps
+            .iter()
+            .flat_map(|step| std::iter::once(step).chain(step.substeps.iter()))
+    }
+
+    pub fn find(&self, id: StepId) -> Option<&Step> {
+        self.all_steps().find(|step| step.id == Some(id))
+    }
+
+    /// Whether some step still needs an id.
+    pub fn needs_ids(&self) -> bool {
+        self.all_steps().any(|step| step.id.is_none())
+    }
+}
+
+impl Step {
+    /// The status a parent shows: its own marker, unless all its sub-steps are done.
+    pub fn effective_status(&self) -> StepStatus {
+        if !self.substeps.is_empty()
+            && self
+                .substeps
+                .iter()
+                .all(|sub| sub.status == StepStatus::Done)
+        {
+            StepStatus::Done
+        } else {
+            self.status
+        }
+    }
+}
+
+/// Parses a whole TODO.md.
+pub fn parse(src: &str) -> Result<Checklist, ParseError> {
+    parse_region(src, 0..src.len())
+}
+
+/// Parses only the steps whose checkbox lies in `region` (the `## Steps` section of PLAN.md).
+/// The whole text is still parsed, so code blocks and quotes around the region are understood.
+pub fn parse_region(src: &str, region: Range<usize>) -> Result<Checklist, ParseError> {
+    let lines = LineIndex::new(src);
+    let items = collect_items(src);
+    let mut checklist = Checklist {
+        heading: first_heading(src),
+        steps: Vec::new(),
+    };
+    // Which step (index into checklist.steps, then sub-step index) each item became.
+    let mut role: Vec<Role> = Vec::with_capacity(items.len());
+    for item in &items {
+        let parent_role = item.parent.map_or(Role::Root, |p| role[p]);
+        let marker = match item.head {
+            Some(ref head) => scan_marker(src, head.start, lines.line_end(head.start)),
+            None => MarkerScan::NotMarker,
+        };
+        let in_region = region.contains(&item.range.start);
+        let this = match (parent_role, marker) {
+            _ if item.in_quote || !in_region => Role::Ignored,
+            (Role::Root, MarkerScan::NotMarker) => Role::Ignored,
+            (Role::Step(..) | Role::Root, MarkerScan::Bad { at, text }) => {
+                let (line, col) = lines.line_col(src, at);
+                return Err(ParseError {
+                    line,
+                    col,
+                    message: format!("unknown step marker `{text}`"),
+                    hint: "markers are `[ ]`, `[x]`, `[-]`, `[!]`, `[~]`".into(),
+                });
+            }
+            (Role::Root, MarkerScan::Marker { status, at }) => {
+                let step = build_step(src, &lines, item, status, at, None)?;
+                checklist.steps.push(step);
+                Role::Step(checklist.steps.len() - 1, None)
+            }
+            (Role::Step(parent, None), MarkerScan::Marker { status, at }) => {
+                let parent_id = checklist.steps[parent].id;
+                let step = build_step(src, &lines, item, status, at, Some(parent_id))?;
+                checklist.steps[parent].substeps.push(step);
+                Role::Step(parent, Some(checklist.steps[parent].substeps.len() - 1))
+            }
+            (Role::Step(_, Some(_)), MarkerScan::Marker { at, .. }) => {
+                let (line, col) = lines.line_col(src, at);
+                return Err(ParseError {
+                    line,
+                    col,
+                    message: "a checkbox nested under a sub-step".into(),
+                    hint: "steps have one level of sub-steps (`S2.1`); move it up a level or make it a plain bullet".into(),
+                });
+            }
+            (Role::Step(parent, sub), MarkerScan::NotMarker) => {
+                let step = match sub {
+                    Some(sub) => &mut checklist.steps[parent].substeps[sub],
+                    None => &mut checklist.steps[parent],
+                };
+                add_detail(src, &lines, step, item)?;
+                Role::Detail
+            }
+            (Role::Detail | Role::Ignored, _) => Role::Ignored,
+        };
+        role.push(this);
+    }
+    check_ids(src, &lines, &checklist)?;
+    Ok(checklist)
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    Root,
+    /// Top-level step index, and sub-step index within it.
+    Step(usize, Option<usize>),
+    Detail,
+    Ignored,
+}
+
+/// A list item as pulldown-cmark saw it.
+#[derive(Debug)]
+struct Item {
+    range: Range<usize>,
+    parent: Option<usize>,
+    in_quote: bool,
+    /// The item's first block of inline text (start of its first text to end of that
+    /// paragraph), if the item starts with text.
+    head: Option<Range<usize>>,
+    /// Inline code spans inside `head`, unescaped.
+    code_spans: Vec<String>,
+}
+
+#[derive(PartialEq)]
+enum HeadState {
+    Waiting,
+    Open,
+    Closed,
+}
+
+fn parser_options() -> Options {
+    Options::ENABLE_TASKLISTS | Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH
+}
+
+fn collect_items(src: &str) -> Vec<Item> {
+    let mut items: Vec<Item> = Vec::new();
+    let mut states: Vec<HeadState> = Vec::new();
+    let mut stack: Vec<usize> = Vec::new();
+    let mut quote_depth = 0usize;
+    for (event, range) in Parser::new_ext(src, parser_options()).into_offset_iter() {
+        match &event {
+            Event::Start(Tag::Item) => {
+                // Close the parent's head: a nested list ends it.
+                if let Some(&top) = stack.last() {
+                    close_head(&mut states[top]);
+                }
+                items.push(Item {
+                    range: range.clone(),
+                    parent: stack.last().copied(),
+                    in_quote: quote_depth > 0,
+                    head: None,
+                    code_spans: Vec::new(),
+                });
+                states.push(HeadState::Waiting);
+                stack.push(items.len() - 1);
+                continue;
+            }
+            Event::End(TagEnd::Item) => {
+                stack.pop();
+                continue;
+            }
+            Event::Start(Tag::BlockQuote(_)) => quote_depth += 1,
+            Event::End(TagEnd::BlockQuote(_)) => quote_depth = quote_depth.saturating_sub(1),
+            _ => {}
+        }
+        let Some(&top) = stack.last() else { continue };
+        let state = &mut states[top];
+        let item = &mut items[top];
+        match (&*state, classify(&event)) {
+            (HeadState::Waiting, Class::ParagraphStart) => {}
+            (HeadState::Waiting, Class::Inline) => {
+                item.head = Some(range.clone());
+                *state = HeadState::Open;
+                if let Event::Code(code) = &event {
+                    item.code_spans.push(code.to_string());
+                }
+            }
+            (HeadState::Open, Class::Inline) => {
+                if let Some(head) = &mut item.head {
+                    head.end = head.end.max(range.end);
+                }
+                if let Event::Code(code) = &event {
+                    item.code_spans.push(code.to_string());
+                }
+            }
+            (HeadState::Waiting | HeadState::Open, Class::Block | Class::ParagraphEnd) => {
+                close_head(state);
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+fn close_head(state: &mut HeadState) {
+    *state = HeadState::Closed;
+}
+
+enum Class {
+    ParagraphStart,
+    ParagraphEnd,
+    Inline,
+    Block,
+    Other,
+}
+
+fn classify(event: &Event<'_>) -> Class {
+    match event {
+        Event::Start(Tag::Paragraph) => Class::ParagraphStart,
+        Event::End(TagEnd::Paragraph) => Class::ParagraphEnd,
+        Event::Text(_)
+        | Event::Code(_)
+        | Event::InlineMath(_)
+        | Event::DisplayMath(_)
+        | Event::InlineHtml(_)
+        | Event::FootnoteReference(_)
+        | Event::SoftBreak
+        | Event::HardBreak
+        | Event::TaskListMarker(_)
+        | Event::Start(
+            Tag::Emphasis
+            | Tag::Strong
+            | Tag::Strikethrough
+            | Tag::Superscript
+            | Tag::Subscript
+            | Tag::Link { .. }
+            | Tag::Image { .. },
+        )
+        | Event::End(
+            TagEnd::Emphasis
+            | TagEnd::Strong
+            | TagEnd::Strikethrough
+            | TagEnd::Superscript
+            | TagEnd::Subscript
+            | TagEnd::Link
+            | TagEnd::Image,
+        ) => Class::Inline,
+        Event::Start(_) | Event::Html(_) | Event::Rule => Class::Block,
+        Event::End(_) => Class::Other,
+    }
+}
+
+enum MarkerScan {
+    NotMarker,
+    Marker { status: StepStatus, at: usize },
+    Bad { at: usize, text: String },
+}
+
+/// Reads a `[c]` marker at `at`. One known character is a marker; one unknown character, an
+/// empty pair, or two characters that look like a botched marker (`[xx]`, `[ x]`) are errors;
+/// anything else (`[link](url)`, `[WIP]`) is ordinary text.
+fn scan_marker(src: &str, at: usize, line_end: usize) -> MarkerScan {
+    let rest = &src[at..line_end];
+    if !rest.starts_with('[') {
+        return MarkerScan::NotMarker;
+    }
+    let Some(close) = rest[1..].find(']').map(|i| i + 1) else {
+        return MarkerScan::NotMarker;
+    };
+    let inner = &rest[1..close];
+    let after = rest[close + 1..].chars().next();
+    if after.is_some_and(|c| !c.is_whitespace()) {
+        return MarkerScan::NotMarker;
+    }
+    let text = &rest[..=close];
+    let mut chars = inner.chars();
+    match (chars.next(), chars.next(), chars.next()) {
+        (Some(c), None, _) => match StepStatus::from_marker(c) {
+            Some(status) => MarkerScan::Marker { status, at: at + 1 },
+            None => MarkerScan::Bad {
+                at,
+                text: text.into(),
+            },
+        },
+        (None, _, _) => MarkerScan::Bad {
+            at,
+            text: text.into(),
+        },
+        (Some(a), Some(b), None)
+            if [a, b]
+                .iter()
+                .all(|c| StepStatus::from_marker(*c).is_some()) =>
+        {
+            MarkerScan::Bad {
+                at,
+                text: text.into(),
+            }
+        }
+        _ => MarkerScan::NotMarker,
+    }
+}
+
+fn build_step(
+    src: &str,
+    lines: &LineIndex,
+    item: &Item,
+    status: StepStatus,
+    marker: usize,
+    parent: Option<Option<StepId>>,
+) -> Result<Step, ParseError> {
+    let head = item.head.clone().unwrap_or(marker..marker);
+    // `marker` is the character inside the brackets; the head goes on after `]`.
+    let after_marker = marker + src[marker..].chars().next().map_or(1, char::len_utf8) + 1;
+    let text = &src[after_marker.min(head.end)..head.end];
+    let title_start = after_marker + (text.len() - text.trim_start().len());
+    let text = text.trim_start();
+    let (line, col) = lines.line_col(src, marker - 1);
+    let (id, title) = split_id(text);
+    let id = match id {
+        Some(id_text) => {
+            let id: StepId = id_text.parse().map_err(|message| ParseError {
+                line,
+                col,
+                message,
+                hint: "ids look like `S3` (a step) or `S3.1` (a sub-step)".into(),
+            })?;
+            check_id_level(id, parent, line, lines.line_col(src, title_start).1)?;
+            Some(id)
+        }
+        None => None,
+    };
+    let title = collapse_whitespace(title);
+    if title.is_empty() {
+        return Err(ParseError {
+            line,
+            col,
+            message: "a step without a title".into(),
+            hint: "write what the step does after the checkbox, like `- [ ] S4 Update the login tests`".into(),
+        });
+    }
+    let eol = if src[..lines.line_end(marker)].ends_with('\r') {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let content_start = marker - 1;
+    let line_start = lines.line_start(content_start);
+    let detail_prefix: String = src[line_start..content_start]
+        .chars()
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    Ok(Step {
+        id,
+        status,
+        title,
+        files: Vec::new(),
+        verify: Vec::new(),
+        done_when: None,
+        risk: None,
+        depends: Vec::new(),
+        blocked: None,
+        stale: None,
+        evidence: None,
+        notes: Vec::new(),
+        substeps: Vec::new(),
+        line,
+        span: StepSpan {
+            marker,
+            title_start,
+            insert_at: lines.next_line_start(src, head.end),
+            detail_prefix: detail_prefix + "- ",
+            eol,
+            runner_lines: BTreeMap::new(),
+        },
+    })
+}
+
+/// `S3 Title` → (`S3`, `Title`); a title without an id token → (None, title).
+fn split_id(text: &str) -> (Option<&str>, &str) {
+    let end = text.find(char::is_whitespace).unwrap_or(text.len());
+    let token = &text[..end];
+    let looks_like_id = token.len() > 1
+        && token.starts_with('S')
+        && token[1..].bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && token[1..].starts_with(|c: char| c.is_ascii_digit());
+    if looks_like_id {
+        (Some(token), &text[end..])
+    } else {
+        (None, text)
+    }
+}
+
+fn check_id_level(
+    id: StepId,
+    parent: Option<Option<StepId>>,
+    line: usize,
+    col: usize,
+) -> Result<(), ParseError> {
+    let problem = match (parent, id.minor) {
+        (None, Some(_)) => Some((
+            format!("`{id}` is a sub-step id on a top-level step"),
+            format!("top-level steps have ids like `S{}`", id.major),
+        )),
+        (Some(_), None) => Some((
+            format!("`{id}` is a step id on a sub-step"),
+            "sub-steps have ids like `S2.1`, under their step `S2`".to_owned(),
+        )),
+        (Some(Some(parent)), Some(_)) if parent.major != id.major => Some((
+            format!("sub-step `{id}` is under `{parent}`"),
+            format!(
+                "a sub-step of `{parent}` has an id like `{parent}.1`; remove the id and tick will assign one"
+            ),
+        )),
+        _ => None,
+    };
+    match problem {
+        Some((message, hint)) => Err(ParseError {
+            line,
+            col,
+            message,
+            hint,
+        }),
+        None => Ok(()),
+    }
+}
+
+const DETAIL_KEYS: [&str; 8] = [
+    "files",
+    "verify",
+    "done when",
+    "risk",
+    "depends",
+    "blocked",
+    "stale",
+    "evidence",
+];
+
+fn add_detail(
+    src: &str,
+    lines: &LineIndex,
+    step: &mut Step,
+    item: &Item,
+) -> Result<(), ParseError> {
+    let item_line_start = lines.line_start(item.range.start);
+    let Some(head) = item.head.clone() else {
+        // A nested bullet that starts with a block (code, quote): a note, kept as written.
+        step.span.insert_at = step
+            .span
+            .insert_at
+            .max(lines.next_line_start(src, item.range.end));
+        return Ok(());
+    };
+    let text = &src[head.clone()];
+    let line_end = lines.next_line_start(src, head.end);
+    step.span.insert_at = step.span.insert_at.max(line_end);
+    step.span.detail_prefix = detail_prefix_of(src, item_line_start, item.range.start);
+    let Some((key, _)) = text.split_once(':') else {
+        step.notes.push(collapse_whitespace(text));
+        return Ok(());
+    };
+    let key = key.trim().to_ascii_lowercase();
+    if !DETAIL_KEYS.contains(&key.as_str()) {
+        step.notes.push(collapse_whitespace(text));
+        return Ok(());
+    }
+    let value_start = head.start + key_len(text) + 1;
+    let value_start = value_start + (src[value_start..head.end].len() - src[value_start..head.end].trim_start().len());
+    let value_end = head.start + text.trim_end().len();
+    let value = collapse_whitespace(&src[value_start..value_end.max(value_start)]);
+    let (line, col) = lines.line_col(src, value_start);
+    let runner = |key: RunnerKey, step: &mut Step| {
+        step.span.runner_lines.insert(
+            key,
+            (item_line_start..line_end, value_start..value_end.max(value_start)),
+        );
+    };
+    match key.as_str() {
+        "files" => step.files.extend(split_list(&value)),
+        "verify" => {
+            if item.code_spans.is_empty() {
+                if !value.is_empty() {
+                    step.verify.push(value);
+                }
+            } else {
+                step.verify.extend(item.code_spans.iter().cloned());
+            }
+        }
+        "done when" => step.done_when = Some(value),
+        "risk" => {
+            step.risk = Some(value.parse().map_err(|message| ParseError {
+                line,
+                col,
+                message,
+                hint: "write `risk: low`, `risk: medium` or `risk: high`".into(),
+            })?);
+        }
+        "depends" => {
+            for part in split_list(&value) {
+                let id: StepId = part.parse().map_err(|message| ParseError {
+                    line,
+                    col,
+                    message,
+                    hint: "list step ids, like `depends: S1, S2`".into(),
+                })?;
+                step.depends.push(id);
+            }
+        }
+        "blocked" => {
+            step.blocked = Some(value);
+            runner(RunnerKey::Blocked, step);
+        }
+        "stale" => {
+            step.stale = Some(value);
+            runner(RunnerKey::Stale, step);
+        }
+        "evidence" => {
+            step.evidence = Some(value);
+            runner(RunnerKey::Evidence, step);
+        }
+        _ => step.notes.push(collapse_whitespace(text)),
+    }
+    Ok(())
+}
+
+/// Bytes up to and including the `:` of a `key: value` text.
+fn key_len(text: &str) -> usize {
+    text.find(':').unwrap_or(text.len())
+}
+
+/// The indentation and bullet of an existing detail line, so new ones line up with it.
+fn detail_prefix_of(src: &str, line_start: usize, item_start: usize) -> String {
+    // pulldown-cmark starts a nested item's range at its parent's content column, not at the
+    // bullet.
+    let item_start = item_start + (src[item_start..].len() - src[item_start..].trim_start().len());
+    let indent = &src[line_start..item_start];
+    let bullet = src[item_start..].chars().next();
+    match bullet {
+        Some(b @ ('-' | '*' | '+')) => format!("{indent}{b} "),
+        _ => format!("{indent}- "),
+    }
+}
+
+/// `a, b` or `` `a`, `b` `` → `["a", "b"]`.
+fn split_list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(|part| part.trim().trim_matches('`').trim().to_owned())
+        .filter(|part| !part.is_empty())
+        .collect()
+}
+
+fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn first_heading(src: &str) -> Option<String> {
+    let mut in_h1 = false;
+    let mut text = String::new();
+    for event in Parser::new_ext(src, parser_options()) {
+        match event {
+            Event::Start(Tag::Heading {
+                level: pulldown_cmark::HeadingLevel::H1,
+                ..
+            }) => in_h1 = true,
+            Event::End(TagEnd::Heading(_)) if in_h1 => {
+                return Some(collapse_whitespace(&text));
+            }
+            Event::Text(t) | Event::Code(t) if in_h1 => text.push_str(&t),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn check_ids(src: &str, lines: &LineIndex, checklist: &Checklist) -> Result<(), ParseError> {
+    let mut seen: BTreeMap<StepId, usize> = BTreeMap::new();
+    for step in checklist.all_steps() {
+        if let Some(id) = step.id {
+            if let Some(first) = seen.insert(id, step.line) {
+                let (line, col) = lines.line_col(src, step.span.title_start);
+                return Err(ParseError {
+                    line,
+                    col,
+                    message: format!("duplicate step id `{id}` (also on line {first})"),
+                    hint: "ids are never reused; remove the id from the newer step and tick will assign a free one".into(),
+                });
+            }
+        }
+    }
+    let known: BTreeSet<StepId> = seen.keys().copied().collect();
+    for step in checklist.all_steps() {
+        for dep in &step.depends {
+            if !known.contains(dep) {
+                let (line, col) = lines.line_col(src, step.span.title_start);
+                return Err(ParseError {
+                    line,
+                    col,
+                    message: format!(
+                        "step `{}` depends on `{dep}`, which is not in the checklist",
+                        step.id.map_or_else(|| step.title.clone(), |id| id.to_string())
+                    ),
+                    hint: "fix or remove its `depends:` line".into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A change to one step: its new status and runner-owned detail lines to set or remove.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepEdit {
+    pub status: Option<StepStatus>,
+    pub set: Vec<(RunnerKey, String)>,
+    pub remove: Vec<RunnerKey>,
+}
+
+impl StepEdit {
+    /// The usual edit for a new status: `blocked:`/`stale:` lines follow the status (a reason
+    /// replaces the old one; leaving the status removes the line), and `evidence:` goes when a
+    /// step is no longer done.
+    pub fn status(status: StepStatus, reason: Option<&str>) -> Self {
+        let mut edit = StepEdit {
+            status: Some(status),
+            ..StepEdit::default()
+        };
+        for (key, owner) in [
+            (RunnerKey::Blocked, StepStatus::Blocked),
+            (RunnerKey::Stale, StepStatus::Stale),
+        ] {
+            if status == owner {
+                if let Some(reason) = reason {
+                    edit.set.push((key, reason.to_owned()));
+                }
+            } else {
+                edit.remove.push(key);
+            }
+        }
+        if !matches!(status, StepStatus::Done | StepStatus::Stale) {
+            edit.remove.push(RunnerKey::Evidence);
+        }
+        edit
+    }
+}
+
+/// Applies `edit` to step `id`: the marker byte is replaced in place, runner lines are
+/// replaced, inserted or removed, and every other byte stays as it was.
+pub fn edit_step(src: &str, checklist: &Checklist, id: StepId, edit: &StepEdit) -> Option<String> {
+    let step = checklist.find(id)?;
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    if let Some(status) = edit.status {
+        let current = src[step.span.marker..].chars().next();
+        let keep = status == StepStatus::Done && current == Some('X');
+        if !keep && current != Some(status.marker()) {
+            let len = current.map_or(1, char::len_utf8);
+            edits.push((
+                step.span.marker..step.span.marker + len,
+                status.marker().to_string(),
+            ));
+        }
+    }
+    let mut inserts = String::new();
+    for (key, value) in &edit.set {
+        let value = one_line(value);
+        match step.span.runner_lines.get(key) {
+            Some((_, value_range)) => {
+                if src[value_range.clone()] != value {
+                    edits.push((value_range.clone(), value));
+                }
+            }
+            None => {
+                inserts.push_str(&step.span.detail_prefix);
+                inserts.push_str(key.as_str());
+                inserts.push_str(": ");
+                inserts.push_str(&value);
+                inserts.push_str(step.span.eol);
+            }
+        }
+    }
+    for key in &edit.remove {
+        if edit.set.iter().any(|(set, _)| set == key) {
+            continue;
+        }
+        if let Some((line_range, _)) = step.span.runner_lines.get(key) {
+            let mut range = line_range.clone();
+            // The last line of a file without a final newline: take the newline before it
+            // instead, so the file still ends the way it did.
+            if range.end == src.len() && !src.ends_with('\n') && range.start > 0 {
+                range.start -= 1;
+                if src[..range.start].ends_with('\r') {
+                    range.start -= 1;
+                }
+            }
+            edits.push((range, String::new()));
+        }
+    }
+    if !inserts.is_empty() {
+        let at = step.span.insert_at;
+        if at == src.len() && !src.ends_with('\n') {
+            let trimmed = inserts
+                .strip_suffix(step.span.eol)
+                .unwrap_or(&inserts)
+                .to_owned();
+            edits.push((at..at, format!("{}{trimmed}", step.span.eol)));
+        } else {
+            edits.push((at..at, inserts));
+        }
+    }
+    Some(apply(src, edits))
+}
+
+/// Gives every step without an id the next free one, by inserting only the id token. Returns
+/// the new text and the ids assigned, in file order.
+pub fn assign_ids(src: &str, checklist: &Checklist) -> (String, Vec<StepId>) {
+    let mut next_major = checklist
+        .all_steps()
+        .filter_map(|step| step.id)
+        .map(|id| id.major)
+        .max()
+        .unwrap_or(0);
+    let mut edits = Vec::new();
+    let mut assigned = Vec::new();
+    for step in &checklist.steps {
+        let major = match step.id {
+            Some(id) => id.major,
+            None => {
+                next_major += 1;
+                let id = StepId::top(next_major);
+                edits.push((step.span.title_start..step.span.title_start, format!("{id} ")));
+                assigned.push(id);
+                next_major
+            }
+        };
+        let mut next_minor = step
+            .substeps
+            .iter()
+            .filter_map(|sub| sub.id.and_then(|id| id.minor))
+            .max()
+            .unwrap_or(0);
+        for sub in &step.substeps {
+            if sub.id.is_none() {
+                next_minor += 1;
+                let id = StepId::sub(major, next_minor);
+                edits.push((sub.span.title_start..sub.span.title_start, format!("{id} ")));
+                assigned.push(id);
+            }
+        }
+    }
+    (apply(src, edits), assigned)
+}
+
+/// Runner-written values are one line: a newline in a reason would end the detail line and
+/// start markdown of its own.
+fn one_line(value: &str) -> String {
+    let collapsed = collapse_whitespace(value);
+    if collapsed.is_empty() {
+        "(no reason given)".to_owned()
+    } else {
+        collapsed
+    }
+}
+
+fn apply(src: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
+    edits.sort_by_key(|(range, _)| std::cmp::Reverse((range.start, range.end)));
+    let mut out = src.to_owned();
+    for (range, text) in edits {
+        out.replace_range(range, &text);
+    }
+    out
+}
+
+/// Byte offset ↔ line/column.
+struct LineIndex {
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl LineIndex {
+    fn new(src: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex {
+            starts,
+            len: src.len(),
+        }
+    }
+
+    fn line_of(&self, offset: usize) -> usize {
+        match self.starts.binary_search(&offset) {
+            Ok(line) => line,
+            Err(next) => next - 1,
+        }
+    }
+
+    /// 1-based line and column; the column counts characters, as editors do.
+    fn line_col(&self, src: &str, offset: usize) -> (usize, usize) {
+        let line = self.line_of(offset);
+        let start = self.starts[line];
+        let col = src.get(start..offset).map_or(1, |s| s.chars().count() + 1);
+        (line + 1, col)
+    }
+
+    fn line_start(&self, offset: usize) -> usize {
+        self.starts[self.line_of(offset)]
+    }
+
+    /// The offset of the line end (the `\n`, or the end of the text) of `offset`'s line.
+    fn line_end(&self, offset: usize) -> usize {
+        self.starts
+            .get(self.line_of(offset) + 1)
+            .map_or(self.len, |next| next - 1)
+    }
+
+    /// The start of the line after the one holding the last byte before `end`.
+    fn next_line_start(&self, src: &str, end: usize) -> usize {
+        let last = end.saturating_sub(1).min(src.len().saturating_sub(1));
+        self.starts
+            .get(self.line_of(last) + 1)
+            .copied()
+            .unwrap_or(src.len())
+    }
+}
+
+#[cfg(test)]
+#[path = "todo_md_tests.rs"]
+mod tests;
