@@ -435,7 +435,10 @@ proptest! {
         } else {
             (doc, list)
         };
-        let steps: Vec<_> = list.all_steps().filter(|s| s.blocked.is_none() && s.stale.is_none() && s.evidence.is_none()).collect();
+        let steps: Vec<_> = list.all_steps()
+            .filter(|s| s.blocked.is_none() && s.stale.is_none() && s.evidence.is_none())
+            .filter(|s| !matches!(s.status, StepStatus::Blocked | StepStatus::Stale))
+            .collect();
         prop_assume!(!steps.is_empty());
         let step = steps[pick.index(steps.len())];
         let id = step.id.unwrap();
