@@ -80,6 +80,8 @@ struct StepSpan {
     /// Where a new detail line goes, and how it is indented.
     insert_at: usize,
     detail_prefix: String,
+    /// Whether `detail_prefix` was taken from a nested item, rather than made up.
+    prefix_from_child: bool,
     eol: &'static str,
     /// Runner-owned detail lines: the whole line(s), and the value within them.
     runner_lines: BTreeMap<RunnerKey, (Range<usize>, Range<usize>)>,
@@ -170,6 +172,14 @@ pub fn parse_region(src: &str, region: Range<usize>) -> Result<Checklist, ParseE
             (Role::Step(parent, None), MarkerScan::Marker { status, at }) => {
                 let parent_id = checklist.steps[parent].id;
                 let step = build_step(src, &lines, item, status, at, Some(parent_id))?;
+                let span = &mut checklist.steps[parent].span;
+                if !span.prefix_from_child {
+                    // A new detail line goes before the first sub-step: it must be indented
+                    // like it, or the sub-steps would end up nested under the detail.
+                    let line_start = lines.line_start(item.range.start);
+                    span.detail_prefix = detail_prefix_of(src, line_start, item.range.start);
+                    span.prefix_from_child = true;
+                }
                 checklist.steps[parent].substeps.push(step);
                 Role::Step(parent, Some(checklist.steps[parent].substeps.len() - 1))
             }
@@ -458,6 +468,7 @@ fn build_step(
             title_start,
             insert_at: lines.next_line_start(src, head.end),
             detail_prefix: detail_prefix + "- ",
+            prefix_from_child: false,
             eol,
             runner_lines: BTreeMap::new(),
         },
@@ -543,6 +554,7 @@ fn add_detail(
     let line_end = lines.next_line_start(src, head.end);
     step.span.insert_at = step.span.insert_at.max(line_end);
     step.span.detail_prefix = detail_prefix_of(src, item_line_start, item.range.start);
+    step.span.prefix_from_child = true;
     let Some((key, _)) = text.split_once(':') else {
         step.notes.push(collapse_whitespace(text));
         return Ok(());
