@@ -1,4 +1,4 @@
-use pulldown_cmark::{Parser, Options};
+use pulldown_cmark::{Options, Parser};
 fn main() {
     let src = std::env::args().nth(1).unwrap().replace("\\n", "\n");
     for (e, r) in Parser::new_ext(&src, Options::ENABLE_TASKLISTS).into_offset_iter() {

@@ -318,7 +318,11 @@ mod tests {
             for event in [Event::Run, Event::Approve, Event::Discard, Event::Cancel] {
                 if let Err(refusal) = transition(phase, event) {
                     assert!(!refusal.reason.is_empty());
-                    assert!(refusal.hint.contains('`'), "{phase} {event:?}: {}", refusal.hint);
+                    assert!(
+                        refusal.hint.contains('`'),
+                        "{phase} {event:?}: {}",
+                        refusal.hint
+                    );
                 }
             }
         }

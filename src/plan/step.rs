@@ -190,7 +190,9 @@ mod tests {
         ] {
             assert_eq!(text.parse::<StepId>().unwrap(), id, "{text}");
         }
-        for bad in ["", "S", "S-1", "S1.", "S.1", "S1.2.3", "X1", "S1a", "S+1", "S 1"] {
+        for bad in [
+            "", "S", "S-1", "S1.", "S.1", "S1.2.3", "X1", "S1a", "S+1", "S 1",
+        ] {
             assert!(bad.parse::<StepId>().is_err(), "{bad}");
         }
         assert_eq!(StepId::sub(2, 1).to_string(), "S2.1");

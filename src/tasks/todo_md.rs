@@ -176,8 +176,7 @@ pub fn parse_region(src: &str, region: Range<usize>) -> Result<Checklist, ParseE
                 if !span.prefix_from_child {
                     // A new detail line goes before the first sub-step: it must be indented
                     // like it, or the sub-steps would end up nested under the detail.
-                    let line_start = lines.line_start(item.range.start);
-                    span.detail_prefix = detail_prefix_of(src, line_start, item.range.start);
+                    span.detail_prefix = detail_prefix_of(src, &lines, item);
                     span.prefix_from_child = true;
                 }
                 checklist.steps[parent].substeps.push(step);
@@ -241,12 +240,19 @@ fn parser_options() -> Options {
     Options::ENABLE_TASKLISTS | Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH
 }
 
+/// A byte order mark would make the first line a paragraph: parse after it, and shift offsets.
+fn bom_len(src: &str) -> usize {
+    if src.starts_with('\u{feff}') { 3 } else { 0 }
+}
+
 fn collect_items(src: &str) -> Vec<Item> {
     let mut items: Vec<Item> = Vec::new();
     let mut states: Vec<HeadState> = Vec::new();
     let mut stack: Vec<usize> = Vec::new();
     let mut quote_depth = 0usize;
-    for (event, range) in Parser::new_ext(src, parser_options()).into_offset_iter() {
+    let skip = bom_len(src);
+    for (event, range) in Parser::new_ext(&src[skip..], parser_options()).into_offset_iter() {
+        let range = range.start + skip..range.end + skip;
         match &event {
             Event::Start(Tag::Item) => {
                 // Close the parent's head: a nested list ends it.
@@ -386,9 +392,7 @@ fn scan_marker(src: &str, at: usize, line_end: usize) -> MarkerScan {
             text: text.into(),
         },
         (Some(a), Some(b), None)
-            if [a, b]
-                .iter()
-                .all(|c| StepStatus::from_marker(*c).is_some()) =>
+            if [a, b].iter().all(|c| StepStatus::from_marker(*c).is_some()) =>
         {
             MarkerScan::Bad {
                 at,
@@ -541,7 +545,7 @@ fn add_detail(
     step: &mut Step,
     item: &Item,
 ) -> Result<(), ParseError> {
-    let item_line_start = lines.line_start(item.range.start);
+    let item_line_start = lines.line_start(bullet_of(src, item));
     let Some(head) = item.head.clone() else {
         // A nested bullet that starts with a block (code, quote): a note, kept as written.
         step.span.insert_at = step
@@ -553,7 +557,7 @@ fn add_detail(
     let text = &src[head.clone()];
     let line_end = lines.next_line_start(src, head.end);
     step.span.insert_at = step.span.insert_at.max(line_end);
-    step.span.detail_prefix = detail_prefix_of(src, item_line_start, item.range.start);
+    step.span.detail_prefix = detail_prefix_of(src, lines, item);
     step.span.prefix_from_child = true;
     let Some((key, _)) = text.split_once(':') else {
         step.notes.push(collapse_whitespace(text));
@@ -565,14 +569,18 @@ fn add_detail(
         return Ok(());
     }
     let value_start = head.start + key_len(text) + 1;
-    let value_start = value_start + (src[value_start..head.end].len() - src[value_start..head.end].trim_start().len());
+    let value_start = value_start
+        + (src[value_start..head.end].len() - src[value_start..head.end].trim_start().len());
     let value_end = head.start + text.trim_end().len();
     let value = collapse_whitespace(&src[value_start..value_end.max(value_start)]);
     let (line, col) = lines.line_col(src, value_start);
     let runner = |key: RunnerKey, step: &mut Step| {
         step.span.runner_lines.insert(
             key,
-            (item_line_start..line_end, value_start..value_end.max(value_start)),
+            (
+                item_line_start..line_end,
+                value_start..value_end.max(value_start),
+            ),
         );
     };
     match key.as_str() {
@@ -628,12 +636,17 @@ fn key_len(text: &str) -> usize {
     text.find(':').unwrap_or(text.len())
 }
 
-/// The indentation and bullet of an existing detail line, so new ones line up with it.
-fn detail_prefix_of(src: &str, line_start: usize, item_start: usize) -> String {
-    // pulldown-cmark starts a nested item's range at its parent's content column, not at the
-    // bullet.
-    let item_start = item_start + (src[item_start..].len() - src[item_start..].trim_start().len());
-    let indent = &src[line_start..item_start];
+/// Where an item's bullet is. pulldown-cmark may start a nested item's range before it: at
+/// the parent's content column, or even at the newline ending the line above.
+fn bullet_of(src: &str, item: &Item) -> usize {
+    let rest = &src[item.range.start..];
+    item.range.start + (rest.len() - rest.trim_start().len())
+}
+
+/// The indentation and bullet of an existing nested item, so new lines line up with it.
+fn detail_prefix_of(src: &str, lines: &LineIndex, item: &Item) -> String {
+    let item_start = bullet_of(src, item);
+    let indent = &src[lines.line_start(item_start)..item_start];
     let bullet = src[item_start..].chars().next();
     match bullet {
         Some(b @ ('-' | '*' | '+')) => format!("{indent}{b} "),
@@ -657,7 +670,7 @@ fn collapse_whitespace(text: &str) -> String {
 fn first_heading(src: &str) -> Option<String> {
     let mut in_h1 = false;
     let mut text = String::new();
-    for event in Parser::new_ext(src, parser_options()) {
+    for event in Parser::new_ext(&src[bom_len(src)..], parser_options()) {
         match event {
             Event::Start(Tag::Heading {
                 level: pulldown_cmark::HeadingLevel::H1,
@@ -698,7 +711,8 @@ fn check_ids(src: &str, lines: &LineIndex, checklist: &Checklist) -> Result<(), 
                     col,
                     message: format!(
                         "step `{}` depends on `{dep}`, which is not in the checklist",
-                        step.id.map_or_else(|| step.title.clone(), |id| id.to_string())
+                        step.id
+                            .map_or_else(|| step.title.clone(), |id| id.to_string())
                     ),
                     hint: "fix or remove its `depends:` line".into(),
                 });
@@ -827,7 +841,10 @@ pub fn assign_ids(src: &str, checklist: &Checklist) -> (String, Vec<StepId>) {
             None => {
                 next_major += 1;
                 let id = StepId::top(next_major);
-                edits.push((step.span.title_start..step.span.title_start, format!("{id} ")));
+                edits.push((
+                    step.span.title_start..step.span.title_start,
+                    format!("{id} "),
+                ));
                 assigned.push(id);
                 next_major
             }

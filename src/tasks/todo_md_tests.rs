@@ -61,7 +61,13 @@ fn parses_the_design_example() {
         list.steps[2].blocked.as_deref(),
         Some("the staging database credentials are not in the repository")
     );
-    assert!(list.steps[3].stale.as_deref().unwrap().starts_with("src/login.ts"));
+    assert!(
+        list.steps[3]
+            .stale
+            .as_deref()
+            .unwrap()
+            .starts_with("src/login.ts")
+    );
 }
 
 #[test]
@@ -121,7 +127,11 @@ fn unknown_markers_are_errors_with_line_and_column() {
     ] {
         let e = err(src);
         assert_eq!((e.line, e.col), (line, col), "{src:?}: {e}");
-        assert_eq!(e.message, format!("unknown step marker `{marker}`"), "{src:?}");
+        assert_eq!(
+            e.message,
+            format!("unknown step marker `{marker}`"),
+            "{src:?}"
+        );
         assert!(e.hint.contains("`[~]`"));
     }
 }
@@ -136,15 +146,35 @@ fn bracketed_words_and_links_are_not_markers() {
 fn duplicate_ids_are_errors() {
     let e = err("- [ ] S1 a\n- [ ] S2 b\n- [x] S1 c\n");
     assert_eq!((e.line, e.col), (3, 7));
-    assert!(e.message.contains("duplicate step id `S1` (also on line 1)"), "{e}");
+    assert!(
+        e.message
+            .contains("duplicate step id `S1` (also on line 1)"),
+        "{e}"
+    );
 }
 
 #[test]
 fn id_levels_are_checked() {
-    assert!(err("- [ ] S1.1 a\n").message.contains("sub-step id on a top-level step"));
-    assert!(err("- [ ] S1 a\n  - [ ] S2 b\n").message.contains("step id on a sub-step"));
-    assert!(err("- [ ] S1 a\n  - [ ] S2.1 b\n").message.contains("is under `S1`"));
-    assert!(err("- [ ] S1 a\n  - [ ] S1.1 b\n    - [ ] c\n").message.contains("nested under a sub-step"));
+    assert!(
+        err("- [ ] S1.1 a\n")
+            .message
+            .contains("sub-step id on a top-level step")
+    );
+    assert!(
+        err("- [ ] S1 a\n  - [ ] S2 b\n")
+            .message
+            .contains("step id on a sub-step")
+    );
+    assert!(
+        err("- [ ] S1 a\n  - [ ] S2.1 b\n")
+            .message
+            .contains("is under `S1`")
+    );
+    assert!(
+        err("- [ ] S1 a\n  - [ ] S1.1 b\n    - [ ] c\n")
+            .message
+            .contains("nested under a sub-step")
+    );
 }
 
 #[test]
@@ -241,7 +271,10 @@ fn blocking_adds_a_reason_line_and_unblocking_removes_it() {
         "# T\n\n- [!] S1 one\n  - files: a.rs\n  - blocked: needs the DB password\n- [ ] S2 two\n"
     );
     let list = parse(&blocked).unwrap();
-    assert_eq!(list.steps[0].blocked.as_deref(), Some("needs the DB password"));
+    assert_eq!(
+        list.steps[0].blocked.as_deref(),
+        Some("needs the DB password")
+    );
     let reblocked = edit_step(
         &blocked,
         &list,
@@ -249,7 +282,10 @@ fn blocking_adds_a_reason_line_and_unblocking_removes_it() {
         &StepEdit::status(StepStatus::Blocked, Some("other reason")),
     )
     .unwrap();
-    assert_eq!(reblocked, blocked.replace("needs the DB password", "other reason"));
+    assert_eq!(
+        reblocked,
+        blocked.replace("needs the DB password", "other reason")
+    );
     let back = edit_step(
         &blocked,
         &list,
@@ -264,7 +300,10 @@ fn blocking_adds_a_reason_line_and_unblocking_removes_it() {
 fn reason_lines_follow_indentation_line_endings_and_eof() {
     let cases = [
         ("- [ ] S1 a", "- [!] S1 a\n  - blocked: r"),
-        ("- [ ] S1 a\r\n- [ ] S2 b\r\n", "- [!] S1 a\r\n  - blocked: r\r\n- [ ] S2 b\r\n"),
+        (
+            "- [ ] S1 a\r\n- [ ] S2 b\r\n",
+            "- [!] S1 a\r\n  - blocked: r\r\n- [ ] S2 b\r\n",
+        ),
         ("1. [ ] S1 a\n", "1. [!] S1 a\n   - blocked: r\n"),
         ("  - [ ] S1 a\n", "  - [!] S1 a\n    - blocked: r\n"),
         (
@@ -306,8 +345,14 @@ fn sub_step_reason_lines() {
         &StepEdit::status(StepStatus::Blocked, Some("r")),
     )
     .unwrap();
-    assert_eq!(out, "- [ ] S1 a\n  - [!] S1.1 b\n    - blocked: r\n  - [ ] S1.2 c\n");
-    assert_eq!(parse(&out).unwrap().steps[0].substeps[0].blocked.as_deref(), Some("r"));
+    assert_eq!(
+        out,
+        "- [ ] S1 a\n  - [!] S1.1 b\n    - blocked: r\n  - [ ] S1.2 c\n"
+    );
+    assert_eq!(
+        parse(&out).unwrap().steps[0].substeps[0].blocked.as_deref(),
+        Some("r")
+    );
 }
 
 #[test]
@@ -352,13 +397,28 @@ fn error_columns_count_characters() {
 fn line_strategy() -> impl Strategy<Value = String> {
     let marker = prop::sample::select(vec![' ', 'x', 'X', '-', '!', '~']);
     let word = prop::sample::select(vec![
-        "fix", "the", "日本語", "🚀", "a_b", "*em*", "`code`", "[link](u)", "x  y", "tab\there", "ñ",
+        "fix",
+        "the",
+        "日本語",
+        "🚀",
+        "a_b",
+        "*em*",
+        "`code`",
+        "[link](u)",
+        "x  y",
+        "tab\there",
+        "ñ",
     ]);
     let title = prop::collection::vec(word, 1..4).prop_map(|w| w.join(" "));
     let trailing = prop::sample::select(vec!["", " ", "  ", "\t"]);
     let indent = prop::sample::select(vec!["", " ", "\t"]);
     prop_oneof![
-        (indent.clone(), marker.clone(), title.clone(), trailing.clone())
+        (
+            indent.clone(),
+            marker.clone(),
+            title.clone(),
+            trailing.clone()
+        )
             .prop_map(|(i, m, t, tr)| format!("{i}- [{m}] {t}{tr}")),
         (marker.clone(), title.clone()).prop_map(|(m, t)| format!("  - [{m}] {t}")),
         title.clone().prop_map(|t| format!("  - files: {t}")),
@@ -381,7 +441,11 @@ fn doc_strategy() -> impl Strategy<Value = String> {
     )
         .prop_map(|(lines, crlf, bom, final_newline)| {
             let eol = if crlf { "\r\n" } else { "\n" };
-            let mut doc = if bom { "\u{feff}".to_owned() } else { String::new() };
+            let mut doc = if bom {
+                "\u{feff}".to_owned()
+            } else {
+                String::new()
+            };
             doc.push_str(&lines.join(eol));
             if final_newline {
                 doc.push_str(eol);
@@ -391,7 +455,7 @@ fn doc_strategy() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig { cases: 400, max_global_rejects: 1_000_000, ..ProptestConfig::default() })]
 
     /// Changing a status changes the marker byte and nothing else.
     #[test]
@@ -471,4 +535,27 @@ proptest! {
         prop_assert_eq!(stripped, doc);
         prop_assert!(!parse(&out).unwrap().needs_ids());
     }
+}
+
+/// pulldown-cmark starts a tab-indented nested item's range at the newline above it; the
+/// detail line must still be indented like the sub-step, not copy the line above.
+#[test]
+fn regression_tab_indented_sub_step_and_bom() {
+    let doc = "\u{feff}- [ ] fix\n- [ ] fix\n\t- [ ] fix";
+    let list = parse(doc).unwrap();
+    let (with, _) = assign_ids(doc, &list);
+    assert_eq!(with, "\u{feff}- [ ] S1 fix\n- [ ] S2 fix\n\t- [ ] S2.1 fix");
+    let list = parse(&with).unwrap();
+    let out = edit_step(
+        &with,
+        &list,
+        StepId::top(2),
+        &StepEdit::status(StepStatus::Blocked, Some("why")),
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        "\u{feff}- [ ] S1 fix\n- [!] S2 fix\n\t- blocked: why\n\t- [ ] S2.1 fix"
+    );
+    assert_eq!(parse(&out).unwrap().all_steps().count(), 3);
 }
