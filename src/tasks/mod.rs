@@ -1,3 +1,395 @@
-//! The `.tasks/` store: drafts and task folders, PLAN.md, TODO.md and state.yaml.
+//! The `.tasks/` store: where it is, the draft, the task folders, and loading a task's three
+//! files into one checked value. Parsing and editing of each file is pure and lives in its own
+//! module; this one does the reading, and names the file in every error.
 
+pub mod folder_name;
+pub mod lock;
+pub mod plan_md;
+pub mod state;
+pub mod templates;
 pub mod todo_md;
+
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::fsx;
+use crate::plan::{Phase, Progress, StepStatus};
+use plan_md::PlanDoc;
+use state::State;
+use todo_md::{Checklist, ParseError};
+
+pub const TASKS_DIR: &str = ".tasks";
+pub const DRAFT_DIR: &str = "draft";
+pub const PLAN_FILE: &str = "PLAN.md";
+pub const TODO_FILE: &str = "TODO.md";
+pub const STATE_FILE: &str = "state.yaml";
+pub const CONFIG_FILE: &str = "config.yaml";
+pub const SESSION_FILE: &str = "session.jsonl";
+pub const RUNS_DIR: &str = "runs";
+
+/// The files tick writes atomically; a temp file of one of these is left only by a killed
+/// writer.
+pub const WRITTEN_FILES: [&str; 5] = [PLAN_FILE, TODO_FILE, STATE_FILE, CONFIG_FILE, ".gitignore"];
+
+/// `.tasks/.gitignore`: what stays local.
+pub const GITIGNORE: &str = "\
+# Written by tick. Plans, checklists and state are committed; these stay local.
+.lock
+*/.lock
+draft/session.jsonl
+*/runs/
+.staging-*/
+";
+
+/// The workspace and its `.tasks/` folder.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+    dir: PathBuf,
+}
+
+/// A task folder, found but not yet read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRef {
+    pub id: String,
+    pub dir: PathBuf,
+}
+
+/// A task's three files, read and parsed.
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub id: String,
+    pub dir: PathBuf,
+    pub plan_src: String,
+    pub plan: PlanDoc,
+    pub todo_src: String,
+    pub todo: Checklist,
+    pub state: State,
+}
+
+/// The draft under review.
+#[derive(Debug, Clone)]
+pub struct Draft {
+    pub path: PathBuf,
+    pub src: String,
+    pub plan: PlanDoc,
+}
+
+impl Store {
+    /// The store for the workspace containing `cwd`: the nearest ancestor with a `.tasks/`
+    /// folder, else the nearest with `.git`, else `cwd` itself.
+    pub fn discover(cwd: &Path) -> Store {
+        let root = cwd
+            .ancestors()
+            .find(|dir| dir.join(TASKS_DIR).is_dir())
+            .or_else(|| cwd.ancestors().find(|dir| dir.join(".git").exists()))
+            .unwrap_or(cwd);
+        Store::at(root)
+    }
+
+    pub fn at(root: &Path) -> Store {
+        Store {
+            root: root.to_path_buf(),
+            dir: root.join(TASKS_DIR),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn draft_dir(&self) -> PathBuf {
+        self.dir.join(DRAFT_DIR)
+    }
+
+    pub fn draft_plan_path(&self) -> PathBuf {
+        self.draft_dir().join(PLAN_FILE)
+    }
+
+    pub fn templates_dir(&self) -> PathBuf {
+        self.dir.join("templates")
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.join(CONFIG_FILE)
+    }
+
+    /// `path` as a person would type it from the workspace root, with `/` separators.
+    pub fn rel(&self, path: &Path) -> String {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        let parts: Vec<String> = rel
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        if parts.is_empty() {
+            ".".to_owned()
+        } else {
+            parts.join("/")
+        }
+    }
+
+    /// Creates `.tasks/` and its `.gitignore` if they are missing. Returns what it created.
+    pub fn ensure(&self) -> Result<Vec<PathBuf>> {
+        let mut created = Vec::new();
+        if !self.dir.is_dir() {
+            fsx::create_dir_all(&self.dir)?;
+            created.push(self.dir.clone());
+        }
+        let gitignore = self.dir.join(".gitignore");
+        if fsx::write_new(&gitignore, GITIGNORE.as_bytes())? {
+            created.push(gitignore);
+        }
+        Ok(created)
+    }
+
+    /// The lock for the draft and for creating task folders.
+    pub fn lock(&self, holder: &str) -> Result<lock::Lock> {
+        let lock = lock::acquire(&self.dir, holder, Duration::from_secs(5))?;
+        self.clean_up(&self.dir)?;
+        self.clean_up(&self.draft_dir())?;
+        for stage in fsx::subdirs(&self.dir)? {
+            let is_stage = stage
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(".staging-"));
+            if is_stage {
+                fsx::remove_dir_all(&stage)?;
+            }
+        }
+        Ok(lock)
+    }
+
+    /// The lock for one task. Short commands wait a little for another short command; a
+    /// long-running holder (a run) makes them fail with its name.
+    pub fn lock_task(&self, task: &TaskRef, holder: &str) -> Result<lock::Lock> {
+        let lock = lock::acquire(&task.dir, holder, Duration::from_secs(5))?;
+        self.clean_up(&task.dir)?;
+        Ok(lock)
+    }
+
+    /// Removes temp files a killed writer left behind. Only called under the lock, so no
+    /// writer is active in `dir`.
+    fn clean_up(&self, dir: &Path) -> Result<()> {
+        fsx::remove_stray_temps(dir, &WRITTEN_FILES, Duration::ZERO)?;
+        Ok(())
+    }
+
+    /// Task ids, oldest first.
+    pub fn task_ids(&self) -> Result<Vec<String>> {
+        let mut ids: Vec<String> = fsx::subdirs(&self.dir)?
+            .into_iter()
+            .filter_map(|dir| dir.file_name()?.to_str().map(str::to_owned))
+            .filter(|name| folder_name::is_task_folder(name))
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    pub fn task_ref(&self, id: &str) -> TaskRef {
+        TaskRef {
+            id: id.to_owned(),
+            dir: self.dir.join(id),
+        }
+    }
+
+    /// The task `query` names: its id, a unique prefix of it, or a unique part of its slug.
+    /// A path like `.tasks/<id>/` works too.
+    pub fn resolve(&self, query: &str) -> Result<TaskRef> {
+        let query = query
+            .trim()
+            .trim_start_matches("./")
+            .trim_start_matches(".tasks/")
+            .trim_end_matches('/');
+        let ids = self.task_ids()?;
+        if ids.iter().any(|id| id == query) {
+            return Ok(self.task_ref(query));
+        }
+        let by_prefix: Vec<&String> = ids.iter().filter(|id| id.starts_with(query)).collect();
+        let matches = if by_prefix.is_empty() {
+            ids.iter()
+                .filter(|id| {
+                    !query.is_empty() && id.get(16..).is_some_and(|slug| slug.contains(query))
+                })
+                .collect()
+        } else {
+            by_prefix
+        };
+        match matches.as_slice() {
+            [one] => Ok(self.task_ref(one)),
+            [] => Err(Error::input(format!("no task matches `{query}`"))
+                .hint("`tick list` shows the tasks and their ids")),
+            many => Err(Error::input(format!(
+                "`{query}` matches {} tasks: {}",
+                many.len(),
+                many.iter()
+                    .map(|id| format!("`{id}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .hint("give more of the id")),
+        }
+    }
+
+    /// The task a command means when none is named: the most recent one that is not
+    /// completed or cancelled (one that does not parse counts as open: it needs a look), else
+    /// the most recent one.
+    pub fn current(&self) -> Result<Option<TaskRef>> {
+        let ids = self.task_ids()?;
+        for id in ids.iter().rev() {
+            let task = self.task_ref(id);
+            match self.load(&task) {
+                Ok(loaded) if loaded.phase().is_finished() => {}
+                _ => return Ok(Some(task)),
+            }
+        }
+        Ok(ids.last().map(|id| self.task_ref(id)))
+    }
+
+    /// The named task, or the current one.
+    pub fn resolve_or_current(&self, query: Option<&str>) -> Result<TaskRef> {
+        match query {
+            Some(query) => self.resolve(query),
+            None => self.current()?.ok_or_else(|| {
+                Error::input("there are no tasks yet")
+                    .hint("write a plan and `tick plan --from plan.md`, then `tick approve`")
+            }),
+        }
+    }
+
+    /// Reads and parses a task's PLAN.md, TODO.md and state.yaml.
+    pub fn load(&self, task: &TaskRef) -> Result<Task> {
+        let plan_path = task.dir.join(PLAN_FILE);
+        let todo_path = task.dir.join(TODO_FILE);
+        let state_path = task.dir.join(STATE_FILE);
+        let plan_src = self.read_task_file(&plan_path)?;
+        let plan = plan_md::parse(&plan_src).map_err(|e| self.parse_error(&plan_path, &e))?;
+        let todo_src = self.read_task_file(&todo_path)?;
+        let todo = todo_md::parse(&todo_src).map_err(|e| self.parse_error(&todo_path, &e))?;
+        let state = match fsx::read_optional(&state_path)? {
+            Some(text) => serde_yaml::from_str(&text).map_err(|err| {
+                let (line, col) = err.location().map_or((1, 1), |l| (l.line(), l.column()));
+                self.parse_error(
+                    &state_path,
+                    &ParseError {
+                        line,
+                        col,
+                        message: format!("invalid state: {err}"),
+                        hint: "state.yaml is written by tick; restore it from git".into(),
+                    },
+                )
+            })?,
+            None => State::new(),
+        };
+        Ok(Task {
+            id: task.id.clone(),
+            dir: task.dir.clone(),
+            plan_src,
+            plan,
+            todo_src,
+            todo,
+            state,
+        })
+    }
+
+    fn read_task_file(&self, path: &Path) -> Result<String> {
+        fsx::read_optional(path)?.ok_or_else(|| {
+            Error::input(format!("`{}` is missing", self.rel(path)))
+                .hint("restore it from git, or remove the task folder if it is left over")
+        })
+    }
+
+    /// The draft, if there is one.
+    pub fn load_draft(&self) -> Result<Option<Draft>> {
+        let path = self.draft_plan_path();
+        let Some(src) = fsx::read_optional(&path)? else {
+            return Ok(None);
+        };
+        let plan = plan_md::parse(&src).map_err(|e| self.parse_error(&path, &e))?;
+        Ok(Some(Draft { path, src, plan }))
+    }
+
+    /// A parse error as a person reads it: file, line and column, and that nothing changed.
+    pub fn parse_error(&self, path: &Path, err: &ParseError) -> Error {
+        let mut hint = err.hint.clone();
+        if !hint.is_empty() {
+            hint.push_str("; ");
+        }
+        hint.push_str("the file was not changed");
+        Error::input(format!(
+            "`{}:{}:{}`: {}",
+            self.rel(path),
+            err.line,
+            err.col,
+            err.message
+        ))
+        .hint(hint)
+    }
+}
+
+impl Task {
+    /// Top-level steps as they stand (a parent with all sub-steps done counts as done).
+    pub fn progress(&self) -> Progress {
+        Progress::from_statuses(self.todo.steps.iter().map(todo_md::Step::effective_status))
+    }
+
+    /// The phase: `cancelled` if PLAN.md says so; otherwise what the steps say.
+    pub fn phase(&self) -> Phase {
+        match self.plan.phase() {
+            Some(Phase::Cancelled) => Phase::Cancelled,
+            _ => self.progress().phase(),
+        }
+    }
+
+    /// Whether PLAN.md changed since it was approved.
+    pub fn plan_changed(&self) -> bool {
+        self.state
+            .approval
+            .as_ref()
+            .is_some_and(|approval| approval.plan_hash != plan_md::approval_hash(&self.plan))
+    }
+
+    /// Done steps (and sub-steps) without the runner's verification behind them.
+    pub fn unverified(&self) -> Vec<&todo_md::Step> {
+        self.todo
+            .all_steps()
+            .filter(|step| step.status == StepStatus::Done)
+            .filter(|step| step.id.is_none_or(|id| !self.state.verified(id)))
+            .collect()
+    }
+
+    pub fn title(&self) -> String {
+        self.plan
+            .title
+            .clone()
+            .or_else(|| self.todo.heading.clone())
+            .unwrap_or_else(|| self.id.clone())
+    }
+}
+
+/// A hash of the steps as planned (ids, titles, details; not their status), recorded at
+/// approval.
+pub fn steps_hash(checklist: &Checklist) -> String {
+    let mut hasher = blake3::Hasher::new();
+    for step in checklist.all_steps() {
+        let id = step.id.map(|id| id.to_string()).unwrap_or_default();
+        for part in [id.as_str(), step.title.as_str()]
+            .into_iter()
+            .chain(step.files.iter().map(String::as_str))
+            .chain(step.verify.iter().map(String::as_str))
+            .chain(step.done_when.as_deref())
+        {
+            hasher.update(part.as_bytes());
+            hasher.update(b"\0");
+        }
+        hasher.update(b"\n");
+    }
+    hasher.finalize().to_hex().to_string()
+}

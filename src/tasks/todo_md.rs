@@ -667,7 +667,7 @@ fn collapse_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn first_heading(src: &str) -> Option<String> {
+pub fn first_heading(src: &str) -> Option<String> {
     let mut in_h1 = false;
     let mut text = String::new();
     for event in Parser::new_ext(&src[bom_len(src)..], parser_options()) {

@@ -1,0 +1,145 @@
+//! state.yaml: the runner's own facts about a task, committed beside PLAN.md and TODO.md. The
+//! approval (what was approved, when, on which commit) and, per step, when it changed, who
+//! ticked it, and the evidence behind the tick. Small, deterministic, sorted.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{StepId, StepStatus};
+
+pub const FORMAT: u32 = 1;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub format: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalRecord>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub steps: BTreeMap<StepId, StepRecord>,
+}
+
+/// What was approved: hashes of PLAN.md and of its steps, and the commit it was approved on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalRecord {
+    pub approved_at: DateTime<Utc>,
+    pub plan_hash: String,
+    pub steps_hash: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_head: Option<String>,
+}
+
+/// Who last changed a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Actor {
+    /// A person, through `tick mark`.
+    Person,
+    /// The runner, after verification.
+    Runner,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<StepStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_by: Option<Actor>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_at: Option<DateTime<Utc>>,
+    /// The verification that backs the tick; empty means done without verification.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<Evidence>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_changed: Vec<String>,
+    /// Content hashes of the step's files when it was ticked.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fingerprints: BTreeMap<String, String>,
+}
+
+/// One verification command the runner ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub command: String,
+    pub exit_code: i32,
+    pub duration_ms: u64,
+    pub output_hash: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub output_tail: String,
+}
+
+impl StepRecord {
+    /// Whether the runner's own verification passed for this step's last tick.
+    pub fn verified(&self) -> bool {
+        self.changed_by == Some(Actor::Runner)
+            && !self.evidence.is_empty()
+            && self.evidence.iter().all(|e| e.exit_code == 0)
+    }
+}
+
+impl State {
+    pub fn new() -> Self {
+        State {
+            format: FORMAT,
+            ..State::default()
+        }
+    }
+
+    pub fn verified(&self, id: StepId) -> bool {
+        self.steps.get(&id).is_some_and(StepRecord::verified)
+    }
+
+    /// Records that a person set step `id` to `status` at `now`. A person's tick carries no
+    /// evidence, so it counts as done without verification.
+    pub fn record_person(&mut self, id: StepId, status: StepStatus, now: DateTime<Utc>) {
+        let record = self.steps.entry(id).or_default();
+        record.status = Some(status);
+        record.changed_at = Some(now);
+        record.changed_by = Some(Actor::Person);
+        record.evidence.clear();
+        record.done_at = (status == StepStatus::Done).then_some(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_with_numeric_step_order() {
+        let mut state = State::new();
+        let now: DateTime<Utc> = "2026-11-30T14:30:12Z".parse().unwrap();
+        state.record_person(StepId::top(10), StepStatus::Done, now);
+        state.record_person(StepId::top(2), StepStatus::Blocked, now);
+        let yaml = serde_yaml::to_string(&state).unwrap();
+        assert!(
+            yaml.find("S2:").unwrap() < yaml.find("S10:").unwrap(),
+            "{yaml}"
+        );
+        let back: State = serde_yaml::from_str(&yaml).unwrap();
+        assert_eq!(back, state);
+        assert!(!state.verified(StepId::top(10)));
+    }
+
+    #[test]
+    fn verified_needs_runner_evidence_that_passed() {
+        let mut record = StepRecord {
+            changed_by: Some(Actor::Runner),
+            ..StepRecord::default()
+        };
+        assert!(!record.verified());
+        record.evidence.push(Evidence {
+            command: "cargo test".into(),
+            exit_code: 0,
+            duration_ms: 10,
+            output_hash: "h".into(),
+            output_tail: String::new(),
+        });
+        assert!(record.verified());
+        record.changed_by = Some(Actor::Person);
+        assert!(!record.verified());
+    }
+}

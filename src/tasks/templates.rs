@@ -1,0 +1,55 @@
+//! The templates tick renders files from: embedded in the binary, and overridable by a file of
+//! the same name in `.tasks/templates/`.
+
+use std::path::Path;
+
+use minijinja::Environment;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::fsx;
+
+pub const TODO_MD: &str = "TODO.md.j2";
+pub const PLAN_MD: &str = "PLAN.md.j2";
+
+fn embedded(name: &str) -> Option<&'static str> {
+    match name {
+        TODO_MD => Some(include_str!("../../templates/TODO.md.j2")),
+        PLAN_MD => Some(include_str!("../../templates/PLAN.md.j2")),
+        _ => None,
+    }
+}
+
+/// Renders template `name` with `context`, preferring `<overrides>/<name>`.
+pub fn render(overrides: &Path, name: &str, context: impl Serialize) -> Result<String> {
+    let override_path = overrides.join(name);
+    let (source, origin) = match fsx::read_optional(&override_path)? {
+        Some(text) => (text, override_path.display().to_string()),
+        None => (
+            embedded(name)
+                .ok_or_else(|| Error::internal(format!("no template `{name}`")))?
+                .to_owned(),
+            format!("the built-in `{name}`"),
+        ),
+    };
+    let fail = |err: minijinja::Error| {
+        Error::input(format!("template {origin} failed: {err:#}"))
+            .hint("fix or remove the override in `.tasks/templates/`; nothing was written")
+    };
+    let mut env = Environment::new();
+    env.set_syntax(
+        minijinja::syntax::SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .keep_trailing_newline(true)
+            .build()
+            .map_err(fail)?,
+    );
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    env.add_template_owned(name.to_owned(), source)
+        .map_err(fail)?;
+    let template = env.get_template(name).map_err(fail)?;
+    template
+        .render(minijinja::Value::from(minijinja::value::Serde(context)))
+        .map_err(fail)
+}
