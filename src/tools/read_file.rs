@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::workspace::{Access, Workspace};
-use super::{ToolOutcome, parse_args, truncate_line};
+use super::{ToolOutcome, parse_args};
 use crate::llm::ToolSpec;
 
 pub const NAME: &str = "read_file";
@@ -136,7 +136,8 @@ fn read_page(reader: &mut impl BufRead, first: u64, limit: usize) -> io::Result<
     loop {
         buf.clear();
         // Lines past the page are still read: the note tells the model how long the file is.
-        if reader.read_until(b'\n', &mut buf)? == 0 {
+        let length = read_line_capped(reader, &mut buf, KEPT_LINE_BYTES)?;
+        if length == 0 {
             break;
         }
         page.total += 1;
@@ -145,7 +146,13 @@ fn read_page(reader: &mut impl BufRead, first: u64, limit: usize) -> io::Result<
             continue;
         }
         let text = String::from_utf8_lossy(strip_newline(&buf));
-        let text = truncate_line(&text, MAX_LINE_CHARS).into_owned();
+        let text = match text.char_indices().nth(MAX_LINE_CHARS) {
+            None => text.into_owned(),
+            Some((cut, _)) => {
+                let rest = strip_newline_len(length).saturating_sub(cut);
+                format!("{}… [line cut: {rest} more bytes]", &text[..cut])
+            }
+        };
         if bytes + text.len() > MAX_BYTES && !page.lines.is_empty() {
             page.byte_capped = true;
             continue;
@@ -154,6 +161,46 @@ fn read_page(reader: &mut impl BufRead, first: u64, limit: usize) -> io::Result<
         page.lines.push(text);
     }
     Ok(page)
+}
+
+/// Bytes of a line kept in memory: enough for [`MAX_LINE_CHARS`] characters of up to four
+/// bytes each, so a file that is one enormous line is never held whole.
+const KEPT_LINE_BYTES: usize = MAX_LINE_CHARS * 4 + 4;
+
+/// Read one line (with its newline) into `buf`, keeping at most `keep` bytes of it; returns
+/// the line's full length, 0 at the end of the file.
+fn read_line_capped(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    keep: usize,
+) -> io::Result<usize> {
+    let mut length = 0;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(length);
+        }
+        let newline = available.iter().position(|&b| b == b'\n');
+        let chunk = &available[..newline.map_or(available.len(), |i| i + 1)];
+        let room = keep.saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let consumed = chunk.len();
+        length += consumed;
+        reader.consume(consumed);
+        if newline.is_some() {
+            return Ok(length);
+        }
+    }
+}
+
+/// The length of a line without its newline, for the "more bytes" note; a `\r` before it is
+/// counted, which is close enough for a note.
+fn strip_newline_len(length: usize) -> usize {
+    length.saturating_sub(1)
 }
 
 fn strip_newline(line: &[u8]) -> &[u8] {
@@ -288,6 +335,32 @@ mod tests {
             "[lines 1-{shown} of 200 shown (the 100 KiB per-call limit was reached); call read_file with offset {} to read more]",
             shown + 1
         )));
+    }
+
+    #[test]
+    fn one_enormous_line_is_cut_without_reading_it_whole_into_the_result() {
+        let (dir, ws) = setup();
+        let line = "é".repeat(300_000);
+        fs::write(dir.path().join("min.js"), format!("{line}\nend\n")).unwrap();
+        let (text, is_error) = call(&ws, json!({"path": "min.js"}));
+        assert!(!is_error);
+        let expected_rest = line.len() - MAX_LINE_CHARS * 2;
+        assert_eq!(
+            text,
+            format!(
+                "     1\t{}… [line cut: {expected_rest} more bytes]\n     2\tend\n",
+                "é".repeat(MAX_LINE_CHARS)
+            )
+        );
+        let mut buf = Vec::new();
+        let mut reader = io::Cursor::new(b"abcdef\ngh".to_vec());
+        assert_eq!(read_line_capped(&mut reader, &mut buf, 3).unwrap(), 7);
+        assert_eq!(buf, b"abc");
+        buf.clear();
+        assert_eq!(read_line_capped(&mut reader, &mut buf, 3).unwrap(), 2);
+        assert_eq!(buf, b"gh");
+        buf.clear();
+        assert_eq!(read_line_capped(&mut reader, &mut buf, 3).unwrap(), 0);
     }
 
     #[test]

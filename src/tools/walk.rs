@@ -73,7 +73,7 @@ pub(crate) fn walk(
         .git_global(false)
         .require_git(false)
         .follow_links(false)
-        .max_depth(max_depth.map(|d| d + target_depth))
+        .max_depth(max_depth.map(|d| d.saturating_add(target_depth)))
         .sort_by_file_name(std::cmp::Ord::cmp);
     let filter_root = root.clone();
     let filter_target = target_rel.clone();
