@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::walk::{self, EntryKind};
 use super::workspace::{Access, Workspace};
-use super::{ToolOutcome, parse_args};
+use super::{ToolOutcome, count, parse_args};
 use crate::llm::ToolSpec;
 
 pub const NAME: &str = "list_files";
@@ -133,7 +133,11 @@ fn list(workspace: &Workspace, arguments: &serde_json::Value) -> Result<String, 
         );
     }
     if summary.unreadable > 0 {
-        let _ = write!(out, "[{} entries could not be read]", summary.unreadable);
+        let _ = write!(
+            out,
+            "[{} could not be read]",
+            count(summary.unreadable, "entry", "entries")
+        );
     }
     Ok(out)
 }

@@ -79,6 +79,11 @@ where
     Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
 }
 
+/// `1 file`, `2 files`: counts in notes read as English, without "(s)".
+pub(crate) fn count(n: usize, singular: &str, plural: &str) -> String {
+    format!("{n} {}", if n == 1 { singular } else { plural })
+}
+
 /// Remove surrounding whitespace without reallocating.
 pub(crate) fn trim_in_place(text: &mut String) {
     let end = text.trim_end().len();
@@ -106,6 +111,8 @@ mod tests {
 
     #[test]
     fn truncate_line_keeps_short_lines_and_cuts_on_char_boundaries() {
+        assert_eq!(count(1, "file", "files"), "1 file");
+        assert_eq!(count(0, "file", "files"), "0 files");
         assert_eq!(truncate_line("abc", 3), "abc");
         let mut text = " \t a b \n".to_owned();
         trim_in_place(&mut text);

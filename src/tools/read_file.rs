@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::workspace::{Access, Workspace};
-use super::{ToolOutcome, parse_args};
+use super::{ToolOutcome, count, parse_args};
 use crate::llm::ToolSpec;
 
 pub const NAME: &str = "read_file";
@@ -214,8 +214,12 @@ fn render(shown: &str, first: u64, page: &Page) -> String {
     }
     if page.lines.is_empty() {
         return format!(
-            "(`{shown}` has {} lines; offset {first} is past the end)",
-            page.total
+            "(`{shown}` has {}; offset {first} is past the end)",
+            count(
+                usize::try_from(page.total).unwrap_or(usize::MAX),
+                "line",
+                "lines"
+            )
         );
     }
     let mut out = String::new();

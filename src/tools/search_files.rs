@@ -19,7 +19,7 @@ use serde_json::json;
 
 use super::walk::{self, EntryKind};
 use super::workspace::{Access, Workspace};
-use super::{ToolOutcome, parse_args, truncate_line};
+use super::{ToolOutcome, count, parse_args, truncate_line};
 use crate::llm::ToolSpec;
 
 pub const NAME: &str = "search_files";
@@ -61,7 +61,7 @@ pub fn spec() -> ToolSpec {
                 },
                 "glob": {
                     "type": "string",
-                    "description": "Only search files whose workspace-relative path matches this gitignore-style glob, e.g. `*.rs` (any directory) or `src/**/*.ts`; a leading `!` excludes instead."
+                    "description": "Only search files whose workspace-relative path matches this gitignore-style glob, e.g. `*.rs` (any directory) or `src/**/*.ts`; a leading `!` excludes instead. Applies when `path` is a directory."
                 }
             },
             "required": ["pattern"],
@@ -194,14 +194,18 @@ impl Results {
         if self.matches > self.lines.len() {
             let _ = writeln!(
                 out,
-                "[{} of {} matching lines in {} files shown; narrow the search with `path`, `glob` or a more specific pattern]",
+                "[{} of {} matching lines in {} shown; narrow the search with `path`, `glob` or a more specific pattern]",
                 self.lines.len(),
                 self.matches,
-                self.files_with_matches
+                count(self.files_with_matches, "file", "files")
             );
         }
         if self.binary_skipped > 0 {
-            let _ = writeln!(out, "[{} binary files skipped]", self.binary_skipped);
+            let _ = writeln!(
+                out,
+                "[{} skipped]",
+                count(self.binary_skipped, "binary file", "binary files")
+            );
         }
         for problem in &self.unreadable {
             let _ = writeln!(out, "[not searched: {problem}]");
@@ -289,7 +293,7 @@ latin1.txt:1: caf\u{fffd} login
 src/login.rs:1: pub fn login() {}
 src/login.rs:2: fn helper() { login() }
 src/routes.ts:1: import { login } from './login';
-[1 binary files skipped]
+[1 binary file skipped]
 "
         );
     }
@@ -330,7 +334,7 @@ src/routes.ts:1: import { login } from './login';
         let (_dir, ws) = project();
         let (text, is_error) = call(&ws, json!({"pattern": "logout"}));
         assert!(!is_error);
-        assert_eq!(text, "no matches for `logout`\n[1 binary files skipped]\n");
+        assert_eq!(text, "no matches for `logout`\n[1 binary file skipped]\n");
     }
 
     #[test]
