@@ -1,0 +1,372 @@
+//! Which tools exist in each mode, and the two guards that enforce it.
+//!
+//! [`tools_for_mode`] is the one table: plan mode gets only tools that cannot change the
+//! workspace. [`Registry::specs`] sends the model only the mode's tools (first guard), and
+//! [`Registry::execute`] refuses any other name before anything runs (second guard), so a
+//! model that invents or remembers a writing tool in plan mode gets an error and nothing
+//! happens.
+
+use std::fmt;
+
+use super::workspace::Workspace;
+use super::{ToolOutcome, ask_user, list_files, read_file, search_files, submit_plan};
+use crate::llm::ToolSpec;
+
+/// The phase a turn runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Planning: read, list, search, ask, submit the plan. Nothing is written.
+    Plan,
+    /// Executing an approved plan step by step.
+    Build,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Plan => "plan",
+            Mode::Build => "build",
+        })
+    }
+}
+
+/// What a tool can do to the world, so a test can assert what a mode can never do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    /// Reads the workspace.
+    Read,
+    /// Hands a result to the runner (a plan, questions, a step status); writes nothing itself.
+    Report,
+    /// Changes files in the workspace.
+    Write,
+    /// Runs commands, which can do anything a write can.
+    Execute,
+}
+
+impl ToolKind {
+    pub fn is_writing(self) -> bool {
+        matches!(self, ToolKind::Write | ToolKind::Execute)
+    }
+}
+
+/// Every tool tick implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tool {
+    ReadFile,
+    ListFiles,
+    SearchFiles,
+    SubmitPlan,
+    AskUser,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 5] = [
+        Tool::ReadFile,
+        Tool::ListFiles,
+        Tool::SearchFiles,
+        Tool::SubmitPlan,
+        Tool::AskUser,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::ReadFile => read_file::NAME,
+            Tool::ListFiles => list_files::NAME,
+            Tool::SearchFiles => search_files::NAME,
+            Tool::SubmitPlan => submit_plan::NAME,
+            Tool::AskUser => ask_user::NAME,
+        }
+    }
+
+    pub fn kind(self) -> ToolKind {
+        match self {
+            Tool::ReadFile | Tool::ListFiles | Tool::SearchFiles => ToolKind::Read,
+            Tool::SubmitPlan | Tool::AskUser => ToolKind::Report,
+        }
+    }
+
+    pub fn spec(self) -> ToolSpec {
+        match self {
+            Tool::ReadFile => read_file::spec(),
+            Tool::ListFiles => list_files::spec(),
+            Tool::SearchFiles => search_files::spec(),
+            Tool::SubmitPlan => submit_plan::spec(),
+            Tool::AskUser => ask_user::spec(),
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|tool| tool.name() == name)
+    }
+
+    fn run(self, workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
+        match self {
+            Tool::ReadFile => read_file::run(workspace, arguments),
+            Tool::ListFiles => list_files::run(workspace, arguments),
+            Tool::SearchFiles => search_files::run(workspace, arguments),
+            Tool::SubmitPlan => submit_plan::run(arguments),
+            Tool::AskUser => ask_user::run(arguments),
+        }
+    }
+}
+
+/// The tools that exist in `mode`, in the order the model sees them. The one place that
+/// decides; build mode gains `write_file`, `edit_file`, `bash` and `update_step` here.
+pub fn tools_for_mode(mode: Mode) -> &'static [Tool] {
+    match mode {
+        Mode::Plan => &[
+            Tool::ReadFile,
+            Tool::ListFiles,
+            Tool::SearchFiles,
+            Tool::SubmitPlan,
+            Tool::AskUser,
+        ],
+        Mode::Build => &[
+            Tool::ReadFile,
+            Tool::ListFiles,
+            Tool::SearchFiles,
+            // Tool::WriteFile,
+            // Tool::EditFile,
+            // Tool::Bash,
+            // Tool::UpdateStep,
+        ],
+    }
+}
+
+/// Names of build-mode tools that are designed but not built yet. They are known here only so
+/// that a call to one in plan mode is refused with the right explanation; remove a name when
+/// its `Tool` variant is added.
+const BUILD_ONLY_NAMES: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
+
+/// The tools of one mode, bound to one workspace.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    mode: Mode,
+    workspace: Workspace,
+    tools: &'static [Tool],
+}
+
+impl Registry {
+    pub fn for_mode(mode: Mode, workspace: Workspace) -> Self {
+        Self {
+            mode,
+            workspace,
+            tools: tools_for_mode(mode),
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// The definitions sent to the model: the mode's tools and no others.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|tool| tool.spec()).collect()
+    }
+
+    /// Run the tool `name` with `arguments`. A name outside this mode's tools is refused
+    /// before anything runs, whatever the specs said.
+    pub fn execute(&self, name: &str, arguments: &serde_json::Value) -> ToolOutcome {
+        match Tool::from_name(name).filter(|tool| self.tools.contains(tool)) {
+            Some(tool) => tool.run(&self.workspace, arguments),
+            None => ToolOutcome::error(self.refusal(name)),
+        }
+    }
+
+    fn refusal(&self, name: &str) -> String {
+        let writes = BUILD_ONLY_NAMES.contains(&name)
+            || Tool::from_name(name).is_some_and(|tool| tool.kind().is_writing());
+        let available = self
+            .tools
+            .iter()
+            .map(|tool| tool.name())
+            .collect::<Vec<_>>()
+            .join(", ");
+        match (self.mode, writes, Tool::from_name(name)) {
+            (Mode::Plan, true, _) => format!(
+                "`{name}` is not available in plan mode: planning is read-only; call submit_plan with the plan"
+            ),
+            (Mode::Build, _, Some(Tool::SubmitPlan | Tool::AskUser)) => format!(
+                "`{name}` is not available in build mode: the plan is already approved; if the step cannot be done as planned, report it as blocked"
+            ),
+            _ => format!(
+                "unknown tool `{name}`; the tools in {} mode are: {available}",
+                self.mode
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::fs;
+
+    fn registry(mode: Mode) -> (tempfile::TempDir, Registry) {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        (dir, Registry::for_mode(mode, ws))
+    }
+
+    fn names(registry: &Registry) -> Vec<String> {
+        registry.specs().into_iter().map(|spec| spec.name).collect()
+    }
+
+    /// Every file below `root`, with its content, to show that a refused call changed nothing.
+    fn snapshot(root: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut files = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    let content = fs::read(&path).unwrap();
+                    files.push((path, content));
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+
+    #[test]
+    fn plan_mode_specs_are_exactly_the_read_and_report_tools() {
+        let (_dir, plan) = registry(Mode::Plan);
+        assert_eq!(
+            names(&plan),
+            [
+                "read_file",
+                "list_files",
+                "search_files",
+                "submit_plan",
+                "ask_user"
+            ]
+        );
+        for tool in tools_for_mode(Mode::Plan) {
+            assert!(!tool.kind().is_writing(), "{tool:?} can write");
+        }
+        for name in names(&plan) {
+            let tool = Tool::from_name(&name).unwrap();
+            assert!(!tool.kind().is_writing(), "{name} can write");
+            assert!(!BUILD_ONLY_NAMES.contains(&name.as_str()));
+        }
+    }
+
+    #[test]
+    fn build_mode_specs_have_no_planning_tools() {
+        let (_dir, build) = registry(Mode::Build);
+        assert_eq!(names(&build), ["read_file", "list_files", "search_files"]);
+    }
+
+    #[test]
+    fn specs_are_strict_objects() {
+        for tool in Tool::ALL {
+            let spec = tool.spec();
+            assert_eq!(spec.name, tool.name());
+            assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+            assert_eq!(
+                spec.parameters["additionalProperties"], false,
+                "{}",
+                spec.name
+            );
+            assert!(!spec.description.is_empty());
+        }
+    }
+
+    #[test]
+    fn writing_tools_are_refused_in_plan_mode_and_write_nothing() {
+        let (dir, plan) = registry(Mode::Plan);
+        let before = snapshot(dir.path());
+        let calls = [
+            ("write_file", json!({"path": "a.txt", "content": "pwned"})),
+            ("write_file", json!({"path": "new.txt", "content": "x"})),
+            (
+                "edit_file",
+                json!({"path": "a.txt", "old": "one", "new": "pwned"}),
+            ),
+            (
+                "bash",
+                json!({"command": "echo pwned > a.txt; touch b.txt"}),
+            ),
+            ("update_step", json!({"id": "S1", "status": "done"})),
+        ];
+        for (name, arguments) in calls {
+            let outcome = plan.execute(name, &arguments);
+            assert_eq!(
+                outcome,
+                ToolOutcome::error(format!(
+                    "`{name}` is not available in plan mode: planning is read-only; call submit_plan with the plan"
+                ))
+            );
+        }
+        assert_eq!(snapshot(dir.path()), before);
+    }
+
+    #[test]
+    fn unknown_and_wrong_mode_tools_are_refused() {
+        let (_dir, plan) = registry(Mode::Plan);
+        assert_eq!(
+            plan.execute("delete_everything", &json!({})),
+            ToolOutcome::error(
+                "unknown tool `delete_everything`; the tools in plan mode are: read_file, list_files, search_files, submit_plan, ask_user"
+            )
+        );
+        // Names are exact: no case folding into a real tool.
+        assert!(matches!(
+            plan.execute("READ_FILE", &json!({"path": "a.txt"})),
+            ToolOutcome::Output { is_error: true, .. }
+        ));
+        let (_dir, build) = registry(Mode::Build);
+        assert_eq!(
+            build.execute("submit_plan", &json!({})),
+            ToolOutcome::error(
+                "`submit_plan` is not available in build mode: the plan is already approved; if the step cannot be done as planned, report it as blocked"
+            )
+        );
+        assert!(matches!(
+            build.execute("ask_user", &json!({"questions": [{"question": "?"}]})),
+            ToolOutcome::Output { is_error: true, .. }
+        ));
+    }
+
+    #[test]
+    fn execute_dispatches_to_the_tools() {
+        let (_dir, plan) = registry(Mode::Plan);
+        assert_eq!(
+            plan.execute("read_file", &json!({"path": "a.txt"})),
+            ToolOutcome::text("     1\tone\n     2\ttwo\n")
+        );
+        assert_eq!(
+            plan.execute("list_files", &json!(null)),
+            ToolOutcome::text("a.txt\n")
+        );
+        assert_eq!(
+            plan.execute("search_files", &json!({"pattern": "tw"})),
+            ToolOutcome::text("a.txt:2: two\n")
+        );
+        assert!(matches!(
+            plan.execute(
+                "submit_plan",
+                &json!({"title": "t", "summary": "s", "steps": [{"title": "x"}]})
+            ),
+            ToolOutcome::Plan(_)
+        ));
+        assert!(matches!(
+            plan.execute("ask_user", &json!({"questions": [{"question": "?"}]})),
+            ToolOutcome::Questions(_)
+        ));
+        let (_dir, build) = registry(Mode::Build);
+        assert_eq!(
+            build.execute("read_file", &json!({"path": "a.txt", "offset": 2})),
+            ToolOutcome::text("     2\ttwo\n[lines 2-2 of 2; end of file]")
+        );
+    }
+}

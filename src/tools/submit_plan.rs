@@ -1,0 +1,446 @@
+//! `submit_plan`: the only way a planning turn produces a plan.
+//!
+//! The arguments are parsed strictly (unknown fields refused at every level) and then checked
+//! for what a schema cannot say: one-line titles, step ids that exist, dependencies only on
+//! earlier steps. All problems are reported at once, so the model can fix them in one retry.
+//! The handler returns a typed [`PlanSubmission`]; writing PLAN.md is the caller's job.
+
+use std::path::{Component, Path};
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{ToolOutcome, null_as_empty, parse_args, trim_in_place};
+use crate::llm::ToolSpec;
+
+pub const NAME: &str = "submit_plan";
+
+/// How risky a step is, as the planner judges it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Risk {
+    Low,
+    Medium,
+    High,
+}
+
+/// A plan as the model submitted it, validated. Steps have no ids of their own: the n-th step
+/// is `S<n>` (see [`PlanSubmission::step_id`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanSubmission {
+    pub title: String,
+    pub summary: String,
+    #[serde(default)]
+    pub context: Option<String>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub assumptions: Vec<String>,
+    pub steps: Vec<PlanStep>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub risks: Vec<String>,
+    #[serde(default)]
+    pub verification: Option<String>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub out_of_scope: Vec<String>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub open_questions: Vec<String>,
+}
+
+/// One step of a submitted plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanStep {
+    pub title: String,
+    /// Paths or globs relative to the workspace root.
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub files: Vec<String>,
+    /// Commands that check the step.
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub verify: Vec<String>,
+    #[serde(default)]
+    pub done_when: Option<String>,
+    #[serde(default)]
+    pub risk: Option<Risk>,
+    /// Ids (`S1`, `S2`, ...) of earlier steps.
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub depends: Vec<String>,
+}
+
+impl PlanSubmission {
+    /// The id of the step at `index` (0-based): `S1` for the first.
+    pub fn step_id(index: usize) -> String {
+        format!("S{}", index + 1)
+    }
+
+    /// Parse and validate `submit_plan` arguments; the error text is written for the model.
+    pub fn from_arguments(arguments: &serde_json::Value) -> Result<Self, String> {
+        let plan: Self = parse_args(NAME, arguments)?;
+        plan.validated()
+    }
+
+    /// Check what the schema cannot express, and tidy what is harmless to tidy (surrounding
+    /// whitespace, blank list items, repeated dependencies).
+    fn validated(mut self) -> Result<Self, String> {
+        let mut problems = Vec::new();
+        trim_in_place(&mut self.title);
+        trim_in_place(&mut self.summary);
+        check_one_line("the plan's `title`", &self.title, &mut problems);
+        if self.summary.is_empty() {
+            problems
+                .push("`summary` is empty; say in a few sentences what the plan does".to_owned());
+        }
+        for list in [
+            &mut self.assumptions,
+            &mut self.risks,
+            &mut self.out_of_scope,
+            &mut self.open_questions,
+        ] {
+            tidy(list);
+        }
+        for text in [&mut self.context, &mut self.verification] {
+            if let Some(value) = text {
+                trim_in_place(value);
+            }
+            if text.as_deref() == Some("") {
+                *text = None;
+            }
+        }
+        if self.steps.is_empty() {
+            problems.push(
+                "`steps` is empty; a plan needs at least one step, each small and verifiable"
+                    .to_owned(),
+            );
+        }
+        let count = self.steps.len();
+        for (index, step) in self.steps.iter_mut().enumerate() {
+            let id = Self::step_id(index);
+            step.validate(&id, index, count, &mut problems);
+        }
+        if problems.is_empty() {
+            Ok(self)
+        } else {
+            let mut message = format!(
+                "{NAME} was not accepted; fix {} and call {NAME} again:",
+                if problems.len() == 1 { "this" } else { "these" }
+            );
+            for problem in problems {
+                message.push_str("\n- ");
+                message.push_str(&problem);
+            }
+            Err(message)
+        }
+    }
+}
+
+impl PlanStep {
+    fn validate(&mut self, id: &str, index: usize, count: usize, problems: &mut Vec<String>) {
+        trim_in_place(&mut self.title);
+        check_one_line(&format!("{id} `title`"), &self.title, problems);
+        tidy(&mut self.files);
+        tidy(&mut self.verify);
+        for file in &self.files {
+            if let Some(problem) = file_problem(file) {
+                problems.push(format!("{id} `files`: `{file}` {problem}"));
+            }
+        }
+        for command in &self.verify {
+            if command.contains('\n') {
+                problems.push(format!(
+                    "{id} `verify`: `{}` spans several lines; give each command as its own one-line item",
+                    command.lines().next().unwrap_or_default()
+                ));
+            }
+        }
+        if let Some(done_when) = &mut self.done_when {
+            trim_in_place(done_when);
+            if done_when.contains('\n') {
+                problems.push(format!("{id} `done_when` must be one line"));
+            }
+        }
+        if self.done_when.as_deref() == Some("") {
+            self.done_when = None;
+        }
+
+        let mut depends: Vec<String> = Vec::new();
+        for dependency in &self.depends {
+            let dependency = dependency.trim();
+            match parse_step_id(dependency) {
+                None => problems.push(format!(
+                    "{id} `depends`: `{dependency}` is not a step id; use ids like `S1` (steps are numbered S1, S2, ... in the order given)"
+                )),
+                Some(n) if n == index + 1 => {
+                    problems.push(format!("{id} depends on itself; remove `{dependency}`"));
+                }
+                Some(n) if n > count => problems.push(format!(
+                    "{id} `depends`: {dependency} does not exist; the steps are S1 to S{count}"
+                )),
+                Some(n) if n > index + 1 => problems.push(format!(
+                    "{id} depends on {dependency}, which comes later; a step may depend only on earlier steps, so reorder the steps or drop the dependency"
+                )),
+                Some(n) => {
+                    let canonical = format!("S{n}");
+                    if !depends.contains(&canonical) {
+                        depends.push(canonical);
+                    }
+                }
+            }
+        }
+        self.depends = depends;
+    }
+}
+
+/// `S<n>` with n ≥ 1 and no leading zeros, so one step has one spelling.
+fn parse_step_id(text: &str) -> Option<usize> {
+    let digits = text.strip_prefix('S')?;
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+fn check_one_line(what: &str, text: &str, problems: &mut Vec<String>) {
+    if text.is_empty() {
+        problems.push(format!("{what} is empty"));
+    } else if text.contains('\n') {
+        problems.push(format!(
+            "{what} must be one line; put the details in the summary, `done_when` or `context`"
+        ));
+    }
+}
+
+/// Trim items and drop blank ones: an empty string in a list carries nothing.
+fn tidy(list: &mut Vec<String>) {
+    for item in list.iter_mut() {
+        trim_in_place(item);
+    }
+    list.retain(|item| !item.is_empty());
+}
+
+/// Why `file` cannot be a step's file entry, if it cannot. Globs are allowed; only the shape
+/// of the path is checked, since the files a step creates do not exist yet.
+fn file_problem(file: &str) -> Option<&'static str> {
+    if file.contains(['\n', '\0']) {
+        return Some("must be one path on one line");
+    }
+    let path = Path::new(file);
+    if path.is_absolute() || file.starts_with('/') {
+        return Some("is absolute; list paths relative to the workspace root");
+    }
+    if path.components().any(|c| c == Component::ParentDir) {
+        return Some("contains `..`; list paths inside the workspace, relative to its root");
+    }
+    None
+}
+
+pub fn spec() -> ToolSpec {
+    let strings = |description: &str| json!({"type": "array", "items": {"type": "string"}, "description": description});
+    ToolSpec {
+        name: NAME.to_owned(),
+        description: "Submit the finished plan for the person's review. This is the only way to \
+                      deliver a plan: a plan written as a chat message does not count. Steps are \
+                      numbered S1, S2, ... in the order given; each should be small, name the \
+                      files it touches, and say how to verify it with a command that can run in \
+                      this repository. Call it once the plan is complete; if it is refused, fix \
+                      the listed problems and call it again."
+            .to_owned(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "title": {"type": "string", "description": "Short one-line title of the plan."},
+                "summary": {"type": "string", "description": "What the plan does and why, in a few sentences."},
+                "context": {"type": "string", "description": "What you found in the repository that the plan relies on: entry points, callers, tests, build files."},
+                "assumptions": strings("Assumptions you made where the code could not settle a question."),
+                "steps": {
+                    "type": "array",
+                    "minItems": 1,
+                    "description": "The ordered steps; the first is S1.",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "title": {"type": "string", "description": "One-line title of the step."},
+                            "files": strings("Files (or globs) the step touches, relative to the workspace root."),
+                            "verify": strings("Commands that check the step, e.g. `cargo test login`; each must run in this repository."),
+                            "done_when": {"type": "string", "description": "One line saying when the step is done."},
+                            "risk": {"type": "string", "enum": ["low", "medium", "high"]},
+                            "depends": strings("Ids of earlier steps this one needs, e.g. [\"S1\"].")
+                        },
+                        "required": ["title"],
+                        "additionalProperties": false
+                    }
+                },
+                "risks": strings("What could go wrong."),
+                "verification": {"type": "string", "description": "How the whole change is verified at the end."},
+                "out_of_scope": strings("What the plan deliberately does not do."),
+                "open_questions": strings("Questions for the person that remain open.")
+            },
+            "required": ["title", "summary", "steps"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+pub fn run(arguments: &serde_json::Value) -> ToolOutcome {
+    match PlanSubmission::from_arguments(arguments) {
+        Ok(plan) => ToolOutcome::Plan(plan),
+        Err(message) => ToolOutcome::error(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(arguments: &serde_json::Value) -> String {
+        match PlanSubmission::from_arguments(arguments) {
+            Ok(plan) => panic!("accepted {plan:?}"),
+            Err(e) => e,
+        }
+    }
+
+    fn minimal() -> serde_json::Value {
+        json!({
+            "title": "Refactor login",
+            "summary": "Move login into its own module.",
+            "steps": [{"title": "Find callers"}]
+        })
+    }
+
+    #[test]
+    fn full_plan_is_accepted_and_tidied() {
+        let plan = PlanSubmission::from_arguments(&json!({
+            "title": "  Refactor login module ",
+            "summary": "Keep the old API, add tests.",
+            "context": "login lives in src/login.ts",
+            "assumptions": ["node 20", " "],
+            "steps": [
+                {"title": "Find callers", "files": ["src/routes.ts", "src/login.ts"],
+                 "verify": ["npm test -- login"], "done_when": "every caller is listed", "risk": "low"},
+                {"title": "Add compat layer", "files": ["src/compat/**"], "risk": "high",
+                 "depends": ["S1", "S1"]},
+                {"title": "Run the suite", "verify": ["npm test"], "depends": ["S1", "S2"],
+                 "done_when": null, "files": null}
+            ],
+            "risks": ["sessions break"],
+            "verification": "npm test",
+            "out_of_scope": ["new login UI"],
+            "open_questions": null
+        }))
+        .unwrap();
+        assert_eq!(plan.title, "Refactor login module");
+        assert_eq!(plan.assumptions, ["node 20"]);
+        assert_eq!(plan.steps.len(), 3);
+        assert_eq!(plan.steps[0].risk, Some(Risk::Low));
+        assert_eq!(plan.steps[1].depends, ["S1"]);
+        assert_eq!(plan.steps[2].depends, ["S1", "S2"]);
+        assert!(plan.steps[2].files.is_empty());
+        assert!(plan.open_questions.is_empty());
+        assert_eq!(PlanSubmission::step_id(2), "S3");
+        // The value round-trips through its own serialisation.
+        let again: PlanSubmission =
+            serde_json::from_value(serde_json::to_value(&plan).unwrap()).unwrap();
+        assert_eq!(again, plan);
+    }
+
+    #[test]
+    fn minimal_plan_is_accepted() {
+        let plan = PlanSubmission::from_arguments(&minimal()).unwrap();
+        assert_eq!(plan.steps[0].title, "Find callers");
+        assert_eq!(run(&minimal()), ToolOutcome::Plan(plan));
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_at_every_level() {
+        let mut top = minimal();
+        top["priority"] = json!("high");
+        insta::assert_snapshot!(error(&top), @"invalid arguments for submit_plan: unknown field `priority`, expected one of `title`, `summary`, `context`, `assumptions`, `steps`, `risks`, `verification`, `out_of_scope`, `open_questions`");
+        let mut step = minimal();
+        step["steps"][0]["id"] = json!("S1");
+        insta::assert_snapshot!(error(&step), @"invalid arguments for submit_plan: unknown field `id`, expected one of `title`, `files`, `verify`, `done_when`, `risk`, `depends`");
+    }
+
+    #[test]
+    fn schema_errors() {
+        let mut risk = minimal();
+        risk["steps"][0]["risk"] = json!("extreme");
+        insta::assert_snapshot!(error(&risk), @"invalid arguments for submit_plan: unknown variant `extreme`, expected one of `low`, `medium`, `high`");
+        let mut missing = minimal();
+        missing.as_object_mut().unwrap().remove("steps");
+        insta::assert_snapshot!(error(&missing), @"invalid arguments for submit_plan: missing field `steps`");
+        let mut files = minimal();
+        files["steps"][0]["files"] = json!("src/a.rs");
+        insta::assert_snapshot!(error(&files), @r#"invalid arguments for submit_plan: invalid type: string "src/a.rs", expected a sequence"#);
+    }
+
+    #[test]
+    fn empty_steps_and_titles() {
+        let mut plan = minimal();
+        plan["steps"] = json!([]);
+        plan["title"] = json!("  ");
+        plan["summary"] = json!("");
+        insta::assert_snapshot!(error(&plan), @r"
+        submit_plan was not accepted; fix these and call submit_plan again:
+        - the plan's `title` is empty
+        - `summary` is empty; say in a few sentences what the plan does
+        - `steps` is empty; a plan needs at least one step, each small and verifiable
+        ");
+    }
+
+    #[test]
+    fn step_problems_are_all_reported() {
+        let plan = json!({
+            "title": "Two\nlines",
+            "summary": "s",
+            "steps": [
+                {"title": "", "depends": ["S1"]},
+                {"title": "first line\nsecond line", "depends": ["S3", "step 1", "S01"]},
+                {"title": "ok", "depends": ["S9"], "files": ["/etc/passwd", "../x", "src/**"],
+                 "verify": ["cargo build\ncargo test"], "done_when": "a\nb"}
+            ]
+        });
+        insta::assert_snapshot!(error(&plan), @r"
+        submit_plan was not accepted; fix these and call submit_plan again:
+        - the plan's `title` must be one line; put the details in the summary, `done_when` or `context`
+        - S1 `title` is empty
+        - S1 depends on itself; remove `S1`
+        - S2 `title` must be one line; put the details in the summary, `done_when` or `context`
+        - S2 depends on S3, which comes later; a step may depend only on earlier steps, so reorder the steps or drop the dependency
+        - S2 `depends`: `step 1` is not a step id; use ids like `S1` (steps are numbered S1, S2, ... in the order given)
+        - S2 `depends`: `S01` is not a step id; use ids like `S1` (steps are numbered S1, S2, ... in the order given)
+        - S3 `files`: `/etc/passwd` is absolute; list paths relative to the workspace root
+        - S3 `files`: `../x` contains `..`; list paths inside the workspace, relative to its root
+        - S3 `verify`: `cargo build` spans several lines; give each command as its own one-line item
+        - S3 `done_when` must be one line
+        - S3 `depends`: S9 does not exist; the steps are S1 to S3
+        ");
+    }
+
+    #[test]
+    fn one_problem_reads_in_the_singular() {
+        let mut plan = minimal();
+        plan["steps"][0]["depends"] = json!(["S2"]);
+        assert_eq!(
+            error(&plan),
+            "submit_plan was not accepted; fix this and call submit_plan again:\n- S1 `depends`: S2 does not exist; the steps are S1 to S1"
+        );
+    }
+
+    #[test]
+    fn run_turns_errors_into_model_fixable_output() {
+        let outcome = run(&json!({"title": "x"}));
+        assert_eq!(
+            outcome,
+            ToolOutcome::error("invalid arguments for submit_plan: missing field `summary`")
+        );
+    }
+
+    #[test]
+    fn spec_is_strict_at_every_level() {
+        let spec = spec();
+        assert_eq!(spec.name, NAME);
+        assert_eq!(spec.parameters["additionalProperties"], json!(false));
+        assert_eq!(
+            spec.parameters["properties"]["steps"]["items"]["additionalProperties"],
+            json!(false)
+        );
+    }
+}
