@@ -337,7 +337,7 @@ impl Store {
 impl Task {
     /// Top-level steps as they stand (a parent with all sub-steps done counts as done).
     pub fn progress(&self) -> Progress {
-        Progress::from_statuses(self.todo.steps.iter().map(todo_md::Step::effective_status))
+        Progress::from_statuses(self.todo.steps.iter().map(todo_md::Step::progress_status))
     }
 
     /// The phase: `cancelled` if PLAN.md says so; otherwise what the steps say.

@@ -129,6 +129,23 @@ impl Step {
     }
 }
 
+impl Step {
+    /// The status that counts towards a task's progress: a parent whose sub-steps have begun
+    /// is under way even while its own box is empty.
+    pub fn progress_status(&self) -> StepStatus {
+        let status = self.effective_status();
+        let begun = self
+            .substeps
+            .iter()
+            .any(|sub| sub.status != StepStatus::Pending);
+        if status == StepStatus::Pending && begun {
+            StepStatus::InProgress
+        } else {
+            status
+        }
+    }
+}
+
 /// Parses a whole TODO.md.
 pub fn parse(src: &str) -> Result<Checklist, ParseError> {
     parse_region(src, 0..src.len())

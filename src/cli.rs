@@ -1,0 +1,131 @@
+//! The command line as clap sees it: raw flags only. Each command's `Args` doc comment is its
+//! `--help`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Make a coding agent plan first, wait for your approval, then execute the approved plan one
+/// verified step at a time.
+///
+/// Plans live in `.tasks/` as PLAN.md and TODO.md: read them, edit them, commit them.
+#[derive(Debug, Parser)]
+#[command(name = "tick", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// Run as if tick was started in DIR.
+    #[arg(short = 'C', long = "directory", value_name = "DIR", global = true)]
+    pub directory: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Init(InitArgs),
+    Plan(PlanArgs),
+    Show(ShowArgs),
+    Discard(DiscardArgs),
+    Approve(ApproveArgs),
+    Mark(MarkArgs),
+    Status(StatusArgs),
+    List(ListArgs),
+}
+
+/// Create `.tasks/` with a commented `config.yaml` and a `.gitignore`.
+///
+/// Safe to run again: files that exist are left as they are.
+#[derive(Debug, Args)]
+pub struct InitArgs {}
+
+/// Write a plan for a goal; it lands as a draft in `.tasks/draft/PLAN.md` for you to review.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// What you want done.
+    pub goal: Option<String>,
+
+    /// Take a plan you wrote (PLAN.md format; `-` reads stdin) as the draft instead of asking
+    /// a model.
+    #[arg(long, value_name = "FILE", conflicts_with = "goal")]
+    pub from: Option<PathBuf>,
+
+    /// Replace an existing draft.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Print the draft, or a task's plan.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A task id, unique prefix or part of its name; without it, the draft (or the current
+    /// task when there is no draft).
+    pub task: Option<String>,
+}
+
+/// Throw the draft away.
+#[derive(Debug, Args)]
+pub struct DiscardArgs {}
+
+/// Approve the draft: it becomes a task folder with PLAN.md, TODO.md and state.yaml.
+///
+/// Given a task whose PLAN.md was edited after approval, approves the edited plan.
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// A task whose PLAN.md changed since its approval, to approve again.
+    pub task: Option<String>,
+
+    /// Let the run change files outside a step's `files` without pausing.
+    #[arg(long)]
+    pub allow_deviation: bool,
+
+    /// Stop the run when the task has changed more than N files.
+    #[arg(long, value_name = "N")]
+    pub max_files: Option<u32>,
+}
+
+/// Set a step's status by hand: `tick mark S3 done`.
+///
+/// A step marked done by hand has no verification behind it, and `tick status` says so.
+#[derive(Debug, Args)]
+pub struct MarkArgs {
+    /// The step id, like `S3` or `S2.1`.
+    pub step: String,
+
+    /// The new status.
+    pub status: MarkStatus,
+
+    /// Why the step is blocked (required with `blocked`).
+    #[arg(long)]
+    pub reason: Option<String>,
+
+    /// The task (id, prefix or part of its name); default: the current task.
+    #[arg(long, short)]
+    pub task: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MarkStatus {
+    Done,
+    Pending,
+    InProgress,
+    Blocked,
+}
+
+/// Show a task: its phase, progress, each step, and what needs attention.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// A task id, unique prefix or part of its name; default: the current task.
+    pub task: Option<String>,
+
+    /// Print JSON (the format is documented in `docs/json.md`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// List the draft and every task with its phase and progress.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON (the format is documented in `docs/json.md`).
+    #[arg(long)]
+    pub json: bool,
+}

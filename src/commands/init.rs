@@ -1,0 +1,28 @@
+//! `tick init`: the `.tasks/` folder, a commented config, and a `.gitignore`.
+
+use super::{Ctx, Outcome};
+use crate::cli::InitArgs;
+use crate::error::Result;
+use crate::fsx;
+
+pub const CONFIG_TEMPLATE: &str = include_str!("../../templates/config.yaml");
+
+pub fn run(ctx: &Ctx<'_>, _args: &InitArgs) -> Result<Outcome> {
+    let store = &ctx.store;
+    let mut created = store.ensure()?;
+    let config = store.config_path();
+    if fsx::write_new(&config, CONFIG_TEMPLATE.as_bytes())? {
+        created.push(config);
+    }
+    for path in [store.dir().join(".gitignore"), store.config_path()] {
+        if created.contains(&path) {
+            ctx.ui.note(&format!("created `{}`", store.rel(&path)));
+        } else {
+            ctx.ui
+                .note(&format!("kept `{}` as it is", store.rel(&path)));
+        }
+    }
+    ctx.ui
+        .hint("write a plan with `tick plan \"goal\"` (or `tick plan --from plan.md`)");
+    Ok(Outcome::Done)
+}

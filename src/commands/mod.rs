@@ -1,0 +1,88 @@
+//! One file per subcommand. Each takes its parsed `Args` and the [`Ctx`], does its work
+//! through the store, and hands what people should see to the [`Ui`].
+
+pub mod approve;
+pub mod discard;
+pub mod init;
+pub mod list;
+pub mod mark;
+pub mod plan;
+pub mod show;
+pub mod status;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+
+use crate::cli::{Cli, Command};
+use crate::error::Result;
+use crate::tasks::Store;
+use crate::ui::Ui;
+
+/// What a command gets from the outside world, passed in so tests can fix it.
+#[derive(Debug, Clone)]
+pub struct Env {
+    pub cwd: PathBuf,
+    pub now: DateTime<Utc>,
+    pub vars: BTreeMap<String, String>,
+    pub stdin_is_terminal: bool,
+}
+
+impl Env {
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// Everything a command needs.
+pub struct Ctx<'a> {
+    pub store: Store,
+    pub env: &'a Env,
+    pub ui: &'a Ui,
+}
+
+impl Ctx<'_> {
+    pub fn now(&self) -> DateTime<Utc> {
+        self.env.now
+    }
+}
+
+/// How a command ended when it did not fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Done,
+}
+
+impl Outcome {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Done => 0,
+        }
+    }
+}
+
+pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
+    let cwd = match &cli.directory {
+        Some(dir) => env.cwd.join(dir),
+        None => env.cwd.clone(),
+    };
+    let ctx = Ctx {
+        store: Store::discover(&cwd),
+        env,
+        ui,
+    };
+    match cli.command {
+        Command::Init(args) => init::run(&ctx, &args),
+        Command::Plan(args) => plan::run(&ctx, &args),
+        Command::Show(args) => show::run(&ctx, &args),
+        Command::Discard(args) => discard::run(&ctx, &args),
+        Command::Approve(args) => approve::run(&ctx, &args),
+        Command::Mark(args) => mark::run(&ctx, &args),
+        Command::Status(args) => status::run(&ctx, &args),
+        Command::List(args) => list::run(&ctx, &args),
+    }
+}

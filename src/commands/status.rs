@@ -1,0 +1,151 @@
+//! `tick status`: one task's phase, progress and steps, and what needs a person. The JSON form
+//! is a stable format, documented in `docs/json.md`.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::{Ctx, Outcome};
+use crate::cli::StatusArgs;
+use crate::error::Result;
+use crate::plan::{Phase, StepStatus};
+use crate::tasks::todo_md::Step;
+use crate::tasks::{Draft, Store, Task};
+
+/// The version of the JSON below; bumped only when a field changes meaning or goes away.
+pub const JSON_FORMAT: u32 = 1;
+
+#[derive(Debug, Serialize)]
+pub struct StatusReport {
+    pub format: u32,
+    pub draft: Option<DraftReport>,
+    pub task: Option<TaskReport>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DraftReport {
+    pub title: Option<String>,
+    pub phase: Phase,
+    pub path: String,
+    pub steps: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TaskReport {
+    pub id: String,
+    pub title: String,
+    pub goal: Option<String>,
+    pub phase: Phase,
+    pub path: String,
+    pub approved_at: Option<DateTime<Utc>>,
+    pub progress: ProgressReport,
+    pub plan_changed_since_approval: bool,
+    pub steps: Vec<StepReport>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ProgressReport {
+    pub done: usize,
+    pub total: usize,
+    pub in_progress: usize,
+    pub blocked: usize,
+    pub stale: usize,
+    pub unverified: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StepReport {
+    /// `null` for a step a person added without an id (tick assigns one at its next write).
+    pub id: Option<String>,
+    pub status: StepStatus,
+    pub title: String,
+    /// For a done step: whether the runner's verification backs the tick.
+    pub verified: Option<bool>,
+    pub files: Vec<String>,
+    pub verify: Vec<String>,
+    pub done_when: Option<String>,
+    pub risk: Option<String>,
+    pub depends: Vec<String>,
+    pub blocked: Option<String>,
+    pub stale: Option<String>,
+    pub substeps: Vec<StepReport>,
+}
+
+pub fn draft_report(store: &Store, draft: &Draft) -> DraftReport {
+    DraftReport {
+        title: draft.plan.title.clone(),
+        phase: draft.plan.phase().unwrap_or(Phase::Draft),
+        path: store.rel(&draft.path),
+        steps: draft.plan.steps.all_steps().count(),
+    }
+}
+
+fn step_report(task: &Task, step: &Step) -> StepReport {
+    let status = step.effective_status();
+    StepReport {
+        id: step.id.map(|id| id.to_string()),
+        status,
+        title: step.title.clone(),
+        verified: (status == StepStatus::Done)
+            .then(|| step.id.is_some_and(|id| task.state.verified(id))),
+        files: step.files.clone(),
+        verify: step.verify.clone(),
+        done_when: step.done_when.clone(),
+        risk: step.risk.map(|r| r.as_str().to_owned()),
+        depends: step.depends.iter().map(ToString::to_string).collect(),
+        blocked: step.blocked.clone(),
+        stale: step.stale.clone(),
+        substeps: step.substeps.iter().map(|s| step_report(task, s)).collect(),
+    }
+}
+
+pub fn task_report(store: &Store, task: &Task) -> TaskReport {
+    let progress = task.progress();
+    TaskReport {
+        id: task.id.clone(),
+        title: task.title(),
+        goal: task.plan.front.goal.clone(),
+        phase: task.phase(),
+        path: store.rel(&task.dir),
+        approved_at: task.state.approval.as_ref().map(|a| a.approved_at),
+        progress: ProgressReport {
+            done: progress.done,
+            total: progress.total,
+            in_progress: progress.in_progress,
+            blocked: progress.blocked,
+            stale: progress.stale,
+            unverified: task.unverified().len(),
+        },
+        plan_changed_since_approval: task.plan_changed(),
+        steps: task
+            .todo
+            .steps
+            .iter()
+            .map(|s| step_report(task, s))
+            .collect(),
+    }
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
+    let store = &ctx.store;
+    let task = match &args.task {
+        Some(query) => Some(store.resolve(query)?),
+        None => store.current()?,
+    };
+    let task = task.map(|t| store.load(&t)).transpose()?;
+    let draft = if args.task.is_none() {
+        store.load_draft()?
+    } else {
+        None
+    };
+    let report = StatusReport {
+        format: JSON_FORMAT,
+        draft: draft.as_ref().map(|d| draft_report(store, d)),
+        task: task.as_ref().map(|t| task_report(store, t)),
+    };
+    if args.json {
+        ctx.ui.json(&report);
+    } else {
+        ctx.ui.status(&report);
+    }
+    Ok(Outcome::Done)
+}

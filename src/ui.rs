@@ -1,0 +1,274 @@
+//! The only place that prints. Data (status, lists, plans, JSON) goes to stdout; notes,
+//! hints, warnings and errors go to stderr. Colour only on a terminal and never with
+//! `NO_COLOR`; every line reads the same without it. A closed pipe is not an error.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use console::{Style, style};
+use serde::Serialize;
+
+use crate::commands::list::ListReport;
+use crate::commands::status::{StatusReport, StepReport, TaskReport};
+use crate::error::Error;
+use crate::plan::StepStatus;
+
+#[derive(Debug, Default)]
+pub struct Ui {}
+
+impl Ui {
+    pub fn new() -> Self {
+        Ui {}
+    }
+
+    /// Data for stdout, as it is (a newline is added if missing).
+    pub fn data(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        if !text.ends_with('\n') {
+            let _ = out.write_all(b"\n");
+        }
+        let _ = out.flush();
+    }
+
+    /// One JSON document on one line of stdout.
+    pub fn json(&self, value: &impl Serialize) {
+        match serde_json::to_string(value) {
+            Ok(text) => self.data(&text),
+            Err(err) => self.error(&Error::internal(format!("could not write JSON: {err}"))),
+        }
+    }
+
+    fn err_line(&self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{text}");
+    }
+
+    /// What a command did, for the person watching.
+    pub fn note(&self, text: &str) {
+        self.err_line(text);
+    }
+
+    /// What to do next.
+    pub fn hint(&self, text: &str) {
+        self.err_line(&format!("{} {text}", style("hint:").cyan()));
+    }
+
+    pub fn warn(&self, text: &str) {
+        self.err_line(&format!("{} {text}", style("warning:").yellow().bold()));
+    }
+
+    pub fn error(&self, error: &Error) {
+        self.err_line(&format!(
+            "{} {}",
+            style("error:").red().bold(),
+            error.message
+        ));
+        for hint in &error.hints {
+            self.err_line("");
+            self.hint(hint);
+        }
+    }
+
+    /// clap's help, version and usage errors, rendered by clap.
+    pub fn clap(&self, err: &clap::Error) {
+        let _ = err.print();
+    }
+
+    pub fn status(&self, report: &StatusReport) {
+        let (text, warnings) = status_text(report);
+        if !text.is_empty() {
+            self.data(&text);
+        }
+        for (warning, hint) in warnings {
+            self.warn(&warning);
+            if let Some(hint) = hint {
+                self.hint(&hint);
+            }
+        }
+    }
+
+    pub fn list(&self, report: &ListReport) {
+        let text = list_text(report);
+        if text.is_empty() {
+            self.note("no draft and no tasks yet");
+            self.hint("write a plan with `tick plan \"goal\"` or `tick plan --from plan.md`");
+        } else {
+            self.data(&text);
+        }
+    }
+}
+
+fn marker_style(status: StepStatus) -> Style {
+    match status {
+        StepStatus::Done => Style::new().green(),
+        StepStatus::InProgress => Style::new().cyan(),
+        StepStatus::Blocked => Style::new().red().bold(),
+        StepStatus::Stale => Style::new().yellow(),
+        StepStatus::Pending => Style::new(),
+    }
+}
+
+fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
+    let marker = format!("[{}]", step.status.marker());
+    let id = step.id.as_deref().unwrap_or("(new)");
+    let note = match step.verified {
+        Some(false) => "  (not verified)",
+        _ => "",
+    };
+    let _ = writeln!(
+        out,
+        "{indent}{} {id} {}{}",
+        marker_style(step.status).apply_to(marker),
+        step.title,
+        style(note).dim()
+    );
+    if let Some(reason) = &step.blocked {
+        let _ = writeln!(out, "{indent}      {} {reason}", style("blocked:").red());
+    }
+    if let Some(reason) = &step.stale {
+        let _ = writeln!(out, "{indent}      {} {reason}", style("stale:").yellow());
+    }
+    for sub in &step.substeps {
+        step_lines(out, sub, &format!("{indent}    "));
+    }
+}
+
+fn task_text(out: &mut String, task: &TaskReport) {
+    let p = &task.progress;
+    let _ = writeln!(out, "{}", style(&task.title).bold());
+    let _ = writeln!(out, "task:   {}", task.id);
+    let mut phase = format!("{}, {}/{} done", task.phase, p.done, p.total);
+    if p.unverified > 0 {
+        let _ = write!(phase, ", {} not verified", p.unverified);
+    }
+    let _ = writeln!(out, "phase:  {phase}");
+    if let Some(goal) = &task.goal {
+        let _ = writeln!(out, "goal:   {goal}");
+    }
+    let _ = writeln!(out);
+    for step in &task.steps {
+        step_lines(out, step, "  ");
+    }
+}
+
+/// The human form of `tick status`: the text for stdout, and warnings (with hints) for stderr.
+pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String>)>) {
+    let mut out = String::new();
+    let mut warnings = Vec::new();
+    if let Some(task) = &report.task {
+        task_text(&mut out, task);
+        if task.plan_changed_since_approval {
+            warnings.push((
+                format!("`{}/PLAN.md` was edited after approval", task.path),
+                Some(format!(
+                    "`tick run` refuses until you approve it again: `tick approve {}`",
+                    task.id
+                )),
+            ));
+        }
+        let unverified: Vec<String> = task
+            .steps
+            .iter()
+            .flat_map(|s| std::iter::once(s).chain(s.substeps.iter()))
+            .filter(|s| s.verified == Some(false))
+            .map(|s| format!("`{}`", s.id.as_deref().unwrap_or("(new)")))
+            .collect();
+        if !unverified.is_empty() {
+            warnings.push((
+                format!(
+                    "{} {} done without verification",
+                    unverified.join(", "),
+                    if unverified.len() == 1 { "is" } else { "are" }
+                ),
+                None,
+            ));
+        }
+        let new_steps = task
+            .steps
+            .iter()
+            .flat_map(|s| std::iter::once(s).chain(s.substeps.iter()))
+            .filter(|s| s.id.is_none())
+            .count();
+        if new_steps > 0 {
+            warnings.push((
+                format!(
+                    "{new_steps} new {} without an id; tick assigns ids at its next write",
+                    if new_steps == 1 { "step" } else { "steps" }
+                ),
+                None,
+            ));
+        }
+    }
+    if let Some(draft) = &report.draft {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let _ = writeln!(
+            out,
+            "draft:  {} ({}, {} {}) in {}",
+            draft.title.as_deref().unwrap_or("(untitled)"),
+            draft.phase,
+            draft.steps,
+            if draft.steps == 1 { "step" } else { "steps" },
+            draft.path
+        );
+    }
+    if report.task.is_none() && report.draft.is_none() {
+        warnings.push((
+            "no tasks yet".to_owned(),
+            Some("write a plan with `tick plan \"goal\"` or `tick plan --from plan.md`".to_owned()),
+        ));
+    }
+    (out, warnings)
+}
+
+/// The human form of `tick list`: one line per draft or task, columns aligned.
+pub fn list_text(report: &ListReport) -> String {
+    let mut rows: Vec<[String; 4]> = Vec::new();
+    if let Some(draft) = &report.draft {
+        rows.push([
+            "draft".to_owned(),
+            draft.phase.to_string(),
+            format!("{} steps", draft.steps),
+            draft.title.clone().unwrap_or_default(),
+        ]);
+    }
+    for task in &report.tasks {
+        rows.push(match &task.error {
+            Some(error) => [
+                task.id.clone(),
+                "invalid".to_owned(),
+                "-".to_owned(),
+                error.clone(),
+            ],
+            None => [
+                task.id.clone(),
+                task.phase.map(|p| p.to_string()).unwrap_or_default(),
+                format!("{}/{}", task.done, task.total),
+                task.title.clone().unwrap_or_default(),
+            ],
+        });
+    }
+    let mut widths = [0usize; 3];
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row.iter()) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "{:w0$}  {:w1$}  {:w2$}  {}",
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2]
+        );
+    }
+    out
+}
