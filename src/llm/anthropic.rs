@@ -133,10 +133,8 @@ impl Decoder {
             .and_then(Value::as_str)
             .unwrap_or(&ev.event);
         match kind {
-            "message_start" => {
-                self.read_usage(&value["message"]["usage"]);
-                out.push(StreamEvent::Usage(self.usage));
-            }
+            // No event yet: usage is reported once, with the totals, at `message_delta`.
+            "message_start" => self.read_usage(&value["message"]["usage"]),
             "content_block_start" => self.on_block_start(&value, out),
             "content_block_delta" => self.on_block_delta(&value, out),
             "content_block_stop" => {

@@ -193,7 +193,7 @@ impl Client {
         }
     }
 
-    /// One request. `used` turns true as soon as any event reached `sink`.
+    /// One request. `used` turns true as soon as any part of the answer reached `sink`.
     async fn attempt(
         &self,
         body: &[u8],
@@ -272,7 +272,8 @@ impl Client {
             for event in events.drain(..) {
                 decoder.on_event(&event, &mut out)?;
                 for item in out.drain(..) {
-                    *used = true;
+                    // Usage is accounting, not answer: it does not stop a retry.
+                    *used |= !matches!(item, StreamEvent::Usage(_));
                     sink(item);
                 }
             }

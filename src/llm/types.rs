@@ -125,7 +125,14 @@ pub struct Response {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum StreamEvent {
     TextDelta(String),
-    ToolCallStarted { id: String, name: String },
-    ToolCallArgsDelta { id: String, delta: String },
+    ToolCallStarted {
+        id: String,
+        name: String,
+    },
+    ToolCallArgsDelta {
+        id: String,
+        delta: String,
+    },
+    /// The call's token totals so far (not an increment); usually once, near the end.
     Usage(Usage),
 }
