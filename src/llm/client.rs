@@ -153,6 +153,8 @@ impl Client {
     /// reached `sink`) are retried with backoff; after the first event reached `sink` a
     /// failure is final, so the caller never sees one answer's beginning glued to another's
     /// end. A stream that stops early is [`LlmError::StreamCut`] and returns no tool call.
+    /// An idle timeout is not retried: the silence (a huge prompt, a model loading) would
+    /// most likely repeat and double the wait.
     pub async fn complete(
         &self,
         req: &Request,

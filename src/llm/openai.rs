@@ -474,6 +474,21 @@ mod tests {
     }
 
     #[test]
+    fn llama_cpp_text_beside_tool_calls_in_one_chunk_keeps_both() {
+        let fixture = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Checking. \",\"tool_calls\":[{\"index\":0,\"id\":\"q8ZrT1\",\"type\":\"function\",\"function\":{\"name\":\"list_files\",\"arguments\":\"{}\"}}]},\"finish_reason\":null}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (events, result) = decode_every_split(fixture);
+        let r = result.unwrap();
+        assert_eq!(r.text, "Checking. ");
+        assert_eq!(r.tool_calls[0].id, "q8ZrT1");
+        assert_eq!(r.tool_calls[0].arguments, json!({}));
+        assert_eq!(events[0], StreamEvent::TextDelta("Checking. ".into()));
+    }
+
+    #[test]
     fn a_stream_cut_mid_call_returns_no_call() {
         let cut = &PARALLEL_FRAGMENTED[..PARALLEL_FRAGMENTED
             .find("\"index\":1,\"function\"")
@@ -493,6 +508,23 @@ mod tests {
         let call = &result.unwrap().tool_calls[0];
         assert_eq!(call.arguments, json!("{command: ls}"));
         assert!(call.arguments_error.is_some());
+    }
+
+    proptest::proptest! {
+        /// Beyond two-way splits: any number of cuts anywhere gives the same answer.
+        #[test]
+        fn any_chunking_gives_the_same_answer(
+            cuts in proptest::collection::vec(0..PARALLEL_FRAGMENTED.len(), 0..12),
+            fixture in proptest::sample::select(vec![PLAIN_TEXT, PARALLEL_FRAGMENTED, OLLAMA_INDEX_ZERO, LLAMA_CPP_LENGTH, ERROR_IN_200]),
+        ) {
+            let input = fixture.as_bytes();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (input.len() + 1)).collect();
+            cuts.push(0);
+            cuts.push(input.len());
+            cuts.sort_unstable();
+            let chunks: Vec<&[u8]> = cuts.windows(2).map(|w| &input[w[0]..w[1]]).collect();
+            proptest::prop_assert_eq!(decode_chunks(&chunks), decode_chunks(&[input]));
+        }
     }
 
     #[test]

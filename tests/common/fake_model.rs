@@ -51,6 +51,8 @@ pub struct Reply {
     status: u16,
     headers: Vec<(String, String)>,
     steps: Vec<Step>,
+    /// Read the request, then never answer it (a server loading a model).
+    silent: bool,
 }
 
 impl Reply {
@@ -59,6 +61,15 @@ impl Reply {
             status,
             headers: Vec::new(),
             steps: Vec::new(),
+            silent: false,
+        }
+    }
+
+    /// Accepts the request and never sends a single byte back.
+    pub fn silent() -> Self {
+        Self {
+            silent: true,
+            ..Self::status(200)
         }
     }
 
@@ -190,6 +201,10 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) {
         state.replies.pop_front()
     };
     let reply = reply.unwrap_or_else(|| Reply::status(599).chunk("no scripted reply"));
+    if reply.silent {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        return;
+    }
 
     let mut head = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
     for (name, value) in &reply.headers {

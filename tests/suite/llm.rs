@@ -339,6 +339,25 @@ async fn a_stalled_stream_hits_the_idle_timeout() {
 }
 
 #[tokio::test]
+async fn a_server_that_never_answers_hits_the_idle_timeout_without_a_retry() {
+    let server = FakeModel::start().await;
+    server.push(Reply::silent());
+    server.push(Reply::sse([text_chunk("too late"), finish_chunk("stop")]));
+    let mut config = config(ProviderKind::OpenAi, format!("{}/v1", server.url()));
+    config.idle_timeout = Duration::from_millis(300);
+    let client = Client::new(config).unwrap();
+
+    let (events, result) = complete(&client, &request(vec![Message::user("hi")])).await;
+    assert!(
+        matches!(result, Err(LlmError::IdleTimeout { .. })),
+        "{result:?}"
+    );
+    assert!(events.is_empty());
+    // A retry would sit through the same silence (a long prompt, a model loading) again.
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
 async fn keep_alives_and_slow_chunks_do_not_trip_the_idle_timeout() {
     let server = FakeModel::start().await;
     server.push(
