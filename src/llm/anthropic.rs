@@ -312,7 +312,7 @@ mod tests {
         whole
     }
 
-    pub(crate) const TEXT_AND_TOOL_USE: &str = concat!(
+    const TEXT_AND_TOOL_USE: &str = concat!(
         "event: message_start\n",
         "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude\",\"stop_reason\":null,\"usage\":{\"input_tokens\":25,\"cache_read_input_tokens\":5,\"output_tokens\":1}}}\n\n",
         "event: content_block_start\n",
