@@ -1,5 +1,22 @@
 //! Model providers: one streaming client for OpenAI-compatible Chat Completions and one for
 //! Anthropic's Messages API, behind one request/response shape.
+//!
+//! The agent builds a [`Request`], calls [`Client::complete`] with a sink for
+//! [`StreamEvent`]s (progress for the UI), and acts only on the [`Response`] it gets back: a
+//! stream that did not finish never yields a response, so a half-received tool call is never
+//! run.
+
+mod anthropic;
+mod assemble;
+mod client;
+mod error;
+mod openai;
+mod sse;
+mod types;
+
+pub use client::{Client, ClientConfig, ProviderKind};
+pub use error::LlmError;
+pub use types::{FinishReason, Message, Request, Response, StreamEvent, ToolCall, Usage};
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,397 @@
+//! Everything that can go wrong talking to a model provider, worded for the person running
+//! tick, with the hint that tells them what to do next and the internal verdict on whether a
+//! retry could help.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// A failed model call. Nothing in the workspace is changed by a failed call: the agent only
+/// acts on a complete [`Response`](super::Response).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LlmError {
+    #[error("the provider rejected the API key (HTTP 401){}", detail(.message))]
+    Unauthorized { message: String, key_env: String },
+
+    #[error("the provider refused access (HTTP 403){}", detail(.message))]
+    Forbidden { message: String, key_env: String },
+
+    #[error("the provider has no endpoint or model at `{url}` (HTTP 404){}", detail(.message))]
+    NotFound { url: String, message: String },
+
+    #[error("the provider rejected the request (HTTP {status}){}", detail(.message))]
+    Rejected { status: u16, message: String },
+
+    #[error("the provider account has no quota left (HTTP 429){}", detail(.message))]
+    QuotaExhausted { message: String },
+
+    #[error("the provider kept rate limiting requests (HTTP 429){}{}", after(*.attempts), detail(.message))]
+    RateLimited {
+        message: String,
+        attempts: u32,
+        retry_after: Option<Duration>,
+    },
+
+    #[error("the provider failed (HTTP {status}){}{}", after(*.attempts), detail(.message))]
+    Server {
+        status: u16,
+        message: String,
+        attempts: u32,
+        retry_after: Option<Duration>,
+    },
+
+    #[error("could not connect to `{url}`{}: {message}", after(*.attempts))]
+    Connect {
+        url: String,
+        message: String,
+        attempts: u32,
+    },
+
+    #[error("the request to `{url}` failed{}: {message}", after(*.attempts))]
+    Transport {
+        url: String,
+        message: String,
+        attempts: u32,
+    },
+
+    #[error("the provider sent nothing for {}; gave up waiting", seconds(*.after))]
+    IdleTimeout { after: Duration },
+
+    #[error("the provider's stream ended before the answer was complete{}: {reason}", after(*.attempts))]
+    StreamCut { reason: String, attempts: u32 },
+
+    #[error("the provider reported an error in the middle of its answer{}{}", code_of(.code.as_deref()), detail(.message))]
+    InStream {
+        code: Option<String>,
+        message: String,
+        /// Overload and rate-limit errors: worth another attempt if nothing was used yet.
+        transient: bool,
+    },
+
+    #[error("the provider sent a stream tick cannot read: {message}")]
+    Protocol { message: String },
+
+    #[error("could not set up the HTTP client: {message}")]
+    Setup { message: String },
+}
+
+impl LlmError {
+    /// What the person should do next, for the `hint:` line.
+    pub fn hint(&self) -> Option<String> {
+        let hint = match self {
+            Self::Unauthorized { key_env, .. } => {
+                format!("set `{key_env}` or `api_key_env` in `.tasks/config.yaml`")
+            }
+            Self::Forbidden { key_env, .. } => {
+                format!("check that the key in `{key_env}` may use this model")
+            }
+            Self::NotFound { .. } => "check `base_url` and `model` in `.tasks/config.yaml`; an \
+                 OpenAI-compatible `base_url` usually ends in `/v1`"
+                .to_owned(),
+            Self::Rejected { .. } => {
+                "the request was not retried; check `model` and the provider's limits".to_owned()
+            }
+            Self::QuotaExhausted { .. } => {
+                "add credit to the provider account or choose another provider".to_owned()
+            }
+            Self::RateLimited { .. } | Self::Server { .. } => {
+                "nothing was changed; wait a little and run the command again".to_owned()
+            }
+            Self::Connect { .. } => {
+                "is the model server running? check `base_url` in `.tasks/config.yaml`".to_owned()
+            }
+            Self::Transport { .. } => "nothing was changed; run the command again".to_owned(),
+            Self::IdleTimeout { .. } => "raise `idle_timeout` in `.tasks/config.yaml` if the \
+                 model is slow to start answering; no partial tool call was run"
+                .to_owned(),
+            Self::StreamCut { .. } => {
+                "no partial tool call was run; run the command again".to_owned()
+            }
+            Self::InStream { .. } => "no partial tool call was run".to_owned(),
+            Self::Protocol { .. } => "check that `provider` in `.tasks/config.yaml` matches the \
+                 server at `base_url`"
+                .to_owned(),
+            Self::Setup { .. } => return None,
+        };
+        Some(hint)
+    }
+
+    /// Whether another attempt could succeed, provided no part of this answer was used yet.
+    pub(crate) fn is_retryable(&self) -> bool {
+        match self {
+            Self::RateLimited { .. }
+            | Self::Server { .. }
+            | Self::Connect { .. }
+            | Self::Transport { .. }
+            | Self::StreamCut { .. } => true,
+            Self::InStream { transient, .. } => *transient,
+            _ => false,
+        }
+    }
+
+    /// How long the provider asked us to wait before the next attempt.
+    pub(crate) fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::RateLimited { retry_after, .. } | Self::Server { retry_after, .. } => {
+                *retry_after
+            }
+            _ => None,
+        }
+    }
+
+    /// Records how many attempts were made, so the message can say the failure persisted.
+    pub(crate) fn with_attempts(mut self, n: u32) -> Self {
+        match &mut self {
+            Self::RateLimited { attempts, .. }
+            | Self::Server { attempts, .. }
+            | Self::Connect { attempts, .. }
+            | Self::Transport { attempts, .. }
+            | Self::StreamCut { attempts, .. } => *attempts = n,
+            _ => {}
+        }
+        self
+    }
+}
+
+fn detail(message: &str) -> String {
+    if message.is_empty() {
+        String::new()
+    } else {
+        format!(": {message}")
+    }
+}
+
+fn after(attempts: u32) -> String {
+    if attempts > 1 {
+        format!(" after {attempts} attempts")
+    } else {
+        String::new()
+    }
+}
+
+fn code_of(code: Option<&str>) -> String {
+    code.map(|c| format!(" `{c}`")).unwrap_or_default()
+}
+
+fn seconds(d: Duration) -> String {
+    let mut out = String::new();
+    if d.subsec_millis() == 0 {
+        let _ = write!(out, "{}s", d.as_secs());
+    } else {
+        let _ = write!(out, "{:.1}s", d.as_secs_f64());
+    }
+    out
+}
+
+/// The part of a provider's error body worth showing: its message and its machine-readable
+/// code or type, whichever of the known shapes it comes in.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct ProviderError {
+    pub code: Option<String>,
+    pub message: String,
+}
+
+/// Longest provider message we repeat; an HTML error page should not flood the terminal.
+const MAX_MESSAGE_CHARS: usize = 500;
+
+impl ProviderError {
+    /// Reads an error body: OpenAI and llama.cpp `{"error": {"message", "type", "code"}}`,
+    /// Anthropic `{"type": "error", "error": {"type", "message"}}`, Ollama `{"error": "..."}`,
+    /// or anything else as trimmed text.
+    pub fn from_body(body: &str) -> Self {
+        match serde_json::from_str::<Value>(body) {
+            Ok(value) => Self::from_json(&value),
+            Err(_) => Self {
+                code: None,
+                message: clip(body.trim()),
+            },
+        }
+    }
+
+    pub fn from_json(value: &Value) -> Self {
+        let error = value.get("error").unwrap_or(value);
+        if let Value::String(message) = error {
+            return Self {
+                code: None,
+                message: clip(message),
+            };
+        }
+        let text = |key: &str| match error.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
+        // OpenAI's `code` is the precise one (`insufficient_quota`); its `type` is coarser.
+        let code = text("code")
+            .filter(|c| c.parse::<u64>().is_err())
+            .or_else(|| text("type"));
+        let message = text("message").unwrap_or_else(|| clip(&error.to_string()));
+        Self {
+            code,
+            message: clip(&message),
+        }
+    }
+
+    /// Overload and rate limits pass; other errors would fail the same way again.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self.code.as_deref(),
+            Some(
+                "overloaded_error"
+                    | "rate_limit_error"
+                    | "api_error"
+                    | "server_error"
+                    | "rate_limit_exceeded"
+                    | "timeout"
+            )
+        )
+    }
+}
+
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_MESSAGE_CHARS) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// Where a failed response came from, for the error message.
+pub(crate) struct StatusContext<'a> {
+    pub url: &'a str,
+    pub key_env: &'a str,
+}
+
+/// Turns a non-success HTTP answer into the error a person can act on.
+pub(crate) fn from_status(
+    status: u16,
+    body: &str,
+    retry_after: Option<Duration>,
+    ctx: &StatusContext<'_>,
+) -> LlmError {
+    let provider = ProviderError::from_body(body);
+    let message = provider.message;
+    match status {
+        401 => LlmError::Unauthorized {
+            message,
+            key_env: ctx.key_env.to_owned(),
+        },
+        403 => LlmError::Forbidden {
+            message,
+            key_env: ctx.key_env.to_owned(),
+        },
+        404 => LlmError::NotFound {
+            url: ctx.url.to_owned(),
+            message,
+        },
+        429 if provider.code.as_deref() == Some("insufficient_quota") => {
+            LlmError::QuotaExhausted { message }
+        }
+        429 => LlmError::RateLimited {
+            message,
+            attempts: 1,
+            retry_after,
+        },
+        // 408 is the server giving up on a slow upload, as transient as a 5xx.
+        408 | 500..=599 => LlmError::Server {
+            status,
+            message,
+            attempts: 1,
+            retry_after,
+        },
+        _ => LlmError::Rejected { status, message },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CTX: StatusContext<'static> = StatusContext {
+        url: "http://127.0.0.1:1/v1/chat/completions",
+        key_env: "OPENAI_API_KEY",
+    };
+
+    #[test]
+    fn unauthorized_names_the_key_variable() {
+        let body = r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+        let err = from_status(401, body, None, &CTX);
+        assert_eq!(
+            err.to_string(),
+            "the provider rejected the API key (HTTP 401): Incorrect API key provided"
+        );
+        assert_eq!(
+            err.hint().as_deref(),
+            Some("set `OPENAI_API_KEY` or `api_key_env` in `.tasks/config.yaml`")
+        );
+        assert!(!err.is_retryable());
+    }
+
+    #[test]
+    fn exhausted_quota_is_not_retried_but_rate_limit_is() {
+        let quota = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        assert!(matches!(
+            from_status(429, quota, None, &CTX),
+            LlmError::QuotaExhausted { .. }
+        ));
+        let limit = r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#;
+        let err = from_status(429, limit, Some(Duration::from_secs(1)), &CTX);
+        assert!(err.is_retryable());
+        assert_eq!(err.retry_after(), Some(Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn reads_every_known_error_shape() {
+        let anthropic =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let e = ProviderError::from_body(anthropic);
+        assert_eq!(e.code.as_deref(), Some("overloaded_error"));
+        assert_eq!(e.message, "Overloaded");
+        assert!(e.is_transient());
+
+        let ollama = r#"{"error":"model \"qwen\" not found, try pulling it first"}"#;
+        let e = ProviderError::from_body(ollama);
+        assert_eq!(e.message, "model \"qwen\" not found, try pulling it first");
+
+        let llama =
+            r#"{"error":{"code":500,"message":"Failed to parse input","type":"server_error"}}"#;
+        let e = ProviderError::from_body(llama);
+        assert_eq!(e.code.as_deref(), Some("server_error"));
+        assert_eq!(e.message, "Failed to parse input");
+
+        let html = "  <html>Bad Gateway</html>\n";
+        assert_eq!(
+            ProviderError::from_body(html).message,
+            "<html>Bad Gateway</html>"
+        );
+    }
+
+    #[test]
+    fn long_messages_are_clipped_on_a_char_boundary() {
+        let long = "é".repeat(MAX_MESSAGE_CHARS + 10);
+        let e = ProviderError::from_body(&long);
+        assert_eq!(e.message.chars().count(), MAX_MESSAGE_CHARS + 3);
+    }
+
+    #[test]
+    fn attempts_appear_only_when_there_were_retries() {
+        let err = from_status(500, "boom", None, &CTX);
+        assert_eq!(err.to_string(), "the provider failed (HTTP 500): boom");
+        assert_eq!(
+            err.with_attempts(3).to_string(),
+            "the provider failed (HTTP 500) after 3 attempts: boom"
+        );
+    }
+
+    #[test]
+    fn idle_timeout_reads_in_seconds() {
+        let err = LlmError::IdleTimeout {
+            after: Duration::from_millis(1500),
+        };
+        assert_eq!(
+            err.to_string(),
+            "the provider sent nothing for 1.5s; gave up waiting"
+        );
+    }
+}

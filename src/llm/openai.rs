@@ -1,0 +1,581 @@
+//! The OpenAI-compatible Chat Completions wire format (OpenAI, Ollama, llama.cpp, vLLM,
+//! OpenRouter, DeepSeek...): the request body, and the decoder that turns its streamed chunks
+//! into [`StreamEvent`]s and one [`Response`], absorbing each server's quirks.
+
+use serde_json::{Map, Value, json};
+
+use super::assemble::{self, PartialCall};
+use super::error::ProviderError;
+use super::sse::SseEvent;
+use super::{FinishReason, LlmError, Message, Request, Response, StreamEvent, Usage};
+
+/// The JSON body for `POST {base}/chat/completions`.
+///
+/// `max_tokens` (not `max_completion_tokens`) because it is the name every compatible server
+/// understands. Tool results have no error flag on this wire, so `is_error` is carried only by
+/// the content the agent wrote.
+pub(crate) fn request_body(req: &Request) -> Value {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if let Some(system) = &req.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in &req.messages {
+        messages.push(match message {
+            Message::User { text } => json!({"role": "user", "content": text}),
+            Message::Assistant { text, tool_calls } => {
+                let mut m = Map::new();
+                m.insert("role".into(), "assistant".into());
+                // `null` rather than `""`: some servers reject an empty string beside tool calls.
+                m.insert(
+                    "content".into(),
+                    if text.is_empty() && !tool_calls.is_empty() {
+                        Value::Null
+                    } else {
+                        text.clone().into()
+                    },
+                );
+                if !tool_calls.is_empty() {
+                    let calls = tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments_text()},
+                            })
+                        })
+                        .collect();
+                    m.insert("tool_calls".into(), Value::Array(calls));
+                }
+                Value::Object(m)
+            }
+            Message::ToolResult {
+                call_id, content, ..
+            } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+        });
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), req.model.clone().into());
+    body.insert("messages".into(), Value::Array(messages));
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(max) = req.max_tokens {
+        body.insert("max_tokens".into(), max.into());
+    }
+    if let Some(t) = req.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    body.insert("stream".into(), true.into());
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    Value::Object(body)
+}
+
+/// Accumulates one streamed answer.
+#[derive(Debug, Default)]
+pub(crate) struct Decoder {
+    text: String,
+    calls: Vec<OpenCall>,
+    finish: Option<FinishReason>,
+    usage: Usage,
+    done: bool,
+}
+
+#[derive(Debug)]
+struct OpenCall {
+    index: Option<u64>,
+    started: bool,
+    call: PartialCall,
+}
+
+impl Decoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether the answer is whole: `[DONE]` arrived, or a `finish_reason` did (a server that
+    /// closes right after it lost nothing but the usage chunk).
+    pub fn is_complete(&self) -> bool {
+        self.done || self.finish.is_some()
+    }
+
+    pub fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        if data.is_empty() || self.done {
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|err| LlmError::Protocol {
+            message: format!("a chunk is not JSON ({err}): `{}`", snippet(data)),
+        })?;
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            let provider = ProviderError::from_json(&json!({ "error": error }));
+            return Err(LlmError::InStream {
+                transient: provider.is_transient(),
+                code: provider.code,
+                message: provider.message,
+            });
+        }
+        // Only the first choice: tick never asks for `n > 1`.
+        if let Some(choice) = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        {
+            self.on_choice(choice, out);
+        }
+        // The usage chunk usually has empty `choices`; Ollama puts usage beside the finish.
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Usage {
+                input_tokens: usage["prompt_tokens"].as_u64().unwrap_or(0),
+                output_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+            };
+            out.push(StreamEvent::Usage(self.usage));
+        }
+        Ok(())
+    }
+
+    fn on_choice(&mut self, choice: &Value, out: &mut Vec<StreamEvent>) {
+        let delta = &choice["delta"];
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            self.text.push_str(text);
+            out.push(StreamEvent::TextDelta(text.to_owned()));
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for fragment in calls {
+                self.on_tool_fragment(fragment, out);
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish = Some(match reason {
+                "stop" => FinishReason::Stop,
+                "tool_calls" | "function_call" => FinishReason::ToolCalls,
+                "length" => FinishReason::Length,
+                other => FinishReason::Other(other.to_owned()),
+            });
+        }
+    }
+
+    fn on_tool_fragment(&mut self, fragment: &Value, out: &mut Vec<StreamEvent>) {
+        let index = fragment.get("index").and_then(Value::as_u64);
+        let id = fragment
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty());
+        let function = &fragment["function"];
+        let name = function
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty());
+        let args = function
+            .get("arguments")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+
+        // Which call does this fragment continue? A known id names it (some servers repeat the
+        // id in every fragment); a new id always starts a call, because Ollama gives every
+        // parallel call `index: 0`; without an id the fragment continues the last call with
+        // its index.
+        let position = match id {
+            Some(id) => self.calls.iter().position(|c| c.call.id == id),
+            None => self.calls.iter().rposition(|c| c.index == index),
+        };
+        let position = position.unwrap_or_else(|| {
+            let id = id.map_or_else(|| format!("call_{}", self.calls.len()), str::to_owned);
+            self.calls.push(OpenCall {
+                index,
+                started: false,
+                call: PartialCall {
+                    id,
+                    ..PartialCall::default()
+                },
+            });
+            self.calls.len() - 1
+        });
+        let open = &mut self.calls[position];
+        if let Some(name) = name
+            && open.call.name.is_empty()
+        {
+            name.clone_into(&mut open.call.name);
+        }
+        if !open.started && !open.call.name.is_empty() {
+            open.started = true;
+            out.push(StreamEvent::ToolCallStarted {
+                id: open.call.id.clone(),
+                name: open.call.name.clone(),
+            });
+        }
+        if !args.is_empty() {
+            open.call.args.push_str(args);
+            out.push(StreamEvent::ToolCallArgsDelta {
+                id: open.call.id.clone(),
+                delta: args.to_owned(),
+            });
+        }
+    }
+
+    /// The answer, if the stream completed; a cut stream yields no response at all, so no
+    /// half-received tool call can ever be run.
+    pub fn finish(self) -> Result<Response, LlmError> {
+        if !self.is_complete() {
+            return Err(LlmError::StreamCut {
+                reason: "the connection closed before `[DONE]` or a `finish_reason`".to_owned(),
+                attempts: 1,
+            });
+        }
+        let finish = self.finish.unwrap_or(if self.calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        });
+        let calls = self
+            .calls
+            .into_iter()
+            .map(|c| PartialCall {
+                closed: true,
+                ..c.call
+            })
+            .collect();
+        Ok(assemble::response(self.text, calls, finish, self.usage))
+    }
+}
+
+/// The start of a bad chunk, enough to recognise it.
+pub(crate) fn snippet(data: &str) -> String {
+    match data.char_indices().nth(120) {
+        Some((at, _)) => format!("{}...", &data[..at]),
+        None => data.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::sse::tests::parse_chunks;
+    use crate::llm::{ToolCall, ToolSpec};
+
+    type Outcome = (Vec<StreamEvent>, Result<Response, LlmError>);
+
+    fn decode_chunks(chunks: &[&[u8]]) -> Outcome {
+        let mut decoder = Decoder::new();
+        let mut events = Vec::new();
+        for ev in parse_chunks(chunks) {
+            if let Err(e) = decoder.on_event(&ev, &mut events) {
+                return (events, Err(e));
+            }
+        }
+        (events, decoder.finish())
+    }
+
+    /// Decodes the fixture whole and split at every byte; all must agree.
+    fn decode_every_split(fixture: &str) -> Outcome {
+        let input = fixture.as_bytes();
+        let whole = decode_chunks(&[input]);
+        for at in 0..=input.len() {
+            let (a, b) = input.split_at(at);
+            assert_eq!(decode_chunks(&[a, b]), whole, "split at byte {at}");
+        }
+        let bytes: Vec<&[u8]> = input.chunks(1).collect();
+        assert_eq!(decode_chunks(&bytes), whole, "one byte at a time");
+        whole
+    }
+
+    fn text_of(events: &[StreamEvent]) -> String {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::TextDelta(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    const PLAIN_TEXT: &str = concat!(
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello, \"},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"世界 🦀!\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":5,\"total_tokens\":17}}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    #[test]
+    fn plain_text_answer() {
+        let (events, result) = decode_every_split(PLAIN_TEXT);
+        let r = result.unwrap();
+        assert_eq!(r.text, "Hello, 世界 🦀!");
+        assert_eq!(text_of(&events), r.text);
+        assert_eq!(r.finish, FinishReason::Stop);
+        assert!(r.tool_calls.is_empty());
+        let usage = Usage {
+            input_tokens: 12,
+            output_tokens: 5,
+        };
+        assert_eq!(r.usage, usage);
+        assert_eq!(events.last(), Some(&StreamEvent::Usage(usage)));
+    }
+
+    const PARALLEL_FRAGMENTED: &str = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"pa\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"th\\\": \\\"src/文件.rs\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\"}\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_b\",\"type\":\"function\",\"function\":{\"name\":\"search_files\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\"{\\\"pattern\\\":\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"function\":{\"arguments\":\" \\\"🦀+\\\"}\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":30}}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    #[test]
+    fn parallel_tool_calls_with_fragmented_arguments() {
+        let (events, result) = decode_every_split(PARALLEL_FRAGMENTED);
+        let r = result.unwrap();
+        assert_eq!(r.finish, FinishReason::ToolCalls);
+        assert_eq!(
+            r.tool_calls,
+            vec![
+                ToolCall {
+                    id: "call_a".into(),
+                    name: "read_file".into(),
+                    arguments: json!({"path": "src/文件.rs"}),
+                    arguments_error: None,
+                },
+                ToolCall {
+                    id: "call_b".into(),
+                    name: "search_files".into(),
+                    arguments: json!({"pattern": "🦀+"}),
+                    arguments_error: None,
+                },
+            ]
+        );
+        assert_eq!(
+            events[0],
+            StreamEvent::ToolCallStarted {
+                id: "call_a".into(),
+                name: "read_file".into()
+            }
+        );
+        let started = events
+            .iter()
+            .filter(|e| matches!(e, StreamEvent::ToolCallStarted { .. }))
+            .count();
+        assert_eq!(started, 2);
+    }
+
+    const OLLAMA_INDEX_ZERO: &str = concat!(
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"model\":\"qwen3\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"id\":\"call_x1\",\"index\":0,\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"path\\\":\\\"a.rs\\\"}\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"model\":\"qwen3\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"id\":\"call_x2\",\"index\":0,\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"path\\\":\\\"b.rs\\\"}\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"model\":\"qwen3\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4}}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    #[test]
+    fn ollama_parallel_calls_all_with_index_zero() {
+        let (_, result) = decode_every_split(OLLAMA_INDEX_ZERO);
+        let r = result.unwrap();
+        let paths: Vec<_> = r
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.arguments["path"].as_str()))
+            .collect();
+        assert_eq!(
+            paths,
+            vec![("call_x1", Some("a.rs")), ("call_x2", Some("b.rs"))]
+        );
+        // Ollama says `stop`; the answer is tool calls.
+        assert_eq!(r.finish, FinishReason::ToolCalls);
+        assert_eq!(r.usage.input_tokens, 9);
+    }
+
+    const KEEP_ALIVES: &str = concat!(
+        ": OPENROUTER PROCESSING\n\n",
+        ": OPENROUTER PROCESSING\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":null}]}\r\n\r\n",
+        ":ping\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    #[test]
+    fn keep_alive_comments_are_ignored() {
+        let (events, result) = decode_every_split(KEEP_ALIVES);
+        assert_eq!(result.unwrap().text, "ok");
+        assert_eq!(events, vec![StreamEvent::TextDelta("ok".into())]);
+    }
+
+    const ERROR_IN_200: &str = concat!(
+        ": OPENROUTER PROCESSING\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Let me\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"error\":{\"message\":\"Provider returned error: 上游 failed\",\"code\":\"context_length_exceeded\"}}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    #[test]
+    fn an_error_inside_a_200_stream_is_an_error() {
+        let (events, result) = decode_every_split(ERROR_IN_200);
+        assert_eq!(events, vec![StreamEvent::TextDelta("Let me".into())]);
+        let err = result.unwrap_err();
+        assert_eq!(
+            err,
+            LlmError::InStream {
+                code: Some("context_length_exceeded".into()),
+                message: "Provider returned error: 上游 failed".into(),
+                transient: false,
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "the provider reported an error in the middle of its answer `context_length_exceeded`: Provider returned error: 上游 failed"
+        );
+    }
+
+    const LLAMA_CPP_LENGTH: &str = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"I will write the file \"},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"Xk3pQ9a\",\"type\":\"function\",\"function\":{\"name\":\"write_file\",\"arguments\":\"{\\\"path\\\":\\\"说明.md\\\",\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\"content\\\":\\\"# 标题 🦀\\\\n\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":64}}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    #[test]
+    fn llama_cpp_length_truncated_call_is_reported_not_returned() {
+        let (events, result) = decode_every_split(LLAMA_CPP_LENGTH);
+        let r = result.unwrap();
+        assert_eq!(r.finish, FinishReason::Length);
+        assert!(r.tool_calls.is_empty());
+        assert_eq!(r.truncated_tool_calls, vec!["write_file"]);
+        assert_eq!(r.text, "I will write the file ");
+        assert!(events.contains(&StreamEvent::ToolCallStarted {
+            id: "Xk3pQ9a".into(),
+            name: "write_file".into()
+        }));
+    }
+
+    #[test]
+    fn llama_cpp_text_beside_tool_calls_in_one_chunk_keeps_both() {
+        let fixture = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Checking. \",\"tool_calls\":[{\"index\":0,\"id\":\"q8ZrT1\",\"type\":\"function\",\"function\":{\"name\":\"list_files\",\"arguments\":\"{}\"}}]},\"finish_reason\":null}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (events, result) = decode_every_split(fixture);
+        let r = result.unwrap();
+        assert_eq!(r.text, "Checking. ");
+        assert_eq!(r.tool_calls[0].id, "q8ZrT1");
+        assert_eq!(r.tool_calls[0].arguments, json!({}));
+        assert_eq!(events[0], StreamEvent::TextDelta("Checking. ".into()));
+    }
+
+    #[test]
+    fn a_stream_cut_mid_call_returns_no_call() {
+        let cut = &PARALLEL_FRAGMENTED[..PARALLEL_FRAGMENTED
+            .find("\"index\":1,\"function\"")
+            .unwrap()];
+        let (_, result) = decode_every_split(cut);
+        assert!(matches!(result, Err(LlmError::StreamCut { .. })));
+    }
+
+    #[test]
+    fn invalid_arguments_at_a_normal_end_come_back_raw() {
+        let fixture = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"bash\",\"arguments\":\"{command: ls}\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (_, result) = decode_every_split(fixture);
+        let call = &result.unwrap().tool_calls[0];
+        assert_eq!(call.arguments, json!("{command: ls}"));
+        assert!(call.arguments_error.is_some());
+    }
+
+    proptest::proptest! {
+        /// Beyond two-way splits: any number of cuts anywhere gives the same answer.
+        #[test]
+        fn any_chunking_gives_the_same_answer(
+            cuts in proptest::collection::vec(0..PARALLEL_FRAGMENTED.len(), 0..12),
+            fixture in proptest::sample::select(vec![PLAIN_TEXT, PARALLEL_FRAGMENTED, OLLAMA_INDEX_ZERO, LLAMA_CPP_LENGTH, ERROR_IN_200]),
+        ) {
+            let input = fixture.as_bytes();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (input.len() + 1)).collect();
+            cuts.push(0);
+            cuts.push(input.len());
+            cuts.sort_unstable();
+            let chunks: Vec<&[u8]> = cuts.windows(2).map(|w| &input[w[0]..w[1]]).collect();
+            proptest::prop_assert_eq!(decode_chunks(&chunks), decode_chunks(&[input]));
+        }
+    }
+
+    #[test]
+    fn a_chunk_that_is_not_json_is_a_protocol_error() {
+        let (_, result) = decode_every_split("data: {not json\n\n");
+        assert!(matches!(result, Err(LlmError::Protocol { .. })));
+    }
+
+    #[test]
+    fn request_body_carries_tools_stream_and_tool_results() {
+        let req = Request {
+            model: "m".into(),
+            system: Some("be careful".into()),
+            messages: vec![
+                Message::user("hi"),
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "read_file".into(),
+                        arguments: json!({"path": "a"}),
+                        arguments_error: None,
+                    }],
+                },
+                Message::tool_error("c1", "error: no such file"),
+            ],
+            tools: vec![ToolSpec {
+                name: "read_file".into(),
+                description: "read".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            max_tokens: Some(100),
+            temperature: None,
+        };
+        assert_eq!(
+            request_body(&req),
+            json!({
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": "be careful"},
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "error: no such file"},
+                ],
+                "tools": [{"type": "function", "function": {"name": "read_file", "description": "read", "parameters": {"type": "object"}}}],
+                "max_tokens": 100,
+                "stream": true,
+                "stream_options": {"include_usage": true},
+            })
+        );
+    }
+}

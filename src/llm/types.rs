@@ -1,0 +1,138 @@
+//! The provider-neutral shape of a conversation turn: what the agent asks for ([`Request`]),
+//! what it gets back ([`Response`]) and what it sees while the answer streams ([`StreamEvent`]).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::ToolSpec;
+
+/// One message of the conversation. The system prompt is not a message: it lives in
+/// [`Request::system`] because the two wire formats place it differently.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// What the person (or the harness speaking for them) said.
+    User { text: String },
+    /// A previous answer of the model, replayed so the model sees its own tool calls.
+    Assistant {
+        text: String,
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The outcome of one tool call, matched to it by `call_id`.
+    ToolResult {
+        call_id: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+impl Message {
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::User { text: text.into() }
+    }
+
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self::ToolResult {
+            call_id: call_id.into(),
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    pub fn tool_error(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self::ToolResult {
+            call_id: call_id.into(),
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// A tool call the model asked for.
+///
+/// When the model's arguments were not valid JSON, `arguments` is `Value::String(raw)` holding
+/// the exact text the model sent and `arguments_error` says why it did not parse. The call is
+/// still returned so the agent can send that error back to the model as the tool result (a
+/// mistake the model can fix), and so replaying the conversation sends back the model's own
+/// bytes rather than something the harness invented.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments_error: Option<String>,
+}
+
+impl ToolCall {
+    /// The arguments as the JSON text the model produced, for the wire formats that carry them
+    /// as a string.
+    pub(crate) fn arguments_text(&self) -> String {
+        match (&self.arguments, &self.arguments_error) {
+            (Value::String(raw), Some(_)) => raw.clone(),
+            (value, _) => value.to_string(),
+        }
+    }
+}
+
+/// Everything one model call needs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Request {
+    pub model: String,
+    pub system: Option<String>,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+/// Tokens spent by one call, as the provider counted them. Anthropic's cache reads and writes
+/// are counted as input, because every one of them is billed and fills the context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum FinishReason {
+    /// The answer is complete.
+    #[default]
+    Stop,
+    /// The model wants the tool calls in [`Response::tool_calls`] run.
+    ToolCalls,
+    /// The model ran out of output tokens; the answer is cut.
+    Length,
+    /// Anything else the provider said (`content_filter`, `refusal`, ...), verbatim.
+    Other(String),
+}
+
+/// A complete answer. A stream that did not complete never becomes a `Response`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Response {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub finish: FinishReason,
+    pub usage: Usage,
+    /// Names of tool calls whose arguments were cut off by the output-token limit. They are
+    /// not in `tool_calls` and must never be executed; tell the model instead.
+    pub truncated_tool_calls: Vec<String>,
+}
+
+/// What the client reports while an answer streams in, in arrival order. These are for
+/// showing progress; the [`Response`] is the authority on what the model said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum StreamEvent {
+    TextDelta(String),
+    ToolCallStarted {
+        id: String,
+        name: String,
+    },
+    ToolCallArgsDelta {
+        id: String,
+        delta: String,
+    },
+    /// The call's token totals so far (not an increment); usually once, near the end.
+    Usage(Usage),
+}

@@ -1,0 +1,12 @@
+//! The one integration test binary: `suite/` holds the tests, `common/` what they share.
+
+// clippy's `allow-unwrap-in-tests` covers `#[test]` functions only, not their helpers; in this
+// binary a panic is how a test fails.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is a test failure"
+)]
+
+mod common;
+mod suite;

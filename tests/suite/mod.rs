@@ -1,0 +1,3 @@
+//! Integration tests, one file per area.
+
+mod llm;
