@@ -39,33 +39,33 @@ impl Ui {
         }
     }
 
-    fn err_line(&self, text: &str) {
+    fn err_line(text: &str) {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{text}");
     }
 
     /// What a command did, for the person watching.
     pub fn note(&self, text: &str) {
-        self.err_line(text);
+        Self::err_line(text);
     }
 
     /// What to do next.
     pub fn hint(&self, text: &str) {
-        self.err_line(&format!("{} {text}", style("hint:").cyan()));
+        Self::err_line(&format!("{} {text}", style("hint:").cyan()));
     }
 
     pub fn warn(&self, text: &str) {
-        self.err_line(&format!("{} {text}", style("warning:").yellow().bold()));
+        Self::err_line(&format!("{} {text}", style("warning:").yellow().bold()));
     }
 
     pub fn error(&self, error: &Error) {
-        self.err_line(&format!(
+        Self::err_line(&format!(
             "{} {}",
             style("error:").red().bold(),
             error.message
         ));
         for hint in &error.hints {
-            self.err_line("");
+            Self::err_line("");
             self.hint(hint);
         }
     }

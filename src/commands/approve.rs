@@ -30,10 +30,10 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
     if store.draft_plan_path().exists() {
         return approve_draft(ctx, args);
     }
-    if let Some(task) = store.current()? {
-        if store.load(&task).is_ok_and(|t| t.plan_changed()) {
-            return reapprove(ctx, &task.id, args);
-        }
+    if let Some(task) = store.current()?
+        && store.load(&task).is_ok_and(|t| t.plan_changed())
+    {
+        return reapprove(ctx, &task.id, args);
     }
     Err(Error::input("there is no draft to approve")
         .hint("write one with `tick plan \"goal\"` or `tick plan --from plan.md`"))
@@ -69,7 +69,7 @@ fn approve_draft(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
 
     let ids = store.task_ids()?;
     let base = folder_name::base_name(now, &title);
-    let id = (1..)
+    let id = (1..=10_000)
         .map(|n| folder_name::candidate(&base, n))
         .find(|candidate| !ids.contains(candidate) && !store.dir().join(candidate).exists())
         .ok_or_else(|| Error::internal("no free task folder name"))?;
@@ -302,6 +302,10 @@ pub fn state_yaml(state: &State) -> Result<String> {
         .map_err(|err| Error::internal(format!("could not write state.yaml: {err}")))
 }
 
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "used as `map_err(render_error)`"
+)]
 fn render_error(err: serde_yaml::Error) -> Error {
     Error::internal(format!("could not render PLAN.md: {err}"))
 }

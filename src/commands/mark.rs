@@ -101,10 +101,10 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
         &task.dir.join(STATE_FILE),
         super::approve::state_yaml(&state)?.as_bytes(),
     )?;
-    if task.plan.phase() != Some(next) {
-        if let Some(plan) = plan_md::set_status_line(&task.plan_src, next) {
-            fsx::write_atomic(&task.dir.join(PLAN_FILE), plan.as_bytes())?;
-        }
+    if task.plan.phase() != Some(next)
+        && let Some(plan) = plan_md::set_status_line(&task.plan_src, next)
+    {
+        fsx::write_atomic(&task.dir.join(PLAN_FILE), plan.as_bytes())?;
     }
     let how = match status {
         StepStatus::Done => " (by hand: not verified)".to_owned(),

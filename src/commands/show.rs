@@ -7,26 +7,26 @@ use crate::plan::Phase;
 
 pub fn run(ctx: &Ctx<'_>, args: &ShowArgs) -> Result<Outcome> {
     let store = &ctx.store;
-    if args.task.is_none() {
-        if let Some(draft) = store.load_draft()? {
-            let phase = draft.plan.phase().unwrap_or(Phase::Draft);
-            let steps = draft.plan.steps.all_steps().count();
-            ctx.ui.data(&format!(
-                "draft: {} ({phase}, {steps} {})\nfile:  {}\n\n{}",
-                draft.plan.title.as_deref().unwrap_or("(untitled)"),
-                if steps == 1 { "step" } else { "steps" },
-                store.rel(&draft.path),
-                draft.plan.body.trim_start_matches(['\n', '\r'])
-            ));
-            if phase == Phase::NeedsInput {
-                ctx.ui
-                    .hint("answer the open questions with `tick plan --answer \"...\"`");
-            } else {
-                ctx.ui
-                    .hint("`tick approve` to approve it, edit the file, or `tick discard`");
-            }
-            return Ok(Outcome::Done);
+    if args.task.is_none()
+        && let Some(draft) = store.load_draft()?
+    {
+        let phase = draft.plan.phase().unwrap_or(Phase::Draft);
+        let steps = draft.plan.steps.all_steps().count();
+        ctx.ui.data(&format!(
+            "draft: {} ({phase}, {steps} {})\nfile:  {}\n\n{}",
+            draft.plan.title.as_deref().unwrap_or("(untitled)"),
+            if steps == 1 { "step" } else { "steps" },
+            store.rel(&draft.path),
+            draft.plan.body.trim_start_matches(['\n', '\r'])
+        ));
+        if phase == Phase::NeedsInput {
+            ctx.ui
+                .hint("answer the open questions with `tick plan --answer \"...\"`");
+        } else {
+            ctx.ui
+                .hint("`tick approve` to approve it, edit the file, or `tick discard`");
         }
+        return Ok(Outcome::Done);
     }
     let Some(task_ref) = (match &args.task {
         Some(query) => Some(store.resolve(query)?),

@@ -30,6 +30,7 @@ impl StepId {
     }
 
     /// The step a sub-step belongs to; a top-level step is its own parent.
+    #[must_use]
     pub fn parent(self) -> StepId {
         StepId::top(self.major)
     }

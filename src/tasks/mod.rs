@@ -153,8 +153,8 @@ impl Store {
     /// The lock for the draft and for creating task folders.
     pub fn lock(&self, holder: &str) -> Result<lock::Lock> {
         let lock = lock::acquire(&self.dir, holder, Duration::from_secs(5))?;
-        self.clean_up(&self.dir)?;
-        self.clean_up(&self.draft_dir())?;
+        clean_up(&self.dir)?;
+        clean_up(&self.draft_dir())?;
         for stage in fsx::subdirs(&self.dir)? {
             let is_stage = stage
                 .file_name()
@@ -171,15 +171,8 @@ impl Store {
     /// long-running holder (a run) makes them fail with its name.
     pub fn lock_task(&self, task: &TaskRef, holder: &str) -> Result<lock::Lock> {
         let lock = lock::acquire(&task.dir, holder, Duration::from_secs(5))?;
-        self.clean_up(&task.dir)?;
+        clean_up(&task.dir)?;
         Ok(lock)
-    }
-
-    /// Removes temp files a killed writer left behind. Only called under the lock, so no
-    /// writer is active in `dir`.
-    fn clean_up(&self, dir: &Path) -> Result<()> {
-        fsx::remove_stray_temps(dir, &WRITTEN_FILES, Duration::ZERO)?;
-        Ok(())
     }
 
     /// Task ids, oldest first.
@@ -372,6 +365,13 @@ impl Task {
             .or_else(|| self.todo.heading.clone())
             .unwrap_or_else(|| self.id.clone())
     }
+}
+
+/// Removes temp files a killed writer left behind. Only called under the lock, so no writer is
+/// active in `dir`.
+fn clean_up(dir: &Path) -> Result<()> {
+    fsx::remove_stray_temps(dir, &WRITTEN_FILES, Duration::ZERO)?;
+    Ok(())
 }
 
 /// A hash of the steps as planned (ids, titles, details; not their status), recorded at

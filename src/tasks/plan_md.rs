@@ -137,15 +137,15 @@ pub fn parse(src: &str) -> Result<PlanDoc, ParseError> {
             })?,
         _ => FrontMatter::default(),
     };
-    if let Some(format) = front.format {
-        if format > FORMAT {
-            return Err(error(
-                2,
-                1,
-                format!("PLAN.md format {format} is newer than this tick understands ({FORMAT})"),
-                "upgrade tick",
-            ));
-        }
+    if let Some(format) = front.format
+        && format > FORMAT
+    {
+        return Err(error(
+            2,
+            1,
+            format!("PLAN.md format {format} is newer than this tick understands ({FORMAT})"),
+            "upgrade tick",
+        ));
     }
     let steps_region = steps_section(body);
     let steps = match &steps_region {
@@ -180,10 +180,10 @@ fn steps_section(body: &str) -> Option<Range<usize>> {
     for (event, range) in Parser::new(body).into_offset_iter() {
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
-                if let Some(start) = start {
-                    if level <= HeadingLevel::H2 {
-                        return Some(start..range.start);
-                    }
+                if let Some(start) = start
+                    && level <= HeadingLevel::H2
+                {
+                    return Some(start..range.start);
                 }
                 in_heading = Some(level);
                 heading_text.clear();

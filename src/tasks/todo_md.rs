@@ -182,13 +182,13 @@ pub fn parse_region(src: &str, region: Range<usize>) -> Result<Checklist, ParseE
                 });
             }
             (Role::Root, MarkerScan::Marker { status, at }) => {
-                let step = build_step(src, &lines, item, status, at, None)?;
+                let step = build_step(src, &lines, item, status, at, Level::Top)?;
                 checklist.steps.push(step);
                 Role::Step(checklist.steps.len() - 1, None)
             }
             (Role::Step(parent, None), MarkerScan::Marker { status, at }) => {
                 let parent_id = checklist.steps[parent].id;
-                let step = build_step(src, &lines, item, status, at, Some(parent_id))?;
+                let step = build_step(src, &lines, item, status, at, Level::Sub(parent_id))?;
                 let span = &mut checklist.steps[parent].span;
                 if !span.prefix_from_child {
                     // A new detail line goes before the first sub-step: it must be indented
@@ -426,7 +426,7 @@ fn build_step(
     item: &Item,
     status: StepStatus,
     marker: usize,
-    parent: Option<Option<StepId>>,
+    level: Level,
 ) -> Result<Step, ParseError> {
     let head = item.head.clone().unwrap_or(marker..marker);
     // `marker` is the character inside the brackets; the head goes on after `]`.
@@ -444,7 +444,7 @@ fn build_step(
                 message,
                 hint: "ids look like `S3` (a step) or `S3.1` (a sub-step)".into(),
             })?;
-            check_id_level(id, parent, line, lines.line_col(src, title_start).1)?;
+            check_id_level(id, level, line, lines.line_col(src, title_start).1)?;
             Some(id)
         }
         None => None,
@@ -496,6 +496,13 @@ fn build_step(
     })
 }
 
+/// Whether a step is top-level or a sub-step (of a parent that may not have an id yet).
+#[derive(Debug, Clone, Copy)]
+enum Level {
+    Top,
+    Sub(Option<StepId>),
+}
+
 /// `S3 Title` → (`S3`, `Title`); a title without an id token → (None, title).
 fn split_id(text: &str) -> (Option<&str>, &str) {
     let end = text.find(char::is_whitespace).unwrap_or(text.len());
@@ -511,22 +518,17 @@ fn split_id(text: &str) -> (Option<&str>, &str) {
     }
 }
 
-fn check_id_level(
-    id: StepId,
-    parent: Option<Option<StepId>>,
-    line: usize,
-    col: usize,
-) -> Result<(), ParseError> {
-    let problem = match (parent, id.minor) {
-        (None, Some(_)) => Some((
+fn check_id_level(id: StepId, level: Level, line: usize, col: usize) -> Result<(), ParseError> {
+    let problem = match (level, id.minor) {
+        (Level::Top, Some(_)) => Some((
             format!("`{id}` is a sub-step id on a top-level step"),
             format!("top-level steps have ids like `S{}`", id.major),
         )),
-        (Some(_), None) => Some((
+        (Level::Sub(_), None) => Some((
             format!("`{id}` is a step id on a sub-step"),
             "sub-steps have ids like `S2.1`, under their step `S2`".to_owned(),
         )),
-        (Some(Some(parent)), Some(_)) if parent.major != id.major => Some((
+        (Level::Sub(Some(parent)), Some(_)) if parent.major != id.major => Some((
             format!("sub-step `{id}` is under `{parent}`"),
             format!(
                 "a sub-step of `{parent}` has an id like `{parent}.1`; remove the id and tick will assign one"
@@ -706,16 +708,16 @@ pub fn first_heading(src: &str) -> Option<String> {
 fn check_ids(src: &str, lines: &LineIndex, checklist: &Checklist) -> Result<(), ParseError> {
     let mut seen: BTreeMap<StepId, usize> = BTreeMap::new();
     for step in checklist.all_steps() {
-        if let Some(id) = step.id {
-            if let Some(first) = seen.insert(id, step.line) {
-                let (line, col) = lines.line_col(src, step.span.title_start);
-                return Err(ParseError {
+        if let Some(id) = step.id
+            && let Some(first) = seen.insert(id, step.line)
+        {
+            let (line, col) = lines.line_col(src, step.span.title_start);
+            return Err(ParseError {
                     line,
                     col,
                     message: format!("duplicate step id `{id}` (also on line {first})"),
                     hint: "ids are never reused; remove the id from the newer step and tick will assign a free one".into(),
                 });
-            }
         }
     }
     let known: BTreeSet<StepId> = seen.keys().copied().collect();
@@ -794,19 +796,16 @@ pub fn edit_step(src: &str, checklist: &Checklist, id: StepId, edit: &StepEdit) 
     let mut inserts = String::new();
     for (key, value) in &edit.set {
         let value = one_line(value);
-        match step.span.runner_lines.get(key) {
-            Some((_, value_range)) => {
-                if src[value_range.clone()] != value {
-                    edits.push((value_range.clone(), value));
-                }
+        if let Some((_, value_range)) = step.span.runner_lines.get(key) {
+            if src[value_range.clone()] != value {
+                edits.push((value_range.clone(), value));
             }
-            None => {
-                inserts.push_str(&step.span.detail_prefix);
-                inserts.push_str(key.as_str());
-                inserts.push_str(": ");
-                inserts.push_str(&value);
-                inserts.push_str(step.span.eol);
-            }
+        } else {
+            inserts.push_str(&step.span.detail_prefix);
+            inserts.push_str(key.as_str());
+            inserts.push_str(": ");
+            inserts.push_str(&value);
+            inserts.push_str(step.span.eol);
         }
     }
     for key in &edit.remove {
@@ -853,18 +852,17 @@ pub fn assign_ids(src: &str, checklist: &Checklist) -> (String, Vec<StepId>) {
     let mut edits = Vec::new();
     let mut assigned = Vec::new();
     for step in &checklist.steps {
-        let major = match step.id {
-            Some(id) => id.major,
-            None => {
-                next_major += 1;
-                let id = StepId::top(next_major);
-                edits.push((
-                    step.span.title_start..step.span.title_start,
-                    format!("{id} "),
-                ));
-                assigned.push(id);
-                next_major
-            }
+        let major = if let Some(id) = step.id {
+            id.major
+        } else {
+            next_major += 1;
+            let id = StepId::top(next_major);
+            edits.push((
+                step.span.title_start..step.span.title_start,
+                format!("{id} "),
+            ));
+            assigned.push(id);
+            next_major
         };
         let mut next_minor = step
             .substeps
