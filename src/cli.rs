@@ -38,7 +38,10 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct InitArgs {}
 
-/// Write a plan for a goal; it lands as a draft in `.tasks/draft/PLAN.md` for you to review.
+/// Have the model explore the repository (read-only) and write a plan for a goal.
+///
+/// The plan lands as a draft in `.tasks/draft/PLAN.md` for you to read, edit, revise,
+/// approve or discard. The model has no tool that can change anything while planning.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// What you want done.
@@ -46,12 +49,37 @@ pub struct PlanArgs {
 
     /// Take a plan you wrote (PLAN.md format; `-` reads stdin) as the draft instead of asking
     /// a model.
-    #[arg(long, value_name = "FILE", conflicts_with = "goal")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["goal", "revise", "answer"])]
     pub from: Option<PathBuf>,
+
+    /// Ask the planner to revise the draft: what should change.
+    #[arg(long, value_name = "FEEDBACK", conflicts_with_all = ["goal", "answer"])]
+    pub revise: Option<String>,
+
+    /// Answer the planner's open questions and let it go on.
+    #[arg(long, value_name = "ANSWERS", conflicts_with = "goal")]
+    pub answer: Option<String>,
 
     /// Replace an existing draft.
     #[arg(long)]
     pub force: bool,
+
+    /// The model (overrides `model` in the config and `TICK_MODEL`).
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// The provider: `openai` (any OpenAI-compatible server), `anthropic`, `ollama`,
+    /// `llamacpp`.
+    #[arg(long, value_enum)]
+    pub provider: Option<crate::config::Provider>,
+
+    /// The server's base URL (overrides `base_url` and `TICK_BASE_URL`).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Print progress events and the result as JSON lines on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Print the draft, or a task's plan.
@@ -69,7 +97,7 @@ pub struct DiscardArgs {}
 /// Approve the draft: it becomes a task folder with PLAN.md, TODO.md and state.yaml.
 ///
 /// Given a task whose PLAN.md was edited after approval, approves the edited plan.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct ApproveArgs {
     /// A task whose PLAN.md changed since its approval, to approve again.
     pub task: Option<String>,

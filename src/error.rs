@@ -15,6 +15,8 @@ pub enum ErrorKind {
     Input,
     /// The model or its provider failed. Exit code 3.
     Provider,
+    /// A limit (turns, tokens, files changed) stopped the work. Exit code 6.
+    Limit,
     /// Another tick process holds the lock on the task. Exit code 7.
     Busy,
 }
@@ -25,6 +27,7 @@ impl ErrorKind {
             ErrorKind::Internal => 1,
             ErrorKind::Input => 2,
             ErrorKind::Provider => 3,
+            ErrorKind::Limit => 6,
             ErrorKind::Busy => 7,
         }
     }

@@ -1,13 +1,16 @@
 //! tick: make a coding agent plan first, wait for a person's approval, then execute the approved
 //! plan one verified step at a time.
 
+pub mod agent;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod error;
 pub mod fsx;
 pub mod git;
 pub mod llm;
 pub mod plan;
+pub mod redact;
 pub mod tasks;
 pub mod tools;
 pub mod ui;
@@ -69,10 +72,20 @@ fn process_env() -> Result<Env, Error> {
     };
     let cwd = std::env::current_dir()
         .map_err(|err| Error::internal(format!("could not read the current directory: {err}")))?;
+    let stdin_is_terminal = std::io::stdin().is_terminal();
+    let stderr_is_terminal = std::io::stderr().is_terminal();
+    // `TICK_INTERACTIVE=1|0` overrides the terminal check, for scripted sessions and tests.
+    let interactive = match vars.get("TICK_INTERACTIVE").map(String::as_str) {
+        Some("1" | "true" | "yes") => true,
+        Some("0" | "false" | "no") => false,
+        _ => stdin_is_terminal && stderr_is_terminal,
+    };
     Ok(Env {
         cwd,
         now: now.trunc_subsecs(0),
         vars,
-        stdin_is_terminal: std::io::stdin().is_terminal(),
+        stdin_is_terminal,
+        stderr_is_terminal,
+        interactive,
     })
 }

@@ -8,17 +8,78 @@ use std::io::Write;
 use console::{Style, style};
 use serde::Serialize;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::agent::AgentEvent;
 use crate::commands::list::ListReport;
 use crate::commands::status::{StatusReport, StepReport, TaskReport};
 use crate::error::Error;
 use crate::plan::StepStatus;
 
 #[derive(Debug, Default)]
-pub struct Ui {}
+pub struct Ui {
+    /// Whether streamed model text left a line open on stderr.
+    text_open: AtomicBool,
+}
 
 impl Ui {
     pub fn new() -> Self {
-        Ui {}
+        Ui::default()
+    }
+
+    /// Progress of a model turn: JSON lines on stdout with `--json`; on a terminal, the
+    /// model's text and a line per tool call on stderr; otherwise nothing.
+    pub fn agent_event(&self, event: &AgentEvent, json: bool, live: bool) {
+        if json {
+            self.json(event);
+            return;
+        }
+        if !live {
+            return;
+        }
+        match event {
+            AgentEvent::Text { text } => {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "{}", style(text).dim());
+                let _ = err.flush();
+                self.text_open
+                    .store(!text.ends_with('\n'), Ordering::Relaxed);
+            }
+            AgentEvent::ToolCall { name, detail } => {
+                self.end_live_text();
+                Self::err_line(&format!("{} {name} {detail}", style("→").cyan()));
+            }
+            AgentEvent::ToolResult {
+                name,
+                is_error: true,
+            } => {
+                Self::err_line(&format!(
+                    "  {} {name} failed; the model is told why",
+                    style("!").yellow()
+                ));
+            }
+            AgentEvent::Reminder { .. } => {
+                self.end_live_text();
+                self.warn("the model stopped without submitting a plan; reminding it once");
+            }
+            AgentEvent::Request { .. }
+            | AgentEvent::ToolResult { .. }
+            | AgentEvent::Usage { .. } => {}
+        }
+    }
+
+    /// Ends a line of streamed text, so the next message starts on its own line.
+    pub fn end_live_text(&self) {
+        if self.text_open.swap(false, Ordering::Relaxed) {
+            Self::err_line("");
+        }
+    }
+
+    /// A question for the person at the terminal; the answer is read from stdin.
+    pub fn prompt(&self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "{}", style(text).bold());
+        let _ = err.flush();
     }
 
     /// Data for stdout, as it is (a newline is added if missing).

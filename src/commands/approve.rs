@@ -3,19 +3,17 @@
 
 use std::path::Path;
 
-use serde::Serialize;
-
 use super::{Ctx, Outcome};
 use crate::cli::ApproveArgs;
 use crate::error::{Error, Result};
 use crate::fsx;
-use crate::plan::{Event, Phase, StepId, transition};
+use crate::plan::{Event, Phase, transition};
 use crate::tasks::plan_md::{self, Approval, FrontMatter, PlanDoc};
+use crate::tasks::render::render_todo;
 use crate::tasks::state::{ApprovalRecord, State};
-use crate::tasks::todo_md::{self, Checklist, Step};
+use crate::tasks::todo_md;
 use crate::tasks::{
-    PLAN_FILE, RUNS_DIR, SESSION_FILE, STATE_FILE, Store, TODO_FILE, folder_name, steps_hash,
-    templates,
+    PLAN_FILE, RUNS_DIR, SESSION_FILE, STATE_FILE, TODO_FILE, folder_name, steps_hash,
 };
 
 /// Where the approved PLAN.md is kept (locally, not committed) to show what changed later.
@@ -55,9 +53,9 @@ fn approve_draft(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         return Err(Error::input("there is no draft to approve"));
     };
     let path = draft.path.clone();
-    plan_md::validate(&draft.plan).map_err(|e| store.parse_error(&path, &e))?;
     let phase = draft.plan.phase().unwrap_or(Phase::Draft);
     transition(phase, Event::Approve).map_err(|r| Error::input(r.reason).hint(r.hint))?;
+    plan_md::validate(&draft.plan).map_err(|e| store.parse_error(&path, &e))?;
 
     // Steps a person added to the draft without ids get them now, so PLAN.md and TODO.md
     // name the same steps.
@@ -200,103 +198,6 @@ fn with_ids(plan: &PlanDoc) -> Result<String> {
     Ok(body)
 }
 
-#[derive(Serialize)]
-struct TodoContext<'a> {
-    id: &'a str,
-    title: &'a str,
-    steps: Vec<StepContext>,
-}
-
-#[derive(Serialize)]
-struct StepContext {
-    id: String,
-    title: String,
-    details: Vec<String>,
-    substeps: Vec<StepContext>,
-    files: Vec<String>,
-    verify: Vec<String>,
-    done_when: Option<String>,
-    risk: Option<String>,
-    depends: Vec<String>,
-    notes: Vec<String>,
-}
-
-/// A command as a markdown code span that survives backticks inside it.
-pub fn code_span(text: &str) -> String {
-    let mut fence = "`".to_owned();
-    while text.contains(&fence) {
-        fence.push('`');
-    }
-    if fence.len() > 1 || text.starts_with('`') || text.ends_with('`') {
-        format!("{fence} {text} {fence}")
-    } else {
-        format!("{fence}{text}{fence}")
-    }
-}
-
-/// A step's detail lines as TODO.md writes them.
-pub fn detail_lines(step: &Step) -> Vec<String> {
-    let mut lines = Vec::new();
-    if !step.files.is_empty() {
-        lines.push(format!("files: {}", step.files.join(", ")));
-    }
-    if !step.verify.is_empty() {
-        let commands: Vec<String> = step.verify.iter().map(|c| code_span(c)).collect();
-        lines.push(format!("verify: {}", commands.join(", ")));
-    }
-    if let Some(done_when) = &step.done_when {
-        lines.push(format!("done when: {done_when}"));
-    }
-    if let Some(risk) = step.risk {
-        lines.push(format!("risk: {}", risk.as_str()));
-    }
-    if !step.depends.is_empty() {
-        let ids: Vec<String> = step.depends.iter().map(StepId::to_string).collect();
-        lines.push(format!("depends: {}", ids.join(", ")));
-    }
-    lines.extend(step.notes.iter().cloned());
-    lines
-}
-
-fn step_context(step: &Step) -> StepContext {
-    StepContext {
-        id: step.id.map(|id| id.to_string()).unwrap_or_default(),
-        title: step.title.clone(),
-        details: detail_lines(step),
-        substeps: step.substeps.iter().map(step_context).collect(),
-        files: step.files.clone(),
-        verify: step.verify.clone(),
-        done_when: step.done_when.clone(),
-        risk: step.risk.map(|r| r.as_str().to_owned()),
-        depends: step.depends.iter().map(StepId::to_string).collect(),
-        notes: step.notes.clone(),
-    }
-}
-
-/// TODO.md for `steps`, through the (overridable) template. The result must parse back to
-/// the same steps, so a broken template override fails here rather than in a later run.
-pub fn render_todo(store: &Store, id: &str, title: &str, steps: &Checklist) -> Result<String> {
-    let context = TodoContext {
-        id,
-        title,
-        steps: steps.steps.iter().map(step_context).collect(),
-    };
-    let text = templates::render(&store.templates_dir(), templates::TODO_MD, &context)?;
-    let parsed = todo_md::parse(&text).map_err(|e| {
-        Error::input(format!(
-            "the TODO.md template produced a checklist that does not parse: {e}"
-        ))
-        .hint("fix or remove `.tasks/templates/TODO.md.j2`; nothing was written")
-    })?;
-    let want: Vec<_> = steps.all_steps().map(|s| (s.id, &s.title)).collect();
-    let got: Vec<_> = parsed.all_steps().map(|s| (s.id, &s.title)).collect();
-    if want != got {
-        return Err(Error::input("the TODO.md template lost or changed steps")
-            .hint("fix or remove `.tasks/templates/TODO.md.j2`; nothing was written"));
-    }
-    Ok(text)
-}
-
 pub fn state_yaml(state: &State) -> Result<String> {
     serde_yaml::to_string(state)
         .map_err(|err| Error::internal(format!("could not write state.yaml: {err}")))
@@ -308,21 +209,4 @@ pub fn state_yaml(state: &State) -> Result<String> {
 )]
 fn render_error(err: serde_yaml::Error) -> Error {
     Error::internal(format!("could not render PLAN.md: {err}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn code_spans_survive_backticks() {
-        assert_eq!(code_span("npm test"), "`npm test`");
-        assert_eq!(code_span("echo `date`"), "`` echo `date` ``");
-        assert_eq!(code_span("a``b"), "``` a``b ```");
-        for text in ["npm test", "echo `date`", "a``b", "`x`"] {
-            let md = format!("- [ ] S1 t\n  - verify: {}\n", code_span(text));
-            let list = todo_md::parse(&md).unwrap();
-            assert_eq!(list.steps[0].verify, [text], "{md}");
-        }
-    }
 }

@@ -27,6 +27,9 @@ pub struct Env {
     pub now: DateTime<Utc>,
     pub vars: BTreeMap<String, String>,
     pub stdin_is_terminal: bool,
+    pub stderr_is_terminal: bool,
+    /// Whether tick may ask questions and show menus: a person at a terminal.
+    pub interactive: bool,
 }
 
 impl Env {

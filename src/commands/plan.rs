@@ -1,23 +1,519 @@
-//! `tick plan`: a draft plan in `.tasks/draft/PLAN.md`, from a model or from a file a person
-//! wrote. An existing draft is never replaced without `--force`.
+//! `tick plan`: a draft plan in `.tasks/draft/PLAN.md`, from a model exploring the repository
+//! read-only, or from a file a person wrote. An existing draft is never replaced without
+//! `--force`; `--revise` and `--answer` go on with the planning conversation.
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use super::{Ctx, Outcome};
+use crate::agent::AgentEvent;
+use crate::agent::planner::{Asker, NoAsker, PlanEnd, PlanError, Planner};
 use crate::cli::PlanArgs;
-use crate::error::{Error, Result};
+use crate::config::{self, Config, Flags};
+use crate::error::{Error, ErrorKind, Result};
 use crate::fsx;
-use crate::plan::Phase;
+use crate::llm::{Client, Message, Usage};
+use crate::plan::{Event, Phase, transition};
 use crate::tasks::plan_md::{self, FrontMatter};
-use crate::tasks::{Draft, Store};
+use crate::tasks::{Draft, SESSION_FILE, Store, render};
+use crate::tools::{Mode, PlanSubmission, Questions, Registry, Workspace};
+
+pub const PLAN_PROMPT: &str = include_str!("../../prompts/plan.md");
 
 pub fn run(ctx: &Ctx<'_>, args: &PlanArgs) -> Result<Outcome> {
-    match &args.from {
-        Some(from) => from_file(ctx, from, args.force),
-        None => Err(Error::input("give a plan file with `--from FILE`")
-            .hint("planning with a model needs a provider; see `tick plan --help`")),
+    if let Some(from) = &args.from {
+        return from_file(ctx, from, args.force);
     }
+    let store = &ctx.store;
+    let request = if let Some(feedback) = &args.revise {
+        Continue::Revise(feedback.clone())
+    } else if let Some(answer) = &args.answer {
+        Continue::Answer(answer.clone())
+    } else if let Some(goal) = args
+        .goal
+        .as_deref()
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+    {
+        Continue::New(goal.to_owned())
+    } else {
+        return Err(
+            Error::input("say what you want planned: `tick plan \"goal\"`")
+                .hint("or give a plan you wrote: `tick plan --from plan.md`"),
+        );
+    };
+    let flags = Flags {
+        provider: args.provider,
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+    };
+    let config = config::resolve(
+        &store.config_path(),
+        &store.rel(&store.config_path()),
+        ctx.env,
+        &flags,
+    )?;
+    let mut next = Some(request);
+    while let Some(request) = next.take() {
+        plan_with_model(ctx, &config, request, args)?;
+        if args.json || !ctx.env.interactive {
+            break;
+        }
+        next = review(ctx)?;
+    }
+    Ok(Outcome::Done)
+}
+
+/// What a planning run starts from.
+enum Continue {
+    New(String),
+    Revise(String),
+    Answer(String),
+}
+
+fn planning_error(err: PlanError) -> Error {
+    match err {
+        PlanError::Llm(err) => {
+            let hint = err.hint();
+            let mut error = Error::new(ErrorKind::Provider, err.to_string());
+            if let Some(hint) = hint {
+                error = error.hint(hint);
+            }
+            error.hint("no draft was written")
+        }
+        PlanError::NoSubmission { text } => {
+            let said = text.trim();
+            let mut error = Error::new(
+                ErrorKind::Provider,
+                "the model stopped without calling `submit_plan`, even after a reminder",
+            );
+            if !said.is_empty() {
+                let excerpt: String = said.chars().take(300).collect();
+                error = error.hint(format!("its last words: {excerpt}"));
+            }
+            error.hint("no draft was written; try again, or a model that handles tool calls better")
+        }
+        PlanError::TurnLimit { turns } => Error::new(
+            ErrorKind::Limit,
+            format!("the planner used all {turns} turns without submitting a plan"),
+        )
+        .hint("raise `limits.max_turns` in `.tasks/config.yaml`, or narrow the goal; no draft was written"),
+        PlanError::TokenLimit { used, limit } => Error::new(
+            ErrorKind::Limit,
+            format!("the planner used {used} tokens, over the limit of {limit}"),
+        )
+        .hint("raise `limits.max_tokens` in `.tasks/config.yaml`; no draft was written"),
+    }
+}
+
+fn load_session(store: &Store) -> Result<Vec<Message>> {
+    let path = store.draft_dir().join(SESSION_FILE);
+    let Some(text) = fsx::read_optional(&path)? else {
+        return Ok(Vec::new());
+    };
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .enumerate()
+        .map(|(i, line)| {
+            serde_json::from_str(line).map_err(|err| {
+                Error::input(format!("`{}:{}`: {err}", store.rel(&path), i + 1))
+                    .hint("the planning conversation is damaged; `tick plan --force \"goal\"` starts over")
+            })
+        })
+        .collect()
+}
+
+fn save_session(store: &Store, messages: &[Message], secrets: &[&str]) -> Result<()> {
+    let mut text = String::new();
+    for message in messages {
+        let line = serde_json::to_string(message)
+            .map_err(|err| Error::internal(format!("could not save the conversation: {err}")))?;
+        text.push_str(&crate::redact::redact(&line, secrets));
+        text.push('\n');
+    }
+    fsx::write_atomic(&store.draft_dir().join(SESSION_FILE), text.as_bytes())
+}
+
+fn plan_with_model(
+    ctx: &Ctx<'_>,
+    config: &Config,
+    request: Continue,
+    args: &PlanArgs,
+) -> Result<()> {
+    let store = &ctx.store;
+    store.ensure()?;
+    let _lock = store.lock("tick plan")?;
+    let draft = store.load_draft()?;
+    let (goal, mut messages, old_draft) = match request {
+        Continue::New(goal) => {
+            check_no_draft(store, args.force)?;
+            let intro = format!(
+                "Goal: {goal}\n\nExplore the repository to plan this, then call `submit_plan`."
+            );
+            (goal, vec![Message::user(intro)], None)
+        }
+        Continue::Revise(feedback) => {
+            let draft = draft.ok_or_else(|| {
+                Error::input("there is no draft to revise")
+                    .hint("start one with `tick plan \"goal\"`")
+            })?;
+            let phase = draft.plan.phase().unwrap_or(Phase::Draft);
+            transition(phase, Event::Revise).map_err(|r| Error::input(r.reason).hint(r.hint))?;
+            let goal = draft_goal(&draft);
+            let mut messages = load_session(store)?;
+            if messages.is_empty() {
+                messages.push(Message::user(format!(
+                    "Goal: {goal}\n\nA person wrote a draft plan for it (below). Revise it as \
+                     they ask, exploring the repository as needed, then call `submit_plan` with \
+                     the whole revised plan.\n\nTheir request: {feedback}\n\nThe draft:\n\n{}",
+                    draft.src
+                )));
+            } else {
+                messages.push(Message::user(format!(
+                    "The person reviewed your draft and asks for a revision:\n\n{feedback}\n\n\
+                     The draft as it stands now (they may have edited it):\n\n{}\n\nCall \
+                     `submit_plan` with the whole revised plan.",
+                    draft.src
+                )));
+            }
+            (goal, messages, Some(draft))
+        }
+        Continue::Answer(answer) => {
+            let draft = draft.ok_or_else(|| {
+                Error::input("there is no draft waiting for answers")
+                    .hint("start one with `tick plan \"goal\"`")
+            })?;
+            if draft.plan.phase() != Some(Phase::NeedsInput) {
+                return Err(Error::input("the draft has no open questions to answer")
+                    .hint("ask for changes with `tick plan --revise \"...\"`"));
+            }
+            let goal = draft_goal(&draft);
+            let mut messages = load_session(store)?;
+            if messages.is_empty() {
+                return Err(
+                    Error::input("the planning conversation of this draft is missing")
+                        .hint("start over with `tick plan --force \"goal\"`"),
+                );
+            }
+            messages.push(Message::user(format!(
+                "The person's answers to your questions:\n\n{answer}\n\nContinue planning and \
+                 finish with `submit_plan`."
+            )));
+            (goal, messages, Some(draft))
+        }
+    };
+
+    let client = Client::new(config.client_config()?)
+        .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
+    let workspace = Workspace::new(store.root())
+        .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
+    let registry = Registry::for_mode(Mode::Plan, workspace);
+    let system = prompt(store, "plan.md", PLAN_PROMPT)?;
+    let planner = Planner {
+        client: &client,
+        model: config.planner_model()?,
+        system,
+        registry: &registry,
+        limits: config.limits,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
+    let ui = ctx.ui;
+    let json = args.json;
+    let live = ctx.env.stderr_is_terminal;
+    let mut sink = move |event: AgentEvent| ui.agent_event(&event, json, live);
+    let mut usage = Usage::default();
+    let mut terminal = TerminalAsker { ctx };
+    let asker: &mut dyn Asker = if ctx.env.interactive && !json {
+        &mut terminal
+    } else {
+        &mut NoAsker
+    };
+    let end = runtime.block_on(planner.run(&mut messages, asker, &mut sink, &mut usage));
+    ui.end_live_text();
+    let end = end.map_err(planning_error)?;
+
+    let secrets: Vec<&str> = config.api_key.as_deref().into_iter().collect();
+    let (status, body, title) = match &end {
+        PlanEnd::Submitted(plan) => (
+            Phase::Draft,
+            render::plan_body(store, plan)?,
+            plan.title.clone(),
+        ),
+        PlanEnd::NeedsInput(questions) => {
+            let waiting = PlanSubmission {
+                title: render::one_line(&goal).chars().take(100).collect(),
+                summary: "The planner has questions it needs answered before it can plan."
+                    .to_owned(),
+                context: None,
+                assumptions: Vec::new(),
+                steps: Vec::new(),
+                risks: Vec::new(),
+                verification: None,
+                out_of_scope: Vec::new(),
+                open_questions: question_lines(questions),
+            };
+            (
+                Phase::NeedsInput,
+                render::plan_body(store, &waiting)?,
+                waiting.title,
+            )
+        }
+    };
+    let front = FrontMatter {
+        format: Some(plan_md::FORMAT),
+        id: None,
+        title: Some(render::one_line(&title)),
+        goal: Some(goal.clone()),
+        status: Some(status),
+        created: old_draft
+            .as_ref()
+            .and_then(|d| d.plan.front.created)
+            .or(Some(ctx.now())),
+        approved: None,
+        approval: old_draft
+            .as_ref()
+            .and_then(|d| d.plan.front.approval.clone()),
+        extra: serde_yaml::Mapping::new(),
+    };
+    let text = plan_md::render(&front, &body)
+        .map_err(|err| Error::internal(format!("could not render the draft: {err}")))?;
+    let text = crate::redact::redact(&text, &secrets);
+    fsx::create_dir_all(&store.draft_dir())?;
+    save_session(store, &messages, &secrets)?;
+    let path = store.draft_plan_path();
+    fsx::write_atomic(&path, text.as_bytes())?;
+
+    if let Some(old) = &old_draft {
+        if let Ok(new) = plan_md::parse(&text) {
+            if let Some(diff) = step_diff(&old.plan, &new) {
+                ui.data(&diff);
+            }
+        }
+    }
+    let tokens = format!(
+        "{} tokens in, {} out",
+        usage.input_tokens, usage.output_tokens
+    );
+    if json {
+        ui.json(&serde_json::json!({
+            "event": "draft",
+            "path": store.rel(&path),
+            "status": status,
+            "title": title,
+            "usage": usage,
+        }));
+        return Ok(());
+    }
+    match end {
+        PlanEnd::Submitted(plan) => {
+            ui.note(&format!(
+                "drafted `{}` with {} {} in `{}` ({tokens})",
+                render::one_line(&plan.title),
+                plan.steps.len(),
+                if plan.steps.len() == 1 {
+                    "step"
+                } else {
+                    "steps"
+                },
+                store.rel(&path)
+            ));
+            if !ctx.env.interactive {
+                ui.hint("read it (`tick show`), edit it, then `tick approve`, `tick plan --revise \"...\"` or `tick discard`");
+            }
+        }
+        PlanEnd::NeedsInput(questions) => {
+            ui.note(&format!(
+                "the planner needs answers before it can plan; its questions are in `{}` ({tokens})",
+                store.rel(&path)
+            ));
+            for line in question_lines(&questions) {
+                ui.note(&format!("  - {line}"));
+            }
+            ui.hint("answer with `tick plan --answer \"...\"`");
+        }
+    }
+    Ok(())
+}
+
+fn draft_goal(draft: &Draft) -> String {
+    draft
+        .plan
+        .front
+        .goal
+        .clone()
+        .or_else(|| draft.plan.title.clone())
+        .unwrap_or_default()
+}
+
+/// Each question on one line, with why it matters and the options offered.
+fn question_lines(questions: &Questions) -> Vec<String> {
+    questions
+        .questions
+        .iter()
+        .map(|q| {
+            let mut line = render::one_line(&q.question);
+            if let Some(why) = &q.why {
+                line.push_str(&format!(" (why: {})", render::one_line(why)));
+            }
+            if !q.options.is_empty() {
+                line.push_str(&format!(" Options: {}.", q.options.join(" / ")));
+            }
+            line
+        })
+        .collect()
+}
+
+/// A prompt from `.tasks/prompts/<name>` if a person put one there, else the built-in one.
+fn prompt(store: &Store, name: &str, builtin: &str) -> Result<String> {
+    let custom = store.dir().join("prompts").join(name);
+    Ok(fsx::read_optional(&custom)?.unwrap_or_else(|| builtin.to_owned()))
+}
+
+/// The steps of two drafts as a diff, one block per step; `None` when the steps are the same.
+pub fn step_diff(old: &plan_md::PlanDoc, new: &plan_md::PlanDoc) -> Option<String> {
+    let lines = |doc: &plan_md::PlanDoc| -> String {
+        let mut out = String::new();
+        for step in doc.steps.all_steps() {
+            let id = step
+                .id
+                .map(|id| id.to_string())
+                .unwrap_or_else(|| "(new)".into());
+            out.push_str(&format!("{id} {}\n", step.title));
+            for detail in render::detail_lines(step) {
+                out.push_str(&format!("    {detail}\n"));
+            }
+        }
+        out
+    };
+    let (old, new) = (lines(old), lines(new));
+    if old == new {
+        return None;
+    }
+    let diff = similar::TextDiff::from_lines(&old, &new);
+    Some(
+        diff.unified_diff()
+            .context_radius(1)
+            .header("steps before", "steps now")
+            .to_string(),
+    )
+}
+
+/// Asks the model's questions at the terminal and reads the answers from stdin.
+struct TerminalAsker<'a, 'b> {
+    ctx: &'a Ctx<'b>,
+}
+
+impl Asker for TerminalAsker<'_, '_> {
+    fn ask(&mut self, questions: &Questions) -> Option<String> {
+        let ui = self.ctx.ui;
+        ui.end_live_text();
+        ui.note("the planner asks:");
+        let mut answers = String::new();
+        for (q, line) in questions.questions.iter().zip(question_lines(questions)) {
+            ui.prompt(&format!("{line}\n> "));
+            let answer = read_line()?;
+            let answer = if answer.trim().is_empty() {
+                "(no answer; decide yourself and note it as an assumption)".to_owned()
+            } else {
+                answer.trim().to_owned()
+            };
+            answers.push_str(&format!(
+                "Q: {}\nA: {answer}\n",
+                render::one_line(&q.question)
+            ));
+        }
+        Some(answers)
+    }
+}
+
+fn read_line() -> Option<String> {
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line),
+    }
+}
+
+/// The review menu after a plan, in a terminal. Returns a revision to plan next, if asked.
+fn review(ctx: &Ctx<'_>) -> Result<Option<Continue>> {
+    let ui = ctx.ui;
+    let store = &ctx.store;
+    loop {
+        let Some(draft) = store.load_draft()? else {
+            return Ok(None);
+        };
+        if draft.plan.phase() == Some(Phase::NeedsInput) {
+            ui.prompt("your answers (one line; empty to answer later): ");
+            let answer = read_line().unwrap_or_default();
+            if answer.trim().is_empty() {
+                return Ok(None);
+            }
+            return Ok(Some(Continue::Answer(answer.trim().to_owned())));
+        }
+        super::show::print_draft(ctx, &draft);
+        ui.prompt("[a]pprove  [r]evise  [e]dit  [d]iscard  [k]eep for later: ");
+        let Some(choice) = read_line() else {
+            return Ok(None);
+        };
+        match choice.trim().to_ascii_lowercase().as_str() {
+            "a" | "approve" => {
+                super::approve::run(ctx, &crate::cli::ApproveArgs::default())?;
+                return Ok(None);
+            }
+            "r" | "revise" => {
+                ui.prompt("what should change? ");
+                let feedback = read_line().unwrap_or_default();
+                if feedback.trim().is_empty() {
+                    continue;
+                }
+                return Ok(Some(Continue::Revise(feedback.trim().to_owned())));
+            }
+            "e" | "edit" => {
+                edit_in_editor(ctx, &draft.path)?;
+                match store.load_draft().and_then(|d| {
+                    let d = d.ok_or_else(|| Error::input("the draft is gone"))?;
+                    plan_md::validate(&d.plan).map_err(|e| store.parse_error(&d.path, &e))
+                }) {
+                    Ok(()) => ui.note("the edited draft is valid"),
+                    Err(err) => ui.error(&err),
+                }
+            }
+            "d" | "discard" => {
+                super::discard::run(ctx, &crate::cli::DiscardArgs {})?;
+                return Ok(None);
+            }
+            "k" | "keep" | "" => {
+                ui.hint("the draft waits in `.tasks/draft/PLAN.md`; `tick approve` when ready");
+                return Ok(None);
+            }
+            other => ui.warn(&format!("`{other}` is not a choice")),
+        }
+    }
+}
+
+fn edit_in_editor(ctx: &Ctx<'_>, path: &Path) -> Result<()> {
+    let editor = ctx
+        .env
+        .var("VISUAL")
+        .or_else(|| ctx.env.var("EDITOR"))
+        .unwrap_or("vi")
+        .to_owned();
+    // The editor setting may carry arguments (`code --wait`): let the shell split it.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(path)
+        .status()
+        .map_err(|err| Error::internal(format!("could not start the editor `{editor}`: {err}")))?;
+    if !status.success() {
+        ctx.ui
+            .warn(&format!("the editor `{editor}` exited with {status}"));
+    }
+    Ok(())
 }
 
 /// Refuses to replace a draft unless `force`: it may hold a person's edits.
@@ -40,7 +536,7 @@ pub fn check_no_draft(store: &Store, force: bool) -> Result<()> {
         "a draft{title} is already waiting in `{}`",
         store.rel(&path)
     ))
-    .hint("approve it (`tick approve`), discard it (`tick discard`), or replace it with `--force`; it was not changed"))
+    .hint("approve it (`tick approve`), revise it (`tick plan --revise \"...\"`), discard it (`tick discard`), or replace it with `--force`; it was not changed"))
 }
 
 fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
@@ -87,7 +583,7 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     let draft_dir = store.draft_dir();
     fsx::create_dir_all(&draft_dir)?;
     // A draft from a file has no planning conversation to continue.
-    fsx::remove_file(&draft_dir.join(crate::tasks::SESSION_FILE))?;
+    fsx::remove_file(&draft_dir.join(SESSION_FILE))?;
     let path = store.draft_plan_path();
     fsx::write_atomic(&path, text.as_bytes())?;
     let steps = doc.steps.all_steps().count();

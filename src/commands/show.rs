@@ -4,21 +4,28 @@ use super::{Ctx, Outcome};
 use crate::cli::ShowArgs;
 use crate::error::{Error, Result};
 use crate::plan::Phase;
+use crate::tasks::Draft;
+
+/// Prints a draft as a person reads it; returns its phase.
+pub fn print_draft(ctx: &Ctx<'_>, draft: &Draft) -> Phase {
+    let phase = draft.plan.phase().unwrap_or(Phase::Draft);
+    let steps = draft.plan.steps.all_steps().count();
+    ctx.ui.data(&format!(
+        "draft: {} ({phase}, {steps} {})\nfile:  {}\n\n{}",
+        draft.plan.title.as_deref().unwrap_or("(untitled)"),
+        if steps == 1 { "step" } else { "steps" },
+        ctx.store.rel(&draft.path),
+        draft.plan.body.trim_start_matches(['\n', '\r'])
+    ));
+    phase
+}
 
 pub fn run(ctx: &Ctx<'_>, args: &ShowArgs) -> Result<Outcome> {
     let store = &ctx.store;
     if args.task.is_none()
         && let Some(draft) = store.load_draft()?
     {
-        let phase = draft.plan.phase().unwrap_or(Phase::Draft);
-        let steps = draft.plan.steps.all_steps().count();
-        ctx.ui.data(&format!(
-            "draft: {} ({phase}, {steps} {})\nfile:  {}\n\n{}",
-            draft.plan.title.as_deref().unwrap_or("(untitled)"),
-            if steps == 1 { "step" } else { "steps" },
-            store.rel(&draft.path),
-            draft.plan.body.trim_start_matches(['\n', '\r'])
-        ));
+        let phase = print_draft(ctx, &draft);
         if phase == Phase::NeedsInput {
             ctx.ui
                 .hint("answer the open questions with `tick plan --answer \"...\"`");

@@ -103,9 +103,11 @@ impl LlmError {
                 "is the model server running? check `base_url` in `.tasks/config.yaml`".to_owned()
             }
             Self::Transport { .. } => "nothing was changed; run the command again".to_owned(),
-            Self::IdleTimeout { .. } => "raise `idle_timeout` in `.tasks/config.yaml` if the \
+            Self::IdleTimeout { .. } => {
+                "raise `limits.idle_timeout_s` in `.tasks/config.yaml` if the \
                  model is slow to start answering; no partial tool call was run"
-                .to_owned(),
+                    .to_owned()
+            }
             Self::StreamCut { .. } => {
                 "no partial tool call was run; run the command again".to_owned()
             }

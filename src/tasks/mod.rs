@@ -5,6 +5,7 @@
 pub mod folder_name;
 pub mod lock;
 pub mod plan_md;
+pub mod render;
 pub mod state;
 pub mod templates;
 pub mod todo_md;

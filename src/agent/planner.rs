@@ -1,0 +1,199 @@
+//! The planning turn: the model explores with read-only tools until it calls `submit_plan`.
+//! It is reminded once if it stops without one, and limits on turns and tokens stop a runaway.
+//! The conversation is kept by the caller, so `--revise` and `--answer` go on with it.
+
+use crate::config::Limits;
+use crate::llm::{Client, LlmError, Message, Request, StreamEvent, Usage};
+use crate::tools::{PlanSubmission, Questions, Registry, ToolOutcome};
+
+use super::{AgentEvent, call_detail};
+
+pub const REMINDER: &str = "You ended your turn without calling `submit_plan`. A plan written \
+as chat text does not count. Call `submit_plan` now with the whole plan (or `ask_user` if you \
+cannot plan without an answer).";
+
+/// How a planning turn ended well.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanEnd {
+    /// The model submitted a valid plan.
+    Submitted(PlanSubmission),
+    /// The model asked questions no one could answer here.
+    NeedsInput(Questions),
+}
+
+/// How a planning turn failed.
+#[derive(Debug)]
+pub enum PlanError {
+    Llm(LlmError),
+    /// The model stopped twice without submitting a plan.
+    NoSubmission {
+        text: String,
+    },
+    TurnLimit {
+        turns: u32,
+    },
+    TokenLimit {
+        used: u64,
+        limit: u64,
+    },
+}
+
+/// Answers the model's questions, if someone is there to answer.
+pub trait Asker {
+    /// The person's answers as text, or `None` when no one can answer now.
+    fn ask(&mut self, questions: &Questions) -> Option<String>;
+}
+
+/// Nobody to ask: questions make the draft `needs-input`.
+pub struct NoAsker;
+
+impl Asker for NoAsker {
+    fn ask(&mut self, _: &Questions) -> Option<String> {
+        None
+    }
+}
+
+pub struct Planner<'a> {
+    pub client: &'a Client,
+    pub model: String,
+    pub system: String,
+    pub registry: &'a Registry,
+    pub limits: Limits,
+}
+
+/// The result text for an `ask_user` call no one could answer now.
+pub const DEFERRED: &str = "The person is not at a terminal. Your questions were saved in the \
+draft; their answers will come in a later message.";
+
+impl Planner<'_> {
+    /// Runs the model on `messages` until it submits a plan or asks what no one can answer.
+    /// `messages` grows with the conversation, whatever the outcome.
+    pub async fn run(
+        &self,
+        messages: &mut Vec<Message>,
+        asker: &mut dyn Asker,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        usage: &mut Usage,
+    ) -> Result<PlanEnd, PlanError> {
+        let mut reminded = false;
+        let mut turns = 0;
+        loop {
+            if turns >= self.limits.max_turns {
+                return Err(PlanError::TurnLimit { turns });
+            }
+            turns += 1;
+            sink(AgentEvent::Request { turn: turns });
+            let request = Request {
+                model: self.model.clone(),
+                system: Some(self.system.clone()),
+                messages: messages.clone(),
+                tools: self.registry.specs(),
+                max_tokens: None,
+                temperature: None,
+            };
+            let response = {
+                let mut forward = |event: StreamEvent| {
+                    if let StreamEvent::TextDelta(text) = event {
+                        sink(AgentEvent::Text { text });
+                    }
+                };
+                self.client
+                    .complete(&request, &mut forward)
+                    .await
+                    .map_err(PlanError::Llm)?
+            };
+            usage.input_tokens += response.usage.input_tokens;
+            usage.output_tokens += response.usage.output_tokens;
+            sink(AgentEvent::Usage { usage: *usage });
+            messages.push(Message::Assistant {
+                text: response.text.clone(),
+                tool_calls: response.tool_calls.clone(),
+            });
+            let used = usage.input_tokens + usage.output_tokens;
+            if used > self.limits.max_tokens {
+                return Err(PlanError::TokenLimit {
+                    used,
+                    limit: self.limits.max_tokens,
+                });
+            }
+            if !response.truncated_tool_calls.is_empty() {
+                // The cut calls were never run. Say so, or the model would think they were.
+                for call in &response.tool_calls {
+                    messages.push(Message::tool_error(
+                        &call.id,
+                        "not run: another call in the same answer was cut off",
+                    ));
+                }
+                messages.push(Message::user(format!(
+                    "Your call to `{}` was cut off by the output token limit and was not run. \
+                     Call it again with shorter arguments.",
+                    response.truncated_tool_calls.join("`, `")
+                )));
+                continue;
+            }
+            if response.tool_calls.is_empty() {
+                if reminded {
+                    return Err(PlanError::NoSubmission {
+                        text: response.text,
+                    });
+                }
+                reminded = true;
+                sink(AgentEvent::Reminder {
+                    text: REMINDER.to_owned(),
+                });
+                messages.push(Message::user(REMINDER));
+                continue;
+            }
+            let mut plan = None;
+            let mut open = None;
+            for call in &response.tool_calls {
+                sink(AgentEvent::ToolCall {
+                    name: call.name.clone(),
+                    detail: call_detail(&call.name, &call.arguments),
+                });
+                let (content, is_error) = if let Some(error) = &call.arguments_error {
+                    (error.clone(), true)
+                } else {
+                    match self.registry.execute(&call.name, &call.arguments) {
+                        ToolOutcome::Output { text, is_error } => (text, is_error),
+                        ToolOutcome::Plan(submission) if plan.is_none() => {
+                            plan = Some(submission);
+                            ("The plan was received. It is now a draft for the person to review.".to_owned(), false)
+                        }
+                        ToolOutcome::Plan(_) => (
+                            "Only the first plan in one answer is kept; this one was ignored."
+                                .to_owned(),
+                            true,
+                        ),
+                        ToolOutcome::Questions(questions) => match asker.ask(&questions) {
+                            Some(answers) => (answers, false),
+                            None => {
+                                open = Some(questions);
+                                (DEFERRED.to_owned(), false)
+                            }
+                        },
+                    }
+                };
+                sink(AgentEvent::ToolResult {
+                    name: call.name.clone(),
+                    is_error,
+                });
+                messages.push(if is_error {
+                    Message::tool_error(&call.id, content)
+                } else {
+                    Message::tool_result(&call.id, content)
+                });
+            }
+            if let Some(plan) = plan {
+                return Ok(PlanEnd::Submitted(plan));
+            }
+            if let Some(questions) = open {
+                return Ok(PlanEnd::NeedsInput(questions));
+            }
+            if response.tool_calls.iter().all(|c| c.name == "submit_plan") {
+                // Every submit_plan was invalid: the model has the errors and tries again.
+                reminded = false;
+            }
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! Settings, resolved once before any work: `.tasks/config.yaml`, then the user's config file,
+//! then the environment, then flags. Later sources win, key by key.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::commands::Env;
+use crate::error::{Error, Result};
+use crate::fsx;
+use crate::llm::{ClientConfig, ProviderKind};
+
+/// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
+/// machine, at their usual ports, with no key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    #[value(name = "openai")]
+    OpenAi,
+    Anthropic,
+    Ollama,
+    #[value(name = "llamacpp")]
+    LlamaCpp,
+}
+
+impl Provider {
+    pub fn parse(text: &str) -> Option<Provider> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "openai" | "openai-compatible" => Some(Provider::OpenAi),
+            "anthropic" => Some(Provider::Anthropic),
+            "ollama" => Some(Provider::Ollama),
+            "llamacpp" | "llama.cpp" | "llama-cpp" => Some(Provider::LlamaCpp),
+            _ => None,
+        }
+    }
+
+    pub fn kind(self) -> ProviderKind {
+        match self {
+            Provider::Anthropic => ProviderKind::Anthropic,
+            _ => ProviderKind::OpenAi,
+        }
+    }
+
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "https://api.openai.com/v1",
+            Provider::Anthropic => "https://api.anthropic.com",
+            Provider::Ollama => "http://127.0.0.1:11434/v1",
+            Provider::LlamaCpp => "http://127.0.0.1:8080/v1",
+        }
+    }
+
+    pub fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            Provider::OpenAi => Some("OPENAI_API_KEY"),
+            Provider::Anthropic => Some("ANTHROPIC_API_KEY"),
+            Provider::Ollama | Provider::LlamaCpp => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::Ollama => "ollama",
+            Provider::LlamaCpp => "llamacpp",
+        }
+    }
+}
+
+/// One config file as written. Unknown keys are errors: a typo must not be ignored silently.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    provider: Option<Provider>,
+    model: Option<String>,
+    plan_model: Option<String>,
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+    limits: Option<FileLimits>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileLimits {
+    max_turns: Option<u32>,
+    max_tokens: Option<u64>,
+    idle_timeout_s: Option<u64>,
+    max_retries: Option<u32>,
+}
+
+/// Limits that stop a runaway model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Model turns (requests) in one planning run or one step.
+    pub max_turns: u32,
+    /// Tokens, in and out, in one command.
+    pub max_tokens: u64,
+    pub idle_timeout: Duration,
+    pub max_retries: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_turns: 40,
+            max_tokens: 2_000_000,
+            idle_timeout: Duration::from_secs(120),
+            max_retries: 4,
+        }
+    }
+}
+
+/// Overrides from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub provider: Option<Provider>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+}
+
+/// The settings a command works with.
+#[derive(Clone)]
+pub struct Config {
+    pub provider: Provider,
+    pub model: Option<String>,
+    pub plan_model: Option<String>,
+    pub base_url: String,
+    /// The variable the key is read from (for messages; the key itself is below).
+    pub api_key_env: Option<String>,
+    pub api_key: Option<String>,
+    pub limits: Limits,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("provider", &self.provider)
+            .field("model", &self.model)
+            .field("plan_model", &self.plan_model)
+            .field("base_url", &self.base_url)
+            .field("api_key_env", &self.api_key_env)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+/// The user's own config file: `$XDG_CONFIG_HOME/tick/config.yaml`, else
+/// `~/.config/tick/config.yaml`.
+pub fn user_config_path(env: &Env) -> Option<PathBuf> {
+    if let Some(dir) = env.var("TICK_CONFIG") {
+        return Some(PathBuf::from(dir));
+    }
+    let base = env
+        .var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env.var("HOME").map(|home| Path::new(home).join(".config")))?;
+    Some(base.join("tick").join("config.yaml"))
+}
+
+fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
+    let Some(text) = fsx::read_optional(path)? else {
+        return Ok(FileConfig::default());
+    };
+    if text.trim().is_empty()
+        || text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
+        return Ok(FileConfig::default());
+    }
+    serde_yaml::from_str(&text).map_err(|err| {
+        let at = err
+            .location()
+            .map(|l| format!(":{}:{}", l.line(), l.column()))
+            .unwrap_or_default();
+        let message = err.to_string();
+        let message = message
+            .split(" at line ")
+            .next()
+            .unwrap_or(&message)
+            .to_owned();
+        Error::input(format!("`{shown}{at}`: {message}")).hint(
+            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env` and `limits` \
+             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`)",
+        )
+    })
+}
+
+fn merge(into: &mut FileConfig, from: FileConfig) {
+    into.provider = from.provider.or(into.provider);
+    into.model = from.model.or(into.model.take());
+    into.plan_model = from.plan_model.or(into.plan_model.take());
+    into.base_url = from.base_url.or(into.base_url.take());
+    into.api_key_env = from.api_key_env.or(into.api_key_env.take());
+    if let Some(limits) = from.limits {
+        let base = into.limits.get_or_insert_with(FileLimits::default);
+        base.max_turns = limits.max_turns.or(base.max_turns);
+        base.max_tokens = limits.max_tokens.or(base.max_tokens);
+        base.idle_timeout_s = limits.idle_timeout_s.or(base.idle_timeout_s);
+        base.max_retries = limits.max_retries.or(base.max_retries);
+    }
+}
+
+/// Resolves the settings for the workspace at `tasks_dir`'s parent.
+pub fn resolve(
+    project_config: &Path,
+    project_shown: &str,
+    env: &Env,
+    flags: &Flags,
+) -> Result<Config> {
+    let mut file = FileConfig::default();
+    if let Some(user) = user_config_path(env) {
+        let shown = user.display().to_string();
+        file = read_file_config(&user, &shown)?;
+    }
+    // The repository's file is more specific than the user's: it wins.
+    merge(&mut file, read_file_config(project_config, project_shown)?);
+
+    let env_provider = match env.var("TICK_PROVIDER") {
+        Some(text) => Some(Provider::parse(text).ok_or_else(|| {
+            Error::input(format!("`TICK_PROVIDER={text}` is not a provider"))
+                .hint("use `openai`, `anthropic`, `ollama` or `llamacpp`")
+        })?),
+        None => None,
+    };
+    let provider = flags
+        .provider
+        .or(env_provider)
+        .or(file.provider)
+        .unwrap_or(Provider::OpenAi);
+    let model = flags
+        .model
+        .clone()
+        .or_else(|| env.var("TICK_MODEL").map(str::to_owned))
+        .or(file.model);
+    let plan_model = env
+        .var("TICK_PLAN_MODEL")
+        .map(str::to_owned)
+        .or(file.plan_model);
+    // A provider chosen on the command line or in the environment brings its own server
+    // unless a URL is given at the same level or later.
+    let base_url = flags
+        .base_url
+        .clone()
+        .or_else(|| env.var("TICK_BASE_URL").map(str::to_owned))
+        .or_else(|| {
+            if flags.provider.is_some() || env_provider.is_some() {
+                None
+            } else {
+                file.base_url.clone()
+            }
+        })
+        .unwrap_or_else(|| provider.default_base_url().to_owned());
+    let api_key_env = file
+        .api_key_env
+        .clone()
+        .or_else(|| provider.default_key_env().map(str::to_owned));
+    let api_key = api_key_env
+        .as_deref()
+        .and_then(|name| env.var(name))
+        .or_else(|| env.var("TICK_API_KEY"))
+        .map(str::to_owned);
+    let defaults = Limits::default();
+    let limits = file.limits.unwrap_or_default();
+    Ok(Config {
+        provider,
+        model,
+        plan_model,
+        base_url: base_url.trim_end_matches('/').to_owned(),
+        api_key_env,
+        api_key,
+        limits: Limits {
+            max_turns: limits.max_turns.unwrap_or(defaults.max_turns).max(1),
+            max_tokens: limits.max_tokens.unwrap_or(defaults.max_tokens),
+            idle_timeout: limits
+                .idle_timeout_s
+                .map_or(defaults.idle_timeout, Duration::from_secs),
+            max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
+        },
+    })
+}
+
+/// Whether `url` points at this machine (where a local server needs no key).
+pub fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let host = rest.split(['/', '?']).next().unwrap_or("");
+    let host = if let Some(v6) = host.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(h, _)| h)
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+impl Config {
+    /// The model for planning: `plan_model` if set, else `model`.
+    pub fn planner_model(&self) -> Result<String> {
+        self.plan_model
+            .clone()
+            .or_else(|| self.model.clone())
+            .ok_or_else(|| {
+                Error::input("no model is configured").hint(
+                    "set `model:` in `.tasks/config.yaml`, or `TICK_MODEL`, or pass `--model`",
+                )
+            })
+    }
+
+    /// The HTTP client settings, checking that a key is there when the server needs one.
+    pub fn client_config(&self) -> Result<ClientConfig> {
+        let key_env = self
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "TICK_API_KEY".to_owned());
+        if self.api_key.is_none()
+            && !is_loopback(&self.base_url)
+            && self.provider.default_key_env().is_some()
+        {
+            return Err(Error::input(format!(
+                "no API key: `{key_env}` is not set"
+            ))
+            .hint(format!(
+                "set `{key_env}` or `api_key_env` in `.tasks/config.yaml`; a local server (`provider: ollama`) needs none"
+            )));
+        }
+        let mut client = ClientConfig::new(self.provider.kind(), self.base_url.clone());
+        client.api_key.clone_from(&self.api_key);
+        client.api_key_env = key_env;
+        client.idle_timeout = self.limits.idle_timeout;
+        client.max_retries = self.limits.max_retries;
+        Ok(client)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn env(vars: &[(&str, &str)], home: &Path) -> Env {
+        let mut map: BTreeMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        map.insert("HOME".into(), home.display().to_string());
+        Env {
+            cwd: home.to_path_buf(),
+            now: chrono::Utc::now(),
+            vars: map,
+            stdin_is_terminal: false,
+            stderr_is_terminal: false,
+            interactive: false,
+        }
+    }
+
+    #[test]
+    fn later_sources_win_key_by_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join(".config/tick/config.yaml");
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(
+            &user,
+            "model: user-model\nplan_model: user-planner\nlimits:\n  max_turns: 7\n",
+        )
+        .unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(
+            &project,
+            "# comment\nprovider: anthropic\nmodel: project-model\nlimits:\n  max_retries: 1\n",
+        )
+        .unwrap();
+        let e = env(&[("ANTHROPIC_API_KEY", "sk-ant")], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        assert_eq!(config.provider, Provider::Anthropic);
+        assert_eq!(config.model.as_deref(), Some("project-model"));
+        assert_eq!(config.plan_model.as_deref(), Some("user-planner"));
+        assert_eq!(config.base_url, "https://api.anthropic.com");
+        assert_eq!(config.api_key.as_deref(), Some("sk-ant"));
+        assert_eq!(config.limits.max_turns, 7);
+        assert_eq!(config.limits.max_retries, 1);
+
+        let e = env(
+            &[("TICK_MODEL", "env-model"), ("TICK_PROVIDER", "ollama")],
+            dir.path(),
+        );
+        let flags = Flags {
+            model: Some("flag-model".into()),
+            ..Flags::default()
+        };
+        let config = resolve(&project, "config.yaml", &e, &flags).unwrap();
+        assert_eq!(config.provider, Provider::Ollama);
+        assert_eq!(config.model.as_deref(), Some("flag-model"));
+        assert_eq!(config.base_url, "http://127.0.0.1:11434/v1");
+        assert!(
+            config.client_config().is_ok(),
+            "a local server needs no key"
+        );
+        assert!(!format!("{config:?}").contains("sk-"));
+    }
+
+    #[test]
+    fn missing_key_and_model_are_explained() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = env(&[], dir.path());
+        let config = resolve(&dir.path().join("none.yaml"), "x", &e, &Flags::default()).unwrap();
+        let err = config.client_config().unwrap_err();
+        assert_eq!(err.message, "no API key: `OPENAI_API_KEY` is not set");
+        assert!(err.hints[0].contains("api_key_env"));
+        let err = config.planner_model().unwrap_err();
+        assert!(err.hints[0].contains("TICK_MODEL"));
+    }
+
+    #[test]
+    fn typos_are_errors_with_a_location() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(&project, "model: x\nmodle: y\n").unwrap();
+        let err = resolve(
+            &project,
+            ".tasks/config.yaml",
+            &env(&[], dir.path()),
+            &Flags::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.message
+                .starts_with("`.tasks/config.yaml:2:1`: unknown field `modle`"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "http://[::1]:8080",
+        ] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "http://10.0.0.1:8080",
+            "http://127.example.com",
+        ] {
+            assert!(!is_loopback(url), "{url}");
+        }
+    }
+}

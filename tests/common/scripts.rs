@@ -1,0 +1,102 @@
+//! Scripted model answers for the fake server: an OpenAI-compatible or Anthropic stream that
+//! calls tools or says something, in a few chunks.
+
+use serde_json::{Value, json};
+
+use super::fake_model::Reply;
+
+fn data(chunk: &Value) -> String {
+    format!("data: {chunk}\n\n")
+}
+
+/// An OpenAI-compatible stream calling `calls` (id, tool name, arguments), the arguments of
+/// each split in two fragments.
+pub fn openai_calls(calls: &[(&str, &str, Value)]) -> Reply {
+    let mut chunks = Vec::new();
+    for (index, (id, name, arguments)) in calls.iter().enumerate() {
+        let args = arguments.to_string();
+        let cut = args
+            .char_indices()
+            .nth(args.chars().count() / 2)
+            .map_or(0, |(i, _)| i);
+        chunks.push(data(&json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": &args[..cut]}}
+        ]}, "finish_reason": null}]})));
+        chunks.push(data(
+            &json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": index, "function": {"arguments": &args[cut..]}}
+        ]}, "finish_reason": null}]}),
+        ));
+    }
+    chunks.push(data(
+        &json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ));
+    chunks.push(data(
+        &json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20}}),
+    ));
+    chunks.push("data: [DONE]\n\n".to_owned());
+    Reply::sse(chunks)
+}
+
+pub fn openai_call(id: &str, name: &str, arguments: Value) -> Reply {
+    openai_calls(&[(id, name, arguments)])
+}
+
+/// An OpenAI-compatible stream that only talks.
+pub fn openai_text(text: &str) -> Reply {
+    Reply::sse([
+        data(
+            &json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]}),
+        ),
+        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+        "data: [DONE]\n\n".to_owned(),
+    ])
+}
+
+fn anthropic_event(value: &Value) -> String {
+    format!(
+        "event: {}\ndata: {value}\n\n",
+        value["type"].as_str().unwrap()
+    )
+}
+
+/// An Anthropic stream: some text, then one tool use.
+pub fn anthropic_call(id: &str, name: &str, arguments: &Value) -> Reply {
+    let args = arguments.to_string();
+    let cut = args
+        .char_indices()
+        .nth(args.chars().count() / 2)
+        .map_or(0, |(i, _)| i);
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 80, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Looking."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": &args[..cut]}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": &args[cut..]}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 30}}),
+        json!({"type": "message_stop"}),
+    ];
+    Reply::sse(events.iter().map(anthropic_event))
+}
+
+/// A plan the fake model submits.
+pub fn login_plan() -> Value {
+    json!({
+        "title": "Refactor the login module",
+        "summary": "Move `login` behind a compatibility layer and cover it with tests.",
+        "context": "`src/login.rs` holds `login`; `src/main.rs` calls it.",
+        "assumptions": ["The old `login(user, pass)` signature must keep working"],
+        "steps": [
+            {"title": "Add tests for the current login", "files": ["tests/login.rs"], "verify": ["cargo test login"], "done_when": "the tests pass on the old code", "risk": "low"},
+            {"title": "Move login into a module", "files": ["src/login.rs", "src/auth/mod.rs"], "verify": ["cargo build"], "depends": ["S1"], "risk": "medium"},
+            {"title": "Keep the old entry point as a shim", "files": ["src/login.rs"], "verify": ["cargo test"], "depends": ["S2"]}
+        ],
+        "risks": ["Callers outside this repository may rely on the module path"],
+        "verification": "`cargo test` passes.",
+        "out_of_scope": ["Changing the password hashing"],
+        "open_questions": []
+    })
+}

@@ -1,0 +1,585 @@
+//! `tick plan "goal"` end to end: the real binary, a real git repository in a temp dir, and a
+//! fake model server on 127.0.0.1 that streams scripted answers and records every request.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
+use crate::common::scripts::{anthropic_call, login_plan, openai_call, openai_calls, openai_text};
+
+const NOW: &str = "2026-11-30T14:29:55Z";
+const WRITING_TOOLS: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
+
+/// A tiny Rust project in a git repository.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(
+            root.join("Cargo.toml"),
+            "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("src/main.rs"),
+            "mod login;\nfn main() { login::login(\"a\", \"b\"); }\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("src/login.rs"), "pub fn login(user: &str, pass: &str) -> bool {\n    !user.is_empty() && !pass.is_empty()\n}\n").unwrap();
+        std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+        let git = |args: &[&str]| {
+            let status = std::process::Command::new("git")
+                .args(args)
+                .current_dir(root)
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@example.com")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@example.com")
+                .output()
+                .unwrap();
+            assert!(status.status.success(), "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", "init"]);
+        Project { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.root().join(rel)
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+
+    fn command(&self, base_url: &str, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tick"));
+        cmd.args(args)
+            .current_dir(self.root())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root())
+            .env("TICK_NOW", NOW)
+            .env("TICK_PROVIDER", "openai")
+            .env("TICK_BASE_URL", base_url)
+            .env("TICK_MODEL", "test-model")
+            .env("TICK_INTERACTIVE", "0")
+            .env("NO_COLOR", "1");
+        cmd
+    }
+
+    /// Runs tick off the async runtime, so the fake server keeps serving meanwhile.
+    async fn tick(&self, server: &FakeModel, args: &[&str]) -> Output {
+        self.tick_with(server, args, |_| {}).await
+    }
+
+    async fn tick_with(
+        &self,
+        server: &FakeModel,
+        args: &[&str],
+        adjust: impl FnOnce(&mut std::process::Command),
+    ) -> Output {
+        let mut cmd = self.command(&format!("{}/v1", server.url()), args);
+        adjust(&mut cmd);
+        tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap()
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn tool_names(request: &RecordedRequest) -> Vec<String> {
+    request.body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| {
+                    t["function"]["name"]
+                        .as_str()
+                        .or(t["name"].as_str())
+                        .unwrap()
+                        .to_owned()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The tool results an OpenAI-style request carries: (call id, content).
+fn tool_results(request: &RecordedRequest) -> Vec<(String, String)> {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_owned(),
+                m["content"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn last_user_text(request: &RecordedRequest) -> String {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn assert_plan_mode_only(requests: &[RecordedRequest]) {
+    for request in requests {
+        let names = tool_names(request);
+        assert!(!names.is_empty(), "tools are sent");
+        for name in &names {
+            assert!(
+                !WRITING_TOOLS.contains(&name.as_str()),
+                "plan mode offered `{name}`"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_planning_turn_ends_in_a_draft() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_call("call_1", "list_files", json!({})));
+    server.push(openai_call(
+        "call_2",
+        "search_files",
+        json!({"pattern": "fn login"}),
+    ));
+    server.push(openai_call(
+        "call_3",
+        "read_file",
+        json!({"path": "src/login.rs"}),
+    ));
+    server.push(openai_call("call_4", "submit_plan", login_plan()));
+
+    let output = project
+        .tick(
+            &server,
+            &["plan", "Refactor the login module, keep the old API"],
+        )
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let draft = project.read(".tasks/draft/PLAN.md");
+    insta::assert_snapshot!("planned_draft", draft);
+    assert!(stderr(&output).contains("drafted `Refactor the login module` with 3 steps"));
+    assert!(project.path(".tasks/draft/session.jsonl").exists());
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert_plan_mode_only(&requests);
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(requests[0].body["model"], "test-model");
+    // Each tool result goes back under the id of the call it answers.
+    let results = tool_results(&requests[3]);
+    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["call_1", "call_2", "call_3"]);
+    assert!(
+        results[0].1.contains("src/"),
+        "list_files result: {}",
+        results[0].1
+    );
+    assert!(
+        results[1].1.contains("src/login.rs:1:"),
+        "search result: {}",
+        results[1].1
+    );
+    assert!(
+        results[2].1.contains("pub fn login"),
+        "read result: {}",
+        results[2].1
+    );
+
+    // The draft can be approved as it is.
+    let output = project.tick(&server, &["approve"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writing_tools_are_refused_while_planning() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_calls(&[
+        (
+            "call_w",
+            "write_file",
+            json!({"path": "pwned.txt", "content": "x"}),
+        ),
+        ("call_b", "bash", json!({"command": "touch pwned2.txt"})),
+    ]));
+    server.push(openai_call(
+        "call_e",
+        "edit_file",
+        json!({"path": "src/login.rs", "old": "pub", "new": "priv"}),
+    ));
+    server.push(openai_call("call_p", "submit_plan", login_plan()));
+
+    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!project.path("pwned.txt").exists());
+    assert!(!project.path("pwned2.txt").exists());
+    assert!(project.read("src/login.rs").starts_with("pub fn login"));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_plan_mode_only(&requests);
+    let results = tool_results(&requests[1]);
+    assert_eq!(results.len(), 2);
+    for (_, content) in &results {
+        assert!(content.contains("not available in plan mode"), "{content}");
+    }
+    assert!(
+        tool_results(&requests[2])[2]
+            .1
+            .contains("not available in plan mode")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_plan_goes_back_to_the_model() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    let mut bad = login_plan();
+    bad["steps"][0]["owner"] = json!("sam");
+    server.push(openai_call("call_1", "submit_plan", bad));
+    server.push(openai_call("call_2", "submit_plan", login_plan()));
+
+    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let (id, content) = &tool_results(&requests[1])[0];
+    assert_eq!(id, "call_1");
+    assert!(
+        content.contains("owner"),
+        "the error names the field: {content}"
+    );
+    assert!(project.read(".tasks/draft/PLAN.md").contains("## Steps"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_without_submit_plan_is_reminded_once_then_fails() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_text("Here is my plan: 1. do it. 2. test it."));
+    server.push(openai_text("As I said: do it, then test it."));
+
+    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("without calling `submit_plan`"), "{err}");
+    assert!(err.contains("no draft was written"), "{err}");
+    assert!(!project.path(".tasks/draft/PLAN.md").exists());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(last_user_text(&requests[1]).contains("Call `submit_plan` now"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_without_a_terminal_wait_for_answer() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_call(
+        "call_q",
+        "ask_user",
+        json!({"questions": [{"question": "Keep sessions in Redis or in the database?", "why": "both exist", "options": ["redis", "database"]}]}),
+    ));
+    let output = project.tick(&server, &["plan", "Move sessions"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let draft = project.read(".tasks/draft/PLAN.md");
+    assert!(draft.contains("status: needs-input"), "{draft}");
+    assert!(draft.contains("## Open questions\n\n- Keep sessions in Redis or in the database? (why: both exist) Options: redis / database."), "{draft}");
+    assert!(stderr(&output).contains("tick plan --answer"));
+
+    // Approving is refused while questions are open.
+    let output = project.tick(&server, &["approve"]).await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("waiting for answers"));
+
+    server.push(openai_call("call_p", "submit_plan", login_plan()));
+    let output = project
+        .tick(&server, &["plan", "--answer", "the database"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    // The conversation goes on: the question's call is answered, then the person's answer.
+    assert_eq!(tool_results(&requests[1])[0].0, "call_q");
+    assert!(last_user_text(&requests[1]).contains("the database"));
+    let draft = project.read(".tasks/draft/PLAN.md");
+    assert!(draft.contains("status: draft"));
+    assert!(draft.contains("goal: Move sessions"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_at_a_terminal_are_asked_there() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_call(
+        "call_q",
+        "ask_user",
+        json!({"questions": [{"question": "Which database?"}]}),
+    ));
+    server.push(openai_call("call_p", "submit_plan", login_plan()));
+    let mut cmd = project.command(&format!("{}/v1", server.url()), &["plan", "Move sessions"]);
+    cmd.env("TICK_INTERACTIVE", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = cmd.spawn().unwrap();
+        // The answer, then "keep for later" at the review menu.
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"Postgres\nk\n")
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("Which database?"));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let (id, content) = &tool_results(&requests[1])[0];
+    assert_eq!(id, "call_q");
+    assert!(content.contains("A: Postgres"), "{content}");
+    assert!(
+        project
+            .read(".tasks/draft/PLAN.md")
+            .contains("status: draft")
+    );
+    assert!(
+        stdout(&output).contains("draft: Refactor the login module"),
+        "the menu shows the draft"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revise_continues_the_conversation_and_shows_the_step_diff() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let mut revised = login_plan();
+    revised["steps"][1]["title"] = json!("Move login into src/auth");
+    server.push(openai_call("call_2", "submit_plan", revised));
+    let output = project
+        .tick(&server, &["plan", "--revise", "name the new module auth"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(tool_results(&requests[1])[0].0, "call_1");
+    assert!(last_user_text(&requests[1]).contains("name the new module auth"));
+    let diff = stdout(&output);
+    assert!(diff.contains("-S2 Move login into a module"), "{diff}");
+    assert!(diff.contains("+S2 Move login into src/auth"), "{diff}");
+    assert!(
+        project
+            .read(".tasks/draft/PLAN.md")
+            .contains("S2 Move login into src/auth")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_existing_draft_is_not_replaced() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    assert!(
+        project
+            .tick(&server, &["plan", "one"])
+            .await
+            .status
+            .success()
+    );
+    let before = project.read(".tasks/draft/PLAN.md");
+    let output = project.tick(&server, &["plan", "two"]).await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("already waiting"));
+    assert_eq!(project.read(".tasks/draft/PLAN.md"), before);
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "no tokens spent on a plan that cannot land"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limits_are_retried_after_the_given_time() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(
+        Reply::json(
+            429,
+            &json!({"error": {"message": "slow down", "type": "rate_limit"}}),
+        )
+        .header("Retry-After", "1"),
+    );
+    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    let started = std::time::Instant::now();
+    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(900));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_key_is_not_retried() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(Reply::json(
+        401,
+        &json!({"error": {"message": "Incorrect API key provided"}}),
+    ));
+    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    assert_eq!(output.status.code(), Some(3));
+    let err = stderr(&output);
+    assert!(err.contains("rejected the API key (HTTP 401)"), "{err}");
+    assert!(err.contains("Incorrect API key provided"), "{err}");
+    assert!(err.contains("`OPENAI_API_KEY`"), "{err}");
+    assert_eq!(server.requests().len(), 1);
+    assert!(!project.path(".tasks/draft/PLAN.md").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_mid_tool_call_runs_nothing() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    let start = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"submit_plan\",\"arguments\":\"{\\\"title\\\": \\\"Half\"}}]},\"finish_reason\":null}]}\n\n";
+    server
+        .push(Reply::sse([start.to_owned(), "data: {\"choices\":[{\"ind".to_owned()]).cut_after(2));
+    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("ended before the answer was complete"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!project.path(".tasks/draft/PLAN.md").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_plans_the_same_way() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(anthropic_call(
+        "toolu_1",
+        "read_file",
+        &json!({"path": "src/login.rs"}),
+    ));
+    server.push(anthropic_call("toolu_2", "submit_plan", &login_plan()));
+    let url = server.url();
+    let output = project
+        .tick_with(&server, &["plan", "Refactor login"], |cmd| {
+            cmd.env("TICK_PROVIDER", "anthropic")
+                .env("TICK_BASE_URL", &url);
+        })
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].path, "/v1/messages");
+    let names: Vec<String> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(names.contains(&"submit_plan".to_owned()));
+    for name in &names {
+        assert!(!WRITING_TOOLS.contains(&name.as_str()));
+    }
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let result = messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find(|block| block["type"] == "tool_result")
+        .unwrap();
+    assert_eq!(result["tool_use_id"], "toolu_1");
+    assert!(result["content"].to_string().contains("pub fn login"));
+    assert_eq!(
+        project
+            .read(".tasks/draft/PLAN.md")
+            .lines()
+            .find(|l| l.starts_with("title:")),
+        Some("title: Refactor the login module")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_progress_is_one_event_per_line() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_call(
+        "call_1",
+        "read_file",
+        json!({"path": "src/login.rs"}),
+    ));
+    server.push(openai_call("call_2", "submit_plan", login_plan()));
+    let output = project
+        .tick(&server, &["plan", "--json", "Refactor login"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events: Vec<Value> = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert!(events.iter().any(|e| e["event"] == "tool_call"
+        && e["name"] == "read_file"
+        && e["detail"] == "src/login.rs"));
+    let last = events.last().unwrap();
+    assert_eq!(last["event"], "draft");
+    assert_eq!(last["path"], ".tasks/draft/PLAN.md");
+    assert_eq!(last["usage"]["input_tokens"], 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_model_configured_is_explained() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    let output = project
+        .tick_with(&server, &["plan", "Refactor login"], |cmd| {
+            cmd.env_remove("TICK_MODEL");
+        })
+        .await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("no model is configured"));
+    assert!(server.requests().is_empty());
+}
