@@ -14,6 +14,8 @@
 use std::time::SystemTime;
 
 pub mod ask_user;
+pub mod bash;
+pub mod edit_file;
 pub mod list_files;
 pub mod read_file;
 pub mod registry;
@@ -22,8 +24,10 @@ pub mod submit_plan;
 pub mod update_step;
 mod walk;
 pub mod workspace;
+pub mod write_file;
 
 pub use ask_user::{Question, Questions};
+pub use bash::CommandEnv;
 pub use registry::{Mode, Registry, Tool, ToolKind, tools_for_mode};
 pub use submit_plan::{PlanStep, PlanSubmission, Risk};
 pub use update_step::{StepUpdate, StepUpdateStatus};
