@@ -376,12 +376,11 @@ fn execute(
     let (end, ran_for, stopped_leftovers) = match exit_rx.recv_timeout(timeout) {
         Ok(status) => {
             let ran_for = started.elapsed();
-            let status = status?;
             let leftovers = group_exists(group);
             if leftovers {
                 stop_group(group);
             }
-            (End::Exited(status), ran_for, leftovers)
+            (End::Exited(status?), ran_for, leftovers)
         }
         Err(mpsc::RecvTimeoutError::Timeout) => {
             stop_group(group);
@@ -394,6 +393,8 @@ fn execute(
             return Err(io::Error::other("lost track of the command's process"));
         }
     };
+    // If the pipe is still open, the reader thread is left blocked on it; it ends when the
+    // process holding the pipe exits; what it reads from now on is never shown.
     let output_held_open = eof_rx.recv_timeout(EOF_GRACE).is_err();
     let output = std::mem::take(&mut *captured.lock().unwrap_or_else(PoisonError::into_inner));
     Ok(Finished {
@@ -721,6 +722,34 @@ mod tests {
         );
         let pid = read_pid(dir.path(), "bg.pid");
         assert!(gone_soon(pid), "{pid} still runs");
+    }
+
+    #[test]
+    fn a_process_that_left_the_group_does_not_hold_the_call() {
+        if find_shell(None) == Path::new("/bin/sh") || !Path::new("/usr/bin/setsid").exists() {
+            return;
+        }
+        let (dir, ws) = setup();
+        let started = Instant::now();
+        // The escapee keeps the output pipe open; the call must stop waiting for it.
+        let (text, is_error, _) = call(
+            &ws,
+            &env(&[]),
+            &json!({"command": "/usr/bin/setsid sh -c 'echo $$ > esc.pid; exec sleep 30' & \
+                               while [ ! -s esc.pid ]; do sleep 0.05; done; echo hi"}),
+        );
+        let pid = read_pid(dir.path(), "esc.pid");
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+        assert!(started.elapsed() < Duration::from_secs(10), "{text}");
+        assert!(!is_error, "{text}");
+        assert!(text.starts_with("hi\nexit code 0, "), "{text}");
+        assert!(
+            text.ends_with(
+                "\nnote: a process that left the command's process group still holds its output \
+                 open; output it wrote after this point is not shown"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
