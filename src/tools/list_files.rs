@@ -160,7 +160,7 @@ mod tests {
     )]
     fn call(ws: &Workspace, args: serde_json::Value) -> (String, bool) {
         match run(ws, &args) {
-            ToolOutcome::Output { text, is_error } => (text, is_error),
+            ToolOutcome::Output { text, is_error, .. } => (text, is_error),
             other => panic!("unexpected outcome {other:?}"),
         }
     }

@@ -3,33 +3,52 @@
 //!
 //! Each tool is a spec (name, description, JSON schema) plus a synchronous handler. Handlers
 //! never return Rust errors for things the model can fix: a bad argument, a path outside the
-//! workspace or an invalid regex become a [`ToolOutcome::Output`] with `is_error: true`, so the
-//! model reads the message and tries again. The registry ([`registry`]) decides which tools
-//! exist in a mode and refuses to run any other.
+//! workspace, an invalid regex, an `edit_file` match not found or a command that failed become
+//! a [`ToolOutcome::Output`] with `is_error: true`, so the model reads the message and tries
+//! again. The registry ([`registry`]) decides which tools exist in a mode and refuses to run
+//! any other.
+//!
+//! Writing tools also say what they changed ([`Effects`]): the runner journals its own writes
+//! so it can tell them from a person's (DESIGN §6).
+
+use std::time::SystemTime;
 
 pub mod ask_user;
+pub mod bash;
+pub mod edit_file;
 pub mod list_files;
 pub mod read_file;
 pub mod registry;
 pub mod search_files;
 pub mod submit_plan;
+pub mod update_step;
 mod walk;
 pub mod workspace;
+pub mod write_file;
 
 pub use ask_user::{Question, Questions};
+pub use bash::CommandEnv;
 pub use registry::{Mode, Registry, Tool, ToolKind, tools_for_mode};
 pub use submit_plan::{PlanStep, PlanSubmission, Risk};
+pub use update_step::{StepUpdate, StepUpdateStatus};
 pub use workspace::{Access, PathError, Workspace};
 
 /// What running a tool produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolOutcome {
     /// Text for the model. `is_error` marks a mistake the model can fix; the turn goes on.
-    Output { text: String, is_error: bool },
+    /// `effects` is what the call changed, for the runner's journal; empty for reading tools.
+    Output {
+        text: String,
+        is_error: bool,
+        effects: Effects,
+    },
     /// A valid plan from `submit_plan`; the caller writes it, the tool does not.
     Plan(PlanSubmission),
     /// Questions from `ask_user` for the person.
     Questions(Questions),
+    /// A claim from `update_step` about a step; the runner acts on it, the tool does not.
+    StepUpdate(StepUpdate),
 }
 
 impl ToolOutcome {
@@ -37,6 +56,7 @@ impl ToolOutcome {
         Self::Output {
             text: text.into(),
             is_error: false,
+            effects: Effects::default(),
         }
     }
 
@@ -44,8 +64,61 @@ impl ToolOutcome {
         Self::Output {
             text: text.into(),
             is_error: true,
+            effects: Effects::default(),
         }
     }
+
+    /// What the call changed; nothing for outcomes that are not [`ToolOutcome::Output`].
+    pub fn effects(&self) -> Option<&Effects> {
+        match self {
+            Self::Output { effects, .. } => Some(effects),
+            _ => None,
+        }
+    }
+}
+
+/// What one tool call changed, so the runner can tell its own writes from a person's
+/// (DESIGN §6): a file change that matches a written hash, or that falls inside a command's
+/// window, is tick's own; anything else is out-of-band.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Effects {
+    /// Files the call wrote, with the content they were left with.
+    pub files_written: Vec<FileWritten>,
+    /// When a command ran, from just before it started until its last process was gone. What
+    /// it changed is not known file by file: any change in the window may be its own.
+    pub command_window: Option<CommandWindow>,
+}
+
+impl Effects {
+    pub fn is_empty(&self) -> bool {
+        self.files_written.is_empty() && self.command_window.is_none()
+    }
+}
+
+/// One file a tool wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileWritten {
+    /// Workspace-relative, with `/` separators, after symlinks were followed: the file that
+    /// really changed.
+    pub path: String,
+    /// blake3 of the bytes written, lowercase hex.
+    pub blake3: String,
+}
+
+impl FileWritten {
+    pub(crate) fn new(path: String, content: &[u8]) -> Self {
+        Self {
+            path,
+            blake3: blake3::hash(content).to_hex().to_string(),
+        }
+    }
+}
+
+/// The wall-clock interval a command ran in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandWindow {
+    pub start: SystemTime,
+    pub end: SystemTime,
 }
 
 /// Parse a tool's JSON arguments; the error text is written for the model.
@@ -82,6 +155,15 @@ where
 /// `1 file`, `2 files`: counts in notes read as English, without "(s)".
 pub(crate) fn count(n: usize, singular: &str, plural: &str) -> String {
     format!("{n} {}", if n == 1 { singular } else { plural })
+}
+
+/// The number of `\n` bytes in `bytes`.
+#[allow(
+    clippy::naive_bytecount,
+    reason = "command output and edited files are small; not worth a dependency"
+)]
+pub(crate) fn count_newlines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
 }
 
 /// Remove surrounding whitespace without reallocating.

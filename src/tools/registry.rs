@@ -8,8 +8,12 @@
 
 use std::fmt;
 
+use super::bash::{self, CommandEnv};
 use super::workspace::Workspace;
-use super::{ToolOutcome, ask_user, list_files, read_file, search_files, submit_plan};
+use super::{
+    ToolOutcome, ask_user, edit_file, list_files, read_file, search_files, submit_plan,
+    update_step, write_file,
+};
 use crate::llm::ToolSpec;
 
 /// The phase a turn runs in.
@@ -57,15 +61,23 @@ pub enum Tool {
     SearchFiles,
     SubmitPlan,
     AskUser,
+    WriteFile,
+    EditFile,
+    Bash,
+    UpdateStep,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 5] = [
+    pub const ALL: [Tool; 9] = [
         Tool::ReadFile,
         Tool::ListFiles,
         Tool::SearchFiles,
         Tool::SubmitPlan,
         Tool::AskUser,
+        Tool::WriteFile,
+        Tool::EditFile,
+        Tool::Bash,
+        Tool::UpdateStep,
     ];
 
     pub fn name(self) -> &'static str {
@@ -75,13 +87,19 @@ impl Tool {
             Tool::SearchFiles => search_files::NAME,
             Tool::SubmitPlan => submit_plan::NAME,
             Tool::AskUser => ask_user::NAME,
+            Tool::WriteFile => write_file::NAME,
+            Tool::EditFile => edit_file::NAME,
+            Tool::Bash => bash::NAME,
+            Tool::UpdateStep => update_step::NAME,
         }
     }
 
     pub fn kind(self) -> ToolKind {
         match self {
             Tool::ReadFile | Tool::ListFiles | Tool::SearchFiles => ToolKind::Read,
-            Tool::SubmitPlan | Tool::AskUser => ToolKind::Report,
+            Tool::SubmitPlan | Tool::AskUser | Tool::UpdateStep => ToolKind::Report,
+            Tool::WriteFile | Tool::EditFile => ToolKind::Write,
+            Tool::Bash => ToolKind::Execute,
         }
     }
 
@@ -92,6 +110,10 @@ impl Tool {
             Tool::SearchFiles => search_files::spec(),
             Tool::SubmitPlan => submit_plan::spec(),
             Tool::AskUser => ask_user::spec(),
+            Tool::WriteFile => write_file::spec(),
+            Tool::EditFile => edit_file::spec(),
+            Tool::Bash => bash::spec(),
+            Tool::UpdateStep => update_step::spec(),
         }
     }
 
@@ -99,19 +121,24 @@ impl Tool {
         Tool::ALL.into_iter().find(|tool| tool.name() == name)
     }
 
-    fn run(self, workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
+    fn run(self, registry: &Registry, arguments: &serde_json::Value) -> ToolOutcome {
+        let workspace = &registry.workspace;
         match self {
             Tool::ReadFile => read_file::run(workspace, arguments),
             Tool::ListFiles => list_files::run(workspace, arguments),
             Tool::SearchFiles => search_files::run(workspace, arguments),
             Tool::SubmitPlan => submit_plan::run(arguments),
             Tool::AskUser => ask_user::run(arguments),
+            Tool::WriteFile => write_file::run(workspace, arguments),
+            Tool::EditFile => edit_file::run(workspace, arguments),
+            Tool::Bash => bash::run(workspace, &registry.command_env, arguments),
+            Tool::UpdateStep => update_step::run(arguments),
         }
     }
 }
 
 /// The tools that exist in `mode`, in the order the model sees them. The one place that
-/// decides; build mode gains `write_file`, `edit_file`, `bash` and `update_step` here.
+/// decides.
 pub fn tools_for_mode(mode: Mode) -> &'static [Tool] {
     match mode {
         Mode::Plan => &[
@@ -125,34 +152,52 @@ pub fn tools_for_mode(mode: Mode) -> &'static [Tool] {
             Tool::ReadFile,
             Tool::ListFiles,
             Tool::SearchFiles,
-            // Tool::WriteFile,
-            // Tool::EditFile,
-            // Tool::Bash,
-            // Tool::UpdateStep,
+            Tool::WriteFile,
+            Tool::EditFile,
+            Tool::Bash,
+            Tool::UpdateStep,
         ],
     }
 }
 
-/// Names of build-mode tools that are designed but not built yet. They are known here only so
-/// that a call to one in plan mode is refused with the right explanation; remove a name when
-/// its `Tool` variant is added.
-const BUILD_ONLY_NAMES: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
-
-/// The tools of one mode, bound to one workspace.
+/// The tools of one mode, bound to one workspace and to the environment its commands get.
 #[derive(Debug, Clone)]
 pub struct Registry {
     mode: Mode,
     workspace: Workspace,
     tools: &'static [Tool],
+    command_env: CommandEnv,
 }
 
 impl Registry {
+    /// Commands inherit tick's environment minus [`bash::DEFAULT_SECRET_ENV`]; see
+    /// [`Registry::with_secret_env`] and [`Registry::with_base_env`].
     pub fn for_mode(mode: Mode, workspace: Workspace) -> Self {
         Self {
             mode,
             workspace,
             tools: tools_for_mode(mode),
+            command_env: CommandEnv::default(),
         }
+    }
+
+    /// Also keep these variables (the configured provider's key, say) from commands.
+    #[must_use]
+    pub fn with_secret_env(mut self, names: Vec<String>) -> Self {
+        self.command_env = self.command_env.with_secrets(names);
+        self
+    }
+
+    /// Commands start from exactly `vars` instead of tick's own environment (secrets are still
+    /// removed), so a caller or a test decides what they see.
+    #[must_use]
+    pub fn with_base_env(mut self, vars: Vec<(String, String)>) -> Self {
+        self.command_env = self.command_env.with_base(vars);
+        self
+    }
+
+    pub fn command_env(&self) -> &CommandEnv {
+        &self.command_env
     }
 
     pub fn mode(&self) -> Mode {
@@ -172,25 +217,24 @@ impl Registry {
     /// before anything runs, whatever the specs said.
     pub fn execute(&self, name: &str, arguments: &serde_json::Value) -> ToolOutcome {
         match Tool::from_name(name).filter(|tool| self.tools.contains(tool)) {
-            Some(tool) => tool.run(&self.workspace, arguments),
+            Some(tool) => tool.run(self, arguments),
             None => ToolOutcome::error(self.refusal(name)),
         }
     }
 
     fn refusal(&self, name: &str) -> String {
-        let writes = BUILD_ONLY_NAMES.contains(&name)
-            || Tool::from_name(name).is_some_and(|tool| tool.kind().is_writing());
         let available = self
             .tools
             .iter()
             .map(|tool| tool.name())
             .collect::<Vec<_>>()
             .join(", ");
-        match (self.mode, writes, Tool::from_name(name)) {
-            (Mode::Plan, true, _) => format!(
+        // A known tool outside the mode: in plan mode every such tool is a build tool.
+        match (self.mode, Tool::from_name(name)) {
+            (Mode::Plan, Some(_)) => format!(
                 "`{name}` is not available in plan mode: planning is read-only; call submit_plan with the plan"
             ),
-            (Mode::Build, _, Some(Tool::SubmitPlan | Tool::AskUser)) => format!(
+            (Mode::Build, Some(_)) => format!(
                 "`{name}` is not available in build mode: the plan is already approved; if the step cannot be done as planned, report it as blocked"
             ),
             _ => format!(
@@ -256,14 +300,95 @@ mod tests {
         for name in names(&plan) {
             let tool = Tool::from_name(&name).unwrap();
             assert!(!tool.kind().is_writing(), "{name} can write");
-            assert!(!BUILD_ONLY_NAMES.contains(&name.as_str()));
+            assert!(
+                !["write_file", "edit_file", "bash", "update_step"].contains(&name.as_str()),
+                "{name}"
+            );
         }
     }
 
     #[test]
-    fn build_mode_specs_have_no_planning_tools() {
+    fn build_mode_specs_have_the_build_tools_and_no_planning_tools() {
         let (_dir, build) = registry(Mode::Build);
-        assert_eq!(names(&build), ["read_file", "list_files", "search_files"]);
+        assert_eq!(
+            names(&build),
+            [
+                "read_file",
+                "list_files",
+                "search_files",
+                "write_file",
+                "edit_file",
+                "bash",
+                "update_step"
+            ]
+        );
+        assert_eq!(Tool::WriteFile.kind(), ToolKind::Write);
+        assert_eq!(Tool::EditFile.kind(), ToolKind::Write);
+        assert_eq!(Tool::Bash.kind(), ToolKind::Execute);
+        assert_eq!(Tool::UpdateStep.kind(), ToolKind::Report);
+        // Every tool exists in some mode, and `from_name` knows every name.
+        for tool in Tool::ALL {
+            assert!(
+                tools_for_mode(Mode::Plan).contains(&tool)
+                    || tools_for_mode(Mode::Build).contains(&tool),
+                "{tool:?}"
+            );
+            assert_eq!(Tool::from_name(tool.name()), Some(tool));
+        }
+    }
+
+    #[test]
+    fn build_mode_executes_the_build_tools() {
+        let (dir, build) = registry(Mode::Build);
+        let build = build.with_base_env(vec![("PATH".to_owned(), "/usr/bin:/bin".to_owned())]);
+        let outcome = build.execute("write_file", &json!({"path": "b/c.txt", "content": "x\n"}));
+        assert_eq!(outcome.effects().unwrap().files_written[0].path, "b/c.txt");
+        let outcome = build.execute(
+            "edit_file",
+            &json!({"path": "a.txt", "old": "two", "new": "2"}),
+        );
+        assert!(
+            matches!(
+                outcome,
+                ToolOutcome::Output {
+                    is_error: false,
+                    ..
+                }
+            ),
+            "{outcome:?}"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "one\n2\n"
+        );
+        let outcome = build.execute("bash", &json!({"command": "cat b/c.txt a.txt"}));
+        let ToolOutcome::Output {
+            text,
+            is_error,
+            effects,
+        } = outcome
+        else {
+            panic!("{outcome:?}");
+        };
+        assert!(!is_error, "{text}");
+        assert!(text.starts_with("x\none\n2\nexit code 0, "), "{text}");
+        assert!(effects.command_window.is_some());
+        assert!(matches!(
+            build.execute("update_step", &json!({"id": "S1", "status": "done"})),
+            ToolOutcome::StepUpdate(_)
+        ));
+    }
+
+    #[test]
+    fn secret_env_names_add_to_the_defaults() {
+        let (_dir, build) = registry(Mode::Build);
+        let build = build.with_secret_env(vec!["MY_TOKEN".to_owned(), "OPENAI_API_KEY".to_owned()]);
+        let mut expected: Vec<String> = bash::DEFAULT_SECRET_ENV
+            .iter()
+            .map(|&s| s.to_owned())
+            .collect();
+        expected.push("MY_TOKEN".to_owned());
+        assert_eq!(build.command_env().secrets(), expected);
     }
 
     #[test]

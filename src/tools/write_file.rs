@@ -1,0 +1,297 @@
+//! `write_file`: create or replace a whole file in the workspace, and the one write path that
+//! `edit_file` shares.
+//!
+//! Writes go through [`crate::fsx::write_atomic`] (temp file, fsync, rename, permissions kept),
+//! so a crash or a watcher never sees half a file. Every successful write is reported in the
+//! outcome's [`Effects`] with the hash of what was written, for the runner's journal.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::workspace::{Access, Workspace};
+use super::{Effects, FileWritten, ToolOutcome, count, parse_args};
+use crate::fsx;
+use crate::llm::ToolSpec;
+
+pub const NAME: &str = "write_file";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: NAME.to_owned(),
+        description: "Create a file, or replace a whole file, with `content`. Missing parent \
+                      directories are created. To change part of an existing file use \
+                      edit_file instead: it is safer and shorter. Files under `.git/` and \
+                      `.tasks/` cannot be written."
+            .to_owned(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "description": "Path relative to the workspace root, e.g. `src/lib.rs`."
+                },
+                "content": {
+                    "type": "string",
+                    "description": "The complete new content of the file."
+                }
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+pub fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
+    match write(workspace, arguments) {
+        Ok((text, written)) => ToolOutcome::Output {
+            text,
+            is_error: false,
+            effects: Effects {
+                files_written: vec![written],
+                command_window: None,
+            },
+        },
+        Err(message) => ToolOutcome::error(message),
+    }
+}
+
+fn write(
+    workspace: &Workspace,
+    arguments: &serde_json::Value,
+) -> Result<(String, FileWritten), String> {
+    let args: Args = parse_args(NAME, arguments)?;
+    let shown = &args.path;
+    let path = workspace
+        .resolve(shown, Access::Write)
+        .map_err(|e| e.to_string())?;
+    let previous = match path.symlink_metadata() {
+        Ok(meta) if meta.is_dir() => {
+            return Err(format!(
+                "`{shown}` is a directory; give the path of a file inside it"
+            ));
+        }
+        Ok(meta) => Some(meta.len()),
+        Err(_) => None,
+    };
+    if let Some(parent) = path.parent() {
+        fsx::create_dir_all(parent).map_err(|e| in_workspace(workspace, &e.message))?;
+    }
+    let written = write_bytes(workspace, &path, args.content.as_bytes())?;
+    let what = match previous {
+        None => "new file".to_owned(),
+        Some(bytes) => format!("replaced {}", count_bytes(bytes)),
+    };
+    let text = format!(
+        "wrote `{}`: {}, {} ({what})",
+        written.path,
+        count(line_count(&args.content), "line", "lines"),
+        count_bytes(args.content.len() as u64),
+    );
+    Ok((text, written))
+}
+
+/// Write `content` to `path` (already resolved for [`Access::Write`]) atomically and say what
+/// was written. The error text is for the model and names the path as the model knows it.
+pub(crate) fn write_bytes(
+    workspace: &Workspace,
+    path: &Path,
+    content: &[u8],
+) -> Result<FileWritten, String> {
+    fsx::write_atomic(path, content).map_err(|e| in_workspace(workspace, &e.message))?;
+    Ok(FileWritten::new(workspace.display(path), content))
+}
+
+/// An `fsx` message with the workspace root taken out of its paths: the model writes paths
+/// relative to the root, and the absolute root is noise to it.
+fn in_workspace(workspace: &Workspace, message: &str) -> String {
+    let root = format!("{}/", workspace.root().display());
+    message.replace(&root, "")
+}
+
+/// Lines as an editor counts them: a last line without a newline still counts.
+pub(crate) fn line_count(text: &str) -> usize {
+    let newlines = text.bytes().filter(|&b| b == b'\n').count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+pub(crate) fn count_bytes(bytes: u64) -> String {
+    if bytes == 1 {
+        "1 byte".to_owned()
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::symlink;
+
+    fn setup() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join(".git")).unwrap();
+        fs::write(dir.path().join(".git/config"), "[core]\n").unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        (dir, ws)
+    }
+
+    #[test]
+    fn creates_parent_directories_and_reports_the_write() {
+        let (dir, ws) = setup();
+        let outcome = run(
+            &ws,
+            &json!({"path": "src/deep/new.rs", "content": "fn a() {}\nfn b() {}"}),
+        );
+        let written = fs::read_to_string(dir.path().join("src/deep/new.rs")).unwrap();
+        assert_eq!(written, "fn a() {}\nfn b() {}");
+        assert_eq!(
+            outcome,
+            ToolOutcome::Output {
+                text: "wrote `src/deep/new.rs`: 2 lines, 19 bytes (new file)".to_owned(),
+                is_error: false,
+                effects: Effects {
+                    files_written: vec![FileWritten {
+                        path: "src/deep/new.rs".to_owned(),
+                        blake3: blake3::hash(b"fn a() {}\nfn b() {}").to_hex().to_string(),
+                    }],
+                    command_window: None,
+                },
+            }
+        );
+    }
+
+    #[test]
+    fn replaces_a_file_and_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, ws) = setup();
+        let path = dir.path().join("run.sh");
+        fs::write(&path, "#!/bin/sh\necho old\n").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        let outcome = run(&ws, &json!({"path": "./run.sh", "content": "x\n"}));
+        let ToolOutcome::Output { text, is_error, .. } = outcome else {
+            panic!("{outcome:?}");
+        };
+        assert!(!is_error);
+        assert_eq!(text, "wrote `run.sh`: 1 line, 2 bytes (replaced 19 bytes)");
+        assert_eq!(fs::read_to_string(&path).unwrap(), "x\n");
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o755);
+        // The write left no temporary file behind.
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    #[test]
+    fn writes_through_an_inside_symlink_to_the_real_file() {
+        let (dir, ws) = setup();
+        fs::create_dir(dir.path().join("real")).unwrap();
+        symlink("real", dir.path().join("alias")).unwrap();
+        let outcome = run(&ws, &json!({"path": "alias/f.txt", "content": ""}));
+        assert_eq!(
+            outcome.effects().unwrap().files_written[0].path,
+            "real/f.txt"
+        );
+        assert_eq!(fs::read(dir.path().join("real/f.txt")).unwrap(), b"");
+    }
+
+    #[test]
+    fn refuses_protected_and_outside_paths_and_writes_nothing() {
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("x"), "outside").unwrap();
+        let (dir, ws) = setup();
+        symlink(outside.path(), dir.path().join("out")).unwrap();
+        symlink(outside.path().join("x"), dir.path().join("out_file")).unwrap();
+        let cases = [
+            (
+                ".git/config",
+                "`.git/config` is inside `.git/`, which no tool may write",
+            ),
+            (
+                ".tasks/x",
+                "`.tasks/x` is inside `.tasks/`, which no tool may write",
+            ),
+            ("../outside", "`../outside` is outside the workspace"),
+            ("/etc/x", "`/etc/x` is an absolute path"),
+            (
+                "out/x",
+                "`out/x` leads outside the workspace through a symbolic link",
+            ),
+            ("out_file", "`out_file` leads outside the workspace"),
+            ("", "the path is empty"),
+        ];
+        for (path, expected) in cases {
+            let outcome = run(&ws, &json!({"path": path, "content": "pwned"}));
+            let ToolOutcome::Output {
+                text,
+                is_error,
+                effects,
+            } = outcome
+            else {
+                panic!("{outcome:?}");
+            };
+            assert!(is_error, "{path}");
+            assert!(text.starts_with(expected), "{path}: {text}");
+            assert!(effects.is_empty());
+        }
+        assert_eq!(
+            fs::read_to_string(dir.path().join(".git/config")).unwrap(),
+            "[core]\n"
+        );
+        assert!(!dir.path().join(".tasks").exists());
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1);
+        assert_eq!(
+            fs::read_to_string(outside.path().join("x")).unwrap(),
+            "outside"
+        );
+    }
+
+    #[test]
+    fn model_fixable_errors() {
+        let (dir, ws) = setup();
+        fs::create_dir(dir.path().join("src")).unwrap();
+        fs::write(dir.path().join("file"), "").unwrap();
+        let cases = [
+            (
+                json!({"path": "src", "content": "x"}),
+                "`src` is a directory; give the path of a file inside it",
+            ),
+            (
+                json!({"path": "file/x.rs", "content": "x"}),
+                "`file/x.rs` cannot be created because `file` is a file, not a directory",
+            ),
+            (
+                json!({"path": "a"}),
+                "invalid arguments for write_file: missing field `content`",
+            ),
+            (
+                json!({"path": "a", "content": "x", "mode": "0755"}),
+                "invalid arguments for write_file: unknown field `mode`, expected `path` or `content`",
+            ),
+        ];
+        for (args, expected) in cases {
+            assert_eq!(run(&ws, &args), ToolOutcome::error(expected), "{args}");
+        }
+    }
+
+    #[test]
+    fn line_counts() {
+        assert_eq!(line_count(""), 0);
+        assert_eq!(line_count("a"), 1);
+        assert_eq!(line_count("a\n"), 1);
+        assert_eq!(line_count("a\r\nb"), 2);
+        assert_eq!(line_count("\n\n"), 2);
+    }
+}
