@@ -155,7 +155,11 @@ impl Planner<'_> {
                     (error.clone(), true)
                 } else {
                     match self.registry.execute(&call.name, &call.arguments) {
-                        ToolOutcome::Output { text, is_error } => (text, is_error),
+                        ToolOutcome::Output { text, is_error, .. } => (text, is_error),
+                        ToolOutcome::StepUpdate(_) => (
+                            "`update_step` is not available in plan mode".to_owned(),
+                            true,
+                        ),
                         ToolOutcome::Plan(submission) if plan.is_none() => {
                             plan = Some(submission);
                             ("The plan was received. It is now a draft for the person to review.".to_owned(), false)
