@@ -169,13 +169,14 @@ impl Planner<'_> {
                                 .to_owned(),
                             true,
                         ),
-                        ToolOutcome::Questions(questions) => match asker.ask(&questions) {
-                            Some(answers) => (answers, false),
-                            None => {
+                        ToolOutcome::Questions(questions) => {
+                            if let Some(answers) = asker.ask(&questions) {
+                                (answers, false)
+                            } else {
                                 open = Some(questions);
                                 (DEFERRED.to_owned(), false)
                             }
-                        },
+                        }
                     }
                 };
                 sink(AgentEvent::ToolResult {

@@ -286,12 +286,11 @@ fn plan_with_model(
     let path = store.draft_plan_path();
     fsx::write_atomic(&path, text.as_bytes())?;
 
-    if let Some(old) = &old_draft {
-        if let Ok(new) = plan_md::parse(&text) {
-            if let Some(diff) = step_diff(&old.plan, &new) {
-                ui.data(&diff);
-            }
-        }
+    if let Some(old) = &old_draft
+        && let Ok(new) = plan_md::parse(&text)
+        && let Some(diff) = step_diff(&old.plan, &new)
+    {
+        ui.data(&diff);
     }
     let tokens = format!(
         "{} tokens in, {} out",
@@ -377,10 +376,7 @@ pub fn step_diff(old: &plan_md::PlanDoc, new: &plan_md::PlanDoc) -> Option<Strin
     let lines = |doc: &plan_md::PlanDoc| -> String {
         let mut out = String::new();
         for step in doc.steps.all_steps() {
-            let id = step
-                .id
-                .map(|id| id.to_string())
-                .unwrap_or_else(|| "(new)".into());
+            let id = step.id.map_or_else(|| "(new)".into(), |id| id.to_string());
             out.push_str(&format!("{id} {}\n", step.title));
             for detail in render::detail_lines(step) {
                 out.push_str(&format!("    {detail}\n"));

@@ -95,7 +95,7 @@ pub fn detail_lines(step: &Step) -> Vec<String> {
         files: &step.files,
         verify: &step.verify,
         done_when: step.done_when.as_deref(),
-        risk: step.risk.map(|r| r.as_str()),
+        risk: step.risk.map(super::super::plan::step::Risk::as_str),
         depends: step.depends.iter().map(StepId::to_string).collect(),
         notes: &step.notes,
     }
