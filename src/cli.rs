@@ -28,6 +28,7 @@ pub enum Command {
     Discard(DiscardArgs),
     Approve(ApproveArgs),
     Mark(MarkArgs),
+    Run(RunArgs),
     Status(StatusArgs),
     List(ListArgs),
 }
@@ -109,6 +110,52 @@ pub struct ApproveArgs {
     /// Stop the run when the task has changed more than N files.
     #[arg(long, value_name = "N")]
     pub max_files: Option<u32>,
+}
+
+/// Execute the approved plan, one verified step at a time.
+///
+/// Each step starts from a fresh context built from PLAN.md and TODO.md. The model works with
+/// tools that can write and run commands; when it says a step is done, tick runs the step's
+/// `verify` commands and only then ticks the box. Exit codes: 0 done, 4 a step is blocked,
+/// 5 paused for review (files changed outside a step's `files`), 6 a limit was reached,
+/// 130 interrupted.
+#[derive(Debug, Default, Args)]
+pub struct RunArgs {
+    /// A task id, unique prefix or part of its name; default: the current task.
+    pub task: Option<String>,
+
+    /// Run only this step (`S3`, or `S2.1`).
+    #[arg(long, value_name = "STEP")]
+    pub step: Option<String>,
+
+    /// Run at most N steps.
+    #[arg(long, value_name = "N")]
+    pub steps: Option<usize>,
+
+    /// Print the exact prompt the next step would get, and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Commit each verified step (its files and the task's files) with `Task:` and `Step:`
+    /// trailers.
+    #[arg(long)]
+    pub commit: bool,
+
+    /// The model (overrides `model` in the config and `TICK_MODEL`).
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// The provider: `openai`, `anthropic`, `ollama`, `llamacpp`.
+    #[arg(long, value_enum)]
+    pub provider: Option<crate::config::Provider>,
+
+    /// The server's base URL.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Print progress events as JSON lines on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Set a step's status by hand: `tick mark S3 done`.

@@ -68,6 +68,39 @@ impl Ui {
         }
     }
 
+    /// One verification command's result.
+    pub fn verification(
+        &self,
+        step: crate::plan::StepId,
+        command: &str,
+        passed: bool,
+        outcome: &str,
+        duration: std::time::Duration,
+        json: bool,
+    ) {
+        if json {
+            self.json(&serde_json::json!({
+                "event": "verification",
+                "id": step.to_string(),
+                "command": command,
+                "passed": passed,
+                "outcome": outcome,
+                "duration_ms": u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+            }));
+            return;
+        }
+        self.end_live_text();
+        let mark = if passed {
+            style("✓").green()
+        } else {
+            style("✗").red()
+        };
+        Self::err_line(&format!(
+            "{mark} {step} `{command}` {outcome} in {:.1}s",
+            duration.as_secs_f64()
+        ));
+    }
+
     /// Ends a line of streamed text, so the next message starts on its own line.
     pub fn end_live_text(&self) {
         if self.text_open.swap(false, Ordering::Relaxed) {

@@ -1,6 +1,8 @@
 //! The turn loop that drives a model with tools, and the events it reports as it goes. The
 //! core never prints: it emits [`AgentEvent`]s, and `ui.rs` renders them.
 
+pub mod context;
+pub mod executor;
 pub mod planner;
 
 use serde::Serialize;

@@ -75,7 +75,8 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
     let before = step.effective_status();
     src = edit(&src, &list, id, status, reason)?;
     if id.is_sub() {
-        src = settle_parent(&src, id.parent())?;
+        src = todo_md::settle_parent(&src, id.parent())
+            .map_err(|e| Error::internal(e.to_string()))?;
     }
     let list = todo_md::parse(&src).map_err(|e| {
         Error::internal(format!(
@@ -130,20 +131,4 @@ fn edit(
 ) -> Result<String> {
     todo_md::edit_step(src, list, id, &StepEdit::status(status, reason))
         .ok_or_else(|| Error::internal(format!("step `{id}` vanished while editing")))
-}
-
-/// A parent follows its sub-steps: ticked when all are done, unticked when one reopens.
-fn settle_parent(src: &str, parent: StepId) -> Result<String> {
-    let list = todo_md::parse(src).map_err(|e| Error::internal(e.to_string()))?;
-    let Some(step) = list.find(parent) else {
-        return Ok(src.to_owned());
-    };
-    let all_done = step.substeps.iter().all(|s| s.status == StepStatus::Done);
-    match (all_done, step.status) {
-        (true, StepStatus::Pending | StepStatus::InProgress | StepStatus::Stale) => {
-            edit(src, &list, parent, StepStatus::Done, None)
-        }
-        (false, StepStatus::Done) => edit(src, &list, parent, StepStatus::Pending, None),
-        _ => Ok(src.to_owned()),
-    }
 }

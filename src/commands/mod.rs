@@ -7,6 +7,7 @@ pub mod init;
 pub mod list;
 pub mod mark;
 pub mod plan;
+pub mod run;
 pub mod show;
 pub mod status;
 
@@ -58,12 +59,24 @@ impl Ctx<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Done,
+    /// A step is blocked and needs a person.
+    Blocked,
+    /// The run stopped for the person to review (a deviation).
+    Paused,
+    /// A limit (files changed) stopped the run.
+    Limit,
+    /// The person pressed Ctrl-C.
+    Interrupted,
 }
 
 impl Outcome {
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Done => 0,
+            Outcome::Blocked => 4,
+            Outcome::Paused => 5,
+            Outcome::Limit => 6,
+            Outcome::Interrupted => 130,
         }
     }
 }
@@ -85,6 +98,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Discard(args) => discard::run(&ctx, &args),
         Command::Approve(args) => approve::run(&ctx, &args),
         Command::Mark(args) => mark::run(&ctx, &args),
+        Command::Run(args) => run::run(&ctx, &args),
         Command::Status(args) => status::run(&ctx, &args),
         Command::List(args) => list::run(&ctx, &args),
     }

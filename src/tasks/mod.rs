@@ -177,6 +177,14 @@ impl Store {
         Ok(lock)
     }
 
+    /// The lock for one task, or an error at once if someone holds it: for long commands
+    /// (`tick run`), where waiting would only hide that two runs were started.
+    pub fn lock_task_now(&self, task: &TaskRef, holder: &str) -> Result<lock::Lock> {
+        let lock = lock::acquire(&task.dir, holder, Duration::ZERO)?;
+        clean_up(&task.dir)?;
+        Ok(lock)
+    }
+
     /// Task ids, oldest first.
     pub fn task_ids(&self) -> Result<Vec<String>> {
         let mut ids: Vec<String> = fsx::subdirs(&self.dir)?

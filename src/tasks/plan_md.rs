@@ -147,7 +147,7 @@ pub fn parse(src: &str) -> Result<PlanDoc, ParseError> {
             "upgrade tick",
         ));
     }
-    let steps_region = steps_section(body);
+    let steps_region = section_range(body, "steps");
     let steps = match &steps_region {
         Some(region) => todo_md::parse_region(body, region.clone()),
         None => Ok(Checklist::default()),
@@ -171,10 +171,10 @@ pub fn parse(src: &str) -> Result<PlanDoc, ParseError> {
     })
 }
 
-/// The byte range of the body's `## Steps` section: after its heading, up to the next heading
-/// of level 1 or 2.
-fn steps_section(body: &str) -> Option<Range<usize>> {
-    let mut in_heading: Option<HeadingLevel> = None;
+/// The byte range of the body's `## <name>` section: after its heading, up to the next
+/// heading of level 1 or 2. `None` when there is no such heading.
+pub fn section_range(body: &str, name: &str) -> Option<Range<usize>> {
+    let mut in_heading = false;
     let mut heading_text = String::new();
     let mut start: Option<usize> = None;
     for (event, range) in Parser::new(body).into_offset_iter() {
@@ -185,25 +185,29 @@ fn steps_section(body: &str) -> Option<Range<usize>> {
                 {
                     return Some(start..range.start);
                 }
-                in_heading = Some(level);
+                in_heading = true;
                 heading_text.clear();
             }
-            Event::Text(text) | Event::Code(text) if in_heading.is_some() => {
-                heading_text.push_str(&text);
-            }
+            Event::Text(text) | Event::Code(text) if in_heading => heading_text.push_str(&text),
             Event::End(TagEnd::Heading(level)) => {
                 if level == HeadingLevel::H2
                     && start.is_none()
-                    && heading_text.trim().eq_ignore_ascii_case("steps")
+                    && heading_text.trim().eq_ignore_ascii_case(name)
                 {
                     start = Some(range.end);
                 }
-                in_heading = None;
+                in_heading = false;
             }
             _ => {}
         }
     }
     start.map(|start| start..body.len())
+}
+
+/// The trimmed text of the body's `## <name>` section; `None` when it is missing or empty.
+pub fn section<'a>(body: &'a str, name: &str) -> Option<&'a str> {
+    let text = body[section_range(body, name)?].trim();
+    (!text.is_empty()).then_some(text)
 }
 
 /// What a plan must have to be a draft or to be approved: a title and at least one step.
@@ -392,6 +396,17 @@ Move the login code behind a compatibility layer.
     fn step_errors_count_front_matter_lines() {
         let err = parse("---\ntitle: x\n---\n## Steps\n- [?] bad\n").unwrap_err();
         assert_eq!((err.line, err.col), (5, 3));
+    }
+
+    #[test]
+    fn sections_by_name() {
+        let doc = parse(PLAN).unwrap();
+        assert_eq!(
+            section(&doc.body, "Summary"),
+            Some("Move the login code behind a compatibility layer.")
+        );
+        assert!(section(&doc.body, "Steps").unwrap().starts_with("- [ ] S1"));
+        assert_eq!(section(&doc.body, "Context"), None);
     }
 
     #[test]

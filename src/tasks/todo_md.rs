@@ -840,6 +840,29 @@ pub fn edit_step(src: &str, checklist: &Checklist, id: StepId, edit: &StepEdit) 
     Some(apply(src, edits))
 }
 
+/// A parent follows its sub-steps: ticked when all are done, unticked when one reopens.
+pub fn settle_parent(src: &str, parent: StepId) -> Result<String, ParseError> {
+    let list = parse(src)?;
+    let Some(step) = list.find(parent) else {
+        return Ok(src.to_owned());
+    };
+    if step.substeps.is_empty() {
+        return Ok(src.to_owned());
+    }
+    let all_done = step.substeps.iter().all(|s| s.status == StepStatus::Done);
+    let status = match (all_done, step.status) {
+        (true, StepStatus::Pending | StepStatus::InProgress | StepStatus::Stale) => {
+            StepStatus::Done
+        }
+        (false, StepStatus::Done) => StepStatus::Pending,
+        _ => return Ok(src.to_owned()),
+    };
+    Ok(
+        edit_step(src, &list, parent, &StepEdit::status(status, None))
+            .unwrap_or_else(|| src.to_owned()),
+    )
+}
+
 /// Gives every step without an id the next free one, by inserting only the id token. Returns
 /// the new text and the ids assigned, in file order.
 pub fn assign_ids(src: &str, checklist: &Checklist) -> (String, Vec<StepId>) {

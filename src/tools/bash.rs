@@ -203,6 +203,46 @@ pub fn run(workspace: &Workspace, env: &CommandEnv, arguments: &serde_json::Valu
     }
 }
 
+/// A command's result as the runner records it for verification evidence.
+#[derive(Debug, Clone)]
+pub struct CommandRun {
+    /// `None` when it was killed (timeout or signal).
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// Combined stdout and stderr, capped head and tail like the tool's output.
+    pub output: String,
+    pub duration: Duration,
+    pub window: CommandWindow,
+}
+
+impl CommandRun {
+    pub fn passed(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+}
+
+/// Runs `command` with `bash -c` in `root` the way the `bash` tool does (own process group,
+/// stdin closed, secrets removed, the group killed on timeout), for the runner's verification.
+pub fn run_command(
+    root: &Path,
+    env: &CommandEnv,
+    command: &str,
+    timeout: Duration,
+) -> io::Result<CommandRun> {
+    let finished = execute(root, env, command, timeout)?;
+    let (exit_code, timed_out) = match finished.end {
+        End::Exited(status) => (status.code(), false),
+        End::TimedOut => (None, true),
+    };
+    Ok(CommandRun {
+        exit_code,
+        timed_out,
+        output: finished.output,
+        duration: finished.ran_for,
+        window: finished.window,
+    })
+}
+
 /// The timeout for `timeout_s` seconds, with a note when it had to be lowered to the maximum.
 fn timeout(seconds: f64) -> Result<(Duration, Option<String>), String> {
     let max = Duration::from_secs(MAX_TIMEOUT_S);

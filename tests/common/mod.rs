@@ -1,4 +1,5 @@
 //! Helpers shared by the integration tests.
 
 pub mod fake_model;
+pub mod project;
 pub mod scripts;

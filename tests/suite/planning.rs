@@ -1,103 +1,15 @@
 //! `tick plan "goal"` end to end: the real binary, a real git repository in a temp dir, and a
 //! fake model server on 127.0.0.1 that streams scripted answers and records every request.
 
-use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
+use crate::common::project::Project;
 use crate::common::scripts::{anthropic_call, login_plan, openai_call, openai_calls, openai_text};
 
-const NOW: &str = "2026-11-30T14:29:55Z";
 const WRITING_TOOLS: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
-
-/// A tiny Rust project in a git repository.
-struct Project {
-    dir: tempfile::TempDir,
-}
-
-impl Project {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        std::fs::write(
-            root.join("Cargo.toml"),
-            "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-        )
-        .unwrap();
-        std::fs::write(
-            root.join("src/main.rs"),
-            "mod login;\nfn main() { login::login(\"a\", \"b\"); }\n",
-        )
-        .unwrap();
-        std::fs::write(root.join("src/login.rs"), "pub fn login(user: &str, pass: &str) -> bool {\n    !user.is_empty() && !pass.is_empty()\n}\n").unwrap();
-        std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
-        let git = |args: &[&str]| {
-            let status = std::process::Command::new("git")
-                .args(args)
-                .current_dir(root)
-                .env("GIT_AUTHOR_NAME", "t")
-                .env("GIT_AUTHOR_EMAIL", "t@example.com")
-                .env("GIT_COMMITTER_NAME", "t")
-                .env("GIT_COMMITTER_EMAIL", "t@example.com")
-                .output()
-                .unwrap();
-            assert!(status.status.success(), "git {args:?}");
-        };
-        git(&["init", "-q"]);
-        git(&["add", "."]);
-        git(&["commit", "-q", "-m", "init"]);
-        Project { dir }
-    }
-
-    fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.root().join(rel)
-    }
-
-    fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.path(rel)).unwrap()
-    }
-
-    fn command(&self, base_url: &str, args: &[&str]) -> std::process::Command {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tick"));
-        cmd.args(args)
-            .current_dir(self.root())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.root())
-            .env("TICK_NOW", NOW)
-            .env("TICK_PROVIDER", "openai")
-            .env("TICK_BASE_URL", base_url)
-            .env("TICK_MODEL", "test-model")
-            .env("TICK_INTERACTIVE", "0")
-            .env("NO_COLOR", "1");
-        cmd
-    }
-
-    /// Runs tick off the async runtime, so the fake server keeps serving meanwhile.
-    async fn tick(&self, server: &FakeModel, args: &[&str]) -> Output {
-        self.tick_with(server, args, |_| {}).await
-    }
-
-    async fn tick_with(
-        &self,
-        server: &FakeModel,
-        args: &[&str],
-        adjust: impl FnOnce(&mut std::process::Command),
-    ) -> Output {
-        let mut cmd = self.command(&format!("{}/v1", server.url()), args);
-        adjust(&mut cmd);
-        tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap()
-    }
-}
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

@@ -1,0 +1,242 @@
+//! The execution turn of one step: the model works with build-mode tools until it reports the
+//! step with `update_step`. A `done` claim is checked by the caller's [`Verifier`]; only a
+//! passing verification ends the turn as done.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::config::Limits;
+use crate::llm::{Client, LlmError, Message, Request, StreamEvent, Usage};
+use crate::plan::StepId;
+use crate::tools::{Effects, Registry, StepUpdateStatus, ToolOutcome};
+
+use super::{AgentEvent, call_detail};
+
+pub const REMINDER: &str = "You ended your turn without reporting the step. Call `update_step` \
+with `done` when the work is complete, or `blocked` with the question that would unblock it.";
+
+/// What the runner's verification said about a `done` claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Passed {
+        report: String,
+    },
+    /// The model gets `report` and keeps working.
+    Failed {
+        report: String,
+    },
+    /// Too many failures: the step is blocked with `reason`.
+    GaveUp {
+        reason: String,
+    },
+}
+
+/// Checks a `done` claim. The runner runs the step's verify commands here.
+pub trait Verifier {
+    fn verify(&mut self, note: Option<&str>) -> Verdict;
+}
+
+/// How a step's turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepEnd {
+    /// Verified (or without verification) and done; the model's note.
+    Done {
+        note: Option<String>,
+    },
+    Blocked {
+        reason: String,
+    },
+    /// The person pressed Ctrl-C.
+    Interrupted,
+}
+
+#[derive(Debug)]
+pub enum StepError {
+    Llm(LlmError),
+    /// The model stopped twice without reporting the step.
+    NoReport,
+    TurnLimit {
+        turns: u32,
+    },
+    TokenLimit {
+        used: u64,
+        limit: u64,
+    },
+}
+
+pub struct Executor<'a> {
+    pub client: &'a Client,
+    pub model: String,
+    pub system: String,
+    pub registry: &'a Registry,
+    pub limits: Limits,
+    pub step: StepId,
+    pub interrupted: &'a AtomicBool,
+}
+
+impl Executor<'_> {
+    #[allow(clippy::too_many_lines)]
+    pub async fn run(
+        &self,
+        messages: &mut Vec<Message>,
+        verifier: &mut dyn Verifier,
+        effects: &mut dyn FnMut(&Effects),
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        usage: &mut Usage,
+    ) -> Result<StepEnd, StepError> {
+        let mut reminded = false;
+        let mut turns = 0;
+        loop {
+            if self.interrupted.load(Ordering::Relaxed) {
+                return Ok(StepEnd::Interrupted);
+            }
+            if turns >= self.limits.max_turns {
+                return Err(StepError::TurnLimit { turns });
+            }
+            turns += 1;
+            sink(AgentEvent::Request { turn: turns });
+            let request = Request {
+                model: self.model.clone(),
+                system: Some(self.system.clone()),
+                messages: messages.clone(),
+                tools: self.registry.specs(),
+                max_tokens: None,
+                temperature: None,
+            };
+            let response = {
+                let mut forward = |event: StreamEvent| {
+                    if let StreamEvent::TextDelta(text) = event {
+                        sink(AgentEvent::Text { text });
+                    }
+                };
+                tokio::select! {
+                    response = self.client.complete(&request, &mut forward) => response.map_err(StepError::Llm)?,
+                    _ = tokio::signal::ctrl_c() => {
+                        self.interrupted.store(true, Ordering::Relaxed);
+                        return Ok(StepEnd::Interrupted);
+                    }
+                }
+            };
+            usage.input_tokens += response.usage.input_tokens;
+            usage.output_tokens += response.usage.output_tokens;
+            sink(AgentEvent::Usage { usage: *usage });
+            messages.push(Message::Assistant {
+                text: response.text.clone(),
+                tool_calls: response.tool_calls.clone(),
+            });
+            let used = usage.input_tokens + usage.output_tokens;
+            if used > self.limits.max_tokens {
+                return Err(StepError::TokenLimit {
+                    used,
+                    limit: self.limits.max_tokens,
+                });
+            }
+            if !response.truncated_tool_calls.is_empty() {
+                for call in &response.tool_calls {
+                    messages.push(Message::tool_error(
+                        &call.id,
+                        "not run: another call in the same answer was cut off",
+                    ));
+                }
+                messages.push(Message::user(format!(
+                    "Your call to `{}` was cut off by the output token limit and was not run. \
+                     Call it again with shorter arguments (write a large file in parts).",
+                    response.truncated_tool_calls.join("`, `")
+                )));
+                continue;
+            }
+            if response.tool_calls.is_empty() {
+                if reminded {
+                    return Err(StepError::NoReport);
+                }
+                reminded = true;
+                sink(AgentEvent::Reminder {
+                    text: REMINDER.to_owned(),
+                });
+                messages.push(Message::user(REMINDER));
+                continue;
+            }
+            let mut end = None;
+            for call in &response.tool_calls {
+                if end.is_some() || self.interrupted.load(Ordering::Relaxed) {
+                    messages.push(Message::tool_error(&call.id, "not run: the step ended"));
+                    continue;
+                }
+                sink(AgentEvent::ToolCall {
+                    name: call.name.clone(),
+                    detail: call_detail(&call.name, &call.arguments),
+                });
+                let (content, is_error) = if let Some(error) = &call.arguments_error {
+                    (error.clone(), true)
+                } else {
+                    match self.registry.execute(&call.name, &call.arguments) {
+                        ToolOutcome::Output {
+                            text,
+                            is_error,
+                            effects: done,
+                        } => {
+                            effects(&done);
+                            (text, is_error)
+                        }
+                        ToolOutcome::StepUpdate(update) => match update.id.parse::<StepId>() {
+                            Ok(id) if id == self.step => match update.status {
+                                StepUpdateStatus::InProgress => {
+                                    ("Noted: the step is in progress.".to_owned(), false)
+                                }
+                                StepUpdateStatus::Blocked => {
+                                    let reason = update.reason.unwrap_or_default();
+                                    end = Some(StepEnd::Blocked {
+                                        reason: reason.clone(),
+                                    });
+                                    (format!("The step is blocked: {reason}"), false)
+                                }
+                                StepUpdateStatus::Done => {
+                                    match verifier.verify(update.evidence.as_deref()) {
+                                        Verdict::Passed { report } => {
+                                            end = Some(StepEnd::Done {
+                                                note: update.evidence.clone(),
+                                            });
+                                            (report, false)
+                                        }
+                                        Verdict::Failed { report } => (report, true),
+                                        Verdict::GaveUp { reason } => {
+                                            end = Some(StepEnd::Blocked {
+                                                reason: reason.clone(),
+                                            });
+                                            (reason, true)
+                                        }
+                                    }
+                                }
+                            },
+                            _ => (
+                                format!(
+                                    "You are working on `{}`; report that step, not `{}`.",
+                                    self.step, update.id
+                                ),
+                                true,
+                            ),
+                        },
+                        ToolOutcome::Plan(_) | ToolOutcome::Questions(_) => (
+                            "that tool is not available while executing".to_owned(),
+                            true,
+                        ),
+                    }
+                };
+                sink(AgentEvent::ToolResult {
+                    name: call.name.clone(),
+                    is_error,
+                });
+                messages.push(if is_error {
+                    Message::tool_error(&call.id, content)
+                } else {
+                    Message::tool_result(&call.id, content)
+                });
+            }
+            if let Some(end) = end {
+                return Ok(end);
+            }
+            if self.interrupted.load(Ordering::Relaxed) {
+                return Ok(StepEnd::Interrupted);
+            }
+        }
+    }
+}

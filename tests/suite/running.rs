@@ -1,0 +1,476 @@
+//! `tick run` end to end: a real approved task in a real git repository, the real binary, and
+//! a fake model that writes files and claims steps done. Verification decides every tick.
+
+use std::process::Output;
+
+use serde_json::{Value, json};
+use tick::tasks::state::State;
+
+use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
+use crate::common::project::Project;
+use crate::common::scripts::{openai_call, openai_calls, openai_text};
+
+const PLAN: &str = "# Greeting
+
+## Summary
+Greet people from the command line.
+
+## Steps
+- [ ] S1 Create greeting.txt
+  - files: greeting.txt
+  - verify: `grep -q hello greeting.txt`
+- [ ] S2 Add a shout script
+  - files: shout.sh
+  - verify: `sh shout.sh | grep -q HELLO`
+- [ ] S3 Document it
+  - files: NOTES.md
+";
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A project with `PLAN` approved, committed so the run starts from a clean tree.
+async fn approved(server: &FakeModel, plan: &str) -> (Project, String) {
+    let project = Project::new();
+    project.write("plan.md", plan);
+    let output = project.tick(server, &["plan", "--from", "plan.md"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.tick(server, &["approve"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    std::fs::remove_file(project.path("plan.md")).unwrap();
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "approve"]);
+    let id = std::fs::read_dir(project.path(".tasks"))
+        .unwrap()
+        .filter_map(std::result::Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("2026"))
+        .unwrap();
+    (project, id)
+}
+
+fn start(id: &str) -> (String, String, Value) {
+    (
+        format!("call_{id}_start"),
+        "update_step".to_owned(),
+        json!({"id": id, "status": "in_progress"}),
+    )
+}
+
+/// One step's script: start and write a file in one answer, then claim done.
+fn work(server: &FakeModel, id: &str, path: &str, content: &str) {
+    let (start_id, name, args) = start(id);
+    server.push(openai_calls(&[
+        (&start_id, &name, args),
+        (
+            &format!("call_{id}_write"),
+            "write_file",
+            json!({"path": path, "content": content}),
+        ),
+    ]));
+    server.push(openai_call(
+        &format!("call_{id}_done"),
+        "update_step",
+        json!({"id": id, "status": "done", "evidence": "wrote it"}),
+    ));
+}
+
+fn state(project: &Project, id: &str) -> State {
+    serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
+}
+
+fn user_messages(request: &RecordedRequest) -> Vec<String> {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_step_plan_runs_to_completion() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    work(&server, "S1", "greeting.txt", "hello\n");
+    work(&server, "S2", "shout.sh", "echo HELLO\n");
+    work(&server, "S3", "NOTES.md", "Run `sh shout.sh`.\n");
+
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(project.read("greeting.txt"), "hello\n");
+    assert_eq!(project.read("shout.sh"), "echo HELLO\n");
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [x] S1 Create greeting.txt"), "{todo}");
+    assert!(todo.contains("- [x] S2 Add a shout script"), "{todo}");
+    assert!(todo.contains("- [x] S3 Document it"), "{todo}");
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/PLAN.md"))
+            .contains("status: completed")
+    );
+    assert!(stderr(&output).contains("3/3 done"), "{}", stderr(&output));
+
+    let state = state(&project, &id);
+    let s1 = &state.steps[&"S1".parse().unwrap()];
+    assert!(s1.verified());
+    assert_eq!(s1.evidence[0].command, "grep -q hello greeting.txt");
+    assert_eq!(s1.evidence[0].exit_code, 0);
+    assert_eq!(s1.files_changed, ["greeting.txt"]);
+    assert!(s1.fingerprints.contains_key("greeting.txt"));
+    let s3 = &state.steps[&"S3".parse().unwrap()];
+    assert!(
+        !s3.verified(),
+        "S3 has no verify: done without verification"
+    );
+
+    // One fresh context per step: each step's first request has only its own pack.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 6);
+    for (index, step) in [(0, "S1"), (2, "S2"), (4, "S3")] {
+        let users = user_messages(&requests[index]);
+        assert_eq!(users.len(), 1, "{step}: {users:?}");
+        assert!(
+            users[0].contains(&format!("## Your step: {step}")),
+            "{}",
+            users[0]
+        );
+        let roles: Vec<&str> = requests[index].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["system", "user"], "{step}");
+    }
+    assert!(user_messages(&requests[4])[0].contains("- S1 Create greeting.txt (done)"));
+    let tools: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    for name in ["write_file", "edit_file", "bash", "update_step"] {
+        assert!(tools.contains(&name), "{tools:?}");
+    }
+    assert!(!tools.contains(&"submit_plan"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_verification_goes_back_to_the_model() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    // Claims done before doing anything: verification decides.
+    server.push(openai_call(
+        "c1",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    server.push(openai_call(
+        "c2",
+        "write_file",
+        json!({"path": "greeting.txt", "content": "hello\n"}),
+    ));
+    server.push(openai_call(
+        "c3",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let output = project.tick(&server, &["run", "--steps", "1"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let failed = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "c1")
+        .unwrap();
+    assert!(
+        failed["content"]
+            .as_str()
+            .unwrap()
+            .contains("Verification failed: `grep -q hello greeting.txt` (exit 2)"),
+        "{failed}"
+    );
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [x] S1"), "{todo}");
+    assert!(todo.contains("- [ ] S2"), "{todo}");
+    assert!(state(&project, &id).verified("S1".parse().unwrap()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_step_ends_the_run_with_its_question() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    server.push(openai_call(
+        "c1",
+        "update_step",
+        json!({"id": "S1", "status": "blocked", "reason": "which greeting: hello or hi?"}),
+    ));
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [!] S1 Create greeting.txt\n  - files: greeting.txt\n  - verify: `grep -q hello greeting.txt`\n  - blocked: which greeting: hello or hi?\n"), "{todo}");
+    let err = stderr(&output);
+    assert!(
+        err.contains("0/3 done, 1 blocked: S1 (which greeting: hello or hi?)"),
+        "{err}"
+    );
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/PLAN.md"))
+            .contains("status: blocked")
+    );
+
+    // A second run stops at the same place without asking the model.
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(4));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changing_files_outside_the_step_pauses_the_run() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    server.push(openai_calls(&[
+        (
+            "c1",
+            "write_file",
+            json!({"path": "greeting.txt", "content": "hello\n"}),
+        ),
+        ("c2", "bash", json!({"command": "echo extra > other.txt"})),
+    ]));
+    server.push(openai_call(
+        "c3",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains("S1 changed files outside its `files`: `other.txt`"),
+        "{err}"
+    );
+    let state = state(&project, &id);
+    assert_eq!(
+        state.steps[&"S1".parse().unwrap()].deviations,
+        ["other.txt"]
+    );
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [x] S1")
+    );
+    assert_eq!(server.requests().len(), 2, "S2 did not start");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_to_git_and_outside_are_refused() {
+    let server = FakeModel::start().await;
+    let (project, _id) = approved(&server, PLAN).await;
+    let config_before = project.read(".git/config");
+    server.push(openai_calls(&[
+        (
+            "c1",
+            "write_file",
+            json!({"path": ".git/config", "content": "x"}),
+        ),
+        (
+            "c2",
+            "write_file",
+            json!({"path": "../outside.txt", "content": "x"}),
+        ),
+        (
+            "c3",
+            "edit_file",
+            json!({"path": ".tasks/config.yaml", "old": "#", "new": "x"}),
+        ),
+    ]));
+    server.push(openai_call(
+        "c4",
+        "update_step",
+        json!({"id": "S1", "status": "blocked", "reason": "cannot"}),
+    ));
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    assert_eq!(project.read(".git/config"), config_before);
+    assert!(
+        !project
+            .root()
+            .parent()
+            .unwrap()
+            .join("outside.txt")
+            .exists()
+    );
+    let request = &server.requests()[1];
+    let errors: Vec<&Value> = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(errors.len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_run_on_the_same_task_fails_at_once() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    server.push(Reply::sse(["data: {\"choices\":[]}\n\n".to_owned()]).stall());
+    let mut first = project.command(&format!("{}/v1", server.url()), &["run"]);
+    let mut child = first
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the first run has asked the model (it holds the lock by then).
+    for _ in 0..100 {
+        if !server.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let started = std::time::Instant::now();
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(7), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("tick run (pid"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+
+    // Killed mid-step: every file still parses, S1 is in progress, nothing ticked.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [-] S1"), "{todo}");
+    assert!(!todo.contains("- [x]"));
+    let output = project.tick(&server, &["status"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    // The next run resumes S1.
+    work(&server, "S1", "greeting.txt", "hello\n");
+    let output = project.tick(&server, &["run", "--step", "S1"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [x] S1")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_edits_between_runs_are_honoured() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    work(&server, "S1", "greeting.txt", "hello\n");
+    let output = project.tick(&server, &["run", "--steps", "1"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    // The person unticks S1 and adds a step of their own before S2.
+    let path = format!(".tasks/{id}/TODO.md");
+    let todo = project.read(&path).replace("- [x] S1", "- [ ] S1").replace(
+        "- [ ] S2 Add a shout script",
+        "- [ ] Add a farewell\n  - files: bye.txt\n- [ ] S2 Add a shout script",
+    );
+    project.write(&path, &todo);
+    work(&server, "S1", "greeting.txt", "hello again\n");
+    work(&server, "S4", "bye.txt", "bye\n");
+    let output = project.tick(&server, &["run", "--steps", "2"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("new steps got ids: `S4`"),
+        "{}",
+        stderr(&output)
+    );
+    let todo = project.read(&path);
+    assert!(todo.contains("- [x] S1"), "{todo}");
+    assert!(todo.contains("- [x] S4 Add a farewell"), "{todo}");
+    assert!(todo.contains("- [ ] S2"), "{todo}");
+    assert_eq!(project.read("bye.txt"), "bye\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_plan_stops_the_run_until_approved_again() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    let path = format!(".tasks/{id}/PLAN.md");
+    project.write(
+        &path,
+        &project
+            .read(&path)
+            .replace("Greet people", "Greet everyone"),
+    );
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("was edited after approval"));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("+Greet everyone"));
+    assert!(server.requests().is_empty());
+    let output = project.tick(&server, &["approve", &id]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    server.push(openai_text("I will not report."));
+    server.push(openai_text("Still not."));
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "the run started: {}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("without reporting the step"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_prints_the_pack_and_runs_nothing() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    let output = project
+        .tick(&server, &["run", "--dry-run", "--step", "S2"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.contains("--- system ---"));
+    assert!(out.contains("## Your step: S2 Add a shout script"), "{out}");
+    assert!(
+        out.contains("- verify: `sh shout.sh | grep -q HELLO`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("## Coming next (not now)\n- S3 Document it"),
+        "{out}"
+    );
+    assert!(server.requests().is_empty());
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [ ] S2")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_makes_one_commit_per_verified_step() {
+    let server = FakeModel::start().await;
+    let (project, _id) = approved(&server, PLAN).await;
+    project.write("unrelated.txt", "a person's work in progress\n");
+    work(&server, "S1", "greeting.txt", "hello\n");
+    let output = project
+        .tick(&server, &["run", "--steps", "1", "--commit"])
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let log = project.git(&["log", "-1", "--format=%B"]);
+    assert!(log.starts_with("Create greeting.txt\n"), "{log}");
+    assert!(log.contains("Step: S1"), "{log}");
+    let files = project.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert!(files.contains("greeting.txt"));
+    assert!(!files.contains("unrelated.txt"), "{files}");
+    assert!(
+        project
+            .git(&["status", "--porcelain"])
+            .contains("?? unrelated.txt")
+    );
+}
