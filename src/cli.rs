@@ -110,6 +110,10 @@ pub struct ApproveArgs {
     /// Stop the run when the task has changed more than N files.
     #[arg(long, value_name = "N")]
     pub max_files: Option<u32>,
+
+    /// Commit the approved task folder (and nothing else) with a `Task:` trailer.
+    #[arg(long)]
+    pub commit: bool,
 }
 
 /// Execute the approved plan, one verified step at a time.

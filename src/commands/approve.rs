@@ -123,6 +123,18 @@ fn approve_draft(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         store.rel(&task_dir),
         if steps == 1 { "step" } else { "steps" }
     ));
+    if args.commit {
+        let paths = vec![
+            store.rel(&task_dir),
+            store.rel(&store.dir().join(".gitignore")),
+        ];
+        let message = format!("Approve plan: {title}\n\nTask: {id}\n");
+        crate::git::commit_paths(store.root(), &paths, &message).map_err(|err| {
+            Error::internal(err).hint("the task is approved; commit its folder by hand")
+        })?;
+        ctx.ui
+            .note(&format!("committed `{}/`", store.rel(&task_dir)));
+    }
     ctx.ui.hint(&format!(
         "`tick run` executes it; `tick status` shows it; commit `{}/` to share it",
         store.rel(&task_dir)

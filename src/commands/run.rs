@@ -804,31 +804,10 @@ impl Runner<'_, '_> {
         for file in [PLAN_FILE, TODO_FILE, STATE_FILE] {
             paths.push(store.rel(&task.dir.join(file)));
         }
-        let git = |args: &[&str]| -> Result<()> {
-            let output = Command::new("git")
-                .args(args)
-                .current_dir(store.root())
-                .stdin(Stdio::null())
-                .output()
-                .map_err(|err| Error::internal(format!("could not run git: {err}")))?;
-            if output.status.success() {
-                Ok(())
-            } else {
-                Err(Error::internal(format!(
-                    "`git {}` failed: {}",
-                    args.first().copied().unwrap_or_default(),
-                    String::from_utf8_lossy(&output.stderr).trim()
-                ))
-                .hint("the step is done and recorded; commit it by hand"))
-            }
-        };
-        let mut add = vec!["add", "--all", "--"];
-        add.extend(paths.iter().map(String::as_str));
-        git(&add)?;
         let message = format!("{title}\n\nTask: {}\nStep: {id}\n", task.id);
-        let mut commit = vec!["commit", "--quiet", "-m", &message, "--"];
-        commit.extend(paths.iter().map(String::as_str));
-        git(&commit)
+        crate::git::commit_paths(store.root(), &paths, &message).map_err(|err| {
+            Error::internal(err).hint("the step is done and recorded; commit it by hand")
+        })
     }
 }
 

@@ -474,3 +474,34 @@ async fn commit_makes_one_commit_per_verified_step() {
             .contains("?? unrelated.txt")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_commit_commits_only_the_task_folder() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    project.write("plan.md", PLAN);
+    project.write("scratch.txt", "not mine to commit\n");
+    assert!(
+        project
+            .tick(&server, &["plan", "--from", "plan.md"])
+            .await
+            .status
+            .success()
+    );
+    let output = project.tick(&server, &["approve", "--commit"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let log = project.git(&["log", "-1", "--format=%B"]);
+    assert!(log.starts_with("Approve plan: Greeting\n"), "{log}");
+    assert!(log.contains("Task: 2026"), "{log}");
+    let files = project.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert!(
+        files.contains("/TODO.md") && files.contains("/PLAN.md") && files.contains("/state.yaml"),
+        "{files}"
+    );
+    assert!(files.contains(".tasks/.gitignore"), "{files}");
+    assert!(!files.contains("runs/"), "local files stay local: {files}");
+    assert!(
+        !files.contains("scratch.txt") && !files.contains("plan.md\n"),
+        "{files}"
+    );
+}
