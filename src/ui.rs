@@ -8,7 +8,10 @@ use std::io::Write;
 use console::{Style, style};
 use serde::Serialize;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::agent::AgentEvent;
 use crate::commands::list::ListReport;
@@ -18,8 +21,45 @@ use crate::plan::StepStatus;
 
 #[derive(Debug, Default)]
 pub struct Ui {
-    /// Whether streamed model text left a line open on stderr.
-    text_open: AtomicBool,
+    live: Mutex<Live>,
+}
+
+/// What a live model turn has on the terminal: a spinner naming what happens now, and the
+/// model's streamed text up to the next newline.
+#[derive(Debug, Default)]
+struct Live {
+    spinner: Option<ProgressBar>,
+    text: String,
+}
+
+impl Live {
+    fn print(&self, line: &str) {
+        match &self.spinner {
+            Some(spinner) => spinner.println(line),
+            None => {
+                let _ = writeln!(std::io::stderr().lock(), "{line}");
+            }
+        }
+    }
+
+    fn flush_text(&mut self) {
+        if !self.text.is_empty() {
+            let text = std::mem::take(&mut self.text);
+            self.print(&style(text).dim().to_string());
+        }
+    }
+
+    fn spinner(&mut self) -> &ProgressBar {
+        self.spinner.get_or_insert_with(|| {
+            let spinner = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            spinner.set_style(
+                ProgressStyle::with_template("{spinner:.cyan} {msg} {elapsed:.dim}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            spinner.enable_steady_tick(Duration::from_millis(120));
+            spinner
+        })
+    }
 }
 
 impl Ui {
@@ -27,8 +67,13 @@ impl Ui {
         Ui::default()
     }
 
-    /// Progress of a model turn: JSON lines on stdout with `--json`; on a terminal, the
-    /// model's text and a line per tool call on stderr; otherwise nothing.
+    fn live(&self) -> std::sync::MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Progress of a model turn: JSON lines on stdout with `--json`; on a terminal, a spinner
+    /// naming each tool call, the model's text, and a line per tool call on stderr;
+    /// otherwise nothing.
     pub fn agent_event(&self, event: &AgentEvent, json: bool, live: bool) {
         if json {
             self.json(event);
@@ -37,34 +82,50 @@ impl Ui {
         if !live {
             return;
         }
+        let mut live = self.live();
         match event {
+            AgentEvent::Request { turn } => {
+                live.spinner()
+                    .set_message(format!("waiting for the model (turn {turn})"));
+            }
             AgentEvent::Text { text } => {
-                let mut err = std::io::stderr().lock();
-                let _ = write!(err, "{}", style(text).dim());
-                let _ = err.flush();
-                self.text_open
-                    .store(!text.ends_with('\n'), Ordering::Relaxed);
+                live.text.push_str(text);
+                while let Some(newline) = live.text.find('\n') {
+                    let line: String = live.text.drain(..=newline).collect();
+                    live.print(&style(line.trim_end()).dim().to_string());
+                }
+                live.spinner().set_message("the model is writing");
             }
             AgentEvent::ToolCall { name, detail } => {
-                self.end_live_text();
-                Self::err_line(&format!("{} {name} {detail}", style("→").cyan()));
+                live.flush_text();
+                live.print(&format!("{} {name} {detail}", style("→").cyan()));
+                live.spinner().set_message(format!("{name} {detail}"));
             }
             AgentEvent::ToolResult {
                 name,
                 is_error: true,
             } => {
-                Self::err_line(&format!(
+                live.print(&format!(
                     "  {} {name} failed; the model is told why",
                     style("!").yellow()
                 ));
             }
             AgentEvent::Reminder { .. } => {
-                self.end_live_text();
-                self.warn("the model stopped without submitting a plan; reminding it once");
+                live.flush_text();
+                live.print(&format!(
+                    "{} the model stopped without reporting; reminding it once",
+                    style("warning:").yellow().bold()
+                ));
             }
-            AgentEvent::Request { .. }
-            | AgentEvent::ToolResult { .. }
-            | AgentEvent::Usage { .. } => {}
+            AgentEvent::Usage { usage } => {
+                if let Some(spinner) = &live.spinner {
+                    spinner.set_message(format!(
+                        "{} tokens so far",
+                        usage.input_tokens + usage.output_tokens
+                    ));
+                }
+            }
+            AgentEvent::ToolResult { .. } => {}
         }
     }
 
@@ -101,10 +162,12 @@ impl Ui {
         ));
     }
 
-    /// Ends a line of streamed text, so the next message starts on its own line.
+    /// Ends a live turn: the rest of the streamed text is printed and the spinner goes.
     pub fn end_live_text(&self) {
-        if self.text_open.swap(false, Ordering::Relaxed) {
-            Self::err_line("");
+        let mut live = self.live();
+        live.flush_text();
+        if let Some(spinner) = live.spinner.take() {
+            spinner.finish_and_clear();
         }
     }
 
@@ -133,6 +196,7 @@ impl Ui {
         }
     }
 
+    /// A line on stderr, above the spinner when one is running.
     fn err_line(text: &str) {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{text}");
