@@ -208,7 +208,7 @@ fn plan_with_model(
     let workspace = Workspace::new(store.root())
         .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
     let registry = Registry::for_mode(Mode::Plan, workspace);
-    let system = prompt(store, "plan.md", PLAN_PROMPT)?;
+    let system = store.prompt("plan.md", PLAN_PROMPT)?;
     let planner = Planner {
         client: &client,
         model: config.planner_model()?,
@@ -363,12 +363,6 @@ fn question_lines(questions: &Questions) -> Vec<String> {
             line
         })
         .collect()
-}
-
-/// A prompt from `.tasks/prompts/<name>` if a person put one there, else the built-in one.
-fn prompt(store: &Store, name: &str, builtin: &str) -> Result<String> {
-    let custom = store.dir().join("prompts").join(name);
-    Ok(fsx::read_optional(&custom)?.unwrap_or_else(|| builtin.to_owned()))
 }
 
 /// The steps of two drafts as a diff, one block per step; `None` when the steps are the same.

@@ -154,7 +154,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         .build()
         .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
     let interrupted = AtomicBool::new(false);
-    let system = prompt(store, "execute.md", EXECUTE_PROMPT)?;
+    let system = store.prompt("execute.md", EXECUTE_PROMPT)?;
     let mut usage = Usage::default();
     let mut ran = 0usize;
     let mut first = true;
@@ -216,11 +216,6 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     Ok(outcome)
 }
 
-fn prompt(store: &Store, name: &str, builtin: &str) -> Result<String> {
-    let custom = store.dir().join("prompts").join(name);
-    Ok(fsx::read_optional(&custom)?.unwrap_or_else(|| builtin.to_owned()))
-}
-
 /// Reads the task for the next step: it must still be approved as it stands, and steps a
 /// person added get their ids now.
 fn load_for_run(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Task> {
@@ -267,7 +262,7 @@ fn dry_run(ctx: &Ctx<'_>, task_ref: &TaskRef, only: Option<StepId>) -> Result<Ou
             return Ok(Outcome::Done);
         }
     };
-    let system = prompt(&ctx.store, "execute.md", EXECUTE_PROMPT)?;
+    let system = ctx.store.prompt("execute.md", EXECUTE_PROMPT)?;
     ctx.ui.data(&format!(
         "--- system ---\n{}\n--- user ---\n{}",
         system.trim_end(),

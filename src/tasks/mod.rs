@@ -121,6 +121,12 @@ impl Store {
         self.dir.join(CONFIG_FILE)
     }
 
+    /// A system prompt: `.tasks/prompts/<name>` if a person put one there, else `builtin`.
+    pub fn prompt(&self, name: &str, builtin: &str) -> Result<String> {
+        let custom = self.dir.join("prompts").join(name);
+        Ok(fsx::read_optional(&custom)?.unwrap_or_else(|| builtin.to_owned()))
+    }
+
     /// `path` as a person would type it from the workspace root, with `/` separators.
     pub fn rel(&self, path: &Path) -> String {
         let rel = path.strip_prefix(&self.root).unwrap_or(path);

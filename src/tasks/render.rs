@@ -186,11 +186,7 @@ pub fn plan_body(store: &Store, plan: &PlanSubmission) -> Result<String> {
                 files: &step.files,
                 verify: &step.verify,
                 done_when: step.done_when.as_deref(),
-                risk: step.risk.map(|r| match r {
-                    crate::tools::Risk::Low => "low",
-                    crate::tools::Risk::Medium => "medium",
-                    crate::tools::Risk::High => "high",
-                }),
+                risk: step.risk.map(crate::plan::Risk::as_str),
                 depends: step.depends.clone(),
                 notes: &[],
             };

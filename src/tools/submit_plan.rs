@@ -15,14 +15,8 @@ use crate::llm::ToolSpec;
 
 pub const NAME: &str = "submit_plan";
 
-/// How risky a step is, as the planner judges it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Risk {
-    Low,
-    Medium,
-    High,
-}
+/// How risky a step is, as the planner judges it: the same levels TODO.md's `risk:` takes.
+pub use crate::plan::Risk;
 
 /// A plan as the model submitted it, validated. Steps have no ids of their own: the n-th step
 /// is `S<n>` (see [`PlanSubmission::step_id`]).
