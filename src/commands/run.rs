@@ -500,12 +500,32 @@ impl Runner<'_, '_> {
         &self.ctx.store
     }
 
-    /// Writes a new status for `id` into TODO.md as it is now (a person may have edited it
-    /// while the step ran), follows a parent's sub-steps, and updates PLAN.md's status.
-    fn set_status(&self, id: StepId, status: StepStatus, reason: Option<&str>) -> Result<Phase> {
+    /// Writes a new status for `id` into TODO.md as it is now: a person may have edited the
+    /// file while the step ran, and every edit of theirs is kept (only this step's marker and
+    /// runner line change). If they changed this very step's marker away from `expected`,
+    /// their version wins and the runner's is reported instead. Follows a parent's sub-steps
+    /// and updates PLAN.md's status.
+    fn set_status(
+        &self,
+        id: StepId,
+        expected: Option<StepStatus>,
+        status: StepStatus,
+        reason: Option<&str>,
+    ) -> Result<Phase> {
         let store = self.store();
         let task = store.load(self.task_ref)?;
         let path = task.dir.join(TODO_FILE);
+        if let (Some(expected), Some(current)) = (expected, task.todo.find(id).map(|s| s.status)) {
+            if current != expected {
+                self.ui().warn(&format!(
+                    "`{id}` was changed to `{}` in `{}` while it ran; your version is kept (tick would have set `{}`)",
+                    current.as_str(),
+                    store.rel(&path),
+                    status.as_str()
+                ));
+                return Ok(task.phase());
+            }
+        }
         let Some(src) = todo_md::edit_step(
             &task.todo_src,
             &task.todo,
@@ -559,7 +579,7 @@ impl Runner<'_, '_> {
         } else {
             self.ui().note(&format!("{id} {}", step.title));
         }
-        self.set_status(id, StepStatus::InProgress, None)?;
+        self.set_status(id, None, StepStatus::InProgress, None)?;
         self.save_state(|state| {
             let record = state.steps.entry(id).or_default();
             record.status = Some(StepStatus::InProgress);
@@ -674,7 +694,7 @@ impl Runner<'_, '_> {
                     record.deviations.clone_from(&deviation);
                     record.note = note.as_deref().map(|n| crate::redact::redact(n, &[]));
                 })?;
-                self.set_status(id, StepStatus::Done, None)?;
+                self.set_status(id, Some(StepStatus::InProgress), StepStatus::Done, None)?;
                 let verified = if evidence.is_empty() {
                     "done (no verification defined)".to_owned()
                 } else {
@@ -749,7 +769,12 @@ impl Runner<'_, '_> {
                     record.evidence.clone_from(&evidence);
                     record.files_changed = changed.iter().cloned().collect();
                 })?;
-                self.set_status(id, StepStatus::Blocked, Some(&reason))?;
+                self.set_status(
+                    id,
+                    Some(StepStatus::InProgress),
+                    StepStatus::Blocked,
+                    Some(&reason),
+                )?;
                 if self.json {
                     ui.json(&serde_json::json!({"event": "step_blocked", "id": id.to_string(), "reason": reason}));
                 } else {

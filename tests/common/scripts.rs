@@ -12,6 +12,11 @@ fn data(chunk: &Value) -> String {
 /// An OpenAI-compatible stream calling `calls` (id, tool name, arguments), the arguments of
 /// each split in two fragments.
 pub fn openai_calls(calls: &[(&str, &str, Value)]) -> Reply {
+    Reply::sse(openai_call_chunks(calls))
+}
+
+/// The SSE events of [`openai_calls`], to script a reply with pauses.
+pub fn openai_call_chunks(calls: &[(&str, &str, Value)]) -> Vec<String> {
     let mut chunks = Vec::new();
     for (index, (id, name, arguments)) in calls.iter().enumerate() {
         let args = arguments.to_string();
@@ -35,7 +40,7 @@ pub fn openai_calls(calls: &[(&str, &str, Value)]) -> Reply {
         &json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20}}),
     ));
     chunks.push("data: [DONE]\n\n".to_owned());
-    Reply::sse(chunks)
+    chunks
 }
 
 pub fn openai_call(id: &str, name: &str, arguments: Value) -> Reply {

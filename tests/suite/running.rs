@@ -8,7 +8,7 @@ use tick::tasks::state::State;
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
 use crate::common::project::Project;
-use crate::common::scripts::{openai_call, openai_calls, openai_text};
+use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls, openai_text};
 
 const PLAN: &str = "# Greeting
 
@@ -503,5 +503,82 @@ async fn approve_commit_commits_only_the_task_folder() {
     assert!(
         !files.contains("scratch.txt") && !files.contains("plan.md\n"),
         "{files}"
+    );
+}
+
+/// Runs `tick run --steps 1` while the model's first answer waits until `edit` has changed
+/// TODO.md under the runner's feet.
+async fn run_with_an_edit_mid_step(edit: impl FnOnce(&Project, &str)) -> (Project, String, Output) {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    let mut reply = Reply::sse(Vec::<String>::new()).delay(std::time::Duration::from_millis(700));
+    for chunk in openai_call_chunks(&[(
+        "c1",
+        "write_file",
+        json!({"path": "greeting.txt", "content": "hello\n"}),
+    )]) {
+        reply = reply.chunk(chunk);
+    }
+    server.push(reply);
+    server.push(openai_call(
+        "c2",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let mut cmd = project.command(&format!("{}/v1", server.url()), &["run", "--steps", "1"]);
+    let running = tokio::task::spawn_blocking(move || cmd.output().unwrap());
+    for _ in 0..100 {
+        if !server.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [-] S1")
+    );
+    edit(&project, &id);
+    let output = running.await.unwrap();
+    (project, id, output)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_todo_edit_during_a_step_is_kept() {
+    let (project, id, output) = run_with_an_edit_mid_step(|project, id| {
+        let path = format!(".tasks/{id}/TODO.md");
+        let todo = project.read(&path).replace(
+            "- [ ] S3 Document it",
+            "- [ ] S3 Document it\n  - a note of mine\n- [ ] Tell the team",
+        );
+        project.write(&path, &todo);
+    })
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [x] S1 Create greeting.txt"), "{todo}");
+    assert!(todo.contains("  - a note of mine\n"), "{todo}");
+    assert!(
+        todo.contains("- [ ] S4 Tell the team"),
+        "the new step got its id at tick's write: {todo}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflicting_edit_of_the_running_step_keeps_the_persons_version() {
+    let (project, id, output) = run_with_an_edit_mid_step(|project, id| {
+        let path = format!(".tasks/{id}/TODO.md");
+        let todo = project.read(&path).replace("- [-] S1", "- [ ] S1");
+        project.write(&path, &todo);
+    })
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("`S1` was changed to `pending`"), "{err}");
+    assert!(err.contains("your version is kept"), "{err}");
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [ ] S1")
     );
 }
