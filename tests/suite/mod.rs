@@ -1,3 +1,4 @@
 //! Integration tests, one file per area.
 
+mod lifecycle;
 mod llm;
