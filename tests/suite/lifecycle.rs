@@ -408,13 +408,16 @@ fn show_status_and_list_name_tasks_by_prefix_or_slug() {
     ws.ok(&["mark", "S1", "done", "--task", "login"]);
     let todo = ws.read(&format!(".tasks/{first}/TODO.md"));
     assert!(todo.contains("- [x] S1 "), "--task picks the task");
-    assert!(!ws.read(&format!(".tasks/{second}/TODO.md")).contains("- [x]"));
+    assert!(
+        !ws.read(&format!(".tasks/{second}/TODO.md"))
+            .contains("- [x]")
+    );
 
     let list = ws.ok(&["list"]);
     assert_eq!(
         list.stdout,
         format!(
-            "{second}  approved   0/3  Migrate the session store\n{first}  executing  1/3  Refactor login module\n"
+            "{second}  approved   0/3  Migrate the session store\n{first:41}  executing  1/3  Refactor login module\n"
         )
     );
 }
