@@ -2,3 +2,5 @@
 
 mod lifecycle;
 mod llm;
+mod titles;
+mod todo_edits;
