@@ -1,5 +1,6 @@
 //! Integration tests, one file per area.
 
+mod errors;
 mod lifecycle;
 mod llm;
 mod titles;
