@@ -24,8 +24,9 @@ impl Lock {
 }
 
 /// Takes the lock in `dir` for `holder` (like `tick mark`). If another process holds it, tries
-/// again until `wait` has passed, then fails with a message naming the holder.
-pub fn acquire(dir: &Path, holder: &str, wait: Duration) -> Result<Lock> {
+/// again until `wait` has passed, then fails with a message naming the holder and `name`, the
+/// folder as the person knows it (`.tasks/<id>`, not an absolute path).
+pub fn acquire(dir: &Path, name: &str, holder: &str, wait: Duration) -> Result<Lock> {
     let path = dir.join(LOCK_FILE);
     let mut file = OpenOptions::new()
         .read(true)
@@ -50,11 +51,11 @@ pub fn acquire(dir: &Path, holder: &str, wait: Duration) -> Result<Lock> {
                 } else {
                     format!("`{who}`")
                 };
-                return Err(Error::new(
-                    ErrorKind::Busy,
-                    format!("{who} is working on `{}`", dir.display()),
-                )
-                .hint("wait for it to finish (or stop it), then try again; nothing was changed"));
+                return Err(
+                    Error::new(ErrorKind::Busy, format!("{who} is working on `{name}`")).hint(
+                        "wait for it to finish (or stop it), then try again; nothing was changed",
+                    ),
+                );
             }
             Err(TryLockError::Error(err)) => {
                 return Err(Error::io("lock", &path, &err));
@@ -76,11 +77,16 @@ mod tests {
     #[test]
     fn a_second_writer_is_refused_and_told_who_holds_it() {
         let dir = tempfile::tempdir().unwrap();
-        let first = acquire(dir.path(), "tick run", Duration::ZERO).unwrap();
-        let err = acquire(dir.path(), "tick mark", Duration::from_millis(60)).unwrap_err();
+        let first = acquire(dir.path(), "x", "tick run", Duration::ZERO).unwrap();
+        let err = acquire(dir.path(), "x", "tick mark", Duration::from_millis(60)).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Busy);
         assert!(err.message.contains("`tick run (pid "), "{}", err.message);
+        assert!(
+            err.message.ends_with(" is working on `x`"),
+            "{}",
+            err.message
+        );
         drop(first);
-        acquire(dir.path(), "tick mark", Duration::ZERO).unwrap();
+        acquire(dir.path(), "x", "tick mark", Duration::ZERO).unwrap();
     }
 }

@@ -136,7 +136,12 @@ impl Workspace {
 
     /// `tick` in the workspace, not yet run.
     pub fn tick(&self) -> Command {
-        let mut cmd = Command::cargo_bin("tick").unwrap();
+        Command::from_std(self.tick_process())
+    }
+
+    /// `tick` in the workspace as a plain process, for tests that start several at once.
+    pub fn tick_process(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("tick"));
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("TICK_") {
                 cmd.env_remove(name);

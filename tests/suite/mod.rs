@@ -1,5 +1,6 @@
 //! Integration tests, one file per area.
 
+mod concurrency;
 mod errors;
 mod lifecycle;
 mod llm;
