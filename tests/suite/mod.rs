@@ -4,5 +4,6 @@ mod concurrency;
 mod errors;
 mod lifecycle;
 mod llm;
+mod snapshots;
 mod titles;
 mod todo_edits;
