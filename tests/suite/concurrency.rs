@@ -1,6 +1,7 @@
 //! Two writers on one task: the lock keeps them apart, a busy task fails cleanly with exit 7,
 //! and a killed writer's temp files are cleaned up by the next one.
 
+use std::fmt::Write as _;
 use std::fs::OpenOptions;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -12,9 +13,10 @@ use tick::tasks::todo_md;
 use crate::common::workspace::Workspace;
 
 fn plan_with_steps(n: usize) -> String {
-    let steps: String = (1..=n)
-        .map(|i| format!("- [ ] S{i} Step number {i}\n"))
-        .collect();
+    let mut steps = String::new();
+    for i in 1..=n {
+        let _ = writeln!(steps, "- [ ] S{i} Step number {i}");
+    }
     format!("---\ntitle: Many steps\n---\n# Many steps\n\n## Steps\n\n{steps}")
 }
 
