@@ -515,3 +515,35 @@ fn mark_checks_its_arguments_before_touching_anything() {
     );
     assert_eq!(ws.task_files(&id), after, "a no-op mark writes nothing");
 }
+
+/// Regression: `tick mark S2 pending` on a parent whose sub-steps were all done rewrote its
+/// marker and said "`S2` pending", while the step stayed done (a parent is done when all its
+/// sub-steps are). It is refused now, and nothing is written.
+#[test]
+fn marking_a_parent_with_all_sub_steps_done_open_is_refused() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    ws.ok(&["mark", "S2.1", "done"]);
+    ws.ok(&["mark", "S2.2", "done"]);
+    let before = ws.task_files(&id);
+    for args in [
+        &["mark", "S2", "pending"][..],
+        &["mark", "S2", "in-progress"],
+        &["mark", "S2", "blocked", "--reason", "r"],
+    ] {
+        let run = ws.fails(args, 2);
+        assert!(
+            run.stderr
+                .starts_with("error: `S2` is done because all its sub-steps are"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
+        assert_eq!(ws.task_files(&id), before, "{args:?}");
+    }
+    // Reopening a sub-step reopens the parent.
+    ws.ok(&["mark", "S2.2", "pending"]);
+    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [ ] S2 Add"), "{todo}");
+    assert!(todo.contains("  - [x] S2.1 "), "{todo}");
+}
