@@ -72,6 +72,20 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
             );
         }
     }
+    // A parent whose sub-steps are all done is done whatever its own marker says, so any other
+    // status would be written but not take effect.
+    if status != StepStatus::Done
+        && !step.substeps.is_empty()
+        && step
+            .substeps
+            .iter()
+            .all(|sub| sub.status == StepStatus::Done)
+    {
+        return Err(Error::input(format!(
+            "`{id}` is done because all its sub-steps are"
+        ))
+        .hint("a step is done when all its sub-steps are; mark one of those instead; nothing was changed"));
+    }
     let before = step.effective_status();
     src = edit(&src, &list, id, status, reason)?;
     if id.is_sub() {

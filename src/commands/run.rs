@@ -515,16 +515,16 @@ impl Runner<'_, '_> {
         let store = self.store();
         let task = store.load(self.task_ref)?;
         let path = task.dir.join(TODO_FILE);
-        if let (Some(expected), Some(current)) = (expected, task.todo.find(id).map(|s| s.status)) {
-            if current != expected {
-                self.ui().warn(&format!(
+        if let (Some(expected), Some(current)) = (expected, task.todo.find(id).map(|s| s.status))
+            && current != expected
+        {
+            self.ui().warn(&format!(
                     "`{id}` was changed to `{}` in `{}` while it ran; your version is kept (tick would have set `{}`)",
                     current.as_str(),
                     store.rel(&path),
                     status.as_str()
                 ));
-                return Ok(task.phase());
-            }
+            return Ok(task.phase());
         }
         let Some(src) = todo_md::edit_step(
             &task.todo_src,

@@ -10,6 +10,9 @@ use crate::error::{Error, ErrorKind, Result};
 
 pub const LOCK_FILE: &str = ".lock";
 
+/// Holders that keep the lock for long: others fail at once instead of waiting.
+const LONG_HOLDERS: [&str; 2] = ["tick run", "tick watch"];
+
 /// Held until dropped; the OS releases it if the process dies.
 #[derive(Debug)]
 pub struct Lock {
@@ -24,8 +27,9 @@ impl Lock {
 }
 
 /// Takes the lock in `dir` for `holder` (like `tick mark`). If another process holds it, tries
-/// again until `wait` has passed, then fails with a message naming the holder.
-pub fn acquire(dir: &Path, holder: &str, wait: Duration) -> Result<Lock> {
+/// again until `wait` has passed, then fails with a message naming the holder and `name`, the
+/// folder as the person knows it (`.tasks/<id>`, not an absolute path).
+pub fn acquire(dir: &Path, name: &str, holder: &str, wait: Duration) -> Result<Lock> {
     let path = dir.join(LOCK_FILE);
     let mut file = OpenOptions::new()
         .read(true)
@@ -38,23 +42,27 @@ pub fn acquire(dir: &Path, holder: &str, wait: Duration) -> Result<Lock> {
     loop {
         match file.try_lock() {
             Ok(()) => break,
-            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(25));
-            }
             Err(TryLockError::WouldBlock) => {
                 let mut who = String::new();
+                let _ = file.seek(SeekFrom::Start(0));
                 let _ = file.read_to_string(&mut who);
                 let who = who.trim();
+                // A run holds the lock for minutes: waiting for it would only look like a hang.
+                let long = LONG_HOLDERS.iter().any(|h| who.starts_with(h));
+                if !long && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(25));
+                    continue;
+                }
                 let who = if who.is_empty() {
                     "another tick process".to_owned()
                 } else {
                     format!("`{who}`")
                 };
-                return Err(Error::new(
-                    ErrorKind::Busy,
-                    format!("{who} is working on `{}`", dir.display()),
-                )
-                .hint("wait for it to finish (or stop it), then try again; nothing was changed"));
+                return Err(
+                    Error::new(ErrorKind::Busy, format!("{who} is working on `{name}`")).hint(
+                        "wait for it to finish (or stop it), then try again; nothing was changed",
+                    ),
+                );
             }
             Err(TryLockError::Error(err)) => {
                 return Err(Error::io("lock", &path, &err));
@@ -76,11 +84,16 @@ mod tests {
     #[test]
     fn a_second_writer_is_refused_and_told_who_holds_it() {
         let dir = tempfile::tempdir().unwrap();
-        let first = acquire(dir.path(), "tick run", Duration::ZERO).unwrap();
-        let err = acquire(dir.path(), "tick mark", Duration::from_millis(60)).unwrap_err();
+        let first = acquire(dir.path(), "x", "tick run", Duration::ZERO).unwrap();
+        let err = acquire(dir.path(), "x", "tick mark", Duration::from_millis(60)).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Busy);
         assert!(err.message.contains("`tick run (pid "), "{}", err.message);
+        assert!(
+            err.message.ends_with(" is working on `x`"),
+            "{}",
+            err.message
+        );
         drop(first);
-        acquire(dir.path(), "tick mark", Duration::ZERO).unwrap();
+        acquire(dir.path(), "x", "tick mark", Duration::ZERO).unwrap();
     }
 }

@@ -160,7 +160,12 @@ impl Store {
 
     /// The lock for the draft and for creating task folders.
     pub fn lock(&self, holder: &str) -> Result<lock::Lock> {
-        let lock = lock::acquire(&self.dir, holder, Duration::from_secs(5))?;
+        let lock = lock::acquire(
+            &self.dir,
+            &self.rel(&self.dir),
+            holder,
+            Duration::from_secs(5),
+        )?;
         clean_up(&self.dir)?;
         clean_up(&self.draft_dir())?;
         for stage in fsx::subdirs(&self.dir)? {
@@ -178,7 +183,12 @@ impl Store {
     /// The lock for one task. Short commands wait a little for another short command; a
     /// long-running holder (a run) makes them fail with its name.
     pub fn lock_task(&self, task: &TaskRef, holder: &str) -> Result<lock::Lock> {
-        let lock = lock::acquire(&task.dir, holder, Duration::from_secs(5))?;
+        let lock = lock::acquire(
+            &task.dir,
+            &self.rel(&task.dir),
+            holder,
+            Duration::from_secs(5),
+        )?;
         clean_up(&task.dir)?;
         Ok(lock)
     }
@@ -186,7 +196,7 @@ impl Store {
     /// The lock for one task, or an error at once if someone holds it: for long commands
     /// (`tick run`), where waiting would only hide that two runs were started.
     pub fn lock_task_now(&self, task: &TaskRef, holder: &str) -> Result<lock::Lock> {
-        let lock = lock::acquire(&task.dir, holder, Duration::ZERO)?;
+        let lock = lock::acquire(&task.dir, &self.rel(&task.dir), holder, Duration::ZERO)?;
         clean_up(&task.dir)?;
         Ok(lock)
     }

@@ -3,3 +3,4 @@
 pub mod fake_model;
 pub mod project;
 pub mod scripts;
+pub mod workspace;

@@ -1,5 +1,11 @@
 //! Integration tests, one file per area.
 
+mod concurrency;
+mod errors;
+mod lifecycle;
 mod llm;
 mod planning;
 mod running;
+mod snapshots;
+mod titles;
+mod todo_edits;

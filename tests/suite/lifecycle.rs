@@ -1,0 +1,549 @@
+//! The by-hand lifecycle in real git repositories: init → plan --from → show → approve →
+//! mark → status and list, and what happens to the draft along the way.
+
+use serde_json::Value;
+
+use crate::common::workspace::{PLAN, Workspace};
+
+const TASK: &str = "20261130-143012-refactor-login-module";
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|err| panic!("not JSON ({err}): {text}"))
+}
+
+#[test]
+fn init_creates_tasks_and_is_idempotent() {
+    let ws = Workspace::new();
+    let first = ws.ok(&["init"]);
+    assert!(first.stdout.is_empty(), "init prints notes, not data");
+    assert!(
+        first.stderr.contains("created `.tasks/config.yaml`"),
+        "{}",
+        first.stderr
+    );
+    assert!(
+        first.stderr.contains("created `.tasks/.gitignore`"),
+        "{}",
+        first.stderr
+    );
+    let gitignore = ws.read(".tasks/.gitignore");
+    for local in [".lock", "draft/session.jsonl", "*/runs/"] {
+        assert!(
+            gitignore.lines().any(|l| l == local),
+            "{local} in {gitignore}"
+        );
+    }
+    let config = ws.read(".tasks/config.yaml");
+    assert!(
+        config
+            .lines()
+            .all(|l| l.trim().is_empty() || l.starts_with('#')),
+        "the default config is all comments:\n{config}"
+    );
+
+    // A person's changes survive a second init, byte for byte.
+    let mine = "# mine\nprovider: anthropic\nmodel: claude   \n";
+    ws.write(".tasks/config.yaml", mine);
+    ws.write(".tasks/.gitignore", "custom\n");
+    let second = ws.ok(&["init"]);
+    assert!(
+        second.stderr.contains("kept `.tasks/config.yaml` as it is"),
+        "{}",
+        second.stderr
+    );
+    assert_eq!(ws.read(".tasks/config.yaml"), mine);
+    assert_eq!(ws.read(".tasks/.gitignore"), "custom\n");
+
+    // A deleted file comes back; the kept one stays.
+    std::fs::remove_file(ws.path(".tasks/.gitignore")).unwrap();
+    ws.ok(&["init"]);
+    assert_eq!(ws.read(".tasks/.gitignore"), gitignore);
+    assert_eq!(ws.read(".tasks/config.yaml"), mine);
+}
+
+#[test]
+fn plan_from_a_file_approve_mark_status() {
+    let ws = Workspace::new();
+    ws.ok(&["init"]);
+    ws.write("plans/login.md", PLAN);
+    let drafted = ws.ok(&["plan", "--from", "plans/login.md"]);
+    assert!(drafted.stdout.is_empty());
+    assert!(
+        drafted
+            .stderr
+            .contains("drafted `Refactor login module` with 5 steps in `.tasks/draft/PLAN.md`"),
+        "{}",
+        drafted.stderr
+    );
+    let draft = ws.read(".tasks/draft/PLAN.md");
+    assert!(draft.contains("\nstatus: draft\n"), "{draft}");
+    assert!(
+        draft.contains("\ncreated: 2026-11-30T14:30:12Z\n"),
+        "{draft}"
+    );
+    assert!(
+        draft.ends_with(PLAN.split_once("---\n# ").unwrap().1),
+        "the body is kept"
+    );
+
+    let shown = ws.ok(&["show"]);
+    assert!(
+        shown
+            .stdout
+            .starts_with("draft: Refactor login module (draft, 5 steps)\n"),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("- [ ] S2.1 Write the shim\n"),
+        "{}",
+        shown.stdout
+    );
+
+    let draft_status = json(&ws.ok(&["status", "--json"]).stdout);
+    assert_eq!(draft_status["task"], Value::Null);
+    assert_eq!(draft_status["draft"]["title"], "Refactor login module");
+    assert_eq!(draft_status["draft"]["steps"], 5);
+
+    let approved = ws.ok(&["approve"]);
+    assert!(
+        approved
+            .stderr
+            .contains(&format!("as `.tasks/{TASK}/` (5 steps)")),
+        "{}",
+        approved.stderr
+    );
+    assert_eq!(ws.task_ids(), [TASK]);
+    assert!(!ws.exists(".tasks/draft"), "approve consumes the draft");
+
+    let plan = ws.read(&format!(".tasks/{TASK}/PLAN.md"));
+    assert!(
+        plan.starts_with(&format!(
+            "---\nformat: 1\nid: {TASK}\ntitle: Refactor login module\n"
+        )),
+        "{plan}"
+    );
+    assert!(plan.contains("\nstatus: approved\n"), "{plan}");
+    assert!(
+        plan.contains("\napproved: 2026-11-30T14:30:12Z\n"),
+        "{plan}"
+    );
+    let todo = ws.read(&format!(".tasks/{TASK}/TODO.md"));
+    assert!(
+        todo.starts_with("# TODO: Refactor login module\n"),
+        "{todo}"
+    );
+    let state = ws.read(&format!(".tasks/{TASK}/state.yaml"));
+    assert!(
+        state.contains(&format!("git_head: {}\n", ws.head())),
+        "{state}"
+    );
+
+    let marked = ws.ok(&["mark", "S1", "done"]);
+    assert!(marked.stdout.is_empty());
+    assert!(
+        marked
+            .stderr
+            .contains("`S1` done (by hand: not verified); 1/3 done, executing"),
+        "{}",
+        marked.stderr
+    );
+    ws.ok(&["mark", "S2.1", "in-progress"]);
+    ws.ok(&[
+        "mark",
+        "S3",
+        "blocked",
+        "--reason",
+        "the staging credentials are missing",
+    ]);
+    let todo_after = ws.read(&format!(".tasks/{TASK}/TODO.md"));
+    let expected = todo
+        .replace("- [ ] S1 ", "- [x] S1 ")
+        .replace("- [ ] S2.1 ", "- [-] S2.1 ")
+        .replace("- [ ] S3 ", "- [!] S3 ")
+        .replace(
+            "  - depends: S2\n",
+            "  - depends: S2\n  - blocked: the staging credentials are missing\n",
+        );
+    assert_eq!(
+        todo_after, expected,
+        "only the markers and the blocked line changed"
+    );
+    let plan_after = ws.read(&format!(".tasks/{TASK}/PLAN.md"));
+    assert_eq!(
+        plan_after,
+        plan.replace("status: approved", "status: blocked")
+    );
+
+    let status = json(&ws.ok(&["status", "--json"]).stdout);
+    assert_eq!(status["format"], 1);
+    assert_eq!(status["draft"], Value::Null);
+    let task = &status["task"];
+    assert_eq!(task["id"], TASK);
+    assert_eq!(task["phase"], "blocked");
+    assert_eq!(task["progress"]["done"], 1);
+    assert_eq!(task["progress"]["total"], 3);
+    assert_eq!(task["progress"]["unverified"], 1);
+    assert_eq!(task["steps"][0]["verified"], false);
+    assert_eq!(task["steps"][1]["substeps"][0]["status"], "in_progress");
+    assert_eq!(
+        task["steps"][2]["blocked"],
+        "the staging credentials are missing"
+    );
+
+    let human = ws.ok(&["status"]);
+    assert!(
+        human
+            .stdout
+            .contains("phase:  blocked, 1/3 done, 1 not verified\n"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human
+            .stderr
+            .contains("warning: `S1` is done without verification"),
+        "{}",
+        human.stderr
+    );
+
+    // Unblock and finish: the phase follows the steps to completed.
+    ws.ok(&["mark", "S2.1", "done"]);
+    ws.ok(&["mark", "S2.2", "done"]);
+    let all = ws.ok(&["mark", "S3", "done"]);
+    assert!(all.stderr.contains("3/3 done, completed"), "{}", all.stderr);
+    let todo_done = ws.read(&format!(".tasks/{TASK}/TODO.md"));
+    assert!(
+        !todo_done.contains("blocked:"),
+        "the blocked line goes: {todo_done}"
+    );
+    assert!(
+        todo_done.contains("- [x] S2 "),
+        "a parent follows its sub-steps: {todo_done}"
+    );
+    assert!(
+        ws.read(&format!(".tasks/{TASK}/PLAN.md"))
+            .contains("\nstatus: completed\n")
+    );
+
+    let list = json(&ws.ok(&["list", "--json"]).stdout);
+    assert_eq!(list["tasks"][0]["phase"], "completed");
+    assert_eq!(list["tasks"][0]["done"], 3);
+    let listed = ws.ok(&["list"]);
+    assert_eq!(
+        listed.stdout,
+        format!("{TASK}  completed  3/3  Refactor login module\n")
+    );
+}
+
+#[test]
+fn plan_from_stdin_works_from_a_subdirectory_and_with_dash_c() {
+    let ws = Workspace::new();
+    ws.write("src/deep/keep.txt", "x");
+    let run = ws
+        .tick()
+        .current_dir(ws.path("src/deep"))
+        .args(["plan", "--from", "-"])
+        .write_stdin(PLAN)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    assert!(
+        ws.exists(".tasks/draft/PLAN.md"),
+        "the store is at the repository root"
+    );
+    assert!(!ws.exists("src/deep/.tasks"));
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let run = ws
+        .tick()
+        .current_dir(elsewhere.path())
+        .args(["-C"])
+        .arg(ws.root())
+        .args(["approve"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    assert_eq!(ws.task_ids(), [TASK]);
+}
+
+#[test]
+fn a_second_plan_never_replaces_the_draft_without_force() {
+    let ws = Workspace::new();
+    ws.ok(&["init"]);
+    ws.write("first.md", PLAN);
+    ws.ok(&["plan", "--from", "first.md"]);
+    // A person's edit to the draft is what --force would throw away.
+    let edited = ws
+        .read(".tasks/draft/PLAN.md")
+        .replace("Move the login", "Carefully move the login");
+    ws.write(".tasks/draft/PLAN.md", &edited);
+
+    let other = PLAN.replace("Refactor login module", "Something else");
+    let refused = ws.run_stdin(&["plan", "--from", "-"], &other);
+    assert_eq!(refused.code, 2, "{refused:#?}");
+    assert!(
+        refused.stderr.contains(
+            "error: a draft `Refactor login module` is already waiting in `.tasks/draft/PLAN.md`"
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
+    assert_eq!(
+        ws.read(".tasks/draft/PLAN.md"),
+        edited,
+        "the draft is byte-identical"
+    );
+
+    let forced = ws.run_stdin(&["plan", "--from", "-", "--force"], &other);
+    assert_eq!(forced.code, 0, "{forced:#?}");
+    let replaced = ws.read(".tasks/draft/PLAN.md");
+    assert!(replaced.contains("title: Something else\n"), "{replaced}");
+    assert!(!replaced.contains("Carefully"));
+
+    let discarded = ws.ok(&["discard"]);
+    assert!(
+        discarded
+            .stderr
+            .contains("discarded the draft `Something else`"),
+        "{}",
+        discarded.stderr
+    );
+    assert!(!ws.exists(".tasks/draft"));
+    let again = ws.fails(&["discard"], 2);
+    assert!(
+        again.stderr.contains("error: there is no draft to discard"),
+        "{}",
+        again.stderr
+    );
+    ws.fails(&["approve"], 2);
+    assert!(ws.task_ids().is_empty());
+}
+
+#[test]
+fn an_invalid_plan_writes_no_draft() {
+    let ws = Workspace::new();
+    for (plan, message) in [
+        (
+            "# Title only\n\nno steps here\n",
+            "the plan has no `## Steps` section",
+        ),
+        ("# T\n\n## Steps\n\nnothing yet\n", "has no steps"),
+        ("## Steps\n- [ ] S1 one\n", "the plan has no title"),
+    ] {
+        let run = ws.run_stdin(&["plan", "--from", "-"], plan);
+        assert_eq!(run.code, 2, "{run:#?}");
+        assert!(run.stderr.contains(message), "{message}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("no draft was written"),
+            "{}",
+            run.stderr
+        );
+        assert!(!ws.exists(".tasks/draft/PLAN.md"));
+    }
+    let missing = ws.fails(&["plan", "--from", "nope.md"], 2);
+    assert!(missing.stderr.contains("nope.md"), "{}", missing.stderr);
+}
+
+#[test]
+fn show_status_and_list_name_tasks_by_prefix_or_slug() {
+    let ws = Workspace::new();
+    let first = ws.approve(PLAN);
+    let later = PLAN.replace("Refactor login module", "Migrate the session store");
+    let run = ws
+        .tick()
+        .env("TICK_NOW", "2026-11-30T15:00:00Z")
+        .args(["plan", "--from", "-"])
+        .write_stdin(later)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let run = ws
+        .tick()
+        .env("TICK_NOW", "2026-11-30T15:00:00Z")
+        .arg("approve")
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let second = "20261130-150000-migrate-the-session-store";
+    assert_eq!(ws.task_ids(), [first.as_str(), second]);
+
+    // The current task is the newest one not completed.
+    let status = json(&ws.ok(&["status", "--json"]).stdout);
+    assert_eq!(status["task"]["id"], second);
+    for query in [
+        "20261130-1430",
+        "login",
+        first.as_str(),
+        &format!(".tasks/{first}/"),
+    ] {
+        let status = json(&ws.ok(&["status", query, "--json"]).stdout);
+        assert_eq!(status["task"]["id"], first.as_str(), "{query}");
+    }
+    let ambiguous = ws.fails(&["status", "20261130"], 2);
+    assert!(
+        ambiguous.stderr.contains("matches 2 tasks"),
+        "{}",
+        ambiguous.stderr
+    );
+    let unknown = ws.fails(&["status", "nothing-like-it"], 2);
+    assert!(
+        unknown
+            .stderr
+            .contains("error: no task matches `nothing-like-it`"),
+        "{}",
+        unknown.stderr
+    );
+
+    let shown = ws.ok(&["show", "login"]);
+    assert!(
+        shown
+            .stdout
+            .starts_with("task:  Refactor login module (approved, 0/3 done)\n"),
+        "{}",
+        shown.stdout
+    );
+
+    ws.ok(&["mark", "S1", "done", "--task", "login"]);
+    let todo = ws.read(&format!(".tasks/{first}/TODO.md"));
+    assert!(todo.contains("- [x] S1 "), "--task picks the task");
+    assert!(
+        !ws.read(&format!(".tasks/{second}/TODO.md"))
+            .contains("- [x]")
+    );
+
+    let list = ws.ok(&["list"]);
+    assert_eq!(
+        list.stdout,
+        format!(
+            "{second}  approved   0/3  Migrate the session store\n{first:41}  executing  1/3  Refactor login module\n"
+        )
+    );
+}
+
+#[test]
+fn empty_workspace_status_and_list_say_so() {
+    let ws = Workspace::new();
+    let status = ws.ok(&["status"]);
+    assert!(status.stdout.is_empty());
+    assert!(
+        status.stderr.contains("warning: no tasks yet"),
+        "{}",
+        status.stderr
+    );
+    let list = ws.ok(&["list"]);
+    assert!(list.stdout.is_empty());
+    assert!(
+        list.stderr.contains("no draft and no tasks yet"),
+        "{}",
+        list.stderr
+    );
+    let json = json(&ws.ok(&["list", "--json"]).stdout);
+    assert_eq!(
+        json,
+        serde_json::json!({"format": 1, "draft": null, "tasks": []})
+    );
+    let mark = ws.fails(&["mark", "S1", "done"], 2);
+    assert!(
+        mark.stderr.contains("error: there are no tasks yet"),
+        "{}",
+        mark.stderr
+    );
+    assert!(!ws.exists(".tasks"), "read-only commands create nothing");
+}
+
+#[test]
+fn outside_a_repository_there_is_no_git_head() {
+    let ws = Workspace::bare();
+    let id = ws.approve(PLAN);
+    let state = ws.read(&format!(".tasks/{id}/state.yaml"));
+    assert!(!state.contains("git_head"), "{state}");
+}
+
+#[test]
+fn mark_checks_its_arguments_before_touching_anything() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    let before = ws.task_files(&id);
+    let no_reason = ws.fails(&["mark", "S1", "blocked"], 2);
+    assert!(
+        no_reason
+            .stderr
+            .contains("error: a blocked step needs a reason"),
+        "{}",
+        no_reason.stderr
+    );
+    let stray_reason = ws.fails(&["mark", "S1", "done", "--reason", "x"], 2);
+    assert!(
+        stray_reason
+            .stderr
+            .contains("`--reason` goes with `blocked`"),
+        "{}",
+        stray_reason.stderr
+    );
+    let unknown = ws.fails(&["mark", "S9", "done"], 2);
+    assert!(
+        unknown.stderr.contains("there is no step `S9`"),
+        "{}",
+        unknown.stderr
+    );
+    assert!(
+        unknown.stderr.contains("`S1`, `S2`, `S2.1`, `S2.2`, `S3`"),
+        "{}",
+        unknown.stderr
+    );
+    let open_subs = ws.fails(&["mark", "S2", "done"], 2);
+    assert!(
+        open_subs
+            .stderr
+            .contains("`S2` has open sub-steps: `S2.1`, `S2.2`"),
+        "{}",
+        open_subs.stderr
+    );
+    ws.fails(&["mark", "nonsense", "done"], 2);
+    ws.fails(&["mark", "S1", "finished"], 2);
+    assert_eq!(ws.task_files(&id), before);
+
+    ws.ok(&["mark", "S1", "done"]);
+    let after = ws.task_files(&id);
+    let again = ws.ok(&["mark", "S1", "done"]);
+    assert!(
+        again.stderr.contains("`S1` is already done"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(ws.task_files(&id), after, "a no-op mark writes nothing");
+}
+
+/// Regression: `tick mark S2 pending` on a parent whose sub-steps were all done rewrote its
+/// marker and said "`S2` pending", while the step stayed done (a parent is done when all its
+/// sub-steps are). It is refused now, and nothing is written.
+#[test]
+fn marking_a_parent_with_all_sub_steps_done_open_is_refused() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    ws.ok(&["mark", "S2.1", "done"]);
+    ws.ok(&["mark", "S2.2", "done"]);
+    let before = ws.task_files(&id);
+    for args in [
+        &["mark", "S2", "pending"][..],
+        &["mark", "S2", "in-progress"],
+        &["mark", "S2", "blocked", "--reason", "r"],
+    ] {
+        let run = ws.fails(args, 2);
+        assert!(
+            run.stderr
+                .starts_with("error: `S2` is done because all its sub-steps are"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
+        assert_eq!(ws.task_files(&id), before, "{args:?}");
+    }
+    // Reopening a sub-step reopens the parent.
+    ws.ok(&["mark", "S2.2", "pending"]);
+    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [ ] S2 Add"), "{todo}");
+    assert!(todo.contains("  - [x] S2.1 "), "{todo}");
+}

@@ -1,0 +1,281 @@
+//! A person edits TODO.md by hand between commands; tick reads what they wrote and, when it
+//! writes, changes only the bytes it owns.
+
+use serde_json::Value;
+
+use crate::common::workspace::{PLAN, Workspace};
+
+fn todo_path(id: &str) -> String {
+    format!(".tasks/{id}/TODO.md")
+}
+
+fn status_json(ws: &Workspace) -> Value {
+    serde_json::from_str(&ws.ok(&["status", "--json"]).stdout).unwrap()
+}
+
+fn ids_and_statuses(status: &Value) -> Vec<(String, String)> {
+    status["task"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap_or("(new)").to_owned(),
+                s["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+const SIMPLE: &str = "---\ntitle: Simple\n---\n# Simple\n\n## Steps\n\n- [ ] S1 First\n  - verify: `true`\n- [ ] S2 Second\n- [ ] S3 Third\n";
+
+#[test]
+fn reordered_steps_keep_their_ids_and_the_new_order() {
+    let ws = Workspace::new();
+    let id = ws.approve(SIMPLE);
+    let todo = ws.read(&todo_path(&id));
+    let s1 = "- [ ] S1 First\n  - verify: `true`\n";
+    let reordered = todo
+        .replace(s1, "")
+        .replace("- [ ] S3 Third\n", &format!("- [ ] S3 Third\n{s1}"));
+    let reordered = reordered.replace(
+        "- [ ] S2 Second\n- [ ] S3 Third\n",
+        "- [ ] S3 Third\n- [ ] S2 Second\n",
+    );
+    ws.write(&todo_path(&id), &reordered);
+
+    assert_eq!(
+        ids_and_statuses(&status_json(&ws)),
+        [
+            ("S3".into(), "pending".into()),
+            ("S2".into(), "pending".into()),
+            ("S1".into(), "pending".into())
+        ]
+    );
+    ws.ok(&["mark", "S2", "done"]);
+    assert_eq!(
+        ws.read(&todo_path(&id)),
+        reordered.replace("- [ ] S2 ", "- [x] S2 ")
+    );
+    let human = ws.ok(&["status"]).stdout;
+    let order: Vec<&str> = human.lines().filter(|l| l.starts_with("  [")).collect();
+    assert_eq!(
+        order,
+        [
+            "  [ ] S3 Third",
+            "  [x] S2 Second  (not verified)",
+            "  [ ] S1 First"
+        ]
+    );
+}
+
+#[test]
+fn a_step_added_without_an_id_gets_the_next_free_id_and_nothing_else_changes() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    let todo = ws.read(&todo_path(&id));
+    // A new step between S1 and S2, a new sub-step of S2, and one at the end, written the way
+    // a person would: odd spacing, a note, no ids.
+    let edited = todo
+        .replace(
+            "- [ ] S2 Add",
+            "- [ ]   Check the *old* endpoint by hand\n  - a note, not a detail\n- [ ] S2 Add",
+        )
+        .replace(
+            "  - [ ] S2.2 Route the old endpoint through it\n",
+            "  - [ ] S2.2 Route the old endpoint through it\n  - [ ] Remove the shim's debug logging\n",
+        )
+        + "\n- [ ] Tell the team\n";
+    ws.write(&todo_path(&id), &edited);
+
+    let status = status_json(&ws);
+    assert_eq!(status["task"]["steps"][1]["id"], Value::Null);
+    assert_eq!(
+        status["task"]["steps"][1]["title"],
+        "Check the *old* endpoint by hand"
+    );
+    assert_eq!(status["task"]["progress"]["total"], 5);
+    let warned = ws.ok(&["status"]);
+    assert!(
+        warned.stdout.contains("  [ ] (new) Tell the team\n"),
+        "{}",
+        warned.stdout
+    );
+    assert!(
+        warned
+            .stderr
+            .contains("warning: 3 new steps without an id; tick assigns ids at its next write"),
+        "{}",
+        warned.stderr
+    );
+    assert_eq!(ws.read(&todo_path(&id)), edited, "status only reads");
+
+    ws.ok(&["mark", "S1", "in-progress"]);
+    let expected = edited
+        .replace("- [ ] S1 ", "- [-] S1 ")
+        .replace("- [ ]   Check", "- [ ]   S4 Check")
+        .replace("- [ ] Remove", "- [ ] S2.3 Remove")
+        .replace("- [ ] Tell", "- [ ] S5 Tell");
+    assert_eq!(
+        ws.read(&todo_path(&id)),
+        expected,
+        "only the id tokens and the marker were added"
+    );
+
+    // The new ids are real: they can be marked, and they are never renumbered.
+    ws.ok(&["mark", "S5", "done"]);
+    ws.ok(&["mark", "S2.3", "blocked", "--reason", "ask the team"]);
+    let status = status_json(&ws);
+    assert_eq!(
+        ids_and_statuses(&status),
+        [
+            ("S1".into(), "in_progress".into()),
+            ("S4".into(), "pending".into()),
+            ("S2".into(), "pending".into()),
+            ("S3".into(), "pending".into()),
+            ("S5".into(), "done".into()),
+        ]
+    );
+    assert_eq!(
+        status["task"]["steps"][2]["substeps"][2]["blocked"],
+        "ask the team"
+    );
+}
+
+#[test]
+fn a_box_ticked_by_hand_is_done_and_not_verified() {
+    let ws = Workspace::new();
+    let id = ws.approve(SIMPLE);
+    let ticked = ws.read(&todo_path(&id)).replace("- [ ] S1 ", "- [X] S1 ");
+    ws.write(&todo_path(&id), &ticked);
+
+    let status = status_json(&ws);
+    let s1 = &status["task"]["steps"][0];
+    assert_eq!(s1["status"], "done");
+    assert_eq!(s1["verified"], false);
+    assert_eq!(
+        status["task"]["steps"][1]["verified"],
+        Value::Null,
+        "only done steps say"
+    );
+    assert_eq!(status["task"]["progress"]["unverified"], 1);
+    assert_eq!(status["task"]["phase"], "executing");
+    let human = ws.ok(&["status"]);
+    assert!(
+        human.stdout.contains("  [x] S1 First  (not verified)\n"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human
+            .stdout
+            .contains("phase:  executing, 1/3 done, 1 not verified\n"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human
+            .stderr
+            .contains("warning: `S1` is done without verification"),
+        "{}",
+        human.stderr
+    );
+
+    // Marking it done again keeps the person's `X`.
+    let again = ws.ok(&["mark", "S1", "done"]);
+    assert!(
+        again.stderr.contains("`S1` is already done"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(ws.read(&todo_path(&id)), ticked);
+    // Unticking by hand is as good as `mark pending`.
+    ws.write(&todo_path(&id), ticked.replace("[X]", "[ ]"));
+    assert_eq!(status_json(&ws)["task"]["progress"]["done"], 0);
+}
+
+#[test]
+fn a_crlf_file_stays_crlf() {
+    let ws = Workspace::new();
+    let id = ws.approve(SIMPLE);
+    let crlf = ws.read(&todo_path(&id)).replace('\n', "\r\n");
+    ws.write(&todo_path(&id), &crlf);
+
+    ws.ok(&["mark", "S2", "blocked", "--reason", "waiting for review"]);
+    let want = crlf.replace(
+        "- [ ] S2 Second\r\n",
+        "- [!] S2 Second\r\n  - blocked: waiting for review\r\n",
+    );
+    assert_eq!(ws.bytes(&todo_path(&id)), want.as_bytes());
+
+    ws.ok(&["mark", "S2", "done"]);
+    let want = crlf.replace("- [ ] S2 ", "- [x] S2 ");
+    assert_eq!(
+        ws.bytes(&todo_path(&id)),
+        want.as_bytes(),
+        "the blocked line went with its CRLF"
+    );
+
+    ws.write(&todo_path(&id), format!("{crlf}- [ ] Added by hand\r\n"));
+    ws.ok(&["mark", "S3", "in-progress"]);
+    let want = format!(
+        "{}- [ ] S4 Added by hand\r\n",
+        crlf.replace("- [ ] S3 ", "- [-] S3 ")
+    );
+    assert_eq!(ws.bytes(&todo_path(&id)), want.as_bytes());
+    assert!(
+        !String::from_utf8(ws.bytes(&todo_path(&id)))
+            .unwrap()
+            .replace("\r\n", "")
+            .contains('\n')
+    );
+}
+
+#[test]
+fn a_bom_tabs_and_trailing_spaces_are_kept() {
+    let ws = Workspace::new();
+    let id = ws.approve(SIMPLE);
+    let hand = "\u{feff}# TODO: Simple   \n\nNotes\twith a tab.  \n\n- [ ] S1 First  \n\t- verify: `true`\t\n- [ ] S2 Second\t\n- [ ] S3 Third\n\n<!-- - [?] not a step -->\n```\n- [?] not a step either\n```\n> - [?] nor this\n";
+    ws.write(&todo_path(&id), hand);
+    let status = status_json(&ws);
+    assert_eq!(status["task"]["steps"][0]["verify"][0], "true");
+    assert_eq!(status["task"]["steps"].as_array().unwrap().len(), 3);
+
+    ws.ok(&[
+        "mark",
+        "S1",
+        "blocked",
+        "--reason",
+        "tabs\tand\nnewlines in a reason",
+    ]);
+    let want = hand.replace(
+        "- [ ] S1 First  \n\t- verify: `true`\t\n",
+        "- [!] S1 First  \n\t- verify: `true`\t\n\t- blocked: tabs and newlines in a reason\n",
+    );
+    assert_eq!(ws.bytes(&todo_path(&id)), want.as_bytes());
+    ws.ok(&["mark", "S1", "pending"]);
+    assert_eq!(
+        ws.bytes(&todo_path(&id)),
+        hand.as_bytes(),
+        "back to the person's bytes"
+    );
+    ws.ok(&["mark", "S3", "done"]);
+    assert_eq!(
+        ws.bytes(&todo_path(&id)),
+        hand.replace("- [ ] S3", "- [x] S3").as_bytes()
+    );
+}
+
+#[test]
+fn a_file_without_a_final_newline_still_has_none() {
+    let ws = Workspace::new();
+    let id = ws.approve(SIMPLE);
+    let todo = ws.read(&todo_path(&id));
+    let bare = todo.trim_end_matches('\n').to_owned();
+    ws.write(&todo_path(&id), &bare);
+    ws.ok(&["mark", "S3", "blocked", "--reason", "r"]);
+    let blocked = bare.replace("- [ ] S3 Third", "- [!] S3 Third\n  - blocked: r");
+    assert_eq!(ws.read(&todo_path(&id)), blocked);
+    ws.ok(&["mark", "S3", "pending"]);
+    assert_eq!(ws.read(&todo_path(&id)), bare);
+}
