@@ -128,10 +128,14 @@ pub fn task_report(store: &Store, task: &Task) -> TaskReport {
 pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
     let store = &ctx.store;
     let task = match &args.task {
-        Some(query) => Some(store.resolve(query)?),
-        None => store.current()?,
+        Some(query) => Some(store.load(&store.resolve(query)?)?),
+        None => match store.current_loaded()? {
+            Some((_, Some(task))) => Some(task),
+            // It did not parse: load it again for the error that says where.
+            Some((task, None)) => Some(store.load(&task)?),
+            None => None,
+        },
     };
-    let task = task.map(|t| store.load(&t)).transpose()?;
     let draft = if args.task.is_none() {
         store.load_draft()?
     } else {

@@ -261,15 +261,27 @@ impl Store {
     /// completed or cancelled (one that does not parse counts as open: it needs a look), else
     /// the most recent one.
     pub fn current(&self) -> Result<Option<TaskRef>> {
+        Ok(self.current_loaded()?.map(|(task, _)| task))
+    }
+
+    /// The current task and, when it parsed, its loaded files (so a caller need not read them
+    /// twice).
+    pub fn current_loaded(&self) -> Result<Option<(TaskRef, Option<Task>)>> {
         let ids = self.task_ids()?;
+        let mut newest = None;
         for id in ids.iter().rev() {
             let task = self.task_ref(id);
             match self.load(&task) {
-                Ok(loaded) if loaded.phase().is_finished() => {}
-                _ => return Ok(Some(task)),
+                Ok(loaded) if loaded.phase().is_finished() => {
+                    if newest.is_none() {
+                        newest = Some((task, Some(loaded)));
+                    }
+                }
+                Ok(loaded) => return Ok(Some((task, Some(loaded)))),
+                Err(_) => return Ok(Some((task, None))),
             }
         }
-        Ok(ids.last().map(|id| self.task_ref(id)))
+        Ok(newest)
     }
 
     /// The named task, or the current one.
