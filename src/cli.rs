@@ -39,6 +39,23 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct InitArgs {}
 
+/// Which model to talk to, for the commands that do.
+#[derive(Debug, Default, Clone, Args)]
+pub struct ModelArgs {
+    /// The model (overrides `model` in the config and `TICK_MODEL`).
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// The provider: `openai` (any OpenAI-compatible server), `anthropic`, `ollama`,
+    /// `llamacpp`.
+    #[arg(long, value_enum)]
+    pub provider: Option<crate::config::Provider>,
+
+    /// The server's base URL (overrides `base_url` and `TICK_BASE_URL`).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+}
+
 /// Have the model explore the repository (read-only) and write a plan for a goal.
 ///
 /// The plan lands as a draft in `.tasks/draft/PLAN.md` for you to read, edit, revise,
@@ -65,18 +82,8 @@ pub struct PlanArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// The model (overrides `model` in the config and `TICK_MODEL`).
-    #[arg(long)]
-    pub model: Option<String>,
-
-    /// The provider: `openai` (any OpenAI-compatible server), `anthropic`, `ollama`,
-    /// `llamacpp`.
-    #[arg(long, value_enum)]
-    pub provider: Option<crate::config::Provider>,
-
-    /// The server's base URL (overrides `base_url` and `TICK_BASE_URL`).
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 
     /// Print progress events and the result as JSON lines on stdout.
     #[arg(long)]
@@ -145,17 +152,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub commit: bool,
 
-    /// The model (overrides `model` in the config and `TICK_MODEL`).
-    #[arg(long)]
-    pub model: Option<String>,
-
-    /// The provider: `openai`, `anthropic`, `ollama`, `llamacpp`.
-    #[arg(long, value_enum)]
-    pub provider: Option<crate::config::Provider>,
-
-    /// The server's base URL.
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 
     /// Print progress events as JSON lines on stdout.
     #[arg(long)]

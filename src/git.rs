@@ -30,18 +30,26 @@ pub fn commit_paths(root: &Path, paths: &[String], message: &str) -> Result<(), 
     run(commit)
 }
 
-/// The commit `HEAD` points at, or `None` outside a repository or before the first commit.
-pub fn head(root: &Path) -> Option<String> {
+/// What `git <args>` prints in `root`, or `None` when git is missing or fails (outside a
+/// repository, say).
+pub fn output(root: &Path, args: &[&str]) -> Option<String> {
     let output = Command::new("git")
-        .args(["rev-parse", "--verify", "--quiet", "HEAD"])
+        .args(args)
         .current_dir(root)
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
         .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let head = String::from_utf8(output.stdout).ok()?.trim().to_owned();
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The commit `HEAD` points at, or `None` outside a repository or before the first commit.
+pub fn head(root: &Path) -> Option<String> {
+    let head = output(root, &["rev-parse", "--verify", "--quiet", "HEAD"])?
+        .trim()
+        .to_owned();
     (!head.is_empty()).then_some(head)
 }

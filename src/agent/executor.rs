@@ -4,12 +4,11 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::config::Limits;
-use crate::llm::{Client, LlmError, Message, Request, StreamEvent, Usage};
+use crate::llm::{LlmError, Message, Usage};
 use crate::plan::StepId;
-use crate::tools::{Effects, Registry, StepUpdateStatus, ToolOutcome};
+use crate::tools::{Effects, StepUpdateStatus, ToolOutcome};
 
-use super::{AgentEvent, call_detail};
+use super::{AgentEvent, AskError, Asked, Model, call_detail};
 
 pub const REMINDER: &str = "You ended your turn without reporting the step. Call `update_step` \
 with `done` when the work is complete, or `blocked` with the question that would unblock it.";
@@ -64,11 +63,7 @@ pub enum StepError {
 }
 
 pub struct Executor<'a> {
-    pub client: &'a Client,
-    pub model: String,
-    pub system: String,
-    pub registry: &'a Registry,
-    pub limits: Limits,
+    pub model: Model<'a>,
     pub step: StepId,
     pub interrupted: &'a AtomicBool,
 }
@@ -89,61 +84,25 @@ impl Executor<'_> {
             if self.interrupted.load(Ordering::Relaxed) {
                 return Ok(StepEnd::Interrupted);
             }
-            if turns >= self.limits.max_turns {
+            if turns >= self.model.limits.max_turns {
                 return Err(StepError::TurnLimit { turns });
             }
             turns += 1;
-            sink(AgentEvent::Request { turn: turns });
-            let request = Request {
-                model: self.model.clone(),
-                system: Some(self.system.clone()),
-                messages: messages.clone(),
-                tools: self.registry.specs(),
-                max_tokens: None,
-                temperature: None,
-            };
-            let response = {
-                let mut forward = |event: StreamEvent| {
-                    if let StreamEvent::TextDelta(text) = event {
-                        sink(AgentEvent::Text { text });
-                    }
-                };
-                tokio::select! {
-                    response = self.client.complete(&request, &mut forward) => response.map_err(StepError::Llm)?,
-                    _ = tokio::signal::ctrl_c() => {
-                        self.interrupted.store(true, Ordering::Relaxed);
-                        return Ok(StepEnd::Interrupted);
-                    }
+            let asked = tokio::select! {
+                asked = self.model.ask(turns, messages, sink, usage) => asked,
+                _ = tokio::signal::ctrl_c() => {
+                    self.interrupted.store(true, Ordering::Relaxed);
+                    return Ok(StepEnd::Interrupted);
                 }
             };
-            usage.input_tokens += response.usage.input_tokens;
-            usage.output_tokens += response.usage.output_tokens;
-            sink(AgentEvent::Usage { usage: *usage });
-            messages.push(Message::Assistant {
-                text: response.text.clone(),
-                tool_calls: response.tool_calls.clone(),
-            });
-            let used = usage.input_tokens + usage.output_tokens;
-            if used > self.limits.max_tokens {
-                return Err(StepError::TokenLimit {
-                    used,
-                    limit: self.limits.max_tokens,
-                });
-            }
-            if !response.truncated_tool_calls.is_empty() {
-                for call in &response.tool_calls {
-                    messages.push(Message::tool_error(
-                        &call.id,
-                        "not run: another call in the same answer was cut off",
-                    ));
+            let response = match asked {
+                Ok(Asked::Answer(response)) => response,
+                Ok(Asked::CutOff) => continue,
+                Err(AskError::Llm(err)) => return Err(StepError::Llm(err)),
+                Err(AskError::TokenLimit { used, limit }) => {
+                    return Err(StepError::TokenLimit { used, limit });
                 }
-                messages.push(Message::user(format!(
-                    "Your call to `{}` was cut off by the output token limit and was not run. \
-                     Call it again with shorter arguments (write a large file in parts).",
-                    response.truncated_tool_calls.join("`, `")
-                )));
-                continue;
-            }
+            };
             if response.tool_calls.is_empty() {
                 if reminded {
                     return Err(StepError::NoReport);
@@ -168,7 +127,7 @@ impl Executor<'_> {
                 let (content, is_error) = if let Some(error) = &call.arguments_error {
                     (error.clone(), true)
                 } else {
-                    match self.registry.execute(&call.name, &call.arguments) {
+                    match self.model.registry.execute(&call.name, &call.arguments) {
                         ToolOutcome::Output {
                             text,
                             is_error,

@@ -7,7 +7,9 @@ pub mod planner;
 
 use serde::Serialize;
 
-use crate::llm::Usage;
+use crate::config::Limits;
+use crate::llm::{Client, LlmError, Message, Request, Response, StreamEvent, Usage};
+use crate::tools::Registry;
 
 /// Something that happened during a turn, for the person watching (or `--json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -56,5 +58,92 @@ pub fn call_detail(name: &str, arguments: &serde_json::Value) -> String {
         format!("{}…", line.chars().take(79).collect::<String>())
     } else {
         line.to_owned()
+    }
+}
+
+/// Who a turn loop asks, with what instructions and tools, within which limits.
+pub struct Model<'a> {
+    pub client: &'a Client,
+    pub model: String,
+    pub system: String,
+    pub registry: &'a Registry,
+    pub limits: Limits,
+}
+
+/// What one request to the model gave.
+pub enum Asked {
+    /// A complete answer, already added to the conversation.
+    Answer(Response),
+    /// The answer's tool calls were cut off by the output limit; the model has been told and
+    /// nothing was run. Ask again.
+    CutOff,
+}
+
+#[derive(Debug)]
+pub enum AskError {
+    Llm(LlmError),
+    TokenLimit { used: u64, limit: u64 },
+}
+
+impl Model<'_> {
+    /// Sends the conversation, streams the model's text to `sink`, counts tokens against the
+    /// limit, and adds the answer to `messages`.
+    pub async fn ask(
+        &self,
+        turn: u32,
+        messages: &mut Vec<Message>,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        usage: &mut Usage,
+    ) -> Result<Asked, AskError> {
+        sink(AgentEvent::Request { turn });
+        let request = Request {
+            model: self.model.clone(),
+            system: Some(self.system.clone()),
+            messages: messages.clone(),
+            tools: self.registry.specs(),
+            max_tokens: None,
+            temperature: None,
+        };
+        let response = {
+            let mut forward = |event: StreamEvent| {
+                if let StreamEvent::TextDelta(text) = event {
+                    sink(AgentEvent::Text { text });
+                }
+            };
+            self.client
+                .complete(&request, &mut forward)
+                .await
+                .map_err(AskError::Llm)?
+        };
+        usage.input_tokens += response.usage.input_tokens;
+        usage.output_tokens += response.usage.output_tokens;
+        sink(AgentEvent::Usage { usage: *usage });
+        messages.push(Message::Assistant {
+            text: response.text.clone(),
+            tool_calls: response.tool_calls.clone(),
+        });
+        let used = usage.input_tokens + usage.output_tokens;
+        if used > self.limits.max_tokens {
+            return Err(AskError::TokenLimit {
+                used,
+                limit: self.limits.max_tokens,
+            });
+        }
+        if response.truncated_tool_calls.is_empty() {
+            return Ok(Asked::Answer(response));
+        }
+        // The cut calls were never run. Say so, or the model would think they were.
+        for call in &response.tool_calls {
+            messages.push(Message::tool_error(
+                &call.id,
+                "not run: another call in the same answer was cut off",
+            ));
+        }
+        messages.push(Message::user(format!(
+            "Your call to `{}` was cut off by the output token limit and was not run. Call it \
+             again with shorter arguments (write a large file in parts).",
+            response.truncated_tool_calls.join("`, `")
+        )));
+        Ok(Asked::CutOff)
     }
 }

@@ -2,11 +2,10 @@
 //! It is reminded once if it stops without one, and limits on turns and tokens stop a runaway.
 //! The conversation is kept by the caller, so `--revise` and `--answer` go on with it.
 
-use crate::config::Limits;
-use crate::llm::{Client, LlmError, Message, Request, StreamEvent, Usage};
-use crate::tools::{PlanSubmission, Questions, Registry, ToolOutcome};
+use crate::llm::{LlmError, Message, Usage};
+use crate::tools::{PlanSubmission, Questions, ToolOutcome};
 
-use super::{AgentEvent, call_detail};
+use super::{AgentEvent, AskError, Asked, Model, call_detail};
 
 pub const REMINDER: &str = "You ended your turn without calling `submit_plan`. A plan written \
 as chat text does not count. Call `submit_plan` now with the whole plan (or `ask_user` if you \
@@ -54,11 +53,7 @@ impl Asker for NoAsker {
 }
 
 pub struct Planner<'a> {
-    pub client: &'a Client,
-    pub model: String,
-    pub system: String,
-    pub registry: &'a Registry,
-    pub limits: Limits,
+    pub model: Model<'a>,
 }
 
 /// The result text for an `ask_user` call no one could answer now.
@@ -78,59 +73,18 @@ impl Planner<'_> {
         let mut reminded = false;
         let mut turns = 0;
         loop {
-            if turns >= self.limits.max_turns {
+            if turns >= self.model.limits.max_turns {
                 return Err(PlanError::TurnLimit { turns });
             }
             turns += 1;
-            sink(AgentEvent::Request { turn: turns });
-            let request = Request {
-                model: self.model.clone(),
-                system: Some(self.system.clone()),
-                messages: messages.clone(),
-                tools: self.registry.specs(),
-                max_tokens: None,
-                temperature: None,
-            };
-            let response = {
-                let mut forward = |event: StreamEvent| {
-                    if let StreamEvent::TextDelta(text) = event {
-                        sink(AgentEvent::Text { text });
-                    }
-                };
-                self.client
-                    .complete(&request, &mut forward)
-                    .await
-                    .map_err(PlanError::Llm)?
-            };
-            usage.input_tokens += response.usage.input_tokens;
-            usage.output_tokens += response.usage.output_tokens;
-            sink(AgentEvent::Usage { usage: *usage });
-            messages.push(Message::Assistant {
-                text: response.text.clone(),
-                tool_calls: response.tool_calls.clone(),
-            });
-            let used = usage.input_tokens + usage.output_tokens;
-            if used > self.limits.max_tokens {
-                return Err(PlanError::TokenLimit {
-                    used,
-                    limit: self.limits.max_tokens,
-                });
-            }
-            if !response.truncated_tool_calls.is_empty() {
-                // The cut calls were never run. Say so, or the model would think they were.
-                for call in &response.tool_calls {
-                    messages.push(Message::tool_error(
-                        &call.id,
-                        "not run: another call in the same answer was cut off",
-                    ));
+            let response = match self.model.ask(turns, messages, sink, usage).await {
+                Ok(Asked::Answer(response)) => response,
+                Ok(Asked::CutOff) => continue,
+                Err(AskError::Llm(err)) => return Err(PlanError::Llm(err)),
+                Err(AskError::TokenLimit { used, limit }) => {
+                    return Err(PlanError::TokenLimit { used, limit });
                 }
-                messages.push(Message::user(format!(
-                    "Your call to `{}` was cut off by the output token limit and was not run. \
-                     Call it again with shorter arguments.",
-                    response.truncated_tool_calls.join("`, `")
-                )));
-                continue;
-            }
+            };
             if response.tool_calls.is_empty() {
                 if reminded {
                     return Err(PlanError::NoSubmission {
@@ -154,7 +108,7 @@ impl Planner<'_> {
                 let (content, is_error) = if let Some(error) = &call.arguments_error {
                     (error.clone(), true)
                 } else {
-                    match self.registry.execute(&call.name, &call.arguments) {
+                    match self.model.registry.execute(&call.name, &call.arguments) {
                         ToolOutcome::Output { text, is_error, .. } => (text, is_error),
                         ToolOutcome::StepUpdate(_) => (
                             "`update_step` is not available in plan mode".to_owned(),

@@ -81,6 +81,17 @@ impl Outcome {
     }
 }
 
+/// The settings for a command that talks to a model: files, environment, then its flags.
+pub fn model_config(ctx: &Ctx<'_>, args: &crate::cli::ModelArgs) -> Result<crate::config::Config> {
+    let flags = crate::config::Flags {
+        provider: args.provider,
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+    };
+    let path = ctx.store.config_path();
+    crate::config::resolve(&path, &ctx.store.rel(&path), ctx.env, &flags)
+}
+
 pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
     let cwd = match &cli.directory {
         Some(dir) => env.cwd.join(dir),

@@ -6,10 +6,10 @@ use std::io::{BufRead, Read};
 use std::path::Path;
 
 use super::{Ctx, Outcome};
-use crate::agent::AgentEvent;
 use crate::agent::planner::{Asker, NoAsker, PlanEnd, PlanError, Planner};
+use crate::agent::{AgentEvent, Model};
 use crate::cli::PlanArgs;
-use crate::config::{self, Config, Flags};
+use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsx;
 use crate::llm::{Client, Message, Usage};
@@ -24,7 +24,6 @@ pub fn run(ctx: &Ctx<'_>, args: &PlanArgs) -> Result<Outcome> {
     if let Some(from) = &args.from {
         return from_file(ctx, from, args.force);
     }
-    let store = &ctx.store;
     let request = if let Some(feedback) = &args.revise {
         Continue::Revise(feedback.clone())
     } else if let Some(answer) = &args.answer {
@@ -42,17 +41,7 @@ pub fn run(ctx: &Ctx<'_>, args: &PlanArgs) -> Result<Outcome> {
                 .hint("or give a plan you wrote: `tick plan --from plan.md`"),
         );
     };
-    let flags = Flags {
-        provider: args.provider,
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-    };
-    let config = config::resolve(
-        &store.config_path(),
-        &store.rel(&store.config_path()),
-        ctx.env,
-        &flags,
-    )?;
+    let config = super::model_config(ctx, &args.model)?;
     let mut next = Some(request);
     while let Some(request) = next.take() {
         plan_with_model(ctx, &config, request, args)?;
@@ -210,11 +199,13 @@ fn plan_with_model(
     let registry = Registry::for_mode(Mode::Plan, workspace);
     let system = store.prompt("plan.md", PLAN_PROMPT)?;
     let planner = Planner {
-        client: &client,
-        model: config.planner_model()?,
-        system,
-        registry: &registry,
-        limits: config.limits,
+        model: Model {
+            client: &client,
+            model: config.planner_model()?,
+            system,
+            registry: &registry,
+            limits: config.limits,
+        },
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

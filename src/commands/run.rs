@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -13,11 +12,11 @@ use chrono::{DateTime, Utc};
 use globset::{Glob, GlobSetBuilder};
 
 use super::{Ctx, Outcome};
-use crate::agent::AgentEvent;
 use crate::agent::context;
 use crate::agent::executor::{Executor, StepEnd, StepError, Verdict, Verifier};
+use crate::agent::{AgentEvent, Model};
 use crate::cli::RunArgs;
-use crate::config::{self, Config, Flags};
+use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsx;
 use crate::llm::{Client, Message, Usage};
@@ -128,17 +127,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         return dry_run(ctx, &task_ref, only);
     }
     let _lock = store.lock_task_now(&task_ref, "tick run")?;
-    let flags = Flags {
-        provider: args.provider,
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-    };
-    let config = config::resolve(
-        &store.config_path(),
-        &store.rel(&store.config_path()),
-        ctx.env,
-        &flags,
-    )?;
+    let config = super::model_config(ctx, &args.model)?;
     let model = config.model.clone().ok_or_else(|| {
         Error::input("no model is configured")
             .hint("set `model:` in `.tasks/config.yaml`, or `TICK_MODEL`, or pass `--model`")
@@ -419,17 +408,10 @@ impl Verifier for RunVerifier<'_> {
 
 /// Files git sees as changed or new, with their content hashes; `None` outside git.
 fn dirty_files(root: &Path) -> Option<BTreeMap<String, String>> {
-    let output = Command::new("git")
-        .args(["status", "--porcelain=v1", "-z", "--untracked-files=all"])
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = crate::git::output(
+        root,
+        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+    )?;
     let mut files = BTreeMap::new();
     let mut entries = text.split('\0');
     while let Some(entry) = entries.next() {
@@ -627,11 +609,13 @@ impl Runner<'_, '_> {
             }
         };
         let executor = Executor {
-            client: self.client,
-            model: self.model.to_owned(),
-            system: self.system.to_owned(),
-            registry: self.registry,
-            limits: self.config.limits,
+            model: Model {
+                client: self.client,
+                model: self.model.to_owned(),
+                system: self.system.to_owned(),
+                registry: self.registry,
+                limits: self.config.limits,
+            },
             step: id,
             interrupted: self.interrupted,
         };
