@@ -2,6 +2,7 @@
 //! through the store, and hands what people should see to the [`Ui`].
 
 pub mod approve;
+pub mod check;
 pub mod discard;
 pub mod init;
 pub mod list;
@@ -9,6 +10,7 @@ pub mod mark;
 pub mod plan;
 pub mod show;
 pub mod status;
+pub mod watch;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -58,12 +60,15 @@ impl Ctx<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Done,
+    /// `tick check` found something: its exit code.
+    Findings(u8),
 }
 
 impl Outcome {
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Done => 0,
+            Outcome::Findings(code) => code,
         }
     }
 }
@@ -87,5 +92,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Mark(args) => mark::run(&ctx, &args),
         Command::Status(args) => status::run(&ctx, &args),
         Command::List(args) => list::run(&ctx, &args),
+        Command::Watch(args) => watch::run(&ctx, &args),
+        Command::Check(args) => check::run(&ctx, &args),
     }
 }
