@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, SubsecRound, Utc};
+use tokio::signal::unix::{SignalKind, signal};
 
 use super::{Ctx, Outcome, status};
 use crate::cli::WatchArgs;
@@ -76,8 +77,12 @@ async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
             "watching by polling: the native watcher failed ({why})"
         ));
     }
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|err| Error::internal(format!("could not listen for SIGTERM: {err}")))?;
+    // Listen before saying "watching": a Ctrl-C from then on must end the loop, not the process.
+    let listen = |kind: SignalKind| {
+        signal(kind).map_err(|err| Error::internal(format!("could not listen for signals: {err}")))
+    };
+    let mut sigint = listen(SignalKind::interrupt())?;
+    let mut sigterm = listen(SignalKind::terminate())?;
 
     let task_prefix = format!("{}/", store.rel(&task_ref.dir));
     let mut shown = Shown::new();
@@ -106,7 +111,7 @@ async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
 
     loop {
         let change = tokio::select! {
-            _ = tokio::signal::ctrl_c() => break,
+            _ = sigint.recv() => break,
             _ = sigterm.recv() => break,
             change = watcher.next() => change,
         };

@@ -12,7 +12,7 @@
 //! - A rescan flag (the kernel queue overflowed, events were lost) or a watcher error becomes
 //!   [`Change::Rescan`]: the consumer re-checks everything.
 //! - Where the native watcher cannot start (no inotify, the watch limit reached) it falls back
-//!   to polling.
+//!   to polling, comparing contents as well as times (the poller's times are whole seconds).
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -103,23 +103,26 @@ impl LiveWatcher {
             .map_err(|err| Error::io("watch", root, &err))?;
         let filter = Filter::new(&root);
         let (tx, rx) = unbounded_channel();
-        let mut fallback = None;
-        if !options.force_poll {
+        let fallback = if options.force_poll {
+            "polling was asked for".to_owned()
+        } else {
             match native(&root, &filter, tx.clone(), options) {
                 Ok(backend) => {
                     return Ok(LiveWatcher {
                         backend,
                         root,
                         rx,
-                        fallback,
+                        fallback: None,
                     });
                 }
-                Err(err) => fallback = Some(err.to_string()),
+                Err(err) => err.to_string(),
             }
-        } else {
-            fallback = Some("polling was asked for".to_owned());
-        }
-        let config = notify::Config::default().with_poll_interval(options.poll_interval);
+        };
+        // The poller keeps modification times in whole seconds: without comparing contents, a
+        // second save within the same second as the first would go unseen.
+        let config = notify::Config::default()
+            .with_poll_interval(options.poll_interval)
+            .with_compare_contents(true);
         let debouncer = new_debouncer_opt::<_, PollWatcher, NoCache>(
             options.debounce,
             None,
@@ -135,7 +138,7 @@ impl LiveWatcher {
             backend,
             root,
             rx,
-            fallback,
+            fallback: Some(fallback),
         })
     }
 
@@ -145,20 +148,18 @@ impl LiveWatcher {
 
     /// The next change; `None` once the watcher has stopped.
     pub async fn next(&mut self) -> Option<Change> {
-        loop {
-            match self.rx.recv().await? {
-                Raw::Change(change) => return Some(change),
-                Raw::NewDir(dir) => {
-                    if let Err(err) = self.backend.watch(&dir, RecursiveMode::Recursive) {
-                        return Some(Change::Rescan {
-                            reason: format!("could not watch `{}`: {err}", dir.display()),
-                        });
-                    }
-                    // Files may have been written into it before the watch was in place.
+        match self.rx.recv().await? {
+            Raw::Change(change) => Some(change),
+            Raw::NewDir(dir) => {
+                if let Err(err) = self.backend.watch(&dir, RecursiveMode::Recursive) {
                     return Some(Change::Rescan {
-                        reason: format!("new directory `{}`", rel(&self.root, &dir)?),
+                        reason: format!("could not watch `{}`: {err}", dir.display()),
                     });
                 }
+                // Files may have been written into it before the watch was in place.
+                Some(Change::Rescan {
+                    reason: format!("new directory `{}`", rel(&self.root, &dir)?),
+                })
             }
         }
     }
@@ -287,10 +288,9 @@ impl Filter {
         let parts: Vec<&str> = rel.split('/').collect();
         match parts.as_slice() {
             [".git", ..] => false,
-            [TASKS_DIR, rest @ ..] => match rest {
-                [_, RUNS_DIR, ..] | [LOCK_FILE] | [_, LOCK_FILE] => false,
-                _ => true,
-            },
+            [TASKS_DIR, rest @ ..] => {
+                !matches!(rest, [_, RUNS_DIR, ..] | [LOCK_FILE] | [_, LOCK_FILE])
+            }
             _ => !self
                 .ignore
                 .matched_path_or_any_parents(path, path.is_dir())

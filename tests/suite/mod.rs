@@ -2,3 +2,4 @@
 
 mod llm;
 mod planning;
+mod staleness;
