@@ -184,7 +184,9 @@ pub struct WatchArgs {
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct CheckArgs {
-    /// Print every finding as JSON (the format is documented in `docs/json.md`).
+    /// Print one JSON report: `format`, `tasks_checked`, `newly_stale` (`[task, step]` pairs
+    /// this check marked), `findings` (each with `task`, `kind` of `stale`, `unverified`,
+    /// `plan_changed` or `unparseable`, `step` and `message`) and `exit_code`.
     #[arg(long)]
     pub json: bool,
 }

@@ -101,15 +101,16 @@ pub fn refresh_locked(
     .hint("save it and try again; it was not changed"))
 }
 
-/// [`refresh`] for commands that only report: when another tick process holds the task, the
-/// stale steps are detected without being marked (that process marks them itself).
+/// [`refresh`] for commands that only report: when another tick process holds the task, or
+/// the lock cannot be taken at all (a read-only checkout), the stale steps are detected
+/// without being marked.
 pub fn refresh_or_detect(store: &Store, task: &TaskRef, now: DateTime<Utc>) -> Result<Refreshed> {
-    match refresh(store, task, now) {
-        Ok(stale) => Ok(Refreshed {
-            stale,
+    match lock::acquire(&task.dir, "tick (staleness check)", LOCK_WAIT) {
+        Ok(lock) => Ok(Refreshed {
+            stale: refresh_locked(store, task, now, &lock)?,
             marked: true,
         }),
-        Err(err) if err.kind == ErrorKind::Busy => {
+        Err(err) if matches!(err.kind, ErrorKind::Busy | ErrorKind::Internal) => {
             let loaded = store.load(task)?;
             Ok(Refreshed {
                 stale: detect(store, &loaded)?,
