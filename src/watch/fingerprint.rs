@@ -15,7 +15,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::path::{Component, Path};
-use std::time::SystemTime;
 
 use chrono::{DateTime, Utc};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
@@ -236,11 +235,6 @@ fn walk_matching(root: &Path, globs: &[&str], out: &mut BTreeSet<String>) {
             out.insert(rel);
         }
     }
-}
-
-/// `time` as a UTC timestamp.
-pub fn utc(time: SystemTime) -> DateTime<Utc> {
-    DateTime::<Utc>::from(time)
 }
 
 #[cfg(test)]
