@@ -31,6 +31,8 @@ pub enum Command {
     Run(RunArgs),
     Status(StatusArgs),
     List(ListArgs),
+    Watch(WatchArgs),
+    Check(CheckArgs),
 }
 
 /// Create `.tasks/` with a commented `config.yaml` and a `.gitignore`.
@@ -203,6 +205,37 @@ pub struct StatusArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Print JSON (the format is documented in `docs/json.md`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Follow a task live, for a second terminal: the checklist, then a line per change.
+///
+/// Steps whose files change outside tick are marked stale (`[~]`) as it happens. Stop with
+/// Ctrl-C.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// A task id, unique prefix or part of its name; default: the current task.
+    pub task: Option<String>,
+}
+
+/// Check every task, for CI and pre-commit hooks; exits non-zero when something needs a look.
+///
+/// Marks done steps whose files changed outside tick stale (`[~]`) first, like every command.
+/// Cancelled tasks are skipped. When several reasons apply, the most severe one sets the exit
+/// code:
+///
+///   13  a PLAN.md, TODO.md or state.yaml cannot be read or parsed
+///   12  a PLAN.md changed since it was approved
+///   10  a step is stale: files it relied on changed outside tick
+///   11  a step is done without verification
+///    0  all clear
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct CheckArgs {
+    /// Print one JSON report: `format`, `tasks_checked`, `newly_stale` (`[task, step]` pairs
+    /// this check marked), `findings` (each with `task`, `kind` of `stale`, `unverified`,
+    /// `plan_changed` or `unparseable`, `step` and `message`) and `exit_code`.
     #[arg(long)]
     pub json: bool,
 }

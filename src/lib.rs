@@ -14,6 +14,7 @@ pub mod redact;
 pub mod tasks;
 pub mod tools;
 pub mod ui;
+pub mod watch;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;

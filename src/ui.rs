@@ -14,8 +14,10 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::agent::AgentEvent;
+use crate::commands::check::CheckReport;
 use crate::commands::list::ListReport;
 use crate::commands::status::{StatusReport, StepReport, TaskReport};
+use crate::commands::watch::WatchEvent;
 use crate::error::Error;
 use crate::plan::StepStatus;
 
@@ -257,6 +259,86 @@ impl Ui {
     }
 }
 
+impl Ui {
+    /// `tick check`: one line per finding on stdout, a summary on stderr.
+    pub fn check(&self, report: &CheckReport) {
+        let mut out = String::new();
+        for finding in &report.findings {
+            let step = finding
+                .step
+                .as_deref()
+                .map(|s| format!(" `{s}`"))
+                .unwrap_or_default();
+            let kind = match finding.kind {
+                crate::commands::check::FindingKind::Unverified => "unverified",
+                crate::commands::check::FindingKind::Stale => "stale",
+                crate::commands::check::FindingKind::PlanChanged => "plan changed",
+                crate::commands::check::FindingKind::Unparseable => "unparseable",
+            };
+            let _ = writeln!(out, "{}{step}: {kind}: {}", finding.task, finding.message);
+        }
+        if !out.is_empty() {
+            self.data(&out);
+        }
+        let tasks = if report.tasks_checked == 1 {
+            "task"
+        } else {
+            "tasks"
+        };
+        if report.findings.is_empty() {
+            self.note(&format!(
+                "{} {tasks} checked: all clear",
+                report.tasks_checked
+            ));
+        } else {
+            self.note(&format!(
+                "{} {tasks} checked: {} {} (exit code {})",
+                report.tasks_checked,
+                report.findings.len(),
+                if report.findings.len() == 1 {
+                    "finding"
+                } else {
+                    "findings"
+                },
+                report.exit_code
+            ));
+        }
+    }
+
+    /// One line of `tick watch` on stdout.
+    pub fn watch_event(&self, event: &WatchEvent) {
+        let line = match event {
+            WatchEvent::Step {
+                id,
+                status,
+                title,
+                detail,
+            } => {
+                let word = status.as_str().replace('_', " ");
+                let word = marker_style(*status).apply_to(word);
+                match (status, detail) {
+                    (StepStatus::Done, Some(detail)) => {
+                        format!("{id} {word} {} {}", style("✓").green(), style(detail).dim())
+                    }
+                    (_, Some(detail)) => format!("{id} {word}: {detail}"),
+                    (_, None) => format!("{id} {word}: {title}"),
+                }
+            }
+            WatchEvent::Added { id, title } => format!("{id} added: {title}"),
+            WatchEvent::Removed { id } => format!("{id} removed"),
+            WatchEvent::PlanChanged => format!(
+                "{} PLAN.md changed since approval; `tick run` refuses until it is approved again",
+                style("warning:").yellow().bold()
+            ),
+            WatchEvent::Problem(message) => {
+                format!("{} {message}", style("error:").red().bold())
+            }
+            WatchEvent::Rescan(reason) => format!("rechecked everything: {reason}"),
+        };
+        self.data(&line);
+    }
+}
+
 fn marker_style(status: StepStatus) -> Style {
     match status {
         StepStatus::Done => Style::new().green(),
@@ -340,6 +422,38 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
                     if unverified.len() == 1 { "is" } else { "are" }
                 ),
                 None,
+            ));
+        }
+        for found in &task.stale_found {
+            warnings.push((
+                format!(
+                    "`{}` is stale: {} changed outside tick",
+                    found.id,
+                    found.files.join(", ")
+                ),
+                Some(if found.marked {
+                    "`tick run` re-verifies it first; or check it and `tick mark` it".to_owned()
+                } else {
+                    "another tick process holds the task and marks it".to_owned()
+                }),
+            ));
+        }
+        for missing in &task.plan_may_be_out_of_date {
+            warnings.push((
+                format!(
+                    "`{}` names files that no longer exist: {}; the plan may be out of date",
+                    missing.id,
+                    missing
+                        .files
+                        .iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                Some(format!(
+                    "edit `{}/PLAN.md` and approve it again, or edit the step in TODO.md",
+                    task.path
+                )),
             ));
         }
         let new_steps = task

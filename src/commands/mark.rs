@@ -35,7 +35,16 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
     }
 
     let task_ref = store.resolve_or_current(args.task.as_deref())?;
-    let _lock = store.lock_task(&task_ref, "tick mark")?;
+    let lock = store.lock_task(&task_ref, "tick mark")?;
+    // Like every command, mark first marks what went stale while tick was not looking.
+    let newly_stale = crate::watch::refresh_locked(store, &task_ref, ctx.now(), &lock)?;
+    for stale in &newly_stale {
+        ctx.ui.warn(&format!(
+            "`{}` is stale: {} changed outside tick",
+            stale.id,
+            stale.files.join(", ")
+        ));
+    }
     let task = store.load(&task_ref)?;
     let todo_path = task.dir.join(TODO_FILE);
     let phase = task.phase();
@@ -87,6 +96,7 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
         .hint("a step is done when all its sub-steps are; mark one of those instead; nothing was changed"));
     }
     let before = step.effective_status();
+    let step_files = step.files.clone();
     src = edit(&src, &list, id, status, reason)?;
     if id.is_sub() {
         src = todo_md::settle_parent(&src, id.parent())
@@ -111,6 +121,15 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
 
     let mut state = task.state.clone();
     state.record_person(id, status, ctx.now());
+    if let Some(record) = state.steps.get_mut(&id) {
+        // A person ticking a step vouches for its files as they are now: a later change
+        // outside tick makes it stale. Any other status relies on nothing.
+        record.fingerprints = if status == StepStatus::Done {
+            crate::watch::fingerprint(store.root(), &step_files, &[])
+        } else {
+            std::collections::BTreeMap::new()
+        };
+    }
     fsx::write_atomic(&todo_path, src.as_bytes())?;
     fsx::write_atomic(
         &task.dir.join(STATE_FILE),

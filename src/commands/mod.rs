@@ -2,6 +2,7 @@
 //! through the store, and hands what people should see to the [`Ui`].
 
 pub mod approve;
+pub mod check;
 pub mod discard;
 pub mod init;
 pub mod list;
@@ -10,6 +11,7 @@ pub mod plan;
 pub mod run;
 pub mod show;
 pub mod status;
+pub mod watch;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -67,6 +69,8 @@ pub enum Outcome {
     Limit,
     /// The person pressed Ctrl-C.
     Interrupted,
+    /// `tick check` found something: its exit code.
+    Findings(u8),
 }
 
 impl Outcome {
@@ -77,6 +81,7 @@ impl Outcome {
             Outcome::Paused => 5,
             Outcome::Limit => 6,
             Outcome::Interrupted => 130,
+            Outcome::Findings(code) => code,
         }
     }
 }
@@ -112,5 +117,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Run(args) => run::run(&ctx, &args),
         Command::Status(args) => status::run(&ctx, &args),
         Command::List(args) => list::run(&ctx, &args),
+        Command::Watch(args) => watch::run(&ctx, &args),
+        Command::Check(args) => check::run(&ctx, &args),
     }
 }

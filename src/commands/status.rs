@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::plan::{Phase, StepStatus};
 use crate::tasks::todo_md::Step;
 use crate::tasks::{Draft, Store, Task};
+use crate::watch::{self, freshness::MissingFiles};
 
 /// The version of the JSON below; bumped only when a field changes meaning or goes away.
 pub const JSON_FORMAT: u32 = 1;
@@ -40,6 +41,19 @@ pub struct TaskReport {
     pub progress: ProgressReport,
     pub plan_changed_since_approval: bool,
     pub steps: Vec<StepReport>,
+    /// Done steps this command found stale: files they relied on changed outside tick.
+    /// `marked` says whether it also marked them `[~]` (not while another tick process holds
+    /// the task).
+    pub stale_found: Vec<StaleFound>,
+    /// Pending steps whose `files` no longer exist: the plan may be out of date.
+    pub plan_may_be_out_of_date: Vec<MissingFiles>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StaleFound {
+    pub id: String,
+    pub files: Vec<String>,
+    pub marked: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -122,19 +136,32 @@ pub fn task_report(store: &Store, task: &Task) -> TaskReport {
             .iter()
             .map(|s| step_report(task, s))
             .collect(),
+        stale_found: Vec::new(),
+        plan_may_be_out_of_date: Vec::new(),
     }
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
     let store = &ctx.store;
-    let task = match &args.task {
-        Some(query) => Some(store.load(&store.resolve(query)?)?),
+    let (task_ref, loaded) = match &args.task {
+        Some(query) => (Some(store.resolve(query)?), None),
         None => match store.current_loaded()? {
-            Some((_, Some(task))) => Some(task),
-            // It did not parse: load it again for the error that says where.
-            Some((task, None)) => Some(store.load(&task)?),
-            None => None,
+            Some((task, loaded)) => (Some(task), loaded),
+            None => (None, None),
         },
+    };
+    // Like every command, status first marks what went stale while tick was not looking.
+    let refreshed = task_ref
+        .as_ref()
+        .map(|t| watch::refresh_or_detect(store, t, ctx.now()))
+        .transpose()?;
+    let marked = refreshed
+        .as_ref()
+        .is_some_and(|r| r.marked && !r.stale.is_empty());
+    let task = match (task_ref, loaded) {
+        (Some(_), Some(task)) if !marked => Some(task),
+        (Some(task), _) => Some(store.load(&task)?),
+        (None, _) => None,
     };
     let draft = if args.task.is_none() {
         store.load_draft()?
@@ -144,7 +171,28 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
     let report = StatusReport {
         format: JSON_FORMAT,
         draft: draft.as_ref().map(|d| draft_report(store, d)),
-        task: task.as_ref().map(|t| task_report(store, t)),
+        task: task.as_ref().map(|t| {
+            let mut report = task_report(store, t);
+            if let Some(refreshed) = &refreshed {
+                report.stale_found = refreshed
+                    .stale
+                    .iter()
+                    .map(|s| StaleFound {
+                        id: s.id.to_string(),
+                        files: s.files.clone(),
+                        marked: refreshed.marked,
+                    })
+                    .collect();
+            }
+            let approved_on = t
+                .state
+                .approval
+                .as_ref()
+                .and_then(|a| a.git_head.as_deref());
+            report.plan_may_be_out_of_date =
+                watch::freshness::missing_files(store.root(), &t.todo, approved_on);
+            report
+        }),
     };
     if args.json {
         ctx.ui.json(&report);

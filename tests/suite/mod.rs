@@ -7,5 +7,6 @@ mod llm;
 mod planning;
 mod running;
 mod snapshots;
+mod staleness;
 mod titles;
 mod todo_edits;
