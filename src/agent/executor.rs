@@ -75,6 +75,7 @@ impl Executor<'_> {
         messages: &mut Vec<Message>,
         verifier: &mut dyn Verifier,
         effects: &mut dyn FnMut(&Effects),
+        notices: &mut dyn FnMut() -> Option<String>,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         usage: &mut Usage,
     ) -> Result<StepEnd, StepError> {
@@ -179,6 +180,12 @@ impl Executor<'_> {
                             true,
                         ),
                     }
+                };
+                // What happened outside the tools meanwhile (a person editing a file) rides on
+                // the next tool result, so the model learns it before its next move.
+                let content = match notices() {
+                    Some(notice) => format!("{content}\n\n{notice}"),
+                    None => content,
                 };
                 sink(AgentEvent::ToolResult {
                     name: call.name.clone(),

@@ -3,10 +3,11 @@
 //! verification and only then ticks the box, with the evidence in state.yaml. TODO.md and
 //! PLAN.md are re-read before every step, so a person's edits between steps count.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, Utc};
 use globset::{Glob, GlobSetBuilder};
@@ -27,6 +28,7 @@ use crate::tasks::todo_md::{self, Checklist, StepEdit};
 use crate::tasks::{PLAN_FILE, STATE_FILE, Store, TODO_FILE, Task, TaskRef, plan_md};
 use crate::tools::bash::{self, CommandEnv};
 use crate::tools::{Effects, Mode, Registry, Workspace};
+use crate::watch::live::{Change, LiveOptions, LiveWatcher};
 
 pub const EXECUTE_PROMPT: &str = include_str!("../../prompts/execute.md");
 
@@ -126,7 +128,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     if args.dry_run {
         return dry_run(ctx, &task_ref, only);
     }
-    let _lock = store.lock_task_now(&task_ref, "tick run")?;
+    let lock = store.lock_task_now(&task_ref, "tick run")?;
     let config = super::model_config(ctx, &args.model)?;
     let model = config.model.clone().ok_or_else(|| {
         Error::input("no model is configured")
@@ -143,16 +145,42 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         .build()
         .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
     let interrupted = AtomicBool::new(false);
+    // The watcher is a help, not a requirement: without it, edits are still caught by the
+    // fingerprints at the next command.
+    let watcher = RefCell::new(
+        runtime
+            .block_on(async { LiveWatcher::start(store.root(), LiveOptions::default()) })
+            .ok(),
+    );
     let system = store.prompt("execute.md", EXECUTE_PROMPT)?;
     let mut usage = Usage::default();
     let mut ran = 0usize;
     let mut first = true;
+    let runner = Runner {
+        ctx,
+        task_ref: &task_ref,
+        config: &config,
+        model: &model,
+        client: &client,
+        registry: &registry,
+        system: &system,
+        runtime: &runtime,
+        interrupted: &interrupted,
+        json: args.json,
+        commit: args.commit,
+        watcher: &watcher,
+    };
+    // What changed while tick was not running is marked stale first, and stale steps are
+    // verified again before anything new runs.
+    crate::watch::refresh_locked(store, &task_ref, ctx.now(), &lock)?;
     let outcome = loop {
         let task = load_for_run(ctx, &task_ref)?;
         if first {
             transition(task.phase(), Event::Run)
                 .map_err(|r| Error::input(r.reason).hint(r.hint))?;
             first = false;
+            runner.reverify_stale(&task)?;
+            continue;
         }
         if args.steps.is_some_and(|max| ran >= max) || (only.is_some() && ran > 0) {
             break Outcome::Done;
@@ -178,20 +206,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
                 .hint("fix the `depends:` line in TODO.md, or finish the other step"));
             }
         };
-        let step = Runner {
-            ctx,
-            task_ref: &task_ref,
-            config: &config,
-            model: &model,
-            client: &client,
-            registry: &registry,
-            system: &system,
-            runtime: &runtime,
-            interrupted: &interrupted,
-            json: args.json,
-            commit: args.commit,
-        };
-        let result = step.execute(&task, id, &mut usage)?;
+        let result = runner.execute(&task, id, &mut usage)?;
         ran += 1;
         match result {
             StepOutcome::Done => {}
@@ -281,6 +296,8 @@ struct Runner<'a, 'b> {
     interrupted: &'a AtomicBool,
     json: bool,
     commit: bool,
+    /// Sees a person's edits during a step; `None` where the workspace cannot be watched.
+    watcher: &'a RefCell<Option<LiveWatcher>>,
 }
 
 /// Runs a step's verify commands when the model says `done`, and keeps the evidence.
@@ -435,21 +452,6 @@ fn dirty_files(root: &Path) -> Option<BTreeMap<String, String>> {
     Some(files)
 }
 
-/// Content hashes of `paths` as they are now.
-fn fingerprints(root: &Path, paths: &BTreeSet<String>) -> BTreeMap<String, String> {
-    paths
-        .iter()
-        .filter(|p| !p.contains(['*', '?', '[']))
-        .map(|p| {
-            let hash = std::fs::read(root.join(p)).map_or_else(
-                |_| "missing".to_owned(),
-                |b| blake3::hash(&b).to_hex().to_string(),
-            );
-            (p.clone(), hash)
-        })
-        .collect()
-}
-
 /// Changed files that no pattern of the step's `files` covers.
 fn deviations(patterns: &[String], changed: &BTreeSet<String>) -> Vec<String> {
     let mut builder = GlobSetBuilder::new();
@@ -473,7 +475,157 @@ fn deviations(patterns: &[String], changed: &BTreeSet<String>) -> Vec<String> {
         .collect()
 }
 
+/// What the model's own tools did during a step: files written (with the content hash) and
+/// when commands ran. A change the watcher reports that matches neither was made by someone
+/// else.
+#[derive(Debug)]
+struct OwnWork {
+    /// When the step started: a file not modified since is not news, whatever the watcher
+    /// says (the polling fallback reports every file on its first look).
+    started: SystemTime,
+    written: BTreeMap<String, String>,
+    windows: Vec<(SystemTime, SystemTime)>,
+}
+
+impl OwnWork {
+    /// Whether a change to `path` (now with `hash`, modified at `modified`) is the model's own.
+    fn owns(&self, path: &str, hash: &str, modified: Option<SystemTime>) -> bool {
+        if self.written.get(path).is_some_and(|own| own == hash) {
+            return true;
+        }
+        let slack = Duration::from_secs(1);
+        self.windows.iter().any(|(start, end)| match modified {
+            Some(at) => at + slack >= *start && at <= *end + slack,
+            // Deleted: only a command that just ran can have done it.
+            None => SystemTime::now()
+                .duration_since(*end)
+                .is_ok_and(|ago| ago <= Duration::from_secs(3)),
+        })
+    }
+}
+
 impl Runner<'_, '_> {
+    /// Verifies stale steps again: pass, and the step is `[x]` again with new evidence;
+    /// fail (or no verification to run), and it is `[ ]`, to be redone.
+    fn reverify_stale(&self, task: &Task) -> Result<()> {
+        let root = self.store().root().to_path_buf();
+        for step in task.todo.all_steps() {
+            let (Some(id), StepStatus::Stale) = (step.id, step.status) else {
+                continue;
+            };
+            let mut verifier = RunVerifier {
+                root: &root,
+                env: self.registry.command_env(),
+                commands: step.verify.clone(),
+                attempts: 0,
+                evidence: Vec::new(),
+                task_dir: &task.dir,
+                step: id,
+                ctx: self.ctx,
+                json: self.json,
+            };
+            let passed =
+                !step.verify.is_empty() && matches!(verifier.verify(None), Verdict::Passed { .. });
+            let now = Utc::now();
+            let status = if passed {
+                StepStatus::Done
+            } else {
+                StepStatus::Pending
+            };
+            let prints = crate::watch::fingerprint(&root, &step.files, &[]);
+            self.save_state(|state| {
+                let record = state.steps.entry(id).or_default();
+                record.status = Some(status);
+                record.changed_at = Some(now);
+                record.changed_by = Some(Actor::Runner);
+                record.evidence.clone_from(&verifier.evidence);
+                if passed {
+                    record.done_at = Some(now);
+                    record.fingerprints = prints;
+                } else {
+                    record.fingerprints.clear();
+                }
+            })?;
+            self.set_status(id, Some(StepStatus::Stale), status, None)?;
+            let message = match (passed, step.verify.is_empty()) {
+                (true, _) => format!("{id} was stale; verified again: done"),
+                (false, true) => {
+                    format!("{id} was stale and has no verification: it will be redone")
+                }
+                (false, false) => {
+                    format!("{id} was stale and its verification fails: it will be redone")
+                }
+            };
+            if self.json {
+                self.ui().json(&serde_json::json!({"event": "stale_reverified", "id": id.to_string(), "passed": passed}));
+            } else {
+                self.ui().note(&message);
+            }
+        }
+        Ok(())
+    }
+
+    /// Forgets changes the watcher saw so far.
+    fn drain_watcher(&self) {
+        if let Some(watcher) = self.watcher.borrow_mut().as_mut() {
+            while watcher.try_next().is_some() {}
+        }
+    }
+
+    /// Files someone other than the model changed since the last look, as a note for the
+    /// model; they are also added to `seen`.
+    fn outside_changes(
+        &self,
+        root: &Path,
+        own: &OwnWork,
+        seen: &mut BTreeSet<String>,
+    ) -> Option<String> {
+        let mut paths = BTreeSet::new();
+        {
+            let mut watcher = self.watcher.borrow_mut();
+            let watcher = watcher.as_mut()?;
+            while let Some(change) = watcher.try_next() {
+                if let Change::Paths(changed) = change {
+                    paths.extend(changed);
+                }
+            }
+        }
+        let mut foreign = Vec::new();
+        for path in paths {
+            if path.starts_with(".tasks/") || path.starts_with(".git/") {
+                continue;
+            }
+            let full = root.join(&path);
+            let metadata = std::fs::symlink_metadata(&full).ok();
+            if metadata.as_ref().is_some_and(std::fs::Metadata::is_dir) {
+                continue;
+            }
+            let modified = metadata.and_then(|m| m.modified().ok());
+            if modified.is_some_and(|at| at < own.started) {
+                continue;
+            }
+            let hash = crate::watch::fingerprint::hash_file(&full);
+            if !own.owns(&path, &hash, modified) {
+                foreign.push(path);
+            }
+        }
+        if foreign.is_empty() {
+            return None;
+        }
+        seen.extend(foreign.iter().cloned());
+        let list: Vec<String> = foreign.iter().map(|p| format!("`{p}`")).collect();
+        self.ui().warn(&format!(
+            "changed outside tick during the step: {}",
+            list.join(", ")
+        ));
+        Some(format!(
+            "Note from tick: while you worked, a person changed {} (not through your tools). \
+             Read it again before you edit it, and keep their change unless your step says \
+             otherwise.",
+            list.join(", ")
+        ))
+    }
+
     fn ui(&self) -> &crate::ui::Ui {
         self.ctx.ui
     }
@@ -583,11 +735,23 @@ impl Runner<'_, '_> {
             ctx: self.ctx,
             json: self.json,
         };
-        let mut written: BTreeSet<String> = BTreeSet::new();
+        let own = RefCell::new(OwnWork {
+            started: SystemTime::now(),
+            written: BTreeMap::new(),
+            windows: Vec::new(),
+        });
+        let outside: RefCell<BTreeSet<String>> = RefCell::new(BTreeSet::new());
+        // Changes from before this step (tick's own TODO.md write, say) are not news.
+        self.drain_watcher();
         let task_dir = task.dir.clone();
+        let mut notices = || self.outside_changes(&root, &own.borrow(), &mut outside.borrow_mut());
         let mut record_effects = |effects: &Effects| {
+            let mut own = own.borrow_mut();
+            if let Some(window) = &effects.command_window {
+                own.windows.push((window.start, window.end));
+            }
             for file in &effects.files_written {
-                written.insert(file.path.clone());
+                own.written.insert(file.path.clone(), file.blake3.clone());
                 let _ = journal::append(
                     &task_dir,
                     &Entry::Write {
@@ -627,6 +791,7 @@ impl Runner<'_, '_> {
             &mut messages,
             &mut verifier,
             &mut record_effects,
+            &mut notices,
             &mut sink,
             usage,
         ));
@@ -634,7 +799,8 @@ impl Runner<'_, '_> {
         self.save_transcript(&task.dir, id, &messages);
 
         // What the step changed: the files tools wrote, and what git sees changed.
-        let mut changed: BTreeSet<String> = written;
+        let outside = outside.into_inner();
+        let mut changed: BTreeSet<String> = own.into_inner().written.into_keys().collect();
         if let (Some(before), Some(after)) = (before, dirty_files(&root)) {
             for (path, hash) in &after {
                 if before.get(path) != Some(hash) {
@@ -662,9 +828,8 @@ impl Runner<'_, '_> {
         let now = Utc::now().with_timezone(&Utc);
         match end {
             StepEnd::Done { note } => {
-                let mut fingerprinted: BTreeSet<String> = step.files.iter().cloned().collect();
-                fingerprinted.extend(changed.iter().cloned());
-                let prints = fingerprints(&root, &fingerprinted);
+                let extra: Vec<String> = changed.iter().cloned().collect();
+                let prints = crate::watch::fingerprint(&root, &step.files, &extra);
                 let deviation = deviations(&step.files, &changed);
                 self.save_state(|state| {
                     let record = state.steps.entry(id).or_default();
@@ -676,6 +841,7 @@ impl Runner<'_, '_> {
                     record.files_changed = changed.iter().cloned().collect();
                     record.fingerprints = prints;
                     record.deviations.clone_from(&deviation);
+                    record.outside_edits = outside.iter().cloned().collect();
                     record.note = note.as_deref().map(|n| crate::redact::redact(n, &[]));
                 })?;
                 self.set_status(id, Some(StepStatus::InProgress), StepStatus::Done, None)?;

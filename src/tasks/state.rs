@@ -58,6 +58,9 @@ pub struct StepRecord {
     /// Files the step changed outside its declared `files`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deviations: Vec<String>,
+    /// Files a person changed while the step ran (not through tick's tools).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside_edits: Vec<String>,
     /// What the model said it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,

@@ -148,7 +148,19 @@ impl LiveWatcher {
 
     /// The next change; `None` once the watcher has stopped.
     pub async fn next(&mut self) -> Option<Change> {
-        match self.rx.recv().await? {
+        let raw = self.rx.recv().await?;
+        self.handle(raw)
+    }
+
+    /// A change that is already waiting, without waiting for one (for a loop that is busy
+    /// with other work and looks in between).
+    pub fn try_next(&mut self) -> Option<Change> {
+        let raw = self.rx.try_recv().ok()?;
+        self.handle(raw)
+    }
+
+    fn handle(&mut self, raw: Raw) -> Option<Change> {
+        match raw {
             Raw::Change(change) => Some(change),
             Raw::NewDir(dir) => {
                 if let Err(err) = self.backend.watch(&dir, RecursiveMode::Recursive) {

@@ -582,3 +582,97 @@ async fn a_conflicting_edit_of_the_running_step_keeps_the_persons_version() {
             .contains("- [ ] S1")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_steps_are_verified_again_before_anything_runs() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    work(&server, "S1", "greeting.txt", "hello\n");
+    let output = project.tick(&server, &["run", "--steps", "1"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let path = format!(".tasks/{id}/TODO.md");
+
+    // An edit that keeps the verification passing: ticked again, with new evidence.
+    project.write("greeting.txt", "hello, world\n");
+    let output = project.tick(&server, &["run", "--steps", "0"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("S1 was stale; verified again: done"),
+        "{}",
+        stderr(&output)
+    );
+    let todo = project.read(&path);
+    assert!(todo.contains("- [x] S1"), "{todo}");
+    assert!(!todo.contains("stale:"), "{todo}");
+
+    // An edit that breaks it: back to pending, to be redone.
+    project.write("greeting.txt", "bye\n");
+    let output = project.tick(&server, &["run", "--steps", "0"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("S1 was stale and its verification fails"),
+        "{}",
+        stderr(&output)
+    );
+    let todo = project.read(&path);
+    assert!(todo.contains("- [ ] S1"), "{todo}");
+    assert!(!todo.contains("stale:"), "{todo}");
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "no model call for re-verification"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_edit_during_a_step_is_told_to_the_model() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    let mut reply = Reply::sse(Vec::<String>::new()).delay(std::time::Duration::from_millis(900));
+    for chunk in openai_call_chunks(&[("c1", "read_file", json!({"path": "plan.txt"}))]) {
+        reply = reply.chunk(chunk);
+    }
+    server.push(reply);
+    server.push(openai_call(
+        "c2",
+        "write_file",
+        json!({"path": "greeting.txt", "content": "hello\n"}),
+    ));
+    server.push(openai_call(
+        "c3",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    project.write("plan.txt", "notes\n");
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "notes"]);
+    let mut cmd = project.command(&format!("{}/v1", server.url()), &["run", "--steps", "1"]);
+    let running = tokio::task::spawn_blocking(move || cmd.output().unwrap());
+    for _ in 0..100 {
+        if !server.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    project.write("greeting.txt", "hi from a person\n");
+    let output = running.await.unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = server.requests();
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "c1")
+        .unwrap();
+    let content = result["content"].as_str().unwrap();
+    assert!(
+        content.contains("a person changed `greeting.txt`"),
+        "{content}"
+    );
+    assert!(stderr(&output).contains("changed outside tick during the step: `greeting.txt`"));
+    let state = state(&project, &id);
+    assert_eq!(
+        state.steps[&"S1".parse().unwrap()].outside_edits,
+        ["greeting.txt"]
+    );
+}
