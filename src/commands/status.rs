@@ -151,10 +151,12 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
         },
     };
     // Like every command, status first marks what went stale while tick was not looking.
-    let refreshed = task_ref
-        .as_ref()
-        .map(|t| watch::refresh_or_detect(store, t, ctx.now()))
-        .transpose()?;
+    let refreshed = match (&task_ref, &loaded) {
+        // Nothing went stale: no need to take the lock and read the task again.
+        (Some(_), Some(task)) if watch::detect(store, task)?.is_empty() => None,
+        (Some(task), _) => Some(watch::refresh_or_detect(store, task, ctx.now())?),
+        (None, _) => None,
+    };
     let marked = refreshed
         .as_ref()
         .is_some_and(|r| r.marked && !r.stale.is_empty());

@@ -301,7 +301,9 @@ impl Store {
         let todo_path = task.dir.join(TODO_FILE);
         let state_path = task.dir.join(STATE_FILE);
         let plan_src = self.read_task_file(&plan_path)?;
-        let plan = plan_md::parse(&plan_src).map_err(|e| self.parse_error(&plan_path, &e))?;
+        // An approved task's checklist is TODO.md: PLAN.md's steps need not be read again.
+        let plan = plan_md::parse_without_steps(&plan_src)
+            .map_err(|e| self.parse_error(&plan_path, &e))?;
         let todo_src = self.read_task_file(&todo_path)?;
         let todo = todo_md::parse(&todo_src).map_err(|e| self.parse_error(&todo_path, &e))?;
         let state = match fsx::read_optional(&state_path)? {

@@ -113,8 +113,18 @@ fn split_front_matter(src: &str) -> Result<(Option<&str>, &str, usize), ParseErr
     ))
 }
 
+/// Parses PLAN.md's front matter and keeps its body, without reading the steps: for an
+/// approved task, whose checklist is TODO.md. [`parse`] reads everything.
+pub fn parse_without_steps(src: &str) -> Result<PlanDoc, ParseError> {
+    parse_with(src, false)
+}
+
 /// Parses PLAN.md. Nothing is required here; see [`validate`] for what a plan must have.
 pub fn parse(src: &str) -> Result<PlanDoc, ParseError> {
+    parse_with(src, true)
+}
+
+fn parse_with(src: &str, with_steps: bool) -> Result<PlanDoc, ParseError> {
     let (yaml, body, body_line) = split_front_matter(src)?;
     let front = match yaml {
         Some(yaml) if !yaml.trim().is_empty() => serde_yaml::from_str::<FrontMatter>(yaml)
@@ -147,7 +157,11 @@ pub fn parse(src: &str) -> Result<PlanDoc, ParseError> {
             "upgrade tick",
         ));
     }
-    let steps_region = section_range(body, "steps");
+    let steps_region = if with_steps {
+        section_range(body, "steps")
+    } else {
+        None
+    };
     let steps = match &steps_region {
         Some(region) => todo_md::parse_region(body, region.clone()),
         None => Ok(Checklist::default()),
