@@ -513,17 +513,7 @@ impl Runner<'_, '_> {
             let (Some(id), StepStatus::Stale) = (step.id, step.status) else {
                 continue;
             };
-            let mut verifier = RunVerifier {
-                root: &root,
-                env: self.registry.command_env(),
-                commands: step.verify.clone(),
-                attempts: 0,
-                evidence: Vec::new(),
-                task_dir: &task.dir,
-                step: id,
-                ctx: self.ctx,
-                json: self.json,
-            };
+            let mut verifier = self.verifier(&root, task, id, &step.verify);
             let passed =
                 !step.verify.is_empty() && matches!(verifier.verify(None), Verdict::Passed { .. });
             let now = Utc::now();
@@ -563,6 +553,27 @@ impl Runner<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// The verification of step `id` of `task`, with no attempts used yet.
+    fn verifier<'v>(
+        &'v self,
+        root: &'v Path,
+        task: &'v Task,
+        id: StepId,
+        commands: &[String],
+    ) -> RunVerifier<'v> {
+        RunVerifier {
+            root,
+            env: self.registry.command_env(),
+            commands: commands.to_vec(),
+            attempts: 0,
+            evidence: Vec::new(),
+            task_dir: &task.dir,
+            step: id,
+            ctx: self.ctx,
+            json: self.json,
+        }
     }
 
     /// Forgets changes the watcher saw so far.
@@ -724,17 +735,7 @@ impl Runner<'_, '_> {
         let root = self.store().root().to_path_buf();
         let before = dirty_files(&root);
         let mut messages = vec![Message::user(context::pack(task, id))];
-        let mut verifier = RunVerifier {
-            root: &root,
-            env: self.registry.command_env(),
-            commands: step.verify.clone(),
-            attempts: 0,
-            evidence: Vec::new(),
-            task_dir: &task.dir,
-            step: id,
-            ctx: self.ctx,
-            json: self.json,
-        };
+        let mut verifier = self.verifier(&root, task, id, &step.verify);
         let own = RefCell::new(OwnWork {
             started: SystemTime::now(),
             written: BTreeMap::new(),

@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::workspace::{Access, Workspace};
 use super::write_file::{line_count, write_bytes};
-use super::{Effects, FileWritten, ToolOutcome, count, count_newlines, parse_args, truncate_line};
+use super::{FileWritten, ToolOutcome, count, count_newlines, parse_args, truncate_line};
 use crate::llm::ToolSpec;
 
 pub const NAME: &str = "edit_file";
@@ -75,17 +75,7 @@ pub fn spec() -> ToolSpec {
 }
 
 pub fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
-    match edit(workspace, arguments) {
-        Ok((text, written)) => ToolOutcome::Output {
-            text,
-            is_error: false,
-            effects: Effects {
-                files_written: vec![written],
-                command_window: None,
-            },
-        },
-        Err(message) => ToolOutcome::error(message),
-    }
+    ToolOutcome::wrote(edit(workspace, arguments))
 }
 
 fn edit(
@@ -445,6 +435,7 @@ fn dice(a: &[(char, char)], b: &[(char, char)]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Effects;
     use std::fs;
 
     fn setup(name: &str, content: &str) -> (tempfile::TempDir, Workspace) {

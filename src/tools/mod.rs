@@ -60,6 +60,21 @@ impl ToolOutcome {
         }
     }
 
+    /// The outcome of a tool that wrote one file: its report and the write, or the error.
+    pub(crate) fn wrote(result: Result<(String, FileWritten), String>) -> Self {
+        match result {
+            Ok((text, written)) => Self::Output {
+                text,
+                is_error: false,
+                effects: Effects {
+                    files_written: vec![written],
+                    command_window: None,
+                },
+            },
+            Err(message) => Self::error(message),
+        }
+    }
+
     pub(crate) fn error(text: impl Into<String>) -> Self {
         Self::Output {
             text: text.into(),

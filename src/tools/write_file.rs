@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::workspace::{Access, Workspace};
-use super::{Effects, FileWritten, ToolOutcome, count, parse_args};
+use super::{FileWritten, ToolOutcome, count, parse_args};
 use crate::fsx;
 use crate::llm::ToolSpec;
 
@@ -51,17 +51,7 @@ pub fn spec() -> ToolSpec {
 }
 
 pub fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
-    match write(workspace, arguments) {
-        Ok((text, written)) => ToolOutcome::Output {
-            text,
-            is_error: false,
-            effects: Effects {
-                files_written: vec![written],
-                command_window: None,
-            },
-        },
-        Err(message) => ToolOutcome::error(message),
-    }
+    ToolOutcome::wrote(write(workspace, arguments))
 }
 
 fn write(
@@ -134,6 +124,7 @@ pub(crate) fn count_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::Effects;
     use std::fs;
     use std::os::unix::fs::symlink;
 
