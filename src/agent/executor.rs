@@ -62,6 +62,13 @@ pub enum StepError {
     },
 }
 
+/// Resolves once `flag` is set (by the Ctrl-C handler), looking ten times a second.
+async fn until_set(flag: &AtomicBool) {
+    while !flag.load(Ordering::Relaxed) {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 pub struct Executor<'a> {
     pub model: Model<'a>,
     pub step: StepId,
@@ -91,10 +98,7 @@ impl Executor<'_> {
             turns += 1;
             let asked = tokio::select! {
                 asked = self.model.ask(turns, messages, sink, usage) => asked,
-                _ = tokio::signal::ctrl_c() => {
-                    self.interrupted.store(true, Ordering::Relaxed);
-                    return Ok(StepEnd::Interrupted);
-                }
+                () = until_set(self.interrupted) => return Ok(StepEnd::Interrupted),
             };
             let response = match asked {
                 Ok(Asked::Answer(response)) => response,

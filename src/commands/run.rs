@@ -6,7 +6,8 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, Utc};
@@ -144,7 +145,14 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         .enable_all()
         .build()
         .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
-    let interrupted = AtomicBool::new(false);
+    // Ctrl-C (or SIGTERM) asks the run to stop at the next safe point, leaving the step in
+    // progress; a second one ends the process at once. Every write is atomic either way.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupted))
+            .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&interrupted)))
+            .map_err(|err| Error::internal(format!("could not handle Ctrl-C: {err}")))?;
+    }
     // The watcher is a help, not a requirement: without it, edits are still caught by the
     // fingerprints at the next command.
     let watcher = RefCell::new(
@@ -207,6 +215,10 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
             }
         };
         let result = runner.execute(&task, id, &mut usage)?;
+        if interrupted.load(Ordering::Relaxed) && result == StepOutcome::Done {
+            ctx.ui.warn("stopped after the step, as asked");
+            break Outcome::Interrupted;
+        }
         ran += 1;
         match result {
             StepOutcome::Done => {}

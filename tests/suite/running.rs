@@ -676,3 +676,43 @@ async fn a_persons_edit_during_a_step_is_told_to_the_model() {
         ["greeting.txt"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_the_run_and_leaves_the_step_in_progress() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    server.push(Reply::sse(["data: {\"choices\":[]}\n\n".to_owned()]).stall());
+    let mut cmd = project.command(&format!("{}/v1", server.url()), &["run"]);
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if !server.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGINT,
+    )
+    .unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`S1` stays in progress"),
+        "{}",
+        stderr(&output)
+    );
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [-] S1"), "{todo}");
+    let output = project.tick(&server, &["status"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+}
