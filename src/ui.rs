@@ -363,6 +363,18 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
         step.title,
         style(note).dim()
     );
+    if step.verified == Some(true) {
+        for evidence in &step.evidence {
+            let _ = writeln!(
+                out,
+                "{indent}      {} `{}` exit {} in {:.1}s",
+                style("verified:").green(),
+                evidence.command,
+                evidence.exit_code,
+                Duration::from_millis(evidence.duration_ms).as_secs_f64()
+            );
+        }
+    }
     if let Some(reason) = &step.blocked {
         let _ = writeln!(out, "{indent}      {} {reason}", style("blocked:").red());
     }

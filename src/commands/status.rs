@@ -8,6 +8,7 @@ use super::{Ctx, Outcome};
 use crate::cli::StatusArgs;
 use crate::error::Result;
 use crate::plan::{Phase, StepStatus};
+use crate::tasks::state::Actor;
 use crate::tasks::todo_md::Step;
 use crate::tasks::{Draft, Store, Task};
 use crate::watch::{self, freshness::MissingFiles};
@@ -74,6 +75,10 @@ pub struct StepReport {
     pub title: String,
     /// For a done step: whether the runner's verification backs the tick.
     pub verified: Option<bool>,
+    /// Who last changed the step (`person` or `runner`), from state.yaml.
+    pub changed_by: Option<Actor>,
+    /// For a done step: the verification commands the runner ran, from state.yaml.
+    pub evidence: Vec<EvidenceReport>,
     pub files: Vec<String>,
     pub verify: Vec<String>,
     pub done_when: Option<String>,
@@ -82,6 +87,14 @@ pub struct StepReport {
     pub blocked: Option<String>,
     pub stale: Option<String>,
     pub substeps: Vec<StepReport>,
+}
+
+/// Why a step is ticked: one verification command and how it ended.
+#[derive(Debug, Serialize)]
+pub struct EvidenceReport {
+    pub command: String,
+    pub exit_code: i32,
+    pub duration_ms: u64,
 }
 
 pub fn draft_report(store: &Store, draft: &Draft) -> DraftReport {
@@ -95,12 +108,30 @@ pub fn draft_report(store: &Store, draft: &Draft) -> DraftReport {
 
 fn step_report(task: &Task, step: &Step) -> StepReport {
     let status = step.effective_status();
+    let record = step.id.and_then(|id| task.state.steps.get(&id));
     StepReport {
         id: step.id.map(|id| id.to_string()),
         status,
         title: step.title.clone(),
         verified: (status == StepStatus::Done)
             .then(|| step.id.is_some_and(|id| task.state.verified(id))),
+        changed_by: record.and_then(|r| r.changed_by),
+        evidence: if status == StepStatus::Done {
+            record
+                .map(|r| {
+                    r.evidence
+                        .iter()
+                        .map(|e| EvidenceReport {
+                            command: e.command.clone(),
+                            exit_code: e.exit_code,
+                            duration_ms: e.duration_ms,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        },
         files: step.files.clone(),
         verify: step.verify.clone(),
         done_when: step.done_when.clone(),

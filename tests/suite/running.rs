@@ -126,6 +126,23 @@ async fn a_three_step_plan_runs_to_completion() {
         "S3 has no verify: done without verification"
     );
 
+    // `status` answers why each step is ticked.
+    let output = project.tick(&server, &["status"]).await;
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        out.contains(
+            "[x] S1 Create greeting.txt\n        verified: `grep -q hello greeting.txt` exit 0 in"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("[x] S3 Document it  (not verified)"), "{out}");
+    let output = project.tick(&server, &["status", "--json"]).await;
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let s1 = &report["task"]["steps"][0];
+    assert_eq!(s1["changed_by"], "runner");
+    assert_eq!(s1["evidence"][0]["command"], "grep -q hello greeting.txt");
+    assert_eq!(s1["evidence"][0]["exit_code"], 0);
+
     // One fresh context per step: each step's first request has only its own pack.
     let requests = server.requests();
     assert_eq!(requests.len(), 6);
