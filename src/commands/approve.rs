@@ -114,6 +114,13 @@ fn approve_draft(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
     fsx::sync_dir(&stage)?;
     let task_dir = store.dir().join(&id);
     fsx::rename(&stage, &task_dir)?;
+    crate::tasks::journal::transition(
+        &task_dir,
+        phase,
+        Phase::Approved,
+        "a person approved the draft",
+        now,
+    );
     fsx::sync_dir(store.dir())?;
     fsx::remove_dir_all(&store.draft_dir())?;
 

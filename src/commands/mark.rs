@@ -140,6 +140,13 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
     {
         fsx::write_atomic(&task.dir.join(PLAN_FILE), plan.as_bytes())?;
     }
+    crate::tasks::journal::transition(
+        &task.dir,
+        phase,
+        next,
+        &format!("a person marked `{id}` {}", status.as_str()),
+        ctx.now(),
+    );
     let how = match status {
         StepStatus::Done => " (by hand: not verified)".to_owned(),
         StepStatus::Blocked => format!(": {}", reason.unwrap_or_default()),

@@ -705,6 +705,13 @@ impl Runner<'_, '_> {
         let progress =
             Progress::from_statuses(list.steps.iter().map(todo_md::Step::progress_status));
         let phase = transition(task.phase(), Event::StepsChanged(progress)).unwrap_or(task.phase());
+        journal::transition(
+            &task.dir,
+            task.phase(),
+            phase,
+            &format!("the runner set `{id}` {}", status.as_str()),
+            Utc::now(),
+        );
         if task.plan.phase() != Some(phase)
             && let Some(plan) = plan_md::set_status_line(&task.plan_src, phase)
         {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::fsx;
+use crate::plan::Phase;
 
 pub const JOURNAL_FILE: &str = "journal.jsonl";
 
@@ -29,6 +30,29 @@ pub enum Entry {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         step: Option<String>,
     },
+    /// The task moved from one phase to another, and why.
+    Transition {
+        at: DateTime<Utc>,
+        from: Phase,
+        to: Phase,
+        reason: String,
+    },
+}
+
+/// Logs a phase change of the task in `task_dir` (nothing when the phase stays). The log is
+/// for people reading `runs/journal.jsonl`; failing to write it never fails a command.
+pub fn transition(task_dir: &Path, from: Phase, to: Phase, reason: &str, at: DateTime<Utc>) {
+    if from != to {
+        let _ = append(
+            task_dir,
+            &Entry::Transition {
+                at,
+                from,
+                to,
+                reason: reason.to_owned(),
+            },
+        );
+    }
 }
 
 pub fn path(task_dir: &Path) -> PathBuf {

@@ -84,6 +84,11 @@ pub fn refresh_locked(
         }
         let text = stale::mark_stale(&loaded.todo_src, &stale, now)
             .map_err(|e| store.parse_error(&todo_path, &e))?;
+        // Like every write of TODO.md, this one gives steps a person added their ids.
+        let text = match todo_md::parse(&text) {
+            Ok(list) if list.needs_ids() => todo_md::assign_ids(&text, &list).0,
+            _ => text,
+        };
         todo_md::parse(&text).map_err(|e| {
             Error::internal(format!(
                 "marking stale steps in `{}` did not parse back: {e}",

@@ -105,6 +105,7 @@ fn in_band(path: &str, now: &Observed, done_at: Option<DateTime<Utc>>, journal: 
                     modified >= *start - WINDOW_SLACK && modified <= *end + WINDOW_SLACK
                 })
         }
+        Entry::Transition { .. } => false,
     })
 }
 

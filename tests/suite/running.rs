@@ -126,6 +126,32 @@ async fn a_three_step_plan_runs_to_completion() {
         "S3 has no verify: done without verification"
     );
 
+    // Every phase change is logged with its reason.
+    let journal = project.read(&format!(".tasks/{id}/runs/journal.jsonl"));
+    let transitions: Vec<Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["kind"] == "transition")
+        .collect();
+    let moves: Vec<(String, String)> = transitions
+        .iter()
+        .map(|e| {
+            (
+                e["from"].as_str().unwrap().to_owned(),
+                e["to"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            ("draft".to_owned(), "approved".to_owned()),
+            ("approved".to_owned(), "executing".to_owned()),
+            ("executing".to_owned(), "completed".to_owned())
+        ]
+    );
+    assert_eq!(transitions[2]["reason"], "the runner set `S3` done");
+
     // `status` answers why each step is ticked.
     let output = project.tick(&server, &["status"]).await;
     let out = String::from_utf8_lossy(&output.stdout);
