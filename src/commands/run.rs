@@ -63,7 +63,7 @@ fn units(todo: &Checklist) -> Vec<(StepId, StepStatus, Option<String>, Vec<StepI
     let mut units = Vec::new();
     for step in &todo.steps {
         let Some(id) = step.id else { continue };
-        if step.substeps.is_empty() {
+        if step.substeps.is_empty() || step.status == StepStatus::Blocked {
             units.push((id, step.status, step.blocked.clone(), step.depends.clone()));
         } else {
             for sub in &step.substeps {
@@ -183,6 +183,11 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     crate::watch::refresh_locked(store, &task_ref, ctx.now(), &lock)?;
     let outcome = loop {
         let task = load_for_run(ctx, &task_ref)?;
+        if first && task.phase() == Phase::Completed {
+            ctx.ui
+                .note("every step of this task is done; nothing to run");
+            return Ok(Outcome::Done);
+        }
         if first {
             transition(task.phase(), Event::Run)
                 .map_err(|r| Error::input(r.reason).hint(r.hint))?;
@@ -588,6 +593,55 @@ impl Runner<'_, '_> {
         }
     }
 
+    /// When the last sub-step of `parent` is done, the parent's box was ticked with it: run
+    /// the parent's own verification now. Pass (or none to run): the parent is done, by the
+    /// runner. Fail: the parent is blocked with the failure, and `true` is returned.
+    fn settle_parent_verification(&self, parent: StepId) -> Result<bool> {
+        let task = self.store().load(self.task_ref)?;
+        let Some(step) = task.todo.find(parent) else {
+            return Ok(false);
+        };
+        if step.status != StepStatus::Done {
+            return Ok(false);
+        }
+        let root = self.store().root().to_path_buf();
+        let mut verifier = self.verifier(&root, &task, parent, &step.verify);
+        let verdict = verifier.verify(None);
+        let now = Utc::now();
+        let passed = matches!(verdict, Verdict::Passed { .. });
+        let prints = crate::watch::fingerprint(&root, &step.files, &[]);
+        self.save_state(|state| {
+            let record = state.steps.entry(parent).or_default();
+            record.status = Some(if passed {
+                StepStatus::Done
+            } else {
+                StepStatus::Blocked
+            });
+            record.changed_at = Some(now);
+            record.changed_by = Some(Actor::Runner);
+            record.evidence.clone_from(&verifier.evidence);
+            if passed {
+                record.done_at = Some(now);
+                record.fingerprints = prints;
+            }
+        })?;
+        if passed {
+            return Ok(false);
+        }
+        let failed = verifier.evidence.last().map_or_else(String::new, |e| {
+            format!("`{}` exit {}", e.command, e.exit_code)
+        });
+        let reason = format!("its sub-steps are done but its verification fails: {failed}");
+        self.set_status(
+            parent,
+            Some(StepStatus::Done),
+            StepStatus::Blocked,
+            Some(&reason),
+        )?;
+        self.ui().warn(&format!("{parent} is blocked: {reason}"));
+        Ok(true)
+    }
+
     /// Forgets changes the watcher saw so far.
     fn drain_watcher(&self) {
         if let Some(watcher) = self.watcher.borrow_mut().as_mut() {
@@ -752,6 +806,15 @@ impl Runner<'_, '_> {
         })?;
 
         let root = self.store().root().to_path_buf();
+        // A sub-step works within its own files and its parent's.
+        let mut scope = step.files.clone();
+        if let Some(parent) = step
+            .id
+            .filter(|i| i.is_sub())
+            .and_then(|i| task.todo.find(i.parent()))
+        {
+            scope.extend(parent.files.iter().cloned());
+        }
         let before = dirty_files(&root);
         let mut messages = vec![Message::user(context::pack(task, id))];
         let mut verifier = self.verifier(&root, task, id, &step.verify);
@@ -849,8 +912,8 @@ impl Runner<'_, '_> {
         match end {
             StepEnd::Done { note } => {
                 let extra: Vec<String> = changed.iter().cloned().collect();
-                let prints = crate::watch::fingerprint(&root, &step.files, &extra);
-                let deviation = deviations(&step.files, &changed);
+                let prints = crate::watch::fingerprint(&root, &scope, &extra);
+                let deviation = deviations(&scope, &changed);
                 self.save_state(|state| {
                     let record = state.steps.entry(id).or_default();
                     record.status = Some(StepStatus::Done);
@@ -875,8 +938,16 @@ impl Runner<'_, '_> {
                 } else {
                     ui.note(&format!("{id} {verified}"));
                 }
+                let parent_blocked = if id.is_sub() {
+                    self.settle_parent_verification(id.parent())?
+                } else {
+                    false
+                };
                 if self.commit {
                     self.commit_step(task, id, &step.title, &changed)?;
+                }
+                if parent_blocked {
+                    return Ok(StepOutcome::Blocked);
                 }
                 let task = self.store().load(self.task_ref)?;
                 if let Some(max) = task

@@ -114,8 +114,12 @@ impl Checklist {
 }
 
 impl Step {
-    /// The status a parent shows: its own marker, unless all its sub-steps are done.
+    /// The status a parent shows: its own marker, unless all its sub-steps are done (a parent
+    /// blocked or stale in its own right stays so).
     pub fn effective_status(&self) -> StepStatus {
+        if matches!(self.status, StepStatus::Blocked | StepStatus::Stale) {
+            return self.status;
+        }
         if !self.substeps.is_empty()
             && self
                 .substeps

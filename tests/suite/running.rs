@@ -759,3 +759,46 @@ async fn ctrl_c_stops_the_run_and_leaves_the_step_in_progress() {
     let output = project.tick(&server, &["status"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_is_verified_when_its_last_sub_step_is_done() {
+    let plan = "# Pair
+
+## Steps
+- [ ] S1 Write both halves
+  - files: a.txt, b.txt
+  - verify: `cat a.txt b.txt | grep -q ab`
+  - [ ] S1.1 Write the first half
+    - verify: `test -f a.txt`
+  - [ ] S1.2 Write the second half
+    - verify: `test -f b.txt`
+";
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, plan).await;
+    work(&server, "S1.1", "a.txt", "a\n");
+    work(&server, "S1.2", "b.txt", "b\n");
+    let output = project.tick(&server, &["run"]).await;
+    // `a` and `b` on separate lines: the parent's own check fails.
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [!] S1 Write both halves"), "{todo}");
+    assert!(todo.contains("blocked: its sub-steps are done but its verification fails: `cat a.txt b.txt | grep -q ab` exit 1"), "{todo}");
+    assert!(
+        todo.contains("- [x] S1.1") && todo.contains("- [x] S1.2"),
+        "{todo}"
+    );
+    // The sub-steps wrote only inside their parent's files: no deviation pause.
+    assert!(
+        !stderr(&output).contains("outside its `files`"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Fixed by a person and ticked by hand: done.
+    project.write("b.txt", "ab\n");
+    let output = project.tick(&server, &["mark", "S1", "done"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(server.requests().len(), 4);
+}
