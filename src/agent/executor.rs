@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::llm::{LlmError, Message, Usage};
 use crate::plan::StepId;
-use crate::tools::{Effects, StepUpdateStatus, ToolOutcome};
+use crate::tools::{Effects, StepUpdate, StepUpdateStatus, ToolOutcome};
 
-use super::{AgentEvent, AskError, Asked, Model, call_detail};
+use super::{AgentEvent, AskError, Asked, Model};
 
 pub const REMINDER: &str = "You ended your turn without reporting the step. Call `update_step` \
 with `done` when the work is complete, or `blocked` with the question that would unblock it.";
@@ -76,6 +76,51 @@ pub struct Executor<'a> {
 }
 
 impl Executor<'_> {
+    /// The model reported the step: note it, or check a `done` claim with the verifier and
+    /// end the turn when the step is done or blocked.
+    fn step_update(
+        &self,
+        update: StepUpdate,
+        verifier: &mut dyn Verifier,
+        end: &mut Option<StepEnd>,
+    ) -> (String, bool) {
+        match update.id.parse::<StepId>() {
+            Ok(id) if id == self.step => match update.status {
+                StepUpdateStatus::InProgress => {
+                    ("Noted: the step is in progress.".to_owned(), false)
+                }
+                StepUpdateStatus::Blocked => {
+                    let reason = update.reason.unwrap_or_default();
+                    let text = format!("The step is blocked: {reason}");
+                    *end = Some(StepEnd::Blocked { reason });
+                    (text, false)
+                }
+                StepUpdateStatus::Done => match verifier.verify(update.evidence.as_deref()) {
+                    Verdict::Passed { report } => {
+                        *end = Some(StepEnd::Done {
+                            note: update.evidence,
+                        });
+                        (report, false)
+                    }
+                    Verdict::Failed { report } => (report, true),
+                    Verdict::GaveUp { reason } => {
+                        *end = Some(StepEnd::Blocked {
+                            reason: reason.clone(),
+                        });
+                        (reason, true)
+                    }
+                },
+            },
+            _ => (
+                format!(
+                    "You are working on `{}`; report that step, not `{}`.",
+                    self.step, update.id
+                ),
+                true,
+            ),
+        }
+    }
+
     #[allow(clippy::too_many_lines)]
     pub async fn run(
         &self,
@@ -125,14 +170,8 @@ impl Executor<'_> {
                     messages.push(Message::tool_error(&call.id, "not run: the step ended"));
                     continue;
                 }
-                sink(AgentEvent::ToolCall {
-                    name: call.name.clone(),
-                    detail: call_detail(&call.name, &call.arguments),
-                });
-                let (content, is_error) = if let Some(error) = &call.arguments_error {
-                    (error.clone(), true)
-                } else {
-                    match self.model.registry.execute(&call.name, &call.arguments) {
+                self.model.call_tool(call, messages, sink, &mut |outcome| {
+                    let (content, is_error) = match outcome {
                         ToolOutcome::Output {
                             text,
                             is_error,
@@ -141,64 +180,21 @@ impl Executor<'_> {
                             effects(&done);
                             (text, is_error)
                         }
-                        ToolOutcome::StepUpdate(update) => match update.id.parse::<StepId>() {
-                            Ok(id) if id == self.step => match update.status {
-                                StepUpdateStatus::InProgress => {
-                                    ("Noted: the step is in progress.".to_owned(), false)
-                                }
-                                StepUpdateStatus::Blocked => {
-                                    let reason = update.reason.unwrap_or_default();
-                                    end = Some(StepEnd::Blocked {
-                                        reason: reason.clone(),
-                                    });
-                                    (format!("The step is blocked: {reason}"), false)
-                                }
-                                StepUpdateStatus::Done => {
-                                    match verifier.verify(update.evidence.as_deref()) {
-                                        Verdict::Passed { report } => {
-                                            end = Some(StepEnd::Done {
-                                                note: update.evidence.clone(),
-                                            });
-                                            (report, false)
-                                        }
-                                        Verdict::Failed { report } => (report, true),
-                                        Verdict::GaveUp { reason } => {
-                                            end = Some(StepEnd::Blocked {
-                                                reason: reason.clone(),
-                                            });
-                                            (reason, true)
-                                        }
-                                    }
-                                }
-                            },
-                            _ => (
-                                format!(
-                                    "You are working on `{}`; report that step, not `{}`.",
-                                    self.step, update.id
-                                ),
-                                true,
-                            ),
-                        },
+                        ToolOutcome::StepUpdate(update) => {
+                            self.step_update(update, verifier, &mut end)
+                        }
                         ToolOutcome::Plan(_) | ToolOutcome::Questions(_) => (
                             "that tool is not available while executing".to_owned(),
                             true,
                         ),
+                    };
+                    // What happened outside the tools meanwhile (a person editing a file)
+                    // rides on the next tool result, so the model learns it before its next
+                    // move.
+                    match notices() {
+                        Some(notice) => (format!("{content}\n\n{notice}"), is_error),
+                        None => (content, is_error),
                     }
-                };
-                // What happened outside the tools meanwhile (a person editing a file) rides on
-                // the next tool result, so the model learns it before its next move.
-                let content = match notices() {
-                    Some(notice) => format!("{content}\n\n{notice}"),
-                    None => content,
-                };
-                sink(AgentEvent::ToolResult {
-                    name: call.name.clone(),
-                    is_error,
-                });
-                messages.push(if is_error {
-                    Message::tool_error(&call.id, content)
-                } else {
-                    Message::tool_result(&call.id, content)
                 });
             }
             if let Some(end) = end {

@@ -8,8 +8,8 @@ pub mod planner;
 use serde::Serialize;
 
 use crate::config::Limits;
-use crate::llm::{Client, LlmError, Message, Request, Response, StreamEvent, Usage};
-use crate::tools::Registry;
+use crate::llm::{Client, LlmError, Message, Request, Response, StreamEvent, ToolCall, Usage};
+use crate::tools::{Registry, ToolOutcome};
 
 /// Something that happened during a turn, for the person watching (or `--json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -86,6 +86,35 @@ pub enum AskError {
 }
 
 impl Model<'_> {
+    /// Runs one tool call of the model's: reports it, sends unparsable arguments back as the
+    /// error, runs it through the registry (which refuses tools outside the mode), lets
+    /// `handle` turn the outcome into the result text, and adds that to the conversation.
+    pub fn call_tool(
+        &self,
+        call: &ToolCall,
+        messages: &mut Vec<Message>,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        handle: &mut dyn FnMut(ToolOutcome) -> (String, bool),
+    ) {
+        sink(AgentEvent::ToolCall {
+            name: call.name.clone(),
+            detail: call_detail(&call.name, &call.arguments),
+        });
+        let (content, is_error) = match &call.arguments_error {
+            Some(error) => (error.clone(), true),
+            None => handle(self.registry.execute(&call.name, &call.arguments)),
+        };
+        sink(AgentEvent::ToolResult {
+            name: call.name.clone(),
+            is_error,
+        });
+        messages.push(if is_error {
+            Message::tool_error(&call.id, content)
+        } else {
+            Message::tool_result(&call.id, content)
+        });
+    }
+
     /// Sends the conversation, streams the model's text to `sink`, counts tokens against the
     /// limit, and adds the answer to `messages`.
     pub async fn ask(

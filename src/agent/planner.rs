@@ -5,7 +5,7 @@
 use crate::llm::{LlmError, Message, Usage};
 use crate::tools::{PlanSubmission, Questions, ToolOutcome};
 
-use super::{AgentEvent, AskError, Asked, Model, call_detail};
+use super::{AgentEvent, AskError, Asked, Model};
 
 pub const REMINDER: &str = "You ended your turn without calling `submit_plan`. A plan written \
 as chat text does not count. Call `submit_plan` now with the whole plan (or `ask_user` if you \
@@ -101,14 +101,8 @@ impl Planner<'_> {
             let mut plan = None;
             let mut open = None;
             for call in &response.tool_calls {
-                sink(AgentEvent::ToolCall {
-                    name: call.name.clone(),
-                    detail: call_detail(&call.name, &call.arguments),
-                });
-                let (content, is_error) = if let Some(error) = &call.arguments_error {
-                    (error.clone(), true)
-                } else {
-                    match self.model.registry.execute(&call.name, &call.arguments) {
+                self.model
+                    .call_tool(call, messages, sink, &mut |outcome| match outcome {
                         ToolOutcome::Output { text, is_error, .. } => (text, is_error),
                         ToolOutcome::StepUpdate(_) => (
                             "`update_step` is not available in plan mode".to_owned(),
@@ -116,7 +110,11 @@ impl Planner<'_> {
                         ),
                         ToolOutcome::Plan(submission) if plan.is_none() => {
                             plan = Some(submission);
-                            ("The plan was received. It is now a draft for the person to review.".to_owned(), false)
+                            (
+                            "The plan was received. It is now a draft for the person to review."
+                                .to_owned(),
+                            false,
+                        )
                         }
                         ToolOutcome::Plan(_) => (
                             "Only the first plan in one answer is kept; this one was ignored."
@@ -131,17 +129,7 @@ impl Planner<'_> {
                                 (DEFERRED.to_owned(), false)
                             }
                         }
-                    }
-                };
-                sink(AgentEvent::ToolResult {
-                    name: call.name.clone(),
-                    is_error,
-                });
-                messages.push(if is_error {
-                    Message::tool_error(&call.id, content)
-                } else {
-                    Message::tool_result(&call.id, content)
-                });
+                    });
             }
             if let Some(plan) = plan {
                 return Ok(PlanEnd::Submitted(plan));
