@@ -183,6 +183,18 @@ impl FakeModel {
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.state.lock().unwrap().requests.clone()
     }
+
+    /// Waits (up to 5 s) until `n` requests have arrived: the client under test is then
+    /// inside its model call.
+    pub async fn wait_for_requests(&self, n: usize) {
+        for _ in 0..250 {
+            if self.requests().len() >= n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("{n} requests did not arrive within 5 s");
+    }
 }
 
 impl Drop for FakeModel {

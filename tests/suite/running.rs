@@ -371,12 +371,7 @@ async fn a_second_run_on_the_same_task_fails_at_once() {
         .spawn()
         .unwrap();
     // Wait until the first run has asked the model (it holds the lock by then).
-    for _ in 0..100 {
-        if !server.requests().is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    server.wait_for_requests(1).await;
     let started = std::time::Instant::now();
     let output = project.tick(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(7), "{}", stderr(&output));
@@ -570,12 +565,7 @@ async fn run_with_an_edit_mid_step(edit: impl FnOnce(&Project, &str)) -> (Projec
     ));
     let mut cmd = project.command(&format!("{}/v1", server.url()), &["run", "--steps", "1"]);
     let running = tokio::task::spawn_blocking(move || cmd.output().unwrap());
-    for _ in 0..100 {
-        if !server.requests().is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    server.wait_for_requests(1).await;
     assert!(
         project
             .read(&format!(".tasks/{id}/TODO.md"))
@@ -691,12 +681,7 @@ async fn a_persons_edit_during_a_step_is_told_to_the_model() {
     project.git(&["commit", "-q", "-m", "notes"]);
     let mut cmd = project.command(&format!("{}/v1", server.url()), &["run", "--steps", "1"]);
     let running = tokio::task::spawn_blocking(move || cmd.output().unwrap());
-    for _ in 0..100 {
-        if !server.requests().is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    server.wait_for_requests(1).await;
     project.write("greeting.txt", "hi from a person\n");
     let output = running.await.unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -734,12 +719,7 @@ async fn ctrl_c_stops_the_run_and_leaves_the_step_in_progress() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    for _ in 0..100 {
-        if !server.requests().is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    server.wait_for_requests(1).await;
     kill(
         Pid::from_raw(i32::try_from(child.id()).unwrap()),
         Signal::SIGINT,
