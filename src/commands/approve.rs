@@ -63,7 +63,8 @@ fn approve_draft(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
     let plan = plan_md::parse(&plan_md::render(&draft.plan.front, &body).map_err(render_error)?)
         .map_err(|e| store.parse_error(&path, &e))?;
     let now = ctx.now();
-    let title = plan.title.clone().unwrap_or_default();
+    // A title is one line: a newline in it would write markdown of its own into TODO.md.
+    let title = crate::tasks::render::one_line(&plan.title.clone().unwrap_or_default());
 
     let ids = store.task_ids()?;
     let base = folder_name::base_name(now, &title);

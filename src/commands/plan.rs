@@ -545,10 +545,11 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     store.ensure()?;
     let _lock = store.lock("tick plan")?;
     check_no_draft(store, force)?;
+    let title = doc.title.as_deref().map(render::one_line);
     let front = FrontMatter {
         format: Some(plan_md::FORMAT),
         id: None,
-        title: doc.title.clone(),
+        title: title.clone(),
         goal: doc.front.goal.clone(),
         status: Some(match doc.front.status {
             Some(Phase::NeedsInput) => Phase::NeedsInput,
@@ -570,7 +571,7 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     let steps = doc.steps.all_steps().count();
     ctx.ui.note(&format!(
         "drafted `{}` with {steps} {} in `{}`",
-        doc.title.unwrap_or_default(),
+        title.unwrap_or_default(),
         if steps == 1 { "step" } else { "steps" },
         store.rel(&path)
     ));

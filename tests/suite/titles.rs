@@ -62,7 +62,9 @@ fn hostile_titles_give_safe_folders_inside_tasks() {
         assert!(plan.contains(&format!("\nid: {id}\n")), "{plan}");
         let status: serde_json::Value =
             serde_json::from_str(&ws.ok(&["status", &id, "--json"]).stdout).unwrap();
-        assert_eq!(status["task"]["title"], title, "{title:?}");
+        // ...with its whitespace folded to single spaces: a title is one line.
+        let one_line = title.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(status["task"]["title"], one_line, "{title:?}");
         seen.push(id);
     }
     // "refactor-" seven times would pass 60; the cut falls between words.
@@ -143,4 +145,19 @@ fn approvals_in_the_same_second_with_the_same_title_count_up() {
         assert_safe(id);
         assert!(ws.exists(&format!(".tasks/{id}/TODO.md")));
     }
+}
+
+/// A title with a newline must not write markdown of its own into TODO.md (a smuggled step).
+#[test]
+fn a_multi_line_title_cannot_add_steps() {
+    let ws = Workspace::new();
+    let id = ws.approve("---\ntitle: \"Evil\\n- [ ] S9 injected\"\n---\n## Steps\n- [ ] S1 real\n");
+    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(
+        todo.starts_with("# TODO: Evil - [ ] S9 injected\n"),
+        "{todo}"
+    );
+    assert!(!todo.contains("\n- [ ] S9"), "{todo}");
+    let plan = ws.read(&format!(".tasks/{id}/PLAN.md"));
+    assert!(plan.contains("title: Evil - [ ] S9 injected\n"), "{plan}");
 }
