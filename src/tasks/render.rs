@@ -162,7 +162,11 @@ pub fn prose(text: &str) -> String {
         .lines()
         .map(|line| {
             let trimmed = line.trim_start();
-            if trimmed.starts_with('#') {
+            // `#` opens an ATX heading; a line of only `=` or `-` underlines the line above
+            // into a setext heading.
+            let setext = !trimmed.trim_end().is_empty()
+                && trimmed.trim_end().chars().all(|c| c == '=' || c == '-');
+            if trimmed.starts_with('#') || setext {
                 let indent = &line[..line.len() - trimmed.len()];
                 format!("{indent}\\{trimmed}")
             } else {
@@ -251,6 +255,15 @@ mod tests {
     #[test]
     fn prose_cannot_open_sections() {
         assert_eq!(prose("a\n## Steps\n  # b"), "a\n\\## Steps\n  \\# b");
+        assert_eq!(prose("Steps\n-----\nx"), "Steps\n\\-----\nx");
+        assert_eq!(prose("Steps\n===="), "Steps\n\\====");
+        let body = format!(
+            "## Summary\n\n{}\n\n## Steps\n- [ ] S1 real\n",
+            prose("Steps\n---\n- [ ] S9 smuggled")
+        );
+        let doc = plan_md::parse(&body).unwrap();
+        let ids: Vec<String> = doc.steps.all_steps().map(|s| s.title.clone()).collect();
+        assert_eq!(ids, ["real"]);
     }
 
     #[test]
