@@ -152,7 +152,10 @@ impl Workspace {
             .env("NO_COLOR", "1")
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env_remove("CLICOLOR_FORCE");
+            .env_remove("CLICOLOR_FORCE")
+            // Help text wraps at the terminal's width: fix it, so snapshots do not depend on
+            // the shell the tests run from.
+            .env("COLUMNS", "100");
         cmd
     }
 

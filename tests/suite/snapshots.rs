@@ -175,3 +175,18 @@ fn error_messages() {
         assert_snapshot!("error_busy", both(&busy));
     });
 }
+
+/// `--help` is what a new user reads first: its text is reviewed like any other output.
+#[test]
+fn help_texts() {
+    let ws = Workspace::new();
+    for (name, args) in [
+        ("help_top", vec!["--help"]),
+        ("help_plan", vec!["plan", "--help"]),
+        ("help_run", vec!["run", "--help"]),
+        ("help_mark", vec!["mark", "--help"]),
+    ] {
+        let run = ws.ok(&args);
+        insta::assert_snapshot!(name, run.stdout);
+    }
+}
