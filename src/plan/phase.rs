@@ -45,11 +45,6 @@ impl Phase {
         }
     }
 
-    /// Whether the plan is still under review (no task folder yet).
-    pub fn is_draft(self) -> bool {
-        matches!(self, Phase::Draft | Phase::NeedsInput)
-    }
-
     /// Whether nothing more will happen to the task unless a person reopens it.
     pub fn is_finished(self) -> bool {
         matches!(self, Phase::Completed | Phase::Cancelled)
