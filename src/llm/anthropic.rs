@@ -284,32 +284,13 @@ impl Decoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::sse::tests::parse_chunks;
     use crate::llm::{ToolCall, ToolSpec};
 
-    type Outcome = (Vec<StreamEvent>, Result<Response, LlmError>);
-
-    fn decode_chunks(chunks: &[&[u8]]) -> Outcome {
-        let mut decoder = Decoder::new();
-        let mut events = Vec::new();
-        for ev in parse_chunks(chunks) {
-            if let Err(e) = decoder.on_event(&ev, &mut events) {
-                return (events, Err(e));
-            }
-        }
-        (events, decoder.finish())
-    }
+    use crate::llm::ProviderKind;
+    use crate::llm::client::testing::{self, Outcome};
 
     fn decode_every_split(fixture: &str) -> Outcome {
-        let input = fixture.as_bytes();
-        let whole = decode_chunks(&[input]);
-        for at in 0..=input.len() {
-            let (a, b) = input.split_at(at);
-            assert_eq!(decode_chunks(&[a, b]), whole, "split at byte {at}");
-        }
-        let bytes: Vec<&[u8]> = input.chunks(1).collect();
-        assert_eq!(decode_chunks(&bytes), whole, "one byte at a time");
-        whole
+        testing::decode_every_split(ProviderKind::Anthropic, fixture)
     }
 
     const TEXT_AND_TOOL_USE: &str = concat!(

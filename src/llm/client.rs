@@ -239,10 +239,7 @@ impl Client {
             ));
         }
 
-        let mut decoder = match self.config.kind {
-            ProviderKind::OpenAi => Decoder::OpenAi(openai::Decoder::new()),
-            ProviderKind::Anthropic => Decoder::Anthropic(anthropic::Decoder::new()),
-        };
+        let mut decoder = Decoder::new(self.config.kind);
         let mut parser = SseParser::new();
         let mut events = Vec::new();
         let mut out = Vec::new();
@@ -306,12 +303,20 @@ impl Client {
     }
 }
 
-enum Decoder {
+/// The stream decoder of a provider's wire format.
+pub(crate) enum Decoder {
     OpenAi(openai::Decoder),
     Anthropic(anthropic::Decoder),
 }
 
 impl Decoder {
+    pub(crate) fn new(kind: ProviderKind) -> Self {
+        match kind {
+            ProviderKind::OpenAi => Self::OpenAi(openai::Decoder::new()),
+            ProviderKind::Anthropic => Self::Anthropic(anthropic::Decoder::new()),
+        }
+    }
+
     fn is_complete(&self) -> bool {
         match self {
             Self::OpenAi(d) => d.is_complete(),
@@ -319,14 +324,18 @@ impl Decoder {
         }
     }
 
-    fn on_event(&mut self, ev: &SseEvent, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+    pub(crate) fn on_event(
+        &mut self,
+        ev: &SseEvent,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), LlmError> {
         match self {
             Self::OpenAi(d) => d.on_event(ev, out),
             Self::Anthropic(d) => d.on_event(ev, out),
         }
     }
 
-    fn finish(self) -> Result<Response, LlmError> {
+    pub(crate) fn finish(self) -> Result<Response, LlmError> {
         match self {
             Self::OpenAi(d) => d.finish(),
             Self::Anthropic(d) => d.finish(),
@@ -444,5 +453,39 @@ mod tests {
                 "{url}"
             );
         }
+    }
+}
+
+/// Decoding fixtures the way a stream arrives, for the decoders' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Decoder, LlmError, ProviderKind, Response, StreamEvent};
+    use crate::llm::sse::tests::parse_chunks;
+
+    pub(crate) type Outcome = (Vec<StreamEvent>, Result<Response, LlmError>);
+
+    /// Decodes `chunks` as one stream: the events that reached the sink, and the result.
+    pub(crate) fn decode_chunks(kind: ProviderKind, chunks: &[&[u8]]) -> Outcome {
+        let mut decoder = Decoder::new(kind);
+        let mut events = Vec::new();
+        for ev in parse_chunks(chunks) {
+            if let Err(e) = decoder.on_event(&ev, &mut events) {
+                return (events, Err(e));
+            }
+        }
+        (events, decoder.finish())
+    }
+
+    /// Decodes the fixture whole, split at every byte, and one byte at a time; all must agree.
+    pub(crate) fn decode_every_split(kind: ProviderKind, fixture: &str) -> Outcome {
+        let input = fixture.as_bytes();
+        let whole = decode_chunks(kind, &[input]);
+        for at in 0..=input.len() {
+            let (a, b) = input.split_at(at);
+            assert_eq!(decode_chunks(kind, &[a, b]), whole, "split at byte {at}");
+        }
+        let bytes: Vec<&[u8]> = input.chunks(1).collect();
+        assert_eq!(decode_chunks(kind, &bytes), whole, "one byte at a time");
+        whole
     }
 }
