@@ -64,10 +64,7 @@ pub fn spec() -> ToolSpec {
 }
 
 pub fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
-    match list(workspace, arguments) {
-        Ok(text) => ToolOutcome::text(text),
-        Err(message) => ToolOutcome::error(message),
-    }
+    ToolOutcome::answered(list(workspace, arguments))
 }
 
 fn list(workspace: &Workspace, arguments: &serde_json::Value) -> Result<String, String> {
@@ -145,24 +142,15 @@ fn list(workspace: &Workspace, arguments: &serde_json::Value) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::test_support::{text_of, write};
     use std::fs;
-    use std::path::Path;
-
-    fn write(root: &Path, rel: &str, content: &str) {
-        let path = root.join(rel);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, content).unwrap();
-    }
 
     #[allow(
         clippy::needless_pass_by_value,
         reason = "call sites read better with a `json!` literal"
     )]
     fn call(ws: &Workspace, args: serde_json::Value) -> (String, bool) {
-        match run(ws, &args) {
-            ToolOutcome::Output { text, is_error, .. } => (text, is_error),
-            other => panic!("unexpected outcome {other:?}"),
-        }
+        text_of(run(ws, &args))
     }
 
     /// A project that is not a git repository but has a .gitignore, and a .git directory

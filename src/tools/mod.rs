@@ -24,6 +24,9 @@ pub mod submit_plan;
 pub mod update_step;
 mod walk;
 pub mod workspace;
+
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod write_file;
 
 pub use ask_user::{Question, Questions};
@@ -57,6 +60,14 @@ impl ToolOutcome {
             text: text.into(),
             is_error: false,
             effects: Effects::default(),
+        }
+    }
+
+    /// The outcome of a tool that answers with text: the text, or the error for the model.
+    pub(crate) fn answered(result: Result<String, String>) -> Self {
+        match result {
+            Ok(text) => Self::text(text),
+            Err(message) => Self::error(message),
         }
     }
 

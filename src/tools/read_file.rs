@@ -74,10 +74,7 @@ pub fn spec() -> ToolSpec {
 }
 
 pub fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
-    match read(workspace, arguments) {
-        Ok(text) => ToolOutcome::text(text),
-        Err(message) => ToolOutcome::error(message),
-    }
+    ToolOutcome::answered(read(workspace, arguments))
 }
 
 fn read(workspace: &Workspace, arguments: &serde_json::Value) -> Result<String, String> {
@@ -250,6 +247,7 @@ fn render(shown: &str, first: u64, page: &Page) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::test_support::text_of;
     use std::fs;
 
     fn setup() -> (tempfile::TempDir, Workspace) {
@@ -263,10 +261,7 @@ mod tests {
         reason = "call sites read better with a `json!` literal"
     )]
     fn call(ws: &Workspace, args: serde_json::Value) -> (String, bool) {
-        match run(ws, &args) {
-            ToolOutcome::Output { text, is_error, .. } => (text, is_error),
-            other => panic!("unexpected outcome {other:?}"),
-        }
+        text_of(run(ws, &args))
     }
 
     fn numbered(n: usize) -> String {

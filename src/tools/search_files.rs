@@ -71,10 +71,7 @@ pub fn spec() -> ToolSpec {
 }
 
 pub fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
-    match search(workspace, arguments) {
-        Ok(text) => ToolOutcome::text(text),
-        Err(message) => ToolOutcome::error(message),
-    }
+    ToolOutcome::answered(search(workspace, arguments))
 }
 
 fn search(workspace: &Workspace, arguments: &serde_json::Value) -> Result<String, String> {
@@ -241,23 +238,14 @@ impl Sink for FileSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fs;
-
-    fn write(root: &Path, rel: &str, content: &[u8]) {
-        let path = root.join(rel);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, content).unwrap();
-    }
+    use crate::tools::test_support::{text_of, write};
 
     #[allow(
         clippy::needless_pass_by_value,
         reason = "call sites read better with a `json!` literal"
     )]
     fn call(ws: &Workspace, args: serde_json::Value) -> (String, bool) {
-        match run(ws, &args) {
-            ToolOutcome::Output { text, is_error, .. } => (text, is_error),
-            other => panic!("unexpected outcome {other:?}"),
-        }
+        text_of(run(ws, &args))
     }
 
     fn project() -> (tempfile::TempDir, Workspace) {
