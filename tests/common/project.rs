@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use super::fake_model::FakeModel;
+use super::workspace::git;
 
 pub const NOW: &str = "2026-11-30T14:29:55Z";
 
@@ -30,41 +31,19 @@ impl Project {
         .unwrap();
         std::fs::write(root.join("src/login.rs"), "pub fn login(user: &str, pass: &str) -> bool {\n    !user.is_empty() && !pass.is_empty()\n}\n").unwrap();
         std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
-        let git = |args: &[&str]| {
-            let status = std::process::Command::new("git")
-                .args(args)
-                .current_dir(root)
-                .env("GIT_AUTHOR_NAME", "t")
-                .env("GIT_AUTHOR_EMAIL", "t@example.com")
-                .env("GIT_COMMITTER_NAME", "t")
-                .env("GIT_COMMITTER_EMAIL", "t@example.com")
-                .output()
-                .unwrap();
-            assert!(status.status.success(), "git {args:?}");
-        };
-        git(&["init", "-q"]);
-        git(&["add", "."]);
-        git(&["commit", "-q", "-m", "init"]);
+        for args in [
+            &["init", "-q"][..],
+            &["add", "."],
+            &["commit", "-q", "-m", "init"],
+        ] {
+            git(root, args);
+        }
         Project { dir }
     }
 
-    /// Runs git in the project with a fixed identity; panics if it fails.
+    /// Runs git in the project with a fixed identity and clock; panics if it fails.
     pub fn git(&self, args: &[&str]) -> String {
-        let output = std::process::Command::new("git")
-            .args(args)
-            .current_dir(self.root())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
+        git(self.root(), args)
     }
 
     pub fn write(&self, rel: &str, content: &str) {

@@ -78,16 +78,7 @@ impl Project {
     }
 
     fn git(&self, args: &[&str]) {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(self.root())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
+        crate::common::workspace::git(self.root(), args);
     }
 
     fn command(&self, args: &[&str]) -> std::process::Command {
