@@ -454,20 +454,25 @@ fn doc_strategy() -> impl Strategy<Value = String> {
         })
 }
 
+/// A generated document that parses, with ids given to every step (tick's first write would
+/// do the same); `None` when it does not parse.
+fn parsed_with_ids(doc: String) -> Option<(String, Checklist)> {
+    let list = parse(&doc).ok()?;
+    if !list.needs_ids() {
+        return Some((doc, list));
+    }
+    let (with_ids, _) = assign_ids(&doc, &list);
+    let list = parse(&with_ids).expect("assigning ids keeps the file parseable");
+    Some((with_ids, list))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, max_global_rejects: 1_000_000, ..ProptestConfig::default() })]
 
     /// Changing a status changes the marker byte and nothing else.
     #[test]
     fn status_change_touches_only_the_marker(doc in doc_strategy(), pick in any::<prop::sample::Index>(), to in 0usize..5) {
-        let Ok(list) = parse(&doc) else { return Ok(()) };
-        let (doc, list) = if list.needs_ids() {
-            let (with_ids, _) = assign_ids(&doc, &list);
-            let list = parse(&with_ids).expect("assigning ids keeps the file parseable");
-            (with_ids, list)
-        } else {
-            (doc, list)
-        };
+        let Some((doc, list)) = parsed_with_ids(doc) else { return Ok(()) };
         let steps: Vec<_> = list.all_steps().collect();
         prop_assume!(!steps.is_empty());
         let step = steps[pick.index(steps.len())];
@@ -491,14 +496,7 @@ proptest! {
     /// the reason line parses as the step's.
     #[test]
     fn block_then_unblock_round_trips(doc in doc_strategy(), pick in any::<prop::sample::Index>()) {
-        let Ok(list) = parse(&doc) else { return Ok(()) };
-        let (doc, list) = if list.needs_ids() {
-            let (with_ids, _) = assign_ids(&doc, &list);
-            let list = parse(&with_ids).expect("assigning ids keeps the file parseable");
-            (with_ids, list)
-        } else {
-            (doc, list)
-        };
+        let Some((doc, list)) = parsed_with_ids(doc) else { return Ok(()) };
         let steps: Vec<_> = list.all_steps()
             .filter(|s| s.blocked.is_none() && s.stale.is_none() && s.evidence.is_none())
             .filter(|s| !matches!(s.status, StepStatus::Blocked | StepStatus::Stale))
