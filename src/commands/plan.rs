@@ -530,7 +530,13 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
         ("<stdin>".to_owned(), text)
     } else {
         let path = ctx.env.cwd.join(from);
-        (from.display().to_string(), fsx::read(&path)?)
+        let name = from.display().to_string();
+        let text = fsx::read_optional(&path)?.ok_or_else(|| {
+            Error::input(format!("there is no plan file `{name}`")).hint(
+                "give the path of a plan you wrote (PLAN.md format), or `-` to read it from stdin",
+            )
+        })?;
+        (name, text)
     };
     let located = |err: crate::tasks::todo_md::ParseError| {
         Error::input(format!(

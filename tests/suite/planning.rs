@@ -495,3 +495,49 @@ async fn no_model_configured_is_explained() {
     assert!(stderr(&output).contains("no model is configured"));
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_while_planning_leaves_no_draft() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_call("call_1", "list_files", json!({})));
+    server.push(Reply::sse(["data: {\"choices\":[]}\n\n".to_owned()]).stall());
+    let mut cmd = project.command(&format!("{}/v1", server.url()), &["plan", "Refactor login"]);
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    server.wait_for_requests(2).await;
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGINT,
+    )
+    .unwrap();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(!project.path(".tasks/draft/PLAN.md").exists());
+    assert!(!project.path(".tasks/draft/session.jsonl").exists());
+    // Nothing half-written was left for the next command to trip on.
+    let output = project.tick(&server, &["status"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_plan_file_is_named_as_given() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    let output = project.tick(&server, &["plan", "--from", "nope.md"]).await;
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(
+        err.contains("error: there is no plan file `nope.md`"),
+        "{err}"
+    );
+    assert!(err.contains("or `-` to read it from stdin"), "{err}");
+}
