@@ -183,11 +183,6 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     crate::watch::refresh_locked(store, &task_ref, ctx.now(), &lock)?;
     let outcome = loop {
         let task = load_for_run(ctx, &task_ref)?;
-        if first && task.phase() == Phase::Completed {
-            ctx.ui
-                .note("every step of this task is done; nothing to run");
-            return Ok(Outcome::Done);
-        }
         if first {
             transition(task.phase(), Event::Run)
                 .map_err(|r| Error::input(r.reason).hint(r.hint))?;
@@ -200,7 +195,13 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         }
         let id = match next_step(&task.todo, only) {
             Next::Step(id) => id,
-            Next::AllDone => break Outcome::Done,
+            Next::AllDone => {
+                if ran == 0 {
+                    ctx.ui
+                        .note("every step of this task is done; nothing to run");
+                }
+                break Outcome::Done;
+            }
             Next::AlreadyDone(id) => {
                 ctx.ui.note(&format!("`{id}` is already done"));
                 break Outcome::Done;

@@ -171,10 +171,8 @@ pub fn transition(from: Phase, event: Event) -> Result<Phase, Refusal> {
             Ok(progress.phase())
         }
         (P::Approved | P::Executing | P::Blocked, E::Cancel) => Ok(P::Cancelled),
-        (P::Completed, E::Run) => refuse(
-            "every step of this task is done",
-            "untick a step in TODO.md (or `tick mark S<n> pending`) to run it again",
-        ),
+        // Nothing to run: the run ends at once, and the task stays completed.
+        (P::Completed, E::Run) => Ok(P::Completed),
         (P::Completed, E::Cancel) => refuse(
             "the task is already completed",
             "a completed task stays as a record; `tick list` shows it",
@@ -292,7 +290,7 @@ mod tests {
                     None,
                     Some(P::Completed),
                     None,
-                    None,
+                    Some(P::Completed),
                     Some(P::Executing),
                     None,
                 ],

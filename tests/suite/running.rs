@@ -780,5 +780,6 @@ async fn a_parent_is_verified_when_its_last_sub_step_is_done() {
     assert!(output.status.success(), "{}", stderr(&output));
     let output = project.tick(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains("every step of this task is done; nothing to run"));
     assert_eq!(server.requests().len(), 4);
 }
