@@ -24,7 +24,7 @@ use crate::fsx;
 use crate::llm::{Client, Message, Usage};
 use crate::plan::{Event, Phase, Progress, StepId, StepStatus, transition};
 use crate::tasks::journal::{self, Entry};
-use crate::tasks::state::{Actor, Evidence, State};
+use crate::tasks::state::{Evidence, State};
 use crate::tasks::todo_md::{self, Checklist, StepEdit};
 use crate::tasks::{PLAN_FILE, STATE_FILE, Store, TODO_FILE, Task, TaskRef, plan_md};
 use crate::tools::bash::{self, CommandEnv};
@@ -542,17 +542,7 @@ impl Runner<'_, '_> {
             };
             let prints = crate::watch::fingerprint(&root, &step.files, &[]);
             self.save_state(|state| {
-                let record = state.steps.entry(id).or_default();
-                record.status = Some(status);
-                record.changed_at = Some(now);
-                record.changed_by = Some(Actor::Runner);
-                record.evidence.clone_from(&verifier.evidence);
-                if passed {
-                    record.done_at = Some(now);
-                    record.fingerprints = prints;
-                } else {
-                    record.fingerprints.clear();
-                }
+                state.record_runner(id, status, now, &verifier.evidence, prints);
             })?;
             self.set_status(id, Some(StepStatus::Stale), status, None)?;
             let message = match (passed, step.verify.is_empty()) {
@@ -612,19 +602,12 @@ impl Runner<'_, '_> {
         let passed = matches!(verdict, Verdict::Passed { .. });
         let prints = crate::watch::fingerprint(&root, &step.files, &[]);
         self.save_state(|state| {
-            let record = state.steps.entry(parent).or_default();
-            record.status = Some(if passed {
+            let status = if passed {
                 StepStatus::Done
             } else {
                 StepStatus::Blocked
-            });
-            record.changed_at = Some(now);
-            record.changed_by = Some(Actor::Runner);
-            record.evidence.clone_from(&verifier.evidence);
-            if passed {
-                record.done_at = Some(now);
-                record.fingerprints = prints;
-            }
+            };
+            state.record_runner(parent, status, now, &verifier.evidence, prints);
         })?;
         if passed {
             return Ok(false);
@@ -800,10 +783,7 @@ impl Runner<'_, '_> {
         }
         self.set_status(id, None, StepStatus::InProgress, None)?;
         self.save_state(|state| {
-            let record = state.steps.entry(id).or_default();
-            record.status = Some(StepStatus::InProgress);
-            record.changed_at = Some(now);
-            record.changed_by = Some(Actor::Runner);
+            state.record_runner(id, StepStatus::InProgress, now, &[], BTreeMap::new());
         })?;
 
         let root = self.store().root().to_path_buf();
@@ -916,14 +896,8 @@ impl Runner<'_, '_> {
                 let prints = crate::watch::fingerprint(&root, &scope, &extra);
                 let deviation = deviations(&scope, &changed);
                 self.save_state(|state| {
-                    let record = state.steps.entry(id).or_default();
-                    record.status = Some(StepStatus::Done);
-                    record.changed_at = Some(now);
-                    record.changed_by = Some(Actor::Runner);
-                    record.done_at = Some(now);
-                    record.evidence.clone_from(&evidence);
+                    let record = state.record_runner(id, StepStatus::Done, now, &evidence, prints);
                     record.files_changed = changed.iter().cloned().collect();
-                    record.fingerprints = prints;
                     record.deviations.clone_from(&deviation);
                     record.outside_edits = outside.iter().cloned().collect();
                     record.note = note.as_deref().map(|n| crate::redact::redact(n, &[]));
@@ -1004,11 +978,13 @@ impl Runner<'_, '_> {
             StepEnd::Blocked { reason } => {
                 let reason = crate::redact::redact(&reason, &[]);
                 self.save_state(|state| {
-                    let record = state.steps.entry(id).or_default();
-                    record.status = Some(StepStatus::Blocked);
-                    record.changed_at = Some(now);
-                    record.changed_by = Some(Actor::Runner);
-                    record.evidence.clone_from(&evidence);
+                    let record = state.record_runner(
+                        id,
+                        StepStatus::Blocked,
+                        now,
+                        &evidence,
+                        BTreeMap::new(),
+                    );
                     record.files_changed = changed.iter().cloned().collect();
                 })?;
                 self.set_status(

@@ -101,6 +101,28 @@ impl State {
         self.steps.get(&id).is_some_and(StepRecord::verified)
     }
 
+    /// Records that the runner set step `id` to `status` at `now`, with the verification it
+    /// ran (`evidence`). Only a done step keeps content `fingerprints`; for any other status
+    /// they are dropped. Returns the record for the caller to add what else it knows.
+    pub fn record_runner(
+        &mut self,
+        id: StepId,
+        status: StepStatus,
+        now: DateTime<Utc>,
+        evidence: &[Evidence],
+        fingerprints: BTreeMap<String, String>,
+    ) -> &mut StepRecord {
+        let record = self.steps.entry(id).or_default();
+        record.status = Some(status);
+        record.changed_at = Some(now);
+        record.changed_by = Some(Actor::Runner);
+        record.evidence = evidence.to_vec();
+        let done = status == StepStatus::Done;
+        record.done_at = done.then_some(now);
+        record.fingerprints = if done { fingerprints } else { BTreeMap::new() };
+        record
+    }
+
     /// Records that a person set step `id` to `status` at `now`. A person's tick carries no
     /// evidence, so it counts as done without verification.
     pub fn record_person(&mut self, id: StepId, status: StepStatus, now: DateTime<Utc>) {

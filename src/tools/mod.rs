@@ -22,7 +22,7 @@ pub mod registry;
 pub mod search_files;
 pub mod submit_plan;
 pub mod update_step;
-mod walk;
+pub(crate) mod walk;
 pub mod workspace;
 
 #[cfg(test)]

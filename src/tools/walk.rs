@@ -50,6 +50,24 @@ pub(crate) fn is_hidden_from_tools(rel: &Path) -> bool {
         .any(|c| protected_dir(c.as_os_str()).is_some())
 }
 
+/// A walk of the workspace at `root` as tick sees it: hidden files included, `.gitignore`,
+/// `.ignore` and `.git/info/exclude` honoured whether or not it is a git repository, nothing
+/// above the root or in the user's global git config counted, symlinks not followed. The
+/// model's tools and the staleness fingerprints walk the same way.
+pub(crate) fn workspace_walker(root: &Path) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
+        .hidden(false)
+        .parents(false)
+        .ignore(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .require_git(false)
+        .follow_links(false);
+    builder
+}
+
 /// Walk the entries below `target` (an absolute path inside the workspace, as
 /// [`Workspace::resolve`] returns it) down to `max_depth` levels, in sorted order, calling
 /// `visit` for each until it breaks.
@@ -63,16 +81,8 @@ pub(crate) fn walk(
     let target_rel = target.strip_prefix(&root).unwrap_or(target).to_path_buf();
     let target_depth = target_rel.components().count();
 
-    let mut builder = ignore::WalkBuilder::new(&root);
+    let mut builder = workspace_walker(&root);
     builder
-        .hidden(false)
-        .parents(false)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .follow_links(false)
         .max_depth(max_depth.map(|d| d.saturating_add(target_depth)))
         .sort_by_file_name(std::cmp::Ord::cmp);
     let filter_root = root.clone();

@@ -13,20 +13,21 @@
 //!   with every tick and must never make a step stale.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::fs::File;
 use std::path::{Component, Path};
 
 use chrono::{DateTime, Utc};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
+use crate::tools::walk::{is_hidden_from_tools, workspace_walker};
+use crate::tools::workspace::protected_dir;
+
 /// The hash recorded for a path that does not exist.
 pub const MISSING: &str = "missing";
 /// The hash recorded for a path that exists but could not be read (a directory, no
 /// permission). Any later readable content differs from it.
 pub const UNREADABLE: &str = "unreadable";
-
-/// Directories that are never walked nor fingerprinted.
-const SKIPPED_DIRS: [&str; 2] = [".git", ".tasks"];
 
 /// Fingerprints of the files `patterns` (a step's `files`, globs allowed) and `extra` (paths a
 /// run changed, literal) name below `root`: workspace-relative path → blake3 hex, or
@@ -162,7 +163,7 @@ fn normalize(pattern: &str) -> Option<String> {
         match component {
             Component::Normal(part) => {
                 let part = part.to_str()?;
-                if SKIPPED_DIRS.iter().any(|d| d.eq_ignore_ascii_case(part)) {
+                if protected_dir(OsStr::new(part)).is_some() {
                     return None;
                 }
                 parts.push(part);
@@ -191,16 +192,7 @@ fn literal_prefix(glob: &str) -> String {
 fn walk_matching(root: &Path, globs: &[&str], out: &mut BTreeSet<String>) {
     let set = glob_set(globs);
     let prefixes: Vec<String> = globs.iter().map(|g| literal_prefix(g)).collect();
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .parents(false)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .follow_links(false);
+    let mut builder = workspace_walker(root);
     let filter_root = root.to_path_buf();
     builder.filter_entry(move |entry| {
         let Ok(rel) = entry.path().strip_prefix(&filter_root) else {
@@ -209,11 +201,7 @@ fn walk_matching(root: &Path, globs: &[&str], out: &mut BTreeSet<String>) {
         if rel.as_os_str().is_empty() {
             return true;
         }
-        let skipped = rel.components().any(|c| {
-            c.as_os_str()
-                .to_str()
-                .is_some_and(|name| SKIPPED_DIRS.iter().any(|d| d.eq_ignore_ascii_case(name)))
-        });
+        let skipped = is_hidden_from_tools(rel);
         // Prune every branch that neither leads to a glob's prefix nor lies below one.
         !skipped
             && prefixes.iter().any(|prefix| {
