@@ -102,3 +102,29 @@ impl Project {
             .unwrap()
     }
 }
+
+/// Starts `cmd`, waits until the fake model has received `requests` requests (the command is
+/// then inside a model call), presses Ctrl-C on it, and returns how it ended.
+pub async fn interrupted_after(
+    mut cmd: std::process::Command,
+    server: &FakeModel,
+    requests: usize,
+) -> Output {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    server.wait_for_requests(requests).await;
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGINT,
+    )
+    .unwrap();
+    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap()
+}

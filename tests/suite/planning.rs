@@ -6,7 +6,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
-use crate::common::project::Project;
+use crate::common::project::{Project, interrupted_after};
 use crate::common::scripts::{anthropic_call, login_plan, openai_call, openai_calls, openai_text};
 
 const WRITING_TOOLS: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
@@ -498,28 +498,16 @@ async fn no_model_configured_is_explained() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_while_planning_leaves_no_draft() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
-
     let project = Project::new();
     let server = FakeModel::start().await;
     server.push(openai_call("call_1", "list_files", json!({})));
     server.push(Reply::sse(["data: {\"choices\":[]}\n\n".to_owned()]).stall());
-    let mut cmd = project.command(&format!("{}/v1", server.url()), &["plan", "Refactor login"]);
-    let child = cmd
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    server.wait_for_requests(2).await;
-    kill(
-        Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        Signal::SIGINT,
+    let output = interrupted_after(
+        project.command(&format!("{}/v1", server.url()), &["plan", "Refactor login"]),
+        &server,
+        2,
     )
-    .unwrap();
-    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    .await;
     assert!(!output.status.success());
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
     assert!(!project.path(".tasks/draft/session.jsonl").exists());

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tick::tasks::state::State;
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
-use crate::common::project::Project;
+use crate::common::project::{Project, interrupted_after};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls, openai_text};
 
 const PLAN: &str = "# Greeting
@@ -707,27 +707,15 @@ async fn a_persons_edit_during_a_step_is_told_to_the_model() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_the_run_and_leaves_the_step_in_progress() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
-
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN).await;
     server.push(Reply::sse(["data: {\"choices\":[]}\n\n".to_owned()]).stall());
-    let mut cmd = project.command(&format!("{}/v1", server.url()), &["run"]);
-    let child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    server.wait_for_requests(1).await;
-    kill(
-        Pid::from_raw(i32::try_from(child.id()).unwrap()),
-        Signal::SIGINT,
+    let output = interrupted_after(
+        project.command(&format!("{}/v1", server.url()), &["run"]),
+        &server,
+        1,
     )
-    .unwrap();
-    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    .await;
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("`S1` stays in progress"),
