@@ -10,6 +10,7 @@ use crate::commands::Env;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
+use crate::tasks::todo_md::ParseError;
 
 /// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
 /// machine, at their usual ports, with no key.
@@ -172,19 +173,10 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
         return Ok(FileConfig::default());
     }
     serde_yaml::from_str(&text).map_err(|err| {
-        let at = err
-            .location()
-            .map(|l| format!(":{}:{}", l.line(), l.column()))
-            .unwrap_or_default();
-        let message = err.to_string();
-        let message = message
-            .split(" at line ")
-            .next()
-            .unwrap_or(&message)
-            .to_owned();
-        Error::input(format!("`{shown}{at}`: {message}")).hint(
+        let err = ParseError::from_yaml(&err, 0, "", "");
+        Error::input(format!("`{shown}:{}:{}`: {}", err.line, err.col, err.message)).hint(
             "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env` and `limits` \
-             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`)",
+             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`); the file was not changed",
         )
     })
 }

@@ -308,16 +308,13 @@ impl Store {
         let todo = todo_md::parse(&todo_src).map_err(|e| self.parse_error(&todo_path, &e))?;
         let state = match fsx::read_optional(&state_path)? {
             Some(text) => serde_yaml::from_str(&text).map_err(|err| {
-                let (line, col) = err.location().map_or((1, 1), |l| (l.line(), l.column()));
-                self.parse_error(
-                    &state_path,
-                    &ParseError {
-                        line,
-                        col,
-                        message: format!("invalid state: {err}"),
-                        hint: "state.yaml is written by tick; restore it from git".into(),
-                    },
-                )
+                let err = ParseError::from_yaml(
+                    &err,
+                    0,
+                    "invalid state",
+                    "state.yaml is written by tick; restore it from git",
+                );
+                self.parse_error(&state_path, &err)
             })?,
             None => State::new(),
         };

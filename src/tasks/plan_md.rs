@@ -129,19 +129,10 @@ fn parse_with(src: &str, with_steps: bool) -> Result<PlanDoc, ParseError> {
     let front = match yaml {
         Some(yaml) if !yaml.trim().is_empty() => serde_yaml::from_str::<FrontMatter>(yaml)
             .map_err(|err| {
-                let (line, col) = err
-                    .location()
-                    .map_or((1, 1), |loc| (loc.line() + 1, loc.column()));
-                let message = err.to_string();
-                let message = message
-                    .split(" at line ")
-                    .next()
-                    .unwrap_or(&message)
-                    .to_owned();
-                error(
-                    line,
-                    col,
-                    format!("invalid front matter: {message}"),
+                ParseError::from_yaml(
+                    &err,
+                    1,
+                    "invalid front matter",
                     "the front matter is YAML between two `---` lines",
                 )
             })?,
