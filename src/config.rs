@@ -1,5 +1,6 @@
-//! Settings, resolved once before any work: `.tasks/config.yaml`, then the user's config file,
-//! then the environment, then flags. Later sources win, key by key.
+//! Settings, resolved once before any work: the user's config file, then the repository's
+//! `.tasks/config.yaml`, then the environment, then flags. Later sources win, key by key (the
+//! repository's file over the user's). `templates/config.yaml` says the same to people.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -132,6 +133,53 @@ pub struct Config {
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
     pub limits: Limits,
+    /// Where each setting came from, for messages and `tick doctor`.
+    pub sources: Sources,
+}
+
+/// Where one setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum Source {
+    /// A command-line flag, like `--model`.
+    Flag(String),
+    /// An environment variable, like `TICK_MODEL`.
+    Env(String),
+    /// A config file, as shown to people (`.tasks/config.yaml`).
+    File(String),
+    /// tick's default (for the provider, when it has one).
+    Default,
+    /// Set nowhere.
+    Unset,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Flag(name) => write!(f, "flag `{name}`"),
+            Source::Env(name) => write!(f, "environment `{name}`"),
+            Source::File(name) => write!(f, "`{name}`"),
+            Source::Default => f.write_str("default"),
+            Source::Unset => f.write_str("not set"),
+        }
+    }
+}
+
+/// Where each resolved setting came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Sources {
+    pub provider: Source,
+    pub model: Source,
+    pub plan_model: Source,
+    pub base_url: Source,
+    pub api_key: Source,
+}
+
+/// A setting a model command needs and does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    Model,
+    ApiKey,
 }
 
 impl std::fmt::Debug for Config {
@@ -144,6 +192,7 @@ impl std::fmt::Debug for Config {
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("limits", &self.limits)
+            .field("sources", &self.sources)
             .finish()
     }
 }
@@ -204,12 +253,25 @@ pub fn resolve(
     flags: &Flags,
 ) -> Result<Config> {
     let mut file = FileConfig::default();
+    let mut user_shown = String::new();
     if let Some(user) = user_config_path(env) {
-        let shown = user.display().to_string();
-        file = read_file_config(&user, &shown)?;
+        user_shown = user.display().to_string();
+        file = read_file_config(&user, &user_shown)?;
     }
+    let user_file = file.clone();
     // The repository's file is more specific than the user's: it wins.
-    merge(&mut file, read_file_config(project_config, project_shown)?);
+    let project_file = read_file_config(project_config, project_shown)?;
+    merge(&mut file, project_file.clone());
+    // Which file a merged key came from: the repository's when it sets it, else the user's.
+    let file_source = |in_project: bool, in_user: bool| {
+        if in_project {
+            Source::File(project_shown.to_owned())
+        } else if in_user {
+            Source::File(user_shown.clone())
+        } else {
+            Source::Unset
+        }
+    };
 
     let env_provider = match env.var("TICK_PROVIDER") {
         Some(text) => Some(Provider::parse(text).ok_or_else(|| {
@@ -255,6 +317,59 @@ pub fn resolve(
         .and_then(|name| env.var(name))
         .or_else(|| env.var("TICK_API_KEY"))
         .map(str::to_owned);
+    let sources = Sources {
+        provider: if flags.provider.is_some() {
+            Source::Flag("--provider".into())
+        } else if env_provider.is_some() {
+            Source::Env("TICK_PROVIDER".into())
+        } else {
+            match file_source(
+                project_file.provider.is_some(),
+                user_file.provider.is_some(),
+            ) {
+                Source::Unset => Source::Default,
+                found => found,
+            }
+        },
+        model: if flags.model.is_some() {
+            Source::Flag("--model".into())
+        } else if env.var("TICK_MODEL").is_some() {
+            Source::Env("TICK_MODEL".into())
+        } else {
+            file_source(project_file.model.is_some(), user_file.model.is_some())
+        },
+        plan_model: if env.var("TICK_PLAN_MODEL").is_some() {
+            Source::Env("TICK_PLAN_MODEL".into())
+        } else {
+            file_source(
+                project_file.plan_model.is_some(),
+                user_file.plan_model.is_some(),
+            )
+        },
+        base_url: if flags.base_url.is_some() {
+            Source::Flag("--base-url".into())
+        } else if env.var("TICK_BASE_URL").is_some() {
+            Source::Env("TICK_BASE_URL".into())
+        } else if flags.provider.is_some() || env_provider.is_some() {
+            Source::Default
+        } else {
+            match file_source(
+                project_file.base_url.is_some(),
+                user_file.base_url.is_some(),
+            ) {
+                Source::Unset => Source::Default,
+                found => found,
+            }
+        },
+        api_key: match api_key_env
+            .as_deref()
+            .filter(|name| env.var(name).is_some())
+        {
+            Some(name) => Source::Env(name.to_owned()),
+            None if env.var("TICK_API_KEY").is_some() => Source::Env("TICK_API_KEY".into()),
+            None => Source::Unset,
+        },
+    };
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
     Ok(Config {
@@ -272,6 +387,7 @@ pub fn resolve(
                 .map_or(defaults.idle_timeout, Duration::from_secs),
             max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
         },
+        sources,
     })
 }
 
@@ -291,6 +407,80 @@ pub fn is_loopback(url: &str) -> bool {
 }
 
 impl Config {
+    /// What a model command cannot do without, all at once: a model (for planning, a
+    /// `plan_model` is enough) and, for a server off this machine that needs one, a key.
+    pub fn missing(&self, planning: bool) -> Vec<Missing> {
+        let mut missing = Vec::new();
+        let has_model = self.model.is_some() || (planning && self.plan_model.is_some());
+        if !has_model {
+            missing.push(Missing::Model);
+        }
+        if self.needs_key() {
+            missing.push(Missing::ApiKey);
+        }
+        missing
+    }
+
+    fn needs_key(&self) -> bool {
+        self.api_key.is_none()
+            && !is_loopback(&self.base_url)
+            && self.provider.default_key_env().is_some()
+    }
+
+    /// The one message for a model command that cannot start: everything missing, and every
+    /// way to set it. `config_shown` is the repository's config file as people see it.
+    pub fn missing_error(&self, missing: &[Missing], config_shown: &str) -> Error {
+        let key_env = self
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "TICK_API_KEY".to_owned());
+        let mut what = Vec::new();
+        for item in missing {
+            what.push(match item {
+                Missing::Model => "a model".to_owned(),
+                Missing::ApiKey => format!("an API key (`{key_env}` is not set)"),
+            });
+        }
+        let message = format!(
+            "tick cannot talk to a model yet: it needs {}",
+            what.join(" and ")
+        );
+        let mut settings = format!(
+            "now: provider `{}` ({}), base URL `{}` ({}), model {}",
+            self.provider.as_str(),
+            self.sources.provider,
+            self.base_url,
+            self.sources.base_url,
+            match &self.model {
+                Some(model) => format!("`{model}` ({})", self.sources.model),
+                None => "not set".to_owned(),
+            },
+        );
+        if missing.contains(&Missing::ApiKey) {
+            settings.push_str(&format!(", key from `{key_env}` (not set)"));
+        }
+        let ways = [
+            "set it up in one of three ways:".to_owned(),
+            format!(
+                "  1. `tick init`, then edit `{config_shown}` (`provider`, `model`, `base_url`, `api_key_env`)"
+            ),
+            format!(
+                "  2. environment: `TICK_PROVIDER`, `TICK_MODEL`, `TICK_BASE_URL`, and the key in `{key_env}`"
+            ),
+            "  3. flags: `--provider`, `--model`, `--base-url`".to_owned(),
+            "a local server needs no key: `tick plan --provider ollama --model qwen3 \"goal\"` \
+             (Ollama at http://127.0.0.1:11434/v1)"
+                .to_owned(),
+        ];
+        Error::input(message)
+            .hint(settings)
+            .hint(ways.join("\n"))
+            .hint(
+                "to try tick without a model, write the plan yourself: `tick plan --from plan.md`; \
+                 `tick doctor` checks the setup; nothing was written",
+            )
+    }
+
     /// The model for planning: `plan_model` if set, else `model`.
     pub fn planner_model(&self) -> Result<String> {
         self.plan_model
@@ -309,10 +499,7 @@ impl Config {
             .api_key_env
             .clone()
             .unwrap_or_else(|| "TICK_API_KEY".to_owned());
-        if self.api_key.is_none()
-            && !is_loopback(&self.base_url)
-            && self.provider.default_key_env().is_some()
-        {
+        if self.needs_key() {
             return Err(Error::input(format!(
                 "no API key: `{key_env}` is not set"
             ))
@@ -426,6 +613,75 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn the_config_template_states_the_real_precedence() {
+        let template = crate::commands::init::CONFIG_TEMPLATE;
+        let order = [
+            "1. ~/.config/tick/config.yaml",
+            "2. this file",
+            "3. the environment",
+            "4. command-line flags",
+        ];
+        let at: Vec<usize> = order
+            .iter()
+            .map(|needle| template.find(needle).unwrap_or_else(|| panic!("{needle}")))
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join(".config/tick/config.yaml");
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(&user, "model: user\n").unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(&project, format!("{template}model: project\n")).unwrap();
+        let shown = ".tasks/config.yaml";
+        let config = resolve(&project, shown, &env(&[], dir.path()), &Flags::default()).unwrap();
+        assert_eq!(config.model.as_deref(), Some("project"));
+        assert_eq!(config.sources.model, Source::File(shown.into()));
+        assert_eq!(config.sources.provider, Source::Default);
+        let e = env(&[("TICK_MODEL", "env")], dir.path());
+        let config = resolve(&project, shown, &e, &Flags::default()).unwrap();
+        assert_eq!(config.model.as_deref(), Some("env"));
+        assert_eq!(config.sources.model, Source::Env("TICK_MODEL".into()));
+        let flags = Flags {
+            model: Some("flag".into()),
+            ..Flags::default()
+        };
+        let config = resolve(&project, shown, &e, &flags).unwrap();
+        assert_eq!(config.model.as_deref(), Some("flag"));
+        assert_eq!(config.sources.model, Source::Flag("--model".into()));
+        std::fs::remove_file(&project).unwrap();
+        let config = resolve(&project, shown, &env(&[], dir.path()), &Flags::default()).unwrap();
+        assert_eq!(
+            config.sources.model,
+            Source::File(user.display().to_string())
+        );
+    }
+
+    #[test]
+    fn everything_missing_is_named_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = resolve(
+            &dir.path().join("none.yaml"),
+            "x",
+            &env(&[], dir.path()),
+            &Flags::default(),
+        )
+        .unwrap();
+        assert_eq!(config.missing(true), vec![Missing::Model, Missing::ApiKey]);
+        let e = env(&[("TICK_PROVIDER", "ollama")], dir.path());
+        let config = resolve(&dir.path().join("none.yaml"), "x", &e, &Flags::default()).unwrap();
+        assert_eq!(
+            config.missing(true),
+            vec![Missing::Model],
+            "a local server needs no key"
+        );
+        let e = env(&[("TICK_PLAN_MODEL", "p")], dir.path());
+        let config = resolve(&dir.path().join("none.yaml"), "x", &e, &Flags::default()).unwrap();
+        assert_eq!(config.missing(true), vec![Missing::ApiKey]);
+        assert_eq!(config.missing(false), vec![Missing::Model, Missing::ApiKey]);
     }
 
     #[test]

@@ -174,7 +174,7 @@ fn a_broken_draft_is_never_approved_or_replaced() {
     assert_eq!(run.code, 2, "{run:#?}");
     assert_eq!(ws.read(".tasks/draft/PLAN.md"), broken);
     // Discarding is how a person gets out.
-    ws.ok(&["discard"]);
+    ws.ok(&["discard", "--yes"]);
     assert!(!ws.exists(".tasks/draft"));
 }
 
