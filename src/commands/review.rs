@@ -198,6 +198,8 @@ pub fn menu(ctx: &Ctx<'_>) -> Result<Choice> {
                 };
                 match super::approve::run(ctx, &args) {
                     Ok(_) => return Ok(Choice::Stop),
+                    // Approved, but something after it failed (the commit): nothing to review.
+                    Err(err) if !store.draft_plan_path().exists() => return Err(err),
                     // A draft that does not validate stays under review.
                     Err(err) => ui.error(&err),
                 }

@@ -10,3 +10,6 @@ mod snapshots;
 mod staleness;
 mod titles;
 mod todo_edits;
+mod cli_doctor;
+mod cli_first_run;
+mod cli_review;
