@@ -326,7 +326,7 @@ pub struct NextArgs {
     pub task: Option<String>,
 }
 
-/// Open a task's PLAN.md (or TODO.md) in `$EDITOR`, and check it when the editor closes.
+/// Open the draft or a task's PLAN.md (or TODO.md) in `$EDITOR`; checked when it closes.
 ///
 /// A file that no longer parses is kept as you left it unless you choose to put the old
 /// content back.
@@ -361,7 +361,11 @@ pub struct CancelArgs {
     pub task: Option<String>,
 }
 
-/// Print a shell completion script: `tick completions bash > ~/.local/share/bash-completion/completions/tick`.
+/// Print a shell completion script.
+///
+/// For example: `tick completions bash > ~/.local/share/bash-completion/completions/tick`,
+/// `tick completions zsh > ~/.zfunc/_tick`, `tick completions fish >
+/// ~/.config/fish/completions/tick.fish`.
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// The shell.
@@ -378,6 +382,8 @@ pub enum Shell {
     Elvish,
 }
 
-/// Print tick's man page (roff) on stdout: `tick man > ~/.local/share/man/man1/tick.1`.
+/// Print tick's man page (roff).
+///
+/// For example: `tick man > ~/.local/share/man/man1/tick.1`, then `man tick`.
 #[derive(Debug, Args)]
 pub struct ManArgs {}

@@ -26,7 +26,11 @@ fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
 async fn a_model_that_calls_the_tool_passes() {
     let project = Project::new();
     let server = FakeModel::start().await;
-    server.push(openai_call("call_1", "report_ready", json!({"ready": true})));
+    server.push(openai_call(
+        "call_1",
+        "report_ready",
+        json!({"ready": true}),
+    ));
     let output = project.tick(&server, &["doctor", "--json"]).await;
     let report = report(&output);
     assert_eq!(output.status.code(), Some(0), "{report:#}");
@@ -34,11 +38,19 @@ async fn a_model_that_calls_the_tool_passes() {
     assert_eq!(check(&report, "connection")["ok"], true);
     let tool = check(&report, "tool_call");
     assert_eq!(tool["ok"], true, "{tool}");
-    assert!(tool["detail"].as_str().unwrap().contains("native tool calls"));
+    assert!(
+        tool["detail"]
+            .as_str()
+            .unwrap()
+            .contains("native tool calls")
+    );
     // The settings say where they came from.
     let model = &report["settings"][1];
     assert_eq!(model["value"], "test-model");
-    assert_eq!(model["source"], json!({"kind": "env", "name": "TICK_MODEL"}));
+    assert_eq!(
+        model["source"],
+        json!({"kind": "env", "name": "TICK_MODEL"})
+    );
 
     // One tiny request with exactly one tool.
     let requests = server.requests();
@@ -60,7 +72,10 @@ async fn a_model_that_writes_the_call_as_text_is_reported_as_text() {
     let report = report(&output);
     let tool = check(&report, "tool_call");
     assert_eq!(tool["ok"], true, "{tool}");
-    assert!(tool["detail"].as_str().unwrap().contains("as text"), "{tool}");
+    assert!(
+        tool["detail"].as_str().unwrap().contains("as text"),
+        "{tool}"
+    );
     assert!(tool["hint"].as_str().unwrap().contains("tool_calls: text"));
 }
 
@@ -73,7 +88,8 @@ async fn a_model_that_only_talks_fails_with_exit_3() {
     assert_eq!(output.status.code(), Some(3));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("FAIL tool_call     `test-model` answered without calling the tool: Hello!"),
+        stdout
+            .contains("FAIL tool_call     `test-model` answered without calling the tool: Hello!"),
         "{stdout}"
     );
 }
@@ -102,7 +118,10 @@ fn a_closed_port_fails_with_start_the_server_advice() {
         .local_addr()
         .unwrap()
         .port();
-    let mut cmd = project.command(&format!("http://127.0.0.1:{port}/v1"), &["doctor", "--json"]);
+    let mut cmd = project.command(
+        &format!("http://127.0.0.1:{port}/v1"),
+        &["doctor", "--json"],
+    );
     cmd.env("TICK_PROVIDER", "ollama");
     let output = cmd.output().unwrap();
     let report = report(&output);
@@ -116,7 +135,12 @@ fn a_closed_port_fails_with_start_the_server_advice() {
             .contains(&format!("cannot connect to `127.0.0.1:{port}`")),
         "{connection}"
     );
-    assert!(connection["hint"].as_str().unwrap().starts_with("start the server"));
+    assert!(
+        connection["hint"]
+            .as_str()
+            .unwrap()
+            .starts_with("start the server")
+    );
     assert_eq!(check(&report, "tool_call")["ok"], Value::Null, "skipped");
     assert!(!project.path(".tasks").exists(), "doctor writes nothing");
 }

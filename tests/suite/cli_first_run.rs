@@ -27,7 +27,10 @@ fn plan_with_nothing_configured_names_everything_missing_and_writes_nothing() {
     let ws = Workspace::new();
     let run = unconfigured(&ws, &["plan", "Add a --verbose flag"], &[]);
     assert_eq!(run.code, 2, "{run:#?}");
-    assert!(!ws.exists(".tasks"), "a failed first command leaves no `.tasks/`");
+    assert!(
+        !ws.exists(".tasks"),
+        "a failed first command leaves no `.tasks/`"
+    );
     assert_eq!(
         run.stderr.matches("error:").count(),
         1,
@@ -40,7 +43,10 @@ fn plan_with_nothing_configured_names_everything_missing_and_writes_nothing() {
 #[test]
 fn the_message_names_which_source_set_what() {
     let ws = Workspace::new();
-    ws.write(".tasks/config.yaml", "provider: openai\nbase_url: https://llm.example.com/v1\n");
+    ws.write(
+        ".tasks/config.yaml",
+        "provider: openai\nbase_url: https://llm.example.com/v1\n",
+    );
     let run = unconfigured(
         &ws,
         &["plan", "Add a --verbose flag"],
@@ -64,8 +70,9 @@ fn a_local_provider_needs_only_a_model() {
     assert!(run.stderr.contains("it needs a model\n"), "{}", run.stderr);
     assert!(!run.stderr.contains("API key ("), "{}", run.stderr);
     assert!(
-        run.stderr
-            .contains("provider `ollama` (flag `--provider`), base URL `http://127.0.0.1:11434/v1` (default)"),
+        run.stderr.contains(
+            "provider `ollama` (flag `--provider`), base URL `http://127.0.0.1:11434/v1` (default)"
+        ),
         "{}",
         run.stderr
     );

@@ -65,11 +65,23 @@ fn enter_chooses_nothing_and_the_plan_is_printed_once() {
     let run = typed(&ws, &["review"], "\n?\nx\nk\n", &[]);
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(run.stdout.matches(SHOWN).count(), 1, "{}", run.stdout);
-    assert!(run.stderr.contains("choose one (there is no default)"), "{}", run.stderr);
-    assert!(run.stderr.contains("  e  edit: open the draft in $EDITOR"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("choose one (there is no default)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("  e  edit: open the draft in $EDITOR"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("`x` is not a choice"), "{}", run.stderr);
     assert!(run.stderr.contains("`tick review` comes back here"));
-    assert_eq!(ws.read(".tasks/draft/PLAN.md"), before, "keep changes nothing");
+    assert_eq!(
+        ws.read(".tasks/draft/PLAN.md"),
+        before,
+        "keep changes nothing"
+    );
 }
 
 #[test]
@@ -85,10 +97,25 @@ fn approve_asks_for_the_contract_with_its_defaults() {
     let ws = drafted();
     let run = typed(&ws, &["review"], "a\ny\nmany\n7\n\n", &[]);
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(run.stderr.contains("without pausing? [y/N]"), "{}", run.stderr);
-    assert!(run.stderr.contains("changed files? [no limit]"), "{}", run.stderr);
-    assert!(run.stderr.contains("`many` is not a positive number"), "{}", run.stderr);
-    assert!(run.stderr.contains("commit the approved task folder now? [y/N]"));
+    assert!(
+        run.stderr.contains("without pausing? [y/N]"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("changed files? [no limit]"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("`many` is not a positive number"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("commit the approved task folder now? [y/N]")
+    );
     let ids = ws.task_ids();
     assert_eq!(ids.len(), 1);
     let plan = ws.read(&format!(".tasks/{}/PLAN.md", ids[0]));
@@ -109,9 +136,16 @@ fn approve_can_commit() {
     let run = typed(&ws, &["review"], "a\n\n\ny\n", &identity);
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(run.stderr.contains("committed `.tasks/"), "{}", run.stderr);
-    assert!(!run.stderr.contains("to share it"), "no commit hint after a commit: {}", run.stderr);
+    assert!(
+        !run.stderr.contains("to share it"),
+        "no commit hint after a commit: {}",
+        run.stderr
+    );
     let log = crate::common::workspace::git(ws.root(), &["log", "-1", "--format=%B"]);
-    assert!(log.starts_with("Approve plan: Refactor login module"), "{log}");
+    assert!(
+        log.starts_with("Approve plan: Refactor login module"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -127,9 +161,20 @@ fn a_bad_edit_is_shown_once_and_can_be_edited_again() {
         run.stderr
     );
     assert!(run.stderr.contains("unknown step marker"), "{}", run.stderr);
-    assert!(!run.stderr.contains("the file was not changed"), "{}", run.stderr);
-    assert!(run.stderr.contains("[e]dit again [u]ndo the edit [k]eep it as it is"));
-    assert!(run.stderr.contains("the edited draft is valid"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("the file was not changed"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("[e]dit again [u]ndo the edit [k]eep it as it is")
+    );
+    assert!(
+        run.stderr.contains("the edited draft is valid"),
+        "{}",
+        run.stderr
+    );
     let draft = ws.read(".tasks/draft/PLAN.md");
     assert!(draft.contains("Move all login code"), "{draft}");
     assert!(draft.contains("- [ ] S3"), "{draft}");
@@ -142,7 +187,10 @@ fn a_bad_edit_can_be_undone() {
     let editor = bad_then_good_editor(&ws);
     let run = typed(&ws, &["review"], "e\nu\nk\n", &vars(&editor));
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(run.stderr.contains("put the draft back as it was before the edit"));
+    assert!(
+        run.stderr
+            .contains("put the draft back as it was before the edit")
+    );
     assert_eq!(ws.read(".tasks/draft/PLAN.md"), before);
 }
 
@@ -159,7 +207,11 @@ fn discard_from_the_menu_asks_first() {
 fn review_needs_a_person_and_a_draft() {
     let ws = drafted();
     let run = ws.fails(&["review"], 2);
-    assert!(run.stderr.contains("needs a person at a terminal"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("needs a person at a terminal"),
+        "{}",
+        run.stderr
+    );
     ws.ok(&["discard", "--yes"]);
     let run = typed(&ws, &["review"], "k\n", &[]);
     assert_eq!(run.code, 2);
@@ -170,12 +222,23 @@ fn review_needs_a_person_and_a_draft() {
 fn discard_asks_in_a_terminal_and_refuses_without_yes_elsewhere() {
     let ws = drafted();
     let run = ws.fails(&["discard"], 2);
-    assert!(run.stderr.contains("needs a confirmation"), "{}", run.stderr);
-    assert!(run.stderr.contains("pass `--yes`; the draft was not changed"));
+    assert!(
+        run.stderr.contains("needs a confirmation"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("pass `--yes`; the draft was not changed")
+    );
     assert!(ws.exists(".tasks/draft/PLAN.md"));
     let run = typed(&ws, &["discard"], "\n", &[]);
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(run.stderr.contains("kept the draft"), "the default is no: {}", run.stderr);
+    assert!(
+        run.stderr.contains("kept the draft"),
+        "the default is no: {}",
+        run.stderr
+    );
     assert!(ws.exists(".tasks/draft/PLAN.md"));
     let run = typed(&ws, &["discard"], "y\n", &[]);
     assert_eq!(run.code, 0, "{run:#?}");
