@@ -299,9 +299,10 @@ Examples:
 /// Check the setup: where each setting comes from, that the server answers, that the model
 /// makes tool calls, and that the sandbox can run.
 ///
-/// The connection check gives up after a few seconds and never retries. Exit code 0 when
-/// every check passes, 3 when the model or its server fails, 2 when the configuration is
-/// incomplete.
+/// The connection check gives up after 1.5 s and never retries. Exit code 0 when the
+/// configuration, the connection and the tool call pass, 2 when the configuration is
+/// incomplete, 3 when the server or the model fails. The sandbox line is a report: it does not
+/// set the exit code.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     #[command(flatten)]

@@ -361,10 +361,24 @@ fn excerpt(text: &str) -> String {
     }
 }
 
+/// Whether the kernel enforces Landlock: a ruleset that requires ABI v1 can be created (it is
+/// never applied, so this process stays as it is).
+fn landlock_abi() -> bool {
+    use landlock::{
+        ABI, Access as _, AccessFs, CompatLevel, Compatible as _, Ruleset, RulesetAttr as _,
+    };
+    Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .and_then(landlock::Ruleset::create)
+        .is_ok()
+}
+
 /// The kernel features the sandbox is built on: Landlock and unprivileged user namespaces.
+// TODO(lead): once `src/sandbox` is merged, report `crate::sandbox::available(Kind::Build)`
+// here instead: it sets the real sandbox up in a helper process.
 fn sandbox() -> Check {
-    let landlock = std::fs::read_to_string("/sys/kernel/security/lsm")
-        .is_ok_and(|lsms| lsms.split(',').any(|l| l.trim() == "landlock"));
+    let landlock = landlock_abi();
     let userns = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
         .ok()
         .and_then(|n| n.trim().parse::<u64>().ok())
@@ -375,14 +389,14 @@ fn sandbox() -> Check {
         yes_no(landlock),
         yes_no(userns)
     );
-    let ok = landlock || userns;
+    let ok = landlock && userns;
     Check::new(
         "sandbox",
         Some(ok),
         detail,
         (!ok).then(|| {
-            "agent commands cannot be confined on this kernel; enable Landlock (`lsm=landlock`) or \
-             `kernel.unprivileged_userns_clone`"
+            "agent commands need both to be confined: a kernel with Landlock (5.13+, `lsm=landlock`) \
+             and unprivileged user namespaces (`sysctl user.max_user_namespaces`)"
                 .to_owned()
         }),
     )
@@ -414,4 +428,54 @@ pub fn report_text(report: &DoctorReport) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{Response, ToolCall};
+
+    fn answer(text: &str, calls: &[&str]) -> Response {
+        Response {
+            text: text.to_owned(),
+            tool_calls: calls
+                .iter()
+                .map(|name| ToolCall {
+                    id: "call_1".into(),
+                    name: (*name).to_owned(),
+                    arguments: serde_json::json!({"ready": true}),
+                    arguments_error: None,
+                })
+                .collect(),
+            ..Response::default()
+        }
+    }
+
+    #[test]
+    fn tool_calls_are_told_apart() {
+        assert_eq!(classify(&answer("", &[TOOL])), ToolCalls::Native);
+        assert_eq!(classify(&answer("", &["other"])), ToolCalls::None);
+        let text = "<tool_call>{\"name\": \"report_ready\", \"arguments\": {}}</tool_call>";
+        assert_eq!(classify(&answer(text, &[])), ToolCalls::Text);
+        let fenced = "```json\n{\"name\": \"report_ready\", \"arguments\": {}}\n```";
+        assert_eq!(classify(&answer(fenced, &[])), ToolCalls::Text);
+        assert_eq!(
+            classify(&answer("I am ready: report_ready", &[])),
+            ToolCalls::None
+        );
+    }
+
+    #[test]
+    fn the_port_comes_from_the_url_or_its_scheme() {
+        assert_eq!(
+            host_port("http://127.0.0.1:11434/v1"),
+            Some(("127.0.0.1".into(), 11434))
+        );
+        assert_eq!(
+            host_port("https://api.openai.com/v1"),
+            Some(("api.openai.com".into(), 443))
+        );
+        assert_eq!(host_port("http://[::1]:8080"), Some(("::1".into(), 8080)));
+        assert_eq!(host_port("localhost:11434"), None);
+    }
 }
