@@ -442,7 +442,7 @@ fn empty_workspace_status_and_list_say_so() {
     let json = json(&ws.ok(&["list", "--json"]).stdout);
     assert_eq!(
         json,
-        serde_json::json!({"format": 1, "draft": null, "tasks": []})
+        serde_json::json!({"format": 1, "draft": null, "draft_error": null, "tasks": []})
     );
     let mark = ws.fails(&["mark", "S1", "done"], 2);
     assert!(
