@@ -244,3 +244,58 @@ fn discard_asks_in_a_terminal_and_refuses_without_yes_elsewhere() {
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(!ws.exists(".tasks/draft"));
 }
+
+/// `r` in `tick review` plans again with the feedback, then the menu comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revise_from_review_plans_again_and_comes_back() {
+    use crate::common::fake_model::FakeModel;
+    use crate::common::project::Project;
+    use crate::common::scripts::{login_plan, openai_call};
+
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    let mut from = project.command(&format!("{}/v1", server.url()), &["plan", "--from", "-"]);
+    let mut child = from
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), PLAN.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+
+    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    let mut review = project.command(&format!("{}/v1", server.url()), &["review"]);
+    review
+        .env("TICK_INTERACTIVE", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || {
+        let mut child = review.spawn().unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"r\nSplit S2 in two\nk\n")
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(requests[0].body.to_string().contains("Split S2 in two"));
+    // The old draft once, then the revised one once: the menu came back after planning.
+    assert_eq!(stdout.matches(SHOWN).count(), 1, "{stdout}");
+    assert_eq!(
+        stdout.matches("draft: Refactor the login module").count(),
+        1,
+        "{stdout}"
+    );
+    assert_eq!(stderr.matches("[a]pprove [r]evise").count(), 2, "{stderr}");
+    assert!(
+        project
+            .read(".tasks/draft/PLAN.md")
+            .contains("title: Refactor the login module")
+    );
+}
