@@ -468,8 +468,9 @@ impl Config {
                 "  2. environment: `TICK_PROVIDER`, `TICK_MODEL`, `TICK_BASE_URL`, and the key in `{key_env}`"
             ),
             "  3. flags: `--provider`, `--model`, `--base-url`".to_owned(),
-            "a local server needs no key: `tick plan --provider ollama --model qwen3 \"goal\"` \
-             (Ollama at http://127.0.0.1:11434/v1)"
+            "a local server needs no key: `--provider ollama --model qwen3` (Ollama at \
+             http://127.0.0.1:11434/v1) or `--provider llamacpp --model local` (llama.cpp at \
+             http://127.0.0.1:8080/v1)"
                 .to_owned(),
         ];
         Error::input(message)

@@ -217,9 +217,17 @@ fn connection(config: &Config) -> Check {
     }
     let err = last.map_or_else(|| "no address".to_owned(), |e| e.to_string());
     let hint = if crate::config::is_loopback(url) {
+        let start = match config.provider {
+            crate::config::Provider::Ollama => "`ollama serve`".to_owned(),
+            crate::config::Provider::LlamaCpp => {
+                format!("`llama-server --jinja -m model.gguf --port {port}`")
+            }
+            _ => format!(
+                "`ollama serve` (port 11434), or `llama-server --jinja -m model.gguf --port {port}`"
+            ),
+        };
         format!(
-            "start the server: `ollama serve` (port 11434), or `llama-server --jinja -m model.gguf --port 8080`; \
-             or fix `base_url` ({})",
+            "start the server: {start}; or fix `base_url` ({})",
             config.sources.base_url
         )
     } else {
@@ -235,6 +243,20 @@ fn connection(config: &Config) -> Check {
         Some(hint),
     )
     .timed(started)
+}
+
+/// For a command about to talk to the model: fails at once, with the advice of `tick doctor`,
+/// when the server does not accept a connection (instead of retrying a refused connection).
+pub fn require_server(config: &Config) -> Result<()> {
+    let check = connection(config);
+    if check.ok == Some(true) {
+        return Ok(());
+    }
+    let mut error = crate::error::Error::new(crate::error::ErrorKind::Provider, check.detail);
+    if let Some(hint) = check.hint {
+        error = error.hint(hint);
+    }
+    Err(error.hint("nothing was written; `tick doctor` checks the whole setup"))
 }
 
 const TOOL: &str = "report_ready";
@@ -462,6 +484,48 @@ mod tests {
         assert_eq!(
             classify(&answer("I am ready: report_ready", &[])),
             ToolCalls::None
+        );
+    }
+
+    fn config_for(url: &str) -> Config {
+        let dir = tempfile::tempdir().unwrap();
+        let env = crate::commands::Env {
+            cwd: dir.path().to_path_buf(),
+            now: chrono::Utc::now(),
+            vars: [
+                ("TICK_PROVIDER", "ollama"),
+                ("TICK_MODEL", "m"),
+                ("TICK_BASE_URL", url),
+            ]
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+            stdin_is_terminal: false,
+            stderr_is_terminal: false,
+            interactive: false,
+        };
+        let path = dir.path().join("config.yaml");
+        crate::config::resolve(&path, "config.yaml", &env, &crate::config::Flags::default())
+            .unwrap()
+    }
+
+    #[test]
+    fn a_closed_loopback_port_fails_at_once_with_advice() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let url = format!("http://127.0.0.1:{port}/v1");
+        assert!(require_server(&config_for(&url)).is_ok());
+        drop(listener);
+        let err = require_server(&config_for(&url)).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Provider);
+        assert!(
+            err.message
+                .starts_with(&format!("cannot connect to `127.0.0.1:{port}`"))
+        );
+        assert!(
+            err.hints[0].starts_with("start the server"),
+            "{:?}",
+            err.hints
         );
     }
 

@@ -146,6 +146,28 @@ fn a_closed_port_fails_with_start_the_server_advice() {
 }
 
 #[test]
+fn the_closed_port_report_reads_well() {
+    let project = Project::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = project.command(&format!("http://127.0.0.1:{port}/v1"), &["doctor"]);
+    cmd.env("TICK_PROVIDER", "llamacpp");
+    let output = cmd.output().unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&format!(r"\b{port}\b"), "[PORT]");
+    settings.add_filter(r"\(os error \d+\)", "(os error [N])");
+    // The sandbox line depends on the kernel the tests run on.
+    settings.add_filter(r"(?m)^  (ok  |FAIL) sandbox .*(\n {7}.*)*$", "  [SANDBOX]");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("cli_doctor_closed_port", stdout));
+}
+
+#[test]
 fn an_incomplete_configuration_exits_2_and_says_what_is_missing() {
     let project = Project::new();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
