@@ -7,6 +7,18 @@ use crate::cli::DiffArgs;
 use crate::error::{Error, Result};
 use crate::plan::StepId;
 
+/// `text` as a POSIX basic regular expression that matches only itself (git's `--grep`).
+fn basic_regex_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if ".[]*^$\\".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The commit whose message carries both trailers, newest first.
 fn step_commit(root: &std::path::Path, task: &str, step: StepId) -> Option<String> {
     let sha = crate::git::output(
@@ -17,9 +29,9 @@ fn step_commit(root: &std::path::Path, task: &str, step: StepId) -> Option<Strin
             "--format=%H",
             "-n",
             "1",
-            "--fixed-strings",
-            &format!("--grep=Task: {task}"),
-            &format!("--grep=Step: {step}"),
+            // Whole trailer lines: `Step: S1` must not find `Step: S11`.
+            &format!("--grep=^Task: {}$", basic_regex_literal(task)),
+            &format!("--grep=^Step: {}$", basic_regex_literal(&step.to_string())),
         ],
     )?;
     let sha = sha.trim().to_owned();

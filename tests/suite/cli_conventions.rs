@@ -292,8 +292,21 @@ fn diff_shows_the_commit_of_a_committed_step() {
             &format!("Find the login\n\nTask: {id}\nStep: S1\n"),
         ],
     );
+    // A later step whose id starts the same is not S1's commit.
+    ws.write("src/other.ts", "export const other = 1;\n");
+    git(ws.root(), &["add", "src/other.ts"]);
+    git(
+        ws.root(),
+        &[
+            "commit",
+            "-q",
+            "-m",
+            &format!("Other\n\nTask: {id}\nStep: S11\n"),
+        ],
+    );
     ws.write("src/login.ts", "export function login() { /* later */ }\n");
     let run = ws.ok(&["diff", "S1", &id]);
+    assert!(!run.stdout.contains("other"), "{}", run.stdout);
     assert!(
         run.stdout.contains(&format!("Task: {id}")),
         "{}",
