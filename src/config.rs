@@ -125,6 +125,8 @@ pub struct Flags {
 /// The settings a command works with.
 #[derive(Clone)]
 pub struct Config {
+    /// Where each setting came from, for messages and `tick doctor`.
+    pub sources: Sources,
     pub provider: Provider,
     pub model: Option<String>,
     pub plan_model: Option<String>,
@@ -133,58 +135,12 @@ pub struct Config {
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
     pub limits: Limits,
-    /// Where each setting came from, for messages and `tick doctor`.
-    pub sources: Sources,
-}
-
-/// Where one setting's value came from.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
-pub enum Source {
-    /// A command-line flag, like `--model`.
-    Flag(String),
-    /// An environment variable, like `TICK_MODEL`.
-    Env(String),
-    /// A config file, as shown to people (`.tasks/config.yaml`).
-    File(String),
-    /// tick's default (for the provider, when it has one).
-    Default,
-    /// Set nowhere.
-    Unset,
-}
-
-impl std::fmt::Display for Source {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Source::Flag(name) => write!(f, "flag `{name}`"),
-            Source::Env(name) => write!(f, "environment `{name}`"),
-            Source::File(name) => write!(f, "`{name}`"),
-            Source::Default => f.write_str("default"),
-            Source::Unset => f.write_str("not set"),
-        }
-    }
-}
-
-/// Where each resolved setting came from.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Sources {
-    pub provider: Source,
-    pub model: Source,
-    pub plan_model: Source,
-    pub base_url: Source,
-    pub api_key: Source,
-}
-
-/// A setting a model command needs and does not have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Missing {
-    Model,
-    ApiKey,
 }
 
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
+            .field("sources", &self.sources)
             .field("provider", &self.provider)
             .field("model", &self.model)
             .field("plan_model", &self.plan_model)
@@ -192,7 +148,6 @@ impl std::fmt::Debug for Config {
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("limits", &self.limits)
-            .field("sources", &self.sources)
             .finish()
     }
 }
@@ -262,16 +217,6 @@ pub fn resolve(
     // The repository's file is more specific than the user's: it wins.
     let project_file = read_file_config(project_config, project_shown)?;
     merge(&mut file, project_file.clone());
-    // Which file a merged key came from: the repository's when it sets it, else the user's.
-    let file_source = |in_project: bool, in_user: bool| {
-        if in_project {
-            Source::File(project_shown.to_owned())
-        } else if in_user {
-            Source::File(user_shown.clone())
-        } else {
-            Source::Unset
-        }
-    };
 
     let env_provider = match env.var("TICK_PROVIDER") {
         Some(text) => Some(Provider::parse(text).ok_or_else(|| {
@@ -317,62 +262,19 @@ pub fn resolve(
         .and_then(|name| env.var(name))
         .or_else(|| env.var("TICK_API_KEY"))
         .map(str::to_owned);
-    let sources = Sources {
-        provider: if flags.provider.is_some() {
-            Source::Flag("--provider".into())
-        } else if env_provider.is_some() {
-            Source::Env("TICK_PROVIDER".into())
-        } else {
-            match file_source(
-                project_file.provider.is_some(),
-                user_file.provider.is_some(),
-            ) {
-                Source::Unset => Source::Default,
-                found => found,
-            }
-        },
-        model: if flags.model.is_some() {
-            Source::Flag("--model".into())
-        } else if env.var("TICK_MODEL").is_some() {
-            Source::Env("TICK_MODEL".into())
-        } else {
-            file_source(project_file.model.is_some(), user_file.model.is_some())
-        },
-        plan_model: if env.var("TICK_PLAN_MODEL").is_some() {
-            Source::Env("TICK_PLAN_MODEL".into())
-        } else {
-            file_source(
-                project_file.plan_model.is_some(),
-                user_file.plan_model.is_some(),
-            )
-        },
-        base_url: if flags.base_url.is_some() {
-            Source::Flag("--base-url".into())
-        } else if env.var("TICK_BASE_URL").is_some() {
-            Source::Env("TICK_BASE_URL".into())
-        } else if flags.provider.is_some() || env_provider.is_some() {
-            Source::Default
-        } else {
-            match file_source(
-                project_file.base_url.is_some(),
-                user_file.base_url.is_some(),
-            ) {
-                Source::Unset => Source::Default,
-                found => found,
-            }
-        },
-        api_key: match api_key_env
-            .as_deref()
-            .filter(|name| env.var(name).is_some())
-        {
-            Some(name) => Source::Env(name.to_owned()),
-            None if env.var("TICK_API_KEY").is_some() => Source::Env("TICK_API_KEY".into()),
-            None => Source::Unset,
-        },
-    };
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
     Ok(Config {
+        sources: sources(
+            &Layers {
+                flags,
+                env,
+                env_provider,
+                project: (&project_file, project_shown),
+                user: (&user_file, &user_shown),
+            },
+            api_key_env.as_deref(),
+        ),
         provider,
         model,
         plan_model,
@@ -387,7 +289,6 @@ pub fn resolve(
                 .map_or(defaults.idle_timeout, Duration::from_secs),
             max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
         },
-        sources,
     })
 }
 
@@ -407,6 +308,152 @@ pub fn is_loopback(url: &str) -> bool {
 }
 
 impl Config {
+    /// The model for planning: `plan_model` if set, else `model`.
+    pub fn planner_model(&self) -> Result<String> {
+        self.plan_model
+            .clone()
+            .or_else(|| self.model.clone())
+            .ok_or_else(|| {
+                Error::input("no model is configured").hint(
+                    "set `model:` in `.tasks/config.yaml`, or `TICK_MODEL`, or pass `--model`",
+                )
+            })
+    }
+
+    /// The HTTP client settings, checking that a key is there when the server needs one.
+    pub fn client_config(&self) -> Result<ClientConfig> {
+        let key_env = self
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "TICK_API_KEY".to_owned());
+        if self.api_key.is_none()
+            && !is_loopback(&self.base_url)
+            && self.provider.default_key_env().is_some()
+        {
+            return Err(Error::input(format!(
+                "no API key: `{key_env}` is not set"
+            ))
+            .hint(format!(
+                "set `{key_env}` or `api_key_env` in `.tasks/config.yaml`; a local server (`provider: ollama`) needs none"
+            )));
+        }
+        let mut client = ClientConfig::new(self.provider.kind(), self.base_url.clone());
+        client.api_key.clone_from(&self.api_key);
+        client.api_key_env = key_env;
+        client.idle_timeout = self.limits.idle_timeout;
+        client.max_retries = self.limits.max_retries;
+        Ok(client)
+    }
+}
+
+/// Where one setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum Source {
+    /// A command-line flag, like `--model`.
+    Flag(String),
+    /// An environment variable, like `TICK_MODEL`.
+    Env(String),
+    /// A config file, as shown to people (`.tasks/config.yaml`).
+    File(String),
+    /// tick's default (for the provider, when it has one).
+    Default,
+    /// Set nowhere.
+    Unset,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Flag(name) => write!(f, "flag `{name}`"),
+            Source::Env(name) => write!(f, "environment `{name}`"),
+            Source::File(name) => write!(f, "`{name}`"),
+            Source::Default => f.write_str("default"),
+            Source::Unset => f.write_str("not set"),
+        }
+    }
+}
+
+/// Where each resolved setting came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Sources {
+    pub provider: Source,
+    pub model: Source,
+    pub plan_model: Source,
+    pub base_url: Source,
+    pub api_key: Source,
+}
+
+/// A setting a model command needs and does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    Model,
+    ApiKey,
+}
+
+/// The sources `resolve` reads, for telling which one set a value.
+struct Layers<'a> {
+    flags: &'a Flags,
+    env: &'a Env,
+    env_provider: Option<Provider>,
+    project: (&'a FileConfig, &'a str),
+    user: (&'a FileConfig, &'a str),
+}
+
+impl Layers<'_> {
+    /// The file that set a key: the repository's when it sets it, else the user's.
+    fn file(&self, set: impl Fn(&FileConfig) -> bool) -> Source {
+        if set(self.project.0) {
+            Source::File(self.project.1.to_owned())
+        } else if set(self.user.0) {
+            Source::File(self.user.1.to_owned())
+        } else {
+            Source::Unset
+        }
+    }
+
+    fn env(&self, name: &str) -> Option<Source> {
+        self.env.var(name).map(|_| Source::Env(name.to_owned()))
+    }
+}
+
+/// Where each setting `resolve` settles on comes from, by the same precedence.
+fn sources(layers: &Layers<'_>, api_key_env: Option<&str>) -> Sources {
+    let flag = |set: bool, name: &str| set.then(|| Source::Flag(name.to_owned()));
+    let or_default = |source: Source| match source {
+        Source::Unset => Source::Default,
+        found => found,
+    };
+    let flags = layers.flags;
+    let provider_chosen = flags.provider.is_some() || layers.env_provider.is_some();
+    Sources {
+        provider: flag(flags.provider.is_some(), "--provider")
+            .or_else(|| layers.env("TICK_PROVIDER"))
+            .unwrap_or_else(|| or_default(layers.file(|f| f.provider.is_some()))),
+        model: flag(flags.model.is_some(), "--model")
+            .or_else(|| layers.env("TICK_MODEL"))
+            .unwrap_or_else(|| layers.file(|f| f.model.is_some())),
+        plan_model: layers
+            .env("TICK_PLAN_MODEL")
+            .unwrap_or_else(|| layers.file(|f| f.plan_model.is_some())),
+        base_url: flag(flags.base_url.is_some(), "--base-url")
+            .or_else(|| layers.env("TICK_BASE_URL"))
+            .unwrap_or_else(|| {
+                // A provider chosen later brings its own server (see `resolve`).
+                if provider_chosen {
+                    Source::Default
+                } else {
+                    or_default(layers.file(|f| f.base_url.is_some()))
+                }
+            }),
+        api_key: api_key_env
+            .and_then(|name| layers.env(name))
+            .or_else(|| layers.env("TICK_API_KEY"))
+            .unwrap_or(Source::Unset),
+    }
+}
+
+impl Config {
     /// What a model command cannot do without, all at once: a model (for planning, a
     /// `plan_model` is enough) and, for a server off this machine that needs one, a key.
     pub fn missing(&self, planning: bool) -> Vec<Missing> {
@@ -421,6 +468,8 @@ impl Config {
         missing
     }
 
+    /// Whether the server is off this machine, needs a key, and has none (as
+    /// [`Config::client_config`] checks).
     fn needs_key(&self) -> bool {
         self.api_key.is_none()
             && !is_loopback(&self.base_url)
@@ -480,40 +529,6 @@ impl Config {
                 "to try tick without a model, write the plan yourself: `tick plan --from plan.md`; \
                  `tick doctor` checks the setup; nothing was written",
             )
-    }
-
-    /// The model for planning: `plan_model` if set, else `model`.
-    pub fn planner_model(&self) -> Result<String> {
-        self.plan_model
-            .clone()
-            .or_else(|| self.model.clone())
-            .ok_or_else(|| {
-                Error::input("no model is configured").hint(
-                    "set `model:` in `.tasks/config.yaml`, or `TICK_MODEL`, or pass `--model`",
-                )
-            })
-    }
-
-    /// The HTTP client settings, checking that a key is there when the server needs one.
-    pub fn client_config(&self) -> Result<ClientConfig> {
-        let key_env = self
-            .api_key_env
-            .clone()
-            .unwrap_or_else(|| "TICK_API_KEY".to_owned());
-        if self.needs_key() {
-            return Err(Error::input(format!(
-                "no API key: `{key_env}` is not set"
-            ))
-            .hint(format!(
-                "set `{key_env}` or `api_key_env` in `.tasks/config.yaml`; a local server (`provider: ollama`) needs none"
-            )));
-        }
-        let mut client = ClientConfig::new(self.provider.kind(), self.base_url.clone());
-        client.api_key.clone_from(&self.api_key);
-        client.api_key_env = key_env;
-        client.idle_timeout = self.limits.idle_timeout;
-        client.max_retries = self.limits.max_retries;
-        Ok(client)
     }
 }
 
