@@ -89,3 +89,21 @@ fn plan_from_a_file_needs_no_model() {
     assert!(output.status.success(), "{output:#?}");
     assert!(ws.exists(".tasks/draft/PLAN.md"));
 }
+
+#[test]
+fn init_leads_to_the_config_and_doctor() {
+    let ws = Workspace::new();
+    let run = ws.ok(&["init"]);
+    assert!(
+        run.stderr.contains(
+            "hint: set the model in `.tasks/config.yaml` (or the environment), check it with `tick doctor`"
+        ),
+        "{}",
+        run.stderr
+    );
+    let config = ws.read(".tasks/config.yaml");
+    assert!(
+        config.contains("#   2. this file: the repository's settings win over your own"),
+        "{config}"
+    );
+}
