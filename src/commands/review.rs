@@ -28,8 +28,7 @@ pub enum Choice {
     Stop,
 }
 
-const HELP: &str = "\
-  a  approve: the draft becomes a task (you choose the run's limits next)
+const HELP: &str = "  a  approve: the draft becomes a task (you choose the run's limits next)
   r  revise: tell the planner what should change
   e  edit: open the draft in $EDITOR; it is checked when you close it
   d  discard: throw the draft away (asks first)
@@ -72,6 +71,8 @@ impl Keys {
                 }
             } else {
                 let line = read_line()?;
+                // A piped answer is not echoed by a terminal: show it, so the transcript reads.
+                ctx.ui.prompt(&format!("{}\n", line.trim()));
                 line.trim().chars().next()
             };
             match got.map(|c| c.to_ascii_lowercase()) {
@@ -88,11 +89,12 @@ impl Keys {
     pub fn line(&self, ctx: &Ctx<'_>, prompt: &str) -> Option<String> {
         ctx.ui.prompt(prompt);
         if self.raw {
-            Term::stderr().read_line().ok()
+            Term::stderr().read_line().ok().map(|l| l.trim().to_owned())
         } else {
-            read_line()
+            let line = read_line()?.trim().to_owned();
+            ctx.ui.prompt(&format!("{line}\n"));
+            Some(line)
         }
-        .map(|l| l.trim().to_owned())
     }
 
     /// Yes or no, with `default` taken on Enter (and shown in the prompt).

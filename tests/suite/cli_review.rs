@@ -82,6 +82,8 @@ fn enter_chooses_nothing_and_the_plan_is_printed_once() {
         before,
         "keep changes nothing"
     );
+    crate::common::workspace::filters(&ws)
+        .bind(|| insta::assert_snapshot!("cli_review_menu_session", run.stderr));
 }
 
 #[test]
