@@ -345,7 +345,8 @@ pub struct EditArgs {
 /// Show the changes a step made.
 ///
 /// From the step's commit when the run used `--commit` (found by its `Step:` and `Task:`
-/// trailers), otherwise the working tree's `git diff` of the files the step changed.
+/// trailers), otherwise `git diff` of the files the step changed, from the commit the plan
+/// was approved on to the working tree.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The step id, like `S3`.

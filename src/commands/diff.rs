@@ -81,7 +81,32 @@ pub fn run(ctx: &Ctx<'_>, args: &DiffArgs) -> Result<Outcome> {
         ));
         return Ok(Outcome::Done);
     }
-    let mut args_git = vec!["diff", "--no-ext-diff", "--no-textconv", "HEAD", "--"];
+    // Against the commit the plan was approved on, so changes committed since (by hand,
+    // without trailers) still show; HEAD when the approval recorded none.
+    let base = task
+        .state
+        .approval
+        .as_ref()
+        .and_then(|a| a.git_head.clone())
+        .filter(|head| {
+            crate::git::output(root, &["cat-file", "-e", &format!("{head}^{{commit}}")]).is_some()
+        })
+        .unwrap_or_else(|| "HEAD".to_owned());
+    let since = if base == "HEAD" {
+        "HEAD".to_owned()
+    } else {
+        format!(
+            "the commit it was approved on ({})",
+            &base[..base.len().min(12)]
+        )
+    };
+    let mut args_git = vec![
+        "diff",
+        "--no-ext-diff",
+        "--no-textconv",
+        base.as_str(),
+        "--",
+    ];
     args_git.extend(files.iter().map(String::as_str));
     let diff = crate::git::output(root, &args_git).unwrap_or_default();
     if !diff.is_empty() {
@@ -96,8 +121,8 @@ pub fn run(ctx: &Ctx<'_>, args: &DiffArgs) -> Result<Outcome> {
         ctx.ui.note(&format!("`{file}` is new and not in git yet"));
     }
     ctx.ui.note(&format!(
-        "{step} changed {}: the working tree against HEAD (the run did not commit it, so later \
-         changes to the same files show too)",
+        "{step} changed {}: the working tree against {since} (the run did not commit it, so \
+         other changes to the same files show too)",
         files
             .iter()
             .map(|f| format!("`{f}`"))

@@ -264,6 +264,20 @@ fn diff_shows_the_files_a_step_changed() {
         "{}",
         run.stderr
     );
+    // Committed by hand, without trailers: still S1's change, since the approval.
+    git(ws.root(), &["commit", "-q", "-am", "wip"]);
+    let run = ws.ok(&["diff", "S1"]);
+    assert!(
+        run.stdout
+            .contains("+export function login(user) { return user; }"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("against the commit it was approved on"),
+        "{}",
+        run.stderr
+    );
     let none = ws.ok(&["diff", "S3", &id]);
     assert!(
         none.stderr.contains("has no recorded changes"),
