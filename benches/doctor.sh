@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): how long `tick doctor` takes to say the model server is not
 # running, for a local provider whose port is closed (connection refused on 127.0.0.1), and
-# how long `tick plan` takes to fail on the same port (it retries with backoff).
+# how long `tick plan` takes to fail on the same port (it checks a local server first).
 #
 # Usage: benches/doctor.sh            (RUNS=10 to change the number of runs)
 # TICK_BIN=path/to/tick skips the release build.

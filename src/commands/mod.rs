@@ -97,13 +97,17 @@ impl Outcome {
 /// The settings for a command that talks to a model: files, environment, then its flags.
 ///
 /// Fails, before anything is written, with one message naming everything still missing (a
-/// model, a key) and the ways to set it.
+/// model, a key) and the ways to set it; and, for a server on this machine, at once when it
+/// refuses the connection (it is not running: retrying would only make the person wait).
 pub fn model_config(ctx: &Ctx<'_>, args: &crate::cli::ModelArgs) -> Result<crate::config::Config> {
     let config = resolved_config(ctx, args)?;
     let missing = config.missing(true);
     if !missing.is_empty() {
         let path = ctx.store.config_path();
         return Err(config.missing_error(&missing, &ctx.store.rel(&path)));
+    }
+    if crate::config::is_loopback(&config.base_url) {
+        doctor::require_server(&config)?;
     }
     Ok(config)
 }

@@ -107,3 +107,48 @@ fn init_leads_to_the_config_and_doctor() {
         "{config}"
     );
 }
+
+#[test]
+fn a_local_server_that_is_not_running_is_named_at_once() {
+    let ws = Workspace::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let run = unconfigured(
+        &ws,
+        &[
+            "plan",
+            "--provider",
+            "ollama",
+            "--model",
+            "qwen3",
+            "--base-url",
+            &url,
+            "Add a flag",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3, "{run:#?}");
+    assert!(
+        run.stderr
+            .starts_with(&format!("error: cannot connect to `127.0.0.1:{port}`")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: start the server: `ollama serve`"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("attempts"),
+        "no retries: {}",
+        run.stderr
+    );
+    assert!(!ws.exists(".tasks"));
+}
