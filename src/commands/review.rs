@@ -11,7 +11,7 @@ use std::path::Path;
 use console::{Key, Term};
 
 use super::{Ctx, Outcome};
-use crate::cli::{ApproveArgs, DiscardArgs, ModelArgs, PlanArgs, ReviewArgs};
+use crate::cli::{ApproveArgs, DiscardArgs, PlanArgs, ReviewArgs};
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::plan::Phase;
@@ -122,7 +122,8 @@ fn read_line() -> Option<String> {
 
 /// `tick review`: the menu for the draft that waits; a revision plans again.
 pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
-    if ctx.store.load_draft().ok().flatten().is_none() {
+    // A draft that does not parse is reviewed too: the menu can edit or discard it.
+    if !ctx.store.draft_plan_path().exists() {
         return Err(Error::input("there is no draft to review")
             .hint("write one with `tick plan \"goal\"` or `tick plan --from plan.md`"));
     }
@@ -136,11 +137,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
         revise,
         answer,
         force: false,
-        model: ModelArgs {
-            model: args.model.model.clone(),
-            provider: args.model.provider,
-            base_url: args.model.base_url.clone(),
-        },
+        model: args.model.clone(),
         json: false,
     };
     match menu(ctx)? {

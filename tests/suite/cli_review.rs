@@ -301,3 +301,35 @@ async fn revise_from_review_plans_again_and_comes_back() {
             .contains("title: Refactor the login module")
     );
 }
+
+#[test]
+fn a_broken_draft_can_be_fixed_from_review() {
+    let ws = drafted();
+    let draft = ".tasks/draft/PLAN.md";
+    ws.write(draft, ws.read(draft).replace("- [ ] S3", "- [?] S3"));
+    let editor = bad_then_good_editor(&ws);
+    // The scripted editor's first run breaks S3 again (a no-op here); its second fixes it.
+    let run = typed(&ws, &["review"], "e\ne\nk\n", &vars(&editor));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.stderr.starts_with("error: `.tasks/draft/PLAN.md:"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("`e` opens it in your editor; `d` discards it")
+    );
+    assert_eq!(
+        run.stdout.matches(SHOWN).count(),
+        0,
+        "nothing to print: {}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("the edited draft is valid"),
+        "{}",
+        run.stderr
+    );
+    assert!(ws.read(draft).contains("- [ ] S3"));
+}
