@@ -29,10 +29,19 @@ pub const STATE_FILE: &str = "state.yaml";
 pub const CONFIG_FILE: &str = "config.yaml";
 pub const SESSION_FILE: &str = "session.jsonl";
 pub const RUNS_DIR: &str = "runs";
+/// `.tasks/.current`: the id of the task a person last acted on (run, approve, mark). Local.
+pub const CURRENT_FILE: &str = ".current";
 
 /// The files tick writes atomically; a temp file of one of these is left only by a killed
 /// writer.
-pub const WRITTEN_FILES: [&str; 5] = [PLAN_FILE, TODO_FILE, STATE_FILE, CONFIG_FILE, ".gitignore"];
+pub const WRITTEN_FILES: [&str; 6] = [
+    PLAN_FILE,
+    TODO_FILE,
+    STATE_FILE,
+    CONFIG_FILE,
+    ".gitignore",
+    CURRENT_FILE,
+];
 
 /// `.tasks/.gitignore`: what stays local.
 pub const GITIGNORE: &str = "\
@@ -42,6 +51,7 @@ pub const GITIGNORE: &str = "\
 draft/session.jsonl
 */runs/
 .staging-*/
+.current
 ";
 
 /// The workspace and its `.tasks/` folder.
@@ -257,16 +267,54 @@ impl Store {
         }
     }
 
-    /// The task a command means when none is named: the most recent one that is not
-    /// completed or cancelled (one that does not parse counts as open: it needs a look), else
-    /// the most recent one.
-    pub fn current(&self) -> Result<Option<TaskRef>> {
-        Ok(self.current_loaded()?.map(|(task, _)| task))
+    /// Remembers `task` as the one the person last acted on (`run`, `approve`, `mark`), for
+    /// the commands that name no task. A convenience only: failing to write it (a read-only
+    /// checkout) never fails the command.
+    pub fn set_current(&self, task: &TaskRef) {
+        if self.dir.is_dir() {
+            let _ = fsx::write_atomic(
+                &self.dir.join(CURRENT_FILE),
+                format!("{}\n", task.id).as_bytes(),
+            );
+        }
     }
 
-    /// The current task and, when it parsed, its loaded files (so a caller need not read them
-    /// twice).
+    /// The task the person last acted on, if it is still there.
+    pub fn last_acted(&self) -> Result<Option<TaskRef>> {
+        let Some(text) = fsx::read_optional(&self.dir.join(CURRENT_FILE))? else {
+            return Ok(None);
+        };
+        let id = text.trim();
+        let known = folder_name::is_task_folder(id) && self.dir.join(id).is_dir();
+        Ok(known.then(|| self.task_ref(id)))
+    }
+
+    /// The task a command that changes things means when none is named: the one the person
+    /// last acted on while it is not completed or cancelled; else the most recent one that is
+    /// not (one that does not parse counts as open: it needs a look), else the most recent one.
+    pub fn current(&self) -> Result<Option<TaskRef>> {
+        if let Some(task) = self.last_acted()?
+            && self.load(&task).is_ok_and(|t| !t.phase().is_finished())
+        {
+            return Ok(Some(task));
+        }
+        Ok(self.newest_open()?.map(|(task, _)| task))
+    }
+
+    /// The task `tick status` shows when none is named, with its loaded files when they
+    /// parse (so a caller need not read them twice): the one the person last acted on, in
+    /// whatever phase (right after finishing a task, that task), else as [`Store::current`].
     pub fn current_loaded(&self) -> Result<Option<(TaskRef, Option<Task>)>> {
+        if let Some(task) = self.last_acted()? {
+            let loaded = self.load(&task).ok();
+            return Ok(Some((task, loaded)));
+        }
+        self.newest_open()
+    }
+
+    /// The most recent task that is not completed or cancelled (or does not parse), else the
+    /// most recent one.
+    fn newest_open(&self) -> Result<Option<(TaskRef, Option<Task>)>> {
         let ids = self.task_ids()?;
         let mut newest = None;
         for id in ids.iter().rev() {
@@ -282,6 +330,27 @@ impl Store {
             }
         }
         Ok(newest)
+    }
+
+    /// Tasks other than `except` that need a person: blocked, stale or executing (a run may
+    /// have stopped half-way), newest first. Tasks that do not parse are left to `tick list`.
+    pub fn needing_attention(&self, except: Option<&str>) -> Result<Vec<Task>> {
+        let mut tasks = Vec::new();
+        for id in self.task_ids()?.iter().rev() {
+            if Some(id.as_str()) == except {
+                continue;
+            }
+            let Ok(task) = self.load(&self.task_ref(id)) else {
+                continue;
+            };
+            let progress = task.progress();
+            let needs =
+                matches!(task.phase(), Phase::Blocked | Phase::Executing) || progress.stale > 0;
+            if needs && task.plan.phase() != Some(Phase::Cancelled) {
+                tasks.push(task);
+            }
+        }
+        Ok(tasks)
     }
 
     /// The named task, or the current one.
