@@ -641,7 +641,7 @@ impl<'a> Runner<'a> {
                         .map(|d| d.into_keys().collect())
                         .unwrap_or_default();
                     let files = changes::commit_set(&scope, &changed, &dirty);
-                    self.commit_step(task, id, &step.title, files, sink)?;
+                    self.commit_step(task, id, &step.title, &files, sink)?;
                 }
                 if parent_blocked {
                     return Ok(StepOutcome::Blocked);
@@ -753,7 +753,7 @@ impl<'a> Runner<'a> {
         task: &Task,
         id: StepId,
         title: &str,
-        files: Vec<String>,
+        files: &[String],
         sink: &mut Sink<'_>,
     ) -> Result<()> {
         if files.is_empty() {
@@ -761,7 +761,7 @@ impl<'a> Runner<'a> {
             return Ok(());
         }
         let store = self.store();
-        let mut paths = files.clone();
+        let mut paths = files.to_vec();
         for file in [PLAN_FILE, TODO_FILE, STATE_FILE] {
             paths.push(store.rel(&task.dir.join(file)));
         }

@@ -22,7 +22,7 @@ fn documented(section: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut current: Option<String> = None;
     for line in doc.lines() {
         if let Some(title) = line.strip_prefix("## ") {
-            h2 = title.to_owned();
+            title.clone_into(&mut h2);
             current = None;
         } else if line == "### The result line" {
             current = Some("result".to_owned());
