@@ -835,3 +835,6 @@ fn step_error(err: StepError, id: StepId) -> Error {
         .hint(format!("raise `limits.max_tokens` in `.tasks/config.yaml`; {left}")),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -150,4 +150,27 @@ mod tests {
         assert_eq!(next(src, Some("S2")), Next::Step(StepId::sub(2, 2)));
         assert_eq!(next(src, Some("S1")), Next::AlreadyDone(StepId::top(1)));
     }
+
+    #[test]
+    fn a_step_waiting_on_an_open_step_that_cannot_run_first_is_reported() {
+        // S1 waits on S2, and S2 on S1: nothing can run.
+        let src = "- [ ] S1 a\n  - depends: S2\n- [ ] S2 b\n  - depends: S1\n";
+        assert_eq!(
+            next(src, None),
+            Next::Waiting {
+                id: StepId::top(1),
+                on: StepId::top(2)
+            }
+        );
+        // A sub-step inherits its parent's `depends`.
+        let src = "- [ ] S1 a\n- [ ] S2 b\n  - depends: S1\n  - [ ] S2.1 c\n";
+        assert_eq!(
+            next(src, Some("S2")),
+            Next::Waiting {
+                id: StepId::sub(2, 1),
+                on: StepId::top(1)
+            }
+        );
+        assert_eq!(next(src, None), Next::Step(StepId::top(1)));
+    }
 }
