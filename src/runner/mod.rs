@@ -594,8 +594,9 @@ impl<'a> Runner<'a> {
         // What the step changed: what its tools wrote, what differs from before it, and what
         // earlier attempts changed that is still changed.
         let after = Snapshot::take(&root, &scope, &before.files.keys().cloned().collect());
+        // A file a person changed meanwhile is theirs, unless the step's tools wrote it too.
         let mut changed: BTreeSet<String> = recorder.written().keys().cloned().collect();
-        changed.extend(before.changed(&after));
+        changed.extend(before.changed(&after).difference(&outside).cloned());
         if let Some(dirty) = &after.dirty {
             changed.extend(earlier.intersection(dirty).cloned());
         }
@@ -637,9 +638,13 @@ impl<'a> Runner<'a> {
                 });
                 let parent_blocked = id.is_sub() && self.settle_parent(id.parent(), sink)?;
                 if self.deps.commit {
-                    let dirty = changes::dirty_files(&root)
-                        .map(|d| d.into_keys().collect())
-                        .unwrap_or_default();
+                    let dirty: BTreeSet<String> = changes::dirty_files(&root)
+                        .ok_or_else(|| {
+                            Error::input("`--commit` needs a git repository, and git sees none here")
+                                .hint("the step is done and recorded; run without `--commit`, or `git init`")
+                        })?
+                        .into_keys()
+                        .collect();
                     let files = changes::commit_set(&scope, &changed, &dirty);
                     self.commit_step(task, id, &step.title, &files, sink)?;
                 }

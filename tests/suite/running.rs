@@ -932,3 +932,47 @@ async fn status_shows_the_task_just_finished_and_lists_others_needing_attention(
     assert_eq!(report["task"]["id"], older.as_str());
     assert_eq!(report["attention"], json!([]));
 }
+
+/// A file a person creates while a step runs is theirs: not the step's change, not a
+/// deviation, not in the step's commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_new_file_during_a_step_is_not_the_steps() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    let mut reply = Reply::sse(Vec::<String>::new()).delay(std::time::Duration::from_millis(1500));
+    for chunk in openai_call_chunks(&[("c1", "list_files", json!({}))]) {
+        reply = reply.chunk(chunk);
+    }
+    server.push(reply);
+    server.push(openai_call(
+        "c2",
+        "write_file",
+        json!({"path": "greeting.txt", "content": "hello\n"}),
+    ));
+    server.push(openai_call(
+        "c3",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let mut cmd = project.command(
+        &format!("{}/v1", server.url()),
+        &["run", "--steps", "1", "--commit"],
+    );
+    let running = tokio::task::spawn_blocking(move || cmd.output().unwrap());
+    server.wait_for_requests(1).await;
+    project.write("mine.txt", "a person's file\n");
+    let output = running.await.unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("changed outside tick during the step: `mine.txt`"),
+        "{}",
+        stderr(&output)
+    );
+    let record = &state(&project, &id).steps[&"S1".parse().unwrap()];
+    assert_eq!(record.files_changed, ["greeting.txt"]);
+    assert!(record.deviations.is_empty(), "{:?}", record.deviations);
+    assert_eq!(record.outside_edits, ["mine.txt"]);
+    let files = project.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert!(files.contains("greeting.txt"), "{files}");
+    assert!(!files.contains("mine.txt"), "{files}");
+}
