@@ -47,10 +47,6 @@ impl Recorder {
         }
     }
 
-    pub fn step(&self) -> StepId {
-        self.step
-    }
-
     /// A tool wrote `path` (workspace-relative) leaving content `hash`, at `at`.
     pub fn tool_wrote(&mut self, path: &str, hash: &str, at: DateTime<Utc>) {
         self.written.insert(path.to_owned(), hash.to_owned());
