@@ -334,19 +334,32 @@ impl Store {
 
     /// Tasks other than `except` that need a person: blocked, stale or executing (a run may
     /// have stopped half-way), newest first. Tasks that do not parse are left to `tick list`.
+    ///
+    /// Most tasks of a long-lived workspace are finished, so each TODO.md is first scanned
+    /// for a marker that could mean attention (`[!]`, `[~]`, `[-]`, or a done box beside an
+    /// open one); only those tasks are parsed.
     pub fn needing_attention(&self, except: Option<&str>) -> Result<Vec<Task>> {
         let mut tasks = Vec::new();
         for id in self.task_ids()?.iter().rev() {
             if Some(id.as_str()) == except {
                 continue;
             }
-            let Ok(task) = self.load(&self.task_ref(id)) else {
+            let task = self.task_ref(id);
+            let Some(todo) = fsx::read_optional(&task.dir.join(TODO_FILE))? else {
                 continue;
             };
-            let progress = task.progress();
-            let needs =
-                matches!(task.phase(), Phase::Blocked | Phase::Executing) || progress.stale > 0;
-            if needs && task.plan.phase() != Some(Phase::Cancelled) {
+            if !may_need_attention(&todo) {
+                continue;
+            }
+            let Ok(task) = self.load(&task) else {
+                continue;
+            };
+            let needs = match task.phase() {
+                Phase::Blocked | Phase::Executing => true,
+                Phase::Cancelled => false,
+                _ => task.progress().stale > 0,
+            };
+            if needs {
                 tasks.push(task);
             }
         }
@@ -473,6 +486,46 @@ impl Task {
     }
 }
 
+/// Whether a TODO.md's text has a marker that may put its task in need of attention: blocked,
+/// stale or in progress, or done and open boxes side by side (a run stopped half-way). A
+/// cheap scan over the lines, without parsing; `true` may be wrong (a marker in a code block),
+/// `false` never is.
+fn may_need_attention(todo: &str) -> bool {
+    let (mut done, mut open) = (false, false);
+    for line in todo.lines() {
+        let Some(rest) = list_item_box(line) else {
+            continue;
+        };
+        match rest.as_bytes().get(..2) {
+            Some([b'!' | b'~' | b'-', b']']) => return true,
+            Some([b'x' | b'X', b']']) => done = true,
+            Some([b' ', b']']) => open = true,
+            _ => {}
+        }
+        if done && open {
+            return true;
+        }
+    }
+    false
+}
+
+/// The text after `[` of a list item that starts with a box (`- [`, `* [`, `+ [`, `1. [`).
+fn list_item_box(line: &str) -> Option<&str> {
+    let item = line.trim_start();
+    let after_bullet = if let Some(rest) = item.strip_prefix(['-', '*', '+']) {
+        rest
+    } else {
+        let digits = item.len() - item.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        item.get(digits..)
+            .filter(|_| digits > 0)?
+            .strip_prefix(['.', ')'])?
+    };
+    let text = after_bullet.trim_start();
+    (text.len() < after_bullet.len())
+        .then_some(text)?
+        .strip_prefix('[')
+}
+
 /// Removes temp files a killed writer left behind. Only called under the lock, so no writer is
 /// active in `dir`.
 fn clean_up(dir: &Path) -> Result<()> {
@@ -498,4 +551,26 @@ pub fn steps_hash(checklist: &Checklist) -> String {
         hasher.update(b"\n");
     }
     hasher.finalize().to_hex().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_attention_scan_never_misses_a_marker_that_matters() {
+        assert!(!may_need_attention("# TODO\n\n- [x] S1 a\n- [X] S2 b\n"));
+        assert!(!may_need_attention("- [ ] S1 a\n  - [ ] S1.1 b\n"));
+        assert!(may_need_attention("- [x] S1 a\n- [ ] S2 b\n"));
+        assert!(may_need_attention("- [x] S1 a\n  - [!] S1.1 b\n"));
+        assert!(may_need_attention("* [~] S1 a\n"));
+        assert!(may_need_attention("+ [!] S1 a\n"));
+        assert!(may_need_attention("1. [-] S1 a\n"));
+        assert!(!may_need_attention("-[!] not a list item\n"));
+        let header = "<!-- Markers: [ ] pending, [x] done, [-] in progress, [!] blocked -->\n";
+        assert!(!may_need_attention(&format!("{header}- [x] S1 a\n")));
+        assert!(may_need_attention("- [-] S1 a\n"));
+        // A marker in a code block is a false alarm the full parse settles.
+        assert!(may_need_attention("```\n- [!] not a step\n```\n"));
+    }
 }
