@@ -272,11 +272,30 @@ impl Store {
     /// checkout) never fails the command.
     pub fn set_current(&self, task: &TaskRef) {
         if self.dir.is_dir() {
+            self.ignore_current();
             let _ = fsx::write_atomic(
                 &self.dir.join(CURRENT_FILE),
                 format!("{}\n", task.id).as_bytes(),
             );
         }
+    }
+
+    /// A `.tasks/.gitignore` written before `.current` existed gets its line, so the file
+    /// stays local.
+    fn ignore_current(&self) {
+        let path = self.dir.join(".gitignore");
+        let Ok(Some(mut text)) = fsx::read_optional(&path) else {
+            return;
+        };
+        if text.lines().any(|line| line.trim() == CURRENT_FILE) {
+            return;
+        }
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(CURRENT_FILE);
+        text.push('\n');
+        let _ = fsx::write_atomic(&path, text.as_bytes());
     }
 
     /// The task the person last acted on, if it is still there.
@@ -556,6 +575,30 @@ pub fn steps_hash(checklist: &Checklist) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_current_task_is_remembered_locally() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        std::fs::create_dir_all(store.dir()).unwrap();
+        // A .gitignore from before `.current` existed.
+        std::fs::write(store.dir().join(".gitignore"), ".lock\n*/runs/").unwrap();
+        let task = store.task_ref("20261130-143012-login");
+        std::fs::create_dir_all(&task.dir).unwrap();
+        assert_eq!(store.last_acted().unwrap(), None);
+        store.set_current(&task);
+        assert_eq!(store.last_acted().unwrap(), Some(task.clone()));
+        let ignore = std::fs::read_to_string(store.dir().join(".gitignore")).unwrap();
+        assert_eq!(ignore, ".lock\n*/runs/\n.current\n");
+        store.set_current(&task);
+        let again = std::fs::read_to_string(store.dir().join(".gitignore")).unwrap();
+        assert_eq!(again, ignore, "added once");
+        // A task folder that is gone is forgotten.
+        std::fs::remove_dir_all(&task.dir).unwrap();
+        assert_eq!(store.last_acted().unwrap(), None);
+        std::fs::write(store.dir().join(CURRENT_FILE), "../../etc\n").unwrap();
+        assert_eq!(store.last_acted().unwrap(), None);
+    }
 
     #[test]
     fn the_attention_scan_never_misses_a_marker_that_matters() {
