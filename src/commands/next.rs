@@ -1,10 +1,10 @@
 //! `tick next`: which step runs next and the command that runs it, without running anything.
 
-use super::run::{Next, next_step};
 use super::{Ctx, Outcome};
 use crate::cli::NextArgs;
 use crate::error::{Error, Result};
 use crate::plan::Phase;
+use crate::runner::{Next, next_step};
 
 pub fn run(ctx: &Ctx<'_>, args: &NextArgs) -> Result<Outcome> {
     let store = &ctx.store;

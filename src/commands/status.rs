@@ -21,6 +21,34 @@ pub struct StatusReport {
     pub format: u32,
     pub draft: Option<DraftReport>,
     pub task: Option<TaskReport>,
+    /// Without a named task: the other tasks that need a person (blocked, stale, or left
+    /// executing), newest first.
+    pub attention: Vec<AttentionReport>,
+}
+
+/// Another task that needs a look, for one line of `tick status`.
+#[derive(Debug, Serialize)]
+pub struct AttentionReport {
+    pub id: String,
+    pub title: String,
+    pub phase: Phase,
+    pub done: usize,
+    pub total: usize,
+    pub blocked: usize,
+    pub stale: usize,
+}
+
+fn attention_report(task: &Task) -> AttentionReport {
+    let progress = task.progress();
+    AttentionReport {
+        id: task.id.clone(),
+        title: task.title(),
+        phase: task.phase(),
+        done: progress.done,
+        total: progress.total,
+        blocked: progress.blocked,
+        stale: progress.stale,
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -206,8 +234,19 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
     } else {
         None
     };
+    let attention = if args.task.is_none() {
+        let shown = task.as_ref().map(|t| t.id.as_str());
+        store
+            .needing_attention(shown)?
+            .iter()
+            .map(attention_report)
+            .collect()
+    } else {
+        Vec::new()
+    };
     let report = StatusReport {
         format: JSON_FORMAT,
+        attention,
         draft: draft.as_ref().map(|d| draft_report(store, d)),
         task: task.as_ref().map(|t| {
             let mut report = task_report(store, t);

@@ -9,6 +9,7 @@ mod errors;
 mod lifecycle;
 mod llm;
 mod planning;
+mod run_json;
 mod running;
 mod snapshots;
 mod staleness;

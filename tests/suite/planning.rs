@@ -476,7 +476,11 @@ async fn json_progress_is_one_event_per_line() {
     assert!(events.iter().any(|e| e["event"] == "tool_call"
         && e["name"] == "read_file"
         && e["detail"] == "src/login.rs"));
-    let last = events.last().unwrap();
+    let result = events.last().unwrap();
+    assert_eq!(result["event"], "result");
+    assert_eq!(result["exit_code"], 0);
+    assert!(result["error"].is_null());
+    let last = &events[events.len() - 2];
     assert_eq!(last["event"], "draft");
     assert_eq!(last["path"], ".tasks/draft/PLAN.md");
     assert_eq!(last["usage"]["input_tokens"], 200);
