@@ -314,6 +314,12 @@ pub struct DoctorArgs {
 }
 
 /// Open the review menu for the draft again: approve, revise, edit, discard or keep it.
+///
+/// One key per choice, and Enter alone chooses nothing: `a` approve (asks whether the run may
+/// change files outside a step's `files`, the changed-files limit, and whether to commit),
+/// `r` revise, `e` edit in `$EDITOR` (checked when it closes), `d` discard (asks first), `k`
+/// keep for later, `p` print the plan again, `?` help. With `TICK_INTERACTIVE=1` and a piped
+/// stdin it reads one answer per line.
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
     #[command(flatten)]
