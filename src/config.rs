@@ -1,5 +1,6 @@
-//! Settings, resolved once before any work: `.tasks/config.yaml`, then the user's config file,
-//! then the environment, then flags. Later sources win, key by key.
+//! Settings, resolved once before any work: the user's config file, then the repository's
+//! `.tasks/config.yaml`, then the environment, then flags. Later sources win, key by key (the
+//! repository's file over the user's). `templates/config.yaml` says the same to people.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -124,6 +125,8 @@ pub struct Flags {
 /// The settings a command works with.
 #[derive(Clone)]
 pub struct Config {
+    /// Where each setting came from, for messages and `tick doctor`.
+    pub sources: Sources,
     pub provider: Provider,
     pub model: Option<String>,
     pub plan_model: Option<String>,
@@ -137,6 +140,7 @@ pub struct Config {
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
+            .field("sources", &self.sources)
             .field("provider", &self.provider)
             .field("model", &self.model)
             .field("plan_model", &self.plan_model)
@@ -204,12 +208,15 @@ pub fn resolve(
     flags: &Flags,
 ) -> Result<Config> {
     let mut file = FileConfig::default();
+    let mut user_shown = String::new();
     if let Some(user) = user_config_path(env) {
-        let shown = user.display().to_string();
-        file = read_file_config(&user, &shown)?;
+        user_shown = user.display().to_string();
+        file = read_file_config(&user, &user_shown)?;
     }
+    let user_file = file.clone();
     // The repository's file is more specific than the user's: it wins.
-    merge(&mut file, read_file_config(project_config, project_shown)?);
+    let project_file = read_file_config(project_config, project_shown)?;
+    merge(&mut file, project_file.clone());
 
     let env_provider = match env.var("TICK_PROVIDER") {
         Some(text) => Some(Provider::parse(text).ok_or_else(|| {
@@ -258,6 +265,16 @@ pub fn resolve(
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
     Ok(Config {
+        sources: sources(
+            &Layers {
+                flags,
+                env,
+                env_provider,
+                project: (&project_file, project_shown),
+                user: (&user_file, &user_shown),
+            },
+            api_key_env.as_deref(),
+        ),
         provider,
         model,
         plan_model,
@@ -326,6 +343,192 @@ impl Config {
         client.idle_timeout = self.limits.idle_timeout;
         client.max_retries = self.limits.max_retries;
         Ok(client)
+    }
+}
+
+/// Where one setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum Source {
+    /// A command-line flag, like `--model`.
+    Flag(String),
+    /// An environment variable, like `TICK_MODEL`.
+    Env(String),
+    /// A config file, as shown to people (`.tasks/config.yaml`).
+    File(String),
+    /// tick's default (for the provider, when it has one).
+    Default,
+    /// Set nowhere.
+    Unset,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Flag(name) => write!(f, "flag `{name}`"),
+            Source::Env(name) => write!(f, "environment `{name}`"),
+            Source::File(name) => write!(f, "`{name}`"),
+            Source::Default => f.write_str("default"),
+            Source::Unset => f.write_str("not set"),
+        }
+    }
+}
+
+/// Where each resolved setting came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Sources {
+    pub provider: Source,
+    pub model: Source,
+    pub plan_model: Source,
+    pub base_url: Source,
+    pub api_key: Source,
+}
+
+/// A setting a model command needs and does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    Model,
+    ApiKey,
+}
+
+/// The sources `resolve` reads, for telling which one set a value.
+struct Layers<'a> {
+    flags: &'a Flags,
+    env: &'a Env,
+    env_provider: Option<Provider>,
+    project: (&'a FileConfig, &'a str),
+    user: (&'a FileConfig, &'a str),
+}
+
+impl Layers<'_> {
+    /// The file that set a key: the repository's when it sets it, else the user's.
+    fn file(&self, set: impl Fn(&FileConfig) -> bool) -> Source {
+        if set(self.project.0) {
+            Source::File(self.project.1.to_owned())
+        } else if set(self.user.0) {
+            Source::File(self.user.1.to_owned())
+        } else {
+            Source::Unset
+        }
+    }
+
+    fn env(&self, name: &str) -> Option<Source> {
+        self.env.var(name).map(|_| Source::Env(name.to_owned()))
+    }
+}
+
+/// Where each setting `resolve` settles on comes from, by the same precedence.
+fn sources(layers: &Layers<'_>, api_key_env: Option<&str>) -> Sources {
+    let flag = |set: bool, name: &str| set.then(|| Source::Flag(name.to_owned()));
+    let or_default = |source: Source| match source {
+        Source::Unset => Source::Default,
+        found => found,
+    };
+    let flags = layers.flags;
+    let provider_chosen = flags.provider.is_some() || layers.env_provider.is_some();
+    Sources {
+        provider: flag(flags.provider.is_some(), "--provider")
+            .or_else(|| layers.env("TICK_PROVIDER"))
+            .unwrap_or_else(|| or_default(layers.file(|f| f.provider.is_some()))),
+        model: flag(flags.model.is_some(), "--model")
+            .or_else(|| layers.env("TICK_MODEL"))
+            .unwrap_or_else(|| layers.file(|f| f.model.is_some())),
+        plan_model: layers
+            .env("TICK_PLAN_MODEL")
+            .unwrap_or_else(|| layers.file(|f| f.plan_model.is_some())),
+        base_url: flag(flags.base_url.is_some(), "--base-url")
+            .or_else(|| layers.env("TICK_BASE_URL"))
+            .unwrap_or_else(|| {
+                // A provider chosen later brings its own server (see `resolve`).
+                if provider_chosen {
+                    Source::Default
+                } else {
+                    or_default(layers.file(|f| f.base_url.is_some()))
+                }
+            }),
+        api_key: api_key_env
+            .and_then(|name| layers.env(name))
+            .or_else(|| layers.env("TICK_API_KEY"))
+            .unwrap_or(Source::Unset),
+    }
+}
+
+impl Config {
+    /// What a model command cannot do without, all at once: a model (for planning, a
+    /// `plan_model` is enough) and, for a server off this machine that needs one, a key.
+    pub fn missing(&self, planning: bool) -> Vec<Missing> {
+        let mut missing = Vec::new();
+        let has_model = self.model.is_some() || (planning && self.plan_model.is_some());
+        if !has_model {
+            missing.push(Missing::Model);
+        }
+        if self.needs_key() {
+            missing.push(Missing::ApiKey);
+        }
+        missing
+    }
+
+    /// Whether the server is off this machine, needs a key, and has none (as
+    /// [`Config::client_config`] checks).
+    fn needs_key(&self) -> bool {
+        self.api_key.is_none()
+            && !is_loopback(&self.base_url)
+            && self.provider.default_key_env().is_some()
+    }
+
+    /// The one message for a model command that cannot start: everything missing, and every
+    /// way to set it. `config_shown` is the repository's config file as people see it.
+    pub fn missing_error(&self, missing: &[Missing], config_shown: &str) -> Error {
+        let key_env = self
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "TICK_API_KEY".to_owned());
+        let mut what = Vec::new();
+        for item in missing {
+            what.push(match item {
+                Missing::Model => "a model".to_owned(),
+                Missing::ApiKey => format!("an API key (`{key_env}` is not set)"),
+            });
+        }
+        let message = format!(
+            "tick cannot talk to a model yet: it needs {}",
+            what.join(" and ")
+        );
+        let mut settings = format!(
+            "now: provider `{}` ({}), base URL `{}` ({}), model {}",
+            self.provider.as_str(),
+            self.sources.provider,
+            self.base_url,
+            self.sources.base_url,
+            match &self.model {
+                Some(model) => format!("`{model}` ({})", self.sources.model),
+                None => "not set".to_owned(),
+            },
+        );
+        if missing.contains(&Missing::ApiKey) {
+            settings.push_str(&format!(", key from `{key_env}` (not set)"));
+        }
+        let ways = [
+            "set it up in one of three ways:".to_owned(),
+            format!(
+                "  1. `tick init`, then edit `{config_shown}` (`provider`, `model`, `base_url`, `api_key_env`)"
+            ),
+            format!(
+                "  2. environment: `TICK_PROVIDER`, `TICK_MODEL`, `TICK_BASE_URL`, and the key in `{key_env}`"
+            ),
+            "  3. flags: `--provider`, `--model`, `--base-url`".to_owned(),
+            "a local server needs no key: `--provider ollama --model qwen3` (Ollama at \
+             http://127.0.0.1:11434/v1) or `--provider llamacpp --model local` (llama.cpp at \
+             http://127.0.0.1:8080/v1)"
+                .to_owned(),
+        ];
+        Error::input(message)
+            .hint(settings)
+            .hint(ways.join("\n"))
+            .hint(
+                "to try tick without a model, write the plan yourself: `tick plan --from plan.md`; \
+                 `tick doctor` checks the setup; nothing was written",
+            )
     }
 }
 
@@ -426,6 +629,75 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn the_config_template_states_the_real_precedence() {
+        let template = crate::commands::init::CONFIG_TEMPLATE;
+        let order = [
+            "1. ~/.config/tick/config.yaml",
+            "2. this file",
+            "3. the environment",
+            "4. command-line flags",
+        ];
+        let at: Vec<usize> = order
+            .iter()
+            .map(|needle| template.find(needle).unwrap_or_else(|| panic!("{needle}")))
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join(".config/tick/config.yaml");
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(&user, "model: user\n").unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(&project, format!("{template}model: project\n")).unwrap();
+        let shown = ".tasks/config.yaml";
+        let config = resolve(&project, shown, &env(&[], dir.path()), &Flags::default()).unwrap();
+        assert_eq!(config.model.as_deref(), Some("project"));
+        assert_eq!(config.sources.model, Source::File(shown.into()));
+        assert_eq!(config.sources.provider, Source::Default);
+        let e = env(&[("TICK_MODEL", "env")], dir.path());
+        let config = resolve(&project, shown, &e, &Flags::default()).unwrap();
+        assert_eq!(config.model.as_deref(), Some("env"));
+        assert_eq!(config.sources.model, Source::Env("TICK_MODEL".into()));
+        let flags = Flags {
+            model: Some("flag".into()),
+            ..Flags::default()
+        };
+        let config = resolve(&project, shown, &e, &flags).unwrap();
+        assert_eq!(config.model.as_deref(), Some("flag"));
+        assert_eq!(config.sources.model, Source::Flag("--model".into()));
+        std::fs::remove_file(&project).unwrap();
+        let config = resolve(&project, shown, &env(&[], dir.path()), &Flags::default()).unwrap();
+        assert_eq!(
+            config.sources.model,
+            Source::File(user.display().to_string())
+        );
+    }
+
+    #[test]
+    fn everything_missing_is_named_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = resolve(
+            &dir.path().join("none.yaml"),
+            "x",
+            &env(&[], dir.path()),
+            &Flags::default(),
+        )
+        .unwrap();
+        assert_eq!(config.missing(true), vec![Missing::Model, Missing::ApiKey]);
+        let e = env(&[("TICK_PROVIDER", "ollama")], dir.path());
+        let config = resolve(&dir.path().join("none.yaml"), "x", &e, &Flags::default()).unwrap();
+        assert_eq!(
+            config.missing(true),
+            vec![Missing::Model],
+            "a local server needs no key"
+        );
+        let e = env(&[("TICK_PLAN_MODEL", "p")], dir.path());
+        let config = resolve(&dir.path().join("none.yaml"), "x", &e, &Flags::default()).unwrap();
+        assert_eq!(config.missing(true), vec![Missing::ApiKey]);
+        assert_eq!(config.missing(false), vec![Missing::Model, Missing::ApiKey]);
     }
 
     #[test]

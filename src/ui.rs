@@ -702,6 +702,14 @@ pub fn list_text(report: &ListReport) -> String {
             draft.title.clone().unwrap_or_default(),
         ]);
     }
+    if let Some(error) = &report.draft_error {
+        rows.push([
+            "draft".to_owned(),
+            "invalid".to_owned(),
+            "-".to_owned(),
+            error.clone(),
+        ]);
+    }
     for task in &report.tasks {
         rows.push(match &task.error {
             Some(error) => [

@@ -144,10 +144,15 @@ fn approve_draft(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         ctx.ui
             .note(&format!("committed `{}/`", store.rel(&task_dir)));
     }
-    ctx.ui.hint(&format!(
-        "`tick run` executes it; `tick status` shows it; commit `{}/` to share it",
-        store.rel(&task_dir)
-    ));
+    if args.commit {
+        ctx.ui
+            .hint("`tick run` executes it; `tick status` shows it");
+    } else {
+        ctx.ui.hint(&format!(
+            "`tick run` executes it; `tick status` shows it; commit `{}/` to share it",
+            store.rel(&task_dir)
+        ));
+    }
     Ok(Outcome::Done)
 }
 

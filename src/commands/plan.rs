@@ -48,7 +48,11 @@ pub fn run(ctx: &Ctx<'_>, args: &PlanArgs) -> Result<Outcome> {
         if args.json || !ctx.env.interactive {
             break;
         }
-        next = review(ctx)?;
+        next = match super::review::menu(ctx)? {
+            super::review::Choice::Revise(feedback) => Some(Continue::Revise(feedback)),
+            super::review::Choice::Answer(answer) => Some(Continue::Answer(answer)),
+            super::review::Choice::Stop => None,
+        };
     }
     Ok(Outcome::Done)
 }
@@ -416,85 +420,6 @@ fn read_line() -> Option<String> {
         Ok(0) | Err(_) => None,
         Ok(_) => Some(line),
     }
-}
-
-/// The review menu after a plan, in a terminal. Returns a revision to plan next, if asked.
-fn review(ctx: &Ctx<'_>) -> Result<Option<Continue>> {
-    let ui = ctx.ui;
-    let store = &ctx.store;
-    loop {
-        let Some(draft) = store.load_draft()? else {
-            return Ok(None);
-        };
-        if draft.plan.phase() == Some(Phase::NeedsInput) {
-            ui.prompt("your answers (one line; empty to answer later): ");
-            let answer = read_line().unwrap_or_default();
-            if answer.trim().is_empty() {
-                return Ok(None);
-            }
-            return Ok(Some(Continue::Answer(answer.trim().to_owned())));
-        }
-        super::show::print_draft(ctx, &draft);
-        ui.prompt("[a]pprove  [r]evise  [e]dit  [d]iscard  [k]eep for later: ");
-        let Some(choice) = read_line() else {
-            return Ok(None);
-        };
-        match choice.trim().to_ascii_lowercase().as_str() {
-            "a" | "approve" => {
-                super::approve::run(ctx, &crate::cli::ApproveArgs::default())?;
-                return Ok(None);
-            }
-            "r" | "revise" => {
-                ui.prompt("what should change? ");
-                let feedback = read_line().unwrap_or_default();
-                if feedback.trim().is_empty() {
-                    continue;
-                }
-                return Ok(Some(Continue::Revise(feedback.trim().to_owned())));
-            }
-            "e" | "edit" => {
-                edit_in_editor(ctx, &draft.path)?;
-                match store.load_draft().and_then(|d| {
-                    let d = d.ok_or_else(|| Error::input("the draft is gone"))?;
-                    plan_md::validate(&d.plan).map_err(|e| store.parse_error(&d.path, &e))
-                }) {
-                    Ok(()) => ui.note("the edited draft is valid"),
-                    Err(err) => ui.error(&err),
-                }
-            }
-            "d" | "discard" => {
-                super::discard::run(ctx, &crate::cli::DiscardArgs {})?;
-                return Ok(None);
-            }
-            "k" | "keep" | "" => {
-                ui.hint("the draft waits in `.tasks/draft/PLAN.md`; `tick approve` when ready");
-                return Ok(None);
-            }
-            other => ui.warn(&format!("`{other}` is not a choice")),
-        }
-    }
-}
-
-fn edit_in_editor(ctx: &Ctx<'_>, path: &Path) -> Result<()> {
-    let editor = ctx
-        .env
-        .var("VISUAL")
-        .or_else(|| ctx.env.var("EDITOR"))
-        .unwrap_or("vi")
-        .to_owned();
-    // The editor setting may carry arguments (`code --wait`): let the shell split it.
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{editor} \"$1\""))
-        .arg("sh")
-        .arg(path)
-        .status()
-        .map_err(|err| Error::internal(format!("could not start the editor `{editor}`: {err}")))?;
-    if !status.success() {
-        ctx.ui
-            .warn(&format!("the editor `{editor}` exited with {status}"));
-    }
-    Ok(())
 }
 
 /// Refuses to replace a draft unless `force`: it may hold a person's edits.

@@ -224,8 +224,13 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
         (Some(task), _) => Some(store.load(&task)?),
         (None, _) => None,
     };
+    // A broken draft is the draft's problem, not the task's: one line, and status goes on.
     let draft = if args.task.is_none() {
-        store.load_draft()?
+        store.load_draft().unwrap_or_else(|err| {
+            ctx.ui
+                .warn(&format!("the draft does not parse: {}", err.message));
+            None
+        })
     } else {
         None
     };

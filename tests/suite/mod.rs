@@ -1,5 +1,9 @@
 //! Integration tests, one file per area.
 
+mod cli_conventions;
+mod cli_doctor;
+mod cli_first_run;
+mod cli_review;
 mod concurrency;
 mod errors;
 mod lifecycle;

@@ -496,7 +496,11 @@ async fn no_model_configured_is_explained() {
         })
         .await;
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("no model is configured"));
+    assert!(
+        stderr(&output).contains("it needs a model"),
+        "{}",
+        stderr(&output)
+    );
     assert!(server.requests().is_empty());
 }
 
