@@ -10,7 +10,6 @@ use crate::commands::Env;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
-use crate::tasks::todo_md::ParseError;
 
 /// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
 /// machine, at their usual ports, with no key.
@@ -162,7 +161,7 @@ pub fn user_config_path(env: &Env) -> Option<PathBuf> {
 }
 
 fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
-    let Some(text) = fsx::read_optional(path)? else {
+    let Some(text) = fsx::read_capped(path, fsx::MAX_CONFIG_FILE)? else {
         return Ok(FileConfig::default());
     };
     if text.trim().is_empty()
@@ -172,8 +171,7 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
     {
         return Ok(FileConfig::default());
     }
-    serde_yaml::from_str(&text).map_err(|err| {
-        let err = ParseError::from_yaml(&err, 0, "", "");
+    crate::tasks::safe_yaml::from_str(&text, 0, "", "").map_err(|err| {
         Error::input(format!("`{shown}:{}:{}`: {}", err.line, err.col, err.message)).hint(
             "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env` and `limits` \
              (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`); the file was not changed",

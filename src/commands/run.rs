@@ -243,6 +243,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
 fn load_for_run(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Task> {
     let store = &ctx.store;
     let task = store.load(task_ref)?;
+    store.require_steps(&task)?;
     if task.plan_changed() {
         let copy = task
             .dir
@@ -275,6 +276,7 @@ fn load_for_run(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Task> {
 
 fn dry_run(ctx: &Ctx<'_>, task_ref: &TaskRef, only: Option<StepId>) -> Result<Outcome> {
     let task = ctx.store.load(task_ref)?;
+    ctx.store.require_steps(&task)?;
     let id = match next_step(&task.todo, only) {
         Next::Step(id) => id,
         Next::AlreadyDone(id) => id,

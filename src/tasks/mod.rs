@@ -7,6 +7,7 @@ pub mod journal;
 pub mod lock;
 pub mod plan_md;
 pub mod render;
+pub mod safe_yaml;
 pub mod state;
 pub mod templates;
 pub mod todo_md;
@@ -306,16 +307,14 @@ impl Store {
             .map_err(|e| self.parse_error(&plan_path, &e))?;
         let todo_src = self.read_task_file(&todo_path)?;
         let todo = todo_md::parse(&todo_src).map_err(|e| self.parse_error(&todo_path, &e))?;
-        let state = match fsx::read_optional(&state_path)? {
-            Some(text) => serde_yaml::from_str(&text).map_err(|err| {
-                let err = ParseError::from_yaml(
-                    &err,
-                    0,
-                    "invalid state",
-                    "state.yaml is written by tick; restore it from git",
-                );
-                self.parse_error(&state_path, &err)
-            })?,
+        let state = match fsx::read_capped(&state_path, fsx::MAX_STATE_FILE)? {
+            Some(text) => safe_yaml::from_str(
+                &text,
+                0,
+                "invalid state",
+                "state.yaml is written by tick; restore it from git",
+            )
+            .map_err(|err| self.parse_error(&state_path, &err))?,
             None => State::new(),
         };
         Ok(Task {
@@ -327,6 +326,23 @@ impl Store {
             todo,
             state,
         })
+    }
+
+    /// An error unless `task`'s TODO.md has a step: an empty checklist is a damaged or
+    /// truncated file, never a task that is done.
+    pub fn require_steps(&self, task: &Task) -> Result<()> {
+        if !task.todo.steps.is_empty() {
+            return Ok(());
+        }
+        let path = self.rel(&task.dir.join(TODO_FILE));
+        let what = if task.todo_src.trim().is_empty() {
+            "is empty"
+        } else {
+            "has no steps"
+        };
+        Err(Error::input(format!("`{path}:1:1`: the checklist {what}")).hint(format!(
+            "steps are lines like `- [ ] S1 Do one thing`; restore the file (`git checkout -- {path}`) or add the steps; the file was not changed"
+        )))
     }
 
     fn read_task_file(&self, path: &Path) -> Result<String> {

@@ -2,6 +2,7 @@
 
 mod concurrency;
 mod errors;
+mod hostile;
 mod lifecycle;
 mod llm;
 mod planning;
