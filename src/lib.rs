@@ -13,6 +13,7 @@ pub mod plan;
 pub mod redact;
 pub mod tasks;
 pub mod tools;
+pub mod transcript;
 pub mod ui;
 pub mod watch;
 

@@ -112,14 +112,13 @@ fn load_session(store: &Store) -> Result<Vec<Message>> {
         .collect()
 }
 
-fn save_session(store: &Store, messages: &[Message], secrets: &[&str]) -> Result<()> {
-    let mut text = String::new();
-    for message in messages {
-        let line = serde_json::to_string(message)
-            .map_err(|err| Error::internal(format!("could not save the conversation: {err}")))?;
-        text.push_str(&crate::redact::redact(&line, secrets));
-        text.push('\n');
-    }
+fn save_session(
+    store: &Store,
+    messages: &[Message],
+    secrets: &[&str],
+    max_entry_bytes: usize,
+) -> Result<()> {
+    let text = crate::transcript::jsonl(messages, secrets, max_entry_bytes);
     fsx::write_atomic(&store.draft_dir().join(SESSION_FILE), text.as_bytes())
 }
 
@@ -273,7 +272,12 @@ fn plan_with_model(
         .map_err(|err| Error::internal(format!("could not render the draft: {err}")))?;
     let text = crate::redact::redact(&text, &secrets);
     fsx::create_dir_all(&store.draft_dir())?;
-    save_session(store, &messages, &secrets)?;
+    save_session(
+        store,
+        &messages,
+        &secrets,
+        config.limits.max_transcript_entry_bytes,
+    )?;
     let path = store.draft_plan_path();
     fsx::write_atomic(&path, text.as_bytes())?;
 

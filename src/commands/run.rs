@@ -1017,13 +1017,11 @@ impl Runner<'_, '_> {
     /// The step's conversation, for the record (`runs/` is not committed).
     fn save_transcript(&self, task_dir: &Path, id: StepId, messages: &[Message]) {
         let secrets: Vec<&str> = self.config.api_key.as_deref().into_iter().collect();
-        let mut text = String::new();
-        for message in messages {
-            if let Ok(line) = serde_json::to_string(message) {
-                text.push_str(&crate::redact::redact(&line, &secrets));
-                text.push('\n');
-            }
-        }
+        let text = crate::transcript::jsonl(
+            messages,
+            &secrets,
+            self.config.limits.max_transcript_entry_bytes,
+        );
         let dir = task_dir.join(crate::tasks::RUNS_DIR);
         let name = format!("{}-{id}.jsonl", self.ctx.now().format("%Y%m%d-%H%M%S"));
         if fsx::create_dir_all(&dir).is_ok() {

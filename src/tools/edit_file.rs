@@ -14,7 +14,10 @@ use serde_json::json;
 
 use super::workspace::{Access, Workspace};
 use super::write_file::{line_count, write_bytes};
-use super::{FileWritten, ToolOutcome, count, count_newlines, parse_args, truncate_line};
+use super::{
+    FileWritten, PayloadLimits, ToolOutcome, count, count_newlines, parse_args, refuse_oversized,
+    truncate_line,
+};
 use crate::llm::ToolSpec;
 
 pub const NAME: &str = "edit_file";
@@ -74,14 +77,27 @@ pub fn spec() -> ToolSpec {
     }
 }
 
+/// Runs the tool with the default [`PayloadLimits`].
 pub fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
-    ToolOutcome::wrote(edit(workspace, arguments))
+    run_within(workspace, arguments, PayloadLimits::default())
+}
+
+/// Runs the tool; `old` or `new` over `limits.max_write_bytes` is refused before it is
+/// copied, and so is an edit whose result would be over it.
+pub fn run_within(
+    workspace: &Workspace,
+    arguments: &serde_json::Value,
+    limits: PayloadLimits,
+) -> ToolOutcome {
+    ToolOutcome::wrote(edit(workspace, arguments, limits))
 }
 
 fn edit(
     workspace: &Workspace,
     arguments: &serde_json::Value,
+    limits: PayloadLimits,
 ) -> Result<(String, FileWritten), String> {
+    refuse_oversized(NAME, arguments, &["old", "new"], limits.max_write_bytes)?;
     let args: Args = parse_args(NAME, arguments)?;
     let shown = &args.path;
     if args.old.is_empty() {
@@ -115,6 +131,14 @@ fn edit(
         ));
     };
     let edit = replace_once(&text, &args.old, &args.new).map_err(|e| e.message(shown))?;
+    if edit.text.len() > limits.max_write_bytes && edit.text.len() > text.len() {
+        return Err(format!(
+            "the edit would make `{shown}` {} bytes, over the limit of {} bytes a tool may \
+             write (`limits.max_write_bytes`); nothing was written",
+            edit.text.len(),
+            limits.max_write_bytes
+        ));
+    }
     let written = write_bytes(workspace, &path, edit.text.as_bytes())?;
     Ok((edit.report(&written.path), written))
 }
