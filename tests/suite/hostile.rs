@@ -303,3 +303,116 @@ fn a_link_out_of_the_workspace_is_not_followed() {
         ended.output
     );
 }
+
+/// Tool payloads are capped with the documented defaults: a 5 MiB `write_file` (over 4 MiB) is
+/// refused and never replayed to the model, a 90 KiB `read_file` result reaches the model cut
+/// to 64 KiB with how to read on, and a 3 MiB write that is allowed is cut in the transcript.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_payloads_are_capped() {
+    use crate::common::fake_model::FakeModel;
+    use crate::common::project::Project;
+    use crate::common::scripts::{openai_call, openai_calls};
+    use serde_json::json;
+
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    let line = format!("{}\n", "d".repeat(89));
+    project.write("data.txt", &line.repeat(1000));
+    project.write(
+        "plan.md",
+        "# Big files\n\n## Steps\n- [ ] S1 Write the big files\n  - files: big.txt, huge.txt\n",
+    );
+    for args in [&["plan", "--from", "plan.md"][..], &["approve"]] {
+        let output = project.tick(&server, args).await;
+        assert!(output.status.success(), "{output:?}");
+    }
+    fs::remove_file(project.path("plan.md")).unwrap();
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "approve"]);
+
+    server.push(openai_calls(&[
+        (
+            "c1",
+            "update_step",
+            json!({"id": "S1", "status": "in_progress"}),
+        ),
+        (
+            "c2",
+            "write_file",
+            json!({"path": "huge.txt", "content": "h".repeat(5 << 20)}),
+        ),
+    ]));
+    server.push(openai_call(
+        "c3",
+        "write_file",
+        json!({"path": "big.txt", "content": "b".repeat(3 << 20)}),
+    ));
+    server.push(openai_call("c4", "read_file", json!({"path": "data.txt"})));
+    server.push(openai_call(
+        "c5",
+        "update_step",
+        json!({"id": "S1", "status": "done", "evidence": "wrote big.txt"}),
+    ));
+    let output = project.tick(&server, &["run"]).await;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!project.path("huge.txt").exists());
+    assert_eq!(
+        fs::metadata(project.path("big.txt")).unwrap().len(),
+        3 << 20
+    );
+
+    let requests = server.requests();
+    let tool_result = |request: usize, id: &str| -> String {
+        requests[request].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_else(|| panic!("no result for {id} in request {request}"))
+            .to_owned()
+    };
+    let refused = tool_result(1, "c2");
+    assert!(
+        refused.contains("`content` is 5242880 bytes, over the limit of 4194304 bytes"),
+        "{refused}"
+    );
+    // The refused 5 MiB is not sent back to the model with the conversation.
+    let replayed = requests[1].body.to_string().len();
+    assert!(replayed < 1 << 20, "request 2 is {replayed} bytes");
+    let read = tool_result(3, "c4");
+    assert!(read.len() <= 64 * 1024 + 1024, "{}", read.len());
+    assert!(
+        read.contains("read_file with `offset` and `limit`"),
+        "{read}"
+    );
+
+    let runs = project.path(&format!(".tasks/{}/runs", task_id(project.root())));
+    let transcript = fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with("-S1.jsonl"))
+        .map(|e| fs::read_to_string(e.path()).unwrap())
+        .unwrap();
+    for entry in transcript.lines() {
+        assert!(
+            entry.len() <= 257 * 1024,
+            "an entry of {} bytes",
+            entry.len()
+        );
+    }
+    assert!(transcript.contains("bytes cut from the transcript"));
+}
+
+fn task_id(root: &Path) -> String {
+    fs::read_dir(root.join(".tasks"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("20"))
+        .unwrap()
+}

@@ -7,6 +7,7 @@ mod lifecycle;
 mod llm;
 mod planning;
 mod running;
+mod secrets;
 mod snapshots;
 mod staleness;
 mod titles;
