@@ -252,11 +252,14 @@ fn plan_with_model(
             )
         }
     };
+    // Redacted before rendering, so a key at the start of a value cannot turn the YAML into
+    // something else (`title: [REDACTED] ...`); the rendered text is checked again below.
+    let body = crate::redact::redact(&body, &secrets);
     let front = FrontMatter {
         format: Some(plan_md::FORMAT),
         id: None,
-        title: Some(render::one_line(&title)),
-        goal: Some(goal.clone()),
+        title: Some(crate::redact::redact(&render::one_line(&title), &secrets)),
+        goal: Some(crate::redact::redact(&goal, &secrets)),
         status: Some(status),
         created: old_draft
             .as_ref()
@@ -555,12 +558,19 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     store.ensure()?;
     let _lock = store.lock("tick plan")?;
     check_no_draft(store, force)?;
-    let title = doc.title.as_deref().map(render::one_line);
+    let title = doc
+        .title
+        .as_deref()
+        .map(|title| crate::redact::redact(&render::one_line(title), &[]));
     let front = FrontMatter {
         format: Some(plan_md::FORMAT),
         id: None,
         title: title.clone(),
-        goal: doc.front.goal.clone(),
+        goal: doc
+            .front
+            .goal
+            .as_deref()
+            .map(|goal| crate::redact::redact(goal, &[])),
         status: Some(match doc.front.status {
             Some(Phase::NeedsInput) => Phase::NeedsInput,
             _ => Phase::Draft,
@@ -570,7 +580,7 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
         approval: doc.front.approval.clone(),
         extra: doc.front.extra.clone(),
     };
-    let text = plan_md::render(&front, &doc.body)
+    let text = plan_md::render(&front, &crate::redact::redact(&doc.body, &[]))
         .map_err(|err| Error::internal(format!("could not render the draft: {err}")))?;
     let draft_dir = store.draft_dir();
     fsx::create_dir_all(&draft_dir)?;

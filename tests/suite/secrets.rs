@@ -109,15 +109,15 @@ async fn no_secret_reaches_any_file_tick_writes() {
         cmd.env("OPENAI_API_KEY", CONFIGURED_KEY);
     };
 
-    // The plan: secrets in the title (which names the folder), the summary, the context and
-    // a step.
+    // The plan: secrets in the title (which names the folder; first, where a YAML value
+    // starts), the summary, the context and a step.
     let plan = json!({
-        "title": format!("Rotate {stripe} and the deploy keys"),
+        "title": format!("{stripe} rotation and the deploy keys"),
         "summary": format!("Replace the leaked keys:\n{all}"),
         "context": format!("Found in CI logs:\t{all}"),
         "steps": [
             {"title": "Print the leaked keys", "files": ["notes.txt"], "verify": ["true"]},
-            {"title": format!("Revoke {}", SECRETS[3].1), "files": ["notes.txt"]}
+            {"title": format!("{} revoked", SECRETS[3].1), "files": ["notes.txt"]}
         ]
     });
     server.push(openai_call("p1", "submit_plan", plan));
@@ -209,7 +209,10 @@ async fn no_secret_reaches_any_file_tick_writes() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .find(|n| n.starts_with("2026"))
         .unwrap();
-    assert!(id.contains("rotate-redacted"), "{id}");
+    assert!(
+        id.ends_with("-redacted-rotation-and-the-deploy-keys"),
+        "{id}"
+    );
     let todo = project.read(&format!(".tasks/{id}/TODO.md"));
     assert!(
         todo.contains("blocked: need new keys for [REDACTED]"),
