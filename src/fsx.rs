@@ -17,6 +17,9 @@ pub const MAX_TEXT_FILE: u64 = 8 * 1024 * 1024;
 pub const MAX_STATE_FILE: u64 = 8 * 1024 * 1024;
 /// The most tick reads of a config file (`.tasks/config.yaml`, the user's config).
 pub const MAX_CONFIG_FILE: u64 = 1024 * 1024;
+/// The most tick reads of a log it appends to itself (the journal, the planning session): many
+/// entries, each already capped.
+pub const MAX_LOCAL_LOG: u64 = 64 * 1024 * 1024;
 
 /// Reads a UTF-8 text file of at most [`MAX_TEXT_FILE`] bytes. A missing file is `Ok(None)`.
 /// See [`read_capped`] for what is refused.
@@ -37,10 +40,16 @@ pub fn read(path: &Path) -> Result<String> {
 /// (an error names the line and column of the first bad byte). A missing file is `Ok(None)`.
 /// Paths in errors are workspace-relative (from `.tasks/`) when the file is in the store.
 pub fn read_capped(path: &Path, max_bytes: u64) -> Result<Option<String>> {
+    read_named(path, &shown(path), max_bytes)
+}
+
+/// [`read_capped`], naming the file `name` in errors: for a file the person named (`tick plan
+/// --from ../plan.md`), as they wrote it.
+pub fn read_named(path: &Path, name: &str, max_bytes: u64) -> Result<Option<String>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
 
-    let name = shown(path);
+    let name = name.to_owned();
     let file = match fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)

@@ -97,7 +97,7 @@ fn planning_error(err: PlanError) -> Error {
 
 fn load_session(store: &Store) -> Result<Vec<Message>> {
     let path = store.draft_dir().join(SESSION_FILE);
-    let Some(text) = fsx::read_optional(&path)? else {
+    let Some(text) = fsx::read_capped(&path, fsx::MAX_LOCAL_LOG)? else {
         return Ok(Vec::new());
     };
     text.lines()
@@ -538,7 +538,7 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     } else {
         let path = ctx.env.cwd.join(from);
         let name = from.display().to_string();
-        let text = fsx::read_optional(&path)?.ok_or_else(|| {
+        let text = fsx::read_named(&path, &name, fsx::MAX_TEXT_FILE)?.ok_or_else(|| {
             Error::input(format!("there is no plan file `{name}`")).hint(
                 "give the path of a plan you wrote (PLAN.md format), or `-` to read it from stdin",
             )

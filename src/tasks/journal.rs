@@ -80,7 +80,7 @@ pub fn append(task_dir: &Path, entry: &Entry) -> Result<()> {
 
 /// Every readable entry, oldest first. A missing journal is empty; a torn line is skipped.
 pub fn read(task_dir: &Path) -> Result<Vec<Entry>> {
-    let Some(text) = fsx::read_optional(&path(task_dir))? else {
+    let Some(text) = fsx::read_capped(&path(task_dir), fsx::MAX_LOCAL_LOG)? else {
         return Ok(Vec::new());
     };
     Ok(text

@@ -159,6 +159,25 @@ mod tests {
         check(&fine, 0, "").unwrap();
     }
 
+    proptest::proptest! {
+        /// Whatever tick writes, it can read back: the scan must accept every string the
+        /// serializer emits (block scalars, quotes, escapes, `&` and `*` inside text).
+        #[test]
+        fn everything_tick_writes_passes_the_scan(
+            note in "\\PC{0,80}|[&*!|>#:\\-\\[\\]{}\\n\\t ]{0,20}|\\p{Any}{0,40}",
+            key in "[a-z&*\\[ ]{1,12}",
+        ) {
+            let mut map = std::collections::BTreeMap::new();
+            map.insert(key, vec![note.clone(), format!("{note}\n{note}")]);
+            let yaml = serde_yaml::to_string(&map).unwrap();
+            let back: std::collections::BTreeMap<String, Vec<String>> =
+                from_str(&yaml, 0, "invalid", "").map_err(|e| {
+                    proptest::test_runner::TestCaseError::fail(format!("{e:?} in {yaml:?}"))
+                })?;
+            proptest::prop_assert_eq!(back, map);
+        }
+    }
+
     #[test]
     fn syntax_errors_are_located() {
         let err = refused("a: [1, 2\nb: c\n");
