@@ -169,10 +169,56 @@ fn too_large(name: &str, max_bytes: u64) -> Error {
 /// Replaces `path` with `contents` atomically: a reader sees the old file or the new one, never
 /// a mix, and a crash leaves the old file in place.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    refuse_folder_outside(path)?;
     let fail = |err: std::io::Error| Error::io("write", path, &err);
     let mut file = AtomicWriteFile::options().open(path).map_err(fail)?;
     file.write_all(contents).map_err(fail)?;
     file.commit().map_err(fail)
+}
+
+/// Opens `path` to append to it (creating it), for logs tick keeps in the store: never
+/// through a link, never into a folder that links outside the workspace, never a FIFO.
+pub fn open_append(path: &Path) -> Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    refuse_folder_outside(path)?;
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => Error::input(format!("`{}` is a link, not a file", shown(path)))
+                .hint("tick appends only to its own files; remove the link (tick makes a new file); nothing was written"),
+            _ => Error::io("open", path, &err),
+        })?;
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => Ok(file),
+        Ok(meta) => Err(not_a_file(&shown(path), meta.file_type())),
+        Err(err) => Err(Error::io("open", path, &err)),
+    }
+}
+
+/// A file in the store is written only where the store really is: a folder under `.tasks/`
+/// that is a link out of the workspace (a cloned repository can hold one) is refused, so
+/// tick never writes a person's files elsewhere on the machine.
+fn refuse_folder_outside(path: &Path) -> Result<()> {
+    let (Some(root), Some(parent)) = (workspace_of(path), path.parent()) else {
+        return Ok(());
+    };
+    let inside = match (parent.canonicalize(), root.canonicalize()) {
+        (Ok(parent), Ok(root)) => parent.starts_with(root),
+        // A folder that does not exist yet is created by the caller inside the store.
+        (Err(_), _) | (_, Err(_)) => true,
+    };
+    if inside {
+        Ok(())
+    } else {
+        let name = shown(path);
+        Err(Error::input(format!(
+            "`{name}` is in a folder that links outside the workspace"
+        ))
+        .hint("tick writes its files only inside the workspace; replace the link with a folder; nothing was written"))
+    }
 }
 
 /// Writes `path` only if it does not exist yet. Returns whether it wrote.
@@ -345,6 +391,41 @@ mod tests {
                 .as_deref(),
             Some("secret")
         );
+    }
+
+    #[test]
+    fn nothing_is_written_through_a_folder_or_file_that_links_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        let task = dir.path().join("repo/.tasks/t");
+        fs::create_dir_all(&task).unwrap();
+        std::os::unix::fs::symlink(&outside, task.join("runs")).unwrap();
+        let err = write_atomic(&task.join("runs/x.jsonl"), b"log").unwrap_err();
+        assert_eq!(
+            err.message,
+            "`.tasks/t/runs/x.jsonl` is in a folder that links outside the workspace"
+        );
+        let err = open_append(&task.join("runs/journal.jsonl")).unwrap_err();
+        assert!(err.message.contains("links outside"), "{}", err.message);
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+
+        let victim = outside.join("victim.txt");
+        fs::write(&victim, "keep").unwrap();
+        std::os::unix::fs::symlink(&victim, task.join("journal.jsonl")).unwrap();
+        let err = open_append(&task.join("journal.jsonl")).unwrap_err();
+        assert_eq!(
+            err.message,
+            "`.tasks/t/journal.jsonl` is a link, not a file"
+        );
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
+        // Inside the store, all is as before.
+        write_atomic(&task.join("TODO.md"), b"ok").unwrap();
+        use std::io::Write as _;
+        open_append(&task.join("log.jsonl"))
+            .unwrap()
+            .write_all(b"x\n")
+            .unwrap();
     }
 
     #[test]
