@@ -421,11 +421,8 @@ mod tests {
         assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
         // Inside the store, all is as before.
         write_atomic(&task.join("TODO.md"), b"ok").unwrap();
-        use std::io::Write as _;
-        open_append(&task.join("log.jsonl"))
-            .unwrap()
-            .write_all(b"x\n")
-            .unwrap();
+        let mut log = open_append(&task.join("log.jsonl")).unwrap();
+        std::io::Write::write_all(&mut log, b"x\n").unwrap();
     }
 
     #[test]
