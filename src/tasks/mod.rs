@@ -5,6 +5,7 @@
 pub mod folder_name;
 pub mod journal;
 pub mod lock;
+pub mod markdown_depth;
 pub mod plan_md;
 pub mod render;
 pub mod safe_yaml;
@@ -302,10 +303,12 @@ impl Store {
         let todo_path = task.dir.join(TODO_FILE);
         let state_path = task.dir.join(STATE_FILE);
         let plan_src = self.read_task_file(&plan_path)?;
+        markdown_depth::check(&plan_src, 0).map_err(|e| self.parse_error(&plan_path, &e))?;
         // An approved task's checklist is TODO.md: PLAN.md's steps need not be read again.
         let plan = plan_md::parse_without_steps(&plan_src)
             .map_err(|e| self.parse_error(&plan_path, &e))?;
         let todo_src = self.read_task_file(&todo_path)?;
+        markdown_depth::check(&todo_src, 0).map_err(|e| self.parse_error(&todo_path, &e))?;
         let todo = todo_md::parse(&todo_src).map_err(|e| self.parse_error(&todo_path, &e))?;
         let state = match fsx::read_capped(&state_path, fsx::MAX_STATE_FILE)? {
             Some(text) => safe_yaml::from_str(
@@ -358,6 +361,7 @@ impl Store {
         let Some(src) = fsx::read_optional(&path)? else {
             return Ok(None);
         };
+        markdown_depth::check(&src, 0).map_err(|e| self.parse_error(&path, &e))?;
         let plan = plan_md::parse(&src).map_err(|e| self.parse_error(&path, &e))?;
         Ok(Some(Draft { path, src, plan }))
     }

@@ -180,6 +180,23 @@ fn deep_nesting_is_refused_after_a_few_levels() {
 }
 
 #[test]
+fn a_list_nested_a_million_deep_is_refused_before_parsing() {
+    let ws = Workspace::new();
+    let id = task(&ws);
+    let rel = format!(".tasks/{id}/TODO.md");
+    let todo = ws.read(&rel);
+    let line = todo.lines().count() + 1;
+    ws.write(&rel, format!("{todo}{}deep\n", "- ".repeat(1_000_000)));
+    assert_refused_everywhere(
+        &ws,
+        &id,
+        &rel,
+        &format!("`{rel}:{line}:65`"),
+        "nested more than 32 levels deep",
+    );
+}
+
+#[test]
 fn todo_md_linked_to_dev_zero_is_not_read() {
     let ws = Workspace::new();
     let id = task(&ws);
