@@ -11,7 +11,6 @@ use crate::commands::Env;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
-use crate::tasks::todo_md::ParseError;
 
 /// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
 /// machine, at their usual ports, with no key.
@@ -90,6 +89,9 @@ struct FileLimits {
     max_tokens: Option<u64>,
     idle_timeout_s: Option<u64>,
     max_retries: Option<u32>,
+    max_write_bytes: Option<usize>,
+    max_tool_result_bytes: Option<usize>,
+    max_transcript_entry_bytes: Option<usize>,
 }
 
 /// Limits that stop a runaway model.
@@ -101,7 +103,21 @@ pub struct Limits {
     pub max_tokens: u64,
     pub idle_timeout: Duration,
     pub max_retries: u32,
+    /// The most `write_file` writes, and `edit_file`'s `old`/`new` may hold, in bytes.
+    pub max_write_bytes: usize,
+    /// The most of one tool result sent to the model; a longer one keeps its head and tail,
+    /// with a note saying how to get the rest.
+    pub max_tool_result_bytes: usize,
+    /// The most of one message kept in a transcript (`session.jsonl`, `runs/*.jsonl`).
+    pub max_transcript_entry_bytes: usize,
 }
+
+/// `limits.max_write_bytes`: 4 MiB, far over any source file a step should write whole.
+pub const DEFAULT_MAX_WRITE_BYTES: usize = 4 * 1024 * 1024;
+/// `limits.max_tool_result_bytes`: 64 KiB, about 16k tokens.
+pub const DEFAULT_MAX_TOOL_RESULT_BYTES: usize = 64 * 1024;
+/// `limits.max_transcript_entry_bytes`: 256 KiB.
+pub const DEFAULT_MAX_TRANSCRIPT_ENTRY_BYTES: usize = 256 * 1024;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -110,6 +126,9 @@ impl Default for Limits {
             max_tokens: 2_000_000,
             idle_timeout: Duration::from_secs(120),
             max_retries: 4,
+            max_write_bytes: DEFAULT_MAX_WRITE_BYTES,
+            max_tool_result_bytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
+            max_transcript_entry_bytes: DEFAULT_MAX_TRANSCRIPT_ENTRY_BYTES,
         }
     }
 }
@@ -166,7 +185,7 @@ pub fn user_config_path(env: &Env) -> Option<PathBuf> {
 }
 
 fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
-    let Some(text) = fsx::read_optional(path)? else {
+    let Some(text) = fsx::read_capped(path, fsx::MAX_CONFIG_FILE)? else {
         return Ok(FileConfig::default());
     };
     if text.trim().is_empty()
@@ -176,11 +195,15 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
     {
         return Ok(FileConfig::default());
     }
-    serde_yaml::from_str(&text).map_err(|err| {
-        let err = ParseError::from_yaml(&err, 0, "", "");
-        Error::input(format!("`{shown}:{}:{}`: {}", err.line, err.col, err.message)).hint(
+    crate::tasks::safe_yaml::from_str(&text, 0, "", "").map_err(|err| {
+        Error::input(format!(
+            "`{shown}:{}:{}`: {}",
+            err.line, err.col, err.message
+        ))
+        .hint(
             "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env` and `limits` \
-             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`); the file was not changed",
+             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`, `max_write_bytes`, \
+             `max_tool_result_bytes`, `max_transcript_entry_bytes`); the file was not changed",
         )
     })
 }
@@ -197,6 +220,11 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
         base.max_tokens = limits.max_tokens.or(base.max_tokens);
         base.idle_timeout_s = limits.idle_timeout_s.or(base.idle_timeout_s);
         base.max_retries = limits.max_retries.or(base.max_retries);
+        base.max_write_bytes = limits.max_write_bytes.or(base.max_write_bytes);
+        base.max_tool_result_bytes = limits.max_tool_result_bytes.or(base.max_tool_result_bytes);
+        base.max_transcript_entry_bytes = limits
+            .max_transcript_entry_bytes
+            .or(base.max_transcript_entry_bytes);
     }
 }
 
@@ -262,6 +290,10 @@ pub fn resolve(
         .and_then(|name| env.var(name))
         .or_else(|| env.var("TICK_API_KEY"))
         .map(str::to_owned);
+    // Whatever tick writes from here on, the key is not in it.
+    if let Some(key) = &api_key {
+        crate::redact::register(key);
+    }
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
     Ok(Config {
@@ -288,6 +320,16 @@ pub fn resolve(
                 .idle_timeout_s
                 .map_or(defaults.idle_timeout, Duration::from_secs),
             max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
+            max_write_bytes: limits.max_write_bytes.unwrap_or(defaults.max_write_bytes),
+            // A result too small to say how to get the rest would only confuse the model.
+            max_tool_result_bytes: limits
+                .max_tool_result_bytes
+                .unwrap_or(defaults.max_tool_result_bytes)
+                .max(1024),
+            max_transcript_entry_bytes: limits
+                .max_transcript_entry_bytes
+                .unwrap_or(defaults.max_transcript_entry_bytes)
+                .max(1024),
         },
     })
 }
@@ -561,7 +603,7 @@ mod tests {
         std::fs::create_dir_all(user.parent().unwrap()).unwrap();
         std::fs::write(
             &user,
-            "model: user-model\nplan_model: user-planner\nlimits:\n  max_turns: 7\n",
+            "model: user-model\nplan_model: user-planner\nlimits:\n  max_turns: 7\n  max_write_bytes: 1000\n",
         )
         .unwrap();
         let project = dir.path().join("config.yaml");
@@ -579,6 +621,11 @@ mod tests {
         assert_eq!(config.api_key.as_deref(), Some("sk-ant"));
         assert_eq!(config.limits.max_turns, 7);
         assert_eq!(config.limits.max_retries, 1);
+        assert_eq!(config.limits.max_write_bytes, 1000);
+        assert_eq!(
+            config.limits.max_tool_result_bytes,
+            DEFAULT_MAX_TOOL_RESULT_BYTES
+        );
 
         let e = env(
             &[("TICK_MODEL", "env-model"), ("TICK_PROVIDER", "ollama")],

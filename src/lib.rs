@@ -14,6 +14,7 @@ pub mod redact;
 pub mod runner;
 pub mod tasks;
 pub mod tools;
+pub mod transcript;
 pub mod ui;
 pub mod watch;
 

@@ -187,14 +187,15 @@ impl Ui {
     }
 
     pub fn error(&self, error: &Error) {
+        // A provider's error body or a command's output can quote a key back.
         Self::err_line(&format!(
             "{} {}",
             style("error:").red().bold(),
-            error.message
+            crate::redact::redact(&error.message, &[])
         ));
         for hint in &error.hints {
             Self::err_line("");
-            self.hint(hint);
+            self.hint(&crate::redact::redact(hint, &[]));
         }
     }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::config::Limits;
 use crate::llm::{Client, LlmError, Message, Request, Response, StreamEvent, ToolCall, Usage};
-use crate::tools::{Registry, ToolOutcome};
+use crate::tools::{PayloadLimits, Registry, ToolOutcome};
 
 /// Something that happened during a turn, for the person watching (or `--json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,6 +61,30 @@ pub fn call_detail(name: &str, arguments: &serde_json::Value) -> String {
     }
 }
 
+/// Drops from the conversation the string arguments of call `call_id` that are over `max`
+/// bytes (a call that was refused for them): replaying them would send the model, and every
+/// transcript, the same gigabyte again. The model is told what stood there.
+fn forget_oversized_arguments(messages: &mut [Message], call_id: &str, max: usize) {
+    let Some(Message::Assistant { tool_calls, .. }) = messages
+        .iter_mut()
+        .rev()
+        .find(|m| matches!(m, Message::Assistant { .. }))
+    else {
+        return;
+    };
+    for call in tool_calls.iter_mut().filter(|c| c.id == call_id) {
+        if let serde_json::Value::Object(arguments) = &mut call.arguments {
+            for value in arguments.values_mut() {
+                if let serde_json::Value::String(text) = value
+                    && text.len() > max
+                {
+                    *text = format!("[{} bytes, over the limit; not kept]", text.len());
+                }
+            }
+        }
+    }
+}
+
 /// Who a turn loop asks, with what instructions and tools, within which limits.
 pub struct Model<'a> {
     pub client: &'a Client,
@@ -100,14 +124,20 @@ impl Model<'_> {
             name: call.name.clone(),
             detail: call_detail(&call.name, &call.arguments),
         });
+        let payload = PayloadLimits::from(&self.limits);
         let (content, is_error) = match &call.arguments_error {
             Some(error) => (error.clone(), true),
-            None => handle(self.registry.execute(&call.name, &call.arguments)),
+            None => handle(
+                self.registry
+                    .execute_within(&call.name, &call.arguments, payload),
+            ),
         };
+        let content = crate::tools::cap_result(content, self.limits.max_tool_result_bytes);
         sink(AgentEvent::ToolResult {
             name: call.name.clone(),
             is_error,
         });
+        forget_oversized_arguments(messages, &call.id, payload.max_write_bytes);
         messages.push(if is_error {
             Message::tool_error(&call.id, content)
         } else {

@@ -103,7 +103,10 @@ fn check_task(ctx: &Ctx<'_>, task_ref: &TaskRef, report: &mut CheckReport) -> Re
         }
         Err(err) => return Err(err),
     };
-    let task = match store.load(task_ref) {
+    let task = match store
+        .load(task_ref)
+        .and_then(|task| store.require_steps(&task).map(|()| task))
+    {
         Ok(task) => task,
         Err(err) if err.kind == ErrorKind::Input => {
             report.tasks_checked += 1;

@@ -101,7 +101,7 @@ fn planning_error(err: PlanError) -> Error {
 
 fn load_session(store: &Store) -> Result<Vec<Message>> {
     let path = store.draft_dir().join(SESSION_FILE);
-    let Some(text) = fsx::read_optional(&path)? else {
+    let Some(text) = fsx::read_capped(&path, fsx::MAX_LOCAL_LOG)? else {
         return Ok(Vec::new());
     };
     text.lines()
@@ -116,14 +116,13 @@ fn load_session(store: &Store) -> Result<Vec<Message>> {
         .collect()
 }
 
-fn save_session(store: &Store, messages: &[Message], secrets: &[&str]) -> Result<()> {
-    let mut text = String::new();
-    for message in messages {
-        let line = serde_json::to_string(message)
-            .map_err(|err| Error::internal(format!("could not save the conversation: {err}")))?;
-        text.push_str(&crate::redact::redact(&line, secrets));
-        text.push('\n');
-    }
+fn save_session(
+    store: &Store,
+    messages: &[Message],
+    secrets: &[&str],
+    max_entry_bytes: usize,
+) -> Result<()> {
+    let text = crate::transcript::jsonl(messages, secrets, max_entry_bytes);
     fsx::write_atomic(&store.draft_dir().join(SESSION_FILE), text.as_bytes())
 }
 
@@ -257,11 +256,14 @@ fn plan_with_model(
             )
         }
     };
+    // Redacted before rendering, so a key at the start of a value cannot turn the YAML into
+    // something else (`title: [REDACTED] ...`); the rendered text is checked again below.
+    let body = crate::redact::redact(&body, &secrets);
     let front = FrontMatter {
         format: Some(plan_md::FORMAT),
         id: None,
-        title: Some(render::one_line(&title)),
-        goal: Some(goal.clone()),
+        title: Some(crate::redact::redact(&render::one_line(&title), &secrets)),
+        goal: Some(crate::redact::redact(&goal, &secrets)),
         status: Some(status),
         created: old_draft
             .as_ref()
@@ -277,7 +279,12 @@ fn plan_with_model(
         .map_err(|err| Error::internal(format!("could not render the draft: {err}")))?;
     let text = crate::redact::redact(&text, &secrets);
     fsx::create_dir_all(&store.draft_dir())?;
-    save_session(store, &messages, &secrets)?;
+    save_session(
+        store,
+        &messages,
+        &secrets,
+        config.limits.max_transcript_entry_bytes,
+    )?;
     let path = store.draft_plan_path();
     fsx::write_atomic(&path, text.as_bytes())?;
 
@@ -456,7 +463,7 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     } else {
         let path = ctx.env.cwd.join(from);
         let name = from.display().to_string();
-        let text = fsx::read_optional(&path)?.ok_or_else(|| {
+        let text = fsx::read_named(&path, &name, fsx::MAX_TEXT_FILE)?.ok_or_else(|| {
             Error::input(format!("there is no plan file `{name}`")).hint(
                 "give the path of a plan you wrote (PLAN.md format), or `-` to read it from stdin",
             )
@@ -476,12 +483,19 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     store.ensure()?;
     let _lock = store.lock("tick plan")?;
     check_no_draft(store, force)?;
-    let title = doc.title.as_deref().map(render::one_line);
+    let title = doc
+        .title
+        .as_deref()
+        .map(|title| crate::redact::redact(&render::one_line(title), &[]));
     let front = FrontMatter {
         format: Some(plan_md::FORMAT),
         id: None,
         title: title.clone(),
-        goal: doc.front.goal.clone(),
+        goal: doc
+            .front
+            .goal
+            .as_deref()
+            .map(|goal| crate::redact::redact(goal, &[])),
         status: Some(match doc.front.status {
             Some(Phase::NeedsInput) => Phase::NeedsInput,
             _ => Phase::Draft,
@@ -491,7 +505,7 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
         approval: doc.front.approval.clone(),
         extra: doc.front.extra.clone(),
     };
-    let text = plan_md::render(&front, &doc.body)
+    let text = plan_md::render(&front, &crate::redact::redact(&doc.body, &[]))
         .map_err(|err| Error::internal(format!("could not render the draft: {err}")))?;
     let draft_dir = store.draft_dir();
     fsx::create_dir_all(&draft_dir)?;

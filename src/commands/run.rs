@@ -109,6 +109,7 @@ impl Confirm for TerminalConfirm<'_> {
 /// Prints the exact prompt the next step would get, and runs nothing.
 fn dry_run(ctx: &Ctx<'_>, task_ref: &TaskRef, only: Option<StepId>) -> Result<Outcome> {
     let task = ctx.store.load(task_ref)?;
+    ctx.store.require_steps(&task)?;
     let id = match next_step(&task.todo, only) {
         Next::Step(id) | Next::AlreadyDone(id) => id,
         Next::Blocked { id, .. } | Next::Waiting { id, .. } => id,

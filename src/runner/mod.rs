@@ -268,6 +268,7 @@ impl<'a> Runner<'a> {
     pub fn load(&self, sink: &mut Sink<'_>) -> Result<Task> {
         let store = self.store();
         let task = store.load(&self.deps.task)?;
+        store.require_steps(&task)?;
         if task.plan_changed() {
             let copy = task
                 .dir
@@ -734,13 +735,11 @@ impl<'a> Runner<'a> {
     /// The step's conversation, for the record (`runs/` is not committed).
     fn save_transcript(&self, task_dir: &Path, id: StepId, messages: &[Message]) {
         let secrets: Vec<&str> = self.deps.secrets.iter().map(String::as_str).collect();
-        let mut text = String::new();
-        for message in messages {
-            if let Ok(line) = serde_json::to_string(message) {
-                text.push_str(&crate::redact::redact(&line, &secrets));
-                text.push('\n');
-            }
-        }
+        let text = crate::transcript::jsonl(
+            messages,
+            &secrets,
+            self.deps.limits.max_transcript_entry_bytes,
+        );
         let dir = task_dir.join(RUNS_DIR);
         let name = format!(
             "{}-{id}.jsonl",

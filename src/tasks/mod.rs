@@ -5,8 +5,10 @@
 pub mod folder_name;
 pub mod journal;
 pub mod lock;
+pub mod markdown_depth;
 pub mod plan_md;
 pub mod render;
+pub mod safe_yaml;
 pub mod state;
 pub mod templates;
 pub mod todo_md;
@@ -402,21 +404,21 @@ impl Store {
         let todo_path = task.dir.join(TODO_FILE);
         let state_path = task.dir.join(STATE_FILE);
         let plan_src = self.read_task_file(&plan_path)?;
+        markdown_depth::check(&plan_src, 0).map_err(|e| self.parse_error(&plan_path, &e))?;
         // An approved task's checklist is TODO.md: PLAN.md's steps need not be read again.
         let plan = plan_md::parse_without_steps(&plan_src)
             .map_err(|e| self.parse_error(&plan_path, &e))?;
         let todo_src = self.read_task_file(&todo_path)?;
+        markdown_depth::check(&todo_src, 0).map_err(|e| self.parse_error(&todo_path, &e))?;
         let todo = todo_md::parse(&todo_src).map_err(|e| self.parse_error(&todo_path, &e))?;
-        let state = match fsx::read_optional(&state_path)? {
-            Some(text) => serde_yaml::from_str(&text).map_err(|err| {
-                let err = ParseError::from_yaml(
-                    &err,
-                    0,
-                    "invalid state",
-                    "state.yaml is written by tick; restore it from git",
-                );
-                self.parse_error(&state_path, &err)
-            })?,
+        let state = match fsx::read_capped(&state_path, fsx::MAX_STATE_FILE)? {
+            Some(text) => safe_yaml::from_str(
+                &text,
+                0,
+                "invalid state",
+                "state.yaml is written by tick; restore it from git",
+            )
+            .map_err(|err| self.parse_error(&state_path, &err))?,
             None => State::new(),
         };
         Ok(Task {
@@ -428,6 +430,23 @@ impl Store {
             todo,
             state,
         })
+    }
+
+    /// An error unless `task`'s TODO.md has a step: an empty checklist is a damaged or
+    /// truncated file, never a task that is done.
+    pub fn require_steps(&self, task: &Task) -> Result<()> {
+        if !task.todo.steps.is_empty() {
+            return Ok(());
+        }
+        let path = self.rel(&task.dir.join(TODO_FILE));
+        let what = if task.todo_src.trim().is_empty() {
+            "is empty"
+        } else {
+            "has no steps"
+        };
+        Err(Error::input(format!("`{path}:1:1`: the checklist {what}")).hint(format!(
+            "steps are lines like `- [ ] S1 Do one thing`; restore the file (`git checkout -- {path}`) or add the steps; the file was not changed"
+        )))
     }
 
     fn read_task_file(&self, path: &Path) -> Result<String> {
@@ -443,6 +462,7 @@ impl Store {
         let Some(src) = fsx::read_optional(&path)? else {
             return Ok(None);
         };
+        markdown_depth::check(&src, 0).map_err(|e| self.parse_error(&path, &e))?;
         let plan = plan_md::parse(&src).map_err(|e| self.parse_error(&path, &e))?;
         Ok(Some(Draft { path, src, plan }))
     }

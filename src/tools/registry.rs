@@ -11,8 +11,8 @@ use std::fmt;
 use super::bash::{self, CommandEnv};
 use super::workspace::Workspace;
 use super::{
-    ToolOutcome, ask_user, edit_file, list_files, read_file, search_files, submit_plan,
-    update_step, write_file,
+    PayloadLimits, ToolOutcome, ask_user, edit_file, list_files, read_file, search_files,
+    submit_plan, update_step, write_file,
 };
 use crate::llm::ToolSpec;
 
@@ -121,7 +121,12 @@ impl Tool {
         Tool::ALL.into_iter().find(|tool| tool.name() == name)
     }
 
-    fn run(self, registry: &Registry, arguments: &serde_json::Value) -> ToolOutcome {
+    fn run(
+        self,
+        registry: &Registry,
+        arguments: &serde_json::Value,
+        limits: PayloadLimits,
+    ) -> ToolOutcome {
         let workspace = &registry.workspace;
         match self {
             Tool::ReadFile => read_file::run(workspace, arguments),
@@ -129,8 +134,8 @@ impl Tool {
             Tool::SearchFiles => search_files::run(workspace, arguments),
             Tool::SubmitPlan => submit_plan::run(arguments),
             Tool::AskUser => ask_user::run(arguments),
-            Tool::WriteFile => write_file::run(workspace, arguments),
-            Tool::EditFile => edit_file::run(workspace, arguments),
+            Tool::WriteFile => write_file::run_within(workspace, arguments, limits),
+            Tool::EditFile => edit_file::run_within(workspace, arguments, limits),
             Tool::Bash => bash::run(workspace, &registry.command_env, arguments),
             Tool::UpdateStep => update_step::run(arguments),
         }
@@ -216,8 +221,18 @@ impl Registry {
     /// Run the tool `name` with `arguments`. A name outside this mode's tools is refused
     /// before anything runs, whatever the specs said.
     pub fn execute(&self, name: &str, arguments: &serde_json::Value) -> ToolOutcome {
+        self.execute_within(name, arguments, PayloadLimits::default())
+    }
+
+    /// [`Registry::execute`], with the caps on what a call may carry.
+    pub fn execute_within(
+        &self,
+        name: &str,
+        arguments: &serde_json::Value,
+        limits: PayloadLimits,
+    ) -> ToolOutcome {
         match Tool::from_name(name).filter(|tool| self.tools.contains(tool)) {
-            Some(tool) => tool.run(self, arguments),
+            Some(tool) => tool.run(self, arguments, limits),
             None => ToolOutcome::error(self.refusal(name)),
         }
     }
