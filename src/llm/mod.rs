@@ -12,6 +12,7 @@ mod client;
 mod error;
 mod openai;
 mod sse;
+pub mod text_calls;
 mod types;
 
 pub use client::{Client, ClientConfig, ProviderKind};
