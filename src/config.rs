@@ -80,6 +80,7 @@ struct FileConfig {
     base_url: Option<String>,
     api_key_env: Option<String>,
     limits: Option<FileLimits>,
+    tool_calls: Option<ToolCalls>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -89,6 +90,21 @@ struct FileLimits {
     max_tokens: Option<u64>,
     idle_timeout_s: Option<u64>,
     max_retries: Option<u32>,
+    max_output_tokens: Option<u32>,
+    answer_timeout_s: Option<u64>,
+    max_reminders: Option<u32>,
+}
+
+/// How the model makes tool calls: through the API (`native`), written in the reply in the
+/// grammar of `docs/text-tool-calls.md` (`text`), or native until the model writes one as
+/// text, then text for the rest of that conversation (`auto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCalls {
+    Native,
+    Text,
+    #[default]
+    Auto,
 }
 
 /// Limits that stop a runaway model.
@@ -100,6 +116,28 @@ pub struct Limits {
     pub max_tokens: u64,
     pub idle_timeout: Duration,
     pub max_retries: u32,
+    /// Output tokens of one answer, when set in the config; otherwise the mode's default
+    /// ([`Limits::output_tokens`]).
+    pub max_output_tokens: Option<u32>,
+    /// Longest one answer may stream, even while tokens keep arriving.
+    pub answer_timeout: Duration,
+    /// Reminders sent when the model ends a turn without the call it must make.
+    pub max_reminders: u32,
+}
+
+/// Output tokens per answer while planning: a whole plan is one `submit_plan` call.
+pub const PLAN_OUTPUT_TOKENS: u32 = 8192;
+/// Output tokens per answer while executing: a large file is written in parts.
+pub const BUILD_OUTPUT_TOKENS: u32 = 4096;
+
+impl Limits {
+    /// The output-token limit of one answer in `mode`.
+    pub fn output_tokens(&self, mode: crate::tools::Mode) -> u32 {
+        self.max_output_tokens.unwrap_or(match mode {
+            crate::tools::Mode::Plan => PLAN_OUTPUT_TOKENS,
+            crate::tools::Mode::Build => BUILD_OUTPUT_TOKENS,
+        })
+    }
 }
 
 impl Default for Limits {
@@ -109,6 +147,9 @@ impl Default for Limits {
             max_tokens: 2_000_000,
             idle_timeout: Duration::from_secs(120),
             max_retries: 4,
+            max_output_tokens: None,
+            answer_timeout: Duration::from_secs(300),
+            max_reminders: 2,
         }
     }
 }
@@ -132,6 +173,7 @@ pub struct Config {
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
     pub limits: Limits,
+    pub tool_calls: ToolCalls,
 }
 
 impl std::fmt::Debug for Config {
@@ -144,6 +186,7 @@ impl std::fmt::Debug for Config {
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("limits", &self.limits)
+            .field("tool_calls", &self.tool_calls)
             .finish()
     }
 }
@@ -175,8 +218,10 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
     serde_yaml::from_str(&text).map_err(|err| {
         let err = ParseError::from_yaml(&err, 0, "", "");
         Error::input(format!("`{shown}:{}:{}`: {}", err.line, err.col, err.message)).hint(
-            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env` and `limits` \
-             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`); the file was not changed",
+            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env`, `tool_calls` \
+             (`native`, `text`, `auto`) and `limits` (`max_turns`, `max_tokens`, \
+             `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
+             `max_reminders`); the file was not changed",
         )
     })
 }
@@ -187,12 +232,16 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
     into.plan_model = from.plan_model.or(into.plan_model.take());
     into.base_url = from.base_url.or(into.base_url.take());
     into.api_key_env = from.api_key_env.or(into.api_key_env.take());
+    into.tool_calls = from.tool_calls.or(into.tool_calls);
     if let Some(limits) = from.limits {
         let base = into.limits.get_or_insert_with(FileLimits::default);
         base.max_turns = limits.max_turns.or(base.max_turns);
         base.max_tokens = limits.max_tokens.or(base.max_tokens);
         base.idle_timeout_s = limits.idle_timeout_s.or(base.idle_timeout_s);
         base.max_retries = limits.max_retries.or(base.max_retries);
+        base.max_output_tokens = limits.max_output_tokens.or(base.max_output_tokens);
+        base.answer_timeout_s = limits.answer_timeout_s.or(base.answer_timeout_s);
+        base.max_reminders = limits.max_reminders.or(base.max_reminders);
     }
 }
 
@@ -255,6 +304,20 @@ pub fn resolve(
         .and_then(|name| env.var(name))
         .or_else(|| env.var("TICK_API_KEY"))
         .map(str::to_owned);
+    let tool_calls = match env.var("TICK_TOOL_CALLS") {
+        Some(text) => match text.trim().to_ascii_lowercase().as_str() {
+            "native" => ToolCalls::Native,
+            "text" => ToolCalls::Text,
+            "auto" => ToolCalls::Auto,
+            _ => {
+                return Err(
+                    Error::input(format!("`TICK_TOOL_CALLS={text}` is not a tool-call mode"))
+                        .hint("use `native`, `text` or `auto`"),
+                );
+            }
+        },
+        None => file.tool_calls.unwrap_or_default(),
+    };
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
     Ok(Config {
@@ -271,7 +334,13 @@ pub fn resolve(
                 .idle_timeout_s
                 .map_or(defaults.idle_timeout, Duration::from_secs),
             max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
+            max_output_tokens: limits.max_output_tokens.map(|n| n.max(1)),
+            answer_timeout: limits
+                .answer_timeout_s
+                .map_or(defaults.answer_timeout, |s| Duration::from_secs(s.max(1))),
+            max_reminders: limits.max_reminders.unwrap_or(defaults.max_reminders),
         },
+        tool_calls,
     })
 }
 
@@ -325,6 +394,7 @@ impl Config {
         client.api_key_env = key_env;
         client.idle_timeout = self.limits.idle_timeout;
         client.max_retries = self.limits.max_retries;
+        client.answer_timeout = self.limits.answer_timeout;
         Ok(client)
     }
 }
@@ -376,6 +446,10 @@ mod tests {
         assert_eq!(config.api_key.as_deref(), Some("sk-ant"));
         assert_eq!(config.limits.max_turns, 7);
         assert_eq!(config.limits.max_retries, 1);
+        assert_eq!(config.tool_calls, ToolCalls::Auto);
+        assert_eq!(config.limits.max_reminders, 2);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Plan), 8192);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Build), 4096);
 
         let e = env(
             &[("TICK_MODEL", "env-model"), ("TICK_PROVIDER", "ollama")],
@@ -394,6 +468,33 @@ mod tests {
             "a local server needs no key"
         );
         assert!(!format!("{config:?}").contains("sk-"));
+    }
+
+    #[test]
+    fn answer_limits_and_the_tool_call_mode_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(
+            &project,
+            "tool_calls: text\nlimits:\n  max_output_tokens: 512\n  answer_timeout_s: 9\n  max_reminders: 5\n",
+        )
+        .unwrap();
+        let e = env(&[], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        assert_eq!(config.tool_calls, ToolCalls::Text);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Plan), 512);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Build), 512);
+        assert_eq!(config.limits.answer_timeout, Duration::from_secs(9));
+        assert_eq!(config.limits.max_reminders, 5);
+        let e = env(&[("TICK_TOOL_CALLS", "native")], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        assert_eq!(config.tool_calls, ToolCalls::Native);
+        let e = env(&[("TICK_TOOL_CALLS", "xml")], dir.path());
+        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        assert!(err.message.contains("TICK_TOOL_CALLS=xml"), "{}", err.message);
+        std::fs::write(&project, "tool_calls: json\n").unwrap();
+        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        assert!(err.message.starts_with("`config.yaml:1:13`"), "{}", err.message);
     }
 
     #[test]

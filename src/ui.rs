@@ -112,11 +112,20 @@ impl Ui {
                     style("!").yellow()
                 ));
             }
-            AgentEvent::Reminder { .. } => {
+            AgentEvent::Reminder { text } => {
+                live.flush_text();
+                let first = text.split(". ").next().unwrap_or(text);
+                live.print(&format!(
+                    "{} {}; the model is told what to do",
+                    style("warning:").yellow().bold(),
+                    first.trim_end_matches('.')
+                ));
+            }
+            AgentEvent::TextProtocol { .. } => {
                 live.flush_text();
                 live.print(&format!(
-                    "{} the model stopped without reporting; reminding it once",
-                    style("warning:").yellow().bold()
+                    "{} the model writes its tool calls as text; tick reads them from now on",
+                    style("note:").cyan().bold()
                 ));
             }
             AgentEvent::Usage { usage } => {

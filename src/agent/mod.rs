@@ -7,9 +7,19 @@ pub mod planner;
 
 use serde::Serialize;
 
-use crate::config::Limits;
-use crate::llm::{Client, LlmError, Message, Request, Response, StreamEvent, ToolCall, Usage};
-use crate::tools::{Registry, ToolOutcome};
+use crate::config::{Limits, ToolCalls};
+use crate::llm::text_calls::{self, Found};
+use crate::llm::{
+    Client, FinishReason, LlmError, Message, Request, Response, StreamEvent, ToolCall, Usage,
+};
+use crate::tools::{Registry, Tool, ToolOutcome};
+
+/// How a call is written in text (`docs/text-tool-calls.md`), for the system prompt.
+pub const TEXT_TOOL_CALLS_PROMPT: &str = include_str!("../../prompts/text-tool-calls.md");
+
+/// Calls parsed from text get ids with this prefix; the wire formats replay them as the text
+/// the model wrote, and their results as user messages.
+pub use crate::llm::TEXT_CALL_PREFIX;
 
 /// Something that happened during a turn, for the person watching (or `--json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -23,8 +33,10 @@ pub enum AgentEvent {
     ToolCall { name: String, detail: String },
     /// A tool call finished.
     ToolResult { name: String, is_error: bool },
-    /// The model ended a turn without submitting; it is reminded once.
+    /// The model ended a turn without the call it must make; it is told what was wrong.
     Reminder { text: String },
+    /// The model wrote a tool call as text; from now on this conversation uses text calls.
+    TextProtocol { note: String },
     /// Tokens used so far in this command.
     Usage { usage: Usage },
 }
@@ -68,6 +80,8 @@ pub struct Model<'a> {
     pub system: String,
     pub registry: &'a Registry,
     pub limits: Limits,
+    /// Native tool calls, text tool calls, or native until the model writes one as text.
+    pub tool_calls: ToolCalls,
 }
 
 /// What one request to the model gave.
@@ -100,10 +114,16 @@ impl Model<'_> {
             name: call.name.clone(),
             detail: call_detail(&call.name, &call.arguments),
         });
-        let (content, is_error) = match &call.arguments_error {
+        let (mut content, is_error) = match &call.arguments_error {
             Some(error) => (error.clone(), true),
             None => handle(self.registry.execute(&call.name, &call.arguments)),
         };
+        if is_error
+            && content.starts_with("invalid arguments for ")
+            && let Some(example) = self.example_call(&call.name, messages)
+        {
+            content.push_str(&format!("\n\nA minimal valid call looks like this:\n{example}"));
+        }
         sink(AgentEvent::ToolResult {
             name: call.name.clone(),
             is_error,
@@ -125,15 +145,31 @@ impl Model<'_> {
         usage: &mut Usage,
     ) -> Result<Asked, AskError> {
         sink(AgentEvent::Request { turn });
+        let text_protocol = self.text_protocol(messages);
+        let max_tokens = self.limits.output_tokens(self.registry.mode());
         let request = Request {
             model: self.model.clone(),
-            system: Some(self.system.clone()),
+            system: Some(if text_protocol {
+                format!(
+                    "{}\n\n{}",
+                    self.system.trim_end(),
+                    self.registry.text_tools_prompt(TEXT_TOOL_CALLS_PROMPT)
+                )
+            } else {
+                self.system.clone()
+            }),
             messages: messages.clone(),
-            tools: self.registry.specs(),
-            max_tokens: None,
+            // A model that writes its calls as text gets no native tools: two ways of calling
+            // in one prompt confuse small models.
+            tools: if text_protocol {
+                Vec::new()
+            } else {
+                self.registry.specs()
+            },
+            max_tokens: Some(max_tokens),
             temperature: None,
         };
-        let response = {
+        let mut response = {
             let mut forward = |event: StreamEvent| {
                 if let StreamEvent::TextDelta(text) = event {
                     sink(AgentEvent::Text { text });
@@ -147,16 +183,50 @@ impl Model<'_> {
         usage.input_tokens += response.usage.input_tokens;
         usage.output_tokens += response.usage.output_tokens;
         sink(AgentEvent::Usage { usage: *usage });
+        let cut = response.finish == FinishReason::Length;
+        let mut switched = None;
+        if !cut && response.tool_calls.is_empty() && self.tool_calls != ToolCalls::Native {
+            let calls = self.text_calls(&response.text, messages);
+            if !calls.is_empty() && !text_protocol {
+                switched = Some(format!(
+                    "Note: you wrote {} as text instead of a tool call. tick ran it as a call. \
+                     From now on, write every tool call in your answer as a `<tool_call>` \
+                     block holding {{\"name\": ..., \"arguments\": {{...}}}}; the tools and \
+                     their arguments are described in the system prompt.",
+                    if calls.len() == 1 {
+                        format!("the call to `{}`", calls[0].name)
+                    } else {
+                        format!("{} calls", calls.len())
+                    }
+                ));
+            }
+            response.tool_calls = calls;
+        }
         messages.push(Message::Assistant {
             text: response.text.clone(),
             tool_calls: response.tool_calls.clone(),
         });
+        if let Some(note) = switched {
+            sink(AgentEvent::TextProtocol { note: note.clone() });
+            messages.push(Message::user(note));
+        }
         let used = usage.input_tokens + usage.output_tokens;
         if used > self.limits.max_tokens {
             return Err(AskError::TokenLimit {
                 used,
                 limit: self.limits.max_tokens,
             });
+        }
+        if cut && response.tool_calls.is_empty() && response.truncated_tool_calls.is_empty() {
+            // Nothing in a cut answer is run, not even a call written as text: it may be cut.
+            let note = format!(
+                "Your answer was cut off at the limit of {max_tokens} output tokens and nothing \
+                 in it was run. Answer again, shorter: make the next tool call now, without \
+                 repeating what you already wrote (write a large file or plan in parts)."
+            );
+            sink(AgentEvent::Reminder { text: note.clone() });
+            messages.push(Message::user(note));
+            return Ok(Asked::CutOff);
         }
         if response.truncated_tool_calls.is_empty() {
             return Ok(Asked::Answer(response));
@@ -168,11 +238,175 @@ impl Model<'_> {
                 "not run: another call in the same answer was cut off",
             ));
         }
-        messages.push(Message::user(format!(
-            "Your call to `{}` was cut off by the output token limit and was not run. Call it \
-             again with shorter arguments (write a large file in parts).",
+        let note = format!(
+            "Your call to `{}` was cut off at the limit of {max_tokens} output tokens and was \
+             not run. Call it again with shorter arguments (write a large file in parts).",
             response.truncated_tool_calls.join("`, `")
-        )));
+        );
+        sink(AgentEvent::Reminder { text: note.clone() });
+        messages.push(Message::user(note));
         Ok(Asked::CutOff)
     }
+
+    /// Whether this conversation writes tool calls as text: always in `text` mode; in `auto`
+    /// mode once the model has written one call as text.
+    pub fn text_protocol(&self, messages: &[Message]) -> bool {
+        match self.tool_calls {
+            ToolCalls::Native => false,
+            ToolCalls::Text => true,
+            ToolCalls::Auto => messages.iter().any(|m| {
+                matches!(m, Message::Assistant { tool_calls, .. }
+                    if tool_calls.iter().any(ToolCall::is_text))
+            }),
+        }
+    }
+
+    /// The calls written as text in `reply` that name one of tick's tools, as tool calls.
+    /// A tool outside the mode is kept: the registry refuses it exactly as a native call.
+    fn text_calls(&self, reply: &str, messages: &[Message]) -> Vec<ToolCall> {
+        let earlier = messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::Assistant { tool_calls, .. } => {
+                    Some(tool_calls.iter().filter(|c| c.is_text()).count())
+                }
+                _ => None,
+            })
+            .sum::<usize>();
+        text_calls::parse(reply)
+            .into_iter()
+            .filter_map(|found| match found {
+                Found::Call(call) if Tool::from_name(&call.name).is_some() => Some(call),
+                _ => None,
+            })
+            .enumerate()
+            .map(|(i, call)| ToolCall {
+                id: format!("{TEXT_CALL_PREFIX}{}", earlier + i + 1),
+                name: call.name,
+                arguments: call.arguments,
+                arguments_error: None,
+            })
+            .collect()
+    }
+
+    /// What to tell a model that ended its turn without calling `expected`: exactly what was
+    /// wrong with its answer, and a minimal valid call. `duty` says what the turn must end
+    /// with, in a sentence.
+    pub fn reminder(
+        &self,
+        response: &Response,
+        messages: &[Message],
+        expected: &str,
+        duty: &str,
+    ) -> String {
+        let text_protocol = self.text_protocol(messages);
+        let example = self
+            .example_call(expected, messages)
+            .unwrap_or_else(|| format!("a call to `{expected}`"));
+        let found = text_calls::parse(&response.text);
+        let available = self
+            .registry
+            .specs()
+            .into_iter()
+            .map(|s| format!("`{}`", s.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let problem = found.iter().find_map(|f| match f {
+            Found::Malformed { error } => Some(format!(
+                "Your answer holds a tool call written as text that could not be read: {error}."
+            )),
+            _ => None,
+        });
+        let problem = problem.or_else(|| {
+            found.iter().find_map(|f| match f {
+                Found::Call(call) if Tool::from_name(&call.name).is_none() => Some(format!(
+                    "You called `{}`, which is not a tool. The tools you have are: {available}.",
+                    call.name
+                )),
+                Found::Call(call) if self.tool_calls == ToolCalls::Native => Some(format!(
+                    "You wrote a call to `{}` as text. This conversation uses the API's tool \
+                     calls: make the call as a tool call, not in your answer's text.",
+                    call.name
+                )),
+                _ => None,
+            })
+        });
+        let problem = problem.or_else(|| {
+            found.iter().find_map(|f| match f {
+                Found::Unnamed(object) => {
+                    let tool = self.registry.specs().into_iter().find(|spec| {
+                        looks_like_arguments(object, &spec.parameters)
+                    })?;
+                    Some(format!(
+                        "The JSON block in your answer looks like the arguments of `{}`, but it \
+                         is not a call: it has no tool name around it.",
+                        tool.name
+                    ))
+                }
+                _ => None,
+            })
+        });
+        let problem = problem.unwrap_or_else(|| {
+            if text_protocol {
+                "Your answer has no tool call: no `<tool_call>` block and no fenced JSON call."
+                    .to_owned()
+            } else {
+                "Your answer has no tool call.".to_owned()
+            }
+        });
+        format!("{problem} {duty}\n\nA minimal valid call looks like this:\n{example}")
+    }
+
+    /// A minimal valid call of `tool`, written the way this conversation calls tools.
+    fn example_call(&self, tool: &str, messages: &[Message]) -> Option<String> {
+        let arguments = example_arguments(tool)?;
+        Some(if self.text_protocol(messages) {
+            format!(
+                "<tool_call>\n{}\n</tool_call>",
+                serde_json::json!({"name": tool, "arguments": arguments})
+            )
+        } else {
+            format!("a tool call to `{tool}` (through the tool-calling API) with the arguments {arguments}")
+        })
+    }
+}
+
+/// Whether `object` could be the arguments of a tool with `schema`: every required property
+/// is there and every key is a property.
+fn looks_like_arguments(
+    object: &serde_json::Map<String, serde_json::Value>,
+    schema: &serde_json::Value,
+) -> bool {
+    let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) else {
+        return false;
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    !object.is_empty()
+        && !required.is_empty()
+        && required.iter().all(|k| object.contains_key(*k))
+        && object.keys().all(|k| properties.contains_key(k))
+}
+
+/// The smallest arguments each tool accepts, for examples in reminders.
+fn example_arguments(tool: &str) -> Option<serde_json::Value> {
+    use serde_json::json;
+    Some(match Tool::from_name(tool)? {
+        Tool::ReadFile => json!({"path": "src/main.rs"}),
+        Tool::ListFiles => json!({"path": "."}),
+        Tool::SearchFiles => json!({"pattern": "fn main"}),
+        Tool::SubmitPlan => json!({
+            "title": "Short title",
+            "summary": "What the plan does and why.",
+            "steps": [{"title": "First step", "files": ["src/main.rs"], "verify": ["cargo test"]}]
+        }),
+        Tool::AskUser => json!({"questions": [{"question": "Which option do you want?"}]}),
+        Tool::WriteFile => json!({"path": "src/new.rs", "content": "// new file\n"}),
+        Tool::EditFile => json!({"path": "src/main.rs", "old": "exact old text", "new": "new text"}),
+        Tool::Bash => json!({"command": "cargo test"}),
+        Tool::UpdateStep => json!({"id": "S1", "status": "done", "evidence": "what you did"}),
+    })
 }

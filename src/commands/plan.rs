@@ -60,6 +60,11 @@ enum Continue {
     Answer(String),
 }
 
+/// The hint when a model never made the call it had to: the model is the likely fix.
+pub const MODEL_HINT: &str = "no draft was written; this model does not call tools reliably: \
+    changing the model is the likely fix (`model:` in `.tasks/config.yaml`, `TICK_MODEL` or \
+    `--model`), or set `tool_calls: text` so it writes calls in the documented text form";
+
 fn planning_error(err: PlanError) -> Error {
     match err {
         PlanError::Llm(err) => {
@@ -70,17 +75,30 @@ fn planning_error(err: PlanError) -> Error {
             }
             error.hint("no draft was written")
         }
-        PlanError::NoSubmission { text } => {
+        PlanError::NoSubmission {
+            text,
+            reminder,
+            reminders,
+        } => {
             let said = text.trim();
             let mut error = Error::new(
                 ErrorKind::Provider,
-                "the model stopped without calling `submit_plan`, even after a reminder",
+                format!(
+                    "the model stopped without calling `submit_plan`, even after {}",
+                    match reminders {
+                        0 => "no reminder (`limits.max_reminders` is 0)".to_owned(),
+                        1 => "a reminder".to_owned(),
+                        n => format!("{n} reminders"),
+                    }
+                ),
             );
+            let what = reminder.split("\n\n").next().unwrap_or(&reminder).to_owned();
+            error = error.hint(format!("what was wrong: {what}"));
             if !said.is_empty() {
                 let excerpt: String = said.chars().take(300).collect();
                 error = error.hint(format!("its last words: {excerpt}"));
             }
-            error.hint("no draft was written; try again, or a model that handles tool calls better")
+            error.hint(MODEL_HINT)
         }
         PlanError::TurnLimit { turns } => Error::new(
             ErrorKind::Limit,
@@ -205,6 +223,7 @@ fn plan_with_model(
             system,
             registry: &registry,
             limits: config.limits,
+            tool_calls: config.tool_calls,
         },
     };
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -843,6 +843,7 @@ impl Runner<'_, '_> {
                 system: self.system.to_owned(),
                 registry: self.registry,
                 limits: self.config.limits,
+                tool_calls: self.config.tool_calls,
             },
             step: id,
             interrupted: self.interrupted,

@@ -59,6 +59,9 @@ pub enum LlmError {
     #[error("the provider sent nothing for {}; gave up waiting", seconds(*.after))]
     IdleTimeout { after: Duration },
 
+    #[error("the answer was still streaming after {}, the limit for one answer; it was stopped", seconds(*.after))]
+    AnswerTimeout { after: Duration },
+
     #[error("the provider's stream ended before the answer was complete{}: {reason}", after(*.attempts))]
     StreamCut { reason: String, attempts: u32 },
 
@@ -106,6 +109,12 @@ impl LlmError {
             Self::IdleTimeout { .. } => {
                 "raise `limits.idle_timeout_s` in `.tasks/config.yaml` if the \
                  model is slow to start answering; no partial tool call was run"
+                    .to_owned()
+            }
+            Self::AnswerTimeout { .. } => {
+                "the model was most likely repeating itself; no partial tool call was run; \
+                 lower `limits.max_output_tokens` or raise `limits.answer_timeout_s` in \
+                 `.tasks/config.yaml`"
                     .to_owned()
             }
             Self::StreamCut { .. } => {

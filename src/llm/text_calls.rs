@@ -130,30 +130,44 @@ enum Block {
     Fence(usize),
 }
 
-/// The first line-initial run of three or more backticks: (byte offset, its length).
+/// The first opening fence: (byte offset, number of backticks). A run of three or more
+/// backticks opens a block at the start of a line (up to three spaces in), or anywhere when
+/// the rest of its line is only an info word (`über ```json`, which small models write).
 fn find_fence(text: &str) -> Option<(usize, usize)> {
     let mut line_start = 0;
     for line in text.split_inclusive('\n') {
         let indent = line.len() - line.trim_start_matches(' ').len();
-        if indent <= 3 {
-            let ticks = line[indent..].chars().take_while(|c| *c == '`').count();
-            if ticks >= 3 {
-                return Some((line_start + indent, ticks));
+        let mut from = 0;
+        while let Some(at) = line[from..].find("```") {
+            let at = from + at;
+            let ticks = line[at..].chars().take_while(|c| *c == '`').count();
+            let info = line[at + ticks..].trim();
+            let line_initial = at == indent && indent <= 3;
+            let mid_line = !line[..at].contains('`')
+                && info.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if (line_initial && !info.contains('`')) || mid_line
+            {
+                return Some((line_start + at, ticks));
             }
+            from = at + ticks;
         }
         line_start += line.len();
     }
     None
 }
 
-/// The closing fence of a block whose body is `text`: (offset of the fence line, its length
-/// including the line break).
+/// The closing fence of a block whose body is `text`: (offset where the body ends, length of
+/// the fence including its line break). A fence is a line of only backticks, or backticks
+/// that end a line (`}```"`): JSON strings hold no raw line breaks, so this is never inside
+/// one.
 fn find_closing_fence(text: &str) -> Option<(usize, usize)> {
     let mut line_start = 0;
     for line in text.split_inclusive('\n') {
-        let trimmed = line.trim();
-        if trimmed.len() >= 3 && trimmed.chars().all(|c| c == '`') {
-            return Some((line_start, line.len()));
+        let content = line.trim_end();
+        let ticks = content.len() - content.trim_end_matches('`').len();
+        if ticks >= 3 {
+            let at = content.len() - ticks;
+            return Some((line_start + at, line.len() - at));
         }
         line_start += line.len();
     }

@@ -51,6 +51,15 @@ fn fenced_json_and_bare_fences() {
 }
 
 #[test]
+fn fences_as_small_models_place_them() {
+    let text = "I will call ```json\n{\"name\": \"list_files\", \"arguments\": {}}```\nand wait.";
+    assert_eq!(calls(text), vec![("list_files".into(), json!({}))]);
+    // Inline code with triple backticks does not open a block that swallows the real one.
+    let text = "Run ```cargo test``` first.\n```json\n{\"name\": \"list_files\"}\n```";
+    assert_eq!(calls(text), vec![("list_files".into(), json!({}))]);
+}
+
+#[test]
 fn a_fence_holding_a_tool_call_block() {
     let text = "```\n<tool_call>\n{\"name\": \"list_files\", \"arguments\": {\"path\": \".\"}}\n</tool_call>\n```";
     assert_eq!(calls(text), vec![("list_files".into(), json!({"path": "."}))]);
