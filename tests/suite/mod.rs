@@ -4,6 +4,7 @@ mod concurrency;
 mod errors;
 mod lifecycle;
 mod llm;
+mod models;
 mod planning;
 mod running;
 mod snapshots;

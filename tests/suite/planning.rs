@@ -200,11 +200,12 @@ async fn an_invalid_plan_goes_back_to_the_model() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_turn_without_submit_plan_is_reminded_once_then_fails() {
+async fn a_turn_without_submit_plan_is_reminded_then_fails() {
     let project = Project::new();
     let server = FakeModel::start().await;
     server.push(openai_text("Here is my plan: 1. do it. 2. test it."));
     server.push(openai_text("As I said: do it, then test it."));
+    server.push(openai_text("Do it, then test it."));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
@@ -213,7 +214,7 @@ async fn a_turn_without_submit_plan_is_reminded_once_then_fails() {
     assert!(err.contains("no draft was written"), "{err}");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
     let requests = server.requests();
-    assert_eq!(requests.len(), 2);
+    assert_eq!(requests.len(), 3);
     assert!(last_user_text(&requests[1]).contains("Call `submit_plan` now"));
 }
 
