@@ -283,6 +283,7 @@ impl Ui {
                 crate::commands::check::FindingKind::Stale => "stale",
                 crate::commands::check::FindingKind::PlanChanged => "plan changed",
                 crate::commands::check::FindingKind::Unparseable => "unparseable",
+                crate::commands::check::FindingKind::FailedAttempt => "failed attempt",
             };
             let _ = writeln!(out, "{}{step}: {kind}: {}", finding.task, finding.message);
         }
@@ -477,6 +478,12 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
                 )),
             ));
         }
+        if let Some(attempt) = &task.last_attempt {
+            warnings.push((
+                attempt.summary(),
+                (!attempt.hint.is_empty()).then(|| attempt.hint.clone()),
+            ));
+        }
         let new_steps = task
             .steps
             .iter()
@@ -506,6 +513,12 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
             if draft.steps == 1 { "step" } else { "steps" },
             draft.path
         );
+    }
+    if let Some(attempt) = &report.plan_attempt {
+        warnings.push((
+            format!("planning: {}", attempt.summary()),
+            (!attempt.hint.is_empty()).then(|| attempt.hint.clone()),
+        ));
     }
     if report.task.is_none() && report.draft.is_none() {
         warnings.push((

@@ -14,6 +14,12 @@ use crate::llm::{
 };
 use crate::tools::{Registry, Tool, ToolOutcome};
 
+/// The hint when the model never made the call its turn had to end with: a model that does
+/// not call tools will not start on a retry, so another model is the likely fix.
+pub const CHANGE_MODEL_HINT: &str = "this model does not call tools reliably: changing the \
+    model is the likely fix (`model:` in `.tasks/config.yaml`, `TICK_MODEL` or `--model`); or \
+    set `tool_calls: text` so it writes its calls in the text form tick reads";
+
 /// How a call is written in text (`docs/text-tool-calls.md`), for the system prompt.
 pub const TEXT_TOOL_CALLS_PROMPT: &str = include_str!("../../prompts/text-tool-calls.md");
 

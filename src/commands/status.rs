@@ -8,7 +8,7 @@ use super::{Ctx, Outcome};
 use crate::cli::StatusArgs;
 use crate::error::Result;
 use crate::plan::{Phase, StepStatus};
-use crate::tasks::state::Actor;
+use crate::tasks::state::{Actor, LastAttempt};
 use crate::tasks::todo_md::Step;
 use crate::tasks::{Draft, Store, Task};
 use crate::watch::{self, freshness::MissingFiles};
@@ -21,6 +21,9 @@ pub struct StatusReport {
     pub format: u32,
     pub draft: Option<DraftReport>,
     pub task: Option<TaskReport>,
+    /// The last planning attempt, when it failed (`.tasks/draft/last_attempt.yaml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan_attempt: Option<LastAttempt>,
 }
 
 #[derive(Debug, Serialize)]
@@ -48,6 +51,9 @@ pub struct TaskReport {
     pub stale_found: Vec<StaleFound>,
     /// Pending steps whose `files` no longer exist: the plan may be out of date.
     pub plan_may_be_out_of_date: Vec<MissingFiles>,
+    /// The last run attempt, when it failed (from state.yaml).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_attempt: Option<LastAttempt>,
 }
 
 #[derive(Debug, Serialize)]
@@ -169,6 +175,7 @@ pub fn task_report(store: &Store, task: &Task) -> TaskReport {
             .collect(),
         stale_found: Vec::new(),
         plan_may_be_out_of_date: Vec::new(),
+        last_attempt: task.state.last_attempt.clone(),
     }
 }
 
@@ -201,8 +208,14 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
     } else {
         None
     };
+    let plan_attempt = if args.task.is_none() {
+        super::plan::last_plan_attempt(store)
+    } else {
+        None
+    };
     let report = StatusReport {
         format: JSON_FORMAT,
+        plan_attempt,
         draft: draft.as_ref().map(|d| draft_report(store, d)),
         task: task.as_ref().map(|t| {
             let mut report = task_report(store, t);

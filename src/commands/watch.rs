@@ -95,6 +95,7 @@ async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
                 format: status::JSON_FORMAT,
                 draft: None,
                 task: Some(report),
+                plan_attempt: None,
             });
             shown = snapshot(&task);
             plan_changed = task.plan_changed();

@@ -93,6 +93,11 @@ impl LlmError {
             Self::NotFound { .. } => "check `base_url` and `model` in `.tasks/config.yaml`; an \
                  OpenAI-compatible `base_url` usually ends in `/v1`"
                 .to_owned(),
+            Self::Rejected { message, .. } if message.to_ascii_lowercase().contains("tool") => {
+                "the request was not retried; this server or model seems not to accept tools: \
+                 set `tool_calls: text` in `.tasks/config.yaml`, or change the model"
+                    .to_owned()
+            }
             Self::Rejected { .. } => {
                 "the request was not retried; check `model` and the provider's limits".to_owned()
             }
