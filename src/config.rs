@@ -217,7 +217,11 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
     }
     serde_yaml::from_str(&text).map_err(|err| {
         let err = ParseError::from_yaml(&err, 0, "", "");
-        Error::input(format!("`{shown}:{}:{}`: {}", err.line, err.col, err.message)).hint(
+        Error::input(format!(
+            "`{shown}:{}:{}`: {}",
+            err.line, err.col, err.message
+        ))
+        .hint(
             "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env`, `tool_calls` \
              (`native`, `text`, `auto`) and `limits` (`max_turns`, `max_tokens`, \
              `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
@@ -310,10 +314,10 @@ pub fn resolve(
             "text" => ToolCalls::Text,
             "auto" => ToolCalls::Auto,
             _ => {
-                return Err(
-                    Error::input(format!("`TICK_TOOL_CALLS={text}` is not a tool-call mode"))
-                        .hint("use `native`, `text` or `auto`"),
-                );
+                return Err(Error::input(format!(
+                    "`TICK_TOOL_CALLS={text}` is not a tool-call mode"
+                ))
+                .hint("use `native`, `text` or `auto`"));
             }
         },
         None => file.tool_calls.unwrap_or_default(),
@@ -491,10 +495,18 @@ mod tests {
         assert_eq!(config.tool_calls, ToolCalls::Native);
         let e = env(&[("TICK_TOOL_CALLS", "xml")], dir.path());
         let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
-        assert!(err.message.contains("TICK_TOOL_CALLS=xml"), "{}", err.message);
+        assert!(
+            err.message.contains("TICK_TOOL_CALLS=xml"),
+            "{}",
+            err.message
+        );
         std::fs::write(&project, "tool_calls: json\n").unwrap();
         let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
-        assert!(err.message.starts_with("`config.yaml:1:13`"), "{}", err.message);
+        assert!(
+            err.message.starts_with("`config.yaml:1:13`"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

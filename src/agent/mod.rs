@@ -128,7 +128,9 @@ impl Model<'_> {
             && content.starts_with("invalid arguments for ")
             && let Some(example) = self.example_call(&call.name, messages)
         {
-            content.push_str(&format!("\n\nA minimal valid call looks like this:\n{example}"));
+            content.push_str(&format!(
+                "\n\nA minimal valid call looks like this:\n{example}"
+            ));
         }
         sink(AgentEvent::ToolResult {
             name: call.name.clone(),
@@ -192,7 +194,7 @@ impl Model<'_> {
         let cut = response.finish == FinishReason::Length;
         let mut switched = None;
         if !cut && response.tool_calls.is_empty() && self.tool_calls != ToolCalls::Native {
-            let calls = self.text_calls(&response.text, messages);
+            let calls = Self::text_calls(&response.text, messages);
             if !calls.is_empty() && !text_protocol {
                 switched = Some(format!(
                     "Note: you wrote {} as text instead of a tool call. tick ran it as a call. \
@@ -269,7 +271,7 @@ impl Model<'_> {
 
     /// The calls written as text in `reply` that name one of tick's tools, as tool calls.
     /// A tool outside the mode is kept: the registry refuses it exactly as a native call.
-    fn text_calls(&self, reply: &str, messages: &[Message]) -> Vec<ToolCall> {
+    fn text_calls(reply: &str, messages: &[Message]) -> Vec<ToolCall> {
         let earlier = messages
             .iter()
             .filter_map(|m| match m {
@@ -337,8 +339,9 @@ impl Model<'_> {
                 _ => None,
             })
         });
-        let problem = problem.or_else(|| {
-            found.iter().find_map(|f| match f {
+        let problem =
+            problem.or_else(|| {
+                found.iter().find_map(|f| match f {
                 Found::Unnamed(object) => {
                     let tool = self.registry.specs().into_iter().find(|spec| {
                         looks_like_arguments(object, &spec.parameters)
@@ -351,7 +354,7 @@ impl Model<'_> {
                 }
                 _ => None,
             })
-        });
+            });
         let problem = problem.unwrap_or_else(|| {
             if text_protocol {
                 "Your answer has no tool call: no `<tool_call>` block and no fenced JSON call."
@@ -372,7 +375,9 @@ impl Model<'_> {
                 serde_json::json!({"name": tool, "arguments": arguments})
             )
         } else {
-            format!("a tool call to `{tool}` (through the tool-calling API) with the arguments {arguments}")
+            format!(
+                "a tool call to `{tool}` (through the tool-calling API) with the arguments {arguments}"
+            )
         })
     }
 }
@@ -411,7 +416,9 @@ fn example_arguments(tool: &str) -> Option<serde_json::Value> {
         }),
         Tool::AskUser => json!({"questions": [{"question": "Which option do you want?"}]}),
         Tool::WriteFile => json!({"path": "src/new.rs", "content": "// new file\n"}),
-        Tool::EditFile => json!({"path": "src/main.rs", "old": "exact old text", "new": "new text"}),
+        Tool::EditFile => {
+            json!({"path": "src/main.rs", "old": "exact old text", "new": "new text"})
+        }
         Tool::Bash => json!({"command": "cargo test"}),
         Tool::UpdateStep => json!({"id": "S1", "status": "done", "evidence": "what you did"}),
     })

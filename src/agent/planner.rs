@@ -89,9 +89,9 @@ impl Planner<'_> {
                 }
             };
             if response.tool_calls.is_empty() {
-                let reminder =
-                    self.model
-                        .reminder(&response, messages, "submit_plan", DUTY);
+                let reminder = self
+                    .model
+                    .reminder(&response, messages, "submit_plan", DUTY);
                 if reminded >= self.model.limits.max_reminders {
                     return Err(PlanError::NoSubmission {
                         text: response.text,

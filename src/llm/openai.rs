@@ -110,7 +110,11 @@ pub(crate) fn request_body(req: &Request) -> Value {
 /// Whether `model` is one of OpenAI's reasoning models (`o1`, `o3`, `o4-mini`, `gpt-5`...),
 /// also behind a router's `openai/` prefix.
 pub(crate) fn wants_max_completion_tokens(model: &str) -> bool {
-    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
     ["o1", "o3", "o4"]
         .iter()
         .any(|family| name == *family || name.starts_with(&format!("{family}-")))
@@ -365,10 +369,12 @@ mod tests {
         let response = response.unwrap();
         assert_eq!(
             crate::llm::text_calls::parse(&response.text),
-            vec![crate::llm::text_calls::Found::Call(crate::llm::text_calls::TextCall {
-                name: "read_file".into(),
-                arguments: json!({"path": "src/\u{00e9}t\u{00e9}.rs"}),
-            })]
+            vec![crate::llm::text_calls::Found::Call(
+                crate::llm::text_calls::TextCall {
+                    name: "read_file".into(),
+                    arguments: json!({"path": "src/\u{00e9}t\u{00e9}.rs"}),
+                }
+            )]
         );
     }
 

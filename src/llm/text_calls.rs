@@ -7,7 +7,8 @@
 //! - a `<tool_call>` … `</tool_call>` block (the closing tag may be missing at the very end of
 //!   the reply, where a model that stopped on the tag leaves it off), or
 //! - a fenced code block (```` ``` ```` or ```` ```json ````, also `tool_call`), or
-//! - the whole reply, when it is nothing but that object.
+//! - the whole reply, when it is nothing but that object, or
+//! - prose, when the reply has no blocks at all and the object starts with `{"name"`.
 //!
 //! `arguments` may be an object, a JSON string holding an object, or a one-element array
 //! holding an object (small models write all three); `parameters` is accepted for
@@ -51,6 +52,7 @@ pub fn parse(text: &str) -> Vec<Found> {
     }
     let mut found = Vec::new();
     let mut rest = 0;
+    let mut has_blocks = false;
     while rest < text.len() {
         let tail = &text[rest..];
         let tag = tail.find(OPEN_TAG).map(|at| (at, Block::Tag));
@@ -60,6 +62,7 @@ pub fn parse(text: &str) -> Vec<Found> {
             (t, f) => t.or(f),
         };
         let Some((at, block)) = next else { break };
+        has_blocks = true;
         let start = rest + at;
         match block {
             Block::Tag => {
@@ -102,8 +105,32 @@ pub fn parse(text: &str) -> Vec<Found> {
             }
         }
     }
-    // A reply that is only a call object was taken above; prose that happens to be JSON,
-    // or a bare object that is not a well-formed call, is not a call.
+    if found.is_empty() && !has_blocks {
+        found = inline_calls(text);
+    }
+    found
+}
+
+/// Calls written as bare JSON inside prose (`Here it is: {"name": ...}`), for a reply with no
+/// blocks at all. Only an object that starts with its `name` key and is a well-formed call
+/// counts: prose that happens to hold JSON is not a call.
+fn inline_calls(text: &str) -> Vec<Found> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find('{') {
+        let start = from + at;
+        from = start + 1;
+        if !text[from..].trim_start().starts_with("\"name\"") {
+            continue;
+        }
+        let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        if let Some(Ok(value)) = values.next()
+            && let call @ Found::Call(_) = interpret(value)
+        {
+            found.push(call);
+            from = start + values.byte_offset();
+        }
+    }
     found
 }
 
@@ -145,8 +172,7 @@ fn find_fence(text: &str) -> Option<(usize, usize)> {
             let line_initial = at == indent && indent <= 3;
             let mid_line = !line[..at].contains('`')
                 && info.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if (line_initial && !info.contains('`')) || mid_line
-            {
+            if (line_initial && !info.contains('`')) || mid_line {
                 return Some((line_start + at, ticks));
             }
             from = at + ticks;
@@ -245,7 +271,10 @@ fn read_json(reply: &str, offset: usize, body: &str, meant: bool, found: &mut Ve
 }
 
 fn looks_like_call(text: &str) -> bool {
-    text.contains("\"name\"") && ARGUMENT_KEYS.iter().any(|k| text.contains(&format!("\"{k}\"")))
+    text.contains("\"name\"")
+        && ARGUMENT_KEYS
+            .iter()
+            .any(|k| text.contains(&format!("\"{k}\"")))
 }
 
 /// A call object: `name`, and the arguments in one of the shapes models write.
@@ -320,12 +349,10 @@ fn arguments_object(raw: Value) -> Result<Map<String, Value>, String> {
             )),
             Err(err) => Err(format!("is a string that is not a JSON object: {err}")),
         },
-        Value::Array(mut items) if items.len() == 1 && items[0].is_object() => {
-            match items.pop() {
-                Some(Value::Object(map)) => Ok(map),
-                _ => Err("must be a JSON object".to_owned()),
-            }
-        }
+        Value::Array(mut items) if items.len() == 1 && items[0].is_object() => match items.pop() {
+            Some(Value::Object(map)) => Ok(map),
+            _ => Err("must be a JSON object".to_owned()),
+        },
         Value::Array(items) => Err(format!(
             "is a list of {} items; it must be one JSON object",
             items.len()
@@ -349,7 +376,7 @@ fn short(value: &Value) -> String {
     }
 }
 
-/// The byte offset of serde_json's 1-based line and column in `text`.
+/// The byte offset of `serde_json`'s 1-based line and column in `text`.
 fn line_col_offset(text: &str, line: usize, column: usize) -> usize {
     let mut offset = 0;
     for (n, l) in text.split_inclusive('\n').enumerate() {

@@ -62,12 +62,16 @@ fn fences_as_small_models_place_them() {
 #[test]
 fn a_fence_holding_a_tool_call_block() {
     let text = "```\n<tool_call>\n{\"name\": \"list_files\", \"arguments\": {\"path\": \".\"}}\n</tool_call>\n```";
-    assert_eq!(calls(text), vec![("list_files".into(), json!({"path": "."}))]);
+    assert_eq!(
+        calls(text),
+        vec![("list_files".into(), json!({"path": "."}))]
+    );
 }
 
 #[test]
 fn a_tool_call_block_holding_a_fence() {
-    let text = "<tool_call>\n```json\n{\"name\": \"list_files\", \"arguments\": {}}\n```\n</tool_call>";
+    let text =
+        "<tool_call>\n```json\n{\"name\": \"list_files\", \"arguments\": {}}\n```\n</tool_call>";
     assert_eq!(calls(text), vec![("list_files".into(), json!({}))]);
 }
 
@@ -93,7 +97,11 @@ fn missing_or_empty_arguments_are_an_empty_object() {
         r#"<tool_call>{"name": "list_files", "arguments": null}</tool_call>"#,
         r#"<tool_call>{"name": "list_files", "arguments": ""}</tool_call>"#,
     ] {
-        assert_eq!(calls(text), vec![("list_files".into(), json!({}))], "{text}");
+        assert_eq!(
+            calls(text),
+            vec![("list_files".into(), json!({}))],
+            "{text}"
+        );
     }
 }
 
@@ -113,9 +121,30 @@ fn several_calls_in_one_reply_keep_their_order() {
 #[test]
 fn a_reply_that_is_only_the_call_object() {
     let text = "  {\"name\": \"list_files\", \"arguments\": {\"path\": \"src\"}}\n";
-    assert_eq!(calls(text), vec![("list_files".into(), json!({"path": "src"}))]);
+    assert_eq!(
+        calls(text),
+        vec![("list_files".into(), json!({"path": "src"}))]
+    );
     // Prose that happens to be a JSON object is not a call.
     assert!(parse("{\"title\": \"x\"}").is_empty());
+}
+
+#[test]
+fn a_call_inside_prose_without_blocks() {
+    let text = "Here is the call: {\"name\": \"list_files\", \"arguments\": {\"path\": \"src\"}} and then {\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}.";
+    assert_eq!(
+        calls(text),
+        vec![
+            ("list_files".into(), json!({"path": "src"})),
+            ("read_file".into(), json!({"path": "a"}))
+        ]
+    );
+    // Only objects that open with `name` and are well-formed calls count.
+    assert!(parse("The config is {\"path\": \"x\", \"name\": \"y\"}.").is_empty());
+    assert!(parse("Broken: {\"name\": \"x\", \"arguments\": {").is_empty());
+    // With a block in the reply, prose JSON is not read.
+    let text = "{\"name\": \"a\", \"arguments\": {}} and\n```rust\nfn x() {}\n```";
+    assert!(parse(text).is_empty());
 }
 
 #[test]
@@ -144,11 +173,10 @@ fn an_object_without_a_name_is_reported_as_unnamed() {
 
 #[test]
 fn broken_json_is_located_in_the_reply() {
-    let error = one_error("Plan:\n<tool_call>\n{\"name\": \"submit_plan\", \"arguments\": {\"title\": }}\n</tool_call>");
-    assert!(
-        error.starts_with("the JSON at line 3, column "),
-        "{error}"
+    let error = one_error(
+        "Plan:\n<tool_call>\n{\"name\": \"submit_plan\", \"arguments\": {\"title\": }}\n</tool_call>",
     );
+    assert!(error.starts_with("the JSON at line 3, column "), "{error}");
     assert!(error.contains("not valid"), "{error}");
     // A fenced block marked json, or one that reads like a call, is also reported.
     let error = one_error("```json\n{\"name\": \"x\", \"arguments\": {\n```");
@@ -194,7 +222,10 @@ fn wrong_shapes_say_what_is_wrong() {
             "<tool_call>read_file src/lib.rs</tool_call>",
             "the block at line 1, column 12 of your answer does not start with `{`; it must hold one JSON object",
         ),
-        ("<tool_call>\n</tool_call>", "the block is empty; it must hold one JSON object"),
+        (
+            "<tool_call>\n</tool_call>",
+            "the block is empty; it must hold one JSON object",
+        ),
     ] {
         assert_eq!(one_error(text), expected, "{text}");
     }
@@ -203,7 +234,10 @@ fn wrong_shapes_say_what_is_wrong() {
 #[test]
 fn positions_count_characters_not_bytes() {
     let error = one_error("é\n<tool_call>ü{</tool_call>");
-    assert!(error.starts_with("the block at line 2, column 12"), "{error}");
+    assert!(
+        error.starts_with("the block at line 2, column 12"),
+        "{error}"
+    );
 }
 
 /// Renders a call in each of the documented forms.

@@ -268,7 +268,11 @@ mod tests {
             "the last attempt failed at `S2` at 2026-11-30 14:30 UTC: the model failed"
         );
         state.clear_failure();
-        assert!(!serde_yaml::to_string(&state).unwrap().contains("last_attempt"));
+        assert!(
+            !serde_yaml::to_string(&state)
+                .unwrap()
+                .contains("last_attempt")
+        );
     }
 
     #[test]
@@ -293,8 +297,8 @@ mod tests {
         assert!(!text.contains("last_attempt"), "{text}");
 
         std::fs::write(dir.path().join("state.yaml"), "format: [\n").unwrap();
-        let err = record_failed_attempt(dir.path(), LastAttempt::from_error(at, None, &err))
-            .unwrap_err();
+        let err =
+            record_failed_attempt(dir.path(), LastAttempt::from_error(at, None, &err)).unwrap_err();
         assert!(err.message.contains("state.yaml:"), "{}", err.message);
         assert_eq!(
             std::fs::read_to_string(dir.path().join("state.yaml")).unwrap(),

@@ -78,7 +78,8 @@ pub fn openai_text_pieces(text: &str, piece: usize) -> Reply {
         rest = &rest[at..];
     }
     chunks.push(
-        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})).into_bytes(),
+        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+            .into_bytes(),
     );
     chunks.push(b"data: [DONE]\n\n".to_vec());
     Reply::sse(chunks)

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
+use crate::common::fake_model::{FakeModel, RecordedRequest};
 use crate::common::project::Project;
 use crate::common::scripts::{
     anthropic_call, anthropic_text_cut, login_plan, openai_call, openai_looping, openai_text,
@@ -88,7 +88,10 @@ async fn text_mode_plans_from_calls_written_in_both_forms() {
         let system = system(request);
         assert!(system.contains("## How to call tools"), "{system}");
         assert!(system.contains("\n### submit_plan\n"));
-        assert!(!system.contains("### write_file"), "plan mode describes no build tool");
+        assert!(
+            !system.contains("### write_file"),
+            "plan mode describes no build tool"
+        );
         assert_eq!(request.body["max_tokens"], 8192);
     }
     // The result of the text call comes back as a user message holding the listing.
@@ -189,12 +192,21 @@ async fn no_call_at_all_is_reminded_as_often_as_configured() {
         err.contains("without calling `submit_plan`, even after 2 reminders"),
         "{err}"
     );
-    assert!(err.contains("what was wrong: Your answer has no tool call."), "{err}");
-    assert!(err.contains("changing the model is the likely fix"), "{err}");
+    assert!(
+        err.contains("what was wrong: Your answer has no tool call."),
+        "{err}"
+    );
+    assert!(
+        err.contains("changing the model is the likely fix"),
+        "{err}"
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let reminder = last_user_text(&requests[1]);
-    assert!(reminder.starts_with("Your answer has no tool call. Call `submit_plan` now"), "{reminder}");
+    assert!(
+        reminder.starts_with("Your answer has no tool call. Call `submit_plan` now"),
+        "{reminder}"
+    );
     assert!(
         reminder.contains("A minimal valid call looks like this:\na tool call to `submit_plan`"),
         "{reminder}"
@@ -280,7 +292,9 @@ async fn native_mode_does_not_run_text_calls_and_says_so() {
     assert!(has_tools(&requests[1]));
     let reminder = last_user_text(&requests[1]);
     assert!(
-        reminder.starts_with("You wrote a call to `list_files` as text. This conversation uses the API's tool calls"),
+        reminder.starts_with(
+            "You wrote a call to `list_files` as text. This conversation uses the API's tool calls"
+        ),
         "{reminder}"
     );
 }
@@ -327,7 +341,8 @@ async fn the_answer_limit_is_sent_on_both_providers() {
     let url = server.url();
     let output = project
         .tick_with(&server, &["plan", "Refactor login"], |cmd| {
-            cmd.env("TICK_PROVIDER", "anthropic").env("TICK_BASE_URL", &url);
+            cmd.env("TICK_PROVIDER", "anthropic")
+                .env("TICK_BASE_URL", &url);
         })
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
@@ -357,7 +372,9 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
         "{note}"
     );
     assert!(
-        !user_texts(&requests[1]).iter().any(|t| t.starts_with("<tool_result")),
+        !user_texts(&requests[1])
+            .iter()
+            .any(|t| t.starts_with("<tool_result")),
         "nothing ran"
     );
 
@@ -368,7 +385,8 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
     let url = server.url();
     let output = project
         .tick_with(&server, &["plan", "Refactor login"], |cmd| {
-            cmd.env("TICK_PROVIDER", "anthropic").env("TICK_BASE_URL", &url);
+            cmd.env("TICK_PROVIDER", "anthropic")
+                .env("TICK_BASE_URL", &url);
         })
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
@@ -386,7 +404,10 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_streams_forever_is_stopped_by_the_answer_time_limit() {
     let project = Project::new();
-    config(&project, "limits:\n  answer_timeout_s: 1\n  idle_timeout_s: 30\n");
+    config(
+        &project,
+        "limits:\n  answer_timeout_s: 1\n  idle_timeout_s: 30\n",
+    );
     let server = FakeModel::start().await;
     server.push(openai_looping("la ", Duration::from_millis(20)));
     let started = Instant::now();
@@ -396,10 +417,93 @@ async fn a_model_that_streams_forever_is_stopped_by_the_answer_time_limit() {
     assert!(took < Duration::from_secs(10), "took {took:?}");
     let err = stderr(&output);
     assert!(
-        err.contains("the answer was still streaming after 1s, the limit for one answer; it was stopped"),
+        err.contains(
+            "the answer was still streaming after 1s, the limit for one answer; it was stopped"
+        ),
         "{err}"
     );
     assert!(err.contains("limits.answer_timeout_s"), "{err}");
     assert_eq!(server.requests().len(), 1, "not retried");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
+}
+
+/// A project with a one-step plan approved and committed, and the task's id.
+async fn approved_greeting(server: &FakeModel, config_yaml: &str) -> (Project, String) {
+    let project = Project::new();
+    config(&project, config_yaml);
+    project.write(
+        "plan.md",
+        "# Greeting\n\n## Steps\n- [ ] S1 Create greeting.txt\n  - files: greeting.txt\n  - verify: `grep -q hello greeting.txt`\n",
+    );
+    let output = project.tick(server, &["plan", "--from", "plan.md"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.tick(server, &["approve"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    std::fs::remove_file(project.path("plan.md")).unwrap();
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "approve"]);
+    let id = std::fs::read_dir(project.path(".tasks"))
+        .unwrap()
+        .filter_map(std::result::Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("2026"))
+        .unwrap();
+    (project, id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved_greeting(&server, "tool_calls: text\n").await;
+    server.push(openai_text(&format!(
+        "{}\n{}\n{}",
+        tag_call("update_step", &json!({"id": "S1", "status": "in_progress"})),
+        tag_call("submit_plan", &login_plan()),
+        tag_call(
+            "write_file",
+            &json!({"path": "greeting.txt", "content": "hi\n"})
+        )
+    )));
+    server.push(openai_text(&tag_call(
+        "update_step",
+        &json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+    )));
+    server.push(openai_text(&format!(
+        "```json\n{}\n```\n<tool_call>{}</tool_call>",
+        json!({"name": "write_file", "arguments": [{"path": "greeting.txt", "content": "hello\n"}]}),
+        json!({"name": "update_step", "arguments": {"id": "S1", "status": "done", "evidence": "fixed"}})
+    )));
+
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(project.read("greeting.txt"), "hello\n");
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [x] S1 Create greeting.txt")
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    for request in &requests {
+        assert!(!has_tools(request));
+        let system = system(request);
+        assert!(system.contains("\n### update_step\n"), "{system}");
+        assert!(!system.contains("### submit_plan"), "{system}");
+        assert_eq!(request.body["max_tokens"], 4096);
+    }
+    let results = user_texts(&requests[1]);
+    assert!(
+        results
+            .iter()
+            .any(|t| t.starts_with("<tool_result call=\"2\">")
+                && t.contains("not available in build mode")),
+        "{results:?}"
+    );
+    // The done claim with the wrong content failed its verification and went back.
+    let failed = last_user_text(&requests[2]);
+    assert!(failed.starts_with("<tool_result call=\"4\">"), "{failed}");
+    assert!(failed.contains("grep -q hello greeting.txt"), "{failed}");
+    let state: Value =
+        serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap();
+    assert_eq!(state["steps"]["S1"]["evidence"][0]["exit_code"], 0);
 }

@@ -542,7 +542,10 @@ async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succe
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let record = project.read(".tasks/draft/last_attempt.yaml");
     assert!(record.starts_with("at: 2026-11-30T14:29:55Z\ncause: the model stopped without calling `submit_plan`, even after 2 reminders\nhint: "), "{record}");
-    assert!(record.contains("changing the model is the likely fix"), "{record}");
+    assert!(
+        record.contains("changing the model is the likely fix"),
+        "{record}"
+    );
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
 
     let output = project.tick(&server, &["status"]).await;
@@ -551,7 +554,10 @@ async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succe
         err.contains("warning: planning: the last attempt failed at 2026-11-30 14:29 UTC: the model stopped without calling `submit_plan`"),
         "{err}"
     );
-    assert!(err.contains("hint: what was wrong: Your answer has no tool call."), "{err}");
+    assert!(
+        err.contains("hint: what was wrong: Your answer has no tool call."),
+        "{err}"
+    );
     let output = project.tick(&server, &["status", "--json"]).await;
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["plan_attempt"]["at"], "2026-11-30T14:29:55Z");
@@ -604,7 +610,10 @@ async fn a_failed_run_recorded_in_state_yaml_is_shown_by_status_and_check() {
         err.contains("warning: the last attempt failed at `S1` at 2026-11-30 14:31 UTC: the model stopped without reporting the step"),
         "{err}"
     );
-    assert!(err.contains("hint: changing the model is the likely fix"), "{err}");
+    assert!(
+        err.contains("hint: changing the model is the likely fix"),
+        "{err}"
+    );
     let output = project.tick(&server, &["check", "--json"]).await;
     assert_eq!(output.status.code(), Some(14));
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
