@@ -479,10 +479,7 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
             ));
         }
         if let Some(attempt) = &task.last_attempt {
-            warnings.push((
-                attempt.summary(),
-                (!attempt.hint.is_empty()).then(|| attempt.hint.clone()),
-            ));
+            warnings.push((attempt.summary.clone(), attempt.hint.clone()));
         }
         let new_steps = task
             .steps
@@ -516,8 +513,8 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
     }
     if let Some(attempt) = &report.plan_attempt {
         warnings.push((
-            format!("planning: {}", attempt.summary()),
-            (!attempt.hint.is_empty()).then(|| attempt.hint.clone()),
+            format!("planning: {}", attempt.summary),
+            attempt.hint.clone(),
         ));
     }
     if report.task.is_none() && report.draft.is_none() {

@@ -22,8 +22,7 @@ pub struct StatusReport {
     pub draft: Option<DraftReport>,
     pub task: Option<TaskReport>,
     /// The last planning attempt, when it failed (`.tasks/draft/last_attempt.yaml`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan_attempt: Option<LastAttempt>,
+    pub plan_attempt: Option<AttemptReport>,
 }
 
 #[derive(Debug, Serialize)]
@@ -52,8 +51,31 @@ pub struct TaskReport {
     /// Pending steps whose `files` no longer exist: the plan may be out of date.
     pub plan_may_be_out_of_date: Vec<MissingFiles>,
     /// The last run attempt, when it failed (from state.yaml).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_attempt: Option<LastAttempt>,
+    pub last_attempt: Option<AttemptReport>,
+}
+
+/// A failed attempt's record, as `status` shows it.
+#[derive(Debug, Serialize)]
+pub struct AttemptReport {
+    pub at: DateTime<Utc>,
+    pub step: Option<String>,
+    pub cause: String,
+    pub hint: Option<String>,
+    /// The line `status` prints.
+    #[serde(skip)]
+    pub summary: String,
+}
+
+impl From<&LastAttempt> for AttemptReport {
+    fn from(attempt: &LastAttempt) -> Self {
+        AttemptReport {
+            at: attempt.at,
+            step: attempt.step.map(|s| s.to_string()),
+            cause: attempt.cause.clone(),
+            hint: (!attempt.hint.is_empty()).then(|| attempt.hint.clone()),
+            summary: attempt.summary(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -175,7 +197,7 @@ pub fn task_report(store: &Store, task: &Task) -> TaskReport {
             .collect(),
         stale_found: Vec::new(),
         plan_may_be_out_of_date: Vec::new(),
-        last_attempt: task.state.last_attempt.clone(),
+        last_attempt: task.state.last_attempt.as_ref().map(AttemptReport::from),
     }
 }
 
@@ -210,6 +232,8 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
     };
     let plan_attempt = if args.task.is_none() {
         super::plan::last_plan_attempt(store)
+            .as_ref()
+            .map(AttemptReport::from)
     } else {
         None
     };
