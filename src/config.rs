@@ -125,6 +125,9 @@ pub struct Limits {
     pub max_reminders: u32,
 }
 
+/// The default wall-clock limit of one answer from a server on this machine.
+pub const LOCAL_ANSWER_TIMEOUT: Duration = Duration::from_secs(900);
+
 /// Output tokens per answer while planning: a whole plan is one `submit_plan` call.
 pub const PLAN_OUTPUT_TOKENS: u32 = 8192;
 /// Output tokens per answer while executing: a large file is written in parts.
@@ -339,9 +342,18 @@ pub fn resolve(
                 .map_or(defaults.idle_timeout, Duration::from_secs),
             max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
             max_output_tokens: limits.max_output_tokens.map(|n| n.max(1)),
-            answer_timeout: limits
-                .answer_timeout_s
-                .map_or(defaults.answer_timeout, |s| Duration::from_secs(s.max(1))),
+            answer_timeout: limits.answer_timeout_s.map_or_else(
+                || {
+                    // A model on this machine may write a few tokens a second: a whole plan
+                    // can take minutes without looping.
+                    if is_loopback(&base_url) {
+                        LOCAL_ANSWER_TIMEOUT
+                    } else {
+                        defaults.answer_timeout
+                    }
+                },
+                |s| Duration::from_secs(s.max(1)),
+            ),
             max_reminders: limits.max_reminders.unwrap_or(defaults.max_reminders),
         },
         tool_calls,
@@ -451,6 +463,7 @@ mod tests {
         assert_eq!(config.limits.max_turns, 7);
         assert_eq!(config.limits.max_retries, 1);
         assert_eq!(config.tool_calls, ToolCalls::Auto);
+        assert_eq!(config.limits.answer_timeout, Duration::from_secs(300));
         assert_eq!(config.limits.max_reminders, 2);
         assert_eq!(config.limits.output_tokens(crate::tools::Mode::Plan), 8192);
         assert_eq!(config.limits.output_tokens(crate::tools::Mode::Build), 4096);
@@ -467,6 +480,7 @@ mod tests {
         assert_eq!(config.provider, Provider::Ollama);
         assert_eq!(config.model.as_deref(), Some("flag-model"));
         assert_eq!(config.base_url, "http://127.0.0.1:11434/v1");
+        assert_eq!(config.limits.answer_timeout, LOCAL_ANSWER_TIMEOUT);
         assert!(
             config.client_config().is_ok(),
             "a local server needs no key"

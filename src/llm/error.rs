@@ -93,6 +93,14 @@ impl LlmError {
             Self::NotFound { .. } => "check `base_url` and `model` in `.tasks/config.yaml`; an \
                  OpenAI-compatible `base_url` usually ends in `/v1`"
                 .to_owned(),
+            Self::Rejected { message, .. }
+                if message.to_ascii_lowercase().contains("context length")
+                    || message.to_ascii_lowercase().contains("max_tokens") =>
+            {
+                "the request was not retried; the server's context may be smaller than the \
+                 answer limit: lower `limits.max_output_tokens` in `.tasks/config.yaml`"
+                    .to_owned()
+            }
             Self::Rejected { message, .. } if message.to_ascii_lowercase().contains("tool") => {
                 "the request was not retried; this server or model seems not to accept tools: \
                  set `tool_calls: text` in `.tasks/config.yaml`, or change the model"
