@@ -25,7 +25,7 @@ pub const TEXT_TOOL_CALLS_PROMPT: &str = include_str!("../../prompts/text-tool-c
 
 /// Calls parsed from text get ids with this prefix; the wire formats replay them as the text
 /// the model wrote, and their results as user messages.
-pub use crate::llm::TEXT_CALL_PREFIX;
+use crate::llm::TEXT_CALL_PREFIX;
 
 /// Something that happened during a turn, for the person watching (or `--json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -193,8 +193,12 @@ impl Model<'_> {
         sink(AgentEvent::Usage { usage: *usage });
         let cut = response.finish == FinishReason::Length;
         let mut switched = None;
+        let mut not_run = Vec::new();
         if !cut && response.tool_calls.is_empty() && self.tool_calls != ToolCalls::Native {
-            let calls = Self::text_calls(&response.text, messages);
+            let (calls, problems) = Self::text_calls(&response.text, messages);
+            if !calls.is_empty() {
+                not_run = problems;
+            }
             if !calls.is_empty() && !text_protocol {
                 switched = Some(format!(
                     "Note: you wrote {} as text instead of a tool call. tick ran it as a call. \
@@ -217,6 +221,13 @@ impl Model<'_> {
         if let Some(note) = switched {
             sink(AgentEvent::TextProtocol { note: note.clone() });
             messages.push(Message::user(note));
+        }
+        if !not_run.is_empty() {
+            // The calls that were read run; the model must learn about the ones that were not.
+            messages.push(Message::user(format!(
+                "Not run, because tick could not read them as calls: {}",
+                not_run.join("; ")
+            )));
         }
         let used = usage.input_tokens + usage.output_tokens;
         if used > self.limits.max_tokens {
@@ -269,9 +280,10 @@ impl Model<'_> {
         }
     }
 
-    /// The calls written as text in `reply` that name one of tick's tools, as tool calls.
-    /// A tool outside the mode is kept: the registry refuses it exactly as a native call.
-    fn text_calls(reply: &str, messages: &[Message]) -> Vec<ToolCall> {
+    /// The calls written as text in `reply` that name one of tick's tools, as tool calls,
+    /// and what was wrong with the blocks that were meant as calls but are none. A tool
+    /// outside the mode is kept: the registry refuses it exactly as a native call.
+    fn text_calls(reply: &str, messages: &[Message]) -> (Vec<ToolCall>, Vec<String>) {
         let earlier = messages
             .iter()
             .filter_map(|m| match m {
@@ -281,20 +293,24 @@ impl Model<'_> {
                 _ => None,
             })
             .sum::<usize>();
-        text_calls::parse(reply)
-            .into_iter()
-            .filter_map(|found| match found {
-                Found::Call(call) if Tool::from_name(&call.name).is_some() => Some(call),
-                _ => None,
-            })
-            .enumerate()
-            .map(|(i, call)| ToolCall {
-                id: format!("{TEXT_CALL_PREFIX}{}", earlier + i + 1),
-                name: call.name,
-                arguments: call.arguments,
-                arguments_error: None,
-            })
-            .collect()
+        let mut calls = Vec::new();
+        let mut problems = Vec::new();
+        for found in text_calls::parse(reply) {
+            match found {
+                Found::Call(call) if Tool::from_name(&call.name).is_some() => {
+                    calls.push(ToolCall {
+                        id: format!("{TEXT_CALL_PREFIX}{}", earlier + calls.len() + 1),
+                        name: call.name,
+                        arguments: call.arguments,
+                        arguments_error: None,
+                    });
+                }
+                Found::Call(call) => problems.push(format!("`{}` is not a tool", call.name)),
+                Found::Malformed { error } => problems.push(error),
+                Found::Unnamed(_) => {}
+            }
+        }
+        (calls, problems)
     }
 
     /// What to tell a model that ended its turn without calling `expected`: exactly what was
@@ -307,79 +323,118 @@ impl Model<'_> {
         expected: &str,
         duty: &str,
     ) -> String {
-        let text_protocol = self.text_protocol(messages);
-        let example = self
-            .example_call(expected, messages)
-            .unwrap_or_else(|| format!("a call to `{expected}`"));
         let found = text_calls::parse(&response.text);
-        let available = self
-            .registry
-            .specs()
-            .into_iter()
-            .map(|s| format!("`{}`", s.name))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let problem = found.iter().find_map(|f| match f {
-            Found::Malformed { error } => Some(format!(
-                "Your answer holds a tool call written as text that could not be read: {error}."
-            )),
-            _ => None,
-        });
-        let problem = problem.or_else(|| {
-            found.iter().find_map(|f| match f {
-                Found::Call(call) if Tool::from_name(&call.name).is_none() => Some(format!(
+        let problem = found
+            .iter()
+            .find_map(|f| match f {
+                Found::Malformed { error } => Some(format!(
+                    "Your answer holds a tool call written as text that could not be read: \
+                     {error}."
+                )),
+                _ => None,
+            })
+            .or_else(|| found.iter().find_map(|f| self.call_problem(f)))
+            .unwrap_or_else(|| {
+                if self.text_protocol(messages) {
+                    "Your answer has no tool call: no `<tool_call>` block and no fenced JSON \
+                     call."
+                        .to_owned()
+                } else {
+                    "Your answer has no tool call.".to_owned()
+                }
+            });
+        // A model that writes calls as text, even broken ones, is shown the text form.
+        let form = match self.tool_calls {
+            ToolCalls::Native => Form::Native,
+            ToolCalls::Text => Form::Text,
+            ToolCalls::Auto if self.text_protocol(messages) || !found.is_empty() => Form::Text,
+            ToolCalls::Auto => Form::Either,
+        };
+        let example =
+            example_call(expected, form).unwrap_or_else(|| format!("a call to `{expected}`"));
+        format!("{problem} {duty}\n\nA minimal valid call looks like this:\n{example}")
+    }
+
+    /// What is wrong with a well-formed block that still is no call of this turn.
+    fn call_problem(&self, found: &Found) -> Option<String> {
+        match found {
+            Found::Call(call) if Tool::from_name(&call.name).is_none() => {
+                let available = self
+                    .registry
+                    .specs()
+                    .into_iter()
+                    .map(|s| format!("`{}`", s.name))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                Some(format!(
                     "You called `{}`, which is not a tool. The tools you have are: {available}.",
                     call.name
-                )),
-                Found::Call(call) if self.tool_calls == ToolCalls::Native => Some(format!(
-                    "You wrote a call to `{}` as text. This conversation uses the API's tool \
-                     calls: make the call as a tool call, not in your answer's text.",
-                    call.name
-                )),
-                _ => None,
-            })
-        });
-        let problem =
-            problem.or_else(|| {
-                found.iter().find_map(|f| match f {
-                Found::Unnamed(object) => {
-                    let tool = self.registry.specs().into_iter().find(|spec| {
-                        looks_like_arguments(object, &spec.parameters)
-                    })?;
-                    Some(format!(
-                        "The JSON block in your answer looks like the arguments of `{}`, but it \
-                         is not a call: it has no tool name around it.",
-                        tool.name
-                    ))
-                }
-                _ => None,
-            })
-            });
-        let problem = problem.unwrap_or_else(|| {
-            if text_protocol {
-                "Your answer has no tool call: no `<tool_call>` block and no fenced JSON call."
-                    .to_owned()
-            } else {
-                "Your answer has no tool call.".to_owned()
+                ))
             }
-        });
-        format!("{problem} {duty}\n\nA minimal valid call looks like this:\n{example}")
+            Found::Call(call) if self.tool_calls == ToolCalls::Native => Some(format!(
+                "You wrote a call to `{}` as text. This conversation uses the API's tool \
+                 calls: make the call as a tool call, not in your answer's text.",
+                call.name
+            )),
+            Found::Unnamed(object) => {
+                let tool = self
+                    .registry
+                    .specs()
+                    .into_iter()
+                    .find(|spec| looks_like_arguments(object, &spec.parameters))?;
+                Some(format!(
+                    "The JSON block in your answer looks like the arguments of `{}`, but it is \
+                     not a call: it has no tool name around it.",
+                    tool.name
+                ))
+            }
+            _ => None,
+        }
     }
 
     /// A minimal valid call of `tool`, written the way this conversation calls tools.
     fn example_call(&self, tool: &str, messages: &[Message]) -> Option<String> {
-        let arguments = example_arguments(tool)?;
-        Some(if self.text_protocol(messages) {
-            format!(
-                "<tool_call>\n{}\n</tool_call>",
-                serde_json::json!({"name": tool, "arguments": arguments})
-            )
+        let form = if self.text_protocol(messages) {
+            Form::Text
         } else {
-            format!(
-                "a tool call to `{tool}` (through the tool-calling API) with the arguments {arguments}"
-            )
-        })
+            Form::Native
+        };
+        example_call(tool, form)
     }
+}
+
+/// How an example call is written.
+#[derive(Clone, Copy)]
+enum Form {
+    Native,
+    Text,
+    /// Native, with the text form for a model that cannot make native calls.
+    Either,
+}
+
+fn example_call(tool: &str, form: Form) -> Option<String> {
+    let arguments = example_arguments(tool)?;
+    let native = || {
+        format!(
+            "a tool call to `{tool}` (through the tool-calling API) with the arguments {arguments}"
+        )
+    };
+    let text = || {
+        format!(
+            "<tool_call>\n{}\n</tool_call>",
+            serde_json::json!({"name": tool, "arguments": arguments})
+        )
+    };
+    Some(match form {
+        Form::Native => native(),
+        Form::Text => text(),
+        Form::Either => format!(
+            "{}\n\nIf you cannot make tool calls, write the call in your answer instead, \
+             exactly like this:\n{}",
+            native(),
+            text()
+        ),
+    })
 }
 
 /// Whether `object` could be the arguments of a tool with `schema`: every required property

@@ -211,6 +211,11 @@ async fn no_call_at_all_is_reminded_as_often_as_configured() {
         reminder.contains("A minimal valid call looks like this:\na tool call to `submit_plan`"),
         "{reminder}"
     );
+    // In `auto` mode a model that cannot call tools natively is shown the text form too.
+    assert!(
+        reminder.contains("If you cannot make tool calls, write the call in your answer instead, exactly like this:\n<tool_call>\n{\"arguments\":"),
+        "{reminder}"
+    );
 
     let project = Project::new();
     config(&project, "limits:\n  max_reminders: 0\n");
@@ -242,6 +247,35 @@ async fn a_text_call_that_does_not_parse_is_reminded_with_the_parse_error() {
     assert!(
         reminder.contains("<tool_call>\n{\"arguments\":{\"steps\":"),
         "the example is in the text form: {reminder}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocks_beside_a_good_call_that_are_no_calls_are_reported() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_text(&format!(
+        "{}\n<tool_call>{{\"name\": \"read_file\", \"arguments\": {{\"path\": }}</tool_call>\n{}",
+        tag_call("list_files", &json!({})),
+        tag_call("open_file", &json!({"path": "a"}))
+    )));
+    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let texts = user_texts(&server.requests()[1]);
+    let note = texts
+        .iter()
+        .find(|t| {
+            t.starts_with(
+                "Not run, because tick could not read them as calls: the JSON at line 4, column ",
+            )
+        })
+        .unwrap_or_else(|| panic!("{texts:?}"));
+    assert!(note.ends_with("; `open_file` is not a tool"), "{note}");
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("<tool_result call=\"1\">"))
     );
 }
 
