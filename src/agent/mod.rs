@@ -168,8 +168,10 @@ impl Model<'_> {
             }),
             messages: messages.clone(),
             // A model that writes its calls as text gets no native tools: two ways of calling
-            // in one prompt confuse small models.
-            tools: if text_protocol {
+            // in one prompt confuse small models. A conversation that already holds native
+            // calls keeps them, because some APIs (Anthropic) refuse tool calls in the history
+            // of a request without tools.
+            tools: if text_protocol && !has_native_calls(messages) {
                 Vec::new()
             } else {
                 self.registry.specs()
@@ -434,6 +436,13 @@ fn example_call(tool: &str, form: Form) -> Option<String> {
             native(),
             text()
         ),
+    })
+}
+
+fn has_native_calls(messages: &[Message]) -> bool {
+    messages.iter().any(|m| {
+        matches!(m, Message::Assistant { tool_calls, .. }
+            if tool_calls.iter().any(|c| !c.is_text()))
     })
 }
 

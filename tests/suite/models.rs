@@ -541,3 +541,27 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
         serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap();
     assert_eq!(state["steps"]["S1"]["evidence"][0]["exit_code"], 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_with_native_calls_keeps_its_tools_after_switching_to_text() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_call("call_1", "list_files", json!({})));
+    server.push(openai_text(&tag_call(
+        "read_file",
+        &json!({"path": "src/login.rs"}),
+    )));
+    server.push(openai_text(&tag_call("submit_plan", &login_plan())));
+    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The history holds a native call: a request without tools would be refused by some APIs.
+    assert!(has_tools(&requests[2]));
+    assert!(system(&requests[2]).contains("## How to call tools"));
+    let native = messages(&requests[2])
+        .iter()
+        .filter(|m| m["role"] == "assistant" && m.get("tool_calls").is_some())
+        .count();
+    assert_eq!(native, 1, "only the native call is replayed as one");
+}
