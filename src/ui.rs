@@ -114,9 +114,10 @@ impl Ui {
             }
             AgentEvent::Reminder { text } => {
                 live.flush_text();
+                // The reminder's first sentence says what was wrong.
                 let first = text.split(". ").next().unwrap_or(text);
                 live.print(&format!(
-                    "{} {}; the model is told what to do",
+                    "{} reminding the model: {}",
                     style("warning:").yellow().bold(),
                     first.trim_end_matches('.')
                 ));
