@@ -167,3 +167,16 @@ pub fn login_plan() -> Value {
         "open_questions": []
     })
 }
+
+/// An Anthropic stream that only talks.
+pub fn anthropic_text(text: &str) -> Reply {
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 80, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 30}}),
+        json!({"type": "message_stop"}),
+    ];
+    Reply::sse(events.iter().map(anthropic_event))
+}

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use crate::common::fake_model::{FakeModel, RecordedRequest};
 use crate::common::project::Project;
 use crate::common::scripts::{
-    anthropic_call, anthropic_text_cut, login_plan, openai_call, openai_looping, openai_text,
-    openai_text_cut, openai_text_pieces,
+    anthropic_call, anthropic_text, anthropic_text_cut, login_plan, openai_call, openai_looping,
+    openai_text, openai_text_cut, openai_text_pieces,
 };
 
 fn stderr(output: &Output) -> String {
@@ -564,4 +564,35 @@ async fn a_conversation_with_native_calls_keeps_its_tools_after_switching_to_tex
         .filter(|m| m["role"] == "assistant" && m.get("tool_calls").is_some())
         .count();
     assert_eq!(native, 1, "only the native call is replayed as one");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_calls_work_on_anthropic_too() {
+    let project = Project::new();
+    config(&project, "tool_calls: text\n");
+    let server = FakeModel::start().await;
+    server.push(anthropic_text(&tag_call("list_files", &json!({}))));
+    server.push(anthropic_text(&tag_call("submit_plan", &login_plan())));
+    let url = server.url();
+    let output = project
+        .tick_with(&server, &["plan", "Refactor login"], |cmd| {
+            cmd.env("TICK_PROVIDER", "anthropic")
+                .env("TICK_BASE_URL", &url);
+        })
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(!has_tools(&requests[1]));
+    assert!(
+        requests[1].body["system"]
+            .as_str()
+            .unwrap()
+            .contains("## How to call tools")
+    );
+    let last = messages(&requests[1]).last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    let text = last["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("<tool_result call=\"1\">"), "{last}");
+    assert!(text.contains("src/login.rs"), "{text}");
 }
