@@ -234,12 +234,24 @@ fn read_json(reply: &str, offset: usize, body: &str, meant: bool, found: &mut Ve
         }
         return;
     }
+    let block_start = found.len();
     let mut values = serde_json::Deserializer::from_str(body).into_iter::<Value>();
     loop {
         let value = match values.next() {
             None => return,
             Some(Ok(value)) => value,
             Some(Err(err)) => {
+                // Trailing commas are the commonest slip of small models; nothing else is
+                // repaired.
+                if let Some(fixed) = without_trailing_commas(body)
+                    && serde_json::Deserializer::from_str(&fixed)
+                        .into_iter::<Value>()
+                        .all(|v| v.is_ok())
+                {
+                    found.truncate(block_start);
+                    read_json(reply, offset, &fixed, meant, found);
+                    return;
+                }
                 if meant || looks_like_call(body) {
                     let at = line_col_offset(body, err.line(), err.column());
                     let what = err.to_string();
@@ -268,6 +280,44 @@ fn read_json(reply: &str, offset: usize, body: &str, meant: bool, found: &mut Ve
             _ => {}
         }
     }
+}
+
+/// `text` with every comma that only precedes a closing `}` or `]` removed (outside strings),
+/// or `None` when it has none.
+fn without_trailing_commas(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut changed = false;
+    for (at, c) in text.char_indices() {
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if c == ',' {
+            let next = text[at + 1..].trim_start().chars().next();
+            // Only a comma after a value: `{,}` stays an error.
+            let after_value = !matches!(
+                out.trim_end().chars().last(),
+                None | Some('{' | '[' | ',' | ':')
+            );
+            if after_value && matches!(next, Some('}' | ']')) {
+                changed = true;
+                continue;
+            }
+        }
+        if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    changed.then_some(out)
 }
 
 fn looks_like_call(text: &str) -> bool {

@@ -186,6 +186,26 @@ fn broken_json_is_located_in_the_reply() {
 }
 
 #[test]
+fn trailing_commas_are_forgiven_and_nothing_else() {
+    let text = "```json\n{\"name\": \"submit_plan\", \"arguments\": {\"title\": \"a, }\", \"steps\": [1, 2,],},}\n```";
+    assert_eq!(
+        calls(text),
+        vec![(
+            "submit_plan".into(),
+            json!({"title": "a, }", "steps": [1, 2]})
+        )]
+    );
+    // Two objects in one block, the first with a trailing comma: each read once.
+    let text =
+        "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": 1,}}\n{\"name\": \"b\"}</tool_call>";
+    let names: Vec<String> = calls(text).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["a", "b"]);
+    // Other slips are still errors.
+    let error = one_error("<tool_call>{'name': 'a'}</tool_call>");
+    assert!(error.contains("not valid"), "{error}");
+}
+
+#[test]
 fn extra_keys_get_a_precise_correction() {
     let error = one_error(r#"<tool_call>{"name": "read_file", "path": "a.rs"}</tool_call>"#);
     assert_eq!(
@@ -282,6 +302,12 @@ proptest! {
         for text in forms(&name, &args) {
             prop_assert_eq!(calls(&text), vec![(name.clone(), args.clone())], "{}", text);
         }
+    }
+
+    #[test]
+    fn valid_json_is_never_repaired(args in json_args()) {
+        prop_assert_eq!(without_trailing_commas(&args.to_string()), None);
+        prop_assert_eq!(without_trailing_commas(&serde_json::to_string_pretty(&args).unwrap()), None);
     }
 
     #[test]
