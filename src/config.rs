@@ -172,6 +172,8 @@ pub struct Config {
     pub model: Option<String>,
     pub plan_model: Option<String>,
     pub base_url: String,
+    /// Where `base_url` came from, for messages: `TICK_BASE_URL`, a config file, a preset.
+    pub base_url_source: String,
     /// The variable the key is read from (for messages; the key itself is below).
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
@@ -186,6 +188,7 @@ impl std::fmt::Debug for Config {
             .field("model", &self.model)
             .field("plan_model", &self.plan_model)
             .field("base_url", &self.base_url)
+            .field("base_url_source", &self.base_url_source)
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("limits", &self.limits)
@@ -290,18 +293,25 @@ pub fn resolve(
         .or(file.plan_model);
     // A provider chosen on the command line or in the environment brings its own server
     // unless a URL is given at the same level or later.
-    let base_url = flags
+    let (base_url, base_url_source) = if let Some(url) = flags.base_url.clone() {
+        (url, "`--base-url`".to_owned())
+    } else if let Some(url) = env.var("TICK_BASE_URL") {
+        (url.to_owned(), "`TICK_BASE_URL`".to_owned())
+    } else if let Some(url) = file
         .base_url
         .clone()
-        .or_else(|| env.var("TICK_BASE_URL").map(str::to_owned))
-        .or_else(|| {
-            if flags.provider.is_some() || env_provider.is_some() {
-                None
-            } else {
-                file.base_url.clone()
-            }
-        })
-        .unwrap_or_else(|| provider.default_base_url().to_owned());
+        .filter(|_| flags.provider.is_none() && env_provider.is_none())
+    {
+        (
+            url,
+            "`base_url` in `.tasks/config.yaml` or `~/.config/tick/config.yaml`".to_owned(),
+        )
+    } else {
+        (
+            provider.default_base_url().to_owned(),
+            format!("the default of `provider: {}`", provider.as_str()),
+        )
+    };
     let api_key_env = file
         .api_key_env
         .clone()
@@ -332,6 +342,7 @@ pub fn resolve(
         model,
         plan_model,
         base_url: base_url.trim_end_matches('/').to_owned(),
+        base_url_source,
         api_key_env,
         api_key,
         limits: Limits {
@@ -376,6 +387,14 @@ pub fn is_loopback(url: &str) -> bool {
 }
 
 impl Config {
+    /// The hint when the server cannot be reached: which URL, and what set it.
+    pub fn server_hint(&self) -> String {
+        format!(
+            "is the model server running? tick connects to `{}`, set by {}",
+            self.base_url, self.base_url_source
+        )
+    }
+
     /// The model for planning: `plan_model` if set, else `model`.
     pub fn planner_model(&self) -> Result<String> {
         self.plan_model
@@ -481,6 +500,15 @@ mod tests {
         assert_eq!(config.model.as_deref(), Some("flag-model"));
         assert_eq!(config.base_url, "http://127.0.0.1:11434/v1");
         assert_eq!(config.limits.answer_timeout, LOCAL_ANSWER_TIMEOUT);
+        assert_eq!(config.base_url_source, "the default of `provider: ollama`");
+        assert_eq!(
+            config.server_hint(),
+            "is the model server running? tick connects to `http://127.0.0.1:11434/v1`, set by \
+             the default of `provider: ollama`"
+        );
+        let e = env(&[("TICK_BASE_URL", "http://127.0.0.1:9/v1")], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        assert_eq!(config.base_url_source, "`TICK_BASE_URL`");
         assert!(
             config.client_config().is_ok(),
             "a local server needs no key"

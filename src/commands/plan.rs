@@ -67,10 +67,14 @@ enum Continue {
     Answer(String),
 }
 
-fn planning_error(err: PlanError) -> Error {
+fn planning_error(err: PlanError, config: &Config) -> Error {
     match err {
         PlanError::Llm(err) => {
-            let hint = err.hint();
+            let hint = if matches!(err, crate::llm::LlmError::Connect { .. }) {
+                Some(config.server_hint())
+            } else {
+                err.hint()
+            };
             let mut error = Error::new(ErrorKind::Provider, err.to_string());
             if let Some(hint) = hint {
                 error = error.hint(hint);
@@ -264,7 +268,7 @@ fn plan_with_model(
     };
     let end = runtime.block_on(planner.run(&mut messages, asker, &mut sink, &mut usage));
     ui.end_live_text();
-    let end = end.map_err(planning_error)?;
+    let end = end.map_err(|err| planning_error(err, config))?;
 
     let secrets: Vec<&str> = config.api_key.as_deref().into_iter().collect();
     let (status, body, title) = match &end {

@@ -101,6 +101,7 @@ pub struct Client {
     config: ClientConfig,
     http: reqwest::Client,
     endpoint: String,
+    loopback: bool,
 }
 
 const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -130,7 +131,8 @@ impl Client {
             .connect_timeout(config.connect_timeout)
             .read_timeout(config.idle_timeout);
         // A proxy cannot reach this machine's loopback; HTTP_PROXY must not break Ollama.
-        if is_loopback(&base) {
+        let loopback = is_loopback(&base);
+        if loopback {
             builder = builder.no_proxy();
         }
         let http = builder.build().map_err(|err| LlmError::Setup {
@@ -140,6 +142,7 @@ impl Client {
             config,
             http,
             endpoint,
+            loopback,
         })
     }
 
@@ -194,6 +197,12 @@ impl Client {
                 }
             };
             if used || !err.is_retryable() {
+                return Err(err.with_attempts(attempts));
+            }
+            // Nothing listening on this machine: the server is not started, and waiting
+            // through every retry would only delay saying so. One more try covers a server
+            // that is just binding its port.
+            if self.loopback && matches!(err, LlmError::Connect { .. }) && attempts >= 2 {
                 return Err(err.with_attempts(attempts));
             }
             let Some(backoff) = delays.next() else {

@@ -596,3 +596,32 @@ async fn text_calls_work_on_anthropic_too() {
     assert!(text.starts_with("<tool_result call=\"1\">"), "{last}");
     assert!(text.contains("src/login.rs"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_server_that_is_not_running_is_named_quickly_with_what_set_its_url() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    let url = server.url();
+    drop(server);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = Instant::now();
+    let dead = FakeModel::start().await;
+    let output = project
+        .tick_with(&dead, &["plan", "Refactor login"], |cmd| {
+            cmd.env("TICK_BASE_URL", format!("{url}/v1"));
+        })
+        .await;
+    let took = started.elapsed();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("after 2 attempts"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "hint: is the model server running? tick connects to `{url}/v1`, set by `TICK_BASE_URL`"
+        )),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    let record = project.read(".tasks/draft/last_attempt.yaml");
+    assert!(record.contains("cause: 'could not connect to"), "{record}");
+}
