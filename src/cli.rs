@@ -256,6 +256,7 @@ pub struct WatchArgs {
 ///   12  a PLAN.md changed since it was approved
 ///   10  a step is stale: files it relied on changed outside tick
 ///   11  a step is done without verification
+///   14  the last planning or run attempt failed (`tick status` says why)
 ///    0  all clear
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]

@@ -80,6 +80,7 @@ struct FileConfig {
     base_url: Option<String>,
     api_key_env: Option<String>,
     limits: Option<FileLimits>,
+    tool_calls: Option<ToolCalls>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -92,6 +93,21 @@ struct FileLimits {
     max_write_bytes: Option<usize>,
     max_tool_result_bytes: Option<usize>,
     max_transcript_entry_bytes: Option<usize>,
+    max_output_tokens: Option<u32>,
+    answer_timeout_s: Option<u64>,
+    max_reminders: Option<u32>,
+}
+
+/// How the model makes tool calls: through the API (`native`), written in the reply in the
+/// grammar of `docs/text-tool-calls.md` (`text`), or native until the model writes one as
+/// text, then text for the rest of that conversation (`auto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCalls {
+    Native,
+    Text,
+    #[default]
+    Auto,
 }
 
 /// Limits that stop a runaway model.
@@ -110,6 +126,31 @@ pub struct Limits {
     pub max_tool_result_bytes: usize,
     /// The most of one message kept in a transcript (`session.jsonl`, `runs/*.jsonl`).
     pub max_transcript_entry_bytes: usize,
+    /// Output tokens of one answer, when set in the config; otherwise the mode's default
+    /// ([`Limits::output_tokens`]).
+    pub max_output_tokens: Option<u32>,
+    /// Longest one answer may stream, even while tokens keep arriving.
+    pub answer_timeout: Duration,
+    /// Reminders sent when the model ends a turn without the call it must make.
+    pub max_reminders: u32,
+}
+
+/// The default wall-clock limit of one answer from a server on this machine.
+pub const LOCAL_ANSWER_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// Output tokens per answer while planning: a whole plan is one `submit_plan` call.
+pub const PLAN_OUTPUT_TOKENS: u32 = 8192;
+/// Output tokens per answer while executing: a large file is written in parts.
+pub const BUILD_OUTPUT_TOKENS: u32 = 4096;
+
+impl Limits {
+    /// The output-token limit of one answer in `mode`.
+    pub fn output_tokens(&self, mode: crate::tools::Mode) -> u32 {
+        self.max_output_tokens.unwrap_or(match mode {
+            crate::tools::Mode::Plan => PLAN_OUTPUT_TOKENS,
+            crate::tools::Mode::Build => BUILD_OUTPUT_TOKENS,
+        })
+    }
 }
 
 /// `limits.max_write_bytes`: 4 MiB, far over any source file a step should write whole.
@@ -129,6 +170,9 @@ impl Default for Limits {
             max_write_bytes: DEFAULT_MAX_WRITE_BYTES,
             max_tool_result_bytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
             max_transcript_entry_bytes: DEFAULT_MAX_TRANSCRIPT_ENTRY_BYTES,
+            max_output_tokens: None,
+            answer_timeout: Duration::from_secs(300),
+            max_reminders: 2,
         }
     }
 }
@@ -150,10 +194,13 @@ pub struct Config {
     pub model: Option<String>,
     pub plan_model: Option<String>,
     pub base_url: String,
+    /// Where `base_url` came from, for messages: `TICK_BASE_URL`, a config file, a preset.
+    pub base_url_source: String,
     /// The variable the key is read from (for messages; the key itself is below).
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
     pub limits: Limits,
+    pub tool_calls: ToolCalls,
 }
 
 impl std::fmt::Debug for Config {
@@ -164,9 +211,11 @@ impl std::fmt::Debug for Config {
             .field("model", &self.model)
             .field("plan_model", &self.plan_model)
             .field("base_url", &self.base_url)
+            .field("base_url_source", &self.base_url_source)
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("limits", &self.limits)
+            .field("tool_calls", &self.tool_calls)
             .finish()
     }
 }
@@ -201,9 +250,11 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
             err.line, err.col, err.message
         ))
         .hint(
-            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env` and `limits` \
-             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`, `max_write_bytes`, \
-             `max_tool_result_bytes`, `max_transcript_entry_bytes`); the file was not changed",
+            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env`, `tool_calls` \
+             (`native`, `text`, `auto`) and `limits` (`max_turns`, `max_tokens`, \
+             `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
+             `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
+             `max_transcript_entry_bytes`); the file was not changed",
         )
     })
 }
@@ -214,6 +265,7 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
     into.plan_model = from.plan_model.or(into.plan_model.take());
     into.base_url = from.base_url.or(into.base_url.take());
     into.api_key_env = from.api_key_env.or(into.api_key_env.take());
+    into.tool_calls = from.tool_calls.or(into.tool_calls);
     if let Some(limits) = from.limits {
         let base = into.limits.get_or_insert_with(FileLimits::default);
         base.max_turns = limits.max_turns.or(base.max_turns);
@@ -225,6 +277,9 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
         base.max_transcript_entry_bytes = limits
             .max_transcript_entry_bytes
             .or(base.max_transcript_entry_bytes);
+        base.max_output_tokens = limits.max_output_tokens.or(base.max_output_tokens);
+        base.answer_timeout_s = limits.answer_timeout_s.or(base.answer_timeout_s);
+        base.max_reminders = limits.max_reminders.or(base.max_reminders);
     }
 }
 
@@ -269,18 +324,25 @@ pub fn resolve(
         .or(file.plan_model);
     // A provider chosen on the command line or in the environment brings its own server
     // unless a URL is given at the same level or later.
-    let base_url = flags
+    let (base_url, base_url_source) = if let Some(url) = flags.base_url.clone() {
+        (url, "`--base-url`".to_owned())
+    } else if let Some(url) = env.var("TICK_BASE_URL") {
+        (url.to_owned(), "`TICK_BASE_URL`".to_owned())
+    } else if let Some(url) = file
         .base_url
         .clone()
-        .or_else(|| env.var("TICK_BASE_URL").map(str::to_owned))
-        .or_else(|| {
-            if flags.provider.is_some() || env_provider.is_some() {
-                None
-            } else {
-                file.base_url.clone()
-            }
-        })
-        .unwrap_or_else(|| provider.default_base_url().to_owned());
+        .filter(|_| flags.provider.is_none() && env_provider.is_none())
+    {
+        (
+            url,
+            "`base_url` in `.tasks/config.yaml` or `~/.config/tick/config.yaml`".to_owned(),
+        )
+    } else {
+        (
+            provider.default_base_url().to_owned(),
+            format!("the default of `provider: {}`", provider.as_str()),
+        )
+    };
     let api_key_env = file
         .api_key_env
         .clone()
@@ -294,6 +356,20 @@ pub fn resolve(
     if let Some(key) = &api_key {
         crate::redact::register(key);
     }
+    let tool_calls = match env.var("TICK_TOOL_CALLS") {
+        Some(text) => match text.trim().to_ascii_lowercase().as_str() {
+            "native" => ToolCalls::Native,
+            "text" => ToolCalls::Text,
+            "auto" => ToolCalls::Auto,
+            _ => {
+                return Err(Error::input(format!(
+                    "`TICK_TOOL_CALLS={text}` is not a tool-call mode"
+                ))
+                .hint("use `native`, `text` or `auto`"));
+            }
+        },
+        None => file.tool_calls.unwrap_or_default(),
+    };
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
     Ok(Config {
@@ -311,6 +387,7 @@ pub fn resolve(
         model,
         plan_model,
         base_url: base_url.trim_end_matches('/').to_owned(),
+        base_url_source,
         api_key_env,
         api_key,
         limits: Limits {
@@ -330,7 +407,22 @@ pub fn resolve(
                 .max_transcript_entry_bytes
                 .unwrap_or(defaults.max_transcript_entry_bytes)
                 .max(1024),
+            max_output_tokens: limits.max_output_tokens.map(|n| n.max(1)),
+            answer_timeout: limits.answer_timeout_s.map_or_else(
+                || {
+                    // A model on this machine may write a few tokens a second: a whole plan
+                    // can take minutes without looping.
+                    if is_loopback(&base_url) {
+                        LOCAL_ANSWER_TIMEOUT
+                    } else {
+                        defaults.answer_timeout
+                    }
+                },
+                |s| Duration::from_secs(s.max(1)),
+            ),
+            max_reminders: limits.max_reminders.unwrap_or(defaults.max_reminders),
         },
+        tool_calls,
     })
 }
 
@@ -350,6 +442,14 @@ pub fn is_loopback(url: &str) -> bool {
 }
 
 impl Config {
+    /// The hint when the server cannot be reached: which URL, and what set it.
+    pub fn server_hint(&self) -> String {
+        format!(
+            "is the model server running? tick connects to `{}`, set by {}",
+            self.base_url, self.base_url_source
+        )
+    }
+
     /// The model for planning: `plan_model` if set, else `model`.
     pub fn planner_model(&self) -> Result<String> {
         self.plan_model
@@ -384,6 +484,7 @@ impl Config {
         client.api_key_env = key_env;
         client.idle_timeout = self.limits.idle_timeout;
         client.max_retries = self.limits.max_retries;
+        client.answer_timeout = self.limits.answer_timeout;
         Ok(client)
     }
 }
@@ -626,6 +727,11 @@ mod tests {
             config.limits.max_tool_result_bytes,
             DEFAULT_MAX_TOOL_RESULT_BYTES
         );
+        assert_eq!(config.tool_calls, ToolCalls::Auto);
+        assert_eq!(config.limits.answer_timeout, Duration::from_secs(300));
+        assert_eq!(config.limits.max_reminders, 2);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Plan), 8192);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Build), 4096);
 
         let e = env(
             &[("TICK_MODEL", "env-model"), ("TICK_PROVIDER", "ollama")],
@@ -639,11 +745,56 @@ mod tests {
         assert_eq!(config.provider, Provider::Ollama);
         assert_eq!(config.model.as_deref(), Some("flag-model"));
         assert_eq!(config.base_url, "http://127.0.0.1:11434/v1");
+        assert_eq!(config.limits.answer_timeout, LOCAL_ANSWER_TIMEOUT);
+        assert_eq!(config.base_url_source, "the default of `provider: ollama`");
+        assert_eq!(
+            config.server_hint(),
+            "is the model server running? tick connects to `http://127.0.0.1:11434/v1`, set by \
+             the default of `provider: ollama`"
+        );
+        let e = env(&[("TICK_BASE_URL", "http://127.0.0.1:9/v1")], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        assert_eq!(config.base_url_source, "`TICK_BASE_URL`");
         assert!(
             config.client_config().is_ok(),
             "a local server needs no key"
         );
         assert!(!format!("{config:?}").contains("sk-"));
+    }
+
+    #[test]
+    fn answer_limits_and_the_tool_call_mode_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(
+            &project,
+            "tool_calls: text\nlimits:\n  max_output_tokens: 512\n  answer_timeout_s: 9\n  max_reminders: 5\n",
+        )
+        .unwrap();
+        let e = env(&[], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        assert_eq!(config.tool_calls, ToolCalls::Text);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Plan), 512);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Build), 512);
+        assert_eq!(config.limits.answer_timeout, Duration::from_secs(9));
+        assert_eq!(config.limits.max_reminders, 5);
+        let e = env(&[("TICK_TOOL_CALLS", "native")], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        assert_eq!(config.tool_calls, ToolCalls::Native);
+        let e = env(&[("TICK_TOOL_CALLS", "xml")], dir.path());
+        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        assert!(
+            err.message.contains("TICK_TOOL_CALLS=xml"),
+            "{}",
+            err.message
+        );
+        std::fs::write(&project, "tool_calls: json\n").unwrap();
+        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        assert!(
+            err.message.starts_with("`config.yaml:1:13`"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -113,11 +113,21 @@ impl Ui {
                     style("!").yellow()
                 ));
             }
-            AgentEvent::Reminder { .. } => {
+            AgentEvent::Reminder { text } => {
+                live.flush_text();
+                // The reminder's first sentence says what was wrong.
+                let first = text.split(". ").next().unwrap_or(text);
+                live.print(&format!(
+                    "{} reminding the model: {}",
+                    style("warning:").yellow().bold(),
+                    first.trim_end_matches('.')
+                ));
+            }
+            AgentEvent::TextProtocol { .. } => {
                 live.flush_text();
                 live.print(&format!(
-                    "{} the model stopped without reporting; reminding it once",
-                    style("warning:").yellow().bold()
+                    "{} the model writes its tool calls as text; tick reads them from now on",
+                    style("note:").cyan().bold()
                 ));
             }
             AgentEvent::Usage { usage } => {
@@ -446,6 +456,7 @@ impl Ui {
                 crate::commands::check::FindingKind::Stale => "stale",
                 crate::commands::check::FindingKind::PlanChanged => "plan changed",
                 crate::commands::check::FindingKind::Unparseable => "unparseable",
+                crate::commands::check::FindingKind::FailedAttempt => "failed attempt",
             };
             let _ = writeln!(out, "{}{step}: {kind}: {}", finding.task, finding.message);
         }
@@ -640,6 +651,9 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
                 )),
             ));
         }
+        if let Some(attempt) = &task.last_attempt {
+            warnings.push((attempt.summary.clone(), attempt.hint.clone()));
+        }
         let new_steps = task
             .steps
             .iter()
@@ -682,6 +696,12 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
             }
             let _ = writeln!(out, "  {}  {} ({why})", other.id, other.title);
         }
+    }
+    if let Some(attempt) = &report.plan_attempt {
+        warnings.push((
+            format!("planning: {}", attempt.summary),
+            attempt.hint.clone(),
+        ));
     }
     if report.task.is_none() && report.draft.is_none() {
         warnings.push((

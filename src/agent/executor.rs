@@ -10,8 +10,9 @@ use crate::tools::{Effects, StepUpdate, StepUpdateStatus, ToolOutcome};
 
 use super::{AgentEvent, AskError, Asked, Model};
 
-pub const REMINDER: &str = "You ended your turn without reporting the step. Call `update_step` \
-with `done` when the work is complete, or `blocked` with the question that would unblock it.";
+/// What a step's turn must end with, for reminders.
+pub const DUTY: &str = "Report the step: call `update_step` with `done` when the work is \
+complete, or `blocked` with the question that would unblock it.";
 
 /// What the runner's verification said about a `done` claim.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,7 +138,7 @@ impl Executor<'_> {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         usage: &mut Usage,
     ) -> Result<StepEnd, StepError> {
-        let mut reminded = false;
+        let mut reminded = 0;
         let mut turns = 0;
         loop {
             if self.interrupted.load(Ordering::Relaxed) {
@@ -160,14 +161,17 @@ impl Executor<'_> {
                 }
             };
             if response.tool_calls.is_empty() {
-                if reminded {
+                if reminded >= self.model.limits.max_reminders {
                     return Err(StepError::NoReport);
                 }
-                reminded = true;
+                reminded += 1;
+                let reminder = self
+                    .model
+                    .reminder(&response, messages, "update_step", DUTY);
                 sink(AgentEvent::Reminder {
-                    text: REMINDER.to_owned(),
+                    text: reminder.clone(),
                 });
-                messages.push(Message::user(REMINDER));
+                messages.push(Message::user(reminder));
                 continue;
             }
             let mut end = None;

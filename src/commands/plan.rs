@@ -15,6 +15,7 @@ use crate::fsx;
 use crate::llm::{Client, Message, Usage};
 use crate::plan::{Event, Phase, transition};
 use crate::tasks::plan_md::{self, FrontMatter};
+use crate::tasks::state::LastAttempt;
 use crate::tasks::{Draft, SESSION_FILE, Store, render};
 use crate::tools::{Mode, PlanSubmission, Questions, Registry, Workspace};
 
@@ -44,7 +45,13 @@ pub fn run(ctx: &Ctx<'_>, args: &PlanArgs) -> Result<Outcome> {
     let config = super::model_config(ctx, &args.model)?;
     let mut next = Some(request);
     while let Some(request) = next.take() {
-        plan_with_model(ctx, &config, request, args)?;
+        let planned = plan_with_model(ctx, &config, request, args);
+        if let Err(err) = &planned
+            && matches!(err.kind, ErrorKind::Provider | ErrorKind::Limit)
+        {
+            record_plan_attempt(&ctx.store, &LastAttempt::from_error(ctx.now(), None, err))?;
+        }
+        planned?;
         if args.json || !ctx.env.interactive {
             break;
         }
@@ -64,27 +71,46 @@ enum Continue {
     Answer(String),
 }
 
-fn planning_error(err: PlanError) -> Error {
+fn planning_error(err: PlanError, config: &Config) -> Error {
     match err {
         PlanError::Llm(err) => {
-            let hint = err.hint();
+            let hint = if matches!(err, crate::llm::LlmError::Connect { .. }) {
+                Some(config.server_hint())
+            } else {
+                err.hint()
+            };
             let mut error = Error::new(ErrorKind::Provider, err.to_string());
             if let Some(hint) = hint {
                 error = error.hint(hint);
             }
             error.hint("no draft was written")
         }
-        PlanError::NoSubmission { text } => {
+        PlanError::NoSubmission {
+            text,
+            reminder,
+            reminders,
+        } => {
             let said = text.trim();
             let mut error = Error::new(
                 ErrorKind::Provider,
-                "the model stopped without calling `submit_plan`, even after a reminder",
+                format!(
+                    "the model stopped without calling `submit_plan`, even after {}",
+                    match reminders {
+                        0 => "no reminder (`limits.max_reminders` is 0)".to_owned(),
+                        1 => "a reminder".to_owned(),
+                        n => format!("{n} reminders"),
+                    }
+                ),
             );
+            let what = reminder.split("\n\n").next().unwrap_or(&reminder).to_owned();
+            error = error.hint(format!("what was wrong: {what}"));
             if !said.is_empty() {
                 let excerpt: String = said.chars().take(300).collect();
                 error = error.hint(format!("its last words: {excerpt}"));
             }
-            error.hint("no draft was written; try again, or a model that handles tool calls better")
+            error
+                .hint(crate::agent::CHANGE_MODEL_HINT)
+                .hint("no draft was written")
         }
         PlanError::TurnLimit { turns } => Error::new(
             ErrorKind::Limit,
@@ -97,6 +123,23 @@ fn planning_error(err: PlanError) -> Error {
         )
         .hint("raise `limits.max_tokens` in `.tasks/config.yaml`; no draft was written"),
     }
+}
+
+/// Where a failed planning attempt is recorded until one succeeds.
+const ATTEMPT_FILE: &str = "last_attempt.yaml";
+
+/// The failed planning attempt recorded in `.tasks/draft/`, if any. A record that does not
+/// parse is no record: it is only a report, and the next attempt replaces it.
+pub fn last_plan_attempt(store: &Store) -> Option<LastAttempt> {
+    let text = fsx::read_optional(&store.draft_dir().join(ATTEMPT_FILE)).ok()??;
+    serde_yaml::from_str(&text).ok()
+}
+
+fn record_plan_attempt(store: &Store, attempt: &LastAttempt) -> Result<()> {
+    let text = serde_yaml::to_string(attempt)
+        .map_err(|err| Error::internal(format!("could not record the failed attempt: {err}")))?;
+    fsx::create_dir_all(&store.draft_dir())?;
+    fsx::write_atomic(&store.draft_dir().join(ATTEMPT_FILE), text.as_bytes())
 }
 
 fn load_session(store: &Store) -> Result<Vec<Message>> {
@@ -208,6 +251,7 @@ fn plan_with_model(
             system,
             registry: &registry,
             limits: config.limits,
+            tool_calls: config.tool_calls,
         },
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -227,7 +271,7 @@ fn plan_with_model(
     };
     let end = runtime.block_on(planner.run(&mut messages, asker, &mut sink, &mut usage));
     ui.end_live_text();
-    let end = end.map_err(planning_error)?;
+    let end = end.map_err(|err| planning_error(err, config))?;
 
     let secrets: Vec<&str> = config.api_key.as_deref().into_iter().collect();
     let (status, body, title) = match &end {
@@ -287,6 +331,7 @@ fn plan_with_model(
     )?;
     let path = store.draft_plan_path();
     fsx::write_atomic(&path, text.as_bytes())?;
+    fsx::remove_file(&store.draft_dir().join(ATTEMPT_FILE))?;
 
     if let Some(old) = &old_draft
         && let Ok(new) = plan_md::parse(&text)
@@ -452,6 +497,36 @@ pub fn check_no_draft(store: &Store, force: bool) -> Result<()> {
     .hint("approve it (`tick approve`), revise it (`tick plan --revise \"...\"`), discard it (`tick discard`), or replace it with `--force`; it was not changed"))
 }
 
+/// A hand-written plan's prose between its title and its first section, under a
+/// `## Summary` heading when it has none: the summary is what reaches the executor's context
+/// pack. `None` when there is a summary already or no prose to make one of. Every byte of
+/// the prose is kept.
+fn prose_as_summary(body: &str) -> Option<String> {
+    use pulldown_cmark::{Event, HeadingLevel, Parser, Tag};
+    if plan_md::section_range(body, "Summary").is_some() {
+        return None;
+    }
+    let mut prose_start = 0;
+    let mut first_section = body.len();
+    for (event, range) in Parser::new(body).into_offset_iter() {
+        if let Event::Start(Tag::Heading { level, .. }) = event {
+            if level == HeadingLevel::H1 && prose_start == 0 && range.start < first_section {
+                prose_start = range.end;
+            } else if level <= HeadingLevel::H2 {
+                first_section = range.start;
+                break;
+            }
+        }
+    }
+    let prose = body.get(prose_start..first_section)?;
+    if prose.trim().is_empty() {
+        return None;
+    }
+    let lead = prose.len() - prose.trim_start().len();
+    let at = prose_start + lead;
+    Some(format!("{}## Summary\n\n{}", &body[..at], &body[at..]))
+}
+
 fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     let store = &ctx.store;
     let (name, src) = if from.as_os_str() == "-" {
@@ -477,8 +552,11 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
         ))
         .hint(format!("{}; no draft was written", err.hint))
     };
-    let doc = plan_md::parse(&src).map_err(located)?;
+    let mut doc = plan_md::parse(&src).map_err(located)?;
     plan_md::validate(&doc).map_err(located)?;
+    if let Some(body) = prose_as_summary(&doc.body) {
+        doc.body = body;
+    }
 
     store.ensure()?;
     let _lock = store.lock("tick plan")?;
@@ -511,6 +589,7 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     fsx::create_dir_all(&draft_dir)?;
     // A draft from a file has no planning conversation to continue.
     fsx::remove_file(&draft_dir.join(SESSION_FILE))?;
+    fsx::remove_file(&draft_dir.join(ATTEMPT_FILE))?;
     let path = store.draft_plan_path();
     fsx::write_atomic(&path, text.as_bytes())?;
     let steps = doc.steps.all_steps().count();
@@ -523,4 +602,34 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     ctx.ui
         .hint("read it (`tick show`), edit it, then `tick approve` or `tick discard`");
     Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prose_as_summary;
+
+    #[test]
+    fn prose_before_the_first_section_becomes_the_summary() {
+        let body = "# Greeting\n\nGreet people from the command line.\nKeep it **short**.\n\n## Steps\n- [ ] S1 Do it\n";
+        assert_eq!(
+            prose_as_summary(body).unwrap(),
+            "# Greeting\n\n## Summary\n\nGreet people from the command line.\nKeep it **short**.\n\n## Steps\n- [ ] S1 Do it\n"
+        );
+        // Without a title the prose starts the body.
+        assert_eq!(
+            prose_as_summary("Some words.\n\n## Steps\n- [ ] S1 x\n").unwrap(),
+            "## Summary\n\nSome words.\n\n## Steps\n- [ ] S1 x\n"
+        );
+    }
+
+    #[test]
+    fn a_plan_with_a_summary_or_without_prose_is_left_alone() {
+        for body in [
+            "# T\n\nWords.\n\n## Summary\nThe summary.\n\n## Steps\n- [ ] S1 x\n",
+            "# T\n\n## Steps\n- [ ] S1 x\n",
+            "# T\n\n   \n## Steps\n- [ ] S1 x\n",
+        ] {
+            assert_eq!(prose_as_summary(body), None, "{body}");
+        }
+    }
 }

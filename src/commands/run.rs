@@ -60,6 +60,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         system: store.prompt("execute.md", EXECUTE_PROMPT)?,
         registry: &registry,
         limits: config.limits,
+        tool_calls: config.tool_calls,
         secrets: config.api_key.iter().cloned().collect(),
         // The journal's command windows are wall-clock times compared with file modification
         // times, so the records they are compared with must be wall-clock times too.

@@ -8,7 +8,7 @@ use super::{Ctx, Outcome};
 use crate::cli::StatusArgs;
 use crate::error::Result;
 use crate::plan::{Phase, StepStatus};
-use crate::tasks::state::Actor;
+use crate::tasks::state::{Actor, LastAttempt};
 use crate::tasks::todo_md::Step;
 use crate::tasks::{Draft, Store, Task};
 use crate::watch::{self, freshness::MissingFiles};
@@ -24,6 +24,8 @@ pub struct StatusReport {
     /// Without a named task: the other tasks that need a person (blocked, stale, or left
     /// executing), newest first.
     pub attention: Vec<AttentionReport>,
+    /// The last planning attempt, when it failed (`.tasks/draft/last_attempt.yaml`).
+    pub plan_attempt: Option<AttemptReport>,
 }
 
 /// Another task that needs a look, for one line of `tick status`.
@@ -76,6 +78,32 @@ pub struct TaskReport {
     pub stale_found: Vec<StaleFound>,
     /// Pending steps whose `files` no longer exist: the plan may be out of date.
     pub plan_may_be_out_of_date: Vec<MissingFiles>,
+    /// The last run attempt, when it failed (from state.yaml).
+    pub last_attempt: Option<AttemptReport>,
+}
+
+/// A failed attempt's record, as `status` shows it.
+#[derive(Debug, Serialize)]
+pub struct AttemptReport {
+    pub at: DateTime<Utc>,
+    pub step: Option<String>,
+    pub cause: String,
+    pub hint: Option<String>,
+    /// The line `status` prints.
+    #[serde(skip)]
+    pub summary: String,
+}
+
+impl From<&LastAttempt> for AttemptReport {
+    fn from(attempt: &LastAttempt) -> Self {
+        AttemptReport {
+            at: attempt.at,
+            step: attempt.step.map(|s| s.to_string()),
+            cause: attempt.cause.clone(),
+            hint: (!attempt.hint.is_empty()).then(|| attempt.hint.clone()),
+            summary: attempt.summary(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -197,6 +225,7 @@ pub fn task_report(store: &Store, task: &Task) -> TaskReport {
             .collect(),
         stale_found: Vec::new(),
         plan_may_be_out_of_date: Vec::new(),
+        last_attempt: task.state.last_attempt.as_ref().map(AttemptReport::from),
     }
 }
 
@@ -244,9 +273,17 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
     } else {
         Vec::new()
     };
+    let plan_attempt = if args.task.is_none() {
+        super::plan::last_plan_attempt(store)
+            .as_ref()
+            .map(AttemptReport::from)
+    } else {
+        None
+    };
     let report = StatusReport {
         format: JSON_FORMAT,
         attention,
+        plan_attempt,
         draft: draft.as_ref().map(|d| draft_report(store, d)),
         task: task.as_ref().map(|t| {
             let mut report = task_report(store, t);

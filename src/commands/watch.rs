@@ -96,6 +96,7 @@ async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
                 draft: None,
                 task: Some(report),
                 attention: Vec::new(),
+                plan_attempt: None,
             });
             shown = snapshot(&task);
             plan_changed = task.plan_changed();

@@ -96,6 +96,8 @@ pub struct RunnerDeps<'a> {
     /// The build-mode tool registry.
     pub registry: &'a Registry,
     pub limits: Limits,
+    /// Native tool calls, text tool calls, or native until the model writes one as text.
+    pub tool_calls: crate::config::ToolCalls,
     /// Values redacted from the transcripts in `runs/` (the API key).
     pub secrets: Vec<String>,
     pub clock: Clock,
@@ -577,6 +579,7 @@ impl<'a> Runner<'a> {
                     system: self.deps.system.clone(),
                     registry: self.deps.registry,
                     limits: self.deps.limits,
+                    tool_calls: self.deps.tool_calls,
                 },
                 step: id,
                 interrupted: &self.deps.interrupted,

@@ -218,6 +218,23 @@ impl Registry {
         self.tools.iter().map(|tool| tool.spec()).collect()
     }
 
+    /// The tools of this mode described for a model that writes its calls as text: each
+    /// name, what it does, and its arguments' JSON schema, after `grammar` (the prompt that
+    /// says how a call is written).
+    pub fn text_tools_prompt(&self, grammar: &str) -> String {
+        let mut out = grammar.trim_end().to_owned();
+        out.push('\n');
+        for spec in self.specs() {
+            out.push_str(&format!(
+                "\n### {}\n{}\nArguments (JSON schema): {}\n",
+                spec.name,
+                spec.description.trim(),
+                spec.parameters
+            ));
+        }
+        out
+    }
+
     /// Run the tool `name` with `arguments`. A name outside this mode's tools is refused
     /// before anything runs, whatever the specs said.
     pub fn execute(&self, name: &str, arguments: &serde_json::Value) -> ToolOutcome {
@@ -265,6 +282,25 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::fs;
+
+    #[test]
+    fn the_text_prompt_describes_exactly_the_modes_tools() {
+        for mode in [Mode::Plan, Mode::Build] {
+            let (_dir, registry) = registry(mode);
+            let prompt = registry.text_tools_prompt("GRAMMAR\n");
+            assert!(prompt.starts_with("GRAMMAR\n"));
+            for tool in Tool::ALL {
+                let heading = format!("\n### {}\n", tool.name());
+                assert_eq!(
+                    prompt.contains(&heading),
+                    tools_for_mode(mode).contains(&tool),
+                    "{mode}: {}",
+                    tool.name()
+                );
+            }
+            assert!(prompt.contains("Arguments (JSON schema): {"));
+        }
+    }
 
     fn registry(mode: Mode) -> (tempfile::TempDir, Registry) {
         let dir = tempfile::tempdir().unwrap();

@@ -9,6 +9,7 @@ mod errors;
 mod hostile;
 mod lifecycle;
 mod llm;
+mod models;
 mod planning;
 mod run_json;
 mod running;

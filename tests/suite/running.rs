@@ -453,6 +453,7 @@ async fn an_edited_plan_stops_the_run_until_approved_again() {
     assert!(output.status.success(), "{}", stderr(&output));
     server.push(openai_text("I will not report."));
     server.push(openai_text("Still not."));
+    server.push(openai_text("Never."));
     let output = project.tick(&server, &["run"]).await;
     assert_eq!(
         output.status.code(),
