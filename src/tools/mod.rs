@@ -13,6 +13,7 @@
 
 use std::time::SystemTime;
 
+pub mod allowlist;
 pub mod ask_user;
 pub mod bash;
 pub mod edit_file;
