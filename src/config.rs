@@ -10,6 +10,7 @@ use crate::commands::Env;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
+use crate::tools::allowlist::{AllowEntry, AllowList};
 use crate::tasks::todo_md::ParseError;
 
 /// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
@@ -80,6 +81,15 @@ struct FileConfig {
     base_url: Option<String>,
     api_key_env: Option<String>,
     limits: Option<FileLimits>,
+    run_command: Option<FileRunCommand>,
+}
+
+/// `run_command:` in a config file: programs added to the command tool's allow-list.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRunCommand {
+    #[serde(default)]
+    allow: Vec<AllowEntry>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -132,6 +142,8 @@ pub struct Config {
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
     pub limits: Limits,
+    /// `run_command`'s allow-list: tick's table plus the additions of both config files.
+    pub run_command: AllowList,
 }
 
 impl std::fmt::Debug for Config {
@@ -144,6 +156,7 @@ impl std::fmt::Debug for Config {
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("limits", &self.limits)
+            .field("run_command", &self.run_command)
             .finish()
     }
 }
@@ -172,13 +185,23 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
     {
         return Ok(FileConfig::default());
     }
-    serde_yaml::from_str(&text).map_err(|err| {
+    let config: FileConfig = serde_yaml::from_str(&text).map_err(|err| {
         let err = ParseError::from_yaml(&err, 0, "", "");
         Error::input(format!("`{shown}:{}:{}`: {}", err.line, err.col, err.message)).hint(
             "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env` and `limits` \
-             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`); the file was not changed",
+             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`) and `run_command` \
+             (`allow`); the file was not changed",
         )
-    })
+    })?;
+    if let Some(run_command) = &config.run_command {
+        AllowList::with_entries(&run_command.allow).map_err(|err| {
+            Error::input(format!("`{shown}`: {err}")).hint(
+                "an entry is `{program: NAME, subcommands: [..], reject: [..]}`; it can only \
+                 add to tick's table; the file was not changed",
+            )
+        })?;
+    }
+    Ok(config)
 }
 
 fn merge(into: &mut FileConfig, from: FileConfig) {
@@ -193,6 +216,13 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
         base.max_tokens = limits.max_tokens.or(base.max_tokens);
         base.idle_timeout_s = limits.idle_timeout_s.or(base.idle_timeout_s);
         base.max_retries = limits.max_retries.or(base.max_retries);
+    }
+    // Allow-list entries only ever add, so both files' entries count.
+    if let Some(run_command) = from.run_command {
+        into.run_command
+            .get_or_insert_with(FileRunCommand::default)
+            .allow
+            .extend(run_command.allow);
     }
 }
 
@@ -255,6 +285,11 @@ pub fn resolve(
         .and_then(|name| env.var(name))
         .or_else(|| env.var("TICK_API_KEY"))
         .map(str::to_owned);
+    let allow = file.run_command.map(|r| r.allow).unwrap_or_default();
+    // Each file's entries were checked as it was read; together they can only fail on a
+    // conflict between the files, which is reported without a file.
+    let run_command = AllowList::with_entries(&allow)
+        .map_err(|err| Error::input(err.to_string()).hint("the file was not changed"))?;
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
     Ok(Config {
@@ -272,6 +307,7 @@ pub fn resolve(
                 .map_or(defaults.idle_timeout, Duration::from_secs),
             max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
         },
+        run_command,
     })
 }
 
@@ -406,6 +442,34 @@ mod tests {
         assert!(err.hints[0].contains("api_key_env"));
         let err = config.planner_model().unwrap_err();
         assert!(err.hints[0].contains("TICK_MODEL"));
+    }
+
+    #[test]
+    fn run_command_entries_of_both_files_add_to_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join(".config/tick/config.yaml");
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(&user, "run_command:\n  allow:\n    - program: jq\n").unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(
+            &project,
+            "run_command:\n  allow:\n    - {program: just, subcommands: [--list]}\n",
+        )
+        .unwrap();
+        let e = env(&[], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        let programs: Vec<&str> = config.run_command.programs().collect();
+        assert!(programs.ends_with(&["jq", "just"]), "{programs:?}");
+        assert!(programs.contains(&"git"));
+
+        std::fs::write(&project, "run_command:\n  allow:\n    - program: ./x\n").unwrap();
+        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        assert!(
+            err.message
+                .starts_with("`config.yaml`: run_command.allow entry 1 (`./x`): `program` must be"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
