@@ -106,6 +106,7 @@ impl Ui {
             AgentEvent::ToolResult {
                 name,
                 is_error: true,
+                ..
             } => {
                 live.print(&format!(
                     "  {} {name} failed; the model is told why",

@@ -21,8 +21,13 @@ pub enum AgentEvent {
     Text { text: String },
     /// The model called a tool: its name and the argument that says most (a path, a pattern).
     ToolCall { name: String, detail: String },
-    /// A tool call finished.
-    ToolResult { name: String, is_error: bool },
+    /// A tool call finished; `exit_code` when it ran a command that exited.
+    ToolResult {
+        name: String,
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+    },
     /// The model ended a turn without submitting; it is reminded once.
     Reminder { text: String },
     /// Tokens used so far in this command.
@@ -45,6 +50,22 @@ pub fn call_detail(name: &str, arguments: &serde_json::Value) -> String {
             None => p,
         }),
         "bash" => field("command"),
+        "run_command" => arguments
+            .get("argv")
+            .and_then(serde_json::Value::as_array)
+            .map(|argv| {
+                let words: Vec<String> = argv
+                    .iter()
+                    .map(|word| match word.as_str() {
+                        Some(w) if !w.is_empty() && !w.contains(char::is_whitespace) => {
+                            w.to_owned()
+                        }
+                        Some(w) => format!("{w:?}"),
+                        None => word.to_string(),
+                    })
+                    .collect();
+                words.join(" ")
+            }),
         "submit_plan" => field("title"),
         "update_step" => field("id").map(|id| match field("status") {
             Some(status) => format!("{id} {status}"),
@@ -100,13 +121,19 @@ impl Model<'_> {
             name: call.name.clone(),
             detail: call_detail(&call.name, &call.arguments),
         });
-        let (content, is_error) = match &call.arguments_error {
-            Some(error) => (error.clone(), true),
-            None => handle(self.registry.execute(&call.name, &call.arguments)),
+        let (content, is_error, exit_code) = match &call.arguments_error {
+            Some(error) => (error.clone(), true, None),
+            None => {
+                let outcome = self.registry.execute(&call.name, &call.arguments);
+                let exit_code = outcome.exit_code();
+                let (content, is_error) = handle(outcome);
+                (content, is_error, exit_code)
+            }
         };
         sink(AgentEvent::ToolResult {
             name: call.name.clone(),
             is_error,
+            exit_code,
         });
         messages.push(if is_error {
             Message::tool_error(&call.id, content)

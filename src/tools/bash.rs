@@ -122,6 +122,21 @@ impl CommandEnv {
         }
     }
 
+    /// The value `name` has in the commands' base environment (secrets never have one).
+    pub(crate) fn var(&self, name: &str) -> Option<String> {
+        if self.secrets.iter().any(|s| s == name) {
+            return None;
+        }
+        match &self.base {
+            None => std::env::var(name).ok(),
+            Some(vars) => vars
+                .iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone()),
+        }
+    }
+
     /// The `PATH` the command will see, to find the shell in.
     fn path(&self) -> Option<OsString> {
         match &self.base {
@@ -189,7 +204,7 @@ pub fn run(workspace: &Workspace, env: &CommandEnv, arguments: &serde_json::Valu
     let mut notes = Vec::new();
     let timeout_s = match args.timeout_s {
         None => Duration::from_secs(DEFAULT_TIMEOUT_S),
-        Some(s) => match timeout(s) {
+        Some(s) => match timeout(s, MAX_TIMEOUT_S) {
             Ok((timeout, note)) => {
                 notes.extend(note);
                 timeout
@@ -198,7 +213,7 @@ pub fn run(workspace: &Workspace, env: &CommandEnv, arguments: &serde_json::Valu
         },
     };
     match execute(workspace.root(), env, &args.command, timeout_s) {
-        Ok(finished) => finished.into_outcome(timeout_s, notes),
+        Ok(finished) => finished.into_outcome(timeout_s, MAX_TIMEOUT_S, notes),
         Err(e) => ToolOutcome::error(format!("the command could not be started: {e}")),
     }
 }
@@ -243,22 +258,21 @@ pub fn run_command(
     })
 }
 
-/// The timeout for `timeout_s` seconds, with a note when it had to be lowered to the maximum.
-fn timeout(seconds: f64) -> Result<(Duration, Option<String>), String> {
-    let max = Duration::from_secs(MAX_TIMEOUT_S);
+/// The timeout for `timeout_s` seconds, with a note when it had to be lowered to `max_s`.
+pub(crate) fn timeout(seconds: f64, max_s: u64) -> Result<(Duration, Option<String>), String> {
+    let max = Duration::from_secs(max_s);
     match Duration::try_from_secs_f64(seconds) {
         Ok(requested) if requested.is_zero() => {}
         Ok(requested) if requested <= max => return Ok((requested, None)),
         // Too large to represent counts as too large, like any other large value.
         Ok(_) | Err(_) if seconds > 0.0 => {
-            let note =
-                format!("note: timeout_s {seconds} is above the maximum; {MAX_TIMEOUT_S} was used");
+            let note = format!("note: timeout_s {seconds} is above the maximum; {max_s} was used");
             return Ok((max, Some(note)));
         }
         _ => {}
     }
     Err(format!(
-        "timeout_s must be a number of seconds above 0, at most {MAX_TIMEOUT_S}"
+        "timeout_s must be a number of seconds above 0, at most {max_s}"
     ))
 }
 
@@ -271,7 +285,7 @@ enum End {
 
 /// Everything known once the command and its group are gone.
 #[derive(Debug)]
-struct Finished {
+pub(crate) struct Finished {
     end: End,
     output: String,
     /// From the start to the main process's end.
@@ -284,7 +298,22 @@ struct Finished {
 }
 
 impl Finished {
-    fn into_outcome(self, timeout: Duration, mut notes: Vec<String>) -> ToolOutcome {
+    /// The exit code, when the main process exited rather than being killed.
+    pub(crate) fn exit_code(&self) -> Option<i32> {
+        match &self.end {
+            End::Exited(status) => status.code(),
+            End::TimedOut => None,
+        }
+    }
+
+    /// The result for the model; `max_timeout_s` is what it is told it may raise a timeout to.
+    pub(crate) fn into_outcome(
+        self,
+        timeout: Duration,
+        max_timeout_s: u64,
+        mut notes: Vec<String>,
+    ) -> ToolOutcome {
+        let exit_code = self.exit_code();
         let mut text = if self.output.is_empty() {
             "(no output)\n".to_owned()
         } else {
@@ -298,7 +327,7 @@ impl Finished {
                 let _ = write!(
                     text,
                     "killed after {} s (timeout), with every process it started; raise timeout_s \
-                     (at most {MAX_TIMEOUT_S}) if the command needs longer, or do less in one call",
+                     (at most {max_timeout_s}) if the command needs longer, or do less in one call",
                     timeout.as_secs_f64()
                 );
                 true
@@ -340,6 +369,7 @@ impl Finished {
             effects: Effects {
                 files_written: Vec::new(),
                 command_window: Some(self.window),
+                exit_code,
             },
         }
     }
@@ -361,22 +391,29 @@ fn execute(
     command: &str,
     timeout: Duration,
 ) -> io::Result<Finished> {
+    let mut cmd = Command::new(find_shell(env.path().as_deref()));
+    cmd.arg("-c").arg(command).current_dir(root);
+    env.apply(&mut cmd);
+    supervise(cmd, timeout)
+}
+
+/// Runs `cmd` (its program, arguments, directory and environment already set) the way this
+/// file describes: its own process group, stdin closed, output captured head and tail, the
+/// group stopped on timeout and after the main process exits. `run_command` uses it too.
+pub(crate) fn supervise(mut cmd: Command, timeout: Duration) -> io::Result<Finished> {
     let start = SystemTime::now();
     let started = Instant::now();
     let (mut reader, writer) = io::pipe()?;
     let mut child = {
         // The `Command` holds the parent's copies of the pipe's write end; it is dropped at
         // the end of this block, so the pipe closes when the command's processes are gone.
-        let mut cmd = Command::new(find_shell(env.path().as_deref()));
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(root)
-            .stdin(Stdio::null())
+        cmd.stdin(Stdio::null())
             .stdout(writer.try_clone()?)
             .stderr(writer)
             .process_group(0);
-        env.apply(&mut cmd);
-        cmd.spawn()?
+        let child = cmd.spawn();
+        drop(cmd);
+        child?
     };
     // The group id is the child's pid (`process_group(0)`). The kernel does not reuse that
     // number while any process is still in the group, so signalling it after the child has
