@@ -80,6 +80,45 @@ struct FileConfig {
     base_url: Option<String>,
     api_key_env: Option<String>,
     limits: Option<FileLimits>,
+    sandbox: Option<FileSandbox>,
+}
+
+/// `sandbox: off|on|false|true`, or a table of its settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum FileSandbox {
+    Switch(bool),
+    Word(SandboxWord),
+    Table(FileSandboxTable),
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum SandboxWord {
+    On,
+    Off,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSandboxTable {
+    enabled: Option<bool>,
+    network: Option<bool>,
+    writable: Option<Vec<String>>,
+}
+
+impl FileSandbox {
+    fn table(self) -> FileSandboxTable {
+        let enabled = match self {
+            FileSandbox::Table(table) => return table,
+            FileSandbox::Switch(on) => on,
+            FileSandbox::Word(word) => matches!(word, SandboxWord::On),
+        };
+        FileSandboxTable {
+            enabled: Some(enabled),
+            ..FileSandboxTable::default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -132,6 +171,7 @@ pub struct Config {
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
     pub limits: Limits,
+    pub sandbox: crate::sandbox::Settings,
 }
 
 impl std::fmt::Debug for Config {
@@ -144,6 +184,7 @@ impl std::fmt::Debug for Config {
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("limits", &self.limits)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -174,9 +215,14 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
     }
     serde_yaml::from_str(&text).map_err(|err| {
         let err = ParseError::from_yaml(&err, 0, "", "");
-        Error::input(format!("`{shown}:{}:{}`: {}", err.line, err.col, err.message)).hint(
-            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env` and `limits` \
-             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`); the file was not changed",
+        Error::input(format!(
+            "`{shown}:{}:{}`: {}",
+            err.line, err.col, err.message
+        ))
+        .hint(
+            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env`, `limits` \
+             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`) and `sandbox` (`off`, \
+             or `network`, `writable`); the file was not changed",
         )
     })
 }
@@ -194,6 +240,44 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
         base.idle_timeout_s = limits.idle_timeout_s.or(base.idle_timeout_s);
         base.max_retries = limits.max_retries.or(base.max_retries);
     }
+    if let Some(sandbox) = from.sandbox {
+        let from = sandbox.table();
+        let mut base = into
+            .sandbox
+            .take()
+            .map(FileSandbox::table)
+            .unwrap_or_default();
+        base.enabled = from.enabled.or(base.enabled);
+        base.network = from.network.or(base.network);
+        base.writable = from.writable.or(base.writable);
+        into.sandbox = Some(FileSandbox::Table(base));
+    }
+}
+
+/// The sandbox settings from the files, with `~/` in `writable` expanded. Relative paths
+/// are refused: what they would mean depends on where tick runs.
+fn sandbox_settings(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandbox::Settings> {
+    let table = file.map(FileSandbox::table).unwrap_or_default();
+    let defaults = crate::sandbox::Settings::default();
+    let mut writable = Vec::new();
+    for entry in table.writable.unwrap_or_default() {
+        let path = match (entry.strip_prefix("~/"), env.var("HOME")) {
+            (Some(rest), Some(home)) => Path::new(home).join(rest),
+            _ => PathBuf::from(&entry),
+        };
+        if !path.is_absolute() {
+            return Err(Error::input(format!(
+                "`sandbox.writable` entry `{entry}` is not an absolute path"
+            ))
+            .hint("write `/path/to/dir` or `~/dir`; the file was not changed"));
+        }
+        writable.push(path);
+    }
+    Ok(crate::sandbox::Settings {
+        enabled: table.enabled.unwrap_or(defaults.enabled),
+        network: table.network.unwrap_or(defaults.network),
+        writable,
+    })
 }
 
 /// Resolves the settings for the workspace at `tasks_dir`'s parent.
@@ -257,6 +341,7 @@ pub fn resolve(
         .map(str::to_owned);
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
+    let sandbox = sandbox_settings(file.sandbox, env)?;
     Ok(Config {
         provider,
         model,
@@ -272,6 +357,7 @@ pub fn resolve(
                 .map_or(defaults.idle_timeout, Duration::from_secs),
             max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
         },
+        sandbox,
     })
 }
 
