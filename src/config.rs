@@ -82,6 +82,7 @@ struct FileConfig {
     api_key_env: Option<String>,
     limits: Option<FileLimits>,
     run_command: Option<FileRunCommand>,
+    sandbox: Option<FileSandbox>,
 }
 
 /// `run_command:` in a config file: programs added to the command tool's allow-list.
@@ -90,6 +91,44 @@ struct FileConfig {
 struct FileRunCommand {
     #[serde(default)]
     allow: Vec<AllowEntry>,
+}
+
+/// `sandbox: off|on|false|true`, or a table of its settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum FileSandbox {
+    Switch(bool),
+    Word(SandboxWord),
+    Table(FileSandboxTable),
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum SandboxWord {
+    On,
+    Off,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSandboxTable {
+    enabled: Option<bool>,
+    network: Option<bool>,
+    writable: Option<Vec<String>>,
+}
+
+impl FileSandbox {
+    fn table(self) -> FileSandboxTable {
+        let enabled = match self {
+            FileSandbox::Table(table) => return table,
+            FileSandbox::Switch(on) => on,
+            FileSandbox::Word(word) => matches!(word, SandboxWord::On),
+        };
+        FileSandboxTable {
+            enabled: Some(enabled),
+            ..FileSandboxTable::default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -144,6 +183,7 @@ pub struct Config {
     pub limits: Limits,
     /// `run_command`'s allow-list: tick's table plus the additions of both config files.
     pub run_command: AllowList,
+    pub sandbox: crate::sandbox::Settings,
 }
 
 impl std::fmt::Debug for Config {
@@ -157,6 +197,7 @@ impl std::fmt::Debug for Config {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("limits", &self.limits)
             .field("run_command", &self.run_command)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -187,10 +228,14 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
     }
     let config: FileConfig = serde_yaml::from_str(&text).map_err(|err| {
         let err = ParseError::from_yaml(&err, 0, "", "");
-        Error::input(format!("`{shown}:{}:{}`: {}", err.line, err.col, err.message)).hint(
-            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env` and `limits` \
-             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`) and `run_command` \
-             (`allow`); the file was not changed",
+        Error::input(format!(
+            "`{shown}:{}:{}`: {}",
+            err.line, err.col, err.message
+        ))
+        .hint(
+            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env`, `limits` \
+             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`), `sandbox` (`off`, \
+             or `network`, `writable`) and `run_command` (`allow`); the file was not changed",
         )
     })?;
     if let Some(run_command) = &config.run_command {
@@ -224,6 +269,44 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
             .allow
             .extend(run_command.allow);
     }
+    if let Some(sandbox) = from.sandbox {
+        let from = sandbox.table();
+        let mut base = into
+            .sandbox
+            .take()
+            .map(FileSandbox::table)
+            .unwrap_or_default();
+        base.enabled = from.enabled.or(base.enabled);
+        base.network = from.network.or(base.network);
+        base.writable = from.writable.or(base.writable);
+        into.sandbox = Some(FileSandbox::Table(base));
+    }
+}
+
+/// The sandbox settings from the files, with `~/` in `writable` expanded. Relative paths
+/// are refused: what they would mean depends on where tick runs.
+fn sandbox_settings(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandbox::Settings> {
+    let table = file.map(FileSandbox::table).unwrap_or_default();
+    let defaults = crate::sandbox::Settings::default();
+    let mut writable = Vec::new();
+    for entry in table.writable.unwrap_or_default() {
+        let path = match (entry.strip_prefix("~/"), env.var("HOME")) {
+            (Some(rest), Some(home)) => Path::new(home).join(rest),
+            _ => PathBuf::from(&entry),
+        };
+        if !path.is_absolute() {
+            return Err(Error::input(format!(
+                "`sandbox.writable` entry `{entry}` is not an absolute path"
+            ))
+            .hint("write `/path/to/dir` or `~/dir`; the file was not changed"));
+        }
+        writable.push(path);
+    }
+    Ok(crate::sandbox::Settings {
+        enabled: table.enabled.unwrap_or(defaults.enabled),
+        network: table.network.unwrap_or(defaults.network),
+        writable,
+    })
 }
 
 /// Resolves the settings for the workspace at `tasks_dir`'s parent.
@@ -292,6 +375,7 @@ pub fn resolve(
         .map_err(|err| Error::input(err.to_string()).hint("the file was not changed"))?;
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
+    let sandbox = sandbox_settings(file.sandbox, env)?;
     Ok(Config {
         provider,
         model,
@@ -308,6 +392,7 @@ pub fn resolve(
             max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
         },
         run_command,
+        sandbox,
     })
 }
 

@@ -140,7 +140,11 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     let workspace = Workspace::new(store.root())
         .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
     let secrets: Vec<String> = config.api_key_env.iter().cloned().collect();
-    let registry = Registry::for_mode(Mode::Build, workspace).with_secret_env(secrets);
+    let sandboxing = crate::sandbox::for_run(&config.sandbox, store.root(), args.no_sandbox)?;
+    let unsandboxed = sandboxing.policy().is_none();
+    let registry = Registry::for_mode(Mode::Build, workspace)
+        .with_secret_env(secrets)
+        .with_sandbox(sandboxing);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -181,6 +185,10 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     // What changed while tick was not running is marked stale first, and stale steps are
     // verified again before anything new runs.
     crate::watch::refresh_locked(store, &task_ref, ctx.now(), &lock)?;
+    if unsandboxed {
+        ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
+        runner.save_state(|state| state.unsandboxed_run = Some(ctx.now()))?;
+    }
     let outcome = loop {
         let task = load_for_run(ctx, &task_ref)?;
         if first {
@@ -234,7 +242,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
             StepOutcome::Interrupted => break Outcome::Interrupted,
         }
     };
-    summary(ctx, &task_ref, &usage, args.json)?;
+    summary(ctx, &task_ref, &usage, args.json, unsandboxed)?;
     Ok(outcome)
 }
 
@@ -1079,7 +1087,13 @@ fn step_error(err: StepError, id: StepId) -> Error {
 }
 
 /// The closing line: `5/6 done, 1 blocked: S4 (needs the staging DB password)`.
-fn summary(ctx: &Ctx<'_>, task_ref: &TaskRef, usage: &Usage, json: bool) -> Result<()> {
+fn summary(
+    ctx: &Ctx<'_>,
+    task_ref: &TaskRef,
+    usage: &Usage,
+    json: bool,
+    unsandboxed: bool,
+) -> Result<()> {
     let task = ctx.store.load(task_ref)?;
     let progress = task.progress();
     let blocked: Vec<String> = task
@@ -1102,6 +1116,7 @@ fn summary(ctx: &Ctx<'_>, task_ref: &TaskRef, usage: &Usage, json: bool) -> Resu
             "blocked": blocked,
             "phase": task.phase(),
             "usage": usage,
+            "sandboxed": !unsandboxed,
         }));
         return Ok(());
     }
@@ -1117,6 +1132,9 @@ fn summary(ctx: &Ctx<'_>, task_ref: &TaskRef, usage: &Usage, json: bool) -> Resu
         " ({} tokens in, {} out)",
         usage.input_tokens, usage.output_tokens
     ));
+    if unsandboxed {
+        line.push_str(", commands ran without the sandbox");
+    }
     ctx.ui.note(&line);
     Ok(())
 }

@@ -18,6 +18,11 @@ pub struct State {
     pub approval: Option<ApprovalRecord>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub steps: BTreeMap<StepId, StepRecord>,
+    /// When a `tick run` of this task last ran the agent's commands without the sandbox
+    /// (`--no-sandbox`, `sandbox: off`). Never cleared: what those commands did is not
+    /// contained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsandboxed_run: Option<DateTime<Utc>>,
 }
 
 /// What was approved: hashes of PLAN.md and of its steps, and the commit it was approved on.

@@ -41,6 +41,7 @@ use serde_json::json;
 use super::workspace::Workspace;
 use super::{CommandWindow, Effects, ToolOutcome, count, count_newlines, parse_args};
 use crate::llm::ToolSpec;
+use crate::sandbox::Sandboxing;
 
 pub const NAME: &str = "bash";
 
@@ -71,12 +72,16 @@ pub const DEFAULT_SECRET_ENV: [&str; 5] = [
     "TICK_API_KEY",
 ];
 
-/// Where a command's environment comes from, and which variables are taken out of it.
+/// Where a command's environment comes from, which variables are taken out of it, and the
+/// sandbox it runs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandEnv {
     /// `None`: the tick process's own environment. `Some`: exactly these variables.
     base: Option<Vec<(String, String)>>,
     secrets: Vec<String>,
+    /// `Off` unless the caller says: only the caller knows the workspace, the configuration
+    /// and whether the person opted out. `tick run` always says.
+    sandbox: Sandboxing,
 }
 
 impl Default for CommandEnv {
@@ -84,8 +89,28 @@ impl Default for CommandEnv {
         Self {
             base: None,
             secrets: DEFAULT_SECRET_ENV.iter().map(|&s| s.to_owned()).collect(),
+            sandbox: Sandboxing::Off,
         }
     }
+}
+
+/// Whether a variable's name says it holds a credential (`*_API_KEY`, `*_TOKEN`,
+/// `*_SECRET*`, `*PASSWORD*`...). Such variables never reach a command, whatever their
+/// provider: the agent's commands need none of them, and a leaked one costs money.
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "API_KEY",
+        "APIKEY",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+    ]
+    .iter()
+    .any(|part| upper.contains(part))
+        || ["_TOKEN", "_KEY"].iter().any(|end| upper.ends_with(end))
+        || upper == "TOKEN"
 }
 
 impl CommandEnv {
@@ -107,19 +132,38 @@ impl CommandEnv {
         self
     }
 
-    /// The names of the variables commands never see.
+    /// Run commands under `sandbox` (see [`crate::sandbox`]).
+    #[must_use]
+    pub fn with_sandbox(mut self, sandbox: Sandboxing) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The names of the variables commands never see, besides those that
+    /// [`looks_secret`].
     pub fn secrets(&self) -> &[String] {
         &self.secrets
     }
 
-    fn apply(&self, command: &mut Command) {
-        if let Some(vars) = &self.base {
-            command.env_clear();
-            command.envs(vars.iter().map(|(k, v)| (k, v)));
-        }
-        for name in &self.secrets {
-            command.env_remove(name);
-        }
+    pub fn sandbox(&self) -> &Sandboxing {
+        &self.sandbox
+    }
+
+    /// Gives `command` exactly the environment a command may see: the base (or tick's own
+    /// environment), without the named secrets and without anything that [`looks_secret`].
+    pub fn apply(&self, command: &mut Command) {
+        let vars: Vec<(OsString, OsString)> = match &self.base {
+            Some(vars) => vars
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+                .collect(),
+            None => std::env::vars_os().collect(),
+        };
+        command.env_clear();
+        command.envs(vars.into_iter().filter(|(name, _)| {
+            let name = name.to_string_lossy();
+            !looks_secret(&name) && !self.secrets.iter().any(|s| *s == name)
+        }));
     }
 
     /// The value `name` has in the commands' base environment (secrets never have one).
@@ -391,8 +435,16 @@ fn execute(
     command: &str,
     timeout: Duration,
 ) -> io::Result<Finished> {
-    let mut cmd = Command::new(find_shell(env.path().as_deref()));
-    cmd.arg("-c").arg(command).current_dir(root);
+    let shell = find_shell(env.path().as_deref());
+    let mut cmd = match env.sandbox().policy() {
+        Some(policy) => policy.command(&shell, [OsStr::new("-c"), OsStr::new(command)]),
+        None => {
+            let mut cmd = Command::new(&shell);
+            cmd.arg("-c").arg(command);
+            cmd
+        }
+    };
+    cmd.current_dir(root);
     env.apply(&mut cmd);
     supervise(cmd, timeout)
 }

@@ -246,6 +246,16 @@ impl Registry {
         self
     }
 
+    /// Run the commands of this registry's tools under `sandbox` (`tick run` always says
+    /// which; without this call they run unsandboxed).
+    #[must_use]
+    pub fn with_sandbox(mut self, sandbox: crate::sandbox::Sandboxing) -> Self {
+        self.command_env = self.command_env.with_sandbox(sandbox);
+        // Plan mode offers `run_command` only under the read-only policy.
+        self.select_tools();
+        self
+    }
+
     pub fn command_env(&self) -> &CommandEnv {
         &self.command_env
     }
