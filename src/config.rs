@@ -10,8 +10,8 @@ use crate::commands::Env;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
-use crate::tools::allowlist::{AllowEntry, AllowList};
 use crate::tasks::todo_md::ParseError;
+use crate::tools::allowlist::{AllowEntry, AllowList};
 
 /// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
 /// machine, at their usual ports, with no key.

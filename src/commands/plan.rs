@@ -14,9 +14,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fsx;
 use crate::llm::{Client, Message, Usage};
 use crate::plan::{Event, Phase, transition};
+use crate::sandbox;
 use crate::tasks::plan_md::{self, FrontMatter};
 use crate::tasks::{Draft, SESSION_FILE, Store, render};
-use crate::tools::{Mode, PlanSubmission, Questions, Registry, Workspace};
+use crate::tools::{Mode, PlanSubmission, Questions, Registry, Workspace, run_command};
 
 pub const PLAN_PROMPT: &str = include_str!("../../prompts/plan.md");
 
@@ -42,9 +43,10 @@ pub fn run(ctx: &Ctx<'_>, args: &PlanArgs) -> Result<Outcome> {
         );
     };
     let config = super::model_config(ctx, &args.model)?;
+    let commands = run_command_setup(ctx, &config, args.json);
     let mut next = Some(request);
     while let Some(request) = next.take() {
-        plan_with_model(ctx, &config, request, args)?;
+        plan_with_model(ctx, &config, commands.as_ref(), request, args)?;
         if args.json || !ctx.env.interactive {
             break;
         }
@@ -126,6 +128,7 @@ fn save_session(store: &Store, messages: &[Message], secrets: &[&str]) -> Result
 fn plan_with_model(
     ctx: &Ctx<'_>,
     config: &Config,
+    commands: Option<&run_command::Setup>,
     request: Continue,
     args: &PlanArgs,
 ) -> Result<()> {
@@ -196,7 +199,13 @@ fn plan_with_model(
         .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
     let workspace = Workspace::new(store.root())
         .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
-    let registry = Registry::for_mode(Mode::Plan, workspace);
+    let root = workspace.root().to_path_buf();
+    let mut registry = Registry::for_mode(Mode::Plan, workspace);
+    if let Some(setup) = commands {
+        registry = registry
+            .with_sandbox(sandbox::Sandboxing::On(sandbox::Policy::read_only(root)))
+            .with_run_command(setup.clone());
+    }
     let system = store.prompt("plan.md", PLAN_PROMPT)?;
     let planner = Planner {
         model: Model {
@@ -327,6 +336,38 @@ fn plan_with_model(
     }
     Ok(())
 }
+
+/// `run_command` for the planner when the read-only sandbox can be set up here; otherwise
+/// `None`: the planner works without it, and the person is told so once.
+fn run_command_setup(ctx: &Ctx<'_>, config: &Config, json: bool) -> Option<run_command::Setup> {
+    if let Err(why) = sandbox::available(sandbox::Kind::ReadOnly) {
+        if json {
+            ctx.ui.json(&serde_json::json!({
+                "event": "run_command_unavailable",
+                "reason": why.to_string(),
+            }));
+        } else {
+            ctx.ui.warn(&format!(
+                "the planner plans without `run_command` (git log, blame, ls...): {why}"
+            ));
+        }
+        return None;
+    }
+    let setup = run_command::Setup::new(config.run_command.clone());
+    // Only a debug build knows this switch: the tests that show the sandbox holds alone.
+    #[cfg(debug_assertions)]
+    let setup = if ctx.env.var(NO_ALLOW_LIST_FOR_TESTS) == Some("1") {
+        setup.without_allow_list_for_tests()
+    } else {
+        setup
+    };
+    Some(setup)
+}
+
+/// Set to `1` in a debug build, `run_command` skips its allow-list (guard 1), so tests can
+/// show that the read-only sandbox (guard 2) alone writes nothing. Release builds ignore it.
+#[cfg(debug_assertions)]
+pub const NO_ALLOW_LIST_FOR_TESTS: &str = "TICK_TEST_RUN_COMMAND_WITHOUT_ALLOW_LIST";
 
 fn draft_goal(draft: &Draft) -> String {
     draft

@@ -146,9 +146,7 @@ impl Tool {
             Tool::Bash => bash::run(workspace, &registry.command_env, arguments),
             Tool::UpdateStep => update_step::run(arguments),
             Tool::RunCommand => match &registry.run_command {
-                Some(setup) => {
-                    run_command::run(workspace, &registry.command_env, setup, arguments)
-                }
+                Some(setup) => run_command::run(workspace, &registry.command_env, setup, arguments),
                 None => ToolOutcome::error(format!("`{}` is not available", self.name())),
             },
         }
@@ -302,9 +300,9 @@ impl Registry {
                  read-only sandbox, which is not available here; use read_file, list_files and \
                  search_files"
             ),
-            (Mode::Build, Some(Tool::RunCommand)) => format!(
-                "`{name}` is not available in this run; use bash"
-            ),
+            (Mode::Build, Some(Tool::RunCommand)) => {
+                format!("`{name}` is not available in this run; use bash")
+            }
             (Mode::Plan, Some(_)) => format!(
                 "`{name}` is not available in plan mode: planning is read-only; call submit_plan with the plan"
             ),

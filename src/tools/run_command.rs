@@ -376,7 +376,11 @@ mod tests {
     fn runs_an_argv_without_a_shell_in_cwd() {
         let (_dir, ws) = setup();
         let env = env(&[]);
-        let (text, is_error) = call(&ws, &env, &json!({"argv": ["cat", "main.rs"], "cwd": "src"}));
+        let (text, is_error) = call(
+            &ws,
+            &env,
+            &json!({"argv": ["cat", "main.rs"], "cwd": "src"}),
+        );
         assert!(!is_error, "{text}");
         assert!(text.starts_with("fn main() {}\nexit code 0, "), "{text}");
         // A shell's syntax is just an argument.
@@ -440,12 +444,24 @@ mod tests {
         std::os::unix::fs::symlink("/etc", dir.path().join("etc-link")).unwrap();
         let env = env(&[]);
         for (argv, expected) in [
-            (json!(["cat", "/etc/passwd"]), "`/etc/passwd` is outside the workspace"),
+            (
+                json!(["cat", "/etc/passwd"]),
+                "`/etc/passwd` is outside the workspace",
+            ),
             (json!(["cat", "../x"]), "`../x` is outside the workspace"),
-            (json!(["cat", "etc-link/passwd"]), "`etc-link/passwd` leads outside"),
+            (
+                json!(["cat", "etc-link/passwd"]),
+                "`etc-link/passwd` leads outside",
+            ),
             (json!(["ls", "etc-link"]), "`etc-link` leads outside"),
-            (json!(["git", "-C", "/", "log"]), "`/` is outside the workspace"),
-            (json!(["grep", "-f", "/etc/passwd", "x"]), "`/etc/passwd` is outside"),
+            (
+                json!(["git", "-C", "/", "log"]),
+                "`/` is outside the workspace",
+            ),
+            (
+                json!(["grep", "-f", "/etc/passwd", "x"]),
+                "`/etc/passwd` is outside",
+            ),
         ] {
             let (text, is_error) = call(&ws, &env, &json!({"argv": argv}));
             assert!(is_error, "{argv}: {text}");
@@ -466,9 +482,18 @@ mod tests {
         let (_dir, ws) = setup();
         let env = env(&[]);
         for (args, expected) in [
-            (json!({"argv": "git log"}), "invalid arguments for run_command: invalid type"),
-            (json!({"command": "ls"}), "invalid arguments for run_command: unknown field `command`"),
-            (json!({"argv": ["ls"], "timeout_s": 0}), "timeout_s must be a number of seconds above 0, at most 120"),
+            (
+                json!({"argv": "git log"}),
+                "invalid arguments for run_command: invalid type",
+            ),
+            (
+                json!({"command": "ls"}),
+                "invalid arguments for run_command: unknown field `command`",
+            ),
+            (
+                json!({"argv": ["ls"], "timeout_s": 0}),
+                "timeout_s must be a number of seconds above 0, at most 120",
+            ),
             (json!({"argv": []}), "`argv` is empty"),
         ] {
             let (text, is_error) = call(&ws, &env, &args);

@@ -5,6 +5,7 @@ mod errors;
 mod lifecycle;
 mod llm;
 mod planning;
+mod run_command;
 mod running;
 mod snapshots;
 mod staleness;
