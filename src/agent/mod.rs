@@ -121,14 +121,13 @@ impl Model<'_> {
             name: call.name.clone(),
             detail: call_detail(&call.name, &call.arguments),
         });
-        let (content, is_error, exit_code) = match &call.arguments_error {
-            Some(error) => (error.clone(), true, None),
-            None => {
-                let outcome = self.registry.execute(&call.name, &call.arguments);
-                let exit_code = outcome.exit_code();
-                let (content, is_error) = handle(outcome);
-                (content, is_error, exit_code)
-            }
+        let (content, is_error, exit_code) = if let Some(error) = &call.arguments_error {
+            (error.clone(), true, None)
+        } else {
+            let outcome = self.registry.execute(&call.name, &call.arguments);
+            let exit_code = outcome.exit_code();
+            let (content, is_error) = handle(outcome);
+            (content, is_error, exit_code)
         };
         sink(AgentEvent::ToolResult {
             name: call.name.clone(),

@@ -754,6 +754,14 @@ impl AllowList {
     }
 }
 
+/// Where an option's file-naming value is.
+enum PathValue {
+    /// In the same argument: `--file=x`, `-fx`.
+    Attached(String),
+    /// In the next argument.
+    Next,
+}
+
 /// One argv being checked against one program's entry.
 struct Checker<'a> {
     entry: &'a Entry,
@@ -827,18 +835,17 @@ impl Checker<'_> {
                 if self.gives_pattern(arg) {
                     pattern_given = true;
                 }
-                if let Some(value) = self.path_option_value(arg) {
-                    match value {
-                        Some(attached) => paths.push(attached),
-                        None => {
-                            if let Some(next) = rest.get(i) {
-                                paths.push(next.clone());
-                                out.push(next.clone());
-                                self.refuse_rejected(next, sub_reject, sub)?;
-                                i += 1;
-                            }
+                match self.path_option_value(arg) {
+                    Some(PathValue::Attached(value)) => paths.push(value),
+                    Some(PathValue::Next) => {
+                        if let Some(next) = rest.get(i) {
+                            paths.push(next.clone());
+                            out.push(next.clone());
+                            self.refuse_rejected(next, sub_reject, sub)?;
+                            i += 1;
                         }
                     }
+                    None => {}
                 }
                 continue;
             }
@@ -883,7 +890,7 @@ impl Checker<'_> {
     /// Reads one global option (and its value); returns what follows.
     fn global<'b>(
         &self,
-        arg: &'b String,
+        arg: &str,
         tail: &'b [String],
         out: &mut Vec<String>,
         paths: &mut Vec<String>,
@@ -891,12 +898,12 @@ impl Checker<'_> {
         let entry = self.entry;
         let (name, attached) = match arg.split_once('=') {
             Some((name, value)) if arg.starts_with("--") => (name, Some(value)),
-            _ => (arg.as_str(), None),
+            _ => (arg, None),
         };
         let Some(found) = entry.globals.iter().find(|g| g.flag == name) else {
             return Err(self.bad_global(arg));
         };
-        out.push(arg.clone());
+        out.push(arg.to_owned());
         match (found.value, attached) {
             (GlobalValue::None, None) => Ok(tail),
             (GlobalValue::None, Some(_)) => Err(Refusal(format!(
@@ -1000,25 +1007,24 @@ impl Checker<'_> {
             .is_some_and(|cluster| cluster.contains('e') || cluster.contains('f'))
     }
 
-    /// For an option whose value names a file: `Some(Some(value))` when the value is attached
-    /// (`--file=x`, `-fx`), `Some(None)` when it is the next argument.
-    fn path_option_value(&self, arg: &str) -> Option<Option<String>> {
+    /// Where the value of `arg` is, when `arg` is an option whose value names a file.
+    fn path_option_value(&self, arg: &str) -> Option<PathValue> {
         for option in &self.entry.path_options {
             if arg == option {
-                return Some(None);
+                return Some(PathValue::Next);
             }
             if option.starts_with("--")
                 && let Some(value) = arg
                     .strip_prefix(option.as_str())
                     .and_then(|v| v.strip_prefix('='))
             {
-                return Some(Some(value.to_owned()));
+                return Some(PathValue::Attached(value.to_owned()));
             }
             if option.len() == 2
                 && !arg.starts_with("--")
                 && let Some(value) = arg.strip_prefix(option.as_str())
             {
-                return Some(Some(value.to_owned()));
+                return Some(PathValue::Attached(value.to_owned()));
             }
         }
         None

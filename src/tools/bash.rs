@@ -436,13 +436,12 @@ fn execute(
     timeout: Duration,
 ) -> io::Result<Finished> {
     let shell = find_shell(env.path().as_deref());
-    let mut cmd = match env.sandbox().policy() {
-        Some(policy) => policy.command(&shell, [OsStr::new("-c"), OsStr::new(command)]),
-        None => {
-            let mut cmd = Command::new(&shell);
-            cmd.arg("-c").arg(command);
-            cmd
-        }
+    let mut cmd = if let Some(policy) = env.sandbox().policy() {
+        policy.command(&shell, [OsStr::new("-c"), OsStr::new(command)])
+    } else {
+        let mut cmd = Command::new(&shell);
+        cmd.arg("-c").arg(command);
+        cmd
     };
     cmd.current_dir(root);
     env.apply(&mut cmd);

@@ -380,6 +380,72 @@ mod tests {
     }
 
     #[test]
+    fn plan_mode_runs_commands_only_under_the_read_only_sandbox() {
+        use crate::sandbox::{Policy, Sandboxing};
+        let setup = || run_command::Setup::new(crate::tools::allowlist::AllowList::default());
+        let (dir, plan) = registry(Mode::Plan);
+        let root = dir.path().canonicalize().unwrap();
+        // Set up, but without a sandbox: not offered, and refused if called anyway.
+        let plan = plan.with_run_command(setup());
+        assert!(!names(&plan).contains(&"run_command".to_owned()));
+        assert!(!plan.offers(Tool::RunCommand));
+        let before = snapshot(dir.path());
+        let outcome = plan.execute("run_command", &json!({"argv": ["find", ".", "-delete"]}));
+        assert_eq!(
+            outcome,
+            ToolOutcome::error(
+                "`run_command` is not available in this planning run: commands run only inside \
+                 the read-only sandbox, which is not available here; use read_file, list_files \
+                 and search_files"
+            )
+        );
+        assert_eq!(snapshot(dir.path()), before);
+        // The build policy writes: still not offered in plan mode.
+        let plan = plan.with_sandbox(Sandboxing::On(Policy::build(&root)));
+        assert!(!plan.offers(Tool::RunCommand));
+        let plan = plan.with_sandbox(Sandboxing::Off);
+        assert!(!plan.offers(Tool::RunCommand));
+        // The read-only policy: offered, after the read tools.
+        let plan = plan.with_sandbox(Sandboxing::On(Policy::read_only(&root)));
+        assert_eq!(
+            names(&plan),
+            [
+                "read_file",
+                "list_files",
+                "search_files",
+                "run_command",
+                "submit_plan",
+                "ask_user"
+            ]
+        );
+        for tool in tools_for_mode(Mode::Plan) {
+            assert!(!tool.kind().is_writing(), "{tool:?} can write");
+        }
+        assert_eq!(Tool::RunCommand.kind(), ToolKind::ReadCommand);
+        // The spec lists the registry's own table.
+        let spec = plan
+            .specs()
+            .into_iter()
+            .find(|s| s.name == "run_command")
+            .unwrap();
+        assert!(spec.description.contains("git (status, diff, log"), "{}", spec.description);
+        assert_eq!(spec.parameters["required"], json!(["argv"]));
+
+        // Build mode offers it with whatever sandbox the run has.
+        let (_dir, build) = registry(Mode::Build);
+        assert!(!build.offers(Tool::RunCommand));
+        let build = build.with_run_command(setup());
+        assert!(build.offers(Tool::RunCommand));
+        let outcome = build.execute("run_command", &json!({"argv": ["cat", "a.txt"]}));
+        let ToolOutcome::Output { text, is_error, .. } = &outcome else {
+            panic!("{outcome:?}");
+        };
+        assert!(!is_error, "{text}");
+        assert!(text.starts_with("one\ntwo\nexit code 0, "), "{text}");
+        assert_eq!(outcome.exit_code(), Some(0));
+    }
+
+    #[test]
     fn build_mode_specs_have_the_build_tools_and_no_planning_tools() {
         let (_dir, build) = registry(Mode::Build);
         assert_eq!(

@@ -231,13 +231,12 @@ pub fn run(
     }
     program_args.extend(approved.args);
 
-    let mut cmd = match env.sandbox().policy() {
-        Some(policy) => policy.command(&program, &program_args),
-        None => {
-            let mut cmd = Command::new(&program);
-            cmd.args(&program_args);
-            cmd
-        }
+    let mut cmd = if let Some(policy) = env.sandbox().policy() {
+        policy.command(&program, &program_args)
+    } else {
+        let mut cmd = Command::new(&program);
+        cmd.args(&program_args);
+        cmd
     };
     cmd.current_dir(&cwd);
     cmd.env_clear();

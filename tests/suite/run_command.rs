@@ -30,8 +30,9 @@ fn stderr(output: &Output) -> String {
 /// Every entry below `root` (not following symlinks) with its kind, mode and content; files
 /// tick itself writes while planning are left out.
 fn tree(root: &Path) -> BTreeMap<String, String> {
-    const TICK_OWN: [&str; 5] = [
+    const TICK_OWN: [&str; 6] = [
         ".tasks",
+        ".tasks/.lock",
         ".tasks/.gitignore",
         ".tasks/draft",
         ".tasks/draft/PLAN.md",
@@ -58,7 +59,7 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
                 let hash = blake3::hash(&fs::read(&path).unwrap());
                 format!("file {mode:o} {hash}")
             };
-            if !TICK_OWN.contains(&rel.as_str()) && !rel.ends_with(".lock") {
+            if !TICK_OWN.contains(&rel.as_str()) {
                 entries.insert(rel, value);
             }
         }
