@@ -428,7 +428,11 @@ mod tests {
             .into_iter()
             .find(|s| s.name == "run_command")
             .unwrap();
-        assert!(spec.description.contains("git (status, diff, log"), "{}", spec.description);
+        assert!(
+            spec.description.contains("git (status, diff, log"),
+            "{}",
+            spec.description
+        );
         assert_eq!(spec.parameters["required"], json!(["argv"]));
 
         // Build mode offers it with whatever sandbox the run has.
