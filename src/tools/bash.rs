@@ -412,13 +412,12 @@ fn execute(
         // The `Command` holds the parent's copies of the pipe's write end; it is dropped at
         // the end of this block, so the pipe closes when the command's processes are gone.
         let shell = find_shell(env.path().as_deref());
-        let mut cmd = match env.sandbox().policy() {
-            Some(policy) => policy.command(&shell, [OsStr::new("-c"), OsStr::new(command)]),
-            None => {
-                let mut cmd = Command::new(&shell);
-                cmd.arg("-c").arg(command);
-                cmd
-            }
+        let mut cmd = if let Some(policy) = env.sandbox().policy() {
+            policy.command(&shell, [OsStr::new("-c"), OsStr::new(command)])
+        } else {
+            let mut cmd = Command::new(&shell);
+            cmd.arg("-c").arg(command);
+            cmd
         };
         cmd.current_dir(root)
             .stdin(Stdio::null())
