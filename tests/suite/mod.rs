@@ -6,6 +6,7 @@ mod lifecycle;
 mod llm;
 mod planning;
 mod running;
+mod sandbox;
 mod snapshots;
 mod staleness;
 mod titles;
