@@ -375,7 +375,18 @@ pub fn resolve(
         .map_err(|err| Error::input(err.to_string()).hint("the file was not changed"))?;
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
-    let sandbox = sandbox_settings(file.sandbox, env)?;
+    let mut sandbox = sandbox_settings(file.sandbox, env)?;
+    match env.var("TICK_SANDBOX") {
+        None => {}
+        Some("on" | "1" | "true") => sandbox.enabled = true,
+        Some("off" | "0" | "false") => sandbox.enabled = false,
+        Some(other) => {
+            return Err(
+                Error::input(format!("`TICK_SANDBOX={other}` is not `on` or `off`"))
+                    .hint("use `TICK_SANDBOX=off` to run without the sandbox, or unset it"),
+            );
+        }
+    }
     Ok(Config {
         provider,
         model,

@@ -437,6 +437,18 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
                 None,
             ));
         }
+        if let Some(at) = task.unsandboxed_run {
+            warnings.push((
+                format!(
+                    "commands of this task ran without the sandbox (last at {})",
+                    at.format("%Y-%m-%d %H:%M UTC")
+                ),
+                Some(
+                    "what they did was not contained: check `.git/` and `.tasks/` by hand"
+                        .to_owned(),
+                ),
+            ));
+        }
         for found in &task.stale_found {
             warnings.push((
                 format!(

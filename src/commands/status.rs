@@ -48,6 +48,9 @@ pub struct TaskReport {
     pub stale_found: Vec<StaleFound>,
     /// Pending steps whose `files` no longer exist: the plan may be out of date.
     pub plan_may_be_out_of_date: Vec<MissingFiles>,
+    /// When a `tick run` of this task last ran the agent's commands without the sandbox.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsandboxed_run: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -169,6 +172,7 @@ pub fn task_report(store: &Store, task: &Task) -> TaskReport {
             .collect(),
         stale_found: Vec::new(),
         plan_may_be_out_of_date: Vec::new(),
+        unsandboxed_run: task.state.unsandboxed_run,
     }
 }
 

@@ -273,19 +273,7 @@ fn map_ids(
 /// worktree with the git directory it points to and that one's common directory) and
 /// `.tasks`.
 fn protected_paths(workspace: &Path) -> Vec<PathBuf> {
-    let mut paths = Vec::new();
-    let dot_git = workspace.join(".git");
-    if dot_git.is_file()
-        && let Ok(text) = fs::read_to_string(&dot_git)
-        && let Some(target) = text.lines().find_map(|l| l.strip_prefix("gitdir:"))
-    {
-        let gitdir = workspace.join(target.trim());
-        if let Ok(common) = fs::read_to_string(gitdir.join("commondir")) {
-            paths.push(gitdir.join(common.trim()));
-        }
-        paths.push(gitdir);
-    }
-    paths.push(dot_git);
+    let mut paths = super::git_dirs(workspace);
     paths.push(workspace.join(".tasks"));
     paths
         .into_iter()

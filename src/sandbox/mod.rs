@@ -20,6 +20,7 @@
 
 #[cfg(target_os = "linux")]
 mod linux;
+pub mod tamper;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -368,4 +369,22 @@ pub fn for_run(
             crate::error::Error::input(format!("{unavailable}; nothing was run"))
                 .hint(Unavailable::OPT_OUT_HINT)
         })
+}
+
+/// `root/.git` and, when that is a worktree's `.git` file, the git directory it points to and
+/// that one's common directory. The last is where `config` and `hooks/` are.
+fn git_dirs(root: &Path) -> Vec<PathBuf> {
+    let dot_git = root.join(".git");
+    let mut dirs = vec![dot_git.clone()];
+    if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_file())
+        && let Ok(text) = std::fs::read_to_string(&dot_git)
+        && let Some(target) = text.lines().find_map(|l| l.strip_prefix("gitdir:"))
+    {
+        let gitdir = root.join(target.trim());
+        dirs.push(gitdir.clone());
+        if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
+            dirs.push(gitdir.join(common.trim()));
+        }
+    }
+    dirs
 }

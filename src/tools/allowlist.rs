@@ -171,37 +171,17 @@ const WRITES: &str = "it writes a file";
 const RUNS: &str = "it runs another program";
 const GIT_CONFIG: &str = "configuration can make git run any program (a pager, an alias, a hook)";
 
-/// The `-c` settings tick puts before every git command so that nothing configured in the
-/// repository (or anywhere else) runs a program or writes: no pager, hooks, fsmonitor,
-/// signature helpers or untracked cache; no transport at all. Diff drivers and textconv are
-/// switched off by the `--no-ext-diff`/`--no-textconv` the table injects.
-pub const GIT_OVERRIDES: &[&str] = &[
-    "-c",
-    "core.pager=cat",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.untrackedCache=false",
-    "-c",
-    "core.sshCommand=false",
-    "-c",
-    "core.askPass=",
-    "-c",
-    "credential.helper=",
-    "-c",
-    "protocol.allow=never",
-    "-c",
-    "log.showSignature=false",
-    "-c",
-    "gpg.program=false",
-    "-c",
-    "gpg.ssh.program=false",
-    "-c",
-    "gpg.x509.program=false",
-    "-c",
-    "diff.external=",
+/// `-c` settings for the model's git commands on top of [`crate::git::INERT_CONFIG`] (which
+/// switches off hooks, fsmonitor, pagers, editors, credential helpers and the untracked cache
+/// for every git tick runs): no transport at all, and no signature program even for
+/// `log --show-signature`-like settings and `%G?` formats. Diff drivers and textconv are
+/// switched off by the `--no-ext-diff`/`--no-textconv` the table adds.
+pub const GIT_EXTRA_CONFIG: &[(&str, &str)] = &[
+    ("protocol.allow", "never"),
+    ("log.showSignature", "false"),
+    ("gpg.ssh.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("diff.external", ""),
 ];
 
 /// Refused for every git subcommand.

@@ -28,7 +28,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::allowlist::{AllowList, Approved, GIT_OVERRIDES, Refusal};
+use super::allowlist::{AllowList, Approved, GIT_EXTRA_CONFIG, Refusal};
 use super::bash::{self, CommandEnv};
 use super::workspace::{Access, PathError, Workspace};
 use super::{ToolOutcome, parse_args};
@@ -68,18 +68,10 @@ const KEPT_ENV: [&str; 10] = [
     "RUSTUP_HOME",
 ];
 
-/// Set for every command: git reads no system or global configuration, asks for nothing,
-/// pages nothing and takes no optional locks (so `git status` does not rewrite the index).
-const SET_ENV: [(&str, &str); 8] = [
-    ("GIT_CONFIG_NOSYSTEM", "1"),
-    ("GIT_CONFIG_GLOBAL", "/dev/null"),
-    ("GIT_TERMINAL_PROMPT", "0"),
-    ("GIT_OPTIONAL_LOCKS", "0"),
-    ("GIT_PAGER", "cat"),
-    ("PAGER", "cat"),
-    ("GIT_ATTR_NOSYSTEM", "1"),
-    ("NO_COLOR", "1"),
-];
+/// Set for every command besides what [`crate::git::inert_env`] sets (no system or global git
+/// configuration, no pager, no prompt, no optional locks, so `git status` does not rewrite the
+/// index).
+const SET_ENV: [(&str, &str); 2] = [("GIT_ATTR_NOSYSTEM", "1"), ("NO_COLOR", "1")];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -227,7 +219,11 @@ pub fn run(
     };
     let mut program_args: Vec<String> = Vec::new();
     if setup.allow_list_on && approved.program == "git" {
-        program_args.extend(GIT_OVERRIDES.iter().map(|&s| s.to_owned()));
+        program_args.extend(crate::git::inert_args());
+        for (key, value) in GIT_EXTRA_CONFIG {
+            program_args.push("-c".to_owned());
+            program_args.push(format!("{key}={value}"));
+        }
     }
     program_args.extend(approved.args);
 
@@ -329,13 +325,13 @@ fn find_program(name: &str, path: &[PathBuf]) -> Option<PathBuf> {
     })
 }
 
-/// The whole environment of a command: [`KEPT_ENV`] from the base, [`SET_ENV`], and the safe
-/// `PATH`.
+/// The whole environment of a command: [`KEPT_ENV`] from the base, git's inert settings,
+/// [`SET_ENV`], and the safe `PATH`.
 fn command_env(env: &CommandEnv, path: &[PathBuf]) -> Vec<(OsString, OsString)> {
-    let mut vars: Vec<(OsString, OsString)> = KEPT_ENV
+    let kept = KEPT_ENV
         .iter()
-        .filter_map(|&name| env.var(name).map(|value| (name.into(), value.into())))
-        .collect();
+        .filter_map(|&name| env.var(name).map(|value| (name.into(), value.into())));
+    let mut vars = crate::git::inert_env(kept);
     vars.extend(SET_ENV.iter().map(|&(k, v)| (k.into(), v.into())));
     let joined = std::env::join_paths(path).unwrap_or_default();
     vars.push(("PATH".into(), joined));

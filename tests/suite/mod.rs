@@ -7,6 +7,7 @@ mod llm;
 mod planning;
 mod run_command;
 mod running;
+mod sandbox;
 mod snapshots;
 mod staleness;
 mod titles;
