@@ -363,7 +363,7 @@ const FIND: Program = Program {
         no("-fprintf", WRITES),
         no("-fls", WRITES),
     ],
-    path_options: &["-files0-from"],
+    path_options: &["-files0-from", "-newer", "-anewer", "-cnewer", "-samefile"],
     ..program("find", Operands::Find)
 };
 
@@ -597,6 +597,9 @@ pub struct Approved {
     /// Arguments that name files or directories, relative to the command's working directory
     /// (or absolute): each must stay inside the workspace.
     pub paths: Vec<String>,
+    /// The model's options before the subcommand (`-C src`), as given: where the program
+    /// will look for its repository.
+    pub globals: Vec<String>,
 }
 
 /// Why an argv was refused; the text is for the model.
@@ -755,6 +758,7 @@ impl Checker<'_> {
         let mut paths = Vec::new();
         let mut rest = self.args;
         let mut sub: Option<&SubRules> = None;
+        let mut globals = Vec::new();
         if !entry.subcommands.is_empty() {
             // Global options, then the subcommand.
             loop {
@@ -766,6 +770,7 @@ impl Checker<'_> {
                         return Err(self.unknown_subcommand(arg));
                     };
                     sub = Some(found);
+                    globals = out[entry.inject.len()..].to_vec();
                     out.push(arg.clone());
                     rest = tail;
                     break;
@@ -773,6 +778,7 @@ impl Checker<'_> {
                 // An extension's "subcommand" may itself look like a flag (`just --list`).
                 if let Some(found) = entry.subcommands.iter().find(|s| &s.name == arg) {
                     sub = Some(found);
+                    globals = out[entry.inject.len()..].to_vec();
                     out.push(arg.clone());
                     rest = tail;
                     break;
@@ -864,6 +870,7 @@ impl Checker<'_> {
             program: entry.name.clone(),
             args: out,
             paths,
+            globals,
         })
     }
 

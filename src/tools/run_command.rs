@@ -199,6 +199,7 @@ pub fn run(
             program: program.clone(),
             args: rest.to_vec(),
             paths: Vec::new(),
+            globals: Vec::new(),
         }
     };
     for path in &approved.paths {
@@ -224,7 +225,9 @@ pub fn run(
             program_args.push("-c".to_owned());
             program_args.push(format!("{key}={value}"));
         }
+        program_args.extend(filters_off(&cwd, &approved.globals));
     }
+    let cargo = setup.allow_list_on && approved.program == "cargo";
     program_args.extend(approved.args);
 
     let mut cmd = if let Some(policy) = env.sandbox().policy() {
@@ -237,10 +240,49 @@ pub fn run(
     cmd.current_dir(&cwd);
     cmd.env_clear();
     cmd.envs(command_env(env, &path));
+    if cargo {
+        cmd.envs(CARGO_ENV);
+    }
     match bash::supervise(cmd, timeout) {
         Ok(finished) => finished.into_outcome(timeout, MAX_TIMEOUT_S, notes),
         Err(e) => ToolOutcome::error(format!("`{}` could not be started: {e}", approved.program)),
     }
+}
+
+/// For `cargo`: no wrapper and no `rustc` but the one on the safe `PATH`, whatever a
+/// `.cargo/config.toml` in the workspace says (the environment wins over config files).
+const CARGO_ENV: [(&str, &str); 3] = [
+    ("RUSTC_WRAPPER", ""),
+    ("RUSTC_WORKSPACE_WRAPPER", ""),
+    ("RUSTC", "rustc"),
+];
+
+/// `-c filter.<name>.clean=` (and `smudge`, `process`) for every filter driver the repository
+/// configures: an empty command switches a driver off, and `git status` or `git diff` would
+/// otherwise run a repository's clean filter. The names are read with tick's own inert git
+/// (`git config` runs nothing), from where the model's command will look (`globals`).
+fn filters_off(cwd: &Path, globals: &[String]) -> Vec<String> {
+    let mut args: Vec<&str> = globals.iter().map(String::as_str).collect();
+    args.extend(["config", "--name-only", "--get-regexp", r"^filter\."]);
+    let Ok(output) = crate::git::run(crate::git::command(cwd, &args)) else {
+        return Vec::new();
+    };
+    let listed = String::from_utf8_lossy(&output.stdout);
+    let mut names: Vec<&str> = listed
+        .lines()
+        .filter_map(|key| key.strip_prefix("filter."))
+        .filter_map(|rest| rest.rsplit_once('.').map(|(name, _)| name))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .flat_map(|name| {
+            ["clean", "smudge", "process"]
+                .into_iter()
+                .flat_map(move |key| ["-c".to_owned(), format!("filter.{name}.{key}=")])
+        })
+        .collect()
 }
 
 /// The directory the command runs in: `cwd` inside the workspace, or the root.
@@ -500,6 +542,83 @@ mod tests {
         assert!(
             text.ends_with("note: timeout_s 1000 is above the maximum; 120 was used"),
             "{text}"
+        );
+    }
+
+    /// `git` in `dir` for the test's own setup, with nothing configured outside.
+    fn git(dir: &Path, args: &[&str]) {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    /// Guard 1 on its own (no sandbox here): a repository configured to run a script from
+    /// every read-only git command still runs nothing, because of the flags and settings tick
+    /// adds.
+    #[test]
+    fn repository_configuration_runs_nothing_without_the_sandbox() {
+        let (dir, ws) = setup();
+        let root = dir.path();
+        let ran = tempfile::tempdir().unwrap();
+        let script = root.join("evil.sh");
+        fs::write(
+            &script,
+            format!("#!/bin/sh\ntouch {}/ran-$1\ncat\n", ran.path().display()),
+        )
+        .unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::write(root.join(".gitattributes"), "*.rs diff=evil filter=evil\n").unwrap();
+        git(root, &["init", "-q"]);
+        git(root, &["add", "."]);
+        git(root, &["commit", "-q", "-m", "init"]);
+        let evil = script.display().to_string();
+        for (key, value) in [
+            ("core.pager", format!("{evil} pager")),
+            ("core.fsmonitor", format!("{evil} fsmonitor")),
+            ("diff.external", format!("{evil} external")),
+            ("diff.evil.textconv", format!("{evil} textconv")),
+            ("diff.evil.command", format!("{evil} command")),
+            ("filter.evil.clean", format!("{evil} clean")),
+            ("filter.evil.smudge", format!("{evil} smudge")),
+            ("filter.evil.process", format!("{evil} process")),
+            ("gpg.program", format!("{evil} gpg")),
+            ("log.showSignature", "true".to_owned()),
+            ("core.hooksPath", root.display().to_string()),
+        ] {
+            git(root, &["config", key, &value]);
+        }
+        // Same size, new time: status and diff must read the file, through the filter.
+        std::thread::sleep(Duration::from_millis(1100));
+        fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+        fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
+        let env = env(&[]);
+        for argv in [
+            json!(["git", "status"]),
+            json!(["git", "diff"]),
+            json!(["git", "diff", "HEAD", "--stat"]),
+            json!(["git", "log", "-p", "--format=%H %G?"]),
+            json!(["git", "show", "HEAD"]),
+            json!(["git", "blame", "src/main.rs"]),
+            json!(["git", "grep", "-n", "fn"]),
+            json!(["git", "-C", "src", "diff"]),
+        ] {
+            let (text, is_error) = call(&ws, &env, &json!({ "argv": argv }));
+            assert!(!is_error, "{argv}: {text}");
+        }
+        let ran: Vec<_> = fs::read_dir(ran.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(
+            ran.is_empty(),
+            "the repository's configuration ran: {ran:?}"
         );
     }
 
