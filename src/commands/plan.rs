@@ -339,12 +339,22 @@ fn plan_with_model(
 
 /// `run_command` for the planner when the read-only sandbox can be set up here; otherwise
 /// `None`: the planner works without it, and the person is told so once.
+///
+/// Plan mode never runs a command outside the read-only sandbox: with the sandbox switched off
+/// (`sandbox: off`, `TICK_SANDBOX=off`) the planner is not offered `run_command` either.
 fn run_command_setup(ctx: &Ctx<'_>, config: &Config, json: bool) -> Option<run_command::Setup> {
-    if let Err(why) = sandbox::available(sandbox::Kind::ReadOnly) {
+    let why = if config.sandbox.enabled {
+        sandbox::available(sandbox::Kind::ReadOnly)
+            .err()
+            .map(|unavailable| unavailable.to_string())
+    } else {
+        Some("the sandbox is switched off, and plan mode runs commands only inside it".to_owned())
+    };
+    if let Some(why) = why {
         if json {
             ctx.ui.json(&serde_json::json!({
                 "event": "run_command_unavailable",
-                "reason": why.to_string(),
+                "reason": why,
             }));
         } else {
             ctx.ui.warn(&format!(
