@@ -35,6 +35,7 @@ const PREFIX: &str = "tick-sandbox: unavailable: ";
 /// The Landlock ABI whose access rights tick handles; newer kernels enforce it fully, older
 /// ones as much as they know (best effort), and a kernel without Landlock is refused.
 const LANDLOCK_ABI: ABI = ABI::V5;
+const SHM: &str = "/dev/shm";
 /// Files under `/dev` every command may read and write.
 const DEVICES: [&str; 6] = [
     "/dev/null",
@@ -203,10 +204,15 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
         )
     })?;
     if policy.kind == Kind::Build {
-        for path in protected_paths(&workspace) {
+        let protected = protected_paths(&workspace);
+        // The git directories of a worktree may live under /tmp too: they stay visible.
+        let mut keep = vec![workspace.clone()];
+        keep.extend(policy.writable.iter().cloned());
+        keep.extend(protected.iter().cloned());
+        private_tmp(&keep)?;
+        for path in protected {
             bind_read_only(&path)?;
         }
-        private_tmp(&workspace, &policy.writable)?;
     }
 
     let (mut status_reader, status_writer) =
@@ -317,13 +323,25 @@ fn bind_read_only(path: &Path) -> Result<(), Failure> {
         .map_err(|err| failed("remounting read-only", err))
 }
 
-/// A fresh tmpfs on `/tmp`. Writable directories that lived under the old `/tmp` (a workspace
-/// in a temporary directory, say) are bind-mounted back to the same path inside it.
-fn private_tmp(workspace: &Path, writable: &[PathBuf]) -> Result<(), Failure> {
+/// A fresh tmpfs on `/tmp` (and `/dev/shm`). The `keep` paths that lived under the old `/tmp`
+/// (a workspace in a temporary directory, say) are bind-mounted back to the same path in it.
+fn private_tmp(keep: &[PathBuf]) -> Result<(), Failure> {
     let tmp = Path::new("/tmp");
-    let keep: Vec<(PathBuf, fs::File)> = std::iter::once(workspace.to_path_buf())
-        .chain(writable.iter().filter_map(|p| fs::canonicalize(p).ok()))
+    let mut paths: Vec<PathBuf> = keep
+        .iter()
+        .filter_map(|p| fs::canonicalize(p).ok())
         .filter(|p| p.starts_with(tmp) && p != tmp)
+        .collect();
+    // A path inside another kept one comes back with it.
+    paths.sort_by_key(|p| p.components().count());
+    let mut outermost: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        if !outermost.iter().any(|kept| path.starts_with(kept)) {
+            outermost.push(path);
+        }
+    }
+    let keep: Vec<(PathBuf, fs::File)> = outermost
+        .into_iter()
         .filter_map(|p| fs::File::open(&p).ok().map(|f| (p, f)))
         .collect();
     mount(
@@ -334,6 +352,17 @@ fn private_tmp(workspace: &Path, writable: &[PathBuf]) -> Result<(), Failure> {
         Some("mode=1777"),
     )
     .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/tmp`", err))?;
+    // Shared memory (POSIX semaphores, Python's multiprocessing) gets its own, too.
+    if Path::new(SHM).is_dir() {
+        mount(
+            Some("tmpfs"),
+            SHM,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some("mode=1777"),
+        )
+        .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/dev/shm`", err))?;
+    }
     for (path, dir) in keep {
         let failed = |what: &str, err: &dyn std::fmt::Display| {
             Failure::new(
@@ -342,7 +371,16 @@ fn private_tmp(workspace: &Path, writable: &[PathBuf]) -> Result<(), Failure> {
                 err,
             )
         };
-        fs::create_dir_all(&path).map_err(|err| failed("creating", &err))?;
+        // A mount point of the same kind: a directory for a directory, a file for a file.
+        let is_dir = dir.metadata().is_ok_and(|m| m.is_dir());
+        let created = if is_dir {
+            fs::create_dir_all(&path)
+        } else {
+            path.parent()
+                .map_or(Ok(()), fs::create_dir_all)
+                .and_then(|()| fs::File::create(&path).map(drop))
+        };
+        created.map_err(|err| failed("creating", &err))?;
         // The open directory still names the original, hidden under the new tmpfs.
         let source = format!("/proc/self/fd/{}", dir.as_raw_fd());
         mount(
@@ -436,6 +474,7 @@ fn restrict_files(policy: &Policy) -> Result<(), Failure> {
     if policy.kind == Kind::Build {
         writable.push(policy.workspace.clone());
         writable.push(PathBuf::from("/tmp"));
+        writable.push(PathBuf::from(SHM));
         writable.extend(policy.writable.iter().cloned());
     }
     writable.retain(|p| p.exists());
