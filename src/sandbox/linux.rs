@@ -32,10 +32,21 @@ pub const SETUP_FAILED: u8 = 125;
 /// What the probe command prints when it ran inside a complete sandbox.
 const PROBE_OK: &str = "tick-sandbox-ok";
 const PREFIX: &str = "tick-sandbox: unavailable: ";
-/// The Landlock ABI whose access rights tick handles; newer kernels enforce it fully, older
-/// ones as much as they know (best effort), and a kernel without Landlock is refused.
-const LANDLOCK_ABI: ABI = ABI::V5;
+/// The Landlock ABI whose access rights tick handles (9 adds connecting to pathname UNIX
+/// sockets); kernels that know less enforce what they know (best effort), and a kernel
+/// without Landlock is refused.
+const LANDLOCK_ABI: ABI = ABI::V9;
 const SHM: &str = "/dev/shm";
+const RUN_USER: &str = "/run/user";
+/// Sockets of daemons that run what they are asked as someone else (root, often).
+const DAEMON_SOCKETS: [&str; 6] = [
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+];
 /// Files under `/dev` every command may read and write.
 const DEVICES: [&str; 6] = [
     "/dev/null",
@@ -196,6 +207,7 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
     )
     .map_err(|err| Failure::new(Feature::Mounts, "making `/` private", err))?;
 
+    hide_user_sockets()?;
     let workspace = fs::canonicalize(&policy.workspace).map_err(|err| {
         Failure::new(
             Feature::Mounts,
@@ -285,6 +297,40 @@ fn protected_paths(workspace: &Path) -> Vec<PathBuf> {
         .into_iter()
         .filter_map(|p| fs::canonicalize(p).ok())
         .collect()
+}
+
+/// Hides the UNIX sockets through which a command could ask something outside the sandbox to
+/// act for it: the per-user runtime directories (the D-Bus session bus, whose
+/// `systemd-run --user` runs anything unconfined, ssh and gpg agents) get an empty tmpfs, and
+/// the container daemons' and system bus's sockets get `/dev/null`. Landlock closes all
+/// pathname sockets outside the writable directories on kernels with ABI 9; this covers the
+/// known ones before that.
+fn hide_user_sockets() -> Result<(), Failure> {
+    if Path::new(RUN_USER).is_dir() {
+        mount(
+            Some("tmpfs"),
+            RUN_USER,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+            Some("mode=755"),
+        )
+        .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/run/user`", err))?;
+    }
+    for socket in DAEMON_SOCKETS {
+        let is_socket = fs::symlink_metadata(socket)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
+        if is_socket {
+            mount(
+                Some("/dev/null"),
+                socket,
+                None::<&str>,
+                MsFlags::MS_BIND,
+                None::<&str>,
+            )
+            .map_err(|err| Failure::new(Feature::Mounts, &format!("hiding `{socket}`"), err))?;
+        }
+    }
+    Ok(())
 }
 
 /// Bind-mounts `path` read-only over itself. Flags the kernel locked on the original mount
