@@ -484,6 +484,66 @@ mod tests {
     }
 
     #[test]
+    fn sandbox_settings_from_files_and_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        let resolve_with = |text: &str, vars: &[(&str, &str)]| {
+            std::fs::write(&project, text).unwrap();
+            resolve(
+                &project,
+                "config.yaml",
+                &env(vars, dir.path()),
+                &Flags::default(),
+            )
+            .map(|c| c.sandbox)
+        };
+        let on = crate::sandbox::Settings::default();
+        assert!(on.enabled && on.network && on.writable.is_empty());
+        assert_eq!(resolve_with("model: m\n", &[]).unwrap(), on);
+        for off in [
+            "sandbox: off\n",
+            "sandbox: false\n",
+            "sandbox:\n  enabled: false\n",
+        ] {
+            assert!(!resolve_with(off, &[]).unwrap().enabled, "{off}");
+        }
+        assert!(resolve_with("sandbox: on\n", &[]).unwrap().enabled);
+        let table = resolve_with(
+            "sandbox:\n  network: false\n  writable: [~/.cargo/registry, /var/cache/x]\n",
+            &[],
+        )
+        .unwrap();
+        assert!(table.enabled && !table.network);
+        assert_eq!(
+            table.writable,
+            [
+                dir.path().join(".cargo/registry"),
+                PathBuf::from("/var/cache/x")
+            ]
+        );
+        // The environment overrides the files, both ways.
+        assert!(
+            !resolve_with("model: m\n", &[("TICK_SANDBOX", "off")])
+                .unwrap()
+                .enabled
+        );
+        assert!(
+            resolve_with("sandbox: off\n", &[("TICK_SANDBOX", "on")])
+                .unwrap()
+                .enabled
+        );
+        let err = resolve_with("model: m\n", &[("TICK_SANDBOX", "maybe")]).unwrap_err();
+        assert!(err.to_string().contains("`TICK_SANDBOX=maybe`"), "{err}");
+        let err = resolve_with("sandbox:\n  writable: [cache]\n", &[]).unwrap_err();
+        assert!(
+            err.to_string().contains("`cache` is not an absolute path"),
+            "{err}"
+        );
+        let err = resolve_with("sandbox:\n  netwrk: false\n", &[]).unwrap_err();
+        assert!(err.to_string().contains("config.yaml:"), "{err}");
+    }
+
+    #[test]
     fn later_sources_win_key_by_key() {
         let dir = tempfile::tempdir().unwrap();
         let user = dir.path().join(".config/tick/config.yaml");

@@ -32,9 +32,21 @@ pub const SETUP_FAILED: u8 = 125;
 /// What the probe command prints when it ran inside a complete sandbox.
 const PROBE_OK: &str = "tick-sandbox-ok";
 const PREFIX: &str = "tick-sandbox: unavailable: ";
-/// The Landlock ABI whose access rights tick handles; newer kernels enforce it fully, older
-/// ones as much as they know (best effort), and a kernel without Landlock is refused.
-const LANDLOCK_ABI: ABI = ABI::V5;
+/// The Landlock ABI whose access rights tick handles (9 adds connecting to pathname UNIX
+/// sockets); kernels that know less enforce what they know (best effort), and a kernel
+/// without Landlock is refused.
+const LANDLOCK_ABI: ABI = ABI::V9;
+const SHM: &str = "/dev/shm";
+const RUN_USER: &str = "/run/user";
+/// Sockets of daemons that run what they are asked as someone else (root, often).
+const DAEMON_SOCKETS: [&str; 6] = [
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+];
 /// Files under `/dev` every command may read and write.
 const DEVICES: [&str; 6] = [
     "/dev/null",
@@ -195,6 +207,7 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
     )
     .map_err(|err| Failure::new(Feature::Mounts, "making `/` private", err))?;
 
+    hide_user_sockets()?;
     let workspace = fs::canonicalize(&policy.workspace).map_err(|err| {
         Failure::new(
             Feature::Mounts,
@@ -203,10 +216,15 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
         )
     })?;
     if policy.kind == Kind::Build {
-        for path in protected_paths(&workspace) {
+        let protected = protected_paths(&workspace);
+        // The git directories of a worktree may live under /tmp too: they stay visible.
+        let mut keep = vec![workspace.clone()];
+        keep.extend(policy.writable.iter().cloned());
+        keep.extend(protected.iter().cloned());
+        private_tmp(&keep)?;
+        for path in protected {
             bind_read_only(&path)?;
         }
-        private_tmp(&workspace, &policy.writable)?;
     }
 
     let (mut status_reader, status_writer) =
@@ -281,6 +299,40 @@ fn protected_paths(workspace: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Hides the UNIX sockets through which a command could ask something outside the sandbox to
+/// act for it: the per-user runtime directories (the D-Bus session bus, whose
+/// `systemd-run --user` runs anything unconfined, ssh and gpg agents) get an empty tmpfs, and
+/// the container daemons' and system bus's sockets get `/dev/null`. Landlock closes all
+/// pathname sockets outside the writable directories on kernels with ABI 9; this covers the
+/// known ones before that.
+fn hide_user_sockets() -> Result<(), Failure> {
+    if Path::new(RUN_USER).is_dir() {
+        mount(
+            Some("tmpfs"),
+            RUN_USER,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+            Some("mode=755"),
+        )
+        .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/run/user`", err))?;
+    }
+    for socket in DAEMON_SOCKETS {
+        let is_socket = fs::symlink_metadata(socket)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
+        if is_socket {
+            mount(
+                Some("/dev/null"),
+                socket,
+                None::<&str>,
+                MsFlags::MS_BIND,
+                None::<&str>,
+            )
+            .map_err(|err| Failure::new(Feature::Mounts, &format!("hiding `{socket}`"), err))?;
+        }
+    }
+    Ok(())
+}
+
 /// Bind-mounts `path` read-only over itself. Flags the kernel locked on the original mount
 /// (nosuid, nodev, noexec, atime) must be kept, or the remount is refused.
 fn bind_read_only(path: &Path) -> Result<(), Failure> {
@@ -317,13 +369,25 @@ fn bind_read_only(path: &Path) -> Result<(), Failure> {
         .map_err(|err| failed("remounting read-only", err))
 }
 
-/// A fresh tmpfs on `/tmp`. Writable directories that lived under the old `/tmp` (a workspace
-/// in a temporary directory, say) are bind-mounted back to the same path inside it.
-fn private_tmp(workspace: &Path, writable: &[PathBuf]) -> Result<(), Failure> {
+/// A fresh tmpfs on `/tmp` (and `/dev/shm`). The `keep` paths that lived under the old `/tmp`
+/// (a workspace in a temporary directory, say) are bind-mounted back to the same path in it.
+fn private_tmp(keep: &[PathBuf]) -> Result<(), Failure> {
     let tmp = Path::new("/tmp");
-    let keep: Vec<(PathBuf, fs::File)> = std::iter::once(workspace.to_path_buf())
-        .chain(writable.iter().filter_map(|p| fs::canonicalize(p).ok()))
+    let mut paths: Vec<PathBuf> = keep
+        .iter()
+        .filter_map(|p| fs::canonicalize(p).ok())
         .filter(|p| p.starts_with(tmp) && p != tmp)
+        .collect();
+    // A path inside another kept one comes back with it.
+    paths.sort_by_key(|p| p.components().count());
+    let mut outermost: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        if !outermost.iter().any(|kept| path.starts_with(kept)) {
+            outermost.push(path);
+        }
+    }
+    let keep: Vec<(PathBuf, fs::File)> = outermost
+        .into_iter()
         .filter_map(|p| fs::File::open(&p).ok().map(|f| (p, f)))
         .collect();
     mount(
@@ -334,6 +398,17 @@ fn private_tmp(workspace: &Path, writable: &[PathBuf]) -> Result<(), Failure> {
         Some("mode=1777"),
     )
     .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/tmp`", err))?;
+    // Shared memory (POSIX semaphores, Python's multiprocessing) gets its own, too.
+    if Path::new(SHM).is_dir() {
+        mount(
+            Some("tmpfs"),
+            SHM,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some("mode=1777"),
+        )
+        .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/dev/shm`", err))?;
+    }
     for (path, dir) in keep {
         let failed = |what: &str, err: &dyn std::fmt::Display| {
             Failure::new(
@@ -342,7 +417,16 @@ fn private_tmp(workspace: &Path, writable: &[PathBuf]) -> Result<(), Failure> {
                 err,
             )
         };
-        fs::create_dir_all(&path).map_err(|err| failed("creating", &err))?;
+        // A mount point of the same kind: a directory for a directory, a file for a file.
+        let is_dir = dir.metadata().is_ok_and(|m| m.is_dir());
+        let created = if is_dir {
+            fs::create_dir_all(&path)
+        } else {
+            path.parent()
+                .map_or(Ok(()), fs::create_dir_all)
+                .and_then(|()| fs::File::create(&path).map(drop))
+        };
+        created.map_err(|err| failed("creating", &err))?;
         // The open directory still names the original, hidden under the new tmpfs.
         let source = format!("/proc/self/fd/{}", dir.as_raw_fd());
         mount(
@@ -436,6 +520,7 @@ fn restrict_files(policy: &Policy) -> Result<(), Failure> {
     if policy.kind == Kind::Build {
         writable.push(policy.workspace.clone());
         writable.push(PathBuf::from("/tmp"));
+        writable.push(PathBuf::from(SHM));
         writable.extend(policy.writable.iter().cloned());
     }
     writable.retain(|p| p.exists());

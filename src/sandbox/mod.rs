@@ -388,3 +388,68 @@ fn git_dirs(root: &Path) -> Vec<PathBuf> {
     }
     dirs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_policy_travels_to_the_helper_unchanged() {
+        let policy = Policy::build("/work/space")
+            .with_network(false)
+            .with_writable([PathBuf::from("/cache")]);
+        let back: Policy = serde_json::from_str(&policy.to_json()).unwrap();
+        assert_eq!(back, policy);
+        let command = policy.command("bash", ["-c", "true"]);
+        let args: Vec<&OsStr> = command.get_args().collect();
+        assert_eq!(args[0], HELPER_ARG);
+        assert_eq!(&args[2..], ["--", "bash", "-c", "true"]);
+        assert_eq!(command.get_program(), "/proc/self/exe");
+        assert_eq!(command.get_current_dir(), Some(Path::new("/work/space")));
+    }
+
+    #[test]
+    fn read_only_never_gets_network_or_writable_directories() {
+        let policy = Policy::read_only("/w")
+            .with_network(true)
+            .with_writable([PathBuf::from("/cache")]);
+        assert_eq!(policy.kind(), Kind::ReadOnly);
+        assert!(!policy.network());
+        assert!(policy.writable().is_empty());
+        assert!(Policy::build("/w").network());
+    }
+
+    #[test]
+    fn only_the_hidden_subcommands_are_taken_by_the_helper() {
+        let args = |list: &[&str]| list.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(helper_main(&args(&["tick", "run"])).is_none());
+        assert!(helper_main(&args(&["tick"])).is_none());
+        assert!(helper_main(&args(&["tick", "--", HELPER_ARG])).is_none());
+    }
+
+    #[test]
+    fn a_helper_that_is_not_tick_is_reported_not_trusted() {
+        // `/bin/true` exits 0 but never prints the probe's answer.
+        let err = available_with(Kind::Build, Some(Path::new("/bin/true"))).unwrap_err();
+        assert_eq!(err.feature, Feature::Helper);
+        let err = available_with(Kind::ReadOnly, Some(Path::new("/no/such/tick"))).unwrap_err();
+        assert_eq!(err.feature, Feature::Helper);
+        assert!(err.to_string().starts_with(
+            "the command sandbox needs tick's sandbox helper, which is not available: could not \
+             start `/no/such/tick`"
+        ));
+    }
+
+    #[test]
+    fn the_opt_out_needs_no_kernel_feature() {
+        let settings = Settings {
+            enabled: false,
+            ..Settings::default()
+        };
+        assert_eq!(settings.sandboxing("/w", false), Ok(Sandboxing::Off));
+        assert_eq!(
+            Settings::default().sandboxing("/w", true),
+            Ok(Sandboxing::Off)
+        );
+    }
+}

@@ -11,12 +11,16 @@
 //!   read in a thread and kept as a head and a tail, so a command that prints gigabytes costs
 //!   a bounded amount of memory and context. If a process that left the group still holds
 //!   the pipe, the call stops waiting for it once the group is gone.
-//! - The provider's API keys are removed from the environment (DESIGN §4: secrets). The base
+//! - The provider's API keys, and every variable whose name looks like a credential
+//!   ([`looks_secret`]), are removed from the environment (DESIGN §4: secrets). The base
 //!   environment is injectable ([`CommandEnv`]) so tests never touch the process's own.
+//! - Under a sandbox policy ([`CommandEnv::with_sandbox`], which `tick run` always sets unless
+//!   the person opted out) the command runs through [`crate::sandbox`]: it writes only where
+//!   the policy says, cannot see tick's processes, and a process that deliberately leaves the
+//!   group (`setsid`, a double-forking daemon) still dies with the command, because the whole
+//!   pid namespace does. The group handling here stays as the first layer, and the only one
+//!   without a sandbox.
 //! - The outcome carries the wall-clock window the command ran in, for the staleness journal.
-//!
-//! A process that deliberately leaves the group (`setsid`, a double-forking daemon) is beyond
-//! what a process group can bound; only a sandbox could.
 //!
 //! A non-zero exit is not a failure of the tool: it is output the model reads, marked as an
 //! error so the model notices.
@@ -214,7 +218,9 @@ pub fn spec() -> ToolSpec {
              background is stopped when it exits, so it cannot start a server for later \
              calls. Output beyond the first {HEAD_LINES} and last {TAIL_LINES} lines (or about \
              {} KiB) is cut; filter long output (`| tail`, `grep`) yourself. To change files, \
-             prefer edit_file and write_file. API keys are not in the environment.",
+             prefer edit_file and write_file. API keys are not in the environment. Under tick's \
+             sandbox, `.git/` and `.tasks/` are read-only (tick commits and ticks steps \
+             itself), `/tmp` is private, and nothing outside the workspace can be written.",
             (HEAD_BYTES + TAIL_BYTES) / 1024
         ),
         parameters: json!({
@@ -896,6 +902,32 @@ mod tests {
         for hidden in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_TOKEN", "secret"] {
             assert!(!text.contains(hidden), "{hidden} leaked: {text}");
         }
+    }
+
+    #[test]
+    fn anything_named_like_a_credential_is_not_passed_on() {
+        for name in [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "DB_PASSWORD",
+            "my_apikey",
+            "STRIPE_KEY",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ] {
+            assert!(looks_secret(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "KEYBOARD", "TOKENIZERS_PARALLELISM", "LANG"] {
+            assert!(!looks_secret(name), "{name}");
+        }
+        let (_dir, ws) = setup();
+        let (text, _, _) = call(
+            &ws,
+            &env(&[("GITHUB_TOKEN", "ghp_x"), ("KEEP", "1")]),
+            &json!({"command": "env"}),
+        );
+        assert!(text.contains("KEEP=1") && !text.contains("ghp_x"), "{text}");
     }
 
     #[test]

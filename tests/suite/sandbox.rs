@@ -567,3 +567,181 @@ async fn an_unavailable_sandbox_stops_the_run_before_anything() {
     assert_eq!(server.requests().len(), asked, "the model was asked");
     assert_eq!(project.read(&format!(".tasks/{id}/TODO.md")), todo);
 }
+
+/// The policy as the plan-mode command tool and the runner use it, without the runner.
+mod policy {
+    use std::io::ErrorKind;
+    use std::net::TcpListener;
+    use std::os::unix::process::ExitStatusExt;
+    use std::path::Path;
+    use std::process::Output;
+
+    use tick::sandbox::Policy;
+
+    use super::sandbox_required;
+    use crate::common::workspace::git;
+
+    const TICK: &str = env!("CARGO_BIN_EXE_tick");
+
+    fn run(policy: &Policy, script: &str) -> Output {
+        policy
+            .clone()
+            .with_helper(TICK)
+            .command("bash", ["-c", script])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .output()
+            .unwrap()
+    }
+
+    fn text(output: &Output) -> String {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    }
+
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q"]);
+        std::fs::create_dir(dir.path().join(".tasks")).unwrap();
+        dir
+    }
+
+    fn connected(listener: &TcpListener) -> bool {
+        listener.set_nonblocking(true).unwrap();
+        match listener.accept() {
+            Ok(_) => true,
+            Err(err) if err.kind() == ErrorKind::WouldBlock => false,
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    #[test]
+    fn read_only_writes_nothing_anywhere_and_has_no_network() {
+        if !sandbox_required() {
+            return;
+        }
+        let ws = repo();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let output = run(
+            &Policy::read_only(ws.path()),
+            &format!(
+                "cat .git/HEAD >/dev/null && echo can-read; \
+                 echo > /dev/null && echo devnull-ok; \
+                 touch new.txt; touch /tmp/x; touch /dev/shm/x; touch .tasks/x; \
+                 (exec 3<>/dev/tcp/127.0.0.1/{port}) && echo connected; echo end"
+            ),
+        );
+        let out = text(&output);
+        assert!(out.contains("can-read\ndevnull-ok\n"), "{out}");
+        assert_eq!(out.matches("Permission denied").count(), 4, "{out}");
+        assert!(!out.contains("connected"), "{out}");
+        assert!(out.contains("end"), "{out}");
+        assert!(!ws.path().join("new.txt").exists());
+        assert!(!connected(&listener));
+    }
+
+    #[test]
+    fn build_writes_the_workspace_and_reaches_the_network_unless_told_not_to() {
+        if !sandbox_required() {
+            return;
+        }
+        let ws = repo();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let script = format!(
+            "echo a > new.txt && mkdir -p sub && echo b > sub/c && echo > /tmp/t && echo wrote; \
+             (exec 3<>/dev/tcp/127.0.0.1/{port}) && echo connected; true"
+        );
+        let out = text(&run(&Policy::build(ws.path()), &script));
+        assert!(out.contains("wrote\nconnected"), "{out}");
+        assert!(connected(&listener));
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("sub/c")).unwrap(),
+            "b\n"
+        );
+
+        let out = text(&run(&Policy::build(ws.path()).with_network(false), &script));
+        assert!(
+            out.contains("wrote\n") && !out.contains("connected"),
+            "{out}"
+        );
+        assert!(!connected(&listener));
+    }
+
+    #[test]
+    fn configured_directories_are_writable_and_nothing_else_outside() {
+        if !sandbox_required() {
+            return;
+        }
+        let ws = repo();
+        let outside = tempfile::tempdir().unwrap();
+        let cache = outside.path().join("cache");
+        std::fs::create_dir(&cache).unwrap();
+        let policy = Policy::build(ws.path()).with_writable([cache.clone()]);
+        let out = text(&run(
+            &policy,
+            &format!(
+                "echo c > {0}/cache/entry && echo cache-ok; echo d > {0}/other; true",
+                outside.path().display()
+            ),
+        ));
+        assert!(out.contains("cache-ok"), "{out}");
+        assert!(cache.join("entry").exists());
+        assert!(!outside.path().join("other").exists(), "{out}");
+    }
+
+    #[test]
+    fn the_exit_status_is_the_commands_own() {
+        if !sandbox_required() {
+            return;
+        }
+        let ws = repo();
+        let policy = Policy::build(ws.path());
+        assert_eq!(run(&policy, "exit 7").status.code(), Some(7));
+        assert_eq!(run(&policy, "kill -9 $$").status.signal(), Some(9));
+        assert_eq!(run(&policy, "kill -TERM $$").status.signal(), Some(15));
+        assert_eq!(
+            run(&policy, "no-such-program-here").status.code(),
+            Some(127)
+        );
+        let output = policy
+            .clone()
+            .with_helper(TICK)
+            .command("no-such-program-here", [] as [&str; 0])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(127), "{}", text(&output));
+    }
+
+    #[test]
+    fn a_worktrees_git_directories_are_read_only() {
+        if !sandbox_required() {
+            return;
+        }
+        let main = repo();
+        std::fs::write(main.path().join("a"), "a").unwrap();
+        git(main.path(), &["add", "a"]);
+        git(main.path(), &["commit", "-q", "-m", "a"]);
+        let wt = main.path().join("wt");
+        git(
+            main.path(),
+            &["worktree", "add", "-q", wt.to_str().unwrap()],
+        );
+        let gitdir = std::fs::read_to_string(wt.join(".git")).unwrap();
+        let gitdir = Path::new(gitdir.trim().strip_prefix("gitdir: ").unwrap()).to_path_buf();
+        let out = text(&run(
+            &Policy::build(&wt),
+            &format!(
+                "echo x > {0}/HEAD; echo x >> {1}/config; echo x > .git; echo y > file && echo ok",
+                gitdir.display(),
+                main.path().join(".git").display()
+            ),
+        ));
+        assert!(out.contains("ok"), "{out}");
+        assert_eq!(out.matches("Read-only file system").count(), 3, "{out}");
+    }
+}
