@@ -168,6 +168,9 @@ const fn program(name: &'static str, operands: Operands) -> Program {
 }
 
 const WRITES: &str = "it writes a file";
+/// Reading through the links a traversal meets could leave the workspace, where the paths the
+/// model names are checked.
+const FOLLOWS: &str = "it follows symbolic links, which may lead outside the workspace";
 const RUNS: &str = "it runs another program";
 const GIT_CONFIG: &str = "configuration can make git run any program (a pager, an alias, a hook)";
 
@@ -353,6 +356,8 @@ const CARGO: Program = Program {
 
 const FIND: Program = Program {
     reject: &[
+        no("-L", FOLLOWS),
+        no("-follow", FOLLOWS),
         no("-exec", RUNS),
         no("-execdir", RUNS),
         no("-ok", RUNS),
@@ -369,6 +374,8 @@ const FIND: Program = Program {
 
 const RG: Program = Program {
     reject: &[
+        no("-L", FOLLOWS),
+        no("--follow", FOLLOWS),
         no("--pre", RUNS),
         no("--pre-glob", RUNS),
         no("--search-zip", "it runs decompression programs"),
@@ -380,8 +387,19 @@ const RG: Program = Program {
 };
 
 /// GNU grep has no option that writes a file or runs a program (checked against grep 3.8's
-/// `--help`); only the files it reads are checked.
+/// `--help`); only the files it reads are checked, and `-R` is refused because it follows
+/// links.
 const GREP: Program = Program {
+    reject: &[
+        no(
+            "-R",
+            "it follows symbolic links, which may lead outside the workspace; use -r",
+        ),
+        no(
+            "--dereference-recursive",
+            "it follows symbolic links, which may lead outside the workspace; use -r",
+        ),
+    ],
     path_options: &["--file", "-f", "--exclude-from"],
     ..program("grep", Operands::PatternThenPaths)
 };
@@ -411,6 +429,7 @@ const FILE: Program = Program {
 
 const TREE: Program = Program {
     reject: &[
+        no("-l", FOLLOWS),
         no("-o", WRITES),
         no("-R", "with `-H` it writes a file into every directory"),
     ],
@@ -425,7 +444,10 @@ const WC: Program = Program {
 
 /// Every program `run_command` may run by default, in the order the model is told about them.
 pub const DEFAULT: &[Program] = &[
-    program("ls", Operands::Paths),
+    Program {
+        reject: &[no("-L", FOLLOWS), no("--dereference", FOLLOWS)],
+        ..program("ls", Operands::Paths)
+    },
     program("pwd", Operands::None),
     program("cat", Operands::Paths),
     program("head", Operands::Paths),
@@ -938,8 +960,11 @@ impl Checker<'_> {
                 .find(|rule| matches!(&rule.flag, Flag::Word(w) if w == word))
                 .or_else(|| {
                     if entry.operands == Operands::Find {
-                        // find's arguments are whole words; letters mean nothing.
-                        return None;
+                        // find's arguments are whole words; letters mean nothing, and `-L`
+                        // is refused only as itself.
+                        return all.clone().find(|rule| {
+                            matches!(&rule.flag, Flag::Short(c) if word.len() == 1 && word.starts_with(*c))
+                        });
                     }
                     all.clone()
                         .find(|rule| matches!(&rule.flag, Flag::Short(c) if cluster.contains(*c)))

@@ -20,7 +20,8 @@ fn refused(list: &AllowList, items: &[&str]) -> String {
 }
 
 /// Every way a model could write `rule` that git, getopt or the program itself reads as it.
-fn spellings(rule: &Rule, exact_ok: &[String], shorts: &[char]) -> Vec<Vec<String>> {
+fn spellings(rule: &Rule, entry: &Entry, shorts: &[char]) -> Vec<Vec<String>> {
+    let exact_ok = &entry.exact_ok;
     let one = |s: String| vec![s];
     match &rule.flag {
         Flag::Long(name) => {
@@ -39,6 +40,8 @@ fn spellings(rule: &Rule, exact_ok: &[String], shorts: &[char]) -> Vec<Vec<Strin
             }
             out
         }
+        // GNU find reads `-L` only as itself (`-LH` is an unknown predicate).
+        Flag::Short(c) if entry.operands == Operands::Find => vec![one(format!("-{c}"))],
         Flag::Short(c) => {
             // A letter that is not itself refused, to group with.
             let filler = ['n', 'q', 'k', '1', 'w']
@@ -81,7 +84,7 @@ fn every_rejected_flag_is_refused_in_every_spelling() {
                 })
                 .collect();
             for rule in &rules {
-                for spelling in spellings(rule, &entry.exact_ok, &shorts) {
+                for spelling in spellings(rule, entry, &shorts) {
                     let mut base = vec![entry.name.clone()];
                     base.extend(sub.map(|s| s.name.clone()));
                     // First, among ordinary arguments, and after `--`.
@@ -150,6 +153,30 @@ fn exact_options_that_are_prefixes_of_rejected_ones_stay_allowed() {
         &["find", ".", "-name", "*.rs", "-o", "-name", "*.md"],
     );
     allowed(&list, &["find", ".", "-print0"]);
+    allowed(&list, &["find", "-H", ".", "-name", "x"]);
+    allowed(&list, &["ls", "--dereference-command-line", "src"]);
+    allowed(&list, &["grep", "-rn", "x", "."]);
+    allowed(&list, &["tree", "-L", "2"]);
+}
+
+#[test]
+fn traversals_that_follow_links_are_refused() {
+    let list = AllowList::default();
+    for args in [
+        &["find", "-L", ".", "-name", "x"][..],
+        &["find", ".", "-follow"],
+        &["rg", "-L", "x"],
+        &["rg", "--follow", "x"],
+        &["grep", "-R", "x", "."],
+        &["grep", "-nR", "x", "."],
+        &["grep", "--dereference-r", "x", "."],
+        &["tree", "-l"],
+        &["ls", "-laL"],
+        &["ls", "--dereference", "."],
+    ] {
+        let message = refused(&list, args);
+        assert!(message.contains("follows symbolic links"), "{message}");
+    }
 }
 
 #[test]
@@ -213,12 +240,12 @@ fn ordinary_commands_are_allowed_with_tick_flags_added() {
 
     let find = allowed(
         &list,
-        &["find", "-L", ".", "src", "-name", "*.rs", "-type", "f"],
+        &["find", "-H", ".", "src", "-name", "*.rs", "-type", "f"],
     );
     assert_eq!(find.paths, argv(&[".", "src"]));
     assert_eq!(
         find.args,
-        argv(&["-L", ".", "src", "-name", "*.rs", "-type", "f"])
+        argv(&["-H", ".", "src", "-name", "*.rs", "-type", "f"])
     );
 }
 
