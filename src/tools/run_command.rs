@@ -313,7 +313,8 @@ fn check_path(workspace: &Workspace, cwd: &Path, arg: &str) -> Result<(), String
             Err(_) => {
                 return Err(format!(
                     "`{arg}` is outside the workspace; run_command reads only inside it \
-                     (paths are relative to `cwd`, the workspace root by default)"
+                     (paths are relative to `cwd`, the workspace root by default). If it is \
+                     not a path but an option's value, attach it: `--grep=/api/`"
                 ));
             }
         }
