@@ -568,6 +568,11 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
     server.push(openai_calls(&[
         ("call_1", "run_command", json!({"argv": ["ls", "missing"]})),
         ("call_2", "run_command", json!({"argv": ["git", "push"]})),
+        (
+            "call_3",
+            "run_command",
+            json!({"argv": ["ls", "-1"], "cwd": "src", "timeout_s": 5}),
+        ),
     ]));
     server.push(openai_call("call_plan", "submit_plan", login_plan()));
     let output = project
@@ -592,6 +597,12 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
         results["call_1"].contains("exit code 2, "),
         "{}",
         results["call_1"]
+    );
+    // `cwd` holds inside the sandbox too.
+    assert!(
+        results["call_3"].starts_with("login.rs\nmain.rs\nexit code 0, "),
+        "{}",
+        results["call_3"]
     );
     assert!(
         results["call_2"].starts_with("`git push` is not allowed: run_command only reads"),
