@@ -182,6 +182,10 @@ fn parse_args(
 /// Stage 1: new namespaces, read-only `.git`/`.tasks`, private `/tmp`, then stage 2.
 fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
     let (policy, _, argv) = parse_args(rest, 0)?;
+    // The caller's working directory (the workspace, or a directory in it), entered again by
+    // path once the mounts are in place: a directory under /tmp is then the one bound back.
+    let cwd = std::env::current_dir()
+        .map_err(|err| Failure::new(Feature::Helper, "the working directory", err))?;
     let uid = Uid::current();
     let gid = Gid::current();
 
@@ -236,7 +240,7 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
         .arg(gid.to_string())
         .arg("--")
         .args(argv)
-        .current_dir(&workspace)
+        .current_dir(&cwd)
         .stdin(status_writer);
     let mut child = init
         .spawn()

@@ -138,7 +138,8 @@ impl Policy {
     }
 
     /// A `Command` that runs `program` with `args` inside this sandbox, with the workspace as
-    /// its working directory. The caller sets the environment (it is passed on unchanged, so
+    /// its working directory (the caller may set another one inside the workspace, with
+    /// `current_dir`, before spawning). The caller sets the environment (it is passed on unchanged, so
     /// clean it first), stdout/stderr, a process group and timeouts, then spawns it. The
     /// command's stdin is always `/dev/null`. `program` is looked up in the `PATH` the caller
     /// gives it, inside the sandbox.

@@ -695,6 +695,30 @@ mod policy {
     }
 
     #[test]
+    fn the_callers_working_directory_is_kept() {
+        if !sandbox_required() {
+            return;
+        }
+        let ws = repo();
+        std::fs::create_dir(ws.path().join("sub")).unwrap();
+        for policy in [Policy::build(ws.path()), Policy::read_only(ws.path())] {
+            let output = policy
+                .with_helper(TICK)
+                .command("pwd", [] as [&str; 0])
+                .current_dir(ws.path().join("sub"))
+                .output()
+                .unwrap();
+            let expected = ws.path().join("sub").canonicalize().unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&output.stdout).trim(),
+                expected.to_str().unwrap(),
+                "{}",
+                text(&output)
+            );
+        }
+    }
+
+    #[test]
     fn the_exit_status_is_the_commands_own() {
         if !sandbox_required() {
             return;
