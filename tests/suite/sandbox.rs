@@ -530,42 +530,73 @@ async fn a_sandboxed_run_records_nothing_unsandboxed() {
     assert!(state(&project, &id).unsandboxed_run.is_none());
 }
 
-/// Where the sandbox cannot be set up (here: no `/proc`, so tick cannot start its helper),
-/// `tick run` stops before anything, naming what is missing and the opt-out.
+/// Where the sandbox cannot be set up, `tick run` stops before anything, naming what is
+/// missing and the opt-out; with the opt-out it runs. Two real ways to lose a feature: no
+/// user namespaces left to create (`user.max_user_namespaces=0` in an enclosing namespace),
+/// and no `/proc` (tick cannot start its helper).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unavailable_sandbox_stops_the_run_before_anything() {
     if !sandbox_required() {
         return;
     }
-    let server = FakeModel::start().await;
-    let (project, id) = approved(&server).await;
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
-    let asked = server.requests().len();
     let tick = env!("CARGO_BIN_EXE_tick");
-    let base = project.command(&format!("{}/v1", server.url()), &[]);
-    let mut wrapped = std::process::Command::new("unshare");
-    wrapped
-        .args(["-Urm", "sh", "-c"])
-        .arg(format!("mount -t tmpfs none /proc && exec {tick} run"))
-        .current_dir(project.root())
-        .env_clear()
-        .envs(base.get_envs().filter_map(|(k, v)| Some((k, v?))));
-    let output = tokio::task::spawn_blocking(move || wrapped.output().unwrap())
-        .await
-        .unwrap();
-    let err = stderr(&output);
-    assert_eq!(output.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("the command sandbox needs tick's sandbox helper"),
-        "{err}"
-    );
-    assert!(err.contains("nothing was run"), "{err}");
-    assert!(
-        err.contains("--no-sandbox") && err.contains("sandbox: off"),
-        "{err}"
-    );
-    assert_eq!(server.requests().len(), asked, "the model was asked");
-    assert_eq!(project.read(&format!(".tasks/{id}/TODO.md")), todo);
+    for (setup, feature) in [
+        (
+            "echo 0 > /proc/sys/user/max_user_namespaces",
+            "the command sandbox needs unprivileged user namespaces, which is not available: \
+             unshare(CLONE_NEWUSER)",
+        ),
+        (
+            "mount -t tmpfs none /proc",
+            "the command sandbox needs tick's sandbox helper, which is not available",
+        ),
+    ] {
+        let server = FakeModel::start().await;
+        let (project, id) = approved(&server).await;
+        let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+        let asked = server.requests().len();
+        let base = project.command(&format!("{}/v1", server.url()), &[]);
+        let enclosed = |args: &str| {
+            let mut cmd = std::process::Command::new("unshare");
+            cmd.args(["-Urm", "sh", "-c"])
+                .arg(format!("{setup} && exec {tick} run {args}"))
+                .current_dir(project.root())
+                .env_clear()
+                .envs(base.get_envs().filter_map(|(k, v)| Some((k, v?))));
+            cmd
+        };
+        let mut cmd = enclosed("");
+        let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{setup}: {err}");
+        assert!(err.contains(feature), "{setup}: {err}");
+        assert!(err.contains("nothing was run"), "{err}");
+        assert!(
+            err.contains("--no-sandbox") && err.contains("sandbox: off"),
+            "{err}"
+        );
+        assert_eq!(server.requests().len(), asked, "the model was asked");
+        assert_eq!(project.read(&format!(".tasks/{id}/TODO.md")), todo);
+
+        push_block(&server);
+        let mut cmd = enclosed("--no-sandbox");
+        let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(4),
+            "{setup}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("without the sandbox"),
+            "{}",
+            stderr(&output)
+        );
+    }
 }
 
 /// The policy as the plan-mode command tool and the runner use it, without the runner.
