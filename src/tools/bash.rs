@@ -414,6 +414,9 @@ fn execute(
     let start = SystemTime::now();
     let started = Instant::now();
     let (mut reader, writer) = io::pipe()?;
+    // Under the sandbox, the helper says on this pipe (its stdin) whether it killed processes
+    // the command left running; the command's own stdin is /dev/null either way.
+    let mut report = None;
     let mut child = {
         // The `Command` holds the parent's copies of the pipe's write end; it is dropped at
         // the end of this block, so the pipe closes when the command's processes are gone.
@@ -425,8 +428,14 @@ fn execute(
             cmd.arg("-c").arg(command);
             cmd
         };
+        if env.sandbox().policy().is_some() {
+            let (report_reader, report_writer) = io::pipe()?;
+            report = Some(report_reader);
+            cmd.stdin(report_writer);
+        } else {
+            cmd.stdin(Stdio::null());
+        }
         cmd.current_dir(root)
-            .stdin(Stdio::null())
             .stdout(writer.try_clone()?)
             .stderr(writer)
             .process_group(0);
@@ -475,7 +484,17 @@ fn execute(
             if leftovers {
                 stop_group(group);
             }
-            (End::Exited(status?), ran_for, leftovers)
+            // The helper has exited: its end of the report pipe is closed, so this returns.
+            let mut text = String::new();
+            if let Some(report) = report.as_mut() {
+                let _ = report.read_to_string(&mut text);
+            }
+            let killed_in_sandbox = text.lines().any(|line| line == crate::sandbox::LEFTOVERS);
+            (
+                End::Exited(status?),
+                ran_for,
+                leftovers || killed_in_sandbox,
+            )
         }
         Err(mpsc::RecvTimeoutError::Timeout) => {
             stop_group(group);

@@ -430,7 +430,14 @@ async fn no_process_outlives_its_command() {
     for i in 0..escapes.len() {
         let text = &results[&format!("escape{i}")];
         assert!(text.contains("started"), "escape{i} did not run: {text}");
+        assert!(
+            text.contains(
+                "note: processes the command left running in the background were stopped"
+            ),
+            "escape{i} was not told: {text}"
+        );
     }
+    assert!(!results["s2"].contains("note:"), "{}", results["s2"]);
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     // The verify command with its own escapes passed, and left nothing either.
     let recorded = state(&project, &project_task(&project));
