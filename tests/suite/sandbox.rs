@@ -807,3 +807,55 @@ mod policy {
         assert_eq!(out.matches("Read-only file system").count(), 3, "{out}");
     }
 }
+
+/// `cargo build` and `cargo test` of the project's crate pass as a `verify` command in the
+/// build sandbox, with the person's `CARGO_HOME` and `RUSTUP_HOME` read-only there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cargo_builds_and_tests_as_a_verify_command() {
+    if !sandbox_required() {
+        return;
+    }
+    let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
+    let cargo_home = std::env::var_os("CARGO_HOME").map_or(home.join(".cargo"), Into::into);
+    let rustup_home = std::env::var_os("RUSTUP_HOME").map_or(home.join(".rustup"), Into::into);
+    let server = FakeModel::start().await;
+    let plan = PLAN.replace(
+        "verify: `test -f made.txt`",
+        "verify: `cargo build --offline --quiet && cargo test --offline --quiet`",
+    );
+    let project = Project::new();
+    project.write("plan.md", &plan);
+    assert!(
+        project
+            .tick(&server, &["plan", "--from", "plan.md"])
+            .await
+            .status
+            .success()
+    );
+    assert!(project.tick(&server, &["approve"]).await.status.success());
+    std::fs::remove_file(project.path("plan.md")).unwrap();
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "approve"]);
+    server.push(openai_call(
+        "done",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let output = project
+        .tick_with(&server, &["run"], |cmd| {
+            cmd.env("CARGO_HOME", &cargo_home)
+                .env("RUSTUP_HOME", &rustup_home);
+            for name in ["RUSTUP_TOOLCHAIN", "RUSTUP_AUTO_INSTALL"] {
+                if let Some(value) = std::env::var_os(name) {
+                    cmd.env(name, value);
+                }
+            }
+        })
+        .await;
+    // Cargo.lock is new and outside S1's `files`: the run pauses after the verified step.
+    assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+    let recorded = state(&project, &project_task(&project));
+    let s1 = &recorded.steps[&"S1".parse().unwrap()];
+    assert!(s1.verified(), "{}\n{:?}", stderr(&output), s1.evidence);
+    assert!(project.path("target/debug/app").exists());
+}
