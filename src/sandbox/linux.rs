@@ -48,13 +48,13 @@ const DAEMON_SOCKETS: [&str; 6] = [
     "/var/run/dbus/system_bus_socket",
 ];
 /// Files under `/dev` every command may read and write.
-const DEVICES: [&str; 6] = [
+/// Not `/dev/tty`: the command has no controlling terminal (see [`stage2`]).
+const DEVICES: [&str; 5] = [
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
 ];
 
 /// A setup failure, as the stages report it.
@@ -455,6 +455,9 @@ fn stage2(rest: &[OsString]) -> Result<ExitCode, Failure> {
     // If stage 1 dies (tick killed it), this process dies, and with it the namespace.
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
         .map_err(|err| Failure::new(Feature::PidNamespace, "PR_SET_PDEATHSIG", err))?;
+    // A session of its own, without the person's terminal: the command cannot open
+    // `/dev/tty` and push keystrokes into the shell tick was started from (TIOCSTI).
+    nix::unistd::setsid().map_err(|err| Failure::new(Feature::Helper, "setsid", err))?;
     mount(
         Some("proc"),
         "/proc",
