@@ -756,6 +756,46 @@ mod policy {
         }
     }
 
+    /// The command runs as the caller's own uid, not as the namespace's root. As root (CI),
+    /// the caller is made `nobody` first, so the mapping is not the identity.
+    #[test]
+    fn the_command_runs_as_the_callers_own_user() {
+        if !sandbox_required() {
+            return;
+        }
+        let ws = tempfile::tempdir().unwrap();
+        let uid = nix::unistd::Uid::current();
+        let mut command = Policy::build(ws.path()).with_helper(TICK).command(
+            "sh",
+            ["-c", "id -u; id -g; echo x > made && stat -c %u made"],
+        );
+        let expected = if uid.is_root() {
+            std::os::unix::fs::chown(ws.path(), Some(65534), Some(65534)).unwrap();
+            let mut wrapped = std::process::Command::new("setpriv");
+            wrapped
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(command.get_program())
+                .args(command.get_args())
+                .current_dir(ws.path());
+            command = wrapped;
+            "65534\n65534\n65534\n".to_owned()
+        } else {
+            let gid = nix::unistd::Gid::current();
+            format!("{uid}\n{gid}\n{uid}\n")
+        };
+        let output = command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            expected,
+            "{}",
+            text(&output)
+        );
+    }
+
     #[test]
     fn the_exit_status_is_the_commands_own() {
         if !sandbox_required() {
