@@ -49,7 +49,6 @@ pub struct TaskReport {
     /// Pending steps whose `files` no longer exist: the plan may be out of date.
     pub plan_may_be_out_of_date: Vec<MissingFiles>,
     /// When a `tick run` of this task last ran the agent's commands without the sandbox.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub unsandboxed_run: Option<DateTime<Utc>>,
 }
 

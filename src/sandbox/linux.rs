@@ -48,13 +48,13 @@ const DAEMON_SOCKETS: [&str; 6] = [
     "/var/run/dbus/system_bus_socket",
 ];
 /// Files under `/dev` every command may read and write.
-const DEVICES: [&str; 6] = [
+/// Not `/dev/tty`: the command has no controlling terminal (see [`stage2`]).
+const DEVICES: [&str; 5] = [
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
 ];
 
 /// A setup failure, as the stages report it.
@@ -182,6 +182,10 @@ fn parse_args(
 /// Stage 1: new namespaces, read-only `.git`/`.tasks`, private `/tmp`, then stage 2.
 fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
     let (policy, _, argv) = parse_args(rest, 0)?;
+    // The caller's working directory (the workspace, or a directory in it), entered again by
+    // path once the mounts are in place: a directory under /tmp is then the one bound back.
+    let cwd = std::env::current_dir()
+        .map_err(|err| Failure::new(Feature::Helper, "the working directory", err))?;
     let uid = Uid::current();
     let gid = Gid::current();
 
@@ -236,7 +240,7 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
         .arg(gid.to_string())
         .arg("--")
         .args(argv)
-        .current_dir(&workspace)
+        .current_dir(&cwd)
         .stdin(status_writer);
     let mut child = init
         .spawn()
@@ -247,11 +251,15 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
         .map_err(|err| Failure::new(Feature::Helper, "waiting for the sandbox's init", err))?;
     let mut message = String::new();
     let _ = status_reader.read_to_string(&mut message);
+    if message.lines().any(|line| line == super::LEFTOVERS) {
+        // The caller's report pipe, if it gave one as stdin (see `Policy::command`).
+        let _ = nix::unistd::write(io::stdin(), format!("{}\n", super::LEFTOVERS).as_bytes());
+    }
     // The init cannot die of the command's signal (PID 1 ignores it): it says which it was,
     // and this process dies of the same one, so the caller sees the command's own status.
     if let Some(signal) = message
-        .trim()
-        .strip_prefix("signal ")
+        .lines()
+        .find_map(|line| line.strip_prefix("signal "))
         .and_then(|n| n.parse::<i32>().ok())
         .and_then(|n| Signal::try_from(n).ok())
     {
@@ -447,6 +455,9 @@ fn stage2(rest: &[OsString]) -> Result<ExitCode, Failure> {
     // If stage 1 dies (tick killed it), this process dies, and with it the namespace.
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
         .map_err(|err| Failure::new(Feature::PidNamespace, "PR_SET_PDEATHSIG", err))?;
+    // A session of its own, without the person's terminal: the command cannot open
+    // `/dev/tty` and push keystrokes into the shell tick was started from (TIOCSTI).
+    nix::unistd::setsid().map_err(|err| Failure::new(Feature::Helper, "setsid", err))?;
     mount(
         Some("proc"),
         "/proc",
@@ -487,24 +498,41 @@ fn stage2(rest: &[OsString]) -> Result<ExitCode, Failure> {
     drop(command);
     // Reap every process that ends here (orphans are re-parented to this one) until the
     // command itself ends; returning then kills the rest of the namespace.
-    loop {
+    let end = loop {
         match waitpid(None::<Pid>, None) {
-            Ok(WaitStatus::Exited(p, code)) if p == pid => {
-                return Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)));
-            }
-            Ok(WaitStatus::Signaled(p, signal, _)) if p == pid => {
-                let _ = nix::unistd::write(
-                    io::stdin(),
-                    format!("signal {}\n", signal as i32).as_bytes(),
-                );
-                return Ok(ExitCode::from(
-                    128 + u8::try_from(signal as i32).unwrap_or(0),
-                ));
-            }
+            Ok(WaitStatus::Exited(p, code)) if p == pid => break Ok(code),
+            Ok(WaitStatus::Signaled(p, signal, _)) if p == pid => break Err(signal),
             Ok(_) | Err(nix::Error::EINTR) => {}
             Err(err) => {
                 return Err(Failure::new(Feature::Helper, "waitpid", err));
             }
+        }
+    };
+    let mut report = String::new();
+    if others_alive() {
+        report.push_str(super::LEFTOVERS);
+        report.push('\n');
+    }
+    let code = match end {
+        Ok(code) => u8::try_from(code).unwrap_or(1),
+        Err(signal) => {
+            report.push_str(&format!("signal {}\n", signal as i32));
+            128 + u8::try_from(signal as i32).unwrap_or(0)
+        }
+    };
+    let _ = nix::unistd::write(io::stdin(), report.as_bytes());
+    Ok(ExitCode::from(code))
+}
+
+/// Whether anything but this process is still alive in the namespace. Everything left is a
+/// descendant of one of this process's children (the command is gone, its orphans came
+/// here), so a child that is still running is the question; the dead are reaped first.
+fn others_alive() -> bool {
+    loop {
+        match waitpid(None::<Pid>, Some(nix::sys::wait::WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => return true,
+            Ok(_) | Err(nix::Error::EINTR) => {}
+            Err(_) => return false,
         }
     }
 }

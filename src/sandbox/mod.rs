@@ -29,6 +29,9 @@ use std::process::{Command, ExitCode};
 
 use serde::{Deserialize, Serialize};
 
+/// The line the helper writes to its stdin pipe when the command left processes running,
+/// which the sandbox then killed (see [`Policy::command`]).
+pub const LEFTOVERS: &str = "leftovers";
 /// The hidden subcommand of tick's binary that sets the sandbox up (stage 1).
 pub const HELPER_ARG: &str = "__sandbox";
 /// The hidden subcommand that runs as PID 1 inside the sandbox (stage 2).
@@ -138,14 +141,19 @@ impl Policy {
     }
 
     /// A `Command` that runs `program` with `args` inside this sandbox, with the workspace as
-    /// its working directory. The caller sets the environment (it is passed on unchanged, so
+    /// its working directory (the caller may set another one inside the workspace, with
+    /// `current_dir`, before spawning). The caller sets the environment (it is passed on unchanged, so
     /// clean it first), stdout/stderr, a process group and timeouts, then spawns it. The
-    /// command's stdin is always `/dev/null`. `program` is looked up in the `PATH` the caller
+    /// command's stdin is `/dev/null` (see below). `program` is looked up in the `PATH` the caller
     /// gives it, inside the sandbox.
     ///
     /// The exit status is the command's own: its exit code, or death by the same signal.
     /// When the returned process ends (or is killed), every process the command started is
     /// gone. Before relying on it, check [`available`] once: this function does not.
+    ///
+    /// The command's own stdin is always `/dev/null`. A caller that wants to know more gives
+    /// the returned `Command` the write end of a pipe as stdin: the helper writes one line per
+    /// fact to it before it exits, today only [`LEFTOVERS`].
     pub fn command(
         &self,
         program: impl AsRef<OsStr>,

@@ -172,7 +172,7 @@ impl CommandEnv {
 
     /// The value `name` has in the commands' base environment (secrets never have one).
     pub(crate) fn var(&self, name: &str) -> Option<String> {
-        if self.secrets.iter().any(|s| s == name) {
+        if self.secrets.iter().any(|s| s == name) || looks_secret(name) {
             return None;
         }
         match &self.base {
@@ -451,21 +451,36 @@ fn execute(
     };
     cmd.current_dir(root);
     env.apply(&mut cmd);
-    supervise(cmd, timeout)
+    supervise(cmd, env.sandbox().policy().is_some(), timeout)
 }
 
 /// Runs `cmd` (its program, arguments, directory and environment already set) the way this
 /// file describes: its own process group, stdin closed, output captured head and tail, the
-/// group stopped on timeout and after the main process exits. `run_command` uses it too.
-pub(crate) fn supervise(mut cmd: Command, timeout: Duration) -> io::Result<Finished> {
+/// group stopped on timeout and after the main process exits. `sandboxed`: `cmd` is a
+/// [`crate::sandbox::Policy::command`], whose helper reports on its stdin. `run_command`
+/// uses it too.
+pub(crate) fn supervise(
+    mut cmd: Command,
+    sandboxed: bool,
+    timeout: Duration,
+) -> io::Result<Finished> {
     let start = SystemTime::now();
     let started = Instant::now();
     let (mut reader, writer) = io::pipe()?;
+    // Under the sandbox, the helper says on this pipe (its stdin) whether it killed processes
+    // the command left running; the command's own stdin is /dev/null either way.
+    let mut report = None;
     let mut child = {
         // The `Command` holds the parent's copies of the pipe's write end; it is dropped at
         // the end of this block, so the pipe closes when the command's processes are gone.
-        cmd.stdin(Stdio::null())
-            .stdout(writer.try_clone()?)
+        if sandboxed {
+            let (report_reader, report_writer) = io::pipe()?;
+            report = Some(report_reader);
+            cmd.stdin(report_writer);
+        } else {
+            cmd.stdin(Stdio::null());
+        }
+        cmd.stdout(writer.try_clone()?)
             .stderr(writer)
             .process_group(0);
         let child = cmd.spawn();
@@ -514,7 +529,17 @@ pub(crate) fn supervise(mut cmd: Command, timeout: Duration) -> io::Result<Finis
             if leftovers {
                 stop_group(group);
             }
-            (End::Exited(status?), ran_for, leftovers)
+            // The helper has exited: its end of the report pipe is closed, so this returns.
+            let mut text = String::new();
+            if let Some(report) = report.as_mut() {
+                let _ = report.read_to_string(&mut text);
+            }
+            let killed_in_sandbox = text.lines().any(|line| line == crate::sandbox::LEFTOVERS);
+            (
+                End::Exited(status?),
+                ran_for,
+                leftovers || killed_in_sandbox,
+            )
         }
         Err(mpsc::RecvTimeoutError::Timeout) => {
             stop_group(group);

@@ -255,7 +255,8 @@ pub fn run(
     if cargo {
         cmd.envs(CARGO_ENV);
     }
-    match bash::supervise(cmd, timeout) {
+    let sandboxed = env.sandbox().policy().is_some();
+    match bash::supervise(cmd, sandboxed, timeout) {
         Ok(finished) => finished.into_outcome(timeout, MAX_TIMEOUT_S, notes),
         Err(e) => ToolOutcome::error(format!("`{}` could not be started: {e}", approved.program)),
     }

@@ -430,7 +430,14 @@ async fn no_process_outlives_its_command() {
     for i in 0..escapes.len() {
         let text = &results[&format!("escape{i}")];
         assert!(text.contains("started"), "escape{i} did not run: {text}");
+        assert!(
+            text.contains(
+                "note: processes the command left running in the background were stopped"
+            ),
+            "escape{i} was not told: {text}"
+        );
     }
+    assert!(!results["s2"].contains("note:"), "{}", results["s2"]);
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     // The verify command with its own escapes passed, and left nothing either.
     let recorded = state(&project, &project_task(&project));
@@ -530,42 +537,73 @@ async fn a_sandboxed_run_records_nothing_unsandboxed() {
     assert!(state(&project, &id).unsandboxed_run.is_none());
 }
 
-/// Where the sandbox cannot be set up (here: no `/proc`, so tick cannot start its helper),
-/// `tick run` stops before anything, naming what is missing and the opt-out.
+/// Where the sandbox cannot be set up, `tick run` stops before anything, naming what is
+/// missing and the opt-out; with the opt-out it runs. Two real ways to lose a feature: no
+/// user namespaces left to create (`user.max_user_namespaces=0` in an enclosing namespace),
+/// and no `/proc` (tick cannot start its helper).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unavailable_sandbox_stops_the_run_before_anything() {
     if !sandbox_required() {
         return;
     }
-    let server = FakeModel::start().await;
-    let (project, id) = approved(&server).await;
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
-    let asked = server.requests().len();
     let tick = env!("CARGO_BIN_EXE_tick");
-    let base = project.command(&format!("{}/v1", server.url()), &[]);
-    let mut wrapped = std::process::Command::new("unshare");
-    wrapped
-        .args(["-Urm", "sh", "-c"])
-        .arg(format!("mount -t tmpfs none /proc && exec {tick} run"))
-        .current_dir(project.root())
-        .env_clear()
-        .envs(base.get_envs().filter_map(|(k, v)| Some((k, v?))));
-    let output = tokio::task::spawn_blocking(move || wrapped.output().unwrap())
-        .await
-        .unwrap();
-    let err = stderr(&output);
-    assert_eq!(output.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("the command sandbox needs tick's sandbox helper"),
-        "{err}"
-    );
-    assert!(err.contains("nothing was run"), "{err}");
-    assert!(
-        err.contains("--no-sandbox") && err.contains("sandbox: off"),
-        "{err}"
-    );
-    assert_eq!(server.requests().len(), asked, "the model was asked");
-    assert_eq!(project.read(&format!(".tasks/{id}/TODO.md")), todo);
+    for (setup, feature) in [
+        (
+            "echo 0 > /proc/sys/user/max_user_namespaces",
+            "the command sandbox needs unprivileged user namespaces, which is not available: \
+             unshare(CLONE_NEWUSER)",
+        ),
+        (
+            "mount -t tmpfs none /proc",
+            "the command sandbox needs tick's sandbox helper, which is not available",
+        ),
+    ] {
+        let server = FakeModel::start().await;
+        let (project, id) = approved(&server).await;
+        let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+        let asked = server.requests().len();
+        let base = project.command(&format!("{}/v1", server.url()), &[]);
+        let enclosed = |args: &str| {
+            let mut cmd = std::process::Command::new("unshare");
+            cmd.args(["-Urm", "sh", "-c"])
+                .arg(format!("{setup} && exec {tick} run {args}"))
+                .current_dir(project.root())
+                .env_clear()
+                .envs(base.get_envs().filter_map(|(k, v)| Some((k, v?))));
+            cmd
+        };
+        let mut cmd = enclosed("");
+        let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{setup}: {err}");
+        assert!(err.contains(feature), "{setup}: {err}");
+        assert!(err.contains("nothing was run"), "{err}");
+        assert!(
+            err.contains("--no-sandbox") && err.contains("sandbox: off"),
+            "{err}"
+        );
+        assert_eq!(server.requests().len(), asked, "the model was asked");
+        assert_eq!(project.read(&format!(".tasks/{id}/TODO.md")), todo);
+
+        push_block(&server);
+        let mut cmd = enclosed("--no-sandbox");
+        let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(4),
+            "{setup}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("without the sandbox"),
+            "{}",
+            stderr(&output)
+        );
+    }
 }
 
 /// The policy as the plan-mode command tool and the runner use it, without the runner.
@@ -695,6 +733,70 @@ mod policy {
     }
 
     #[test]
+    fn the_callers_working_directory_is_kept() {
+        if !sandbox_required() {
+            return;
+        }
+        let ws = repo();
+        std::fs::create_dir(ws.path().join("sub")).unwrap();
+        for policy in [Policy::build(ws.path()), Policy::read_only(ws.path())] {
+            let output = policy
+                .with_helper(TICK)
+                .command("pwd", [] as [&str; 0])
+                .current_dir(ws.path().join("sub"))
+                .output()
+                .unwrap();
+            let expected = ws.path().join("sub").canonicalize().unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&output.stdout).trim(),
+                expected.to_str().unwrap(),
+                "{}",
+                text(&output)
+            );
+        }
+    }
+
+    /// The command runs as the caller's own uid, not as the namespace's root. As root (CI),
+    /// the caller is made `nobody` first, so the mapping is not the identity.
+    #[test]
+    fn the_command_runs_as_the_callers_own_user() {
+        if !sandbox_required() {
+            return;
+        }
+        let ws = tempfile::tempdir().unwrap();
+        let uid = nix::unistd::Uid::current();
+        let mut command = Policy::build(ws.path()).with_helper(TICK).command(
+            "sh",
+            ["-c", "id -u; id -g; echo x > made && stat -c %u made"],
+        );
+        let expected = if uid.is_root() {
+            std::os::unix::fs::chown(ws.path(), Some(65534), Some(65534)).unwrap();
+            let mut wrapped = std::process::Command::new("setpriv");
+            wrapped
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(command.get_program())
+                .args(command.get_args())
+                .current_dir(ws.path());
+            command = wrapped;
+            "65534\n65534\n65534\n".to_owned()
+        } else {
+            let gid = nix::unistd::Gid::current();
+            format!("{uid}\n{gid}\n{uid}\n")
+        };
+        let output = command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            expected,
+            "{}",
+            text(&output)
+        );
+    }
+
+    #[test]
     fn the_exit_status_is_the_commands_own() {
         if !sandbox_required() {
             return;
@@ -744,4 +846,56 @@ mod policy {
         assert!(out.contains("ok"), "{out}");
         assert_eq!(out.matches("Read-only file system").count(), 3, "{out}");
     }
+}
+
+/// `cargo build` and `cargo test` of the project's crate pass as a `verify` command in the
+/// build sandbox, with the person's `CARGO_HOME` and `RUSTUP_HOME` read-only there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cargo_builds_and_tests_as_a_verify_command() {
+    if !sandbox_required() {
+        return;
+    }
+    let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
+    let cargo_home = std::env::var_os("CARGO_HOME").map_or(home.join(".cargo"), Into::into);
+    let rustup_home = std::env::var_os("RUSTUP_HOME").map_or(home.join(".rustup"), Into::into);
+    let server = FakeModel::start().await;
+    let plan = PLAN.replace(
+        "verify: `test -f made.txt`",
+        "verify: `cargo build --offline --quiet && cargo test --offline --quiet`",
+    );
+    let project = Project::new();
+    project.write("plan.md", &plan);
+    assert!(
+        project
+            .tick(&server, &["plan", "--from", "plan.md"])
+            .await
+            .status
+            .success()
+    );
+    assert!(project.tick(&server, &["approve"]).await.status.success());
+    std::fs::remove_file(project.path("plan.md")).unwrap();
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "approve"]);
+    server.push(openai_call(
+        "done",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let output = project
+        .tick_with(&server, &["run"], |cmd| {
+            cmd.env("CARGO_HOME", &cargo_home)
+                .env("RUSTUP_HOME", &rustup_home);
+            for name in ["RUSTUP_TOOLCHAIN", "RUSTUP_AUTO_INSTALL"] {
+                if let Some(value) = std::env::var_os(name) {
+                    cmd.env(name, value);
+                }
+            }
+        })
+        .await;
+    // Cargo.lock is new and outside S1's `files`: the run pauses after the verified step.
+    assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+    let recorded = state(&project, &project_task(&project));
+    let s1 = &recorded.steps[&"S1".parse().unwrap()];
+    assert!(s1.verified(), "{}\n{:?}", stderr(&output), s1.evidence);
+    assert!(project.path("target/debug/app").exists());
 }
