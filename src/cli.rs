@@ -170,6 +170,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub commit: bool,
 
+    /// Run the agent's commands without the sandbox (`docs/sandbox.md`), as `sandbox: off` in
+    /// the config does; the run is recorded as unsandboxed. Only for a model and a repository
+    /// you trust.
+    #[arg(long)]
+    pub no_sandbox: bool,
+
     #[command(flatten)]
     pub model: ModelArgs,
 

@@ -11,6 +11,7 @@ use crate::commands::Env;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
+use crate::tools::allowlist::{AllowEntry, AllowList};
 
 /// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
 /// machine, at their usual ports, with no key.
@@ -81,6 +82,54 @@ struct FileConfig {
     api_key_env: Option<String>,
     limits: Option<FileLimits>,
     tool_calls: Option<ToolCalls>,
+    run_command: Option<FileRunCommand>,
+    sandbox: Option<FileSandbox>,
+}
+
+/// `run_command:` in a config file: programs added to the command tool's allow-list.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRunCommand {
+    #[serde(default)]
+    allow: Vec<AllowEntry>,
+}
+
+/// `sandbox: off|on|false|true`, or a table of its settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum FileSandbox {
+    Switch(bool),
+    Word(SandboxWord),
+    Table(FileSandboxTable),
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum SandboxWord {
+    On,
+    Off,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSandboxTable {
+    enabled: Option<bool>,
+    network: Option<bool>,
+    writable: Option<Vec<String>>,
+}
+
+impl FileSandbox {
+    fn table(self) -> FileSandboxTable {
+        let enabled = match self {
+            FileSandbox::Table(table) => return table,
+            FileSandbox::Switch(on) => on,
+            FileSandbox::Word(word) => matches!(word, SandboxWord::On),
+        };
+        FileSandboxTable {
+            enabled: Some(enabled),
+            ..FileSandboxTable::default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -201,6 +250,9 @@ pub struct Config {
     pub api_key: Option<String>,
     pub limits: Limits,
     pub tool_calls: ToolCalls,
+    /// `run_command`'s allow-list: tick's table plus the additions of both config files.
+    pub run_command: AllowList,
+    pub sandbox: crate::sandbox::Settings,
 }
 
 impl std::fmt::Debug for Config {
@@ -216,6 +268,8 @@ impl std::fmt::Debug for Config {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("limits", &self.limits)
             .field("tool_calls", &self.tool_calls)
+            .field("run_command", &self.run_command)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -244,19 +298,30 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
     {
         return Ok(FileConfig::default());
     }
-    crate::tasks::safe_yaml::from_str(&text, 0, "", "").map_err(|err| {
-        Error::input(format!(
+    let config: FileConfig =
+        crate::tasks::safe_yaml::from_str(&text, 0, "", "").map_err(|err| {
+            Error::input(format!(
             "`{shown}:{}:{}`: {}",
             err.line, err.col, err.message
         ))
         .hint(
             "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env`, `tool_calls` \
-             (`native`, `text`, `auto`) and `limits` (`max_turns`, `max_tokens`, \
+             (`native`, `text`, `auto`), `limits` (`max_turns`, `max_tokens`, \
              `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
              `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
-             `max_transcript_entry_bytes`); the file was not changed",
+             `max_transcript_entry_bytes`), `sandbox` (`off`, or `network`, `writable`) and \
+             `run_command` (`allow`); the file was not changed",
         )
-    })
+        })?;
+    if let Some(run_command) = &config.run_command {
+        AllowList::with_entries(&run_command.allow).map_err(|err| {
+            Error::input(format!("`{shown}`: {err}")).hint(
+                "an entry is `{program: NAME, subcommands: [..], reject: [..]}`; it can only \
+                 add to tick's table; the file was not changed",
+            )
+        })?;
+    }
+    Ok(config)
 }
 
 fn merge(into: &mut FileConfig, from: FileConfig) {
@@ -281,6 +346,51 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
         base.answer_timeout_s = limits.answer_timeout_s.or(base.answer_timeout_s);
         base.max_reminders = limits.max_reminders.or(base.max_reminders);
     }
+    // Allow-list entries only ever add, so both files' entries count.
+    if let Some(run_command) = from.run_command {
+        into.run_command
+            .get_or_insert_with(FileRunCommand::default)
+            .allow
+            .extend(run_command.allow);
+    }
+    if let Some(sandbox) = from.sandbox {
+        let from = sandbox.table();
+        let mut base = into
+            .sandbox
+            .take()
+            .map(FileSandbox::table)
+            .unwrap_or_default();
+        base.enabled = from.enabled.or(base.enabled);
+        base.network = from.network.or(base.network);
+        base.writable = from.writable.or(base.writable);
+        into.sandbox = Some(FileSandbox::Table(base));
+    }
+}
+
+/// The sandbox settings from the files, with `~/` in `writable` expanded. Relative paths
+/// are refused: what they would mean depends on where tick runs.
+fn sandbox_settings(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandbox::Settings> {
+    let table = file.map(FileSandbox::table).unwrap_or_default();
+    let defaults = crate::sandbox::Settings::default();
+    let mut writable = Vec::new();
+    for entry in table.writable.unwrap_or_default() {
+        let path = match (entry.strip_prefix("~/"), env.var("HOME")) {
+            (Some(rest), Some(home)) => Path::new(home).join(rest),
+            _ => PathBuf::from(&entry),
+        };
+        if !path.is_absolute() {
+            return Err(Error::input(format!(
+                "`sandbox.writable` entry `{entry}` is not an absolute path"
+            ))
+            .hint("write `/path/to/dir` or `~/dir`; the file was not changed"));
+        }
+        writable.push(path);
+    }
+    Ok(crate::sandbox::Settings {
+        enabled: table.enabled.unwrap_or(defaults.enabled),
+        network: table.network.unwrap_or(defaults.network),
+        writable,
+    })
 }
 
 /// Resolves the settings for the workspace at `tasks_dir`'s parent.
@@ -370,8 +480,25 @@ pub fn resolve(
         },
         None => file.tool_calls.unwrap_or_default(),
     };
+    let allow = file.run_command.map(|r| r.allow).unwrap_or_default();
+    // Each file's entries were checked as it was read; together they can only fail on a
+    // conflict between the files, which is reported without a file.
+    let run_command = AllowList::with_entries(&allow)
+        .map_err(|err| Error::input(err.to_string()).hint("the file was not changed"))?;
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
+    let mut sandbox = sandbox_settings(file.sandbox, env)?;
+    match env.var("TICK_SANDBOX") {
+        None => {}
+        Some("on" | "1" | "true") => sandbox.enabled = true,
+        Some("off" | "0" | "false") => sandbox.enabled = false,
+        Some(other) => {
+            return Err(
+                Error::input(format!("`TICK_SANDBOX={other}` is not `on` or `off`"))
+                    .hint("use `TICK_SANDBOX=off` to run without the sandbox, or unset it"),
+            );
+        }
+    }
     Ok(Config {
         sources: sources(
             &Layers {
@@ -423,6 +550,8 @@ pub fn resolve(
             max_reminders: limits.max_reminders.unwrap_or(defaults.max_reminders),
         },
         tool_calls,
+        run_command,
+        sandbox,
     })
 }
 
@@ -698,6 +827,66 @@ mod tests {
     }
 
     #[test]
+    fn sandbox_settings_from_files_and_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        let resolve_with = |text: &str, vars: &[(&str, &str)]| {
+            std::fs::write(&project, text).unwrap();
+            resolve(
+                &project,
+                "config.yaml",
+                &env(vars, dir.path()),
+                &Flags::default(),
+            )
+            .map(|c| c.sandbox)
+        };
+        let on = crate::sandbox::Settings::default();
+        assert!(on.enabled && on.network && on.writable.is_empty());
+        assert_eq!(resolve_with("model: m\n", &[]).unwrap(), on);
+        for off in [
+            "sandbox: off\n",
+            "sandbox: false\n",
+            "sandbox:\n  enabled: false\n",
+        ] {
+            assert!(!resolve_with(off, &[]).unwrap().enabled, "{off}");
+        }
+        assert!(resolve_with("sandbox: on\n", &[]).unwrap().enabled);
+        let table = resolve_with(
+            "sandbox:\n  network: false\n  writable: [~/.cargo/registry, /var/cache/x]\n",
+            &[],
+        )
+        .unwrap();
+        assert!(table.enabled && !table.network);
+        assert_eq!(
+            table.writable,
+            [
+                dir.path().join(".cargo/registry"),
+                PathBuf::from("/var/cache/x")
+            ]
+        );
+        // The environment overrides the files, both ways.
+        assert!(
+            !resolve_with("model: m\n", &[("TICK_SANDBOX", "off")])
+                .unwrap()
+                .enabled
+        );
+        assert!(
+            resolve_with("sandbox: off\n", &[("TICK_SANDBOX", "on")])
+                .unwrap()
+                .enabled
+        );
+        let err = resolve_with("model: m\n", &[("TICK_SANDBOX", "maybe")]).unwrap_err();
+        assert!(err.to_string().contains("`TICK_SANDBOX=maybe`"), "{err}");
+        let err = resolve_with("sandbox:\n  writable: [cache]\n", &[]).unwrap_err();
+        assert!(
+            err.to_string().contains("`cache` is not an absolute path"),
+            "{err}"
+        );
+        let err = resolve_with("sandbox:\n  netwrk: false\n", &[]).unwrap_err();
+        assert!(err.to_string().contains("config.yaml:"), "{err}");
+    }
+
+    #[test]
     fn later_sources_win_key_by_key() {
         let dir = tempfile::tempdir().unwrap();
         let user = dir.path().join(".config/tick/config.yaml");
@@ -807,6 +996,34 @@ mod tests {
         assert!(err.hints[0].contains("api_key_env"));
         let err = config.planner_model().unwrap_err();
         assert!(err.hints[0].contains("TICK_MODEL"));
+    }
+
+    #[test]
+    fn run_command_entries_of_both_files_add_to_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join(".config/tick/config.yaml");
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(&user, "run_command:\n  allow:\n    - program: jq\n").unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(
+            &project,
+            "run_command:\n  allow:\n    - {program: just, subcommands: [--list]}\n",
+        )
+        .unwrap();
+        let e = env(&[], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        let programs: Vec<&str> = config.run_command.programs().collect();
+        assert!(programs.ends_with(&["jq", "just"]), "{programs:?}");
+        assert!(programs.contains(&"git"));
+
+        std::fs::write(&project, "run_command:\n  allow:\n    - program: ./x\n").unwrap();
+        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        assert!(
+            err.message
+                .starts_with("`config.yaml`: run_command.allow entry 1 (`./x`): `program` must be"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

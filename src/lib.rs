@@ -12,6 +12,7 @@ pub mod llm;
 pub mod plan;
 pub mod redact;
 pub mod runner;
+pub mod sandbox;
 pub mod tasks;
 pub mod tools;
 pub mod transcript;
@@ -32,6 +33,12 @@ use crate::ui::Ui;
 /// Runs tick with `args` (the program name first) in the real process environment, and
 /// returns the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let args: Vec<OsString> = args.into_iter().collect();
+    // The sandbox helper must start before anything else, while the process is one thread.
+    if let Some(code) = sandbox::helper_main(&args) {
+        return code;
+    }
+    sandbox::harden_this_process();
     let ui = Ui::new();
     let cli = match cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,

@@ -107,6 +107,7 @@ impl Ui {
             AgentEvent::ToolResult {
                 name,
                 is_error: true,
+                ..
             } => {
                 live.print(&format!(
                     "  {} {name} failed; the model is told why",
@@ -438,6 +439,9 @@ fn summary_line(summary: &Summary) -> String {
         " ({} tokens in, {} out)",
         summary.usage.input_tokens, summary.usage.output_tokens
     ));
+    if !summary.sandboxed {
+        line.push_str(", commands ran without the sandbox");
+    }
     line
 }
 
@@ -617,6 +621,18 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
                     if unverified.len() == 1 { "is" } else { "are" }
                 ),
                 None,
+            ));
+        }
+        if let Some(at) = task.unsandboxed_run {
+            warnings.push((
+                format!(
+                    "commands of this task ran without the sandbox (last at {})",
+                    at.format("%Y-%m-%d %H:%M UTC")
+                ),
+                Some(
+                    "what they did was not contained: check `.git/` and `.tasks/` by hand"
+                        .to_owned(),
+                ),
             ));
         }
         for found in &task.stale_found {

@@ -37,8 +37,13 @@ pub enum AgentEvent {
     Text { text: String },
     /// The model called a tool: its name and the argument that says most (a path, a pattern).
     ToolCall { name: String, detail: String },
-    /// A tool call finished.
-    ToolResult { name: String, is_error: bool },
+    /// A tool call finished; `exit_code` when it ran a command that exited.
+    ToolResult {
+        name: String,
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+    },
     /// The model ended a turn without the call it must make; it is told what was wrong.
     Reminder { text: String },
     /// The model wrote a tool call as text; from now on this conversation uses text calls.
@@ -63,6 +68,22 @@ pub fn call_detail(name: &str, arguments: &serde_json::Value) -> String {
             None => p,
         }),
         "bash" => field("command"),
+        "run_command" => arguments
+            .get("argv")
+            .and_then(serde_json::Value::as_array)
+            .map(|argv| {
+                let words: Vec<String> = argv
+                    .iter()
+                    .map(|word| match word.as_str() {
+                        Some(w) if !w.is_empty() && !w.contains(char::is_whitespace) => {
+                            w.to_owned()
+                        }
+                        Some(w) => format!("{w:?}"),
+                        None => word.to_string(),
+                    })
+                    .collect();
+                words.join(" ")
+            }),
         "submit_plan" => field("title"),
         "update_step" => field("id").map(|id| match field("status") {
             Some(status) => format!("{id} {status}"),
@@ -145,12 +166,15 @@ impl Model<'_> {
             detail: call_detail(&call.name, &call.arguments),
         });
         let payload = PayloadLimits::from(&self.limits);
-        let (mut content, is_error) = match &call.arguments_error {
-            Some(error) => (error.clone(), true),
-            None => handle(
-                self.registry
-                    .execute_within(&call.name, &call.arguments, payload),
-            ),
+        let (mut content, is_error, exit_code) = if let Some(error) = &call.arguments_error {
+            (error.clone(), true, None)
+        } else {
+            let outcome = self
+                .registry
+                .execute_within(&call.name, &call.arguments, payload);
+            let exit_code = outcome.exit_code();
+            let (content, is_error) = handle(outcome);
+            (content, is_error, exit_code)
         };
         if is_error
             && content.starts_with("invalid arguments for ")
@@ -164,6 +188,7 @@ impl Model<'_> {
         sink(AgentEvent::ToolResult {
             name: call.name.clone(),
             is_error,
+            exit_code,
         });
         forget_oversized_arguments(messages, &call.id, payload.max_write_bytes);
         messages.push(if is_error {
@@ -514,6 +539,7 @@ fn example_arguments(tool: &str) -> Option<serde_json::Value> {
             json!({"path": "src/main.rs", "old": "exact old text", "new": "new text"})
         }
         Tool::Bash => json!({"command": "cargo test"}),
+        Tool::RunCommand => json!({"argv": ["git", "log", "-5", "--stat"]}),
         Tool::UpdateStep => json!({"id": "S1", "status": "done", "evidence": "what you did"}),
     })
 }

@@ -14,10 +14,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fsx;
 use crate::llm::{Client, Message, Usage};
 use crate::plan::{Event, Phase, transition};
+use crate::sandbox;
 use crate::tasks::plan_md::{self, FrontMatter};
 use crate::tasks::state::LastAttempt;
 use crate::tasks::{Draft, SESSION_FILE, Store, render};
-use crate::tools::{Mode, PlanSubmission, Questions, Registry, Workspace};
+use crate::tools::{Mode, PlanSubmission, Questions, Registry, Workspace, run_command};
 
 pub const PLAN_PROMPT: &str = include_str!("../../prompts/plan.md");
 
@@ -43,9 +44,10 @@ pub fn run(ctx: &Ctx<'_>, args: &PlanArgs) -> Result<Outcome> {
         );
     };
     let config = super::model_config(ctx, &args.model)?;
+    let commands = run_command_setup(ctx, &config, args.json);
     let mut next = Some(request);
     while let Some(request) = next.take() {
-        let planned = plan_with_model(ctx, &config, request, args);
+        let planned = plan_with_model(ctx, &config, commands.as_ref(), request, args);
         if let Err(err) = &planned
             && matches!(err.kind, ErrorKind::Provider | ErrorKind::Limit)
         {
@@ -172,6 +174,7 @@ fn save_session(
 fn plan_with_model(
     ctx: &Ctx<'_>,
     config: &Config,
+    commands: Option<&run_command::Setup>,
     request: Continue,
     args: &PlanArgs,
 ) -> Result<()> {
@@ -242,7 +245,13 @@ fn plan_with_model(
         .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
     let workspace = Workspace::new(store.root())
         .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
-    let registry = Registry::for_mode(Mode::Plan, workspace);
+    let root = workspace.root().to_path_buf();
+    let mut registry = Registry::for_mode(Mode::Plan, workspace);
+    if let Some(setup) = commands {
+        registry = registry
+            .with_sandbox(sandbox::Sandboxing::On(sandbox::Policy::read_only(root)))
+            .with_run_command(setup.clone());
+    }
     let system = store.prompt("plan.md", PLAN_PROMPT)?;
     let planner = Planner {
         model: Model {
@@ -383,6 +392,48 @@ fn plan_with_model(
     }
     Ok(())
 }
+
+/// `run_command` for the planner when the read-only sandbox can be set up here; otherwise
+/// `None`: the planner works without it, and the person is told so once.
+///
+/// Plan mode never runs a command outside the read-only sandbox: with the sandbox switched off
+/// (`sandbox: off`, `TICK_SANDBOX=off`) the planner is not offered `run_command` either.
+fn run_command_setup(ctx: &Ctx<'_>, config: &Config, json: bool) -> Option<run_command::Setup> {
+    let why = if config.sandbox.enabled {
+        sandbox::available(sandbox::Kind::ReadOnly)
+            .err()
+            .map(|unavailable| unavailable.to_string())
+    } else {
+        Some("the sandbox is switched off, and plan mode runs commands only inside it".to_owned())
+    };
+    if let Some(why) = why {
+        if json {
+            ctx.ui.json(&serde_json::json!({
+                "event": "run_command_unavailable",
+                "reason": why,
+            }));
+        } else {
+            ctx.ui.warn(&format!(
+                "the planner plans without `run_command` (git log, blame, ls...): {why}"
+            ));
+        }
+        return None;
+    }
+    let setup = run_command::Setup::new(config.run_command.clone());
+    // Only a debug build knows this switch: the tests that show the sandbox holds alone.
+    #[cfg(debug_assertions)]
+    let setup = if ctx.env.var(NO_ALLOW_LIST_FOR_TESTS) == Some("1") {
+        setup.without_allow_list_for_tests()
+    } else {
+        setup
+    };
+    Some(setup)
+}
+
+/// Set to `1` in a debug build, `run_command` skips its allow-list (guard 1), so tests can
+/// show that the read-only sandbox (guard 2) alone writes nothing. Release builds ignore it.
+#[cfg(debug_assertions)]
+pub const NO_ALLOW_LIST_FOR_TESTS: &str = "TICK_TEST_RUN_COMMAND_WITHOUT_ALLOW_LIST";
 
 fn draft_goal(draft: &Draft) -> String {
     draft

@@ -42,7 +42,14 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     let workspace = Workspace::new(store.root())
         .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
     let secrets: Vec<String> = config.api_key_env.iter().cloned().collect();
-    let registry = Registry::for_mode(Mode::Build, workspace).with_secret_env(secrets);
+    let sandboxing = crate::sandbox::for_run(&config.sandbox, store.root(), args.no_sandbox)?;
+    let sandboxed = sandboxing.policy().is_some();
+    let registry = Registry::for_mode(Mode::Build, workspace)
+        .with_secret_env(secrets)
+        .with_sandbox(sandboxing)
+        .with_run_command(crate::tools::run_command::Setup::new(
+            config.run_command.clone(),
+        ));
     // Ctrl-C (or SIGTERM) asks the run to stop at the next safe point, leaving the step in
     // progress; a second one ends the process at once. Every write is atomic either way.
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -53,7 +60,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     }
     let mut runner = Runner::new(RunnerDeps {
         store,
-        task: task_ref,
+        task: task_ref.clone(),
         lock: &lock,
         client: &client,
         model,
@@ -68,7 +75,14 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         interrupted,
         commit: args.commit,
         watch: true,
+        sandboxed,
     })?;
+    if !sandboxed {
+        ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
+        crate::runner::write::save_state(store, &task_ref, |state| {
+            state.unsandboxed_run = Some(ctx.now());
+        })?;
+    }
     let ui = ctx.ui;
     let (json, live) = (args.json, ctx.env.stderr_is_terminal);
     let mut sink = move |event: RunEvent| ui.run_event(&event, json, live);

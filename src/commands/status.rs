@@ -78,6 +78,8 @@ pub struct TaskReport {
     pub stale_found: Vec<StaleFound>,
     /// Pending steps whose `files` no longer exist: the plan may be out of date.
     pub plan_may_be_out_of_date: Vec<MissingFiles>,
+    /// When a `tick run` of this task last ran the agent's commands without the sandbox.
+    pub unsandboxed_run: Option<DateTime<Utc>>,
     /// The last run attempt, when it failed (from state.yaml).
     pub last_attempt: Option<AttemptReport>,
 }
@@ -226,6 +228,7 @@ pub fn task_report(store: &Store, task: &Task) -> TaskReport {
         stale_found: Vec::new(),
         plan_may_be_out_of_date: Vec::new(),
         last_attempt: task.state.last_attempt.as_ref().map(AttemptReport::from),
+        unsandboxed_run: task.state.unsandboxed_run,
     }
 }
 

@@ -127,6 +127,8 @@ pub struct Summary {
     pub outcome: StepOutcome,
     pub steps_run: usize,
     pub usage: Usage,
+    /// `false` when the agent's commands ran without the sandbox.
+    pub sandboxed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -98,6 +98,8 @@ pub struct RunnerDeps<'a> {
     pub limits: Limits,
     /// Native tool calls, text tool calls, or native until the model writes one as text.
     pub tool_calls: crate::config::ToolCalls,
+    /// Whether the agent's commands run under the sandbox (`false`: `--no-sandbox`).
+    pub sandboxed: bool,
     /// Values redacted from the transcripts in `runs/` (the API key).
     pub secrets: Vec<String>,
     pub clock: Clock,
@@ -808,6 +810,7 @@ impl<'a> Runner<'a> {
             outcome: ended,
             steps_run,
             usage: self.usage,
+            sandboxed: self.deps.sandboxed,
         })
     }
 }

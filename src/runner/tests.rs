@@ -132,6 +132,8 @@ fn with_runner<T>(
         interrupted: Arc::new(AtomicBool::new(false)),
         commit: false,
         watch: false,
+        sandboxed: false,
+        tool_calls: crate::config::ToolCalls::default(),
     })
     .unwrap();
     body(&mut runner)

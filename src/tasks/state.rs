@@ -21,6 +21,11 @@ pub struct State {
     pub approval: Option<ApprovalRecord>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub steps: BTreeMap<StepId, StepRecord>,
+    /// When a `tick run` of this task last ran the agent's commands without the sandbox
+    /// (`--no-sandbox`, `sandbox: off`). Never cleared: what those commands did is not
+    /// contained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsandboxed_run: Option<DateTime<Utc>>,
     /// The last run attempt that failed, until one succeeds: `status` shows it, `check`
     /// reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

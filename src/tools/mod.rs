@@ -13,12 +13,14 @@
 
 use std::time::SystemTime;
 
+pub mod allowlist;
 pub mod ask_user;
 pub mod bash;
 pub mod edit_file;
 pub mod list_files;
 pub mod read_file;
 pub mod registry;
+pub mod run_command;
 pub mod search_files;
 pub mod submit_plan;
 pub mod update_step;
@@ -80,7 +82,7 @@ impl ToolOutcome {
                 is_error: false,
                 effects: Effects {
                     files_written: vec![written],
-                    command_window: None,
+                    ..Effects::default()
                 },
             },
             Err(message) => Self::error(message),
@@ -102,6 +104,11 @@ impl ToolOutcome {
             _ => None,
         }
     }
+
+    /// The exit code of the command the call ran, if it ran one that exited.
+    pub fn exit_code(&self) -> Option<i32> {
+        self.effects().and_then(|effects| effects.exit_code)
+    }
 }
 
 /// What one tool call changed, so the runner can tell its own writes from a person's
@@ -114,6 +121,9 @@ pub struct Effects {
     /// When a command ran, from just before it started until its last process was gone. What
     /// it changed is not known file by file: any change in the window may be its own.
     pub command_window: Option<CommandWindow>,
+    /// The exit code of the command the call ran, when it ran one and it exited (for the
+    /// events and the transcript); not a change.
+    pub exit_code: Option<i32>,
 }
 
 impl Effects {

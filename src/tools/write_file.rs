@@ -211,6 +211,7 @@ mod tests {
                         blake3: blake3::hash(b"fn a() {}\nfn b() {}").to_hex().to_string(),
                     }],
                     command_window: None,
+                    exit_code: None,
                 },
             }
         );
