@@ -294,6 +294,13 @@ impl Ui {
             RunEvent::Paused { .. } => self.hint(
                 "review them (`git diff`), then `tick run` to go on; `tick approve --allow-deviation` stops these pauses",
             ),
+            RunEvent::Tampered { step, files } => {
+                let list: Vec<String> = files.iter().map(|f| format!("`{f}`")).collect();
+                self.warn(&format!(
+                    "{step}: a command changed {}, which only tick may change; the step will not be ticked",
+                    list.join(", ")
+                ));
+            }
             RunEvent::OutsideEdit { files, .. } => {
                 let list: Vec<String> = files.iter().map(|f| format!("`{f}`")).collect();
                 self.warn(&format!(
