@@ -1,5 +1,6 @@
 //! Integration tests, one file per area.
 
+mod build_commands;
 mod cli_conventions;
 mod cli_doctor;
 mod cli_first_run;
