@@ -14,6 +14,7 @@ mod models;
 mod planning;
 mod run_command;
 mod run_json;
+mod run_output;
 mod running;
 mod sandbox;
 mod secrets;
