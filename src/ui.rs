@@ -90,13 +90,15 @@ impl Ui {
             // tool call, so a log still says what the model did.
             match event {
                 AgentEvent::ToolCall { name, detail } => {
-                    Self::err_line(&format!("-> {name} {detail}"))
+                    Self::err_line(&format!("-> {name} {detail}"));
                 }
                 AgentEvent::ToolResult {
                     name,
                     is_error: true,
                     ..
-                } => Self::err_line(&format!("   {name} failed; the model is told why")),
+                } => {
+                    Self::err_line(&format!("   {name} failed; the model is told why"));
+                }
                 _ => {}
             }
             return;
