@@ -5,11 +5,13 @@
 pub mod folder_name;
 pub mod journal;
 pub mod lock;
+pub mod merge;
 pub mod plan_md;
 pub mod render;
 pub mod state;
 pub mod templates;
 pub mod todo_md;
+pub mod tx;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -32,7 +34,14 @@ pub const RUNS_DIR: &str = "runs";
 
 /// The files tick writes atomically; a temp file of one of these is left only by a killed
 /// writer.
-pub const WRITTEN_FILES: [&str; 5] = [PLAN_FILE, TODO_FILE, STATE_FILE, CONFIG_FILE, ".gitignore"];
+pub const WRITTEN_FILES: [&str; 6] = [
+    PLAN_FILE,
+    TODO_FILE,
+    STATE_FILE,
+    CONFIG_FILE,
+    ".gitignore",
+    APPROVING_FILE,
+];
 
 /// `.tasks/.gitignore`: what stays local.
 pub const GITIGNORE: &str = "\
@@ -42,6 +51,7 @@ pub const GITIGNORE: &str = "\
 draft/session.jsonl
 */runs/
 .staging-*/
+journal.jsonl
 ";
 
 /// The workspace and its `.tasks/` folder.
@@ -154,6 +164,25 @@ impl Store {
         let gitignore = self.dir.join(".gitignore");
         if fsx::write_new(&gitignore, GITIGNORE.as_bytes())? {
             created.push(gitignore);
+        } else if let Some(text) = fsx::read_optional(&gitignore)? {
+            // An older version's `.gitignore`: add the lines it lacks (the journal), keep the
+            // rest as the person has it.
+            let missing: Vec<&str> = GITIGNORE
+                .lines()
+                .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                .filter(|line| !text.lines().any(|have| have.trim() == *line))
+                .collect();
+            if !missing.is_empty() {
+                let mut text = text;
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                for line in missing {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+                fsx::write_atomic(&gitignore, text.as_bytes())?;
+            }
         }
         Ok(created)
     }
@@ -168,6 +197,7 @@ impl Store {
         )?;
         clean_up(&self.dir)?;
         clean_up(&self.draft_dir())?;
+        self.finish_approval()?;
         for stage in fsx::subdirs(&self.dir)? {
             let is_stage = stage
                 .file_name()
@@ -183,22 +213,27 @@ impl Store {
     /// The lock for one task. Short commands wait a little for another short command; a
     /// long-running holder (a run) makes them fail with its name.
     pub fn lock_task(&self, task: &TaskRef, holder: &str) -> Result<lock::Lock> {
-        let lock = lock::acquire(
-            &task.dir,
-            &self.rel(&task.dir),
-            holder,
-            Duration::from_secs(5),
-        )?;
+        self.lock_task_within(task, holder, Duration::from_secs(5))
+    }
+
+    /// The lock for one task, waiting at most `wait`. Under it, what a killed writer left
+    /// behind is cleaned up first: stray temp files, a half-done commit ([`Store::recover`]).
+    pub fn lock_task_within(
+        &self,
+        task: &TaskRef,
+        holder: &str,
+        wait: Duration,
+    ) -> Result<lock::Lock> {
+        let lock = lock::acquire(&task.dir, &self.rel(&task.dir), holder, wait)?;
         clean_up(&task.dir)?;
+        self.recover(task)?;
         Ok(lock)
     }
 
     /// The lock for one task, or an error at once if someone holds it: for long commands
     /// (`tick run`), where waiting would only hide that two runs were started.
     pub fn lock_task_now(&self, task: &TaskRef, holder: &str) -> Result<lock::Lock> {
-        let lock = lock::acquire(&task.dir, &self.rel(&task.dir), holder, Duration::ZERO)?;
-        clean_up(&task.dir)?;
-        Ok(lock)
+        self.lock_task_within(task, holder, Duration::ZERO)
     }
 
     /// Task ids, oldest first.
@@ -300,13 +335,23 @@ impl Store {
         let plan_path = task.dir.join(PLAN_FILE);
         let todo_path = task.dir.join(TODO_FILE);
         let state_path = task.dir.join(STATE_FILE);
-        let plan_src = self.read_task_file(&plan_path)?;
+        let mut plan_src = self.read_task_file(&plan_path)?;
+        let mut todo_src = self.read_task_file(&todo_path)?;
+        let mut state_src = fsx::read_optional(&state_path)?;
+        // A commit a killed process left half done: read what it was writing (the writer that
+        // next takes the lock finishes it on disk).
+        if let Some((todo, state, plan)) = tx::pending(&task.dir, &todo_src) {
+            todo_src = todo;
+            state_src = Some(state);
+            if let Some(plan) = plan {
+                plan_src = plan;
+            }
+        }
         // An approved task's checklist is TODO.md: PLAN.md's steps need not be read again.
         let plan = plan_md::parse_without_steps(&plan_src)
             .map_err(|e| self.parse_error(&plan_path, &e))?;
-        let todo_src = self.read_task_file(&todo_path)?;
         let todo = todo_md::parse(&todo_src).map_err(|e| self.parse_error(&todo_path, &e))?;
-        let state = match fsx::read_optional(&state_path)? {
+        let state = match state_src {
             Some(text) => serde_yaml::from_str(&text).map_err(|err| {
                 let err = ParseError::from_yaml(
                     &err,
@@ -342,8 +387,55 @@ impl Store {
         let Some(src) = fsx::read_optional(&path)? else {
             return Ok(None);
         };
+        if self.approved_draft(&src)?.is_some() {
+            return Ok(None);
+        }
         let plan = plan_md::parse(&src).map_err(|e| self.parse_error(&path, &e))?;
         Ok(Some(Draft { path, src, plan }))
+    }
+
+    /// Where an approval in progress notes the task it is creating, inside the draft folder.
+    pub fn approving_path(&self) -> PathBuf {
+        self.draft_dir().join(APPROVING_FILE)
+    }
+
+    /// The task the draft `src` was already approved as, when an approval was cut short after
+    /// its task folder appeared (the draft is then only waiting to be removed).
+    fn approved_draft(&self, src: &str) -> Result<Option<String>> {
+        let Some(id) = fsx::read_optional(&self.approving_path())? else {
+            return Ok(None);
+        };
+        let id = id.trim().to_owned();
+        if !folder_name::is_task_folder(&id) {
+            return Ok(None);
+        }
+        let state = fsx::read_optional(&self.dir.join(&id).join(STATE_FILE))?;
+        let approved_from = state
+            .and_then(|text| serde_yaml::from_str::<State>(&text).ok())
+            .and_then(|state| state.approval)
+            .and_then(|approval| approval.draft_hash);
+        Ok((approved_from.as_deref() == Some(draft_hash(src).as_str())).then_some(id))
+    }
+
+    /// Finishes an approval a killed `tick approve` left behind: the task folder is there, so
+    /// the draft goes; or it is not, so the note goes and the draft stays to be approved. Under
+    /// the store lock.
+    fn finish_approval(&self) -> Result<()> {
+        let note = self.approving_path();
+        if !note.exists() {
+            return Ok(());
+        }
+        let draft = self.draft_plan_path();
+        let approved = match fsx::read_optional(&draft)? {
+            Some(src) => self.approved_draft(&src)?.is_some(),
+            // Killed while removing the draft: PLAN.md went first, so the rest goes too.
+            None => true,
+        };
+        if approved {
+            remove_draft(self)
+        } else {
+            fsx::remove_file(&note)
+        }
     }
 
     /// A parse error as a person reads it: file, line and column, and that nothing changed.
@@ -402,6 +494,20 @@ impl Task {
             .or_else(|| self.todo.heading.clone())
             .unwrap_or_else(|| self.id.clone())
     }
+}
+
+/// The file an approval in progress writes into the draft folder.
+pub const APPROVING_FILE: &str = "approving";
+
+/// The hash recorded with a task of the draft's PLAN.md it was approved from.
+pub fn draft_hash(src: &str) -> String {
+    blake3::hash(src.as_bytes()).to_hex().to_string()
+}
+
+/// Removes the draft: its PLAN.md first, so a kill part-way leaves no draft to approve again.
+pub fn remove_draft(store: &Store) -> Result<()> {
+    fsx::remove_file(&store.draft_plan_path())?;
+    fsx::remove_dir_all(&store.draft_dir())
 }
 
 /// Removes temp files a killed writer left behind. Only called under the lock, so no writer is
