@@ -54,6 +54,17 @@ draft/session.jsonl
 journal.jsonl
 ";
 
+/// What older versions wrote as `.tasks/.gitignore`; [`Store::ensure`] brings it up to date
+/// (one a person changed is theirs and is left alone).
+const OLD_GITIGNORE: &str = "\
+# Written by tick. Plans, checklists and state are committed; these stay local.
+.lock
+*/.lock
+draft/session.jsonl
+*/runs/
+.staging-*/
+";
+
 /// The workspace and its `.tasks/` folder.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -164,25 +175,9 @@ impl Store {
         let gitignore = self.dir.join(".gitignore");
         if fsx::write_new(&gitignore, GITIGNORE.as_bytes())? {
             created.push(gitignore);
-        } else if let Some(text) = fsx::read_optional(&gitignore)? {
-            // An older version's `.gitignore`: add the lines it lacks (the journal), keep the
-            // rest as the person has it.
-            let missing: Vec<&str> = GITIGNORE
-                .lines()
-                .filter(|line| !line.is_empty() && !line.starts_with('#'))
-                .filter(|line| !text.lines().any(|have| have.trim() == *line))
-                .collect();
-            if !missing.is_empty() {
-                let mut text = text;
-                if !text.is_empty() && !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                for line in missing {
-                    text.push_str(line);
-                    text.push('\n');
-                }
-                fsx::write_atomic(&gitignore, text.as_bytes())?;
-            }
+        } else if fsx::read_optional(&gitignore)?.as_deref() == Some(OLD_GITIGNORE) {
+            // The one an older version wrote, untouched by people: it gains the journal line.
+            fsx::write_atomic(&gitignore, GITIGNORE.as_bytes())?;
         }
         Ok(created)
     }
