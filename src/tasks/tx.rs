@@ -161,6 +161,25 @@ impl Store {
     }
 }
 
+/// Whether a killed writer left something in the task folder `dir` for the next writer to
+/// finish or clean up: a commit's record, or a temp file of one of tick's atomic writes.
+pub fn needs_cleanup(dir: &Path) -> bool {
+    let runs = dir.join(RUNS_DIR);
+    let has_temp = |dir: &Path, targets: &[&str]| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|entry| {
+                entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|name| fsx::is_stray_temp(name, targets))
+            })
+        })
+    };
+    runs.join(TX_FILE).exists()
+        || has_temp(dir, &super::WRITTEN_FILES)
+        || has_temp(&runs, &[TX_FILE])
+}
+
 /// The new contents a pending record holds for a task, for a reader that does not hold the
 /// lock: `(TODO.md, state.yaml, PLAN.md)`, when TODO.md on disk is the old or the new text.
 pub(super) fn pending(dir: &Path, todo_on_disk: &str) -> Option<(String, String, Option<String>)> {

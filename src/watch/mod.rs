@@ -62,10 +62,10 @@ pub fn detect(store: &Store, task: &Task) -> Result<Vec<StaleStep>> {
     Ok(examine(store, task)?.stale)
 }
 
-/// Whether a start-up check of `task` would write anything (stale markers, or fingerprints
-/// tick's own later work moved).
+/// Whether a start-up check of `task` would write anything: stale markers, fingerprints
+/// tick's own later work moved, or a commit a killed process left to finish.
 pub fn needs_refresh(store: &Store, task: &Task) -> Result<bool> {
-    Ok(!examine(store, task)?.is_empty())
+    Ok(crate::tasks::tx::needs_cleanup(&task.dir) || !examine(store, task)?.is_empty())
 }
 
 /// Start-up detection for one task: under the task lock, marks the done steps whose files

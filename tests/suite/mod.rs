@@ -2,6 +2,7 @@
 
 mod concurrency;
 mod errors;
+mod kill;
 mod lifecycle;
 mod llm;
 mod planning;
