@@ -547,3 +547,49 @@ fn marking_a_parent_with_all_sub_steps_done_open_is_refused() {
     assert!(todo.contains("- [ ] S2 Add"), "{todo}");
     assert!(todo.contains("  - [x] S2.1 "), "{todo}");
 }
+
+/// PLAN.md is the contract: an edited step re-approved reaches TODO.md (by step id, markers and
+/// runner lines kept) and so what `tick run` would do.
+#[test]
+fn a_reapproved_plan_edit_reaches_todo_and_the_next_run() {
+    let ws = Workspace::new();
+    let plan = "---\ntitle: Counter\n---\n# Counter\n\n## Summary\n\nCount.\n\n## Steps\n\n\
+- [ ] S1 Write the counter\n  - files: count.py\n  - verify: `python3 -m pytest -q`\n\
+- [ ] S2 Print the version\n  - files: count.py\n  - verify: `grep -q version count.py`\n\
+- [ ] S3 Old step\n";
+    let id = ws.approve(plan);
+    ws.ok(&["mark", "S1", "done"]);
+    let plan_path = format!(".tasks/{id}/PLAN.md");
+    let todo_path = format!(".tasks/{id}/TODO.md");
+    let before = ws.read(&todo_path);
+
+    let edited = ws
+        .read(&plan_path)
+        .replace("`grep -q version count.py`", "`python3 count.py --version`")
+        .replace("- [ ] S3 Old step\n", "- [ ] S4 Document it\n  - files: README.md\n");
+    ws.write(&plan_path, &edited);
+    let refused = ws.run(&["check"]);
+    assert_eq!(refused.code, 12, "plan changed since approval: {refused:#?}");
+
+    let approved = ws.ok(&["approve", &id]);
+    assert!(
+        approved.stderr.contains("~ S2: verify")
+            && approved.stderr.contains("- S3 removed")
+            && approved.stderr.contains("+ S4 added"),
+        "{}",
+        approved.stderr
+    );
+    let todo = ws.read(&todo_path);
+    let expected = before
+        .replace("`grep -q version count.py`", "`python3 count.py --version`")
+        .replace("- [ ] S3 Old step\n", "- [ ] S4 Document it\n  - files: README.md\n");
+    assert_eq!(todo, expected);
+    assert!(todo.contains("- [x] S1 Write the counter"), "{todo}");
+
+    let dry = ws.ok(&["run", "--dry-run"]);
+    assert!(dry.stdout.contains("python3 count.py --version"), "{}", dry.stdout);
+    assert!(!dry.stdout.contains("grep -q version"), "{}", dry.stdout);
+    // Approved as it stands now: nothing more to do.
+    let again = ws.ok(&["approve", &id]);
+    assert!(again.stderr.contains("approved as it stands"), "{}", again.stderr);
+}
