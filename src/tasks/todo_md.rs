@@ -143,6 +143,18 @@ impl Checklist {
         self.all_steps().find(|step| step.id == Some(id))
     }
 
+    fn find_mut(&mut self, id: StepId) -> Option<&mut Step> {
+        for step in &mut self.steps {
+            if step.id == Some(id) {
+                return Some(step);
+            }
+            if let Some(sub) = step.substeps.iter_mut().find(|s| s.id == Some(id)) {
+                return Some(sub);
+            }
+        }
+        None
+    }
+
     /// Whether some step still needs an id.
     pub fn needs_ids(&self) -> bool {
         self.all_steps().any(|step| step.id.is_none())
@@ -209,6 +221,31 @@ impl Step {
             .map(|(_, range)| range.clone())
             .collect()
     }
+}
+
+/// Brings `list` (the parse of `old`) up to date with `new` without parsing again, when `new`
+/// is `old` with only step `id`'s marker character replaced by `status`'s: every offset stays
+/// valid. Returns whether it could; if not, parse `new`.
+pub fn patch_marker(
+    list: &mut Checklist,
+    old: &str,
+    new: &str,
+    id: StepId,
+    status: StepStatus,
+) -> bool {
+    let Some(step) = list.find_mut(id) else {
+        return false;
+    };
+    let at = step.span.marker;
+    let width = status.marker().len_utf8();
+    let same_rest = old.len() == new.len()
+        && old.get(..at) == new.get(..at)
+        && old.get(at + width..) == new.get(at + width..)
+        && old.get(at..at + width).is_some_and(|c| c.len() == width);
+    if same_rest {
+        step.status = status;
+    }
+    same_rest
 }
 
 /// Applies replacements of byte ranges (which must not overlap). Insertions at one offset

@@ -265,8 +265,15 @@ impl Tx<'_> {
         if src == self.todo_src {
             return Ok(SetStatus::Unchanged);
         }
+        // Only the marker changed (the common case): the parse stays good, no need to redo it.
+        let patched = !id.is_sub()
+            && self.todo.as_mut().is_some_and(|list| {
+                todo_md::patch_marker(list, &self.todo_src, &src, id, status)
+            });
+        if !patched {
+            self.todo = None;
+        }
         self.todo_src = src;
-        self.todo = None;
         Ok(SetStatus::Set)
     }
 
@@ -339,10 +346,15 @@ impl Tx<'_> {
         let to = next.unwrap_or(from);
 
         let mut plan_src = self.plan_src.take();
+        let replaced = plan_src.is_some();
         let plan_base = plan_src.as_deref().unwrap_or(&self.base.plan_src);
-        let plan_phase = plan_md::parse_without_steps(plan_base)
-            .ok()
-            .and_then(|plan| plan.phase());
+        let plan_phase = if replaced {
+            plan_md::parse_without_steps(plan_base)
+                .ok()
+                .and_then(|plan| plan.phase())
+        } else {
+            self.base.plan.phase()
+        };
         if plan_phase != Some(to)
             && to != Phase::Cancelled
             && let Some(text) = plan_md::set_status_line(plan_base, to)
@@ -402,8 +414,13 @@ impl Tx<'_> {
 
         let mut task = self.base;
         if let Some(plan) = plan_src {
-            task.plan = plan_md::parse_without_steps(&plan)
-                .map_err(|e| store.parse_error(&dir.join(PLAN_FILE), &e))?;
+            if replaced {
+                task.plan = plan_md::parse_without_steps(&plan)
+                    .map_err(|e| store.parse_error(&dir.join(PLAN_FILE), &e))?;
+            } else {
+                // Only the `status:` value changed.
+                task.plan.front.status = Some(to);
+            }
             task.plan_src = plan;
         }
         task.todo_src = self.todo_src;
