@@ -14,6 +14,7 @@ pub mod todo_md;
 pub mod tx;
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -70,6 +71,18 @@ draft/session.jsonl
 pub struct Store {
     root: PathBuf,
     dir: PathBuf,
+    /// The task [`Store::load`] parsed last, with the text it parsed: a command that reads the
+    /// same task again (to find it, then under its lock) parses it once.
+    parsed: Arc<Mutex<Option<Parsed>>>,
+}
+
+/// A task as parsed from exactly these texts.
+#[derive(Debug)]
+struct Parsed {
+    plan_src: String,
+    todo_src: String,
+    state_src: Option<String>,
+    task: Task,
 }
 
 /// A task folder, found but not yet read.
@@ -115,6 +128,7 @@ impl Store {
         Store {
             root: root.to_path_buf(),
             dir: root.join(TASKS_DIR),
+            parsed: Arc::default(),
         }
     }
 
@@ -342,6 +356,17 @@ impl Store {
                 plan_src = plan;
             }
         }
+        if let Ok(cache) = self.parsed.lock()
+            && let Some(hit) = cache.as_ref().filter(|hit| {
+                hit.task.dir == task.dir
+                    && hit.todo_src == todo_src
+                    && hit.plan_src == plan_src
+                    && hit.state_src == state_src
+            })
+        {
+            return Ok(hit.task.clone());
+        }
+        let sources = (plan_src.clone(), todo_src.clone(), state_src.clone());
         // An approved task's checklist is TODO.md: PLAN.md's steps need not be read again.
         let plan = plan_md::parse_without_steps(&plan_src)
             .map_err(|e| self.parse_error(&plan_path, &e))?;
@@ -358,7 +383,7 @@ impl Store {
             })?,
             None => State::new(),
         };
-        Ok(Task {
+        let task = Task {
             id: task.id.clone(),
             dir: task.dir.clone(),
             plan_src,
@@ -366,7 +391,17 @@ impl Store {
             todo_src,
             todo,
             state,
-        })
+        };
+        if let Ok(mut cache) = self.parsed.lock() {
+            let (plan_src, todo_src, state_src) = sources;
+            *cache = Some(Parsed {
+                plan_src,
+                todo_src,
+                state_src,
+                task: task.clone(),
+            });
+        }
+        Ok(task)
     }
 
     fn read_task_file(&self, path: &Path) -> Result<String> {

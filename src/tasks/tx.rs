@@ -267,9 +267,10 @@ impl Tx<'_> {
         }
         // Only the marker changed (the common case): the parse stays good, no need to redo it.
         let patched = !id.is_sub()
-            && self.todo.as_mut().is_some_and(|list| {
-                todo_md::patch_marker(list, &self.todo_src, &src, id, status)
-            });
+            && self
+                .todo
+                .as_mut()
+                .is_some_and(|list| todo_md::patch_marker(list, &self.todo_src, &src, id, status));
         if !patched {
             self.todo = None;
         }
