@@ -213,7 +213,7 @@ fn reapprove(ctx: &Ctx<'_>, id: &str, args: &ApproveArgs) -> Result<Outcome> {
             .as_ref()
             .and_then(|a| a.draft_hash.clone()),
     };
-    let (_, committed) =
+    let ((), committed) =
         store.transact(&task_ref, now, "a person approved the edited plan", |tx| {
             tx.set_plan(plan_text.clone());
             tx.edit_todo(|src, _| {

@@ -187,10 +187,12 @@ fn key_lines(step: &Step, key: &str) -> Vec<String> {
 /// Edits that make `step`'s `key` lines be `lines`: in place of the first existing one (the
 /// others removed), or inserted where a new detail line goes.
 fn replace_key(src: &str, step: &Step, key: &str, lines: &[String]) -> Vec<(Range<usize>, String)> {
-    let text: String = lines
-        .iter()
-        .map(|line| format!("{}{line}{}", step.detail_prefix(), step.eol()))
-        .collect();
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(step.detail_prefix());
+        text.push_str(line);
+        text.push_str(step.eol());
+    }
     let existing = step.detail_lines_of(key);
     let Some((first, rest)) = existing.split_first() else {
         let at = step.detail_insert_at();
@@ -243,7 +245,10 @@ fn render_step(step: &Step, prefix: &str, eol: &str) -> String {
     let mut out = format!("{prefix}[ ] {id}{}{eol}", render::one_line(&step.title));
     let inner = indent_of(prefix);
     for line in render::detail_lines(step) {
-        out.push_str(&format!("{inner}- {line}{eol}"));
+        out.push_str(&inner);
+        out.push_str("- ");
+        out.push_str(&line);
+        out.push_str(eol);
     }
     for sub in &step.substeps {
         out.push_str(&render_step(sub, &format!("{inner}- "), eol));

@@ -100,6 +100,10 @@ impl Ws {
 struct Rng(u64);
 
 impl Rng {
+    #[allow(
+        clippy::print_stderr,
+        reason = "the seed, shown with a failure to replay it"
+    )]
     fn new() -> Rng {
         let seed = std::env::var("TICK_KILL_SEED")
             .ok()

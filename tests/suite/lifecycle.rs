@@ -566,10 +566,16 @@ fn a_reapproved_plan_edit_reaches_todo_and_the_next_run() {
     let edited = ws
         .read(&plan_path)
         .replace("`grep -q version count.py`", "`python3 count.py --version`")
-        .replace("- [ ] S3 Old step\n", "- [ ] S4 Document it\n  - files: README.md\n");
+        .replace(
+            "- [ ] S3 Old step\n",
+            "- [ ] S4 Document it\n  - files: README.md\n",
+        );
     ws.write(&plan_path, &edited);
     let refused = ws.run(&["check"]);
-    assert_eq!(refused.code, 12, "plan changed since approval: {refused:#?}");
+    assert_eq!(
+        refused.code, 12,
+        "plan changed since approval: {refused:#?}"
+    );
 
     let approved = ws.ok(&["approve", &id]);
     assert!(
@@ -582,14 +588,25 @@ fn a_reapproved_plan_edit_reaches_todo_and_the_next_run() {
     let todo = ws.read(&todo_path);
     let expected = before
         .replace("`grep -q version count.py`", "`python3 count.py --version`")
-        .replace("- [ ] S3 Old step\n", "- [ ] S4 Document it\n  - files: README.md\n");
+        .replace(
+            "- [ ] S3 Old step\n",
+            "- [ ] S4 Document it\n  - files: README.md\n",
+        );
     assert_eq!(todo, expected);
     assert!(todo.contains("- [x] S1 Write the counter"), "{todo}");
 
     let dry = ws.ok(&["run", "--dry-run"]);
-    assert!(dry.stdout.contains("python3 count.py --version"), "{}", dry.stdout);
+    assert!(
+        dry.stdout.contains("python3 count.py --version"),
+        "{}",
+        dry.stdout
+    );
     assert!(!dry.stdout.contains("grep -q version"), "{}", dry.stdout);
     // Approved as it stands now: nothing more to do.
     let again = ws.ok(&["approve", &id]);
-    assert!(again.stderr.contains("approved as it stands"), "{}", again.stderr);
+    assert!(
+        again.stderr.contains("approved as it stands"),
+        "{}",
+        again.stderr
+    );
 }
