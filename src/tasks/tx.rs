@@ -516,6 +516,21 @@ mod tests {
     }
 
     #[test]
+    fn a_second_load_of_the_same_texts_is_not_parsed_again_but_a_change_is() {
+        let (_root, store, task) = task();
+        let first = store.load(&task).unwrap();
+        assert_eq!(store.load(&task).unwrap().todo, first.todo);
+        std::fs::write(task.dir.join(TODO_FILE), TODO.replace("One", "Uno")).unwrap();
+        assert_eq!(store.load(&task).unwrap().todo.steps[0].title, "Uno");
+        std::fs::write(
+            task.dir.join(STATE_FILE),
+            "format: 1\nsteps:\n  S1:\n    status: done\n",
+        )
+        .unwrap();
+        assert_eq!(store.load(&task).unwrap().state.steps.len(), 1);
+    }
+
+    #[test]
     fn a_sub_step_settles_its_parent() {
         let (_root, store, task) = task();
         let mut tx = store.begin(&task).unwrap();

@@ -147,7 +147,10 @@ fn a_killed_writers_temp_files_are_removed_by_the_next_write() {
     // start-up check when it sees something to clean up, and so does every writer.
     ws.ok(&["status"]);
     for name in strays {
-        assert!(!ws.exists(&format!("{dir}/{name}")), "{name} is removed by status");
+        assert!(
+            !ws.exists(&format!("{dir}/{name}")),
+            "{name} is removed by status"
+        );
         ws.write(&format!("{dir}/{name}"), "torn");
     }
 

@@ -610,3 +610,45 @@ fn a_reapproved_plan_edit_reaches_todo_and_the_next_run() {
         again.stderr
     );
 }
+
+/// An approval cut short after its task folder appeared (the draft still there) is finished by
+/// the next command, never repeated into a second task; one cut short before is simply redone.
+#[test]
+fn a_half_done_approval_is_finished_not_repeated() {
+    let ws = Workspace::new();
+    ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    let draft = ws.read(".tasks/draft/PLAN.md");
+    ws.ok(&["approve"]);
+    let ids = ws.task_ids();
+    assert_eq!(ids.len(), 1);
+    // What a kill between the rename and the draft's removal leaves.
+    ws.write(".tasks/draft/PLAN.md", &draft);
+    ws.write(".tasks/draft/approving", &ids[0]);
+    let status = ws.ok(&["status", "--json"]);
+    assert_eq!(
+        json(&status.stdout)["draft"],
+        Value::Null,
+        "{}",
+        status.stdout
+    );
+    let again = ws.run(&["approve"]);
+    assert_eq!(again.code, 2, "{again:#?}");
+    assert!(
+        again.stderr.contains("no draft to approve"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(ws.task_ids(), ids);
+    assert!(!ws.exists(".tasks/draft"));
+
+    // A note naming a task that never appeared (killed before the rename): the draft stays
+    // and approves once.
+    ws.write(
+        ".tasks/draft/PLAN.md",
+        &draft.replace("Refactor login module", "Second"),
+    );
+    ws.write(".tasks/draft/approving", "20261130-143012-never-made");
+    ws.ok(&["approve"]);
+    assert_eq!(ws.task_ids().len(), 2);
+    assert!(!ws.exists(".tasks/draft"));
+}
