@@ -366,7 +366,7 @@ impl Store {
         {
             return Ok(hit.task.clone());
         }
-        let sources = (plan_src.clone(), todo_src.clone(), state_src.clone());
+        let state_text = state_src.clone();
         // An approved task's checklist is TODO.md: PLAN.md's steps need not be read again.
         let plan = plan_md::parse_without_steps(&plan_src)
             .map_err(|e| self.parse_error(&plan_path, &e))?;
@@ -392,16 +392,21 @@ impl Store {
             todo,
             state,
         };
+        self.remember(&task, state_text);
+        Ok(task)
+    }
+
+    /// Keeps `task` (as parsed from its texts and the state.yaml text `state_src`) for the next
+    /// [`Store::load`] of the same texts.
+    fn remember(&self, task: &Task, state_src: Option<String>) {
         if let Ok(mut cache) = self.parsed.lock() {
-            let (plan_src, todo_src, state_src) = sources;
             *cache = Some(Parsed {
-                plan_src,
-                todo_src,
+                plan_src: task.plan_src.clone(),
+                todo_src: task.todo_src.clone(),
                 state_src,
                 task: task.clone(),
             });
         }
-        Ok(task)
     }
 
     fn read_task_file(&self, path: &Path) -> Result<String> {

@@ -427,6 +427,13 @@ impl Tx<'_> {
         task.todo_src = self.todo_src;
         task.todo = todo;
         task.state = self.state;
+        // The runner reads the task again after each commit: it need not parse it.
+        let state_on_disk = if state_changed {
+            Some(state_src)
+        } else {
+            record.old_state
+        };
+        store.remember(&task, state_on_disk);
         Ok(Committed {
             from,
             to,

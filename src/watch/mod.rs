@@ -187,3 +187,44 @@ pub fn refresh_or_detect(store: &Store, task: &TaskRef, now: DateTime<Utc>) -> R
         Err(err) => Err(err),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshots_cover_every_done_steps_prints_and_the_commands_scope() {
+        let root = tempfile::tempdir().unwrap();
+        let store = Store::at(root.path());
+        for (id, state) in [
+            (
+                "20261130-143012-a",
+                "format: 1\nsteps:\n  S1:\n    status: done\n    fingerprints:\n      a.rs: h\n  S2:\n    status: pending\n    fingerprints:\n      p.rs: h\n",
+            ),
+            (
+                "20261130-143013-b",
+                "format: 1\nsteps:\n  S1:\n    status: done\n    fingerprints:\n      b.rs: h\n",
+            ),
+        ] {
+            let dir = store.dir().join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(STATE_FILE), state).unwrap();
+        }
+        let paths = snapshot_paths(&store).unwrap();
+        assert_eq!(paths.iter().collect::<Vec<_>>(), ["a.rs", "b.rs"]);
+
+        std::fs::write(root.path().join("a.rs"), "x").unwrap();
+        std::fs::create_dir_all(root.path().join("gen")).unwrap();
+        std::fs::write(root.path().join("gen/out.txt"), "y").unwrap();
+        let seen = command_snapshot(&store, &["gen/**".to_owned()]).unwrap();
+        assert_eq!(
+            seen.keys().collect::<Vec<_>>(),
+            ["a.rs", "b.rs", "gen/out.txt"]
+        );
+        assert_eq!(
+            seen["a.rs"],
+            fingerprint::hash_file(&root.path().join("a.rs"))
+        );
+        assert_eq!(seen["b.rs"], fingerprint::MISSING);
+    }
+}

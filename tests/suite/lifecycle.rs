@@ -645,7 +645,7 @@ fn a_half_done_approval_is_finished_not_repeated() {
     // and approves once.
     ws.write(
         ".tasks/draft/PLAN.md",
-        &draft.replace("Refactor login module", "Second"),
+        draft.replace("Refactor login module", "Second"),
     );
     ws.write(".tasks/draft/approving", "20261130-143012-never-made");
     ws.ok(&["approve"]);
