@@ -73,11 +73,19 @@ pub struct Store {
     dir: PathBuf,
     /// The task [`Store::load`] parsed last, with the text it parsed: a command that reads the
     /// same task again (to find it, then under its lock) parses it once.
-    parsed: Arc<Mutex<Option<Parsed>>>,
+    parsed: Arc<ParseCache>,
+}
+
+#[derive(Default)]
+struct ParseCache(Mutex<Option<Parsed>>);
+
+impl std::fmt::Debug for ParseCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ParseCache")
+    }
 }
 
 /// A task as parsed from exactly these texts.
-#[derive(Debug)]
 struct Parsed {
     plan_src: String,
     todo_src: String,
@@ -356,7 +364,7 @@ impl Store {
                 plan_src = plan;
             }
         }
-        if let Ok(cache) = self.parsed.lock()
+        if let Ok(cache) = self.parsed.0.lock()
             && let Some(hit) = cache.as_ref().filter(|hit| {
                 hit.task.dir == task.dir
                     && hit.todo_src == todo_src
@@ -399,7 +407,7 @@ impl Store {
     /// Keeps `task` (as parsed from its texts and the state.yaml text `state_src`) for the next
     /// [`Store::load`] of the same texts.
     fn remember(&self, task: &Task, state_src: Option<String>) {
-        if let Ok(mut cache) = self.parsed.lock() {
+        if let Ok(mut cache) = self.parsed.0.lock() {
             *cache = Some(Parsed {
                 plan_src: task.plan_src.clone(),
                 todo_src: task.todo_src.clone(),
