@@ -7,6 +7,7 @@ mod cli_review;
 mod concurrency;
 mod errors;
 mod hostile;
+mod kill;
 mod lifecycle;
 mod llm;
 mod models;
