@@ -570,6 +570,13 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
             );
         }
     }
+    if step.claimed_without_changes {
+        let _ = writeln!(
+            out,
+            "{indent}      {}",
+            style("claimed done with no file changed and no command run").yellow()
+        );
+    }
     if let Some(reason) = &step.blocked {
         let _ = writeln!(out, "{indent}      {} {reason}", style("blocked:").red());
     }

@@ -147,6 +147,9 @@ pub struct StepReport {
     /// For a done step: changes tick made to its files later, while running other tasks
     /// (`changed by task <id> S2`). Not stale; `tick check --strict` reports them.
     pub later_changes: Vec<LaterChange>,
+    /// For a done step: the model claimed it done while no file changed and it ran no
+    /// command.
+    pub claimed_without_changes: bool,
     pub substeps: Vec<StepReport>,
 }
 
@@ -176,6 +179,8 @@ fn step_report(task: &Task, step: &Step) -> StepReport {
         title: step.title.clone(),
         verified: (status == StepStatus::Done)
             .then(|| step.id.is_some_and(|id| task.state.verified(id))),
+        claimed_without_changes: status == StepStatus::Done
+            && record.is_some_and(|r| r.claimed_without_changes),
         changed_by: record.and_then(|r| r.changed_by),
         evidence: if status == StepStatus::Done {
             record

@@ -123,6 +123,9 @@ pub struct StepRecord {
     /// task: not stale, but worth a look (`tick check --strict`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub later_changes: Vec<LaterChange>,
+    /// The model claimed the step done while no file changed and it ran no command.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub claimed_without_changes: bool,
 }
 
 /// A change tick made to a done step's file while running (another task's) step.
@@ -187,6 +190,7 @@ impl State {
         record.done_at = done.then_some(now);
         record.fingerprints = if done { fingerprints } else { BTreeMap::new() };
         record.later_changes.clear();
+        record.claimed_without_changes = false;
         record
     }
 
