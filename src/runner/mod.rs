@@ -711,7 +711,22 @@ impl<'a> Runner<'a> {
         // What the step changed: what its tools wrote, what differs from before it, and what
         // earlier attempts changed that is still changed.
         let after = Snapshot::take(&root, &scope, &before.files.keys().cloned().collect());
-        // A file a person changed meanwhile is theirs, unless the step's tools wrote it too.
+        // A file a person changed meanwhile is theirs, unless the step's tools wrote it too:
+        // what the watcher reported, and what the attribution rule does not give to tick (the
+        // watcher may not have said so yet).
+        let mut outside = outside;
+        for path in before.changed(&after) {
+            if recorder.written().contains_key(&path) || outside.contains(&path) {
+                continue;
+            }
+            let hash = after
+                .files
+                .get(&path)
+                .map_or(crate::watch::fingerprint::MISSING, String::as_str);
+            if !recorder.owns(&path, hash, None) {
+                outside.insert(path);
+            }
+        }
         let mut changed: BTreeSet<String> = recorder.written().keys().cloned().collect();
         changed.extend(before.changed(&after).difference(&outside).cloned());
         if let Some(dirty) = &after.dirty {

@@ -11,6 +11,7 @@ mod kill;
 mod lifecycle;
 mod llm;
 mod models;
+mod ownership_runs;
 mod planning;
 mod run_command;
 mod run_json;
