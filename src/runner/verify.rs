@@ -246,7 +246,7 @@ mod tests {
                     );
                     (before.get("a.txt"), after.get("a.txt"))
                 }
-                other => panic!("{other:?}"),
+                other @ Record::Write { .. } => panic!("{other:?}"),
             })
             .collect();
         let (old, new) = (hash("hello\n"), hash("hello again\n"));
