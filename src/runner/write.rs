@@ -58,6 +58,9 @@ pub fn step(
         let set = tx.set_status(id, expected, status, reason)?;
         let written = matches!(set, SetStatus::Set | SetStatus::Unchanged);
         tx.record(|state| record(state, written));
+        if written && id.is_sub() {
+            settled_parent(store, tx, id.parent(), now)?;
+        }
         Ok(set)
     })?;
     Ok(match set {
@@ -65,6 +68,37 @@ pub fn step(
         SetStatus::KeptPersonEdit { current } => StatusWrite::Kept { current },
         SetStatus::Missing => StatusWrite::Missing,
     })
+}
+
+/// A parent ticked in this transaction because its last sub-step is done gets its record in
+/// the same write: done by the runner, its fingerprints, no evidence yet (the runner verifies
+/// the parent next and records the evidence, or blocks it). So a kill in between never leaves
+/// a `[x]` without a record.
+fn settled_parent(
+    store: &Store,
+    tx: &mut crate::tasks::tx::Tx<'_>,
+    parent: StepId,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let Some(step) = tx.todo()?.find(parent) else {
+        return Ok(());
+    };
+    if step.status != StepStatus::Done {
+        return Ok(());
+    }
+    let files = step.files.clone();
+    let recorded = tx
+        .state()
+        .steps
+        .get(&parent)
+        .is_some_and(|r| r.status == Some(StepStatus::Done));
+    if !recorded {
+        let prints = crate::watch::fingerprint(store.root(), &files, &[]);
+        tx.record(|state| {
+            state.record_runner(parent, StepStatus::Done, now, &[], prints);
+        });
+    }
+    Ok(())
 }
 
 /// Writes `status` for step `id` (see [`step`]) without changing state.yaml.
@@ -258,5 +292,28 @@ mod tests {
         let loaded = store.load(&task).unwrap();
         let s1 = &loaded.state.steps[&StepId::top(1)];
         assert_eq!((s1.status, s1.files_changed.len()), (None, 1));
+    }
+
+    #[test]
+    fn a_parent_ticked_by_its_last_sub_step_is_recorded_in_the_same_write() {
+        let todo = "- [ ] S1 a\n  - files: p.txt\n  - [x] S1.1 one\n  - [-] S1.2 two\n";
+        let (dir, store, task) = task(todo);
+        std::fs::write(dir.path().join("p.txt"), "p\n").unwrap();
+        let done = StepWrite {
+            id: StepId::sub(1, 2),
+            expected: Some(StepStatus::InProgress),
+            status: StepStatus::Done,
+            reason: None,
+        };
+        step(&store, &task, now(), done, |_, _| {}).unwrap();
+        let loaded = store.load(&task).unwrap();
+        assert_eq!(loaded.todo.steps[0].status, StepStatus::Done);
+        let parent = &loaded.state.steps[&StepId::top(1)];
+        assert_eq!(parent.status, Some(StepStatus::Done));
+        assert!(parent.fingerprints.contains_key("p.txt"), "{parent:?}");
+        assert!(
+            !parent.verified(),
+            "not verified until the runner verifies it"
+        );
     }
 }
