@@ -267,14 +267,20 @@ pub struct WatchArgs {
 ///   12  a PLAN.md changed since it was approved
 ///   10  a step is stale: files it relied on changed outside tick
 ///   11  a step is done without verification
+///    9  with --strict: a done step's files were changed later by tick, running another task
 ///   14  the last planning or run attempt failed (`tick status` says why)
 ///    0  all clear
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct CheckArgs {
+    /// Also report done steps whose files tick changed later while running another task
+    /// (`changed by task <id> S2`): not stale, but worth a look.
+    #[arg(long)]
+    pub strict: bool,
     /// Print one JSON report: `format`, `tasks_checked`, `newly_stale` (`[task, step]` pairs
     /// this check marked), `findings` (each with `task`, `kind` of `stale`, `unverified`,
-    /// `plan_changed` or `unparseable`, `step` and `message`) and `exit_code`.
+    /// `plan_changed`, `unparseable` or, with `--strict`, `changed_by_task`, `step` and
+    /// `message`) and `exit_code`.
     #[arg(long)]
     pub json: bool,
 }

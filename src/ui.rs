@@ -495,6 +495,7 @@ impl Ui {
                 .map(|s| format!(" `{s}`"))
                 .unwrap_or_default();
             let kind = match finding.kind {
+                crate::commands::check::FindingKind::ChangedByTask => "changed by tick",
                 crate::commands::check::FindingKind::Unverified => "unverified",
                 crate::commands::check::FindingKind::Stale => "stale",
                 crate::commands::check::FindingKind::PlanChanged => "plan changed",
@@ -601,11 +602,30 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
             );
         }
     }
+    if step.claimed_without_changes {
+        let _ = writeln!(
+            out,
+            "{indent}      {}",
+            style("claimed done with no file changed and no command run").yellow()
+        );
+    }
     if let Some(reason) = &step.blocked {
         let _ = writeln!(out, "{indent}      {} {reason}", style("blocked:").red());
     }
     if let Some(reason) = &step.stale {
         let _ = writeln!(out, "{indent}      {} {reason}", style("stale:").yellow());
+    }
+    for change in &step.later_changes {
+        let _ = writeln!(
+            out,
+            "{indent}      {}",
+            style(format!(
+                "{}: {}",
+                crate::watch::stale::later_change_text(change),
+                change.files.join(", ")
+            ))
+            .dim()
+        );
     }
     for sub in &step.substeps {
         step_lines(out, sub, &format!("{indent}    "));

@@ -11,9 +11,9 @@ use crate::plan::{Event, Phase, transition};
 use crate::tasks::plan_md::{self, Approval, FrontMatter, PlanDoc};
 use crate::tasks::render::render_todo;
 use crate::tasks::state::{ApprovalRecord, State};
-use crate::tasks::todo_md;
 use crate::tasks::{
-    PLAN_FILE, RUNS_DIR, SESSION_FILE, STATE_FILE, TODO_FILE, folder_name, steps_hash,
+    PLAN_FILE, RUNS_DIR, SESSION_FILE, STATE_FILE, TODO_FILE, draft_hash, folder_name, merge,
+    remove_draft, steps_hash, todo_md,
 };
 
 /// Where the approved PLAN.md is kept (locally, not committed) to show what changed later.
@@ -94,6 +94,7 @@ fn approve_draft(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         plan_hash: plan_md::approval_hash(&approved),
         steps_hash: steps_hash(&approved.steps),
         git_head: crate::git::head(store.root()),
+        draft_hash: Some(draft_hash(&draft.src)),
     });
     let state_text = state_yaml(&state)?;
 
@@ -109,13 +110,20 @@ fn approve_draft(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
     let runs = stage.join(RUNS_DIR);
     fsx::create_dir_all(&runs)?;
     fsx::write_atomic(&runs.join(APPROVED_COPY), plan_text.as_bytes())?;
+    // Copied, not moved: until the task folder is in place, the draft stays whole.
     let session = store.draft_dir().join(SESSION_FILE);
-    if session.exists() {
-        fsx::rename(&session, &runs.join("plan-session.jsonl"))?;
+    if let Some(text) = fsx::read_optional(&session)? {
+        fsx::write_atomic(&runs.join("plan-session.jsonl"), text.as_bytes())?;
     }
     fsx::sync_dir(&stage)?;
+    // The note says which task this draft becomes. A kill after the rename leaves task and
+    // draft both; the next command sees the note and the task's `draft_hash`, and finishes by
+    // removing the draft instead of approving it again (`Store::lock`).
+    fsx::write_atomic(&store.approving_path(), id.as_bytes())?;
     let task_dir = store.dir().join(&id);
     fsx::rename(&stage, &task_dir)?;
+    fsx::sync_dir(store.dir())?;
+    remove_draft(store)?;
     crate::tasks::journal::transition(
         &task_dir,
         phase,
@@ -123,8 +131,6 @@ fn approve_draft(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         "a person approved the draft",
         now,
     );
-    fsx::sync_dir(store.dir())?;
-    fsx::remove_dir_all(&store.draft_dir())?;
 
     store.set_current(&store.task_ref(&id));
     let steps = approved.steps.all_steps().count();
@@ -173,9 +179,29 @@ fn reapprove(ctx: &Ctx<'_>, id: &str, args: &ApproveArgs) -> Result<Outcome> {
         return Ok(Outcome::Done);
     }
     let plan_path = task.dir.join(PLAN_FILE);
+    let todo_path = task.dir.join(TODO_FILE);
     let copy = task.dir.join(RUNS_DIR).join(APPROVED_COPY);
-    if let Some(diff) = changes_since_approval(&copy, &task.plan_src) {
-        ctx.ui.data(&diff);
+    // The steps as PLAN.md has them now: the contract TODO.md must follow.
+    let edited = plan_md::parse(&task.plan_src).map_err(|e| store.parse_error(&plan_path, &e))?;
+    plan_md::validate(&edited).map_err(|e| store.parse_error(&plan_path, &e))?;
+    // The steps as last approved; without the local copy (a fresh clone), TODO.md stands in.
+    let approved_copy = fsx::read_optional(&copy)?;
+    let old_steps = approved_copy
+        .as_deref()
+        .and_then(|text| plan_md::parse(text).ok())
+        .map_or_else(|| task.todo.clone(), |plan| plan.steps);
+    let (merged, diff) =
+        merge::apply_plan(&task.todo_src, &old_steps, &edited.steps).map_err(|e| {
+            Error::input(format!(
+                "`{}`: the edited steps cannot be applied to `{}`: {}",
+                store.rel(&plan_path),
+                store.rel(&todo_path),
+                e.message
+            ))
+            .hint("fix the steps in PLAN.md (a `depends` on a removed step?); nothing was changed")
+        })?;
+    if let Some(text) = changes_since_approval(&copy, &task.plan_src) {
+        ctx.ui.data(&text);
     }
     let now = ctx.now();
     let mut front = task.plan.front.clone();
@@ -184,18 +210,46 @@ fn reapprove(ctx: &Ctx<'_>, id: &str, args: &ApproveArgs) -> Result<Outcome> {
     front.status = Some(phase);
     let plan_text = plan_md::render(&front, &task.plan.body).map_err(render_error)?;
     let approved = plan_md::parse(&plan_text).map_err(|e| store.parse_error(&plan_path, &e))?;
-    let mut state = task.state.clone();
-    state.approval = Some(ApprovalRecord {
+    let record = ApprovalRecord {
         approved_at: now,
         plan_hash: plan_md::approval_hash(&approved),
         steps_hash: steps_hash(&approved.steps),
         git_head: crate::git::head(store.root()),
-    });
-    fsx::write_atomic(&plan_path, plan_text.as_bytes())?;
-    fsx::write_atomic(&task.dir.join(STATE_FILE), state_yaml(&state)?.as_bytes())?;
+        draft_hash: task
+            .state
+            .approval
+            .as_ref()
+            .and_then(|a| a.draft_hash.clone()),
+    };
+    let ((), committed) =
+        store.transact(&task_ref, now, "a person approved the edited plan", |tx| {
+            tx.set_plan(plan_text.clone());
+            tx.edit_todo(|src, _| {
+                // A person may have saved TODO.md since it was read above: merge into theirs.
+                if src == task.todo_src {
+                    Ok(merged.clone())
+                } else {
+                    merge::apply_plan(src, &old_steps, &edited.steps)
+                        .map(|(text, _)| text)
+                        .map_err(|e| store.parse_error(&todo_path, &e))
+                }
+            })?;
+            tx.assign_ids()?;
+            tx.record(|state| state.approval = Some(record.clone()));
+            Ok(())
+        })?;
     fsx::create_dir_all(&task.dir.join(RUNS_DIR))?;
-    fsx::write_atomic(&copy, plan_text.as_bytes())?;
+    fsx::write_atomic(&copy, committed.task.plan_src.as_bytes())?;
     ctx.ui.note(&format!("approved the edited plan of `{id}`"));
+    if diff.is_empty() {
+        ctx.ui.note("the steps did not change");
+    } else {
+        ctx.ui.note(&format!(
+            "applied to `{}`:\n{}",
+            store.rel(&todo_path),
+            diff.to_string().trim_end()
+        ));
+    }
     Ok(Outcome::Done)
 }
 
@@ -226,9 +280,9 @@ fn with_ids(plan: &PlanDoc) -> Result<String> {
     Ok(body)
 }
 
+/// state.yaml's text (the one definition is [`crate::tasks::tx::state_yaml`]).
 pub fn state_yaml(state: &State) -> Result<String> {
-    serde_yaml::to_string(state)
-        .map_err(|err| Error::internal(format!("could not write state.yaml: {err}")))
+    crate::tasks::tx::state_yaml(state)
 }
 
 #[allow(

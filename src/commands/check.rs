@@ -21,6 +21,8 @@ pub enum FindingKind {
     // Ordered from least to most severe: the most severe finding sets the exit code.
     /// The last planning or run attempt failed (a warning: the files are consistent).
     FailedAttempt,
+    /// Only with `--strict`: tick changed a done step's files later, running another task.
+    ChangedByTask,
     Unverified,
     Stale,
     PlanChanged,
@@ -31,6 +33,7 @@ impl FindingKind {
     pub fn exit_code(self) -> u8 {
         match self {
             FindingKind::FailedAttempt => 14,
+            FindingKind::ChangedByTask => 9,
             FindingKind::Stale => 10,
             FindingKind::Unverified => 11,
             FindingKind::PlanChanged => 12,
@@ -70,7 +73,7 @@ pub fn run(ctx: &Ctx<'_>, args: &CheckArgs) -> Result<Outcome> {
     };
     for id in store.task_ids()? {
         let task = store.task_ref(&id);
-        check_task(ctx, &task, &mut report)?;
+        check_task(ctx, &task, args.strict, &mut report)?;
     }
     if let Some(attempt) = super::plan::last_plan_attempt(store) {
         report.findings.push(Finding {
@@ -97,7 +100,12 @@ pub fn run(ctx: &Ctx<'_>, args: &CheckArgs) -> Result<Outcome> {
     })
 }
 
-fn check_task(ctx: &Ctx<'_>, task_ref: &TaskRef, report: &mut CheckReport) -> Result<()> {
+fn check_task(
+    ctx: &Ctx<'_>,
+    task_ref: &TaskRef,
+    strict: bool,
+    report: &mut CheckReport,
+) -> Result<()> {
     let store = &ctx.store;
     let unparseable = |message: String| Finding {
         task: task_ref.id.clone(),
@@ -169,6 +177,33 @@ fn check_task(ctx: &Ctx<'_>, task_ref: &TaskRef, report: &mut CheckReport) -> Re
                 step: Some(stale.id.to_string()),
                 message: watch::stale::reason(&stale.files, ctx.now()),
             });
+        }
+    }
+    if strict {
+        for step in task.todo.all_steps() {
+            let Some(id) = step
+                .id
+                .filter(|_| step.effective_status() == StepStatus::Done)
+            else {
+                continue;
+            };
+            let changes = task
+                .state
+                .steps
+                .get(&id)
+                .map(|r| r.later_changes.as_slice());
+            for change in changes.unwrap_or_default() {
+                findings.push(Finding {
+                    task: task.id.clone(),
+                    kind: FindingKind::ChangedByTask,
+                    step: Some(id.to_string()),
+                    message: format!(
+                        "{}: {}",
+                        watch::stale::later_change_text(change),
+                        change.files.join(", ")
+                    ),
+                });
+            }
         }
     }
     for step in task.unverified() {

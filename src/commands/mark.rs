@@ -1,12 +1,13 @@
 //! `tick mark S3 done`: a person sets a step's status, through the same engine the runner uses.
 
+use std::collections::BTreeMap;
+
 use super::{Ctx, Outcome};
 use crate::cli::{MarkArgs, MarkStatus};
 use crate::error::{Error, Result};
-use crate::fsx;
-use crate::plan::{Event, Progress, StepId, StepStatus, transition};
-use crate::tasks::todo_md::{self, StepEdit};
-use crate::tasks::{PLAN_FILE, STATE_FILE, TODO_FILE, plan_md};
+use crate::plan::{StepId, StepStatus};
+use crate::tasks::TODO_FILE;
+use crate::tasks::tx::SetStatus;
 
 pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
     let store = &ctx.store;
@@ -35,28 +36,25 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
     }
 
     let task_ref = store.resolve_or_current(args.task.as_deref())?;
-    let lock = store.lock_task(&task_ref, "tick mark")?;
+    let _lock = store.lock_task(&task_ref, "tick mark")?;
     store.set_current(&task_ref);
-    // Like every command, mark first marks what went stale while tick was not looking.
-    let newly_stale = crate::watch::refresh_locked(store, &task_ref, ctx.now(), &lock)?;
-    for stale in &newly_stale {
+    let now = ctx.now();
+    let why = format!("a person marked `{id}` {}", status.as_str());
+    // One transaction: what went stale while tick was not looking (like every command), the
+    // ids of steps a person added, and the mark itself, written together.
+    let mut tx = store.begin(&task_ref)?;
+    let verdict = crate::watch::examine(store, tx.base())?;
+    crate::watch::apply(&mut tx, &verdict, now)?;
+    for stale in &verdict.stale {
         ctx.ui.warn(&format!(
             "`{}` is stale: {} changed outside tick",
             stale.id,
             stale.files.join(", ")
         ));
     }
-    let task = store.load(&task_ref)?;
-    let todo_path = task.dir.join(TODO_FILE);
-    let phase = task.phase();
-
-    // Steps a person added without ids get them in this write.
-    let mut src = task.todo_src.clone();
-    let mut list = task.todo.clone();
-    if list.needs_ids() {
-        src = todo_md::assign_ids(&src, &list).0;
-        list = todo_md::parse(&src).map_err(|e| store.parse_error(&todo_path, &e))?;
-    }
+    tx.assign_ids()?;
+    let todo_path = tx.base().dir.join(TODO_FILE);
+    let list = tx.todo()?;
     let Some(step) = list.find(id) else {
         let ids: Vec<String> = list
             .all_steps()
@@ -98,56 +96,38 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
     }
     let before = step.effective_status();
     let step_files = step.files.clone();
-    src = edit(&src, &list, id, status, reason)?;
-    if id.is_sub() {
-        src = todo_md::settle_parent(&src, id.parent())
-            .map_err(|e| Error::internal(e.to_string()))?;
+    let set = tx.set_status(id, None, status, reason)?;
+    let (progress, next) = tx.phase_after()?;
+    let next = next.map_err(|r| Error::input(r.reason).hint(r.hint))?;
+    for stale in &verdict.stale {
+        ctx.ui.warn(&format!(
+            "`{}` is stale: {} changed outside tick",
+            stale.id,
+            stale.files.join(", ")
+        ));
     }
-    let list = todo_md::parse(&src).map_err(|e| {
-        Error::internal(format!(
-            "the edit of `{}` did not parse back: {e}",
-            store.rel(&todo_path)
-        ))
-    })?;
-    if src == task.todo_src {
+    if set != SetStatus::Set {
+        // Nothing of the mark to write; what the staleness check found still is.
+        tx.commit(now, "files of done steps changed outside tick")?;
         ctx.ui.note(&format!(
             "`{id}` is already {}",
             before.as_str().replace('_', " ")
         ));
         return Ok(Outcome::Done);
     }
-    let progress = Progress::from_statuses(list.steps.iter().map(todo_md::Step::progress_status));
-    let next = transition(phase, Event::StepsChanged(progress))
-        .map_err(|r| Error::input(r.reason).hint(r.hint))?;
-
-    let mut state = task.state.clone();
-    state.record_person(id, status, ctx.now());
-    if let Some(record) = state.steps.get_mut(&id) {
-        // A person ticking a step vouches for its files as they are now: a later change
-        // outside tick makes it stale. Any other status relies on nothing.
-        record.fingerprints = if status == StepStatus::Done {
-            crate::watch::fingerprint(store.root(), &step_files, &[])
-        } else {
-            std::collections::BTreeMap::new()
-        };
-    }
-    fsx::write_atomic(&todo_path, src.as_bytes())?;
-    fsx::write_atomic(
-        &task.dir.join(STATE_FILE),
-        super::approve::state_yaml(&state)?.as_bytes(),
-    )?;
-    if task.plan.phase() != Some(next)
-        && let Some(plan) = plan_md::set_status_line(&task.plan_src, next)
-    {
-        fsx::write_atomic(&task.dir.join(PLAN_FILE), plan.as_bytes())?;
-    }
-    crate::tasks::journal::transition(
-        &task.dir,
-        phase,
-        next,
-        &format!("a person marked `{id}` {}", status.as_str()),
-        ctx.now(),
-    );
+    tx.record(|state| {
+        state.record_person(id, status, now);
+        if let Some(record) = state.steps.get_mut(&id) {
+            // A person ticking a step vouches for its files as they are now: a later change
+            // outside tick makes it stale. Any other status relies on nothing.
+            record.fingerprints = if status == StepStatus::Done {
+                crate::watch::fingerprint(store.root(), &step_files, &[])
+            } else {
+                BTreeMap::new()
+            };
+        }
+    });
+    tx.commit(now, &why)?;
     let how = match status {
         StepStatus::Done => " (by hand: not verified)".to_owned(),
         StepStatus::Blocked => format!(": {}", reason.unwrap_or_default()),
@@ -161,15 +141,4 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
         next
     ));
     Ok(Outcome::Done)
-}
-
-fn edit(
-    src: &str,
-    list: &todo_md::Checklist,
-    id: StepId,
-    status: StepStatus,
-    reason: Option<&str>,
-) -> Result<String> {
-    todo_md::edit_step(src, list, id, &StepEdit::status(status, reason))
-        .ok_or_else(|| Error::internal(format!("step `{id}` vanished while editing")))
 }

@@ -69,9 +69,12 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         limits: config.limits,
         tool_calls: config.tool_calls,
         secrets: config.api_key.iter().cloned().collect(),
-        // The journal's command windows are wall-clock times compared with file modification
-        // times, so the records they are compared with must be wall-clock times too.
-        clock: Clock::System,
+        // Attribution compares content, never times: a fixed clock (`TICK_NOW`) is safe.
+        clock: if ctx.env.var("TICK_NOW").is_some() {
+            Clock::Fixed(ctx.now())
+        } else {
+            Clock::System
+        },
         interrupted,
         commit: args.commit,
         watch: true,
@@ -79,7 +82,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     })?;
     if !sandboxed {
         ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
-        crate::runner::write::save_state(store, &task_ref, |state| {
+        crate::runner::write::save_state(store, &task_ref, ctx.now(), |state| {
             state.unsandboxed_run = Some(ctx.now());
         })?;
     }

@@ -8,7 +8,7 @@ use super::{Ctx, Outcome};
 use crate::cli::StatusArgs;
 use crate::error::Result;
 use crate::plan::{Phase, StepStatus};
-use crate::tasks::state::{Actor, LastAttempt};
+use crate::tasks::state::{Actor, LastAttempt, LaterChange};
 use crate::tasks::todo_md::Step;
 use crate::tasks::{Draft, Store, Task};
 use crate::watch::{self, freshness::MissingFiles};
@@ -144,6 +144,12 @@ pub struct StepReport {
     pub depends: Vec<String>,
     pub blocked: Option<String>,
     pub stale: Option<String>,
+    /// For a done step: changes tick made to its files later, while running other tasks
+    /// (`changed by task <id> S2`). Not stale; `tick check --strict` reports them.
+    pub later_changes: Vec<LaterChange>,
+    /// For a done step: the model claimed it done while no file changed and it ran no
+    /// command.
+    pub claimed_without_changes: bool,
     pub substeps: Vec<StepReport>,
 }
 
@@ -173,6 +179,8 @@ fn step_report(task: &Task, step: &Step) -> StepReport {
         title: step.title.clone(),
         verified: (status == StepStatus::Done)
             .then(|| step.id.is_some_and(|id| task.state.verified(id))),
+        claimed_without_changes: status == StepStatus::Done
+            && record.is_some_and(|r| r.claimed_without_changes),
         changed_by: record.and_then(|r| r.changed_by),
         evidence: if status == StepStatus::Done {
             record
@@ -197,6 +205,10 @@ fn step_report(task: &Task, step: &Step) -> StepReport {
         depends: step.depends.iter().map(ToString::to_string).collect(),
         blocked: step.blocked.clone(),
         stale: step.stale.clone(),
+        later_changes: match (status, record) {
+            (StepStatus::Done, Some(record)) => record.later_changes.clone(),
+            _ => Vec::new(),
+        },
         substeps: step.substeps.iter().map(|s| step_report(task, s)).collect(),
     }
 }
@@ -241,10 +253,11 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
             None => (None, None),
         },
     };
-    // Like every command, status first marks what went stale while tick was not looking.
+    // Like every command, status first marks what went stale while tick was not looking (and
+    // moves forward the fingerprints tick's own later work changed).
     let refreshed = match (&task_ref, &loaded) {
         // Nothing went stale: no need to take the lock and read the task again.
-        (Some(_), Some(task)) if watch::detect(store, task)?.is_empty() => None,
+        (Some(_), Some(task)) if !watch::needs_refresh(store, task)? => None,
         (Some(task), _) => Some(watch::refresh_or_detect(store, task, ctx.now())?),
         (None, _) => None,
     };

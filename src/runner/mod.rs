@@ -33,13 +33,14 @@ use crate::llm::{Client, Message, Usage};
 use crate::plan::{Event, StepId, StepStatus, transition};
 use crate::sandbox::tamper;
 use crate::tasks::lock::Lock;
+use crate::tasks::state::LastAttempt;
 use crate::tasks::{PLAN_FILE, RUNS_DIR, STATE_FILE, Store, TODO_FILE, Task, TaskRef};
 use crate::tools::{Effects, Registry};
 use crate::watch::live::{Change, LiveOptions, LiveWatcher};
 use changes::Snapshot;
 use record::Recorder;
 use verify::StepVerifier;
-use write::StatusWrite;
+use write::{StatusWrite, StepWrite};
 
 pub use events::{BlockedStep, JSON_FORMAT, RunEvent, RunOutcome, StepOutcome, Summary};
 pub use schedule::{Next, next_step};
@@ -148,7 +149,6 @@ impl<'s, 't> Emitter<'s, 't> {
 struct Hooks<'r, 's, 't> {
     root: &'r Path,
     step: StepId,
-    clock: Clock,
     verifier: StepVerifier,
     recorder: Recorder,
     watcher: Option<&'r mut LiveWatcher>,
@@ -160,6 +160,8 @@ struct Hooks<'r, 's, 't> {
     /// What changed there while one of the agent's commands ran: tick writes nothing there
     /// during a command, so each of these is someone else's doing.
     tampered: Vec<tamper::Tampered>,
+    /// How many of the agent's commands (`bash`, `run_command`) ran.
+    agent_commands: usize,
 }
 
 impl Hooks<'_, '_, '_> {
@@ -211,15 +213,16 @@ impl StepHooks for Hooks<'_, '_, '_> {
     fn before_tool(&mut self, tool: &str) {
         if matches!(tool, "bash" | "run_command") {
             self.guard();
-        }
-        if tool == "bash" {
-            self.recorder.command_started(SystemTime::now());
+            self.recorder.command_started();
         }
     }
 
     fn after_tool(&mut self, effects: &Effects) {
         self.check_guarded();
-        self.recorder.tool_effects(effects, self.clock.now());
+        if effects.command_window.is_some() {
+            self.agent_commands += 1;
+        }
+        self.recorder.tool_effects(effects);
     }
 
     fn notices(&mut self) -> Option<String> {
@@ -242,10 +245,7 @@ impl StepHooks for Hooks<'_, '_, '_> {
             }
             let modified = metadata.and_then(|m| m.modified().ok());
             let hash = crate::watch::fingerprint::hash_file(&full);
-            if !self
-                .recorder
-                .owns(&path, &hash, modified, SystemTime::now())
-            {
+            if !self.recorder.owns(&path, &hash, modified) {
                 foreign.push(path);
             }
         }
@@ -323,6 +323,7 @@ impl<'a> Runner<'a> {
         let task = store.load(&self.deps.task)?;
         store.require_steps(&task)?;
         if task.plan_changed() {
+            // The approved copy and its diff stay with `tick approve`, which writes them.
             let copy = task
                 .dir
                 .join(RUNS_DIR)
@@ -339,7 +340,7 @@ impl<'a> Runner<'a> {
             )));
         }
         if task.todo.needs_ids() {
-            let steps = write::assign_ids(store, &task)?;
+            let steps = write::assign_ids(store, &self.deps.task, self.deps.clock.now())?;
             sink(RunEvent::IdsAssigned { steps });
             return store.load(&self.deps.task);
         }
@@ -428,25 +429,17 @@ impl<'a> Runner<'a> {
         })
     }
 
-    /// Writes a status through [`write::set_status`] and reports what a person's edit kept.
-    fn write_status(
+    /// Writes a step's status and, in the same transaction, its state.yaml record
+    /// ([`write::step`]), and reports what a person's edit kept.
+    fn write_step(
         &self,
-        id: StepId,
-        expected: Option<StepStatus>,
-        status: StepStatus,
-        reason: Option<&str>,
+        write: StepWrite<'_>,
+        record: impl FnMut(&mut crate::tasks::state::State, bool),
         sink: &mut Sink<'_>,
     ) -> Result<()> {
         let store = self.store();
-        let written = write::set_status(
-            store,
-            &self.deps.task,
-            id,
-            expected,
-            status,
-            reason,
-            self.deps.clock.now(),
-        )?;
+        let StepWrite { id, status, .. } = write;
+        let written = write::step(store, &self.deps.task, self.deps.clock.now(), write, record)?;
         let file = store.rel(&self.deps.task.dir.join(TODO_FILE));
         match written {
             StatusWrite::Written(_) => {}
@@ -461,15 +454,37 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    fn save_state(&self, update: impl FnOnce(&mut crate::tasks::state::State)) -> Result<()> {
-        write::save_state(self.store(), &self.deps.task, update)
+    fn save_state(&self, update: impl FnMut(&mut crate::tasks::state::State)) -> Result<()> {
+        write::save_state(self.store(), &self.deps.task, self.deps.clock.now(), update)
     }
 
-    /// A verification of step `id` with no attempts used yet, and a recorder for it.
-    fn verifier(&self, task: &Task, id: StepId, commands: &[String]) -> (StepVerifier, Recorder) {
+    /// A journal of what tick does for step `id` of `task`, whose files are `scope`.
+    fn recorder(&self, task: &Task, id: StepId, scope: &[String]) -> Recorder {
+        Recorder::new(
+            self.store(),
+            &task.id,
+            id,
+            scope,
+            self.deps.clock,
+            SystemTime::now(),
+        )
+    }
+
+    /// A verification of `step` with no attempts used yet, and a recorder for it.
+    fn verifier(
+        &self,
+        task: &Task,
+        id: StepId,
+        step: &crate::tasks::todo_md::Step,
+    ) -> (StepVerifier, Recorder) {
         (
-            StepVerifier::new(self.root(), self.deps.registry.command_env(), id, commands),
-            Recorder::new(&task.dir, id, SystemTime::now()),
+            StepVerifier::new(
+                self.root(),
+                self.deps.registry.command_env(),
+                id,
+                &step.verify,
+            ),
+            self.recorder(task, id, &step.files),
         )
     }
 
@@ -480,7 +495,7 @@ impl<'a> Runner<'a> {
             let (Some(id), StepStatus::Stale) = (step.id, step.status) else {
                 continue;
             };
-            let (mut verifier, mut recorder) = self.verifier(task, id, &step.verify);
+            let (mut verifier, mut recorder) = self.verifier(task, id, step);
             let has_verify = verifier.has_commands();
             let passed = has_verify
                 && matches!(
@@ -494,10 +509,21 @@ impl<'a> Runner<'a> {
             };
             let prints = crate::watch::fingerprint(self.root(), &step.files, &[]);
             let now = self.deps.clock.now();
-            self.save_state(|state| {
-                state.record_runner(id, status, now, verifier.evidence(), prints);
-            })?;
-            self.write_status(id, Some(StepStatus::Stale), status, None, sink)?;
+            let write = StepWrite {
+                id,
+                expected: Some(StepStatus::Stale),
+                status,
+                reason: None,
+            };
+            self.write_step(
+                write,
+                |state, written| {
+                    if written {
+                        state.record_runner(id, status, now, verifier.evidence(), prints.clone());
+                    }
+                },
+                sink,
+            )?;
             sink(RunEvent::StaleReverified {
                 step: id,
                 passed,
@@ -518,33 +544,49 @@ impl<'a> Runner<'a> {
         if step.status != StepStatus::Done {
             return Ok(false);
         }
-        let (mut verifier, mut recorder) = self.verifier(&task, parent, &step.verify);
+        let (mut verifier, mut recorder) = self.verifier(&task, parent, step);
         let passed = matches!(
             verifier.verify(&mut recorder, &mut *sink),
             Verdict::Passed { .. }
         );
         let prints = crate::watch::fingerprint(self.root(), &step.files, &[]);
         let now = self.deps.clock.now();
-        self.save_state(|state| {
-            let status = if passed {
-                StepStatus::Done
-            } else {
-                StepStatus::Blocked
-            };
-            state.record_runner(parent, status, now, verifier.evidence(), prints);
-        })?;
         if passed {
+            // The parent's box was ticked with its last sub-step: only its record is new.
+            self.save_state(|state| {
+                state.record_runner(
+                    parent,
+                    StepStatus::Done,
+                    now,
+                    verifier.evidence(),
+                    prints.clone(),
+                );
+            })?;
             return Ok(false);
         }
         let failed = verifier.evidence().last().map_or_else(String::new, |e| {
             format!("`{}` exit {}", e.command, e.exit_code)
         });
         let reason = format!("its sub-steps are done but its verification fails: {failed}");
-        self.write_status(
-            parent,
-            Some(StepStatus::Done),
-            StepStatus::Blocked,
-            Some(&reason),
+        let write = StepWrite {
+            id: parent,
+            expected: Some(StepStatus::Done),
+            status: StepStatus::Blocked,
+            reason: Some(&reason),
+        };
+        self.write_step(
+            write,
+            |state, written| {
+                if written {
+                    state.record_runner(
+                        parent,
+                        StepStatus::Blocked,
+                        now,
+                        verifier.evidence(),
+                        BTreeMap::new(),
+                    );
+                }
+            },
             sink,
         )?;
         sink(RunEvent::StepBlocked {
@@ -579,11 +621,22 @@ impl<'a> Runner<'a> {
             step: id,
             title: step.title.clone(),
         });
-        self.write_status(id, None, StepStatus::InProgress, None, sink)?;
         let now = self.deps.clock.now();
-        self.save_state(|state| {
-            state.record_runner(id, StepStatus::InProgress, now, &[], BTreeMap::new());
-        })?;
+        let start = StepWrite {
+            id,
+            expected: None,
+            status: StepStatus::InProgress,
+            reason: None,
+        };
+        self.write_step(
+            start,
+            |state, written| {
+                if written {
+                    state.record_runner(id, StepStatus::InProgress, now, &[], BTreeMap::new());
+                }
+            },
+            sink,
+        )?;
         // What earlier (blocked or failed) attempts of this step changed.
         let earlier: BTreeSet<String> = task
             .state
@@ -607,16 +660,15 @@ impl<'a> Runner<'a> {
         if let Some(watcher) = self.watcher.as_mut() {
             while watcher.try_next().is_some() {}
         }
-        let (result, verifier, recorder, outside, tampered) = {
+        let (result, verifier, recorder, outside, tampered, agent_commands) = {
             let emitter = Emitter::new(&mut *sink);
             let (verifier, recorder) = (
                 StepVerifier::new(&root, self.deps.registry.command_env(), id, &step.verify),
-                Recorder::new(&task.dir, id, SystemTime::now()),
+                self.recorder(task, id, &scope),
             );
             let mut hooks = Hooks {
                 root: &root,
                 step: id,
-                clock: self.deps.clock,
                 verifier,
                 recorder,
                 watcher: self.watcher.as_mut(),
@@ -624,6 +676,7 @@ impl<'a> Runner<'a> {
                 emitter: &emitter,
                 guarded: None,
                 tampered: Vec::new(),
+                agent_commands: 0,
             };
             let executor = Executor {
                 model: Model {
@@ -650,6 +703,7 @@ impl<'a> Runner<'a> {
                 hooks.recorder,
                 hooks.outside,
                 hooks.tampered,
+                hooks.agent_commands,
             )
         };
         self.save_transcript(&task.dir, id, &messages);
@@ -657,7 +711,22 @@ impl<'a> Runner<'a> {
         // What the step changed: what its tools wrote, what differs from before it, and what
         // earlier attempts changed that is still changed.
         let after = Snapshot::take(&root, &scope, &before.files.keys().cloned().collect());
-        // A file a person changed meanwhile is theirs, unless the step's tools wrote it too.
+        // A file a person changed meanwhile is theirs, unless the step's tools wrote it too:
+        // what the watcher reported, and what the attribution rule does not give to tick (the
+        // watcher may not have said so yet).
+        let mut outside = outside;
+        for path in before.changed(&after) {
+            if recorder.written().contains_key(&path) || outside.contains(&path) {
+                continue;
+            }
+            let hash = after
+                .files
+                .get(&path)
+                .map_or(crate::watch::fingerprint::MISSING, String::as_str);
+            if !recorder.owns(&path, hash, None) {
+                outside.insert(path);
+            }
+        }
         let mut changed: BTreeSet<String> = recorder.written().keys().cloned().collect();
         changed.extend(before.changed(&after).difference(&outside).cloned());
         if let Some(dirty) = &after.dirty {
@@ -682,10 +751,19 @@ impl<'a> Runner<'a> {
         let end = match result {
             Ok(end) => end,
             Err(err) => {
+                // The failure is recorded with what the attempt changed, in one write.
+                let err = step_error(err, id);
+                let attempt = LastAttempt::from_error(self.deps.clock.now(), Some(id), &err);
                 self.save_state(|state| {
-                    state.steps.entry(id).or_default().files_changed = files_changed;
+                    state
+                        .steps
+                        .entry(id)
+                        .or_default()
+                        .files_changed
+                        .clone_from(&files_changed);
+                    state.record_failure(attempt.clone());
                 })?;
-                return Err(step_error(err, id));
+                return Err(err);
             }
         };
         let now = self.deps.clock.now();
@@ -693,18 +771,36 @@ impl<'a> Runner<'a> {
             StepEnd::Done { note } => {
                 let prints = crate::watch::fingerprint(&root, &scope, &files_changed);
                 let deviation = changes::deviations(&scope, &changed);
-                self.save_state(|state| {
-                    let record = state.record_runner(id, StepStatus::Done, now, &evidence, prints);
-                    record.files_changed.clone_from(&files_changed);
-                    record.deviations.clone_from(&deviation);
-                    record.outside_edits = outside.iter().cloned().collect();
-                    record.note = note.as_deref().map(|n| crate::redact::redact(n, &[]));
-                })?;
-                self.write_status(
+                // Claimed done, yet no file changed and the agent ran no command.
+                let idle = files_changed.is_empty() && agent_commands == 0;
+                let done = StepWrite {
                     id,
-                    Some(StepStatus::InProgress),
-                    StepStatus::Done,
-                    None,
+                    expected: Some(StepStatus::InProgress),
+                    status: StepStatus::Done,
+                    reason: None,
+                };
+                self.write_step(
+                    done,
+                    |state, written| {
+                        let record = if written {
+                            state.clear_failure();
+                            let record = state.record_runner(
+                                id,
+                                StepStatus::Done,
+                                now,
+                                &evidence,
+                                prints.clone(),
+                            );
+                            record.claimed_without_changes = idle;
+                            record
+                        } else {
+                            state.steps.entry(id).or_default()
+                        };
+                        record.files_changed.clone_from(&files_changed);
+                        record.deviations.clone_from(&deviation);
+                        record.outside_edits = outside.iter().cloned().collect();
+                        record.note = note.as_deref().map(|n| crate::redact::redact(n, &[]));
+                    },
                     sink,
                 )?;
                 sink(RunEvent::StepDone {
@@ -731,21 +827,28 @@ impl<'a> Runner<'a> {
             }
             StepEnd::Blocked { reason } => {
                 let reason = crate::redact::redact(&reason, &[]);
-                self.save_state(|state| {
-                    let record = state.record_runner(
-                        id,
-                        StepStatus::Blocked,
-                        now,
-                        &evidence,
-                        BTreeMap::new(),
-                    );
-                    record.files_changed = files_changed;
-                })?;
-                self.write_status(
+                let blocked = StepWrite {
                     id,
-                    Some(StepStatus::InProgress),
-                    StepStatus::Blocked,
-                    Some(&reason),
+                    expected: Some(StepStatus::InProgress),
+                    status: StepStatus::Blocked,
+                    reason: Some(&reason),
+                };
+                self.write_step(
+                    blocked,
+                    |state, written| {
+                        let record = if written {
+                            state.record_runner(
+                                id,
+                                StepStatus::Blocked,
+                                now,
+                                &evidence,
+                                BTreeMap::new(),
+                            )
+                        } else {
+                            state.steps.entry(id).or_default()
+                        };
+                        record.files_changed.clone_from(&files_changed);
+                    },
                     sink,
                 )?;
                 sink(RunEvent::StepBlocked {
@@ -920,6 +1023,7 @@ fn step_error(err: StepError, id: StepId) -> Error {
             ErrorKind::Provider,
             "the model stopped without reporting the step with `update_step`, even after a reminder",
         )
+        .hint(crate::agent::CHANGE_MODEL_HINT)
         .hint(left),
         StepError::TurnLimit { turns } => Error::new(
             ErrorKind::Limit,

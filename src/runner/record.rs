@@ -1,98 +1,144 @@
 //! The one place the runner journals what tick itself did while a step ran: every file a tool
-//! wrote (with the content hash it wrote) and every command it ran (a `bash` call or a verify
-//! command). The staleness check and the live watcher use these records to tell tick's own
-//! changes from a person's (DESIGN §6). Keep this narrow: the journal's mechanism changes
-//! (content snapshots around each command) land here and nowhere else.
+//! wrote (with the content hash it wrote) and every command it ran (a `bash` call, a verify
+//! command) with content snapshots of the watched files taken just before and just after it
+//! (`watch::command_snapshot`). The staleness check reads these records through the one
+//! attribution rule (`watch::attribution::owner`, docs/ownership.md); the live watcher's
+//! "is this change tick's own?" while the step runs asks the same rule here. No time windows.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use chrono::{DateTime, Utc};
-
+use super::Clock;
 use crate::plan::StepId;
-use crate::tasks::journal::{self, Entry};
-use crate::tools::{CommandWindow, Effects};
+use crate::tasks::Store;
+use crate::tasks::journal::{self, Record};
+use crate::tools::Effects;
+use crate::watch::attribution;
 
-/// How far a file's modification time may sit outside a command's window and still be the
-/// command's (file systems stamp with a coarse clock).
-const WINDOW_SLACK: Duration = Duration::from_secs(1);
-/// How long after a command a deleted file may still be the command's doing.
-const DELETE_SLACK: Duration = Duration::from_secs(3);
-
-/// What tick did during one step, journaled as it happens and kept to answer "is this change
-/// tick's own?" while the step runs.
+/// What tick did during one step (or one verification), journaled as it happens and kept to
+/// answer "is this change tick's own?" while the step runs.
 #[derive(Debug)]
 pub struct Recorder {
-    task_dir: PathBuf,
+    store: Store,
+    task: String,
     step: StepId,
+    /// The files the step may change: its own `files`, and its parent's for a sub-step.
+    scope: Vec<String>,
+    clock: Clock,
     /// When the step started: a file not modified since is not news, whatever the watcher
-    /// says (the polling fallback reports every file on its first look).
+    /// says (the polling fallback reports every file on its first look). Not an attribution:
+    /// such a file did not change during the step at all.
     started: SystemTime,
     written: BTreeMap<String, String>,
-    windows: Vec<(SystemTime, SystemTime)>,
-    /// When the command under way started, as the runner saw it.
-    running: Option<SystemTime>,
+    /// What this recorder journaled, for [`Recorder::owns`].
+    records: Vec<Record>,
+    /// Content of the files git sees changed, before and after each command: what a command
+    /// changed outside the watched files (a deviation of the agent's, not a person's edit).
+    dirty: Vec<(BTreeMap<String, String>, BTreeMap<String, String>)>,
+    /// The command under way: when it started, its snapshot, and git's dirty files.
+    running: Option<Running>,
+    commands: usize,
+}
+
+#[derive(Debug)]
+struct Running {
+    start: chrono::DateTime<chrono::Utc>,
+    before: Option<BTreeMap<String, String>>,
+    dirty: BTreeMap<String, String>,
 }
 
 impl Recorder {
-    pub fn new(task_dir: &Path, step: StepId, started: SystemTime) -> Self {
+    /// A recorder for `step` of task `task`, whose files are `scope`.
+    pub fn new(
+        store: &Store,
+        task: &str,
+        step: StepId,
+        scope: &[String],
+        clock: Clock,
+        started: SystemTime,
+    ) -> Self {
         Recorder {
-            task_dir: task_dir.to_path_buf(),
+            store: store.clone(),
+            task: task.to_owned(),
             step,
+            scope: scope.to_vec(),
+            clock,
             started,
             written: BTreeMap::new(),
-            windows: Vec::new(),
+            records: Vec::new(),
+            dirty: Vec::new(),
             running: None,
+            commands: 0,
         }
     }
 
-    /// A tool wrote `path` (workspace-relative) leaving content `hash`, at `at`.
-    pub fn tool_wrote(&mut self, path: &str, hash: &str, at: DateTime<Utc>) {
+    fn journal(&mut self, record: Record) {
+        // The journal is a help for later commands; failing to write it never fails a step
+        // (without the record, the change counts as out of band: verified again, not trusted).
+        let _ = journal::record(self.store.dir(), &record);
+        self.records.push(record);
+    }
+
+    /// A tool wrote `path` (workspace-relative) leaving content `hash`.
+    pub fn tool_wrote(&mut self, path: &str, hash: &str) {
         self.written.insert(path.to_owned(), hash.to_owned());
-        // The journal is a help for later commands; failing to write it never fails a step.
-        let _ = journal::append(
-            &self.task_dir,
-            &Entry::Write {
-                path: path.to_owned(),
-                hash: hash.to_owned(),
-                at,
-            },
-        );
+        self.journal(Record::Write {
+            path: path.to_owned(),
+            hash: hash.to_owned(),
+            at: self.clock.now(),
+            task: self.task.clone(),
+            step: Some(self.step.to_string()),
+        });
     }
 
-    /// A command tick runs (a `bash` call, a verify command) is about to start.
-    pub fn command_started(&mut self, at: SystemTime) {
-        self.running = Some(at);
+    /// A command tick runs (a `bash` call, a verify command) is about to start: snapshots the
+    /// watched files.
+    pub fn command_started(&mut self) {
+        let root = self.store.root();
+        self.running = Some(Running {
+            start: self.clock.now(),
+            before: crate::watch::command_snapshot(&self.store, &self.scope).ok(),
+            dirty: super::changes::dirty_files(root).unwrap_or_default(),
+        });
     }
 
-    /// The command started last has ended; `window` is when its processes ran. The recorded
-    /// window starts at the earlier of the two starts, so nothing the command did is missed.
-    pub fn command_ended(&mut self, window: &CommandWindow) {
-        let start = self
-            .running
-            .take()
-            .map_or(window.start, |at| at.min(window.start));
-        self.windows.push((start, window.end));
-        let _ = journal::append(
-            &self.task_dir,
-            &Entry::Command {
-                start: DateTime::<Utc>::from(start),
-                end: DateTime::<Utc>::from(window.end),
-                step: Some(self.step.to_string()),
-            },
-        );
+    /// The command started last has ended: snapshots the watched files again and journals
+    /// the command with both snapshots.
+    pub fn command_ended(&mut self) {
+        let Some(running) = self.running.take() else {
+            return;
+        };
+        self.commands += 1;
+        let after_dirty = super::changes::dirty_files(self.store.root()).unwrap_or_default();
+        self.dirty.push((running.dirty, after_dirty));
+        // Without a snapshot from before, nothing can be said about what the command changed.
+        let (Some(before), Ok(after)) = (
+            running.before,
+            crate::watch::command_snapshot(&self.store, &self.scope),
+        ) else {
+            return;
+        };
+        self.journal(Record::Command {
+            start: running.start,
+            end: self.clock.now(),
+            task: self.task.clone(),
+            step: Some(self.step.to_string()),
+            scope: self.scope.clone(),
+            before,
+            after,
+        });
     }
 
-    /// What one tool call changed: its writes and its command window.
-    pub fn tool_effects(&mut self, effects: &Effects, at: DateTime<Utc>) {
+    /// What one tool call changed: its writes, and the end of the command it ran.
+    pub fn tool_effects(&mut self, effects: &Effects) {
         for file in &effects.files_written {
-            self.tool_wrote(&file.path, &file.blake3, at);
+            self.tool_wrote(&file.path, &file.blake3);
         }
-        match &effects.command_window {
-            Some(window) => self.command_ended(window),
-            // A tool that ran no command after all (refused arguments) leaves no window.
-            None => self.running = None,
+        if effects.command_window.is_some() {
+            self.command_ended();
+        } else {
+            // A tool that ran no command after all (refused arguments) leaves no record.
+            self.running = None;
         }
     }
 
@@ -101,28 +147,41 @@ impl Recorder {
         &self.written
     }
 
-    /// Whether a change the watcher saw to `path` (now with content `hash`, modified at
-    /// `modified`, `None` when deleted) is tick's own, as of `now`. A file untouched since
-    /// the step started is not a change at all.
-    pub fn owns(
-        &self,
-        path: &str,
-        hash: &str,
-        modified: Option<SystemTime>,
-        now: SystemTime,
-    ) -> bool {
+    /// How many commands ran (and ended) through this recorder.
+    pub fn commands_run(&self) -> usize {
+        self.commands
+    }
+
+    /// Whether a change the watcher saw to `path` (now with content `hash`, last modified at
+    /// `modified`) is tick's own. The one rule (`attribution::owner`) decides for the watched
+    /// files: a tool wrote exactly that content, or a command's snapshots show it produced
+    /// that content in a file of its step. A watched file outside the step (a done step's
+    /// fingerprinted file) that a command's snapshot saw change is a person's edit. Any other
+    /// file a command's snapshot of git's changed files saw it produce is the command's (an
+    /// agent's change outside its step, for the deviation check, never hidden as a person's).
+    pub fn owns(&self, path: &str, hash: &str, modified: Option<SystemTime>) -> bool {
         if modified.is_some_and(|at| at < self.started) {
             return true;
         }
-        if self.written.get(path).is_some_and(|own| own == hash) {
+        if self.written.get(path).is_some_and(|own| own == hash)
+            || attribution::owner(path, hash, &self.records).is_some()
+        {
             return true;
         }
-        self.windows.iter().any(|(start, end)| match modified {
-            Some(at) => at + WINDOW_SLACK >= *start && at <= *end + WINDOW_SLACK,
-            // Deleted: only a command that just ran can have done it.
-            None => now
-                .duration_since(*end)
-                .is_ok_and(|ago| ago <= DELETE_SLACK),
+        let watched = self.records.iter().any(|record| match record {
+            Record::Command { before, after, .. } => {
+                before.contains_key(path) || after.contains_key(path)
+            }
+            Record::Write { .. } => false,
+        });
+        if watched {
+            return false;
+        }
+        self.dirty.iter().any(|(before, after)| {
+            after.get(path).map_or(
+                hash == crate::watch::fingerprint::MISSING && before.contains_key(path),
+                |a| a == hash,
+            ) && before.get(path).is_none_or(|b| b != hash)
         })
     }
 }
@@ -130,75 +189,140 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::FileWritten;
+    use crate::tools::{CommandWindow, FileWritten};
+    use std::time::Duration;
 
-    fn at(secs: u64) -> SystemTime {
-        SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000 + secs)
+    const TASK: &str = "20261130-143012-t";
+
+    fn now() -> chrono::DateTime<chrono::Utc> {
+        "2026-11-30T14:30:12Z".parse().unwrap()
     }
 
-    fn recorder(dir: &Path) -> Recorder {
-        Recorder::new(dir, StepId::top(1), at(0))
+    /// A workspace whose task has a done step `S1` fingerprinting `done.txt`, and a recorder
+    /// for its `S2` (files: `gen/**`), started an hour ago.
+    fn workspace() -> (tempfile::TempDir, Store, Recorder) {
+        let root = tempfile::tempdir().unwrap();
+        let store = Store::at(root.path());
+        let dir = store.dir().join(TASK);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(crate::tasks::STATE_FILE),
+            "format: 1\nsteps:\n  S1:\n    status: done\n    fingerprints:\n      done.txt: h\n",
+        )
+        .unwrap();
+        std::fs::write(root.path().join("done.txt"), "v1\n").unwrap();
+        let started = SystemTime::now() - Duration::from_secs(3600);
+        let recorder = Recorder::new(
+            &store,
+            TASK,
+            StepId::top(2),
+            &["gen/**".to_owned()],
+            Clock::Fixed(now()),
+            started,
+        );
+        (root, store, recorder)
+    }
+
+    fn hash(text: &str) -> String {
+        blake3::hash(text.as_bytes()).to_hex().to_string()
+    }
+
+    fn command_effects() -> Effects {
+        let at = SystemTime::now();
+        Effects {
+            files_written: Vec::new(),
+            command_window: Some(CommandWindow { start: at, end: at }),
+            exit_code: Some(0),
+        }
     }
 
     #[test]
-    fn a_tool_write_is_own_only_with_the_content_it_wrote() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut rec = recorder(dir.path());
-        let now: DateTime<Utc> = "2026-11-30T14:30:12Z".parse().unwrap();
-        rec.tool_effects(
-            &Effects {
-                files_written: vec![FileWritten {
-                    path: "a.txt".into(),
-                    blake3: "h1".into(),
-                }],
-                command_window: None,
-                exit_code: None,
-            },
-            now,
-        );
-        assert!(rec.owns("a.txt", "h1", Some(at(100)), at(100)));
-        assert!(!rec.owns("a.txt", "h2", Some(at(100)), at(100)));
-        assert!(!rec.owns("b.txt", "h1", Some(at(100)), at(100)));
-        let journal = journal::read(dir.path()).unwrap();
+    fn a_tool_write_is_own_only_with_the_content_it_wrote_whenever_it_is_seen() {
+        let (_root, store, mut rec) = workspace();
+        rec.tool_effects(&Effects {
+            files_written: vec![FileWritten {
+                path: "a.txt".into(),
+                blake3: "h1".into(),
+            }],
+            command_window: None,
+            exit_code: None,
+        });
+        // Seen a day later, the content still says whose it is.
+        let late = Some(SystemTime::now() + Duration::from_secs(86_400));
+        assert!(rec.owns("a.txt", "h1", late));
+        assert!(!rec.owns("a.txt", "h2", late));
+        assert!(!rec.owns("b.txt", "h1", late));
         assert_eq!(
-            journal,
-            [Entry::Write {
+            journal::read_workspace(store.dir()).unwrap(),
+            [Record::Write {
                 path: "a.txt".into(),
                 hash: "h1".into(),
-                at: now
+                at: now(),
+                task: TASK.into(),
+                step: Some("S2".into()),
             }]
         );
+        assert_eq!(rec.commands_run(), 0);
     }
 
     #[test]
-    fn a_change_inside_a_command_window_is_own_and_outside_is_not() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut rec = recorder(dir.path());
-        rec.command_started(at(10));
-        rec.command_ended(&CommandWindow {
-            start: at(11),
-            end: at(20),
-        });
-        assert!(rec.owns("x", "h", Some(at(10)), at(30)), "started early");
-        assert!(rec.owns("x", "h", Some(at(20)), at(30)));
+    fn a_commands_snapshots_decide_not_the_time_of_the_change() {
+        let (root, store, mut rec) = workspace();
+        rec.command_started();
+        // During the command: it generates a file of its step, and a person saves the done
+        // step's file. Both land inside the command's time.
+        std::fs::create_dir_all(root.path().join("gen")).unwrap();
+        std::fs::write(root.path().join("gen/out.txt"), "made\n").unwrap();
+        std::fs::write(root.path().join("done.txt"), "v2 by hand\n").unwrap();
+        let during = Some(SystemTime::now());
+        rec.tool_effects(&command_effects());
+        assert_eq!(rec.commands_run(), 1);
+
         assert!(
-            !rec.owns("x", "h", Some(at(25)), at(30)),
-            "after the window"
+            !rec.owns("done.txt", &hash("v2 by hand\n"), during),
+            "a done step's file outside the command's step is the person's"
         );
-        assert!(rec.owns("x", "h", None, at(22)), "deleted just after");
-        assert!(!rec.owns("x", "h", None, at(40)), "deleted much later");
-        assert!(
-            rec.owns("x", "h", Some(at(0) - Duration::from_secs(5)), at(40)),
-            "not modified since the step began"
-        );
-        let journal = journal::read(dir.path()).unwrap();
-        assert_eq!(
-            journal,
-            [Entry::Command {
-                start: DateTime::<Utc>::from(at(10)),
-                end: DateTime::<Utc>::from(at(20)),
-                step: Some("S1".into()),
-            }]
-        );
+        // Seen long after the command ended: still the command's, by content.
+        let late = Some(SystemTime::now() + Duration::from_secs(600));
+        assert!(rec.owns("gen/out.txt", &hash("made\n"), late));
+        // Changed again afterwards, to other content: not the command's.
+        assert!(!rec.owns("gen/out.txt", &hash("edited\n"), during));
+
+        let journal = journal::read_workspace(store.dir()).unwrap();
+        let [
+            Record::Command {
+                task,
+                step,
+                scope,
+                before,
+                after,
+                ..
+            },
+        ] = journal.as_slice()
+        else {
+            panic!("{journal:?}");
+        };
+        assert_eq!((task.as_str(), step.as_deref()), (TASK, Some("S2")));
+        assert_eq!(scope, &["gen/**".to_owned()]);
+        assert_eq!(before.get("done.txt"), Some(&hash("v1\n")));
+        assert_eq!(after.get("done.txt"), Some(&hash("v2 by hand\n")));
+        assert_eq!(after.get("gen/out.txt"), Some(&hash("made\n")));
+        assert!(!before.contains_key("gen/out.txt"));
+    }
+
+    #[test]
+    fn a_command_that_changes_an_unwatched_file_outside_its_step_is_the_commands() {
+        let (root, _store, mut rec) = workspace();
+        crate::git::output(root.path(), &["init", "-q"]).unwrap();
+        rec.command_started();
+        std::fs::write(root.path().join("elsewhere.txt"), "agent\n").unwrap();
+        rec.tool_effects(&command_effects());
+        let late = Some(SystemTime::now() + Duration::from_secs(600));
+        // Outside the step, so a deviation to report, not a person's edit to keep quiet.
+        assert!(rec.owns("elsewhere.txt", &hash("agent\n"), late));
+        assert!(!rec.owns("elsewhere.txt", &hash("person\n"), late));
+        // Not modified since the step began: not a change at all.
+        let old = Some(SystemTime::now() - Duration::from_secs(7200));
+        assert!(rec.owns("untouched.txt", "h", old));
     }
 }

@@ -2,7 +2,7 @@
 //! each result kept as evidence for state.yaml and reported as a [`RunEvent::Verification`].
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use super::events::RunEvent;
 use super::record::Recorder;
@@ -82,7 +82,7 @@ impl StepVerifier {
         self.evidence.clear();
         let mut report = String::new();
         for command in &self.commands {
-            recorder.command_started(SystemTime::now());
+            recorder.command_started();
             let run = match bash::run_command(&self.root, &self.env, command, self.timeout) {
                 Ok(run) => run,
                 Err(err) => {
@@ -91,7 +91,7 @@ impl StepVerifier {
                     };
                 }
             };
-            recorder.command_ended(&run.window);
+            recorder.command_ended();
             let duration_ms = u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX);
             let passed = run.passed();
             let output_tail = crate::redact::redact(&tail(&run.output, 20, 2_000), &[]);
@@ -163,7 +163,22 @@ impl StepVerifier {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tasks::journal::{self, Entry};
+    use crate::runner::Clock;
+    use crate::tasks::Store;
+    use crate::tasks::journal::{self, Record};
+    use std::time::SystemTime;
+
+    /// A recorder for `S2` (files: `a.txt`) of a task in the workspace `root`.
+    fn recorder(root: &Path) -> Recorder {
+        Recorder::new(
+            &Store::at(root),
+            "20261130-143012-t",
+            StepId::top(2),
+            &["a.txt".to_owned()],
+            Clock::System,
+            SystemTime::now(),
+        )
+    }
 
     fn verifier(root: &Path, commands: &[&str]) -> StepVerifier {
         let commands: Vec<String> = commands.iter().map(|c| (*c).to_owned()).collect();
@@ -171,20 +186,22 @@ mod tests {
     }
 
     #[test]
-    fn passing_commands_leave_evidence_events_and_journal_windows() {
+    fn passing_commands_leave_evidence_events_and_journal_snapshots() {
         let dir = tempfile::tempdir().unwrap();
-        let tasks = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
-        let mut recorder = Recorder::new(tasks.path(), StepId::top(2), SystemTime::now());
-        let mut v = verifier(dir.path(), &["grep -q hello a.txt", "echo checked"]);
+        let mut recorder = recorder(dir.path());
+        let mut v = verifier(
+            dir.path(),
+            &["grep -q hello a.txt", "echo hello again > a.txt"],
+        );
         let mut events = Vec::new();
         let verdict = v.verify(&mut recorder, &mut |e| events.push(e));
         assert!(matches!(verdict, Verdict::Passed { .. }), "{verdict:?}");
         assert_eq!(v.evidence().len(), 2);
-        assert_eq!(v.evidence()[1].output_tail, "checked");
+        assert_eq!(v.evidence()[1].output_tail, "");
         assert_eq!(
-            v.evidence()[1].output_hash,
-            blake3::hash(b"checked\n").to_hex().to_string()
+            v.evidence()[0].output_hash,
+            blake3::hash(b"").to_hex().to_string()
         );
         let passed: Vec<(String, bool, Option<i32>)> = events
             .iter()
@@ -206,21 +223,40 @@ mod tests {
             passed,
             [
                 ("grep -q hello a.txt".to_owned(), true, Some(0)),
-                ("echo checked".to_owned(), true, Some(0))
+                ("echo hello again > a.txt".to_owned(), true, Some(0))
             ]
         );
-        let windows = journal::read(tasks.path())
-            .unwrap()
-            .into_iter()
-            .filter(|e| matches!(e, Entry::Command { .. }))
-            .count();
-        assert_eq!(windows, 2);
+        // Each command is journalled with the step's files before and after it: the second
+        // one is what changed `a.txt`, and the record says so by content.
+        let hash = |text: &str| blake3::hash(text.as_bytes()).to_hex().to_string();
+        let journal = journal::read_workspace(&dir.path().join(".tasks")).unwrap();
+        let seen: Vec<(Option<&String>, Option<&String>)> = journal
+            .iter()
+            .map(|record| match record {
+                Record::Command {
+                    before,
+                    after,
+                    step,
+                    scope,
+                    ..
+                } => {
+                    assert_eq!(
+                        (step.as_deref(), scope.as_slice()),
+                        (Some("S2"), &["a.txt".to_owned()][..])
+                    );
+                    (before.get("a.txt"), after.get("a.txt"))
+                }
+                other @ Record::Write { .. } => panic!("{other:?}"),
+            })
+            .collect();
+        let (old, new) = (hash("hello\n"), hash("hello again\n"));
+        assert_eq!(seen, [(Some(&old), Some(&old)), (Some(&old), Some(&new))]);
     }
 
     #[test]
     fn a_failure_stops_at_that_command_and_three_failures_give_up() {
         let dir = tempfile::tempdir().unwrap();
-        let mut recorder = Recorder::new(dir.path(), StepId::top(2), SystemTime::now());
+        let mut recorder = recorder(dir.path());
         let mut v = verifier(dir.path(), &["echo no; exit 3", "echo never"]);
         let mut events = Vec::new();
         for attempt in 1..=2 {
@@ -250,7 +286,7 @@ mod tests {
     #[test]
     fn a_timeout_is_a_failure_without_exit_code() {
         let dir = tempfile::tempdir().unwrap();
-        let mut recorder = Recorder::new(dir.path(), StepId::top(2), SystemTime::now());
+        let mut recorder = recorder(dir.path());
         let mut v = verifier(dir.path(), &["sleep 5"]).with_timeout(Duration::from_millis(200));
         let mut events = Vec::new();
         let verdict = v.verify(&mut recorder, &mut |e| events.push(e));
@@ -273,7 +309,7 @@ mod tests {
     #[test]
     fn no_commands_pass_without_evidence() {
         let dir = tempfile::tempdir().unwrap();
-        let mut recorder = Recorder::new(dir.path(), StepId::top(2), SystemTime::now());
+        let mut recorder = recorder(dir.path());
         let mut v = verifier(dir.path(), &[]);
         assert!(!v.has_commands());
         let verdict = v.verify(&mut recorder, &mut |_| panic!("no event"));

@@ -1,33 +1,107 @@
-//! The one place the runner writes a task's TODO.md, PLAN.md status and state.yaml. Each
-//! write reads the files as they are now (a person may have edited them while a step ran) and
-//! changes only what the runner owns. Keep this narrow: the task-write transaction (TODO.md
-//! and state.yaml committed together) replaces the bodies here and nowhere else.
+//! The one place the runner writes a task's TODO.md, PLAN.md status and state.yaml, each write
+//! one transaction (`tasks::tx`): a step's marker and its state.yaml record land together, so
+//! a kill at any instant leaves either the old pair or the new one, never `[x]` without its
+//! record. Each transaction reads the files as they are now (a person may have edited them
+//! while a step ran) and changes only what the runner owns.
 
 use chrono::{DateTime, Utc};
 
 use crate::error::Result;
-use crate::fsx;
-use crate::plan::{Event, Phase, Progress, StepId, StepStatus, transition};
+use crate::plan::{Phase, StepId, StepStatus};
 use crate::tasks::state::State;
-use crate::tasks::todo_md::{self, StepEdit};
-use crate::tasks::{PLAN_FILE, STATE_FILE, Store, TODO_FILE, Task, TaskRef, journal, plan_md};
+use crate::tasks::tx::SetStatus;
+use crate::tasks::{Store, TaskRef};
 
 /// What became of a status the runner meant to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StatusWrite {
-    /// Written; the task is now in this phase.
+    /// Written (or already so); the task is now in this phase.
     Written(Phase),
     /// A person changed the step's marker away from what the runner expected while the step
-    /// ran: their version is kept and nothing was written.
+    /// ran: their version is kept and the marker was not written.
     Kept { current: StepStatus },
-    /// The step is no longer in TODO.md; nothing was written.
+    /// The step is no longer in TODO.md; the marker was not written.
     Missing,
 }
 
-/// Writes `status` (and its `blocked:` reason) for step `id` into TODO.md as it is now: every
-/// other byte a person wrote is kept. When `expected` is given and the step's marker is no
-/// longer that, the person's version wins. A sub-step's parent follows its sub-steps; PLAN.md's
-/// `status:` and the journal follow the phase.
+/// A status the runner writes for one step.
+#[derive(Debug, Clone, Copy)]
+pub struct StepWrite<'r> {
+    pub id: StepId,
+    /// The marker the runner expects the step to have now; another one is a person's edit.
+    pub expected: Option<StepStatus>,
+    pub status: StepStatus,
+    /// The step's `blocked:` line.
+    pub reason: Option<&'r str>,
+}
+
+/// Writes `write` into TODO.md as it is now (every other byte a person wrote is kept; a
+/// sub-step's parent follows its sub-steps; PLAN.md's `status:` follows the phase) and, in the
+/// same transaction, lets `record` change state.yaml. `record` learns whether the marker was
+/// written (`false`: a person's marker was kept, or the step is gone), so it records a status
+/// only beside a marker that says the same.
+pub fn step(
+    store: &Store,
+    task_ref: &TaskRef,
+    now: DateTime<Utc>,
+    write: StepWrite<'_>,
+    mut record: impl FnMut(&mut State, bool),
+) -> Result<StatusWrite> {
+    let StepWrite {
+        id,
+        expected,
+        status,
+        reason,
+    } = write;
+    let why = format!("the runner set `{id}` {}", status.as_str());
+    let (set, committed) = store.transact(task_ref, now, &why, |tx| {
+        let set = tx.set_status(id, expected, status, reason)?;
+        let written = matches!(set, SetStatus::Set | SetStatus::Unchanged);
+        tx.record(|state| record(state, written));
+        if written && id.is_sub() {
+            settled_parent(store, tx, id.parent(), now)?;
+        }
+        Ok(set)
+    })?;
+    Ok(match set {
+        SetStatus::Set | SetStatus::Unchanged => StatusWrite::Written(committed.to),
+        SetStatus::KeptPersonEdit { current } => StatusWrite::Kept { current },
+        SetStatus::Missing => StatusWrite::Missing,
+    })
+}
+
+/// A parent ticked in this transaction because its last sub-step is done gets its record in
+/// the same write: done by the runner, its fingerprints, no evidence yet (the runner verifies
+/// the parent next and records the evidence, or blocks it). So a kill in between never leaves
+/// a `[x]` without a record.
+fn settled_parent(
+    store: &Store,
+    tx: &mut crate::tasks::tx::Tx<'_>,
+    parent: StepId,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let Some(step) = tx.todo()?.find(parent) else {
+        return Ok(());
+    };
+    if step.status != StepStatus::Done {
+        return Ok(());
+    }
+    let files = step.files.clone();
+    let recorded = tx
+        .state()
+        .steps
+        .get(&parent)
+        .is_some_and(|r| r.status == Some(StepStatus::Done));
+    if !recorded {
+        let prints = crate::watch::fingerprint(store.root(), &files, &[]);
+        tx.record(|state| {
+            state.record_runner(parent, StepStatus::Done, now, &[], prints);
+        });
+    }
+    Ok(())
+}
+
+/// Writes `status` for step `id` (see [`step`]) without changing state.yaml.
 pub fn set_status(
     store: &Store,
     task_ref: &TaskRef,
@@ -37,73 +111,43 @@ pub fn set_status(
     reason: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<StatusWrite> {
-    let task = store.load(task_ref)?;
-    let path = task.dir.join(TODO_FILE);
-    if let (Some(expected), Some(current)) = (expected, task.todo.find(id).map(|s| s.status))
-        && current != expected
-    {
-        return Ok(StatusWrite::Kept { current });
-    }
-    let Some(src) = todo_md::edit_step(
-        &task.todo_src,
-        &task.todo,
+    let write = StepWrite {
         id,
-        &StepEdit::status(status, reason),
-    ) else {
-        return Ok(StatusWrite::Missing);
+        expected,
+        status,
+        reason,
     };
-    let src = if id.is_sub() {
-        todo_md::settle_parent(&src, id.parent()).map_err(|e| store.parse_error(&path, &e))?
-    } else {
-        src
-    };
-    let list = todo_md::parse(&src).map_err(|e| store.parse_error(&path, &e))?;
-    fsx::write_atomic(&path, src.as_bytes())?;
-    let progress = Progress::from_statuses(list.steps.iter().map(todo_md::Step::progress_status));
-    let phase = transition(task.phase(), Event::StepsChanged(progress)).unwrap_or(task.phase());
-    journal::transition(
-        &task.dir,
-        task.phase(),
-        phase,
-        &format!("the runner set `{id}` {}", status.as_str()),
-        now,
-    );
-    if task.plan.phase() != Some(phase)
-        && let Some(plan) = plan_md::set_status_line(&task.plan_src, phase)
-    {
-        fsx::write_atomic(&task.dir.join(PLAN_FILE), plan.as_bytes())?;
-    }
-    Ok(StatusWrite::Written(phase))
+    step(store, task_ref, now, write, |_, _| {})
 }
 
-/// Reads state.yaml as it is now, lets `update` change it, and writes it back.
+/// Reads state.yaml as it is now, lets `update` change it, and writes it back, in one
+/// transaction.
 pub fn save_state(
     store: &Store,
     task_ref: &TaskRef,
-    update: impl FnOnce(&mut State),
+    now: DateTime<Utc>,
+    mut update: impl FnMut(&mut State),
 ) -> Result<()> {
-    let task = store.load(task_ref)?;
-    let mut state = task.state;
-    update(&mut state);
-    fsx::write_atomic(
-        &task.dir.join(STATE_FILE),
-        crate::commands::approve::state_yaml(&state)?.as_bytes(),
-    )
+    store.transact(task_ref, now, "the runner recorded its work", |tx| {
+        tx.record(&mut update);
+        Ok(())
+    })?;
+    Ok(())
 }
 
 /// Gives the steps a person added without an id their ids (inserting only the id tokens), and
 /// returns them.
-pub fn assign_ids(store: &Store, task: &Task) -> Result<Vec<StepId>> {
-    let path = task.dir.join(TODO_FILE);
-    let (src, assigned) = todo_md::assign_ids(&task.todo_src, &task.todo);
-    todo_md::parse(&src).map_err(|e| store.parse_error(&path, &e))?;
-    fsx::write_atomic(&path, src.as_bytes())?;
-    Ok(assigned)
+pub fn assign_ids(store: &Store, task_ref: &TaskRef, now: DateTime<Utc>) -> Result<Vec<StepId>> {
+    let (ids, _) = store.transact(task_ref, now, "the runner gave new steps ids", |tx| {
+        tx.assign_ids()
+    })?;
+    Ok(ids)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tasks::{PLAN_FILE, STATE_FILE, TODO_FILE};
 
     const PLAN: &str = "---\ntitle: T\nstatus: executing\n---\n# T\n\n## Steps\n- [ ] S1 a\n";
 
@@ -185,7 +229,7 @@ mod tests {
     #[test]
     fn state_is_read_changed_and_written_back() {
         let (_dir, store, task) = task("- [ ] S1 a\n");
-        save_state(&store, &task, |state| {
+        save_state(&store, &task, now(), |state| {
             state.record_runner(
                 StepId::top(1),
                 StepStatus::InProgress,
@@ -199,6 +243,77 @@ mod tests {
         assert_eq!(
             loaded.state.steps[&StepId::top(1)].status,
             Some(StepStatus::InProgress)
+        );
+    }
+
+    #[test]
+    fn a_done_marker_and_its_record_are_one_write_and_a_kept_marker_gets_no_status() {
+        let (_dir, store, task) = task("- [-] S1 a\n- [ ] S2 b\n");
+        let done = StepWrite {
+            id: StepId::top(1),
+            expected: Some(StepStatus::InProgress),
+            status: StepStatus::Done,
+            reason: None,
+        };
+        let record = |state: &mut State, written: bool| {
+            let record = state.steps.entry(StepId::top(1)).or_default();
+            record.files_changed = vec!["a.txt".into()];
+            if written {
+                state.record_runner(
+                    StepId::top(1),
+                    StepStatus::Done,
+                    now(),
+                    &[],
+                    std::collections::BTreeMap::from([("a.txt".into(), "h".into())]),
+                );
+            }
+        };
+        let written = step(&store, &task, now(), done, record).unwrap();
+        assert_eq!(written, StatusWrite::Written(Phase::Executing));
+        let loaded = store.load(&task).unwrap();
+        assert_eq!(loaded.todo.steps[0].status, StepStatus::Done);
+        let s1 = &loaded.state.steps[&StepId::top(1)];
+        assert_eq!(s1.status, Some(StepStatus::Done));
+        assert_eq!(s1.fingerprints.len(), 1);
+        // No write-ahead record is left behind.
+        assert!(!task.dir.join("runs/tx.json").exists());
+
+        // The same write against a marker a person changed: the work is recorded, not a
+        // status the marker does not show.
+        std::fs::write(task.dir.join(TODO_FILE), "- [x] S1 a\n- [ ] S2 b\n").unwrap();
+        std::fs::remove_file(task.dir.join(STATE_FILE)).unwrap();
+        let written = step(&store, &task, now(), done, record).unwrap();
+        assert_eq!(
+            written,
+            StatusWrite::Kept {
+                current: StepStatus::Done
+            }
+        );
+        let loaded = store.load(&task).unwrap();
+        let s1 = &loaded.state.steps[&StepId::top(1)];
+        assert_eq!((s1.status, s1.files_changed.len()), (None, 1));
+    }
+
+    #[test]
+    fn a_parent_ticked_by_its_last_sub_step_is_recorded_in_the_same_write() {
+        let todo = "- [ ] S1 a\n  - files: p.txt\n  - [x] S1.1 one\n  - [-] S1.2 two\n";
+        let (dir, store, task) = task(todo);
+        std::fs::write(dir.path().join("p.txt"), "p\n").unwrap();
+        let done = StepWrite {
+            id: StepId::sub(1, 2),
+            expected: Some(StepStatus::InProgress),
+            status: StepStatus::Done,
+            reason: None,
+        };
+        step(&store, &task, now(), done, |_, _| {}).unwrap();
+        let loaded = store.load(&task).unwrap();
+        assert_eq!(loaded.todo.steps[0].status, StepStatus::Done);
+        let parent = &loaded.state.steps[&StepId::top(1)];
+        assert_eq!(parent.status, Some(StepStatus::Done));
+        assert!(parent.fingerprints.contains_key("p.txt"), "{parent:?}");
+        assert!(
+            !parent.verified(),
+            "not verified until the runner verifies it"
         );
     }
 }

@@ -1,7 +1,14 @@
-//! The journal of tick's own writes in a task: every file a tool wrote (with the hash it
-//! wrote) and the time window of every command the runner ran. A change that matches neither
-//! was made outside tick. Kept in `runs/journal.jsonl`, local and never committed.
+//! The journal of tick's own work, per workspace (`.tasks/journal.jsonl`, local and never
+//! committed): every file a tool wrote, with the hash it wrote, and every command tick ran for
+//! the agent, with the fingerprinted files' contents before and after it. The one attribution
+//! rule (`watch::attribution`) reads it to tell tick's changes from everyone else's.
+//!
+//! Older versions kept one journal per task (`<task>/runs/journal.jsonl`, [`Entry`]); those
+//! are still read, and [`append`] still takes their entries (it files writes and commands in
+//! the workspace journal), so callers written against them keep working. Phase transitions
+//! stay in the task's own log: they are for people reading it, not for attribution.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +21,42 @@ use crate::plan::Phase;
 
 pub const JOURNAL_FILE: &str = "journal.jsonl";
 
+/// One line of the workspace journal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Record {
+    /// tick wrote `path` (workspace-relative, `/`-separated) with content hash `hash`, while
+    /// running `step` of `task`.
+    Write {
+        path: String,
+        hash: String,
+        at: DateTime<Utc>,
+        #[serde(default)]
+        task: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
+    },
+    /// tick ran a command (an agent's `bash`, a `verify`) for `step` of `task`, whose files
+    /// are `scope` (the step's `files` patterns). `before` and `after` are the hashes of the
+    /// snapshot paths (`watch::snapshot_paths`) just before it started and just after it
+    /// ended.
+    Command {
+        start: DateTime<Utc>,
+        end: DateTime<Utc>,
+        #[serde(default)]
+        task: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        scope: Vec<String>,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        before: BTreeMap<String, String>,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        after: BTreeMap<String, String>,
+    },
+}
+
+/// An entry of the older per-task journal, still accepted by [`append`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Entry {
@@ -23,7 +66,8 @@ pub enum Entry {
         hash: String,
         at: DateTime<Utc>,
     },
-    /// A command ran from `start` to `end`; anything it changed is tick's doing.
+    /// A command ran from `start` to `end`. Without snapshots it explains no change: a time
+    /// window cannot tell the agent's change from a person's.
     Command {
         start: DateTime<Utc>,
         end: DateTime<Utc>,
@@ -43,8 +87,8 @@ pub enum Entry {
 /// for people reading `runs/journal.jsonl`; failing to write it never fails a command.
 pub fn transition(task_dir: &Path, from: Phase, to: Phase, reason: &str, at: DateTime<Utc>) {
     if from != to {
-        let _ = append(
-            task_dir,
+        let _ = append_line(
+            &path(task_dir),
             &Entry::Transition {
                 at,
                 from,
@@ -55,26 +99,119 @@ pub fn transition(task_dir: &Path, from: Phase, to: Phase, reason: &str, at: Dat
     }
 }
 
+/// The task's own log (`<task>/runs/journal.jsonl`): transitions, and the entries of older
+/// versions.
 pub fn path(task_dir: &Path) -> PathBuf {
     task_dir.join(crate::tasks::RUNS_DIR).join(JOURNAL_FILE)
 }
 
-/// Appends one entry as one line. A crash can tear only the last line, which [`read`] skips.
+/// The workspace journal in the `.tasks/` folder `tasks_dir`.
+pub fn workspace_path(tasks_dir: &Path) -> PathBuf {
+    tasks_dir.join(JOURNAL_FILE)
+}
+
+/// Appends an entry of the older form for the task in `task_dir`: a write or a command goes to
+/// the workspace journal (as the task's, with no snapshots), a transition to the task's log.
 pub fn append(task_dir: &Path, entry: &Entry) -> Result<()> {
-    let path = path(task_dir);
+    let task = task_name(task_dir);
+    let tasks_dir = task_dir.parent().unwrap_or(task_dir);
+    match entry.clone() {
+        Entry::Write { path, hash, at } => record(
+            tasks_dir,
+            &Record::Write {
+                path,
+                hash,
+                at,
+                task,
+                step: None,
+            },
+        ),
+        Entry::Command { start, end, step } => record(
+            tasks_dir,
+            &Record::Command {
+                start,
+                end,
+                task,
+                step,
+                scope: Vec::new(),
+                before: BTreeMap::new(),
+                after: BTreeMap::new(),
+            },
+        ),
+        Entry::Transition { .. } => append_line(&path(task_dir), entry),
+    }
+}
+
+/// Appends `record` to the workspace journal of the `.tasks/` folder `tasks_dir`.
+pub fn record(tasks_dir: &Path, record: &Record) -> Result<()> {
+    append_line(&workspace_path(tasks_dir), record)
+}
+
+/// Appends one value as one JSON line. A crash can tear only the last line, which the readers
+/// skip.
+fn append_line(path: &Path, value: &impl Serialize) -> Result<()> {
     if let Some(dir) = path.parent() {
         fsx::create_dir_all(dir)?;
     }
-    let mut line = serde_json::to_string(entry)
+    let mut line = serde_json::to_string(value)
         .map_err(|err| Error::internal(format!("could not write the journal: {err}")))?;
     line.push('\n');
-    let mut file = fsx::open_append(&path)?;
+    let mut file = fsx::open_append(path)?;
+    // One `write` of the whole line: appends of concurrent processes do not interleave.
     file.write_all(line.as_bytes())
         .and_then(|()| file.sync_data())
-        .map_err(|err| Error::io("append to", &path, &err))
+        .map_err(|err| Error::io("append to", path, &err))
 }
 
-/// Every readable entry, oldest first. A missing journal is empty; a torn line is skipped.
+/// Every readable record of the workspace whose `.tasks/` folder is `tasks_dir`: the workspace
+/// journal, then each task's older journal (its writes and commands, as that task's). A
+/// missing journal is empty; a torn line is skipped.
+pub fn read_workspace(tasks_dir: &Path) -> Result<Vec<Record>> {
+    let mut records: Vec<Record> = match fsx::read_optional(&workspace_path(tasks_dir))? {
+        Some(text) => text
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect(),
+        None => Vec::new(),
+    };
+    for dir in fsx::subdirs(tasks_dir)? {
+        records.extend(read_task_log(&dir)?);
+    }
+    Ok(records)
+}
+
+/// The writes and commands of one task's older journal, as workspace records.
+fn read_task_log(task_dir: &Path) -> Result<Vec<Record>> {
+    let Some(text) = fsx::read_optional(&path(task_dir))? else {
+        return Ok(Vec::new());
+    };
+    let task = task_name(task_dir);
+    Ok(text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Entry>(line).ok())
+        .filter_map(|entry| match entry {
+            Entry::Write { path, hash, at } => Some(Record::Write {
+                path,
+                hash,
+                at,
+                task: task.clone(),
+                step: None,
+            }),
+            Entry::Command { start, end, step } => Some(Record::Command {
+                start,
+                end,
+                task: task.clone(),
+                step,
+                scope: Vec::new(),
+                before: BTreeMap::new(),
+                after: BTreeMap::new(),
+            }),
+            Entry::Transition { .. } => None,
+        })
+        .collect())
+}
+
+/// The entries of one task's own log, oldest first.
 pub fn read(task_dir: &Path) -> Result<Vec<Entry>> {
     let Some(text) = fsx::read_capped(&path(task_dir), fsx::MAX_LOCAL_LOG)? else {
         return Ok(Vec::new());
@@ -85,30 +222,88 @@ pub fn read(task_dir: &Path) -> Result<Vec<Entry>> {
         .collect())
 }
 
+fn task_name(task_dir: &Path) -> String {
+    task_dir
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn at() -> DateTime<Utc> {
+        "2026-11-30T14:30:12Z".parse().unwrap()
+    }
+
     #[test]
-    fn appends_and_reads_back_skipping_a_torn_line() {
+    fn records_and_reads_back_skipping_a_torn_line() {
         let dir = tempfile::tempdir().unwrap();
-        let at: DateTime<Utc> = "2026-11-30T14:30:12Z".parse().unwrap();
-        let write = Entry::Write {
+        let write = Record::Write {
             path: "src/a.rs".into(),
             hash: "abc".into(),
-            at,
-        };
-        let command = Entry::Command {
-            start: at,
-            end: at,
+            at: at(),
+            task: "t1".into(),
             step: Some("S1".into()),
         };
-        append(dir.path(), &write).unwrap();
-        append(dir.path(), &command).unwrap();
-        let file = path(dir.path());
+        let command = Record::Command {
+            start: at(),
+            end: at(),
+            task: "t1".into(),
+            step: Some("S1".into()),
+            scope: vec!["src/**".into()],
+            before: BTreeMap::from([("src/a.rs".into(), "abc".into())]),
+            after: BTreeMap::from([("src/a.rs".into(), "def".into())]),
+        };
+        record(dir.path(), &write).unwrap();
+        record(dir.path(), &command).unwrap();
+        let file = workspace_path(dir.path());
         let mut text = std::fs::read_to_string(&file).unwrap();
         text.push_str("{\"kind\":\"wri");
         std::fs::write(&file, text).unwrap();
-        assert_eq!(read(dir.path()).unwrap(), vec![write, command]);
+        assert_eq!(read_workspace(dir.path()).unwrap(), vec![write, command]);
+    }
+
+    #[test]
+    fn older_entries_land_in_the_workspace_journal_as_the_tasks() {
+        let tasks = tempfile::tempdir().unwrap();
+        let task = tasks.path().join("20261130-143012-a");
+        std::fs::create_dir_all(&task).unwrap();
+        append(
+            &task,
+            &Entry::Write {
+                path: "a".into(),
+                hash: "h".into(),
+                at: at(),
+            },
+        )
+        .unwrap();
+        transition(&task, Phase::Approved, Phase::Executing, "run", at());
+        // An older version's per-task journal is read too.
+        let older = Entry::Write {
+            path: "b".into(),
+            hash: "g".into(),
+            at: at(),
+        };
+        let log = path(&task);
+        let mut text = std::fs::read_to_string(&log).unwrap();
+        text.push_str(&serde_json::to_string(&older).unwrap());
+        text.push('\n');
+        std::fs::write(&log, text).unwrap();
+
+        let records = read_workspace(tasks.path()).unwrap();
+        let writes: Vec<(&str, &str)> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Write { path, task, .. } => Some((path.as_str(), task.as_str())),
+                Record::Command { .. } => None,
+            })
+            .collect();
+        assert_eq!(
+            writes,
+            [("a", "20261130-143012-a"), ("b", "20261130-143012-a")]
+        );
+        assert!(matches!(read(&task).unwrap()[0], Entry::Transition { .. }));
     }
 }

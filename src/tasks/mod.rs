@@ -6,14 +6,17 @@ pub mod folder_name;
 pub mod journal;
 pub mod lock;
 pub mod markdown_depth;
+pub mod merge;
 pub mod plan_md;
 pub mod render;
 pub mod safe_yaml;
 pub mod state;
 pub mod templates;
 pub mod todo_md;
+pub mod tx;
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -36,13 +39,14 @@ pub const CURRENT_FILE: &str = ".current";
 
 /// The files tick writes atomically; a temp file of one of these is left only by a killed
 /// writer.
-pub const WRITTEN_FILES: [&str; 6] = [
+pub const WRITTEN_FILES: [&str; 7] = [
     PLAN_FILE,
     TODO_FILE,
     STATE_FILE,
     CONFIG_FILE,
     ".gitignore",
     CURRENT_FILE,
+    APPROVING_FILE,
 ];
 
 /// `.tasks/.gitignore`: what stays local.
@@ -54,6 +58,18 @@ draft/session.jsonl
 */runs/
 .staging-*/
 .current
+journal.jsonl
+";
+
+/// What older versions wrote as `.tasks/.gitignore`; [`Store::ensure`] brings it up to date
+/// (one a person changed is theirs and is left alone).
+const OLD_GITIGNORE: &str = "\
+# Written by tick. Plans, checklists and state are committed; these stay local.
+.lock
+*/.lock
+draft/session.jsonl
+*/runs/
+.staging-*/
 ";
 
 /// The workspace and its `.tasks/` folder.
@@ -61,6 +77,26 @@ draft/session.jsonl
 pub struct Store {
     root: PathBuf,
     dir: PathBuf,
+    /// The task [`Store::load`] parsed last, with the text it parsed: a command that reads the
+    /// same task again (to find it, then under its lock) parses it once.
+    parsed: Arc<ParseCache>,
+}
+
+#[derive(Default)]
+struct ParseCache(Mutex<Option<Parsed>>);
+
+impl std::fmt::Debug for ParseCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ParseCache")
+    }
+}
+
+/// A task as parsed from exactly these texts.
+struct Parsed {
+    plan_src: String,
+    todo_src: String,
+    state_src: Option<String>,
+    task: Task,
 }
 
 /// A task folder, found but not yet read.
@@ -106,6 +142,7 @@ impl Store {
         Store {
             root: root.to_path_buf(),
             dir: root.join(TASKS_DIR),
+            parsed: Arc::default(),
         }
     }
 
@@ -166,6 +203,9 @@ impl Store {
         let gitignore = self.dir.join(".gitignore");
         if fsx::write_new(&gitignore, GITIGNORE.as_bytes())? {
             created.push(gitignore);
+        } else if fsx::read_optional(&gitignore)?.as_deref() == Some(OLD_GITIGNORE) {
+            // The one an older version wrote, untouched by people: it gains the journal line.
+            fsx::write_atomic(&gitignore, GITIGNORE.as_bytes())?;
         }
         Ok(created)
     }
@@ -180,6 +220,7 @@ impl Store {
         )?;
         clean_up(&self.dir)?;
         clean_up(&self.draft_dir())?;
+        self.finish_approval()?;
         for stage in fsx::subdirs(&self.dir)? {
             let is_stage = stage
                 .file_name()
@@ -195,22 +236,27 @@ impl Store {
     /// The lock for one task. Short commands wait a little for another short command; a
     /// long-running holder (a run) makes them fail with its name.
     pub fn lock_task(&self, task: &TaskRef, holder: &str) -> Result<lock::Lock> {
-        let lock = lock::acquire(
-            &task.dir,
-            &self.rel(&task.dir),
-            holder,
-            Duration::from_secs(5),
-        )?;
+        self.lock_task_within(task, holder, Duration::from_secs(5))
+    }
+
+    /// The lock for one task, waiting at most `wait`. Under it, what a killed writer left
+    /// behind is cleaned up first: stray temp files, a half-done commit ([`Store::recover`]).
+    pub fn lock_task_within(
+        &self,
+        task: &TaskRef,
+        holder: &str,
+        wait: Duration,
+    ) -> Result<lock::Lock> {
+        let lock = lock::acquire(&task.dir, &self.rel(&task.dir), holder, wait)?;
         clean_up(&task.dir)?;
+        self.recover(task)?;
         Ok(lock)
     }
 
     /// The lock for one task, or an error at once if someone holds it: for long commands
     /// (`tick run`), where waiting would only hide that two runs were started.
     pub fn lock_task_now(&self, task: &TaskRef, holder: &str) -> Result<lock::Lock> {
-        let lock = lock::acquire(&task.dir, &self.rel(&task.dir), holder, Duration::ZERO)?;
-        clean_up(&task.dir)?;
-        Ok(lock)
+        self.lock_task_within(task, holder, Duration::ZERO)
     }
 
     /// Task ids, oldest first.
@@ -403,15 +449,36 @@ impl Store {
         let plan_path = task.dir.join(PLAN_FILE);
         let todo_path = task.dir.join(TODO_FILE);
         let state_path = task.dir.join(STATE_FILE);
-        let plan_src = self.read_task_file(&plan_path)?;
+        let mut plan_src = self.read_task_file(&plan_path)?;
+        let mut todo_src = self.read_task_file(&todo_path)?;
+        let mut state_src = fsx::read_capped(&state_path, fsx::MAX_STATE_FILE)?;
+        // A commit a killed process left half done: read what it was writing (the writer that
+        // next takes the lock finishes it on disk).
+        if let Some((todo, state, plan)) = tx::pending(&task.dir, &todo_src) {
+            todo_src = todo;
+            state_src = Some(state);
+            if let Some(plan) = plan {
+                plan_src = plan;
+            }
+        }
+        if let Ok(cache) = self.parsed.0.lock()
+            && let Some(hit) = cache.as_ref().filter(|hit| {
+                hit.task.dir == task.dir
+                    && hit.todo_src == todo_src
+                    && hit.plan_src == plan_src
+                    && hit.state_src == state_src
+            })
+        {
+            return Ok(hit.task.clone());
+        }
+        let state_text = state_src.clone();
         markdown_depth::check(&plan_src, 0).map_err(|e| self.parse_error(&plan_path, &e))?;
         // An approved task's checklist is TODO.md: PLAN.md's steps need not be read again.
         let plan = plan_md::parse_without_steps(&plan_src)
             .map_err(|e| self.parse_error(&plan_path, &e))?;
-        let todo_src = self.read_task_file(&todo_path)?;
         markdown_depth::check(&todo_src, 0).map_err(|e| self.parse_error(&todo_path, &e))?;
         let todo = todo_md::parse(&todo_src).map_err(|e| self.parse_error(&todo_path, &e))?;
-        let state = match fsx::read_capped(&state_path, fsx::MAX_STATE_FILE)? {
+        let state = match state_src {
             Some(text) => safe_yaml::from_str(
                 &text,
                 0,
@@ -421,7 +488,7 @@ impl Store {
             .map_err(|err| self.parse_error(&state_path, &err))?,
             None => State::new(),
         };
-        Ok(Task {
+        let task = Task {
             id: task.id.clone(),
             dir: task.dir.clone(),
             plan_src,
@@ -429,7 +496,22 @@ impl Store {
             todo_src,
             todo,
             state,
-        })
+        };
+        self.remember(&task, state_text);
+        Ok(task)
+    }
+
+    /// Keeps `task` (as parsed from its texts and the state.yaml text `state_src`) for the next
+    /// [`Store::load`] of the same texts.
+    fn remember(&self, task: &Task, state_src: Option<String>) {
+        if let Ok(mut cache) = self.parsed.0.lock() {
+            *cache = Some(Parsed {
+                plan_src: task.plan_src.clone(),
+                todo_src: task.todo_src.clone(),
+                state_src,
+                task: task.clone(),
+            });
+        }
     }
 
     /// An error unless `task`'s TODO.md has a step: an empty checklist is a damaged or
@@ -462,9 +544,56 @@ impl Store {
         let Some(src) = fsx::read_optional(&path)? else {
             return Ok(None);
         };
+        if self.approved_draft(&src)?.is_some() {
+            return Ok(None);
+        }
         markdown_depth::check(&src, 0).map_err(|e| self.parse_error(&path, &e))?;
         let plan = plan_md::parse(&src).map_err(|e| self.parse_error(&path, &e))?;
         Ok(Some(Draft { path, src, plan }))
+    }
+
+    /// Where an approval in progress notes the task it is creating, inside the draft folder.
+    pub fn approving_path(&self) -> PathBuf {
+        self.draft_dir().join(APPROVING_FILE)
+    }
+
+    /// The task the draft `src` was already approved as, when an approval was cut short after
+    /// its task folder appeared (the draft is then only waiting to be removed).
+    fn approved_draft(&self, src: &str) -> Result<Option<String>> {
+        let Some(id) = fsx::read_optional(&self.approving_path())? else {
+            return Ok(None);
+        };
+        let id = id.trim().to_owned();
+        if !folder_name::is_task_folder(&id) {
+            return Ok(None);
+        }
+        let state = fsx::read_optional(&self.dir.join(&id).join(STATE_FILE))?;
+        let approved_from = state
+            .and_then(|text| serde_yaml::from_str::<State>(&text).ok())
+            .and_then(|state| state.approval)
+            .and_then(|approval| approval.draft_hash);
+        Ok((approved_from.as_deref() == Some(draft_hash(src).as_str())).then_some(id))
+    }
+
+    /// Finishes an approval a killed `tick approve` left behind: the task folder is there, so
+    /// the draft goes; or it is not, so the note goes and the draft stays to be approved. Under
+    /// the store lock.
+    fn finish_approval(&self) -> Result<()> {
+        let note = self.approving_path();
+        if !note.exists() {
+            return Ok(());
+        }
+        let draft = self.draft_plan_path();
+        let approved = match fsx::read_optional(&draft)? {
+            Some(src) => self.approved_draft(&src)?.is_some(),
+            // Killed while removing the draft: PLAN.md went first, so the rest goes too.
+            None => true,
+        };
+        if approved {
+            remove_draft(self)
+        } else {
+            fsx::remove_file(&note)
+        }
     }
 
     /// A parse error as a person reads it: file, line and column, and that nothing changed.
@@ -563,6 +692,20 @@ fn list_item_box(line: &str) -> Option<&str> {
     (text.len() < after_bullet.len())
         .then_some(text)?
         .strip_prefix('[')
+}
+
+/// The file an approval in progress writes into the draft folder.
+pub const APPROVING_FILE: &str = "approving";
+
+/// The hash recorded with a task of the draft's PLAN.md it was approved from.
+pub fn draft_hash(src: &str) -> String {
+    blake3::hash(src.as_bytes()).to_hex().to_string()
+}
+
+/// Removes the draft: its PLAN.md first, so a kill part-way leaves no draft to approve again.
+pub fn remove_draft(store: &Store) -> Result<()> {
+    fsx::remove_file(&store.draft_plan_path())?;
+    fsx::remove_dir_all(&store.draft_dir())
 }
 
 /// Removes temp files a killed writer left behind. Only called under the lock, so no writer is

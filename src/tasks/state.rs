@@ -75,6 +75,10 @@ pub struct ApprovalRecord {
     pub steps_hash: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_head: Option<String>,
+    /// The hash of the draft's PLAN.md this task was approved from, so an approval cut short
+    /// after the task folder appeared is finished (the draft removed) instead of repeated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_hash: Option<String>,
 }
 
 /// Who last changed a step.
@@ -111,9 +115,27 @@ pub struct StepRecord {
     /// What the model said it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// Content hashes of the step's files when it was ticked.
+    /// Content hashes of the step's files when it was ticked, moved forward when tick itself
+    /// changes one of them later.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub fingerprints: BTreeMap<String, String>,
+    /// After the tick, tick itself changed files of this done step while running another
+    /// task: not stale, but worth a look (`tick check --strict`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub later_changes: Vec<LaterChange>,
+    /// The model claimed the step done while no file changed and it ran no command.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub claimed_without_changes: bool,
+}
+
+/// A change tick made to a done step's file while running (another task's) step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaterChange {
+    pub task: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    pub at: DateTime<Utc>,
+    pub files: Vec<String>,
 }
 
 /// One verification command the runner ran.
@@ -167,6 +189,8 @@ impl State {
         let done = status == StepStatus::Done;
         record.done_at = done.then_some(now);
         record.fingerprints = if done { fingerprints } else { BTreeMap::new() };
+        record.later_changes.clear();
+        record.claimed_without_changes = false;
         record
     }
 
@@ -190,6 +214,7 @@ impl State {
         record.changed_by = Some(Actor::Person);
         record.evidence.clear();
         record.done_at = (status == StepStatus::Done).then_some(now);
+        record.later_changes.clear();
     }
 }
 

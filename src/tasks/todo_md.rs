@@ -113,6 +113,14 @@ struct StepSpan {
     eol: &'static str,
     /// Runner-owned detail lines: the whole line(s), and the value within them.
     runner_lines: BTreeMap<RunnerKey, (Range<usize>, Range<usize>)>,
+    /// The whole lines of the item, its details and sub-steps included.
+    item_lines: Range<usize>,
+    /// The title text after the id (or the whole head without one).
+    title: Range<usize>,
+    /// What comes before the checkbox on its line: indentation, bullet and a space.
+    line_prefix: String,
+    /// The planned detail lines (`files`, `verify`, ...): key and whole line(s), in order.
+    details: Vec<(&'static str, Range<usize>)>,
 }
 
 /// A parsed checklist: the steps in file order, sub-steps inside their parents.
@@ -133,6 +141,18 @@ impl Checklist {
 
     pub fn find(&self, id: StepId) -> Option<&Step> {
         self.all_steps().find(|step| step.id == Some(id))
+    }
+
+    fn find_mut(&mut self, id: StepId) -> Option<&mut Step> {
+        for step in &mut self.steps {
+            if step.id == Some(id) {
+                return Some(step);
+            }
+            if let Some(sub) = step.substeps.iter_mut().find(|s| s.id == Some(id)) {
+                return Some(sub);
+            }
+        }
+        None
     }
 
     /// Whether some step still needs an id.
@@ -159,6 +179,85 @@ impl Step {
             self.status
         }
     }
+}
+
+/// Where a step's pieces are, for edits made elsewhere (the plan merge); the edits go through
+/// [`apply_edits`].
+impl Step {
+    /// The whole lines of the item, its details and sub-steps included.
+    pub fn item_lines(&self) -> Range<usize> {
+        self.span.item_lines.clone()
+    }
+
+    /// The title's bytes (after the id).
+    pub fn title_range(&self) -> Range<usize> {
+        self.span.title.clone()
+    }
+
+    /// What comes before the checkbox on its line: indentation and bullet.
+    pub fn line_prefix(&self) -> &str {
+        &self.span.line_prefix
+    }
+
+    /// How a new detail line of this step starts, and where it goes.
+    pub fn detail_prefix(&self) -> &str {
+        &self.span.detail_prefix
+    }
+
+    pub fn detail_insert_at(&self) -> usize {
+        self.span.insert_at
+    }
+
+    pub fn eol(&self) -> &'static str {
+        self.span.eol
+    }
+
+    /// The whole lines of the step's `key` details (one of [`PLANNED_KEYS`]).
+    pub fn detail_lines_of(&self, key: &str) -> Vec<Range<usize>> {
+        self.span
+            .details
+            .iter()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, range)| range.clone())
+            .collect()
+    }
+}
+
+/// Brings `list` (the parse of `old`) up to date with `new` without parsing again, when `new`
+/// is `old` with only step `id`'s marker character replaced by `status`'s: every offset stays
+/// valid. Returns whether it could; if not, parse `new`.
+pub fn patch_marker(
+    list: &mut Checklist,
+    old: &str,
+    new: &str,
+    id: StepId,
+    status: StepStatus,
+) -> bool {
+    let Some(step) = list.find_mut(id) else {
+        return false;
+    };
+    let at = step.span.marker;
+    let width = status.marker().len_utf8();
+    let same_rest = old.len() == new.len()
+        && old.get(..at) == new.get(..at)
+        && old.get(at + width..) == new.get(at + width..)
+        && old.get(at..at + width).is_some_and(|c| c.len() == width);
+    if same_rest {
+        step.status = status;
+    }
+    same_rest
+}
+
+/// Applies replacements of byte ranges (which must not overlap). Insertions at one offset
+/// keep the order they are given in.
+pub fn apply_edits(src: &str, edits: Vec<(Range<usize>, String)>) -> String {
+    let mut edits: Vec<(usize, (Range<usize>, String))> = edits.into_iter().enumerate().collect();
+    edits.sort_by_key(|(index, (range, _))| std::cmp::Reverse((range.start, range.end, *index)));
+    let mut out = src.to_owned();
+    for (_, (range, text)) in edits {
+        out.replace_range(range, &text);
+    }
+    out
 }
 
 impl Step {
@@ -468,6 +567,12 @@ fn build_step(
     let text = text.trim_start();
     let (line, col) = lines.line_col(src, marker - 1);
     let (id, title) = split_id(text);
+    let title_at = title.as_ptr() as usize - src.as_ptr() as usize;
+    let title_range =
+        title_at + (title.len() - title.trim_start().len())..title_at + title.trim_end().len();
+    let bullet = bullet_of(src, item);
+    let item_lines = lines.line_start(bullet)..lines.next_line_start(src, item.range.end);
+    let line_prefix = src[lines.line_start(bullet)..marker - 1].to_owned();
     let id = match id {
         Some(id_text) => {
             let id: StepId = id_text.parse().map_err(|message| ParseError {
@@ -524,6 +629,10 @@ fn build_step(
             prefix_from_child: false,
             eol,
             runner_lines: BTreeMap::new(),
+            item_lines,
+            title: title_range,
+            line_prefix,
+            details: Vec::new(),
         },
     })
 }
@@ -578,6 +687,9 @@ fn check_id_level(id: StepId, level: Level, line: usize, col: usize) -> Result<(
         None => Ok(()),
     }
 }
+
+/// The detail keys a person or the planner writes (the rest are the runner's).
+pub const PLANNED_KEYS: [&str; 5] = ["files", "verify", "done when", "risk", "depends"];
 
 const DETAIL_KEYS: [&str; 8] = [
     "files",
@@ -634,6 +746,9 @@ fn add_detail(
             ),
         );
     };
+    if let Some(planned) = PLANNED_KEYS.iter().find(|k| **k == key) {
+        step.span.details.push((planned, item_line_start..line_end));
+    }
     match key.as_str() {
         "files" => step.files.extend(split_list(&value)),
         "verify" => {

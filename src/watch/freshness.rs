@@ -6,6 +6,7 @@
 //! nothing now are reported. Without a commit to compare with, every pattern that matches
 //! nothing is reported, since tick cannot tell.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
@@ -30,12 +31,13 @@ pub fn missing_files(
     approved_on: Option<&str>,
 ) -> Vec<MissingFiles> {
     let mut then: Option<Option<Vec<String>>> = None;
+    let mut dirs = HashMap::new();
     let mut out = Vec::new();
     for step in checklist.all_steps() {
         if step.status != StepStatus::Pending || step.files.is_empty() {
             continue;
         }
-        let mut gone = fingerprint::unmatched(root, &step.files);
+        let mut gone = unmatched(root, &step.files, &mut dirs);
         if gone.is_empty() {
             continue;
         }
@@ -55,6 +57,38 @@ pub fn missing_files(
         }
     }
     out
+}
+
+/// [`fingerprint::unmatched`], answering at once for a literal path whose directory does not
+/// exist (a big plan names thousands of files under a few directories; `dirs` remembers which
+/// exist).
+fn unmatched(root: &Path, patterns: &[String], dirs: &mut HashMap<String, bool>) -> Vec<String> {
+    let mut surely_gone = Vec::new();
+    let mut to_look_at = Vec::new();
+    for pattern in patterns {
+        let clean = pattern
+            .trim()
+            .trim_start_matches("./")
+            .trim_end_matches('/');
+        let parent = clean.rsplit_once('/').map(|(dir, _)| dir);
+        let dir_missing = match parent {
+            Some(dir) if !is_glob(clean) && !dir.is_empty() => !*dirs
+                .entry(dir.to_owned())
+                .or_insert_with(|| root.join(dir).is_dir()),
+            _ => false,
+        };
+        if dir_missing {
+            surely_gone.push(pattern.clone());
+        } else {
+            to_look_at.push(pattern.clone());
+        }
+    }
+    let looked = fingerprint::unmatched(root, &to_look_at);
+    patterns
+        .iter()
+        .filter(|p| surely_gone.contains(p) || looked.contains(p))
+        .cloned()
+        .collect()
 }
 
 /// Whether `pattern` named a file among `files` (the tree of a commit).

@@ -1,27 +1,33 @@
-//! Staleness (DESIGN §6): fingerprints of the files a done step relied on, the pure decision
-//! of which done steps changed out of band, detection at the start of a command, the live
-//! watcher behind `tick watch` and `tick run`, and the plan-freshness check of `tick status`.
+//! Staleness (DESIGN §6): fingerprints of the files a done step relied on, the one
+//! attribution rule (is a change tick's own?), the pure decision of which done steps changed
+//! out of band, detection at the start of a command, the live watcher behind `tick watch` and
+//! `tick run`, and the plan-freshness check of `tick status`.
 //!
-//! Start-up detection needs no watcher: it hashes the fingerprinted files of done steps and
-//! asks [`stale::stale_steps`] whether tick's journal explains each difference. The live
-//! watcher only says *when* to ask again.
+//! Start-up detection needs no watcher: it hashes the fingerprinted files of done steps and,
+//! only when one differs, reads the workspace journal and asks [`stale::judge`] who made each
+//! difference. The live watcher only says *when* to ask again.
 
+pub mod attribution;
 pub mod fingerprint;
 pub mod freshness;
 pub mod live;
 pub mod stale;
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{ErrorKind, Result};
 use crate::fsx;
-use crate::tasks::lock::{self, Lock};
-use crate::tasks::{Store, TODO_FILE, Task, TaskRef, journal, todo_md};
+use crate::plan::StepStatus;
+use crate::tasks::lock::Lock;
+use crate::tasks::state::State;
+use crate::tasks::{STATE_FILE, Store, Task, TaskRef, journal};
 
 pub use fingerprint::fingerprint;
-pub use stale::StaleStep;
+pub use stale::{StaleStep, Verdict};
 
 /// How long a staleness check waits for the task lock. A run holds it for minutes, and a
 /// read-only command must not hang on it: it reports what it found instead of marking.
@@ -35,92 +41,138 @@ pub struct Refreshed {
     pub marked: bool,
 }
 
-/// The done steps of a loaded task that are stale now. Reads the fingerprinted files and the
-/// journal; writes nothing.
-pub fn detect(store: &Store, task: &Task) -> Result<Vec<StaleStep>> {
+/// The verdict on a loaded task now: which done steps are stale, and which fingerprints tick's
+/// own later work moved. Reads the fingerprinted files, and the journal only when one of them
+/// changed; writes nothing.
+pub fn examine(store: &Store, task: &Task) -> Result<Verdict> {
     let paths = stale::watched_paths(&task.todo, &task.state);
     if paths.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Verdict::default());
     }
-    let current = fingerprint::observe(store.root(), &paths);
-    let journal = journal::read(&task.dir)?;
-    Ok(stale::stale_steps(
-        &task.todo,
-        &task.state,
-        &current,
-        &journal,
-    ))
+    let current = snapshot(store.root(), &paths);
+    if !stale::any_changed(&task.todo, &task.state, &current) {
+        return Ok(Verdict::default());
+    }
+    let journal = journal::read_workspace(store.dir())?;
+    Ok(stale::judge(&task.todo, &task.state, &current, &journal))
+}
+
+/// The done steps of a loaded task that are stale now. Writes nothing.
+pub fn detect(store: &Store, task: &Task) -> Result<Vec<StaleStep>> {
+    Ok(examine(store, task)?.stale)
+}
+
+/// Whether a start-up check of `task` would write anything: stale markers, fingerprints
+/// tick's own later work moved, or a commit a killed process left to finish.
+pub fn needs_refresh(store: &Store, task: &Task) -> Result<bool> {
+    Ok(crate::tasks::tx::needs_cleanup(&task.dir) || !examine(store, task)?.is_empty())
 }
 
 /// Start-up detection for one task: under the task lock, marks the done steps whose files
-/// changed outside tick `[~]` with a `stale:` line dated `now`, writing TODO.md atomically and
-/// nothing else. Returns the steps it marked. Fails with [`ErrorKind::Busy`] when another tick
+/// changed outside tick `[~]` with a `stale:` line dated `now`, and moves forward the
+/// fingerprints tick's own later work changed (recording changes made by other tasks), in one
+/// transaction. Returns the steps it marked. Fails with [`ErrorKind::Busy`] when another tick
 /// process holds the task; a caller that holds the lock itself uses [`refresh_locked`].
 pub fn refresh(store: &Store, task: &TaskRef, now: DateTime<Utc>) -> Result<Vec<StaleStep>> {
-    let lock = lock::acquire(
-        &task.dir,
-        &store.rel(&task.dir),
-        "tick (staleness check)",
-        LOCK_WAIT,
-    )?;
+    let lock = store.lock_task_within(task, "tick (staleness check)", LOCK_WAIT)?;
     refresh_locked(store, task, now, &lock)
 }
 
-/// [`refresh`] for a caller that already holds the task lock (the runner).
+/// [`refresh`] for a caller that already holds the task lock (the runner, `tick mark`).
 pub fn refresh_locked(
     store: &Store,
     task: &TaskRef,
     now: DateTime<Utc>,
     _lock: &Lock,
 ) -> Result<Vec<StaleStep>> {
-    let todo_path = task.dir.join(TODO_FILE);
-    // A person's editor may save TODO.md between our read and our write; the lock cannot stop
-    // that. Re-read just before writing and start over if it moved, so their edit is kept.
-    for _ in 0..3 {
-        let loaded = store.load(task)?;
-        let stale = detect(store, &loaded)?;
-        if stale.is_empty() {
-            return Ok(stale);
-        }
-        let text = stale::mark_stale(&loaded.todo_src, &stale, now)
-            .map_err(|e| store.parse_error(&todo_path, &e))?;
-        // Like every write of TODO.md, this one gives steps a person added their ids.
-        let text = match todo_md::parse(&text) {
-            Ok(list) if list.needs_ids() => todo_md::assign_ids(&text, &list).0,
-            _ => text,
-        };
-        todo_md::parse(&text).map_err(|e| {
-            Error::internal(format!(
-                "marking stale steps in `{}` did not parse back: {e}",
-                store.rel(&todo_path)
-            ))
-        })?;
-        if fsx::read_optional(&todo_path)?.as_deref() != Some(loaded.todo_src.as_str()) {
-            continue;
-        }
-        fsx::write_atomic(&todo_path, text.as_bytes())?;
-        return Ok(stale);
+    let (stale, _) = store.transact(
+        task,
+        now,
+        "files of done steps changed outside tick",
+        |tx| {
+            let verdict = examine(store, tx.base())?;
+            apply(tx, &verdict, now)?;
+            Ok(verdict.stale)
+        },
+    )?;
+    Ok(stale)
+}
+
+/// Writes `verdict` into a transaction: the `[~]` markers and `stale:` lines, the moved
+/// fingerprints and later changes, and ids for steps a person added (like every write of
+/// TODO.md).
+pub fn apply(
+    tx: &mut crate::tasks::tx::Tx<'_>,
+    verdict: &Verdict,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    if verdict.is_empty() {
+        return Ok(());
     }
-    Err(Error::new(
-        ErrorKind::Busy,
-        format!(
-            "`{}` kept changing while tick read it",
-            store.rel(&todo_path)
-        ),
-    )
-    .hint("save it and try again; it was not changed"))
+    let task = tx.base().id.clone();
+    tx.record(|state| stale::move_forward(state, &task, &verdict.moved));
+    if !verdict.stale.is_empty() {
+        for step in &verdict.stale {
+            let reason = stale::reason(&step.files, now);
+            tx.set_status(
+                step.id,
+                Some(StepStatus::Done),
+                StepStatus::Stale,
+                Some(&reason),
+            )?;
+        }
+        tx.assign_ids()?;
+    }
+    Ok(())
+}
+
+/// The paths a caller snapshots before and after a command it runs for the agent (with the
+/// files of the step the command runs for, [`command_snapshot`]): the fingerprinted files of
+/// every done step of every task in the workspace. Reads each task's state.yaml only.
+pub fn snapshot_paths(store: &Store) -> Result<BTreeSet<String>> {
+    let mut paths = BTreeSet::new();
+    for id in store.task_ids()? {
+        let path = store.dir().join(&id).join(STATE_FILE);
+        let Some(text) = fsx::read_optional(&path)? else {
+            continue;
+        };
+        let Ok(state) = serde_yaml::from_str::<State>(&text) else {
+            continue;
+        };
+        paths.extend(
+            state
+                .steps
+                .values()
+                .filter(|record| record.status == Some(StepStatus::Done))
+                .flat_map(|record| record.fingerprints.keys().cloned()),
+        );
+    }
+    Ok(paths)
+}
+
+/// The content hash of each of `paths` (workspace-relative) below `root`, or
+/// [`fingerprint::MISSING`].
+pub fn snapshot(root: &Path, paths: &BTreeSet<String>) -> BTreeMap<String, String> {
+    paths
+        .iter()
+        .map(|rel| (rel.clone(), fingerprint::hash_file(&root.join(rel))))
+        .collect()
+}
+
+/// What a caller records around one command for step files `scope`: [`snapshot_paths`] plus
+/// the files `scope` names now, hashed. Take it before and after the command, and journal
+/// both (`journal::Record::Command`): the "after" one also covers files the command created.
+pub fn command_snapshot(store: &Store, scope: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut paths = snapshot_paths(store)?;
+    paths.extend(fingerprint(store.root(), scope, &[]).into_keys());
+    Ok(snapshot(store.root(), &paths))
 }
 
 /// [`refresh`] for commands that only report: when another tick process holds the task, or
 /// the lock cannot be taken at all (a read-only checkout), the stale steps are detected
 /// without being marked.
 pub fn refresh_or_detect(store: &Store, task: &TaskRef, now: DateTime<Utc>) -> Result<Refreshed> {
-    match lock::acquire(
-        &task.dir,
-        &store.rel(&task.dir),
-        "tick (staleness check)",
-        LOCK_WAIT,
-    ) {
+    match store.lock_task_within(task, "tick (staleness check)", LOCK_WAIT) {
         Ok(lock) => Ok(Refreshed {
             stale: refresh_locked(store, task, now, &lock)?,
             marked: true,
@@ -133,5 +185,46 @@ pub fn refresh_or_detect(store: &Store, task: &TaskRef, now: DateTime<Utc>) -> R
             })
         }
         Err(err) => Err(err),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshots_cover_every_done_steps_prints_and_the_commands_scope() {
+        let root = tempfile::tempdir().unwrap();
+        let store = Store::at(root.path());
+        for (id, state) in [
+            (
+                "20261130-143012-a",
+                "format: 1\nsteps:\n  S1:\n    status: done\n    fingerprints:\n      a.rs: h\n  S2:\n    status: pending\n    fingerprints:\n      p.rs: h\n",
+            ),
+            (
+                "20261130-143013-b",
+                "format: 1\nsteps:\n  S1:\n    status: done\n    fingerprints:\n      b.rs: h\n",
+            ),
+        ] {
+            let dir = store.dir().join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(STATE_FILE), state).unwrap();
+        }
+        let paths = snapshot_paths(&store).unwrap();
+        assert_eq!(paths.iter().collect::<Vec<_>>(), ["a.rs", "b.rs"]);
+
+        std::fs::write(root.path().join("a.rs"), "x").unwrap();
+        std::fs::create_dir_all(root.path().join("gen")).unwrap();
+        std::fs::write(root.path().join("gen/out.txt"), "y").unwrap();
+        let seen = command_snapshot(&store, &["gen/**".to_owned()]).unwrap();
+        assert_eq!(
+            seen.keys().collect::<Vec<_>>(),
+            ["a.rs", "b.rs", "gen/out.txt"]
+        );
+        assert_eq!(
+            seen["a.rs"],
+            fingerprint::hash_file(&root.path().join("a.rs"))
+        );
+        assert_eq!(seen["b.rs"], fingerprint::MISSING);
     }
 }

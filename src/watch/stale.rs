@@ -1,39 +1,24 @@
 //! Which done steps are stale, and why: the pure decision of DESIGN §6, with no I/O. The
-//! caller observes the files (hash and modification time) and reads the journal; this module
-//! compares.
+//! caller hashes the files and reads the workspace journal; this module compares.
 //!
-//! A done step is stale when one of its fingerprinted files now differs from its fingerprint
-//! *out of band*, that is, when neither of tick's own records explains the change:
-//!
-//! 1. **A journalled write.** The journal lists every file tick's tools wrote with the hash
-//!    they wrote. If the file's current content is content tick wrote (after the step was
-//!    ticked), tick made it so. Comparing content rather than event times means the verdict
-//!    does not depend on a watcher having seen the write.
-//! 2. **A command window.** A `bash` command may change any file, and nobody records which. Its
-//!    window (start to end) is journalled instead: a file whose last modification time lies
-//!    inside a window (which ended after the step was ticked) was last changed while tick's
-//!    command ran, so the change is taken as the command's. The modification time is the
-//!    only witness that survives until the next command start; it is also what `make` trusts.
-//!    The cost is that a person's edit made during a command window is taken as tick's; windows
-//!    are seconds long and the live watcher sees the same ambiguity, so this is accepted. A
-//!    `git checkout` or an editor save sets the time to *now*, outside any earlier window, so
-//!    those are caught. A deleted file has no modification time and is always out of band.
+//! A done step's fingerprinted file that now differs from its fingerprint was changed either
+//! by tick ([`super::attribution::owner`] finds the write or the command that produced that
+//! content) or outside tick. Outside tick makes the step stale. By tick, the step stays done:
+//! its fingerprint moves forward to the new content, and when the change came from another
+//! task it is recorded on the step as a later change (`changed by task B S2`), which only
+//! `tick check --strict` treats as a finding.
 //!
 //! Only the last tick's fingerprints count: a step ticked again gets new ones.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 
-use super::fingerprint::Observed;
+use super::attribution::{self, Owner};
 use crate::plan::{StepId, StepStatus};
-use crate::tasks::journal::Entry;
-use crate::tasks::state::State;
+use crate::tasks::journal::Record;
+use crate::tasks::state::{LaterChange, State};
 use crate::tasks::todo_md::{self, Checklist, ParseError, StepEdit};
-
-/// File systems stamp times with a coarse clock (a few milliseconds behind the one the journal
-/// reads, whole seconds on some), so a window is widened by this much on each side.
-pub const WINDOW_SLACK: TimeDelta = TimeDelta::milliseconds(1000);
 
 /// How many files a `stale:` line names before it says "and N more".
 const NAMED_FILES: usize = 3;
@@ -44,6 +29,29 @@ pub struct StaleStep {
     pub id: StepId,
     /// The changed files, workspace-relative, sorted.
     pub files: Vec<String>,
+}
+
+/// A fingerprinted file of a done step that tick itself changed since: the fingerprint moves
+/// to `hash`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    pub id: StepId,
+    pub path: String,
+    pub hash: String,
+    pub by: Owner,
+}
+
+/// What start-up detection decided for one task.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verdict {
+    pub stale: Vec<StaleStep>,
+    pub moved: Vec<Moved>,
+}
+
+impl Verdict {
+    pub fn is_empty(&self) -> bool {
+        self.stale.is_empty() && self.moved.is_empty()
+    }
 }
 
 /// The fingerprinted files of the steps that are done (`[x]`) in `checklist`: what must be
@@ -57,56 +65,111 @@ pub fn watched_paths(checklist: &Checklist, state: &State) -> BTreeSet<String> {
         .collect()
 }
 
-/// The done steps of `checklist` whose fingerprinted files changed out of band, in file order.
-/// A path missing from `current` was not observed and counts as unchanged.
-pub fn stale_steps(
+/// Whether some fingerprinted file of a done step differs from its fingerprint in `current`
+/// (path → hash): only then need the journal be read.
+pub fn any_changed(
     checklist: &Checklist,
     state: &State,
-    current: &BTreeMap<String, Observed>,
-    journal: &[Entry],
-) -> Vec<StaleStep> {
-    let mut out = Vec::new();
+    current: &BTreeMap<String, String>,
+) -> bool {
+    done_steps(checklist)
+        .filter_map(|id| state.steps.get(&id))
+        .flat_map(|record| record.fingerprints.iter())
+        .any(|(path, recorded)| {
+            !is_task_file(path) && current.get(path).is_some_and(|now| now != recorded)
+        })
+}
+
+/// The verdict on the done steps of `checklist` (of task `task`) whose fingerprinted files
+/// differ in `current` (path → hash; a path missing from it was not observed and counts as
+/// unchanged), in file order.
+pub fn judge(
+    checklist: &Checklist,
+    state: &State,
+    current: &BTreeMap<String, String>,
+    journal: &[Record],
+) -> Verdict {
+    let mut verdict = Verdict::default();
     for id in done_steps(checklist) {
         let Some(record) = state.steps.get(&id) else {
             continue;
         };
-        let files: Vec<String> = record
-            .fingerprints
-            .iter()
-            .filter(|(path, _)| !is_task_file(path))
-            .filter(|(path, recorded)| {
-                current.get(*path).is_some_and(|now| {
-                    now.hash != **recorded && !in_band(path, now, record.done_at, journal)
-                })
-            })
-            .map(|(path, _)| path.clone())
-            .collect();
-        if !files.is_empty() {
-            out.push(StaleStep { id, files });
+        let mut outside = Vec::new();
+        for (path, recorded) in &record.fingerprints {
+            let Some(now) = current.get(path) else {
+                continue;
+            };
+            if is_task_file(path) || now == recorded {
+                continue;
+            }
+            match attribution::owner(path, now, journal) {
+                Some(by) => verdict.moved.push(Moved {
+                    id,
+                    path: path.clone(),
+                    hash: now.clone(),
+                    by,
+                }),
+                None => outside.push(path.clone()),
+            }
+        }
+        if !outside.is_empty() {
+            verdict.stale.push(StaleStep { id, files: outside });
         }
     }
-    out
+    verdict
 }
 
-/// Whether tick itself explains `path` being as `now` shows it.
-fn in_band(path: &str, now: &Observed, done_at: Option<DateTime<Utc>>, journal: &[Entry]) -> bool {
-    // Journal times are exact while `done_at` may be truncated to the second: compare against
-    // the start of that second.
-    let after_tick = |at: DateTime<Utc>| done_at.is_none_or(|done| at >= done);
-    journal.iter().any(|entry| match entry {
-        Entry::Write {
-            path: written,
-            hash,
-            at,
-        } => written == path && *hash == now.hash && after_tick(*at),
-        Entry::Command { start, end, .. } => {
-            after_tick(*end)
-                && now.modified.is_some_and(|modified| {
-                    modified >= *start - WINDOW_SLACK && modified <= *end + WINDOW_SLACK
-                })
+/// The done steps of `checklist` whose fingerprinted files changed out of band.
+pub fn stale_steps(
+    checklist: &Checklist,
+    state: &State,
+    current: &BTreeMap<String, String>,
+    journal: &[Record],
+) -> Vec<StaleStep> {
+    judge(checklist, state, current, journal).stale
+}
+
+/// Moves the fingerprints of `moved` forward in `state`, and records on each step the changes
+/// that came from a task other than `task`, one entry per (task, step) that made them.
+pub fn move_forward(state: &mut State, task: &str, moved: &[Moved]) {
+    for change in moved {
+        let Some(record) = state.steps.get_mut(&change.id) else {
+            continue;
+        };
+        record
+            .fingerprints
+            .insert(change.path.clone(), change.hash.clone());
+        if change.by.task == task || change.by.task.is_empty() {
+            continue;
         }
-        Entry::Transition { .. } => false,
-    })
+        let same = record
+            .later_changes
+            .iter_mut()
+            .find(|c| c.task == change.by.task && c.step == change.by.step);
+        match same {
+            Some(entry) => {
+                entry.at = entry.at.max(change.by.at);
+                if !entry.files.contains(&change.path) {
+                    entry.files.push(change.path.clone());
+                    entry.files.sort();
+                }
+            }
+            None => record.later_changes.push(LaterChange {
+                task: change.by.task.clone(),
+                step: change.by.step.clone(),
+                at: change.by.at,
+                files: vec![change.path.clone()],
+            }),
+        }
+    }
+}
+
+/// How a later change reads in `status` and `check`: `changed by task <id> S2`.
+pub fn later_change_text(change: &LaterChange) -> String {
+    match &change.step {
+        Some(step) => format!("changed by task {} {step}", change.task),
+        None => format!("changed by task {}", change.task),
+    }
 }
 
 /// The ids of steps whose own box is ticked.
@@ -201,18 +264,10 @@ mod tests {
         state
     }
 
-    fn seen(items: &[(&str, &str, Option<&str>)]) -> BTreeMap<String, Observed> {
+    fn seen(items: &[(&str, &str, Option<&str>)]) -> BTreeMap<String, String> {
         items
             .iter()
-            .map(|(p, h, m)| {
-                (
-                    (*p).to_owned(),
-                    Observed {
-                        hash: (*h).to_owned(),
-                        modified: m.map(t),
-                    },
-                )
-            })
+            .map(|(p, h, _)| ((*p).to_owned(), (*h).to_owned()))
             .collect()
     }
 
@@ -220,7 +275,7 @@ mod tests {
         stale.iter().map(|s| s.id.to_string()).collect()
     }
 
-    fn check(state: &State, now: &BTreeMap<String, Observed>, journal: &[Entry]) -> Vec<StaleStep> {
+    fn check(state: &State, now: &BTreeMap<String, String>, journal: &[Record]) -> Vec<StaleStep> {
         stale_steps(&todo_md::parse(TODO).unwrap(), state, now, journal)
     }
 
@@ -280,42 +335,33 @@ mod tests {
         assert!(check(&st, &seen(&[("src/a.rs", "x", LATER)]), &[]).is_empty());
     }
 
-    #[test]
-    fn content_tick_wrote_after_the_tick_is_in_band() {
-        let st = state(&[("S1", &[("src/a.rs", "h1")])]);
-        let write = |path: &str, hash: &str, at: &str| Entry::Write {
+    fn write(path: &str, hash: &str, task: &str) -> Record {
+        Record::Write {
             path: path.into(),
             hash: hash.into(),
-            at: t(at),
-        };
+            at: t("2026-11-30T14:10:00Z"),
+            task: task.into(),
+            step: Some("S2".into()),
+        }
+    }
+
+    #[test]
+    fn content_tick_wrote_is_in_band_and_moves_the_fingerprint() {
+        let st = state(&[("S1", &[("src/a.rs", "h1")])]);
         let now = seen(&[("src/a.rs", "w", LATER)]);
-        assert!(check(&st, &now, &[write("src/a.rs", "w", "2026-11-30T14:10:00Z")]).is_empty());
+        let list = todo_md::parse(TODO).unwrap();
+        let verdict = judge(&list, &st, &now, &[write("src/a.rs", "w", "A")]);
+        assert!(verdict.stale.is_empty());
+        assert_eq!(verdict.moved.len(), 1);
+        assert_eq!(verdict.moved[0].hash, "w");
         // Same content, other file: not an explanation.
         assert_eq!(
-            ids(&check(
-                &st,
-                &now,
-                &[write("src/b.rs", "w", "2026-11-30T14:10:00Z")]
-            )),
+            ids(&check(&st, &now, &[write("src/b.rs", "w", "A")])),
             ["S1"]
         );
         // Same file, other content: someone changed it after tick wrote it.
         assert_eq!(
-            ids(&check(
-                &st,
-                &now,
-                &[write("src/a.rs", "v", "2026-11-30T14:10:00Z")]
-            )),
-            ["S1"]
-        );
-        // Content tick wrote *before* the tick and restored later (a checkout of an old
-        // version): out of band.
-        assert_eq!(
-            ids(&check(
-                &st,
-                &now,
-                &[write("src/a.rs", "w", "2026-11-30T13:00:00Z")]
-            )),
+            ids(&check(&st, &now, &[write("src/a.rs", "v", "A")])),
             ["S1"]
         );
     }
@@ -323,57 +369,67 @@ mod tests {
     #[test]
     fn a_deletion_tick_journalled_is_in_band() {
         let st = state(&[("S1", &[("src/a.rs", "h1")])]);
-        let journal = [Entry::Write {
-            path: "src/a.rs".into(),
-            hash: "missing".into(),
-            at: t("2026-11-30T14:10:00Z"),
-        }];
+        let journal = [write("src/a.rs", "missing", "A")];
         assert!(check(&st, &seen(&[("src/a.rs", "missing", None)]), &journal).is_empty());
     }
 
     #[test]
-    fn a_change_inside_a_command_window_is_in_band() {
+    fn a_commands_change_counts_only_inside_its_scope() {
         let st = state(&[("S1", &[("src/a.rs", "h1")])]);
-        let window = [Entry::Command {
+        let command = |scope: &str| Record::Command {
             start: t("2026-11-30T14:10:00Z"),
             end: t("2026-11-30T14:10:30Z"),
+            task: "A".into(),
             step: Some("S3".into()),
-        }];
-        let at = |m: &str| seen(&[("src/a.rs", "x", Some(m))]);
-        assert!(check(&st, &at("2026-11-30T14:10:10Z"), &window).is_empty());
-        // Within the slack on either side.
-        assert!(check(&st, &at("2026-11-30T14:09:59.500Z"), &window).is_empty());
-        assert!(check(&st, &at("2026-11-30T14:10:30.900Z"), &window).is_empty());
-        // Outside the window: a person's edit after the command, or before it.
-        assert_eq!(
-            ids(&check(&st, &at("2026-11-30T14:11:00Z"), &window)),
-            ["S1"]
-        );
-        assert_eq!(
-            ids(&check(&st, &at("2026-11-30T14:05:00Z"), &window)),
-            ["S1"]
-        );
-        // A deleted file has no time to place in a window.
-        assert_eq!(
-            ids(&check(
-                &st,
-                &seen(&[("src/a.rs", "missing", None)]),
-                &window
-            )),
-            ["S1"]
-        );
+            scope: vec![scope.into()],
+            before: BTreeMap::from([("src/a.rs".into(), "h1".into())]),
+            after: BTreeMap::from([("src/a.rs".into(), "x".into())]),
+        };
+        let now = seen(&[("src/a.rs", "x", LATER)]);
+        assert!(check(&st, &now, &[command("src/**")]).is_empty());
+        // A person's edit during a command for a step that has nothing to do with the file.
+        assert_eq!(ids(&check(&st, &now, &[command("src/c.rs")])), ["S1"]);
     }
 
     #[test]
-    fn a_window_that_ended_before_the_tick_explains_nothing() {
+    fn a_change_another_task_made_is_recorded_on_the_step() {
+        let mut st = state(&[("S1", &[("src/a.rs", "h1"), ("src/b.rs", "h2")])]);
+        let now = seen(&[("src/a.rs", "w", LATER), ("src/b.rs", "v", LATER)]);
+        let list = todo_md::parse(TODO).unwrap();
+        let journal = [write("src/a.rs", "w", "B"), write("src/b.rs", "v", "B")];
+        let verdict = judge(&list, &st, &now, &journal);
+        assert!(verdict.stale.is_empty());
+        move_forward(&mut st, "A", &verdict.moved);
+        let record = &st.steps[&StepId::top(1)];
+        assert_eq!(record.fingerprints["src/a.rs"], "w");
+        assert_eq!(record.fingerprints["src/b.rs"], "v");
+        assert_eq!(record.later_changes.len(), 1);
+        assert_eq!(record.later_changes[0].files, ["src/a.rs", "src/b.rs"]);
+        assert_eq!(
+            later_change_text(&record.later_changes[0]),
+            "changed by task B S2"
+        );
+        // Moved forward: the next look finds nothing.
+        assert!(judge(&list, &st, &now, &journal).is_empty());
+    }
+
+    #[test]
+    fn a_change_the_same_task_made_moves_the_fingerprint_quietly() {
+        let mut st = state(&[("S1", &[("src/a.rs", "h1")])]);
+        let now = seen(&[("src/a.rs", "w", LATER)]);
+        let list = todo_md::parse(TODO).unwrap();
+        let verdict = judge(&list, &st, &now, &[write("src/a.rs", "w", "A")]);
+        move_forward(&mut st, "A", &verdict.moved);
+        assert_eq!(st.steps[&StepId::top(1)].fingerprints["src/a.rs"], "w");
+        assert!(st.steps[&StepId::top(1)].later_changes.is_empty());
+    }
+
+    #[test]
+    fn only_changed_prints_need_the_journal() {
         let st = state(&[("S1", &[("src/a.rs", "h1")])]);
-        let window = [Entry::Command {
-            start: t("2026-11-30T13:00:00Z"),
-            end: t("2026-11-30T13:00:30Z"),
-            step: None,
-        }];
-        let now = seen(&[("src/a.rs", "x", Some("2026-11-30T13:00:10Z"))]);
-        assert_eq!(ids(&check(&st, &now, &window)), ["S1"]);
+        let list = todo_md::parse(TODO).unwrap();
+        assert!(!any_changed(&list, &st, &seen(&[("src/a.rs", "h1", None)])));
+        assert!(any_changed(&list, &st, &seen(&[("src/a.rs", "h2", None)])));
     }
 
     #[test]

@@ -547,3 +547,108 @@ fn marking_a_parent_with_all_sub_steps_done_open_is_refused() {
     assert!(todo.contains("- [ ] S2 Add"), "{todo}");
     assert!(todo.contains("  - [x] S2.1 "), "{todo}");
 }
+
+/// PLAN.md is the contract: an edited step re-approved reaches TODO.md (by step id, markers and
+/// runner lines kept) and so what `tick run` would do.
+#[test]
+fn a_reapproved_plan_edit_reaches_todo_and_the_next_run() {
+    let ws = Workspace::new();
+    let plan = "---\ntitle: Counter\n---\n# Counter\n\n## Summary\n\nCount.\n\n## Steps\n\n\
+- [ ] S1 Write the counter\n  - files: count.py\n  - verify: `python3 -m pytest -q`\n\
+- [ ] S2 Print the version\n  - files: count.py\n  - verify: `grep -q version count.py`\n\
+- [ ] S3 Old step\n";
+    let id = ws.approve(plan);
+    ws.ok(&["mark", "S1", "done"]);
+    let plan_path = format!(".tasks/{id}/PLAN.md");
+    let todo_path = format!(".tasks/{id}/TODO.md");
+    let before = ws.read(&todo_path);
+
+    let edited = ws
+        .read(&plan_path)
+        .replace("`grep -q version count.py`", "`python3 count.py --version`")
+        .replace(
+            "- [ ] S3 Old step\n",
+            "- [ ] S4 Document it\n  - files: README.md\n",
+        );
+    ws.write(&plan_path, &edited);
+    let refused = ws.run(&["check"]);
+    assert_eq!(
+        refused.code, 12,
+        "plan changed since approval: {refused:#?}"
+    );
+
+    let approved = ws.ok(&["approve", &id]);
+    assert!(
+        approved.stderr.contains("~ S2: verify")
+            && approved.stderr.contains("- S3 removed")
+            && approved.stderr.contains("+ S4 added"),
+        "{}",
+        approved.stderr
+    );
+    let todo = ws.read(&todo_path);
+    let expected = before
+        .replace("`grep -q version count.py`", "`python3 count.py --version`")
+        .replace(
+            "- [ ] S3 Old step\n",
+            "- [ ] S4 Document it\n  - files: README.md\n",
+        );
+    assert_eq!(todo, expected);
+    assert!(todo.contains("- [x] S1 Write the counter"), "{todo}");
+
+    let dry = ws.ok(&["run", "--dry-run"]);
+    assert!(
+        dry.stdout.contains("python3 count.py --version"),
+        "{}",
+        dry.stdout
+    );
+    assert!(!dry.stdout.contains("grep -q version"), "{}", dry.stdout);
+    // Approved as it stands now: nothing more to do.
+    let again = ws.ok(&["approve", &id]);
+    assert!(
+        again.stderr.contains("approved as it stands"),
+        "{}",
+        again.stderr
+    );
+}
+
+/// An approval cut short after its task folder appeared (the draft still there) is finished by
+/// the next command, never repeated into a second task; one cut short before is simply redone.
+#[test]
+fn a_half_done_approval_is_finished_not_repeated() {
+    let ws = Workspace::new();
+    ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    let draft = ws.read(".tasks/draft/PLAN.md");
+    ws.ok(&["approve"]);
+    let ids = ws.task_ids();
+    assert_eq!(ids.len(), 1);
+    // What a kill between the rename and the draft's removal leaves.
+    ws.write(".tasks/draft/PLAN.md", &draft);
+    ws.write(".tasks/draft/approving", &ids[0]);
+    let status = ws.ok(&["status", "--json"]);
+    assert_eq!(
+        json(&status.stdout)["draft"],
+        Value::Null,
+        "{}",
+        status.stdout
+    );
+    let again = ws.run(&["approve"]);
+    assert_eq!(again.code, 2, "{again:#?}");
+    assert!(
+        again.stderr.contains("no draft to approve"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(ws.task_ids(), ids);
+    assert!(!ws.exists(".tasks/draft"));
+
+    // A note naming a task that never appeared (killed before the rename): the draft stays
+    // and approves once.
+    ws.write(
+        ".tasks/draft/PLAN.md",
+        draft.replace("Refactor login module", "Second"),
+    );
+    ws.write(".tasks/draft/approving", "20261130-143012-never-made");
+    ws.ok(&["approve"]);
+    assert_eq!(ws.task_ids().len(), 2);
+    assert!(!ws.exists(".tasks/draft"));
+}

@@ -9,7 +9,7 @@ use std::process::{Child, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use tick::tasks::journal::{self, Entry};
+use tick::tasks::journal::{self, Entry, Record};
 use tick::tasks::state::{Actor, Evidence, State};
 
 /// Before the real clock, so journal times taken from the real clock come after the tick.
@@ -254,40 +254,170 @@ fn ticks_own_writes_never_make_anything_stale() {
         &task,
         &Entry::Write {
             path: "src/login.rs".into(),
-            hash: blake3::hash(written.as_bytes()).to_hex().to_string(),
+            hash: hash(written),
             at: chrono::Utc::now(),
         },
     )
     .unwrap();
-    // A file a `bash` command generated, inside the command's window.
-    let start = chrono::Utc::now();
-    project.write("src/old.rs", "pub fn old() { /* generated */ }\n");
-    journal::append(
-        &task,
-        &Entry::Command {
-            start,
-            end: chrono::Utc::now(),
-            step: Some("S3".into()),
-        },
-    )
-    .unwrap();
+    // A file a `bash` command for a step that may touch it generated: the snapshots before
+    // and after the command show the change.
+    let before = hash("pub fn old() {}\n");
+    let generated = "pub fn old() { /* generated */ }\n";
+    project.write("src/old.rs", generated);
+    command(
+        &project,
+        "S2",
+        &["src/old.rs"],
+        &[("src/old.rs", &before, &hash(generated))],
+    );
     let todo = project.todo();
     let out = project.ok(&["status"]);
     assert_eq!(project.todo(), todo);
     assert!(!stderr(&out).contains("stale"), "{}", stderr(&out));
+    // The fingerprints moved on to tick's content.
+    assert!(
+        project.state_text().contains(&hash(written)),
+        "{}",
+        project.state_text()
+    );
 
     // A person's edit after all that is out of band again.
-    std::thread::sleep(Duration::from_millis(1100));
     project.write("src/login.rs", "pub fn login() { /* by hand */ }\n");
     let out = project.ok(&["status"]);
     let todo = project.todo();
-    assert!(
-        todo.contains("- [~] S1"),
-        "{todo}\n{}\n{}",
-        stderr(&out),
-        std::fs::read_to_string(journal::path(&task)).unwrap()
-    );
+    assert!(todo.contains("- [~] S1"), "{todo}\n{}", stderr(&out));
     assert!(todo.contains("- [x] S2"), "{todo}");
+}
+
+fn hash(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex().to_string()
+}
+
+/// Journals a command tick ran for `step` of the newest task with files `scope`, whose
+/// snapshots saw each `(path, before, after)`.
+fn command(project: &Project, step: &str, scope: &[&str], seen: &[(&str, &str, &str)]) {
+    let now = chrono::Utc::now();
+    let task = project.task_dir();
+    journal::record(
+        task.parent().unwrap(),
+        &Record::Command {
+            start: now,
+            end: now,
+            task: task.file_name().unwrap().to_str().unwrap().to_owned(),
+            step: Some(step.into()),
+            scope: scope.iter().map(|s| (*s).to_owned()).collect(),
+            before: seen
+                .iter()
+                .map(|(p, b, _)| ((*p).to_owned(), (*b).to_owned()))
+                .collect(),
+            after: seen
+                .iter()
+                .map(|(p, _, a)| ((*p).to_owned(), (*a).to_owned()))
+                .collect(),
+        },
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_persons_edit_during_an_agents_command_for_another_step_is_stale() {
+    let project = Project::new();
+    project.ok(&["mark", "S1", "done"]);
+    project.make_verified("S1");
+    let old = hash("pub fn login() {}\n");
+    // While the agent's `bash` for S3 (files: src/new.rs) ran, a person saved src/login.rs,
+    // S1's file. The command's snapshots see both changes; only src/new.rs is the command's.
+    let by_hand = "pub fn login() { /* edited in an editor */ }\n";
+    project.write("src/login.rs", by_hand);
+    project.write("src/new.rs", "pub fn new() {}\n");
+    command(
+        &project,
+        "S3",
+        &["src/new.rs"],
+        &[
+            ("src/login.rs", &old, &hash(by_hand)),
+            ("src/new.rs", "missing", &hash("pub fn new() {}\n")),
+        ],
+    );
+    let out = project.tick(&["check"]);
+    assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
+    assert!(project.todo().contains("- [~] S1"), "{}", project.todo());
+}
+
+/// The issue's repro: task A is completed; task B, approved later, changes A's file through
+/// tick's own tool write (journalled by the runner as task B's step S2). A stays completed,
+/// `check` is clean, and A's step says who changed its file.
+#[test]
+fn a_later_tasks_own_write_does_not_make_an_earlier_task_stale() {
+    let project = Project::new();
+    for id in ["S1", "S2", "S3"] {
+        project.ok(&["mark", id, "done"]);
+        project.make_verified(id);
+    }
+    let task_a = project.task_dir();
+    let a = task_a.file_name().unwrap().to_str().unwrap().to_owned();
+    project.write(
+        "plan-b.md",
+        "---\ntitle: Wordcount\n---\n# Wordcount\n\n## Steps\n\n- [ ] S1 Read\n- [ ] S2 Touch login\n  - files: src/login.rs\n",
+    );
+    project.ok(&["plan", "--from", "plan-b.md"]);
+    project.ok(&["approve"]);
+    let task_b = project.task_dir();
+    let b = task_b.file_name().unwrap().to_str().unwrap().to_owned();
+    assert_ne!(a, b);
+
+    // What the runner journals for B's S2 `edit_file` of src/login.rs, and the file it wrote.
+    let written = "pub fn login() { /* task B */ }\n";
+    project.write("src/login.rs", written);
+    journal::record(
+        &project.path(".tasks"),
+        &Record::Write {
+            path: "src/login.rs".into(),
+            hash: hash(written),
+            at: chrono::Utc::now(),
+            task: b.clone(),
+            step: Some("S2".into()),
+        },
+    )
+    .unwrap();
+
+    let out = project.tick(&["check"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let list = stdout(&project.ok(&["list"]));
+    let line_a = list.lines().find(|l| l.contains(&a)).unwrap();
+    assert!(line_a.contains("completed"), "{list}");
+    let todo_a = std::fs::read_to_string(task_a.join("TODO.md")).unwrap();
+    assert!(!todo_a.contains("- [~]"), "{todo_a}");
+
+    let status = stdout(&project.ok(&["status", &a]));
+    assert!(
+        status.contains(&format!("changed by task {b} S2: src/login.rs")),
+        "{status}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&project.ok(&["status", &a, "--json"]))).unwrap();
+    let change = &json["task"]["steps"][0]["later_changes"][0];
+    assert_eq!(change["task"], b.as_str());
+    assert_eq!(change["step"], "S2");
+    assert_eq!(change["files"][0], "src/login.rs");
+
+    // Only a strict check asks about it.
+    let out = project.tick(&["check", "--strict", "--json"]);
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["findings"][0]["kind"], "changed_by_task");
+    assert_eq!(report["findings"][0]["task"], a.as_str());
+
+    // The fingerprint moved on: a person's edit after that is stale as ever.
+    project.write("src/login.rs", "pub fn login() { /* by hand */ }\n");
+    let out = project.tick(&["check"]);
+    assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
 }
 
 #[test]

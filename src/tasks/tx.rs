@@ -1,0 +1,682 @@
+//! The one write path for a task: a transaction over TODO.md, state.yaml and PLAN.md's
+//! `status:` line. `run`, `mark`, `watch` (stale marking) and `approve` all change a task
+//! through it, so "edit the marker → settle the parent → parse back → transition → PLAN.md
+//! status → log" exists once.
+//!
+//! A commit is all or nothing, whatever instant a kill lands at. It first writes a
+//! write-ahead record, `runs/tx.json` (local, not committed), holding the new contents of
+//! every file it changes and the hash of the TODO.md it started from; then the files, each
+//! atomically; then it removes the record. A record left behind by a killed commit is found
+//! by the next command: under the task lock it is rolled forward (TODO.md on disk is the old
+//! or the new text), or back when a person has since saved TODO.md themselves (their edit is
+//! kept; state.yaml goes back to the old text, which the record also holds). A reader that
+//! cannot take the lock sees the new pair from the record, never a mix.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::plan_md;
+use super::state::State;
+use super::todo_md::{self, Checklist, StepEdit};
+use super::{PLAN_FILE, RUNS_DIR, STATE_FILE, Store, TODO_FILE, Task, TaskRef, journal};
+use crate::error::{Error, ErrorKind, Result};
+use crate::fsx;
+use crate::plan::{Event, Phase, Progress, StepId, StepStatus, transition};
+
+/// The write-ahead record in a task's `runs/`.
+pub const TX_FILE: &str = "tx.json";
+
+/// How many times [`Store::transact`] starts over when a person saves TODO.md mid-way.
+const ATTEMPTS: usize = 3;
+
+/// A change to one task, begun with [`Store::begin`] (under the task's lock) and written with
+/// [`Tx::commit`].
+#[derive(Debug)]
+pub struct Tx<'s> {
+    store: &'s Store,
+    /// The task as it was read at the start.
+    base: Task,
+    todo_src: String,
+    /// `todo_src` parsed; `None` after an edit, until it is needed again.
+    todo: Option<Checklist>,
+    state: State,
+    plan_src: Option<String>,
+}
+
+/// What [`Tx::set_status`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetStatus {
+    /// The marker (and its runner line) changed.
+    Set,
+    /// The step already had that status and line: nothing to write.
+    Unchanged,
+    /// A person changed this very step's marker away from what the caller expected (while a
+    /// step ran, say): their version is kept and nothing was changed.
+    KeptPersonEdit { current: StepStatus },
+    /// There is no such step in TODO.md (a person removed it).
+    Missing,
+}
+
+/// What a commit wrote.
+#[derive(Debug, Clone)]
+pub struct Committed {
+    /// The phase before and after (equal when it stayed).
+    pub from: Phase,
+    pub to: Phase,
+    /// Whether anything changed on disk.
+    pub wrote: bool,
+    /// The task as it is now, parsed once.
+    pub task: Task,
+}
+
+/// The record written before the files: enough to finish the commit, or to undo it.
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    /// blake3 of the TODO.md the transaction read.
+    old_todo_hash: String,
+    todo: String,
+    todo_hash: String,
+    old_state: Option<String>,
+    state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    plan: Option<String>,
+}
+
+impl Store {
+    /// Starts a transaction on `task`, reading its files fresh. The caller holds the task's
+    /// lock ([`Store::lock_task`]).
+    pub fn begin(&self, task: &TaskRef) -> Result<Tx<'_>> {
+        let base = self.load(task)?;
+        Ok(Tx {
+            store: self,
+            todo_src: base.todo_src.clone(),
+            todo: Some(base.todo.clone()),
+            state: base.state.clone(),
+            plan_src: None,
+            base,
+        })
+    }
+
+    /// Runs `change` in a transaction and commits it with `reason`, starting over (at most a
+    /// few times) when a person saved TODO.md between the read and the write, so their save
+    /// is never overwritten. The caller holds the task's lock.
+    pub fn transact<T>(
+        &self,
+        task: &TaskRef,
+        now: DateTime<Utc>,
+        reason: &str,
+        mut change: impl FnMut(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<(T, Committed)> {
+        let mut last = None;
+        for _ in 0..ATTEMPTS {
+            let mut tx = self.begin(task)?;
+            let value = change(&mut tx)?;
+            match tx.commit(now, reason) {
+                Ok(committed) => return Ok((value, committed)),
+                Err(err) if err.kind == ErrorKind::Busy => last = Some(err),
+                Err(err) => return Err(err),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::internal("the transaction did not run")))
+    }
+
+    /// Finishes or undoes a commit a killed process left in `task` (its `runs/tx.json`).
+    /// Called under the task's lock by every writer before it reads. Returns whether there
+    /// was one.
+    pub fn recover(&self, task: &TaskRef) -> Result<bool> {
+        let runs = task.dir.join(RUNS_DIR);
+        fsx::remove_stray_temps(&runs, &[TX_FILE], std::time::Duration::ZERO)?;
+        let path = runs.join(TX_FILE);
+        let Some(text) = fsx::read_optional(&path)? else {
+            return Ok(false);
+        };
+        // Written atomically, so it is whole; unreadable means someone edited it: drop it.
+        if let Ok(record) = serde_json::from_str::<Record>(&text) {
+            let todo_path = task.dir.join(TODO_FILE);
+            let state_path = task.dir.join(STATE_FILE);
+            let on_disk = fsx::read_optional(&todo_path)?.unwrap_or_default();
+            let hash = hash(&on_disk);
+            if hash == record.old_todo_hash || hash == record.todo_hash {
+                write_if_changed(&state_path, &record.state)?;
+                write_if_changed(&todo_path, &record.todo)?;
+                if let Some(plan) = &record.plan {
+                    write_if_changed(&task.dir.join(PLAN_FILE), plan)?;
+                }
+            } else {
+                // A person saved TODO.md after the killed commit: theirs is kept, and the
+                // state goes back with it (if it had been written at all).
+                let state_now = fsx::read_optional(&state_path)?;
+                if state_now.as_deref() == Some(record.state.as_str()) {
+                    match &record.old_state {
+                        Some(old) => fsx::write_atomic(&state_path, old.as_bytes())?,
+                        None => fsx::remove_file(&state_path)?,
+                    }
+                }
+            }
+        }
+        fsx::remove_file(&path)?;
+        Ok(true)
+    }
+}
+
+/// Whether a killed writer left something in the task folder `dir` for the next writer to
+/// finish or clean up: a commit's record, or a temp file of one of tick's atomic writes.
+pub fn needs_cleanup(dir: &Path) -> bool {
+    let runs = dir.join(RUNS_DIR);
+    let has_temp = |dir: &Path, targets: &[&str]| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|entry| {
+                entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|name| fsx::is_stray_temp(name, targets))
+            })
+        })
+    };
+    runs.join(TX_FILE).exists()
+        || has_temp(dir, &super::WRITTEN_FILES)
+        || has_temp(&runs, &[TX_FILE])
+}
+
+/// The new contents a pending record holds for a task, for a reader that does not hold the
+/// lock: `(TODO.md, state.yaml, PLAN.md)`, when TODO.md on disk is the old or the new text.
+pub(super) fn pending(dir: &Path, todo_on_disk: &str) -> Option<(String, String, Option<String>)> {
+    let text = std::fs::read_to_string(dir.join(RUNS_DIR).join(TX_FILE)).ok()?;
+    let record: Record = serde_json::from_str(&text).ok()?;
+    let hash = hash(todo_on_disk);
+    (hash == record.old_todo_hash || hash == record.todo_hash).then_some((
+        record.todo,
+        record.state,
+        record.plan,
+    ))
+}
+
+impl Tx<'_> {
+    /// The task as it was read when the transaction began.
+    pub fn base(&self) -> &Task {
+        &self.base
+    }
+
+    /// TODO.md as the transaction has it so far.
+    pub fn todo_src(&self) -> &str {
+        &self.todo_src
+    }
+
+    /// The checklist as the transaction has it so far (parsed again after edits).
+    pub fn todo(&mut self) -> Result<&Checklist> {
+        Ok(self.parsed()?.1)
+    }
+
+    /// TODO.md's text and its parse, parsing again after an edit.
+    fn parsed(&mut self) -> Result<(&str, &Checklist)> {
+        if self.todo.is_none() {
+            let parsed = todo_md::parse(&self.todo_src).map_err(|e| {
+                Error::internal(format!(
+                    "the edit of `{}` did not parse back: {e}",
+                    self.store.rel(&self.todo_path())
+                ))
+            })?;
+            self.todo = Some(parsed);
+        }
+        match &self.todo {
+            Some(todo) => Ok((&self.todo_src, todo)),
+            None => Err(Error::internal("TODO.md was not parsed")),
+        }
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    fn todo_path(&self) -> PathBuf {
+        self.base.dir.join(TODO_FILE)
+    }
+
+    /// Sets step `id` to `status` (with `reason` as its `blocked:`/`stale:` line), editing
+    /// only that marker and runner line. A sub-step's parent follows (ticked when all its
+    /// sub-steps are done, unticked when one reopens). With `expected`, a marker that is not
+    /// `expected` any more was changed by a person: it is kept and reported.
+    pub fn set_status(
+        &mut self,
+        id: StepId,
+        expected: Option<StepStatus>,
+        status: StepStatus,
+        reason: Option<&str>,
+    ) -> Result<SetStatus> {
+        let (src, todo) = self.parsed()?;
+        let Some(current) = todo.find(id).map(|s| s.status) else {
+            return Ok(SetStatus::Missing);
+        };
+        if let Some(expected) = expected
+            && current != expected
+        {
+            return Ok(SetStatus::KeptPersonEdit { current });
+        }
+        let Some(mut src) = todo_md::edit_step(src, todo, id, &StepEdit::status(status, reason))
+        else {
+            return Ok(SetStatus::Missing);
+        };
+        if id.is_sub() {
+            src = todo_md::settle_parent(&src, id.parent())
+                .map_err(|e| self.store.parse_error(&self.todo_path(), &e))?;
+        }
+        if src == self.todo_src {
+            return Ok(SetStatus::Unchanged);
+        }
+        // Only the marker changed (the common case): the parse stays good, no need to redo it.
+        let patched = !id.is_sub()
+            && self
+                .todo
+                .as_mut()
+                .is_some_and(|list| todo_md::patch_marker(list, &self.todo_src, &src, id, status));
+        if !patched {
+            self.todo = None;
+        }
+        self.todo_src = src;
+        Ok(SetStatus::Set)
+    }
+
+    /// Replaces TODO.md's text with `edit(text, checklist)` (stale markers, a merged plan);
+    /// it is parsed back before the commit writes it.
+    pub fn edit_todo(
+        &mut self,
+        edit: impl FnOnce(&str, &Checklist) -> Result<String>,
+    ) -> Result<()> {
+        let src = {
+            let (src, todo) = self.parsed()?;
+            edit(src, todo)?
+        };
+        if src != self.todo_src {
+            self.todo_src = src;
+            self.todo = None;
+        }
+        Ok(())
+    }
+
+    /// Gives steps a person added without ids their ids (only the id tokens are inserted).
+    pub fn assign_ids(&mut self) -> Result<Vec<StepId>> {
+        let (src, todo) = self.parsed()?;
+        if !todo.needs_ids() {
+            return Ok(Vec::new());
+        }
+        let (src, ids) = todo_md::assign_ids(src, todo);
+        self.todo_src = src;
+        self.todo = None;
+        Ok(ids)
+    }
+
+    /// Changes state.yaml's facts.
+    pub fn record<T>(&mut self, update: impl FnOnce(&mut State) -> T) -> T {
+        update(&mut self.state)
+    }
+
+    /// Replaces PLAN.md (a re-approval); its `status:` is still set by the commit.
+    pub fn set_plan(&mut self, src: String) {
+        self.plan_src = Some(src);
+    }
+
+    /// The progress and the phase the commit would move to, or why the move is refused.
+    pub fn phase_after(&mut self) -> Result<(Progress, std::result::Result<Phase, Refused>)> {
+        let from = self.base.phase();
+        let todo = self.todo()?;
+        let progress =
+            Progress::from_statuses(todo.steps.iter().map(todo_md::Step::progress_status));
+        let next = match self.base.plan.phase() {
+            Some(Phase::Cancelled) => Ok(Phase::Cancelled),
+            _ => transition(from, Event::StepsChanged(progress)).map_err(|r| Refused {
+                reason: r.reason,
+                hint: r.hint,
+            }),
+        };
+        Ok((progress, next))
+    }
+
+    /// Writes TODO.md and state.yaml together (and PLAN.md's `status:` when the phase moved),
+    /// logs the transition with `reason`, and returns the task as it now is. Fails with
+    /// [`ErrorKind::Busy`], having written nothing, when TODO.md changed on disk since the
+    /// transaction read it (see [`Store::transact`]).
+    pub fn commit(mut self, now: DateTime<Utc>, reason: &str) -> Result<Committed> {
+        let store = self.store;
+        let dir = self.base.dir.clone();
+        let todo_path = self.todo_path();
+        self.todo()?;
+        let from = self.base.phase();
+        let (_, next) = self.phase_after()?;
+        let to = next.unwrap_or(from);
+
+        let mut plan_src = self.plan_src.take();
+        let replaced = plan_src.is_some();
+        let plan_base = plan_src.as_deref().unwrap_or(&self.base.plan_src);
+        let plan_phase = if replaced {
+            plan_md::parse_without_steps(plan_base)
+                .ok()
+                .and_then(|plan| plan.phase())
+        } else {
+            self.base.plan.phase()
+        };
+        if plan_phase != Some(to)
+            && to != Phase::Cancelled
+            && let Some(text) = plan_md::set_status_line(plan_base, to)
+        {
+            plan_src = Some(text);
+        }
+        let plan_src = plan_src.filter(|text| *text != self.base.plan_src);
+        let old_state = state_yaml(&self.base.state)?;
+        let state_src = state_yaml(&self.state)?;
+        let todo_changed = self.todo_src != self.base.todo_src;
+        let state_changed = state_src != old_state;
+        let todo = self.todo.take().unwrap_or_default();
+
+        if !todo_changed && !state_changed && plan_src.is_none() {
+            return Ok(Committed {
+                from,
+                to: from,
+                wrote: false,
+                task: self.base,
+            });
+        }
+        // The lock keeps other tick processes out, not a person's editor.
+        let on_disk = fsx::read_optional(&todo_path)?.unwrap_or_default();
+        if on_disk != self.base.todo_src {
+            return Err(Error::new(
+                ErrorKind::Busy,
+                format!("`{}` changed while tick read it", store.rel(&todo_path)),
+            )
+            .hint("save it and try again; it was not changed"));
+        }
+
+        let runs = dir.join(RUNS_DIR);
+        fsx::create_dir_all(&runs)?;
+        let record = Record {
+            old_todo_hash: hash(&self.base.todo_src),
+            todo_hash: hash(&self.todo_src),
+            todo: self.todo_src.clone(),
+            old_state: dir.join(STATE_FILE).exists().then_some(old_state),
+            state: state_src.clone(),
+            plan: plan_src.clone(),
+        };
+        let record_text = serde_json::to_string(&record)
+            .map_err(|err| Error::internal(format!("could not write the transaction: {err}")))?;
+        let record_path = runs.join(TX_FILE);
+        fsx::write_atomic(&record_path, record_text.as_bytes())?;
+        if state_changed {
+            fsx::write_atomic(&dir.join(STATE_FILE), state_src.as_bytes())?;
+        }
+        if todo_changed {
+            fsx::write_atomic(&todo_path, self.todo_src.as_bytes())?;
+        }
+        if let Some(plan) = &plan_src {
+            fsx::write_atomic(&dir.join(PLAN_FILE), plan.as_bytes())?;
+        }
+        fsx::remove_file(&record_path)?;
+        journal::transition(&dir, from, to, reason, now);
+
+        let mut task = self.base;
+        if let Some(plan) = plan_src {
+            if replaced {
+                task.plan = plan_md::parse_without_steps(&plan)
+                    .map_err(|e| store.parse_error(&dir.join(PLAN_FILE), &e))?;
+            } else {
+                // Only the `status:` value changed.
+                task.plan.front.status = Some(to);
+            }
+            task.plan_src = plan;
+        }
+        task.todo_src = self.todo_src;
+        task.todo = todo;
+        task.state = self.state;
+        // The runner reads the task again after each commit: it need not parse it.
+        let state_on_disk = if state_changed {
+            Some(state_src)
+        } else {
+            record.old_state
+        };
+        store.remember(&task, state_on_disk);
+        Ok(Committed {
+            from,
+            to,
+            wrote: true,
+            task,
+        })
+    }
+}
+
+/// Why the steps cannot move the task on (a cancelled or unapproved plan).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub reason: String,
+    pub hint: String,
+}
+
+/// state.yaml's text for `state`: deterministic (sorted keys).
+pub fn state_yaml(state: &State) -> Result<String> {
+    serde_yaml::to_string(state)
+        .map_err(|err| Error::internal(format!("could not write state.yaml: {err}")))
+}
+
+fn hash(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex().to_string()
+}
+
+fn write_if_changed(path: &Path, text: &str) -> Result<()> {
+    if fsx::read_optional(path)?.as_deref() != Some(text) {
+        fsx::write_atomic(path, text.as_bytes())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAN: &str = "---\ntitle: T\nstatus: approved\n---\n# T\n\n## Steps\n\n- [ ] S1 One\n";
+    const TODO: &str = "# TODO: T\n\n- [ ] S1 One\n  - files: a.rs\n- [ ] S2 Two\n  - [ ] S2.1 Half\n  - [ ] S2.2 Other half\n";
+
+    fn task() -> (tempfile::TempDir, Store, TaskRef) {
+        let root = tempfile::tempdir().unwrap();
+        let store = Store::at(root.path());
+        let task = store.task_ref("20261130-143012-t");
+        std::fs::create_dir_all(&task.dir).unwrap();
+        std::fs::write(task.dir.join(PLAN_FILE), PLAN).unwrap();
+        std::fs::write(task.dir.join(TODO_FILE), TODO).unwrap();
+        (root, store, task)
+    }
+
+    fn now() -> DateTime<Utc> {
+        "2026-11-30T14:30:12Z".parse().unwrap()
+    }
+
+    fn read(task: &TaskRef, file: &str) -> String {
+        std::fs::read_to_string(task.dir.join(file)).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_commit_writes_the_marker_the_state_and_the_phase_together() {
+        let (_root, store, task) = task();
+        let mut tx = store.begin(&task).unwrap();
+        assert_eq!(
+            tx.set_status(
+                StepId::top(1),
+                Some(StepStatus::Pending),
+                StepStatus::Done,
+                None
+            )
+            .unwrap(),
+            SetStatus::Set
+        );
+        tx.record(|state| state.record_person(StepId::top(1), StepStatus::Done, now()));
+        let done = tx.commit(now(), "a person marked `S1` done").unwrap();
+        assert_eq!(
+            (done.from, done.to, done.wrote),
+            (Phase::Approved, Phase::Executing, true)
+        );
+        assert_eq!(
+            read(&task, TODO_FILE),
+            TODO.replacen("- [ ] S1", "- [x] S1", 1)
+        );
+        assert!(read(&task, STATE_FILE).contains("S1:"));
+        assert!(read(&task, PLAN_FILE).contains("status: executing"));
+        assert!(!task.dir.join(RUNS_DIR).join(TX_FILE).exists());
+        assert!(journal::read(&task.dir).unwrap().len() == 1);
+    }
+
+    #[test]
+    fn a_second_load_of_the_same_texts_is_not_parsed_again_but_a_change_is() {
+        let (_root, store, task) = task();
+        let first = store.load(&task).unwrap();
+        assert_eq!(store.load(&task).unwrap().todo, first.todo);
+        std::fs::write(task.dir.join(TODO_FILE), TODO.replace("One", "Uno")).unwrap();
+        assert_eq!(store.load(&task).unwrap().todo.steps[0].title, "Uno");
+        std::fs::write(
+            task.dir.join(STATE_FILE),
+            "format: 1\nsteps:\n  S1:\n    status: done\n",
+        )
+        .unwrap();
+        assert_eq!(store.load(&task).unwrap().state.steps.len(), 1);
+    }
+
+    #[test]
+    fn a_sub_step_settles_its_parent() {
+        let (_root, store, task) = task();
+        let mut tx = store.begin(&task).unwrap();
+        tx.set_status(StepId::sub(2, 1), None, StepStatus::Done, None)
+            .unwrap();
+        tx.set_status(StepId::sub(2, 2), None, StepStatus::Done, None)
+            .unwrap();
+        let done = tx.commit(now(), "r").unwrap();
+        assert_eq!(
+            done.task.todo.find(StepId::top(2)).unwrap().status,
+            StepStatus::Done
+        );
+        let mut tx = store.begin(&task).unwrap();
+        tx.set_status(StepId::sub(2, 2), None, StepStatus::Pending, None)
+            .unwrap();
+        let done = tx.commit(now(), "r").unwrap();
+        assert_eq!(
+            done.task.todo.find(StepId::top(2)).unwrap().status,
+            StepStatus::Pending
+        );
+    }
+
+    #[test]
+    fn a_persons_marker_is_kept_and_reported() {
+        let (_root, store, task) = task();
+        let mut tx = store.begin(&task).unwrap();
+        let got = tx
+            .set_status(
+                StepId::top(1),
+                Some(StepStatus::InProgress),
+                StepStatus::Done,
+                None,
+            )
+            .unwrap();
+        assert_eq!(
+            got,
+            SetStatus::KeptPersonEdit {
+                current: StepStatus::Pending
+            }
+        );
+        assert_eq!(
+            tx.set_status(StepId::top(9), None, StepStatus::Done, None)
+                .unwrap(),
+            SetStatus::Missing
+        );
+        assert_eq!(
+            tx.set_status(StepId::top(1), None, StepStatus::Pending, None)
+                .unwrap(),
+            SetStatus::Unchanged
+        );
+        assert!(!tx.commit(now(), "r").unwrap().wrote);
+        assert_eq!(read(&task, TODO_FILE), TODO);
+    }
+
+    #[test]
+    fn a_save_between_read_and_write_is_never_overwritten() {
+        let (_root, store, task) = task();
+        let mut tx = store.begin(&task).unwrap();
+        tx.set_status(StepId::top(1), None, StepStatus::Done, None)
+            .unwrap();
+        let theirs = TODO.replace("Two", "Two, renamed");
+        std::fs::write(task.dir.join(TODO_FILE), &theirs).unwrap();
+        let err = tx.commit(now(), "r").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Busy);
+        assert_eq!(read(&task, TODO_FILE), theirs);
+        // `transact` reads again and applies the change to their text.
+        store
+            .transact(&task, now(), "r", |tx| {
+                tx.set_status(StepId::top(1), None, StepStatus::Done, None)
+            })
+            .unwrap();
+        assert_eq!(
+            read(&task, TODO_FILE),
+            theirs.replacen("- [ ] S1", "- [x] S1", 1)
+        );
+    }
+
+    /// A commit killed after its record: the state and TODO.md as each step of the sequence
+    /// may have left them.
+    fn killed_after_record(
+        store: &Store,
+        task: &TaskRef,
+        files_written: usize,
+    ) -> (String, String) {
+        let mut tx = store.begin(task).unwrap();
+        tx.set_status(StepId::top(1), None, StepStatus::Done, None)
+            .unwrap();
+        tx.record(|state| state.record_person(StepId::top(1), StepStatus::Done, now()));
+        let new_todo = tx.todo_src().to_owned();
+        let new_state = state_yaml(tx.state()).unwrap();
+        let record = Record {
+            old_todo_hash: hash(TODO),
+            todo_hash: hash(&new_todo),
+            todo: new_todo.clone(),
+            old_state: None,
+            state: new_state.clone(),
+            plan: None,
+        };
+        let runs = task.dir.join(RUNS_DIR);
+        std::fs::create_dir_all(&runs).unwrap();
+        std::fs::write(runs.join(TX_FILE), serde_json::to_string(&record).unwrap()).unwrap();
+        if files_written >= 1 {
+            std::fs::write(task.dir.join(STATE_FILE), &new_state).unwrap();
+        }
+        if files_written >= 2 {
+            std::fs::write(task.dir.join(TODO_FILE), &new_todo).unwrap();
+        }
+        (new_todo, new_state)
+    }
+
+    #[test]
+    fn a_killed_commit_is_rolled_forward_from_any_point() {
+        for written in 0..=2 {
+            let (_root, store, task) = task();
+            let (todo, state) = killed_after_record(&store, &task, written);
+            // A reader without the lock already sees the new pair.
+            let seen = store.load(&task).unwrap();
+            assert_eq!(
+                (seen.todo_src.as_str(), seen.state.steps.len()),
+                (todo.as_str(), 1)
+            );
+            assert!(store.recover(&task).unwrap());
+            assert_eq!(read(&task, TODO_FILE), todo, "after {written} files");
+            assert_eq!(read(&task, STATE_FILE), state);
+            assert!(!task.dir.join(RUNS_DIR).join(TX_FILE).exists());
+            assert!(!store.recover(&task).unwrap());
+        }
+    }
+
+    #[test]
+    fn a_killed_commit_is_rolled_back_when_a_person_saved_todo_since() {
+        let (_root, store, task) = task();
+        killed_after_record(&store, &task, 2);
+        let theirs = TODO.replace("One", "One, by hand");
+        std::fs::write(task.dir.join(TODO_FILE), &theirs).unwrap();
+        assert_eq!(store.load(&task).unwrap().todo_src, theirs);
+        store.recover(&task).unwrap();
+        assert_eq!(read(&task, TODO_FILE), theirs);
+        // There was no state.yaml before the commit: there is none after the undo.
+        assert!(!task.dir.join(STATE_FILE).exists());
+    }
+}

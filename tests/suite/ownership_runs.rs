@@ -1,0 +1,295 @@
+//! The runner's own bookkeeping, end to end with the real binary and the fake model: which
+//! changes are tick's (the snapshot journal, not time windows), what a later task does to an
+//! earlier task's files, failed runs left on record, and a done claim with nothing done.
+
+use std::process::Output;
+use std::time::Duration;
+
+use serde_json::json;
+use tick::tasks::state::State;
+
+use super::running::{PLAN, approved, stderr, work};
+use crate::common::fake_model::FakeModel;
+use crate::common::project::Project;
+use crate::common::scripts::{openai_call, openai_calls, openai_text};
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn both(output: &Output) -> String {
+    format!("{}{}", stdout(output), stderr(output))
+}
+
+fn state(project: &Project, id: &str) -> State {
+    serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
+}
+
+fn todo(project: &Project, id: &str) -> String {
+    project.read(&format!(".tasks/{id}/TODO.md"))
+}
+
+/// The id of the one task folder that is not `known`.
+fn other_task(project: &Project, known: &str) -> String {
+    let ids: Vec<String> = std::fs::read_dir(project.path(".tasks"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("20") && n != known)
+        .collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    ids[0].clone()
+}
+
+/// One step: start it, call `name` with `args`, then claim it done.
+fn step_with(server: &FakeModel, id: &str, name: &str, args: serde_json::Value) {
+    server.push(openai_calls(&[
+        (
+            &format!("call_{id}_start"),
+            "update_step",
+            json!({"id": id, "status": "in_progress"}),
+        ),
+        (&format!("call_{id}_tool"), name, args),
+    ]));
+    server.push(openai_call(
+        &format!("call_{id}_done"),
+        "update_step",
+        json!({"id": id, "status": "done", "evidence": "did it"}),
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_model_never_reports_leaves_its_failure_on_record() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    server.push(openai_text("I will not report."));
+    server.push(openai_text("Still not."));
+    server.push(openai_text("Never."));
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(tick::agent::CHANGE_MODEL_HINT),
+        "{}",
+        stderr(&output)
+    );
+
+    let attempt = state(&project, &id).last_attempt.expect("a failure record");
+    assert_eq!(attempt.step, Some("S1".parse().unwrap()));
+    assert!(
+        attempt.cause.contains("without reporting the step"),
+        "{attempt:?}"
+    );
+    assert!(
+        attempt.hint.contains(tick::agent::CHANGE_MODEL_HINT),
+        "{attempt:?}"
+    );
+
+    let status = project.tick(&server, &["status"]).await;
+    assert!(
+        both(&status).contains("the last attempt failed at `S1`"),
+        "{}",
+        both(&status)
+    );
+    let check = project.tick(&server, &["check"]).await;
+    assert_eq!(check.status.code(), Some(14), "{}", both(&check));
+
+    // A step that then goes well clears the record.
+    work(&server, "S1", "greeting.txt", "hello\n");
+    let output = project.tick(&server, &["run", "--steps", "1"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(state(&project, &id).last_attempt, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_done_claim_with_nothing_done_is_recorded_and_shown() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    work(&server, "S1", "greeting.txt", "hello\n");
+    work(&server, "S2", "shout.sh", "echo HELLO\n");
+    // S3: the model claims it done without touching anything.
+    server.push(openai_call(
+        "call_S3_done",
+        "update_step",
+        json!({"id": "S3", "status": "done", "evidence": "documented"}),
+    ));
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let state = state(&project, &id);
+    assert!(!state.steps[&"S1".parse().unwrap()].claimed_without_changes);
+    assert!(state.steps[&"S3".parse().unwrap()].claimed_without_changes);
+
+    let status = both(&project.tick(&server, &["status"]).await);
+    let lines: Vec<&str> = status
+        .lines()
+        .filter(|l| l.contains("claimed done with no file changed and no command run"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{status}");
+    let after_s3 = status.split("S3 Document it").nth(1).unwrap_or_default();
+    assert!(
+        after_s3.contains("claimed done with no file changed"),
+        "{status}"
+    );
+}
+
+const PLAN_A: &str = "# Shared file
+
+## Summary
+Start the shared file.
+
+## Steps
+- [ ] S1 Write shared.txt
+  - files: shared.txt
+  - verify: `grep -q one shared.txt`
+";
+
+const PLAN_B: &str = "# Extend it
+
+## Summary
+Extend the shared file.
+
+## Steps
+- [ ] S1 Extend shared.txt
+  - files: shared.txt
+  - verify: `grep -q two shared.txt`
+";
+
+/// The issue's repro, run for real: task A completed through `write_file`, task B approved
+/// later changes A's file through `edit_file`. A stays completed and says who changed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_task_editing_an_earlier_tasks_file_through_tick_is_not_stale() {
+    let server = FakeModel::start().await;
+    let (project, a) = approved(&server, PLAN_A).await;
+    step_with(
+        &server,
+        "S1",
+        "write_file",
+        json!({"path": "shared.txt", "content": "one\n"}),
+    );
+    let output = project.tick(&server, &["run", &a]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(todo(&project, &a).contains("- [x] S1"));
+
+    project.write("plan-b.md", PLAN_B);
+    for args in [&["plan", "--from", "plan-b.md"][..], &["approve"]] {
+        let output = project.tick(&server, args).await;
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let b = other_task(&project, &a);
+    assert_ne!(a, b);
+    step_with(
+        &server,
+        "S1",
+        "edit_file",
+        json!({"path": "shared.txt", "old": "one", "new": "one two"}),
+    );
+    let output = project.tick(&server, &["run", &b]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(project.read("shared.txt"), "one two\n");
+
+    let check = project.tick(&server, &["check"]).await;
+    assert_eq!(check.status.code(), Some(0), "{}", both(&check));
+    let list = stdout(&project.tick(&server, &["list"]).await);
+    let line_a = list.lines().find(|l| l.contains(&a)).unwrap();
+    assert!(line_a.contains("completed"), "{list}");
+    assert!(
+        !todo(&project, &a).contains("- [~]"),
+        "{}",
+        todo(&project, &a)
+    );
+    let status = both(&project.tick(&server, &["status", &a]).await);
+    assert!(
+        status.contains(&format!("changed by task {b} S1")),
+        "{status}"
+    );
+    let strict = project.tick(&server, &["check", "--strict"]).await;
+    assert_eq!(strict.status.code(), Some(9), "{}", both(&strict));
+}
+
+const PLAN_TWO: &str = "# Two files
+
+## Summary
+Two files.
+
+## Steps
+- [ ] S1 Write a.txt
+  - files: a.txt
+  - verify: `grep one a.txt`
+- [ ] S2 Write b.txt
+  - files: b.txt
+  - verify: `test -f b.txt`
+";
+
+/// While the agent's `bash` for S2 runs, a person saves S1's file. The command's snapshots
+/// see the change, but S1's file is not S2's: the edit is the person's. S1 goes stale and is
+/// verified again by the next run (its verification prints the file, so the new evidence
+/// shows the run); the run never says the agent changed that file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_edit_during_an_agents_bash_makes_the_done_step_stale_and_reverified() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN_TWO).await;
+    let s1 = |project: &Project| state(project, &id).steps[&"S1".parse().unwrap()].clone();
+
+    step_with(
+        &server,
+        "S1",
+        "write_file",
+        json!({"path": "a.txt", "content": "one\n"}),
+    );
+    let output = project.tick(&server, &["run", "--steps", "1"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(s1(&project).evidence[0].output_tail, "one");
+    let before = server.requests().len();
+
+    step_with(
+        &server,
+        "S2",
+        "bash",
+        json!({"command": "sleep 2 && echo two > b.txt"}),
+    );
+    let mut cmd = project.command(&format!("{}/v1", server.url()), &["run", "--steps", "1"]);
+    let running = tokio::task::spawn_blocking(move || cmd.output().unwrap());
+    // The answer holding the `bash` call has been served: the command runs now.
+    server.wait_for_requests(before + 1).await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    project.write("a.txt", "one, edited by a person\n");
+    let output = running.await.unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(project.read("b.txt"), "two\n");
+    let s2 = &state(&project, &id).steps[&"S2".parse().unwrap()];
+    assert!(
+        s2.deviations.is_empty(),
+        "{:?}\n{}",
+        s2.deviations,
+        stderr(&output)
+    );
+    assert_eq!(s2.files_changed, ["b.txt"]);
+    assert_eq!(s2.outside_edits, ["a.txt"]);
+    assert!(
+        !stderr(&output).contains("outside its"),
+        "{}",
+        stderr(&output)
+    );
+    // S1 was not quietly moved on to the person's content with its old evidence.
+    assert_eq!(s1(&project).evidence[0].output_tail, "one");
+
+    // The next command sees S1's file changed by someone other than tick.
+    let status = project.tick(&server, &["status"]).await;
+    assert!(
+        todo(&project, &id).contains("- [~] S1"),
+        "{}",
+        both(&status)
+    );
+    // And the next run verifies it again before anything else.
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        todo(&project, &id).contains("- [x] S1"),
+        "{}",
+        todo(&project, &id)
+    );
+    assert_eq!(
+        s1(&project).evidence[0].output_tail,
+        "one, edited by a person"
+    );
+}
