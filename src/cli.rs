@@ -36,6 +36,7 @@ pub enum Command {
     Doctor(DoctorArgs),
     Review(ReviewArgs),
     Next(NextArgs),
+    Verify(VerifyArgs),
     Edit(EditArgs),
     Diff(DiffArgs),
     Cancel(CancelArgs),
@@ -342,6 +343,30 @@ pub struct DoctorArgs {
 pub struct ReviewArgs {
     #[command(flatten)]
     pub model: ModelArgs,
+}
+
+/// Run the verification of done and stale steps again, without a model.
+///
+/// A step whose `verify` commands pass is `[x]` with new evidence and fingerprints; one whose
+/// commands fail (or a stale step with nothing to run) is opened again (`[ ]`) for `tick run`
+/// to redo. The commands run in the same sandbox as during `tick run`.
+///
+/// EXAMPLES:
+///   tick verify              every done and stale step of the current task
+///   tick verify S2 S3        just these
+///   tick verify login S2     step S2 of the task matching `login`
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct VerifyArgs {
+    /// `[TASK] [S1 S2 …]`: a task (id, prefix or part of its name; default: the current
+    /// task) and the steps to verify (default: every done and stale step).
+    pub args: Vec<String>,
+    /// Run the commands without the sandbox (recorded, like `tick run --no-sandbox`).
+    #[arg(long)]
+    pub no_sandbox: bool,
+    /// Print the verification events as JSON lines (the `tick run --json` events).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Say which step runs next, and the command that runs it.

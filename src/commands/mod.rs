@@ -19,6 +19,7 @@ pub mod review;
 pub mod run;
 pub mod show;
 pub mod status;
+pub mod verify;
 pub mod watch;
 
 use std::collections::BTreeMap;
@@ -157,6 +158,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Doctor(args) => doctor::run(&ctx, &args),
         Command::Review(args) => review::run(&ctx, &args),
         Command::Next(args) => next::run(&ctx, &args),
+        Command::Verify(args) => verify::run(&ctx, &args),
         Command::Edit(args) => edit::run(&ctx, &args),
         Command::Diff(args) => diff::run(&ctx, &args),
         Command::Cancel(args) => cancel::run(&ctx, &args),

@@ -12,6 +12,7 @@
 pub mod changes;
 pub mod events;
 pub mod record;
+pub mod reverify;
 pub mod schedule;
 pub mod verify;
 pub mod write;
@@ -809,7 +810,14 @@ impl<'a> Runner<'a> {
                     files_changed: files_changed.clone(),
                 });
                 let parent_blocked = id.is_sub() && self.settle_parent(id.parent(), sink)?;
-                if self.deps.commit {
+                // `--commit`, or the approval's contract (`approve --commit-steps`).
+                let commit_steps = task
+                    .plan
+                    .front
+                    .approval
+                    .as_ref()
+                    .is_some_and(|a| a.commit_steps);
+                if self.deps.commit || commit_steps {
                     let dirty: BTreeSet<String> = changes::dirty_files(&root)
                         .ok_or_else(|| {
                             Error::input("`--commit` needs a git repository, and git sees none here")

@@ -64,3 +64,44 @@ async fn run_command_runs_in_its_cwd_during_a_run() {
         .unwrap_or_default();
     assert!(result.starts_with("a.txt\n"), "{result}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_with_commit_steps_commits_each_verified_step() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    project.write(
+        "plan.md",
+        "# One file\n\n## Summary\nWrite it.\n\n## Steps\n- [ ] S1 Write it\n  - files: out.txt\n  - verify: `test -f out.txt`\n",
+    );
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "start"]);
+    assert!(
+        project
+            .tick(&server, &["plan", "--from", "plan.md"])
+            .await
+            .status
+            .success()
+    );
+    let approve = project.tick(&server, &["approve", "--commit-steps"]).await;
+    assert!(approve.status.success());
+    server.push(openai_call(
+        "w",
+        "write_file",
+        json!({"path": "out.txt", "content": "x\n"}),
+    ));
+    server.push(openai_call(
+        "d",
+        "update_step",
+        json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+    ));
+    // No `--commit` on the command line: the approved contract asks for it.
+    let output = project.tick(&server, &["run"]).await;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let log = project.git(&["log", "-1", "--format=%B", "--name-only"]);
+    assert!(log.contains("Step: S1"), "{log}");
+    assert!(log.contains("out.txt"), "{log}");
+}

@@ -24,3 +24,4 @@ mod snapshots;
 mod staleness;
 mod titles;
 mod todo_edits;
+mod verify_cmd;

@@ -1,0 +1,99 @@
+//! `tick verify [TASK] [S1 …]`: run the verification of done and stale steps again, without a
+//! model. The engine is [`crate::runner::reverify`]; this file resolves the task, the sandbox
+//! and the steps, and renders the events.
+
+use super::{Ctx, Outcome};
+use crate::cli::{ModelArgs, VerifyArgs};
+use crate::error::{Error, Result};
+use crate::plan::StepId;
+use crate::runner::reverify::{Reverified, verify_steps};
+use crate::runner::{Clock, RunEvent};
+use crate::tools::{Mode, Registry, Workspace};
+
+pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
+    let store = &ctx.store;
+    // `tick verify S2`, `tick verify TASK`, `tick verify TASK S2 S3`: the words that are step
+    // ids are steps, one other word is the task.
+    let mut task = None;
+    let mut only = Vec::new();
+    for word in &args.args {
+        match word.parse::<StepId>() {
+            Ok(id) => only.push(id),
+            Err(_) if task.is_none() => task = Some(word.as_str()),
+            Err(_) => {
+                return Err(Error::input(format!(
+                    "`{word}` is neither a step id nor the only task"
+                ))
+                .hint("`tick verify [TASK] [S1 S2 …]`"));
+            }
+        }
+    }
+    let task_ref = store.resolve_or_current(task)?;
+    let lock = store.lock_task_now(&task_ref, "tick verify")?;
+    store.set_current(&task_ref);
+    let config = super::resolved_config(ctx, &ModelArgs::default())?;
+    let sandboxing = crate::sandbox::for_run(&config.sandbox, store.root(), args.no_sandbox)?;
+    if sandboxing.policy().is_none() {
+        ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
+    }
+    let workspace = Workspace::new(store.root())
+        .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
+    let registry = Registry::for_mode(Mode::Build, workspace)
+        .with_secret_env(config.api_key_env.iter().cloned().collect())
+        .with_sandbox(sandboxing);
+    // What changed while tick was not looking is marked stale first, like every command.
+    crate::watch::refresh_locked(store, &task_ref, ctx.now(), &lock)?;
+    let task = store.load(&task_ref)?;
+    store.require_steps(&task)?;
+    if let Some(missing) = only.iter().find(|id| task.todo.find(**id).is_none()) {
+        return Err(Error::input(format!(
+            "there is no step `{missing}` in `{}`",
+            store.rel(&task.dir.join(crate::tasks::TODO_FILE))
+        )));
+    }
+    let clock = if ctx.env.var("TICK_NOW").is_some() {
+        Clock::Fixed(ctx.now())
+    } else {
+        Clock::System
+    };
+    let (ui, json, live) = (ctx.ui, args.json, ctx.env.stderr_is_terminal);
+    let mut sink = move |event: RunEvent| ui.run_event(&event, json, live);
+    let outcomes = verify_steps(
+        store,
+        &task_ref,
+        registry.command_env(),
+        &only,
+        clock,
+        &mut sink,
+    )?;
+    if outcomes.is_empty() {
+        ctx.ui.note("no done or stale step to verify");
+        return Ok(Outcome::Done);
+    }
+    let mut failed = false;
+    for outcome in &outcomes {
+        let line = match outcome {
+            Reverified::Passed(id) => format!("{id} verified: done"),
+            Reverified::Failed(id) => {
+                failed = true;
+                format!("{id} fails its verification: open again, `tick run` redoes it")
+            }
+            Reverified::Unverifiable(id) => {
+                format!("{id} has no verification to run; left as it is")
+            }
+            Reverified::Reopened(id) => {
+                failed = true;
+                format!("{id} was stale and has no verification: open again, to be redone")
+            }
+            Reverified::Kept(id) => format!("{id} was changed by hand meanwhile; yours is kept"),
+        };
+        if !json {
+            ctx.ui.note(&line);
+        }
+    }
+    Ok(if failed {
+        Outcome::Blocked
+    } else {
+        Outcome::Done
+    })
+}

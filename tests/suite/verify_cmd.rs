@@ -1,0 +1,80 @@
+//! `tick verify`: done and stale steps verified again with no model configured at all.
+
+use std::process::Output;
+
+use crate::common::project::Project;
+
+const PLAN: &str = "# Greeting
+
+## Summary
+A file that says hello.
+
+## Steps
+- [ ] S1 Write the greeting
+  - files: a.txt
+  - verify: `grep -q hello a.txt`
+- [ ] S2 Nothing to check
+";
+
+/// Runs tick with no model anywhere: no provider, no URL, no model, no key.
+fn tick(project: &Project, args: &[&str]) -> Output {
+    let mut cmd = project.command("http://127.0.0.1:9/v1", args);
+    cmd.env_remove("TICK_MODEL")
+        .env_remove("TICK_BASE_URL")
+        .env_remove("TICK_PROVIDER");
+    cmd.output().unwrap()
+}
+
+fn todo(project: &Project) -> String {
+    let id = std::fs::read_dir(project.path(".tasks"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("2026"))
+        .unwrap();
+    project.read(&format!(".tasks/{id}/TODO.md"))
+}
+
+#[test]
+fn verify_ticks_what_passes_and_reopens_what_fails_without_a_model() {
+    let project = Project::new();
+    project.write("a.txt", "hello\n");
+    project.write("plan.md", PLAN);
+    assert!(
+        tick(&project, &["plan", "--from", "plan.md"])
+            .status
+            .success()
+    );
+    assert!(tick(&project, &["approve"]).status.success());
+    assert!(tick(&project, &["mark", "S1", "done"]).status.success());
+    assert!(tick(&project, &["mark", "S2", "done"]).status.success());
+
+    let out = tick(&project, &["verify"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("✓ S1 `grep -q hello a.txt` exit 0"), "{err}");
+    assert!(err.contains("S1 verified: done"), "{err}");
+    assert!(err.contains("S2 has no verification to run"), "{err}");
+    let status = tick(&project, &["status"]);
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(shown.contains("[x] S1"), "{shown}");
+
+    // The file changes outside tick: verify marks it stale, runs the check, and the box
+    // opens again because the check fails.
+    project.write("a.txt", "goodbye\n");
+    let out = tick(&project, &["verify", "S1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("✗ S1"), "{err}");
+    assert!(err.contains("S1 fails its verification"), "{err}");
+    assert!(
+        todo(&project).contains("- [ ] S1 Write the greeting"),
+        "{}",
+        todo(&project)
+    );
+    assert!(todo(&project).contains("- [x] S2 Nothing to check"));
+
+    let out = tick(&project, &["verify", "S9"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("there is no step `S9`"));
+}
