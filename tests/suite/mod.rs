@@ -5,6 +5,7 @@ mod errors;
 mod lifecycle;
 mod llm;
 mod planning;
+mod real_model;
 mod running;
 mod snapshots;
 mod staleness;
