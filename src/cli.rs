@@ -33,6 +33,14 @@ pub enum Command {
     List(ListArgs),
     Watch(WatchArgs),
     Check(CheckArgs),
+    Doctor(DoctorArgs),
+    Review(ReviewArgs),
+    Next(NextArgs),
+    Edit(EditArgs),
+    Diff(DiffArgs),
+    Cancel(CancelArgs),
+    Completions(CompletionsArgs),
+    Man(ManArgs),
 }
 
 /// Create `.tasks/` with a commented `config.yaml` and a `.gitignore`.
@@ -63,6 +71,7 @@ pub struct ModelArgs {
 /// The plan lands as a draft in `.tasks/draft/PLAN.md` for you to read, edit, revise,
 /// approve or discard. The model has no tool that can change anything while planning.
 #[derive(Debug, Args)]
+#[command(after_long_help = PLAN_EXAMPLES)]
 pub struct PlanArgs {
     /// What you want done.
     pub goal: Option<String>,
@@ -101,8 +110,14 @@ pub struct ShowArgs {
 }
 
 /// Throw the draft away.
-#[derive(Debug, Args)]
-pub struct DiscardArgs {}
+///
+/// In a terminal it asks first; elsewhere it needs `--yes`.
+#[derive(Debug, Default, Args)]
+pub struct DiscardArgs {
+    /// Discard without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
 
 /// Approve the draft: it becomes a task folder with PLAN.md, TODO.md and state.yaml.
 ///
@@ -133,6 +148,7 @@ pub struct ApproveArgs {
 /// 5 paused for review (files changed outside a step's `files`), 6 a limit was reached,
 /// 130 interrupted.
 #[derive(Debug, Default, Args)]
+#[command(after_long_help = RUN_EXAMPLES)]
 pub struct RunArgs {
     /// A task id, unique prefix or part of its name; default: the current task.
     pub task: Option<String>,
@@ -154,6 +170,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub commit: bool,
 
+    /// Run the agent's commands without the sandbox (`docs/sandbox.md`), as `sandbox: off` in
+    /// the config does; the run is recorded as unsandboxed. Only for a model and a repository
+    /// you trust.
+    #[arg(long)]
+    pub no_sandbox: bool,
+
     #[command(flatten)]
     pub model: ModelArgs,
 
@@ -166,6 +188,7 @@ pub struct RunArgs {
 ///
 /// A step marked done by hand has no verification behind it, and `tick status` says so.
 #[derive(Debug, Args)]
+#[command(after_long_help = MARK_EXAMPLES)]
 pub struct MarkArgs {
     /// The step id, like `S3` or `S2.1`.
     pub step: String,
@@ -178,8 +201,17 @@ pub struct MarkArgs {
     pub reason: Option<String>,
 
     /// The task (id, prefix or part of its name); default: the current task.
-    #[arg(long, short)]
+    #[arg(value_name = "TASK")]
     pub task: Option<String>,
+
+    /// The task, as a flag (the same as the positional `TASK`).
+    #[arg(
+        long = "task",
+        short = 't',
+        value_name = "TASK",
+        conflicts_with = "task"
+    )]
+    pub task_flag: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -192,6 +224,7 @@ pub enum MarkStatus {
 
 /// Show a task: its phase, progress, each step, and what needs attention.
 #[derive(Debug, Args)]
+#[command(after_long_help = STATUS_EXAMPLES)]
 pub struct StatusArgs {
     /// A task id, unique prefix or part of its name; default: the current task.
     pub task: Option<String>,
@@ -229,6 +262,7 @@ pub struct WatchArgs {
 ///   12  a PLAN.md changed since it was approved
 ///   10  a step is stale: files it relied on changed outside tick
 ///   11  a step is done without verification
+///   14  the last planning or run attempt failed (`tick status` says why)
 ///    0  all clear
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
@@ -239,3 +273,132 @@ pub struct CheckArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+const PLAN_EXAMPLES: &str = "\
+Examples:
+  tick plan \"Refactor the login module, keep the old API, add tests\"
+  tick plan --provider ollama --model qwen3 \"Add a --verbose flag\"
+  tick plan --revise \"Split S2 in two; no new dependencies\"
+  tick plan --answer \"Use the existing session table\"
+  tick plan --from my-plan.md        # no model: your own plan becomes the draft";
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  tick run                           # the current task, until done or blocked
+  tick run --step S3                 # only S3
+  tick run --steps 1 --commit        # one step, committed with its trailers
+  tick run --dry-run                 # the prompt the next step would get; runs nothing
+  tick run 20261130-143012           # a task by id prefix";
+
+const MARK_EXAMPLES: &str = "\
+Examples:
+  tick mark S3 done
+  tick mark S2.1 in-progress
+  tick mark S4 blocked --reason \"the staging credentials are missing\"
+  tick mark S1 pending login         # in the task whose name contains `login`";
+
+const STATUS_EXAMPLES: &str = "\
+Examples:
+  tick status                        # the current task
+  tick status login                  # the task whose name contains `login`
+  tick status --json | jq .task.progress";
+
+/// Check the setup: where each setting comes from, that the server answers, that the model
+/// makes tool calls, and that the sandbox can run.
+///
+/// The connection check gives up after 1.5 s and never retries. Exit code 0 when the
+/// configuration, the connection and the tool call pass, 2 when the configuration is
+/// incomplete, 3 when the server or the model fails. The sandbox line is a report: it does not
+/// set the exit code.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+
+    /// Print one JSON report (`checks`, each with `name`, `ok`, `detail`, `hint`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Open the review menu for the draft again: approve, revise, edit, discard or keep it.
+///
+/// One key per choice, and Enter alone chooses nothing: `a` approve (asks whether the run may
+/// change files outside a step's `files`, the changed-files limit, and whether to commit),
+/// `r` revise, `e` edit in `$EDITOR` (checked when it closes), `d` discard (asks first), `k`
+/// keep for later, `p` print the plan again, `?` help. With `TICK_INTERACTIVE=1` and a piped
+/// stdin it reads one answer per line.
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// Say which step runs next, and the command that runs it.
+#[derive(Debug, Args)]
+pub struct NextArgs {
+    /// A task id, unique prefix or part of its name; default: the current task.
+    pub task: Option<String>,
+}
+
+/// Open the draft or a task's PLAN.md (or TODO.md) in `$EDITOR`; checked when it closes.
+///
+/// A file that no longer parses is kept as you left it unless you choose to put the old
+/// content back.
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// A task id, unique prefix or part of its name; default: the draft, else the current
+    /// task.
+    pub task: Option<String>,
+
+    /// Edit TODO.md instead of PLAN.md.
+    #[arg(long)]
+    pub todo: bool,
+}
+
+/// Show the changes a step made.
+///
+/// From the step's commit when the run used `--commit` (found by its `Step:` and `Task:`
+/// trailers), otherwise `git diff` of the files the step changed, from the commit the plan
+/// was approved on to the working tree.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The step id, like `S3`.
+    pub step: String,
+
+    /// A task id, unique prefix or part of its name; default: the current task.
+    pub task: Option<String>,
+}
+
+/// Cancel a task: it stops being run; its files stay for the record.
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// A task id, unique prefix or part of its name; default: the current task.
+    pub task: Option<String>,
+}
+
+/// Print a shell completion script.
+///
+/// For example: `tick completions bash > ~/.local/share/bash-completion/completions/tick`,
+/// `tick completions zsh > ~/.zfunc/_tick`, `tick completions fish >
+/// ~/.config/fish/completions/tick.fish`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    pub shell: Shell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    #[value(name = "powershell")]
+    PowerShell,
+    Elvish,
+}
+
+/// Print tick's man page (roff).
+///
+/// For example: `tick man > ~/.local/share/man/man1/tick.1`, then `man tick`.
+#[derive(Debug, Args)]
+pub struct ManArgs {}

@@ -1,5 +1,6 @@
-//! Settings, resolved once before any work: `.tasks/config.yaml`, then the user's config file,
-//! then the environment, then flags. Later sources win, key by key.
+//! Settings, resolved once before any work: the user's config file, then the repository's
+//! `.tasks/config.yaml`, then the environment, then flags. Later sources win, key by key (the
+//! repository's file over the user's). `templates/config.yaml` says the same to people.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,7 +11,7 @@ use crate::commands::Env;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
-use crate::tasks::todo_md::ParseError;
+use crate::tools::allowlist::{AllowEntry, AllowList};
 
 /// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
 /// machine, at their usual ports, with no key.
@@ -80,6 +81,55 @@ struct FileConfig {
     base_url: Option<String>,
     api_key_env: Option<String>,
     limits: Option<FileLimits>,
+    tool_calls: Option<ToolCalls>,
+    run_command: Option<FileRunCommand>,
+    sandbox: Option<FileSandbox>,
+}
+
+/// `run_command:` in a config file: programs added to the command tool's allow-list.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRunCommand {
+    #[serde(default)]
+    allow: Vec<AllowEntry>,
+}
+
+/// `sandbox: off|on|false|true`, or a table of its settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum FileSandbox {
+    Switch(bool),
+    Word(SandboxWord),
+    Table(FileSandboxTable),
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum SandboxWord {
+    On,
+    Off,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSandboxTable {
+    enabled: Option<bool>,
+    network: Option<bool>,
+    writable: Option<Vec<String>>,
+}
+
+impl FileSandbox {
+    fn table(self) -> FileSandboxTable {
+        let enabled = match self {
+            FileSandbox::Table(table) => return table,
+            FileSandbox::Switch(on) => on,
+            FileSandbox::Word(word) => matches!(word, SandboxWord::On),
+        };
+        FileSandboxTable {
+            enabled: Some(enabled),
+            ..FileSandboxTable::default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -89,6 +139,24 @@ struct FileLimits {
     max_tokens: Option<u64>,
     idle_timeout_s: Option<u64>,
     max_retries: Option<u32>,
+    max_write_bytes: Option<usize>,
+    max_tool_result_bytes: Option<usize>,
+    max_transcript_entry_bytes: Option<usize>,
+    max_output_tokens: Option<u32>,
+    answer_timeout_s: Option<u64>,
+    max_reminders: Option<u32>,
+}
+
+/// How the model makes tool calls: through the API (`native`), written in the reply in the
+/// grammar of `docs/text-tool-calls.md` (`text`), or native until the model writes one as
+/// text, then text for the rest of that conversation (`auto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCalls {
+    Native,
+    Text,
+    #[default]
+    Auto,
 }
 
 /// Limits that stop a runaway model.
@@ -100,7 +168,46 @@ pub struct Limits {
     pub max_tokens: u64,
     pub idle_timeout: Duration,
     pub max_retries: u32,
+    /// The most `write_file` writes, and `edit_file`'s `old`/`new` may hold, in bytes.
+    pub max_write_bytes: usize,
+    /// The most of one tool result sent to the model; a longer one keeps its head and tail,
+    /// with a note saying how to get the rest.
+    pub max_tool_result_bytes: usize,
+    /// The most of one message kept in a transcript (`session.jsonl`, `runs/*.jsonl`).
+    pub max_transcript_entry_bytes: usize,
+    /// Output tokens of one answer, when set in the config; otherwise the mode's default
+    /// ([`Limits::output_tokens`]).
+    pub max_output_tokens: Option<u32>,
+    /// Longest one answer may stream, even while tokens keep arriving.
+    pub answer_timeout: Duration,
+    /// Reminders sent when the model ends a turn without the call it must make.
+    pub max_reminders: u32,
 }
+
+/// The default wall-clock limit of one answer from a server on this machine.
+pub const LOCAL_ANSWER_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// Output tokens per answer while planning: a whole plan is one `submit_plan` call.
+pub const PLAN_OUTPUT_TOKENS: u32 = 8192;
+/// Output tokens per answer while executing: a large file is written in parts.
+pub const BUILD_OUTPUT_TOKENS: u32 = 4096;
+
+impl Limits {
+    /// The output-token limit of one answer in `mode`.
+    pub fn output_tokens(&self, mode: crate::tools::Mode) -> u32 {
+        self.max_output_tokens.unwrap_or(match mode {
+            crate::tools::Mode::Plan => PLAN_OUTPUT_TOKENS,
+            crate::tools::Mode::Build => BUILD_OUTPUT_TOKENS,
+        })
+    }
+}
+
+/// `limits.max_write_bytes`: 4 MiB, far over any source file a step should write whole.
+pub const DEFAULT_MAX_WRITE_BYTES: usize = 4 * 1024 * 1024;
+/// `limits.max_tool_result_bytes`: 64 KiB, about 16k tokens.
+pub const DEFAULT_MAX_TOOL_RESULT_BYTES: usize = 64 * 1024;
+/// `limits.max_transcript_entry_bytes`: 256 KiB.
+pub const DEFAULT_MAX_TRANSCRIPT_ENTRY_BYTES: usize = 256 * 1024;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -109,6 +216,12 @@ impl Default for Limits {
             max_tokens: 2_000_000,
             idle_timeout: Duration::from_secs(120),
             max_retries: 4,
+            max_write_bytes: DEFAULT_MAX_WRITE_BYTES,
+            max_tool_result_bytes: DEFAULT_MAX_TOOL_RESULT_BYTES,
+            max_transcript_entry_bytes: DEFAULT_MAX_TRANSCRIPT_ENTRY_BYTES,
+            max_output_tokens: None,
+            answer_timeout: Duration::from_secs(300),
+            max_reminders: 2,
         }
     }
 }
@@ -124,26 +237,39 @@ pub struct Flags {
 /// The settings a command works with.
 #[derive(Clone)]
 pub struct Config {
+    /// Where each setting came from, for messages and `tick doctor`.
+    pub sources: Sources,
     pub provider: Provider,
     pub model: Option<String>,
     pub plan_model: Option<String>,
     pub base_url: String,
+    /// Where `base_url` came from, for messages: `TICK_BASE_URL`, a config file, a preset.
+    pub base_url_source: String,
     /// The variable the key is read from (for messages; the key itself is below).
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
     pub limits: Limits,
+    pub tool_calls: ToolCalls,
+    /// `run_command`'s allow-list: tick's table plus the additions of both config files.
+    pub run_command: AllowList,
+    pub sandbox: crate::sandbox::Settings,
 }
 
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
+            .field("sources", &self.sources)
             .field("provider", &self.provider)
             .field("model", &self.model)
             .field("plan_model", &self.plan_model)
             .field("base_url", &self.base_url)
+            .field("base_url_source", &self.base_url_source)
             .field("api_key_env", &self.api_key_env)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("limits", &self.limits)
+            .field("tool_calls", &self.tool_calls)
+            .field("run_command", &self.run_command)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -162,7 +288,7 @@ pub fn user_config_path(env: &Env) -> Option<PathBuf> {
 }
 
 fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
-    let Some(text) = fsx::read_optional(path)? else {
+    let Some(text) = fsx::read_capped(path, fsx::MAX_CONFIG_FILE)? else {
         return Ok(FileConfig::default());
     };
     if text.trim().is_empty()
@@ -172,13 +298,30 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
     {
         return Ok(FileConfig::default());
     }
-    serde_yaml::from_str(&text).map_err(|err| {
-        let err = ParseError::from_yaml(&err, 0, "", "");
-        Error::input(format!("`{shown}:{}:{}`: {}", err.line, err.col, err.message)).hint(
-            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env` and `limits` \
-             (`max_turns`, `max_tokens`, `idle_timeout_s`, `max_retries`); the file was not changed",
+    let config: FileConfig =
+        crate::tasks::safe_yaml::from_str(&text, 0, "", "").map_err(|err| {
+            Error::input(format!(
+            "`{shown}:{}:{}`: {}",
+            err.line, err.col, err.message
+        ))
+        .hint(
+            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env`, `tool_calls` \
+             (`native`, `text`, `auto`), `limits` (`max_turns`, `max_tokens`, \
+             `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
+             `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
+             `max_transcript_entry_bytes`), `sandbox` (`off`, or `network`, `writable`) and \
+             `run_command` (`allow`); the file was not changed",
         )
-    })
+        })?;
+    if let Some(run_command) = &config.run_command {
+        AllowList::with_entries(&run_command.allow).map_err(|err| {
+            Error::input(format!("`{shown}`: {err}")).hint(
+                "an entry is `{program: NAME, subcommands: [..], reject: [..]}`; it can only \
+                 add to tick's table; the file was not changed",
+            )
+        })?;
+    }
+    Ok(config)
 }
 
 fn merge(into: &mut FileConfig, from: FileConfig) {
@@ -187,13 +330,67 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
     into.plan_model = from.plan_model.or(into.plan_model.take());
     into.base_url = from.base_url.or(into.base_url.take());
     into.api_key_env = from.api_key_env.or(into.api_key_env.take());
+    into.tool_calls = from.tool_calls.or(into.tool_calls);
     if let Some(limits) = from.limits {
         let base = into.limits.get_or_insert_with(FileLimits::default);
         base.max_turns = limits.max_turns.or(base.max_turns);
         base.max_tokens = limits.max_tokens.or(base.max_tokens);
         base.idle_timeout_s = limits.idle_timeout_s.or(base.idle_timeout_s);
         base.max_retries = limits.max_retries.or(base.max_retries);
+        base.max_write_bytes = limits.max_write_bytes.or(base.max_write_bytes);
+        base.max_tool_result_bytes = limits.max_tool_result_bytes.or(base.max_tool_result_bytes);
+        base.max_transcript_entry_bytes = limits
+            .max_transcript_entry_bytes
+            .or(base.max_transcript_entry_bytes);
+        base.max_output_tokens = limits.max_output_tokens.or(base.max_output_tokens);
+        base.answer_timeout_s = limits.answer_timeout_s.or(base.answer_timeout_s);
+        base.max_reminders = limits.max_reminders.or(base.max_reminders);
     }
+    // Allow-list entries only ever add, so both files' entries count.
+    if let Some(run_command) = from.run_command {
+        into.run_command
+            .get_or_insert_with(FileRunCommand::default)
+            .allow
+            .extend(run_command.allow);
+    }
+    if let Some(sandbox) = from.sandbox {
+        let from = sandbox.table();
+        let mut base = into
+            .sandbox
+            .take()
+            .map(FileSandbox::table)
+            .unwrap_or_default();
+        base.enabled = from.enabled.or(base.enabled);
+        base.network = from.network.or(base.network);
+        base.writable = from.writable.or(base.writable);
+        into.sandbox = Some(FileSandbox::Table(base));
+    }
+}
+
+/// The sandbox settings from the files, with `~/` in `writable` expanded. Relative paths
+/// are refused: what they would mean depends on where tick runs.
+fn sandbox_settings(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandbox::Settings> {
+    let table = file.map(FileSandbox::table).unwrap_or_default();
+    let defaults = crate::sandbox::Settings::default();
+    let mut writable = Vec::new();
+    for entry in table.writable.unwrap_or_default() {
+        let path = match (entry.strip_prefix("~/"), env.var("HOME")) {
+            (Some(rest), Some(home)) => Path::new(home).join(rest),
+            _ => PathBuf::from(&entry),
+        };
+        if !path.is_absolute() {
+            return Err(Error::input(format!(
+                "`sandbox.writable` entry `{entry}` is not an absolute path"
+            ))
+            .hint("write `/path/to/dir` or `~/dir`; the file was not changed"));
+        }
+        writable.push(path);
+    }
+    Ok(crate::sandbox::Settings {
+        enabled: table.enabled.unwrap_or(defaults.enabled),
+        network: table.network.unwrap_or(defaults.network),
+        writable,
+    })
 }
 
 /// Resolves the settings for the workspace at `tasks_dir`'s parent.
@@ -204,12 +401,15 @@ pub fn resolve(
     flags: &Flags,
 ) -> Result<Config> {
     let mut file = FileConfig::default();
+    let mut user_shown = String::new();
     if let Some(user) = user_config_path(env) {
-        let shown = user.display().to_string();
-        file = read_file_config(&user, &shown)?;
+        user_shown = user.display().to_string();
+        file = read_file_config(&user, &user_shown)?;
     }
+    let user_file = file.clone();
     // The repository's file is more specific than the user's: it wins.
-    merge(&mut file, read_file_config(project_config, project_shown)?);
+    let project_file = read_file_config(project_config, project_shown)?;
+    merge(&mut file, project_file.clone());
 
     let env_provider = match env.var("TICK_PROVIDER") {
         Some(text) => Some(Provider::parse(text).ok_or_else(|| {
@@ -234,18 +434,25 @@ pub fn resolve(
         .or(file.plan_model);
     // A provider chosen on the command line or in the environment brings its own server
     // unless a URL is given at the same level or later.
-    let base_url = flags
+    let (base_url, base_url_source) = if let Some(url) = flags.base_url.clone() {
+        (url, "`--base-url`".to_owned())
+    } else if let Some(url) = env.var("TICK_BASE_URL") {
+        (url.to_owned(), "`TICK_BASE_URL`".to_owned())
+    } else if let Some(url) = file
         .base_url
         .clone()
-        .or_else(|| env.var("TICK_BASE_URL").map(str::to_owned))
-        .or_else(|| {
-            if flags.provider.is_some() || env_provider.is_some() {
-                None
-            } else {
-                file.base_url.clone()
-            }
-        })
-        .unwrap_or_else(|| provider.default_base_url().to_owned());
+        .filter(|_| flags.provider.is_none() && env_provider.is_none())
+    {
+        (
+            url,
+            "`base_url` in `.tasks/config.yaml` or `~/.config/tick/config.yaml`".to_owned(),
+        )
+    } else {
+        (
+            provider.default_base_url().to_owned(),
+            format!("the default of `provider: {}`", provider.as_str()),
+        )
+    };
     let api_key_env = file
         .api_key_env
         .clone()
@@ -255,13 +462,59 @@ pub fn resolve(
         .and_then(|name| env.var(name))
         .or_else(|| env.var("TICK_API_KEY"))
         .map(str::to_owned);
+    // Whatever tick writes from here on, the key is not in it.
+    if let Some(key) = &api_key {
+        crate::redact::register(key);
+    }
+    let tool_calls = match env.var("TICK_TOOL_CALLS") {
+        Some(text) => match text.trim().to_ascii_lowercase().as_str() {
+            "native" => ToolCalls::Native,
+            "text" => ToolCalls::Text,
+            "auto" => ToolCalls::Auto,
+            _ => {
+                return Err(Error::input(format!(
+                    "`TICK_TOOL_CALLS={text}` is not a tool-call mode"
+                ))
+                .hint("use `native`, `text` or `auto`"));
+            }
+        },
+        None => file.tool_calls.unwrap_or_default(),
+    };
+    let allow = file.run_command.map(|r| r.allow).unwrap_or_default();
+    // Each file's entries were checked as it was read; together they can only fail on a
+    // conflict between the files, which is reported without a file.
+    let run_command = AllowList::with_entries(&allow)
+        .map_err(|err| Error::input(err.to_string()).hint("the file was not changed"))?;
     let defaults = Limits::default();
     let limits = file.limits.unwrap_or_default();
+    let mut sandbox = sandbox_settings(file.sandbox, env)?;
+    match env.var("TICK_SANDBOX") {
+        None => {}
+        Some("on" | "1" | "true") => sandbox.enabled = true,
+        Some("off" | "0" | "false") => sandbox.enabled = false,
+        Some(other) => {
+            return Err(
+                Error::input(format!("`TICK_SANDBOX={other}` is not `on` or `off`"))
+                    .hint("use `TICK_SANDBOX=off` to run without the sandbox, or unset it"),
+            );
+        }
+    }
     Ok(Config {
+        sources: sources(
+            &Layers {
+                flags,
+                env,
+                env_provider,
+                project: (&project_file, project_shown),
+                user: (&user_file, &user_shown),
+            },
+            api_key_env.as_deref(),
+        ),
         provider,
         model,
         plan_model,
         base_url: base_url.trim_end_matches('/').to_owned(),
+        base_url_source,
         api_key_env,
         api_key,
         limits: Limits {
@@ -271,7 +524,34 @@ pub fn resolve(
                 .idle_timeout_s
                 .map_or(defaults.idle_timeout, Duration::from_secs),
             max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
+            max_write_bytes: limits.max_write_bytes.unwrap_or(defaults.max_write_bytes),
+            // A result too small to say how to get the rest would only confuse the model.
+            max_tool_result_bytes: limits
+                .max_tool_result_bytes
+                .unwrap_or(defaults.max_tool_result_bytes)
+                .max(1024),
+            max_transcript_entry_bytes: limits
+                .max_transcript_entry_bytes
+                .unwrap_or(defaults.max_transcript_entry_bytes)
+                .max(1024),
+            max_output_tokens: limits.max_output_tokens.map(|n| n.max(1)),
+            answer_timeout: limits.answer_timeout_s.map_or_else(
+                || {
+                    // A model on this machine may write a few tokens a second: a whole plan
+                    // can take minutes without looping.
+                    if is_loopback(&base_url) {
+                        LOCAL_ANSWER_TIMEOUT
+                    } else {
+                        defaults.answer_timeout
+                    }
+                },
+                |s| Duration::from_secs(s.max(1)),
+            ),
+            max_reminders: limits.max_reminders.unwrap_or(defaults.max_reminders),
         },
+        tool_calls,
+        run_command,
+        sandbox,
     })
 }
 
@@ -291,6 +571,14 @@ pub fn is_loopback(url: &str) -> bool {
 }
 
 impl Config {
+    /// The hint when the server cannot be reached: which URL, and what set it.
+    pub fn server_hint(&self) -> String {
+        format!(
+            "is the model server running? tick connects to `{}`, set by {}",
+            self.base_url, self.base_url_source
+        )
+    }
+
     /// The model for planning: `plan_model` if set, else `model`.
     pub fn planner_model(&self) -> Result<String> {
         self.plan_model
@@ -325,7 +613,194 @@ impl Config {
         client.api_key_env = key_env;
         client.idle_timeout = self.limits.idle_timeout;
         client.max_retries = self.limits.max_retries;
+        client.answer_timeout = self.limits.answer_timeout;
         Ok(client)
+    }
+}
+
+/// Where one setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum Source {
+    /// A command-line flag, like `--model`.
+    Flag(String),
+    /// An environment variable, like `TICK_MODEL`.
+    Env(String),
+    /// A config file, as shown to people (`.tasks/config.yaml`).
+    File(String),
+    /// tick's default (for the provider, when it has one).
+    Default,
+    /// Set nowhere.
+    Unset,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Flag(name) => write!(f, "flag `{name}`"),
+            Source::Env(name) => write!(f, "environment `{name}`"),
+            Source::File(name) => write!(f, "`{name}`"),
+            Source::Default => f.write_str("default"),
+            Source::Unset => f.write_str("not set"),
+        }
+    }
+}
+
+/// Where each resolved setting came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Sources {
+    pub provider: Source,
+    pub model: Source,
+    pub plan_model: Source,
+    pub base_url: Source,
+    pub api_key: Source,
+}
+
+/// A setting a model command needs and does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    Model,
+    ApiKey,
+}
+
+/// The sources `resolve` reads, for telling which one set a value.
+struct Layers<'a> {
+    flags: &'a Flags,
+    env: &'a Env,
+    env_provider: Option<Provider>,
+    project: (&'a FileConfig, &'a str),
+    user: (&'a FileConfig, &'a str),
+}
+
+impl Layers<'_> {
+    /// The file that set a key: the repository's when it sets it, else the user's.
+    fn file(&self, set: impl Fn(&FileConfig) -> bool) -> Source {
+        if set(self.project.0) {
+            Source::File(self.project.1.to_owned())
+        } else if set(self.user.0) {
+            Source::File(self.user.1.to_owned())
+        } else {
+            Source::Unset
+        }
+    }
+
+    fn env(&self, name: &str) -> Option<Source> {
+        self.env.var(name).map(|_| Source::Env(name.to_owned()))
+    }
+}
+
+/// Where each setting `resolve` settles on comes from, by the same precedence.
+fn sources(layers: &Layers<'_>, api_key_env: Option<&str>) -> Sources {
+    let flag = |set: bool, name: &str| set.then(|| Source::Flag(name.to_owned()));
+    let or_default = |source: Source| match source {
+        Source::Unset => Source::Default,
+        found => found,
+    };
+    let flags = layers.flags;
+    let provider_chosen = flags.provider.is_some() || layers.env_provider.is_some();
+    Sources {
+        provider: flag(flags.provider.is_some(), "--provider")
+            .or_else(|| layers.env("TICK_PROVIDER"))
+            .unwrap_or_else(|| or_default(layers.file(|f| f.provider.is_some()))),
+        model: flag(flags.model.is_some(), "--model")
+            .or_else(|| layers.env("TICK_MODEL"))
+            .unwrap_or_else(|| layers.file(|f| f.model.is_some())),
+        plan_model: layers
+            .env("TICK_PLAN_MODEL")
+            .unwrap_or_else(|| layers.file(|f| f.plan_model.is_some())),
+        base_url: flag(flags.base_url.is_some(), "--base-url")
+            .or_else(|| layers.env("TICK_BASE_URL"))
+            .unwrap_or_else(|| {
+                // A provider chosen later brings its own server (see `resolve`).
+                if provider_chosen {
+                    Source::Default
+                } else {
+                    or_default(layers.file(|f| f.base_url.is_some()))
+                }
+            }),
+        api_key: api_key_env
+            .and_then(|name| layers.env(name))
+            .or_else(|| layers.env("TICK_API_KEY"))
+            .unwrap_or(Source::Unset),
+    }
+}
+
+impl Config {
+    /// What a model command cannot do without, all at once: a model (for planning, a
+    /// `plan_model` is enough) and, for a server off this machine that needs one, a key.
+    pub fn missing(&self, planning: bool) -> Vec<Missing> {
+        let mut missing = Vec::new();
+        let has_model = self.model.is_some() || (planning && self.plan_model.is_some());
+        if !has_model {
+            missing.push(Missing::Model);
+        }
+        if self.needs_key() {
+            missing.push(Missing::ApiKey);
+        }
+        missing
+    }
+
+    /// Whether the server is off this machine, needs a key, and has none (as
+    /// [`Config::client_config`] checks).
+    fn needs_key(&self) -> bool {
+        self.api_key.is_none()
+            && !is_loopback(&self.base_url)
+            && self.provider.default_key_env().is_some()
+    }
+
+    /// The one message for a model command that cannot start: everything missing, and every
+    /// way to set it. `config_shown` is the repository's config file as people see it.
+    pub fn missing_error(&self, missing: &[Missing], config_shown: &str) -> Error {
+        let key_env = self
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "TICK_API_KEY".to_owned());
+        let mut what = Vec::new();
+        for item in missing {
+            what.push(match item {
+                Missing::Model => "a model".to_owned(),
+                Missing::ApiKey => format!("an API key (`{key_env}` is not set)"),
+            });
+        }
+        let message = format!(
+            "tick cannot talk to a model yet: it needs {}",
+            what.join(" and ")
+        );
+        let mut settings = format!(
+            "now: provider `{}` ({}), base URL `{}` ({}), model {}",
+            self.provider.as_str(),
+            self.sources.provider,
+            self.base_url,
+            self.sources.base_url,
+            match &self.model {
+                Some(model) => format!("`{model}` ({})", self.sources.model),
+                None => "not set".to_owned(),
+            },
+        );
+        if missing.contains(&Missing::ApiKey) {
+            settings.push_str(&format!(", key from `{key_env}` (not set)"));
+        }
+        let ways = [
+            "set it up in one of three ways:".to_owned(),
+            format!(
+                "  1. `tick init`, then edit `{config_shown}` (`provider`, `model`, `base_url`, `api_key_env`)"
+            ),
+            format!(
+                "  2. environment: `TICK_PROVIDER`, `TICK_MODEL`, `TICK_BASE_URL`, and the key in `{key_env}`"
+            ),
+            "  3. flags: `--provider`, `--model`, `--base-url`".to_owned(),
+            "a local server needs no key: `--provider ollama --model qwen3` (Ollama at \
+             http://127.0.0.1:11434/v1) or `--provider llamacpp --model local` (llama.cpp at \
+             http://127.0.0.1:8080/v1)"
+                .to_owned(),
+        ];
+        Error::input(message)
+            .hint(settings)
+            .hint(ways.join("\n"))
+            .hint(
+                "to try tick without a model, write the plan yourself: `tick plan --from plan.md`; \
+                 `tick doctor` checks the setup; nothing was written",
+            )
     }
 }
 
@@ -352,13 +827,73 @@ mod tests {
     }
 
     #[test]
+    fn sandbox_settings_from_files_and_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        let resolve_with = |text: &str, vars: &[(&str, &str)]| {
+            std::fs::write(&project, text).unwrap();
+            resolve(
+                &project,
+                "config.yaml",
+                &env(vars, dir.path()),
+                &Flags::default(),
+            )
+            .map(|c| c.sandbox)
+        };
+        let on = crate::sandbox::Settings::default();
+        assert!(on.enabled && on.network && on.writable.is_empty());
+        assert_eq!(resolve_with("model: m\n", &[]).unwrap(), on);
+        for off in [
+            "sandbox: off\n",
+            "sandbox: false\n",
+            "sandbox:\n  enabled: false\n",
+        ] {
+            assert!(!resolve_with(off, &[]).unwrap().enabled, "{off}");
+        }
+        assert!(resolve_with("sandbox: on\n", &[]).unwrap().enabled);
+        let table = resolve_with(
+            "sandbox:\n  network: false\n  writable: [~/.cargo/registry, /var/cache/x]\n",
+            &[],
+        )
+        .unwrap();
+        assert!(table.enabled && !table.network);
+        assert_eq!(
+            table.writable,
+            [
+                dir.path().join(".cargo/registry"),
+                PathBuf::from("/var/cache/x")
+            ]
+        );
+        // The environment overrides the files, both ways.
+        assert!(
+            !resolve_with("model: m\n", &[("TICK_SANDBOX", "off")])
+                .unwrap()
+                .enabled
+        );
+        assert!(
+            resolve_with("sandbox: off\n", &[("TICK_SANDBOX", "on")])
+                .unwrap()
+                .enabled
+        );
+        let err = resolve_with("model: m\n", &[("TICK_SANDBOX", "maybe")]).unwrap_err();
+        assert!(err.to_string().contains("`TICK_SANDBOX=maybe`"), "{err}");
+        let err = resolve_with("sandbox:\n  writable: [cache]\n", &[]).unwrap_err();
+        assert!(
+            err.to_string().contains("`cache` is not an absolute path"),
+            "{err}"
+        );
+        let err = resolve_with("sandbox:\n  netwrk: false\n", &[]).unwrap_err();
+        assert!(err.to_string().contains("config.yaml:"), "{err}");
+    }
+
+    #[test]
     fn later_sources_win_key_by_key() {
         let dir = tempfile::tempdir().unwrap();
         let user = dir.path().join(".config/tick/config.yaml");
         std::fs::create_dir_all(user.parent().unwrap()).unwrap();
         std::fs::write(
             &user,
-            "model: user-model\nplan_model: user-planner\nlimits:\n  max_turns: 7\n",
+            "model: user-model\nplan_model: user-planner\nlimits:\n  max_turns: 7\n  max_write_bytes: 1000\n",
         )
         .unwrap();
         let project = dir.path().join("config.yaml");
@@ -376,6 +911,16 @@ mod tests {
         assert_eq!(config.api_key.as_deref(), Some("sk-ant"));
         assert_eq!(config.limits.max_turns, 7);
         assert_eq!(config.limits.max_retries, 1);
+        assert_eq!(config.limits.max_write_bytes, 1000);
+        assert_eq!(
+            config.limits.max_tool_result_bytes,
+            DEFAULT_MAX_TOOL_RESULT_BYTES
+        );
+        assert_eq!(config.tool_calls, ToolCalls::Auto);
+        assert_eq!(config.limits.answer_timeout, Duration::from_secs(300));
+        assert_eq!(config.limits.max_reminders, 2);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Plan), 8192);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Build), 4096);
 
         let e = env(
             &[("TICK_MODEL", "env-model"), ("TICK_PROVIDER", "ollama")],
@@ -389,11 +934,56 @@ mod tests {
         assert_eq!(config.provider, Provider::Ollama);
         assert_eq!(config.model.as_deref(), Some("flag-model"));
         assert_eq!(config.base_url, "http://127.0.0.1:11434/v1");
+        assert_eq!(config.limits.answer_timeout, LOCAL_ANSWER_TIMEOUT);
+        assert_eq!(config.base_url_source, "the default of `provider: ollama`");
+        assert_eq!(
+            config.server_hint(),
+            "is the model server running? tick connects to `http://127.0.0.1:11434/v1`, set by \
+             the default of `provider: ollama`"
+        );
+        let e = env(&[("TICK_BASE_URL", "http://127.0.0.1:9/v1")], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        assert_eq!(config.base_url_source, "`TICK_BASE_URL`");
         assert!(
             config.client_config().is_ok(),
             "a local server needs no key"
         );
         assert!(!format!("{config:?}").contains("sk-"));
+    }
+
+    #[test]
+    fn answer_limits_and_the_tool_call_mode_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(
+            &project,
+            "tool_calls: text\nlimits:\n  max_output_tokens: 512\n  answer_timeout_s: 9\n  max_reminders: 5\n",
+        )
+        .unwrap();
+        let e = env(&[], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        assert_eq!(config.tool_calls, ToolCalls::Text);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Plan), 512);
+        assert_eq!(config.limits.output_tokens(crate::tools::Mode::Build), 512);
+        assert_eq!(config.limits.answer_timeout, Duration::from_secs(9));
+        assert_eq!(config.limits.max_reminders, 5);
+        let e = env(&[("TICK_TOOL_CALLS", "native")], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        assert_eq!(config.tool_calls, ToolCalls::Native);
+        let e = env(&[("TICK_TOOL_CALLS", "xml")], dir.path());
+        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        assert!(
+            err.message.contains("TICK_TOOL_CALLS=xml"),
+            "{}",
+            err.message
+        );
+        std::fs::write(&project, "tool_calls: json\n").unwrap();
+        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        assert!(
+            err.message.starts_with("`config.yaml:1:13`"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
@@ -406,6 +996,34 @@ mod tests {
         assert!(err.hints[0].contains("api_key_env"));
         let err = config.planner_model().unwrap_err();
         assert!(err.hints[0].contains("TICK_MODEL"));
+    }
+
+    #[test]
+    fn run_command_entries_of_both_files_add_to_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join(".config/tick/config.yaml");
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(&user, "run_command:\n  allow:\n    - program: jq\n").unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(
+            &project,
+            "run_command:\n  allow:\n    - {program: just, subcommands: [--list]}\n",
+        )
+        .unwrap();
+        let e = env(&[], dir.path());
+        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        let programs: Vec<&str> = config.run_command.programs().collect();
+        assert!(programs.ends_with(&["jq", "just"]), "{programs:?}");
+        assert!(programs.contains(&"git"));
+
+        std::fs::write(&project, "run_command:\n  allow:\n    - program: ./x\n").unwrap();
+        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        assert!(
+            err.message
+                .starts_with("`config.yaml`: run_command.allow entry 1 (`./x`): `program` must be"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
@@ -426,6 +1044,75 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn the_config_template_states_the_real_precedence() {
+        let template = crate::commands::init::CONFIG_TEMPLATE;
+        let order = [
+            "1. ~/.config/tick/config.yaml",
+            "2. this file",
+            "3. the environment",
+            "4. command-line flags",
+        ];
+        let at: Vec<usize> = order
+            .iter()
+            .map(|needle| template.find(needle).unwrap_or_else(|| panic!("{needle}")))
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join(".config/tick/config.yaml");
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(&user, "model: user\n").unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(&project, format!("{template}model: project\n")).unwrap();
+        let shown = ".tasks/config.yaml";
+        let config = resolve(&project, shown, &env(&[], dir.path()), &Flags::default()).unwrap();
+        assert_eq!(config.model.as_deref(), Some("project"));
+        assert_eq!(config.sources.model, Source::File(shown.into()));
+        assert_eq!(config.sources.provider, Source::Default);
+        let e = env(&[("TICK_MODEL", "env")], dir.path());
+        let config = resolve(&project, shown, &e, &Flags::default()).unwrap();
+        assert_eq!(config.model.as_deref(), Some("env"));
+        assert_eq!(config.sources.model, Source::Env("TICK_MODEL".into()));
+        let flags = Flags {
+            model: Some("flag".into()),
+            ..Flags::default()
+        };
+        let config = resolve(&project, shown, &e, &flags).unwrap();
+        assert_eq!(config.model.as_deref(), Some("flag"));
+        assert_eq!(config.sources.model, Source::Flag("--model".into()));
+        std::fs::remove_file(&project).unwrap();
+        let config = resolve(&project, shown, &env(&[], dir.path()), &Flags::default()).unwrap();
+        assert_eq!(
+            config.sources.model,
+            Source::File(user.display().to_string())
+        );
+    }
+
+    #[test]
+    fn everything_missing_is_named_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = resolve(
+            &dir.path().join("none.yaml"),
+            "x",
+            &env(&[], dir.path()),
+            &Flags::default(),
+        )
+        .unwrap();
+        assert_eq!(config.missing(true), vec![Missing::Model, Missing::ApiKey]);
+        let e = env(&[("TICK_PROVIDER", "ollama")], dir.path());
+        let config = resolve(&dir.path().join("none.yaml"), "x", &e, &Flags::default()).unwrap();
+        assert_eq!(
+            config.missing(true),
+            vec![Missing::Model],
+            "a local server needs no key"
+        );
+        let e = env(&[("TICK_PLAN_MODEL", "p")], dir.path());
+        let config = resolve(&dir.path().join("none.yaml"), "x", &e, &Flags::default()).unwrap();
+        assert_eq!(config.missing(true), vec![Missing::ApiKey]);
+        assert_eq!(config.missing(false), vec![Missing::Model, Missing::ApiKey]);
     }
 
     #[test]

@@ -66,9 +66,13 @@ impl Error {
         self
     }
 
-    /// An I/O failure on `path`, for when `action` ("read", "write", ...) did not happen.
+    /// An I/O failure on `path`, for when `action` ("read", "write", ...) did not happen. A
+    /// path in the store is shown from `.tasks/` on, never as an absolute path.
     pub fn io(action: &str, path: &Path, err: &std::io::Error) -> Self {
-        Error::internal(format!("could not {action} `{}`: {err}", path.display()))
+        Error::internal(format!(
+            "could not {action} `{}`: {err}",
+            crate::fsx::shown(path)
+        ))
     }
 
     pub fn exit_code(&self) -> u8 {

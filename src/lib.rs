@@ -11,8 +11,11 @@ pub mod git;
 pub mod llm;
 pub mod plan;
 pub mod redact;
+pub mod runner;
+pub mod sandbox;
 pub mod tasks;
 pub mod tools;
+pub mod transcript;
 pub mod ui;
 pub mod watch;
 
@@ -30,6 +33,12 @@ use crate::ui::Ui;
 /// Runs tick with `args` (the program name first) in the real process environment, and
 /// returns the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let args: Vec<OsString> = args.into_iter().collect();
+    // The sandbox helper must start before anything else, while the process is one thread.
+    if let Some(code) = sandbox::helper_main(&args) {
+        return code;
+    }
+    sandbox::harden_this_process();
     let ui = Ui::new();
     let cli = match cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -40,20 +49,36 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // `run --json` and `plan --json` print an event stream; its last line is always the
+    // result, so a script knows how it ended without parsing stderr.
+    let stream = match &cli.command {
+        cli::Command::Run(args) => args.json,
+        cli::Command::Plan(args) => args.json,
+        _ => false,
+    };
+    let end = |result: Result<u8, Error>| {
+        let code = match result {
+            Ok(code) => {
+                if stream {
+                    ui.json_result(code, None);
+                }
+                code
+            }
+            Err(err) => {
+                ui.error(&err);
+                if stream {
+                    ui.json_result(err.exit_code(), Some(&err));
+                }
+                err.exit_code()
+            }
+        };
+        ExitCode::from(code)
+    };
     let env = match process_env() {
         Ok(env) => env,
-        Err(err) => {
-            ui.error(&err);
-            return ExitCode::from(err.exit_code());
-        }
+        Err(err) => return end(Err(err)),
     };
-    match commands::dispatch(cli, &env, &ui) {
-        Ok(outcome) => ExitCode::from(outcome.exit_code()),
-        Err(err) => {
-            ui.error(&err);
-            ExitCode::from(err.exit_code())
-        }
-    }
+    end(commands::dispatch(cli, &env, &ui).map(commands::Outcome::exit_code))
 }
 
 /// The outside world, read once. `TICK_NOW` (RFC 3339) fixes the clock, for reproducible

@@ -1,77 +1,309 @@
-//! Secrets never reach a committed file: anything shaped like an API key or token, and the
-//! configured key itself, is replaced before tick writes text a model produced.
+//! Secrets never reach a file tick writes: anything shaped like an API key, a token, a private
+//! key or a password, and the configured key itself, is replaced before tick writes text a
+//! model or a command produced (PLAN.md, TODO.md lines, state.yaml, transcripts, folder names,
+//! error messages).
+//!
+//! Redaction happens on the text itself, before it is JSON-encoded: inside a JSON string a
+//! newline is `\n`, and a pattern anchored at a word boundary would not see `sk-…` after it.
+//! [`json`] redacts every string of a value, then runs the patterns over the encoded line once
+//! more as a second guard; the patterns also accept a JSON escape as their left boundary.
+//!
+//! The key tick holds is registered once ([`register`], by config resolution), so every call
+//! redacts it, including those that have no config at hand.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, RwLock};
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
+use serde::Serialize;
+use serde_json::Value;
 
 pub const REDACTED: &str = "[REDACTED]";
 
+/// What may stand right before a secret: the start of the text, a character that is not part
+/// of a token, or a JSON string escape (`\n`, `\t`, `\"`, `\u001b`...) whose last letter would
+/// otherwise hide the boundary.
+const BEFORE: &str = r#"(?P<pre>^|[^A-Za-z0-9_]|\\[nrtbf"/\\]|\\u[0-9a-fA-F]{4})"#;
+
+/// Each pattern's `secret` group is replaced; `pre`, `key` (what names the secret) and `post`
+/// are kept.
 static PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    let anchored = |body: &str| format!("{BEFORE}(?P<secret>{body})");
     [
-        // OpenAI, Anthropic, OpenRouter, DeepSeek style keys.
-        r"\bsk-[A-Za-z0-9_\-]{16,}",
+        // PEM private keys, also cut off before their END line.
+        r"(?P<secret>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$))".to_owned(),
+        // JSON Web Tokens: header.payload.signature, both first parts base64url of `{"`.
+        anchored(r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+        // Anthropic, OpenAI (`sk-`, `sk-proj-`), OpenRouter, DeepSeek style keys.
+        anchored(r"sk-(?:ant-|proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{16,}"),
+        // Stripe secret and restricted keys.
+        anchored(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
         // GitHub tokens.
-        r"\bgh[pousr]_[A-Za-z0-9]{30,}",
-        r"\bgithub_pat_[A-Za-z0-9_]{30,}",
+        anchored(r"gh[pousr]_[A-Za-z0-9]{30,}"),
+        anchored(r"github_pat_[A-Za-z0-9_]{30,}"),
         // AWS access key ids.
-        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        anchored(r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}"),
         // Slack tokens.
-        r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",
+        anchored(r"xox[abprs]-[A-Za-z0-9\-]{10,}"),
         // Google API keys.
-        r"\bAIza[0-9A-Za-z_\-]{35}",
+        anchored(r"AIza[0-9A-Za-z_\-]{35}"),
         // Bearer tokens in pasted headers.
-        r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{20,}",
-        // PEM private keys.
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+        r"(?i)(?P<key>bearer\s+)(?P<secret>[A-Za-z0-9_\-\.=+/]{20,})".to_owned(),
+        // AWS secret access keys: 40 characters after a key that names them.
+        r#"(?i)(?P<key>aws_?secret(?:_?access)?_?key\\?["']?\s*[:=]\s*\\?["']?)(?P<secret>[A-Za-z0-9/+=]{40})"#.to_owned(),
+        // `user:password@` in URLs: the password goes, the user stays.
+        r"(?P<key>[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]+:)(?P<secret>[^\s@/]+)(?P<post>@)".to_owned(),
+        // `password=...`, `token: ...`, `"api_key": "..."` and the like.
+        r#"(?i)(?P<key>(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|auth|client[_\-]?secret|private[_\-]?key)\\?["']?\s*[:=]\s*\\?["']?)(?P<secret>[^\s"'\\,;&<>]{4,})"#.to_owned(),
     ]
     .iter()
     .filter_map(|p| Regex::new(p).ok())
     .collect()
 });
 
-/// `text` with secrets replaced by `[REDACTED]`. `known` are secrets tick holds (the API key):
-/// they go whatever their shape.
+/// All of [`PATTERNS`] at once: one scan tells which (if any) need a replacement pass, so
+/// clean text (nearly all of it) is read once, not once per pattern.
+static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new(PATTERNS.iter().map(Regex::as_str)).unwrap_or_else(|_| RegexSet::empty())
+});
+
+/// Secrets tick holds (the provider's key), redacted whatever their shape.
+static KNOWN: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Adds a secret tick holds to those every redaction removes. Short strings are ignored: a
+/// "key" of a few characters would redact ordinary words.
+pub fn register(secret: &str) {
+    if secret.len() < 8 {
+        return;
+    }
+    if let Ok(mut known) = KNOWN.write()
+        && !known.iter().any(|k| k == secret)
+    {
+        known.push(secret.to_owned());
+    }
+}
+
+/// `text` with secrets replaced by `[REDACTED]`. `known` are secrets the caller holds; they go
+/// whatever their shape, like the [`register`]ed ones.
 pub fn redact(text: &str, known: &[&str]) -> String {
     let mut out = text.to_owned();
-    for secret in known {
-        if secret.len() >= 8 {
-            out = out.replace(secret, REDACTED);
+    let registered = KNOWN.read().map(|k| k.clone()).unwrap_or_default();
+    for secret in known
+        .iter()
+        .copied()
+        .chain(registered.iter().map(String::as_str))
+    {
+        if secret.len() < 8 {
+            continue;
+        }
+        out = out.replace(secret, REDACTED);
+        // The same secret inside JSON text, if encoding changes it.
+        if let Ok(encoded) = serde_json::to_string(secret) {
+            let inner = &encoded[1..encoded.len() - 1];
+            if inner != secret {
+                out = out.replace(inner, REDACTED);
+            }
         }
     }
-    for pattern in PATTERNS.iter() {
-        if pattern.is_match(&out) {
-            out = pattern.replace_all(&out, REDACTED).into_owned();
-        }
+    let matched = if ANY.len() == PATTERNS.len() {
+        ANY.matches(&out).into_iter().collect()
+    } else {
+        (0..PATTERNS.len()).collect::<Vec<_>>()
+    };
+    for index in matched {
+        out = PATTERNS[index]
+            .replace_all(&out, format!("${{pre}}${{key}}{REDACTED}${{post}}"))
+            .into_owned();
     }
     out
 }
 
+/// Every string in `value` (not the object keys: those are field names) redacted.
+pub fn redact_value(value: &mut Value, known: &[&str]) {
+    match value {
+        Value::String(text) => {
+            let clean = redact(text, known);
+            if clean != *text {
+                *text = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(v, known)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_value(v, known)),
+        _ => {}
+    }
+}
+
+/// `value` as one line of JSON with its strings redacted before encoding, and the encoded line
+/// redacted once more.
+pub fn json<T: Serialize>(value: &T, known: &[&str]) -> serde_json::Result<String> {
+    let mut value = serde_json::to_value(value)?;
+    redact_value(&mut value, known);
+    Ok(redact(&serde_json::to_string(&value)?, known))
+}
+
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
-    #[test]
-    fn secrets_are_redacted_and_prose_is_not() {
-        let text = "key sk-proj-abcdefghijklmnopqrstuvwx and ghp_abcdefghijklmnopqrstuvwxyz0123456789 \
-                    AKIAABCDEFGHIJKLMNOP xoxb-1234567890-abc Authorization: Bearer abcdefghijklmnopqrstuvwxyz";
-        let out = redact(text, &[]);
-        for secret in [
-            "sk-proj",
-            "ghp_",
-            "AKIA",
-            "xoxb-",
-            "abcdefghijklmnopqrstuvwxyz",
-        ] {
-            assert!(!out.contains(secret), "{secret} in {out}");
+    /// One of each format, as they are shaped in the wild (made up, never real).
+    pub const SAMPLES: [(&str, &str); 17] = [
+        ("openai", "sk-4fQ9xT2mLr8VwZ1bN7cK3hJ6pD0sYeA5uGiO"),
+        (
+            "openai project",
+            "sk-proj-Zq81Lm2Nx7Vb0Cd9Fg3Hj4Kk5Ll6Mm7Nn8Oo9Pp0QqRr1",
+        ),
+        (
+            "anthropic",
+            "sk-ant-api03-Xy7Zw6Vu5Ts4Rq3Po2Nm1Lk0Ji9Hg8Fe7Dc6Ba5-AAAA",
+        ),
+        (
+            "github classic",
+            "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3sXyZ",
+        ),
+        ("github oauth", "gho_16C7e42F292c6912E7710c838347Ae178B4a"),
+        ("github app", "ghs_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Y"),
+        (
+            "github fine-grained",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFG",
+        ),
+        ("aws access key id", "AKIAIOSFODNN7EXAMPLE"),
+        ("aws secret", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        (
+            "slack",
+            "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        ),
+        ("google", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"),
+        ("stripe live", "sk_live_51HcQ2pLkT9vWb3XyZaQ8mN4rS7tU"),
+        ("stripe restricted", "rk_live_51HcQ2pLkT9vWb3XyZaQ8mN4rS7tU"),
+        (
+            "jwt",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        ),
+        ("url password", "hunter2-Corr3ct-Horse"),
+        ("assignment", "s3cr3t-Pa55w0rd!x"),
+        (
+            "pem",
+            "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw",
+        ),
+    ];
+
+    /// Each sample in the context it is recognised in.
+    fn in_context(name: &str, secret: &str) -> String {
+        match name {
+            "aws secret" => format!("aws_secret_access_key = {secret}"),
+            "url password" => format!("git clone https://deploy:{secret}@example.com/repo.git"),
+            "assignment" => format!("password={secret}"),
+            "pem" => {
+                format!("-----BEGIN EC PRIVATE KEY-----\n{secret}\n-----END EC PRIVATE KEY-----")
+            }
+            _ => secret.to_owned(),
         }
-        let prose = "Refactor the task-runner; keep sk- prefixes documented in docs/keys.md";
-        assert_eq!(redact(prose, &[]), prose);
+    }
+
+    #[test]
+    fn every_sample_is_redacted() {
+        for (name, secret) in SAMPLES {
+            let text = in_context(name, secret);
+            let out = redact(&text, &[]);
+            assert!(!out.contains(secret), "{name}: {out}");
+            assert!(out.contains(REDACTED), "{name}: {out}");
+        }
+    }
+
+    #[test]
+    fn yaml_and_json_assignments_and_pem_blocks() {
+        for text in [
+            "token: abcd1234efgh",
+            "\"api_key\": \"abcd1234efgh\"",
+            "client_secret=abcd1234efgh",
+            "PASSWORD: 'abcd1234efgh'",
+        ] {
+            let out = redact(text, &[]);
+            assert!(!out.contains("abcd1234efgh"), "{text}: {out}");
+        }
+        let pem = "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\nb";
+        assert_eq!(redact(pem, &[]), "a\n[REDACTED]\nb");
+        let cut = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA";
+        assert_eq!(redact(cut, &[]), REDACTED);
+        let url = redact("https://user:pw12345@host/x", &[]);
+        assert_eq!(url, "https://user:[REDACTED]@host/x");
+    }
+
+    #[test]
+    fn prose_and_tick_words_are_kept() {
+        for prose in [
+            "Refactor the task-runner; keep sk- prefixes documented in docs/keys.md",
+            "ask-the-user-about-the-login-module-first",
+            "max_tokens: 2000000 and tokens_used",
+            "see https://example.com/path@v2 for details",
+            "20261130-143012-refactor-login-module",
+            "Use a token bucket for rate limiting",
+        ] {
+            assert_eq!(redact(prose, &[]), prose);
+        }
         assert_eq!(
             redact("my key is hunter2hunter2", &["hunter2hunter2"]),
             "my key is [REDACTED]"
         );
-        let pem = "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\nb";
-        assert_eq!(redact(pem, &[]), "a\n[REDACTED]\nb");
+    }
+
+    #[test]
+    fn a_registered_key_goes_everywhere() {
+        register("Zm9vYmFyLXJlZ2lzdGVyZWQ");
+        assert_eq!(
+            redact("blocked: Zm9vYmFyLXJlZ2lzdGVyZWQ rejected", &[]),
+            "blocked: [REDACTED] rejected"
+        );
+    }
+
+    #[test]
+    fn escapes_do_not_shield_a_secret_in_json() {
+        let message = serde_json::json!({
+            "content": format!("line\n{}\tnext\n\"{}\"", SAMPLES[0].1, SAMPLES[3].1),
+            "args": {"command": format!("echo \u{1b}{}", SAMPLES[7].1)},
+        });
+        let line = json(&message, &[]).unwrap();
+        for (_, secret) in [SAMPLES[0], SAMPLES[3], SAMPLES[7]] {
+            assert!(!line.contains(secret), "{line}");
+        }
+        // The second guard alone also sees through the escapes.
+        let encoded = serde_json::to_string(&message).unwrap();
+        let guarded = redact(&encoded, &[]);
+        for (_, secret) in [SAMPLES[0], SAMPLES[3], SAMPLES[7]] {
+            assert!(!guarded.contains(secret), "{guarded}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// A secret anywhere in arbitrary text, then JSON-escaped (once or twice, as tool call
+        /// arguments are), never survives either the value walk or the line guard.
+        #[test]
+        fn an_embedded_secret_never_survives_json(
+            before in "\\PC{0,40}",
+            after in "\\PC{0,40}",
+            sep_before in prop::sample::select(vec!["", " ", "\n", "\t", "\"", "\\", "\r\n", "=", "(", "\u{1b}"]),
+            sep_after in prop::sample::select(vec!["", " ", "\n", "\t", "\"", "\\", ".", ")", ","]),
+            which in 0..SAMPLES.len(),
+        ) {
+            let (name, secret) = SAMPLES[which];
+            // A token is only a token after a boundary (`ask-...` is a word, not a key): when
+            // the sample is the secret itself, what stands before it must not be a letter.
+            let core = in_context(name, secret);
+            let lead = format!("{before}{sep_before}");
+            prop_assume!(
+                !core.starts_with(secret)
+                    || lead.chars().last().is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+            );
+            let text = format!("{lead}{core}{sep_after}{after}");
+            let value = serde_json::json!({ "content": text });
+            let line = json(&value, &[]).unwrap();
+            prop_assert!(!line.contains(secret), "{}", line);
+            let twice = serde_json::to_string(&serde_json::to_string(&value).unwrap()).unwrap();
+            let guarded = redact(&twice, &[]);
+            prop_assert!(!guarded.contains(secret), "{}", guarded);
+        }
     }
 }

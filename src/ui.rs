@@ -20,6 +20,7 @@ use crate::commands::status::{StatusReport, StepReport, TaskReport};
 use crate::commands::watch::WatchEvent;
 use crate::error::Error;
 use crate::plan::StepStatus;
+use crate::runner::{RunEvent, StepOutcome, Summary};
 
 #[derive(Debug, Default)]
 pub struct Ui {
@@ -106,17 +107,28 @@ impl Ui {
             AgentEvent::ToolResult {
                 name,
                 is_error: true,
+                ..
             } => {
                 live.print(&format!(
                     "  {} {name} failed; the model is told why",
                     style("!").yellow()
                 ));
             }
-            AgentEvent::Reminder { .. } => {
+            AgentEvent::Reminder { text } => {
+                live.flush_text();
+                // The reminder's first sentence says what was wrong.
+                let first = text.split(". ").next().unwrap_or(text);
+                live.print(&format!(
+                    "{} reminding the model: {}",
+                    style("warning:").yellow().bold(),
+                    first.trim_end_matches('.')
+                ));
+            }
+            AgentEvent::TextProtocol { .. } => {
                 live.flush_text();
                 live.print(&format!(
-                    "{} the model stopped without reporting; reminding it once",
-                    style("warning:").yellow().bold()
+                    "{} the model writes its tool calls as text; tick reads them from now on",
+                    style("note:").cyan().bold()
                 ));
             }
             AgentEvent::Usage { usage } => {
@@ -129,39 +141,6 @@ impl Ui {
             }
             AgentEvent::ToolResult { .. } => {}
         }
-    }
-
-    /// One verification command's result.
-    pub fn verification(
-        &self,
-        step: crate::plan::StepId,
-        command: &str,
-        passed: bool,
-        outcome: &str,
-        duration: std::time::Duration,
-        json: bool,
-    ) {
-        if json {
-            self.json(&serde_json::json!({
-                "event": "verification",
-                "id": step.to_string(),
-                "command": command,
-                "passed": passed,
-                "outcome": outcome,
-                "duration_ms": u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
-            }));
-            return;
-        }
-        self.end_live_text();
-        let mark = if passed {
-            style("✓").green()
-        } else {
-            style("✗").red()
-        };
-        Self::err_line(&format!(
-            "{mark} {step} `{command}` {outcome} in {:.1}s",
-            duration.as_secs_f64()
-        ));
     }
 
     /// Ends a live turn: the rest of the streamed text is printed and the spinner goes.
@@ -219,14 +198,15 @@ impl Ui {
     }
 
     pub fn error(&self, error: &Error) {
+        // A provider's error body or a command's output can quote a key back.
         Self::err_line(&format!(
             "{} {}",
             style("error:").red().bold(),
-            error.message
+            crate::redact::redact(&error.message, &[])
         ));
         for hint in &error.hints {
             Self::err_line("");
-            self.hint(hint);
+            self.hint(&crate::redact::redact(hint, &[]));
         }
     }
 
@@ -260,6 +240,212 @@ impl Ui {
 }
 
 impl Ui {
+    /// One event of `tick run`: a JSON line on stdout with `--json`; otherwise lines for the
+    /// person on stderr (with the model's progress live on a terminal) and data (a plan's diff)
+    /// on stdout.
+    pub fn run_event(&self, event: &RunEvent, json: bool, live: bool) {
+        if json {
+            self.json(event);
+            return;
+        }
+        match event {
+            RunEvent::Agent { agent, .. } => self.agent_event(agent, false, live),
+            RunEvent::Verification { .. } | RunEvent::StepDone { .. } => {
+                self.end_live_text();
+                self.note(&run_event_line(event).unwrap_or_default());
+            }
+            RunEvent::PlanChanged { diff } => {
+                if let Some(diff) = diff {
+                    self.data(diff);
+                }
+            }
+            RunEvent::StepBlocked { step, reason, .. } => {
+                self.end_live_text();
+                self.warn(&format!("{step} is blocked: {reason}"));
+                self.hint(&format!(
+                    "answer it (edit the code or PLAN.md), then `tick mark {step} pending` and `tick run`"
+                ));
+            }
+            RunEvent::Limit {
+                task,
+                files_changed,
+                max_files_changed,
+            } => {
+                self.warn(&format!(
+                    "the task has changed {files_changed} files, over its limit of {max_files_changed}"
+                ));
+                self.hint(&format!(
+                    "review the changes; raise the limit with `tick approve {task} --max-files N`"
+                ));
+            }
+            RunEvent::Deviation {
+                step,
+                files,
+                allowed,
+            } => {
+                let list: Vec<String> = files.iter().map(|f| format!("`{f}`")).collect();
+                let text = format!("{step} changed files outside its `files`: {}", list.join(", "));
+                if *allowed {
+                    self.note(&text);
+                } else {
+                    self.warn(&text);
+                }
+            }
+            RunEvent::Paused { .. } => self.hint(
+                "review them (`git diff`), then `tick run` to go on; `tick approve --allow-deviation` stops these pauses",
+            ),
+            RunEvent::OutsideEdit { files, .. } => {
+                let list: Vec<String> = files.iter().map(|f| format!("`{f}`")).collect();
+                self.warn(&format!(
+                    "changed outside tick during the step: {}",
+                    list.join(", ")
+                ));
+            }
+            RunEvent::StatusKept {
+                step,
+                file,
+                current,
+                wanted,
+            } => self.warn(&format!(
+                "`{step}` was changed to `{}` in `{file}` while it ran; your version is kept (tick would have set `{}`)",
+                current.as_str(),
+                wanted.as_str()
+            )),
+            RunEvent::StepMissing { step, file } => self.warn(&format!(
+                "`{step}` is no longer in `{file}`; its status was not written"
+            )),
+            RunEvent::Interrupted { step, in_progress } => {
+                self.end_live_text();
+                if *in_progress {
+                    self.warn(&format!(
+                        "stopped; `{step}` stays in progress and `tick run` picks it up again"
+                    ));
+                } else {
+                    self.warn("stopped after the step, as asked");
+                }
+            }
+            _ => {
+                if let Some(line) = run_event_line(event) {
+                    self.note(&line);
+                }
+            }
+        }
+    }
+
+    /// The last line of a `--json` event stream: the exit code and, when the command failed,
+    /// the error.
+    pub fn json_result(&self, exit_code: u8, error: Option<&Error>) {
+        let error = error.map(|e| {
+            serde_json::json!({
+                "message": e.message,
+                "hint": (!e.hints.is_empty()).then(|| e.hints.join("\n")),
+            })
+        });
+        self.json(&serde_json::json!({"event": "result", "exit_code": exit_code, "error": error}));
+    }
+}
+
+/// The one-line note for the run events that are plain notes; `None` for those rendered
+/// otherwise (or not at all: `run_started`).
+fn run_event_line(event: &RunEvent) -> Option<String> {
+    Some(match event {
+        RunEvent::IdsAssigned { steps } => {
+            let names: Vec<String> = steps.iter().map(|id| format!("`{id}`")).collect();
+            format!("new steps got ids: {}", names.join(", "))
+        }
+        RunEvent::StaleReverified {
+            step,
+            passed,
+            has_verify,
+        } => match (passed, has_verify) {
+            (true, _) => format!("{step} was stale; verified again: done"),
+            (false, false) => {
+                format!("{step} was stale and has no verification: it will be redone")
+            }
+            (false, true) => {
+                format!("{step} was stale and its verification fails: it will be redone")
+            }
+        },
+        RunEvent::StepStarted { step, title } => format!("{step} {title}"),
+        RunEvent::Verification {
+            step,
+            command,
+            passed,
+            exit_code,
+            timed_out,
+            duration_ms,
+            ..
+        } => {
+            let mark = if *passed {
+                style("✓").green()
+            } else {
+                style("✗").red()
+            };
+            let outcome = match (timed_out, exit_code) {
+                (true, _) => "timed out".to_owned(),
+                (false, Some(code)) => format!("exit {code}"),
+                (false, None) => "killed".to_owned(),
+            };
+            format!(
+                "{mark} {step} `{command}` {outcome} in {:.1}s",
+                Duration::from_millis(*duration_ms).as_secs_f64()
+            )
+        }
+        RunEvent::StepDone { step, verified, .. } => {
+            if *verified {
+                format!("{step} done, verified")
+            } else {
+                format!("{step} done (no verification defined)")
+            }
+        }
+        RunEvent::Committed { step, commit, .. } => match commit {
+            Some(commit) => format!("committed {step} as {}", commit.get(..12).unwrap_or(commit)),
+            None => format!("committed {step}"),
+        },
+        RunEvent::CommitSkipped { step } => format!(
+            "{step} changed no files outside `.tasks/`: nothing to commit; its tick goes with the next commit"
+        ),
+        RunEvent::NothingToRun { step: None } => {
+            "every step of this task is done; nothing to run".to_owned()
+        }
+        RunEvent::NothingToRun { step: Some(step) } => format!("`{step}` is already done"),
+        RunEvent::Summary(summary) => summary_line(summary),
+        _ => return None,
+    })
+}
+
+/// The closing line: `5/6 done, 1 blocked: S4 (needs the staging DB password)`.
+fn summary_line(summary: &Summary) -> String {
+    let mut line = format!("{}/{} done", summary.done, summary.total);
+    if !summary.blocked.is_empty() {
+        let blocked: Vec<String> = summary
+            .blocked
+            .iter()
+            .map(|b| match &b.reason {
+                Some(reason) => format!("{} ({reason})", b.step),
+                None => b.step.to_string(),
+            })
+            .collect();
+        line.push_str(&format!(
+            ", {} blocked: {}",
+            blocked.len(),
+            blocked.join(", ")
+        ));
+    }
+    if summary.outcome == StepOutcome::Interrupted {
+        line.push_str(", interrupted");
+    }
+    line.push_str(&format!(
+        " ({} tokens in, {} out)",
+        summary.usage.input_tokens, summary.usage.output_tokens
+    ));
+    if !summary.sandboxed {
+        line.push_str(", commands ran without the sandbox");
+    }
+    line
+}
+
+impl Ui {
     /// `tick check`: one line per finding on stdout, a summary on stderr.
     pub fn check(&self, report: &CheckReport) {
         let mut out = String::new();
@@ -274,6 +460,7 @@ impl Ui {
                 crate::commands::check::FindingKind::Stale => "stale",
                 crate::commands::check::FindingKind::PlanChanged => "plan changed",
                 crate::commands::check::FindingKind::Unparseable => "unparseable",
+                crate::commands::check::FindingKind::FailedAttempt => "failed attempt",
             };
             let _ = writeln!(out, "{}{step}: {kind}: {}", finding.task, finding.message);
         }
@@ -436,6 +623,18 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
                 None,
             ));
         }
+        if let Some(at) = task.unsandboxed_run {
+            warnings.push((
+                format!(
+                    "commands of this task ran without the sandbox (last at {})",
+                    at.format("%Y-%m-%d %H:%M UTC")
+                ),
+                Some(
+                    "what they did was not contained: check `.git/` and `.tasks/` by hand"
+                        .to_owned(),
+                ),
+            ));
+        }
         for found in &task.stale_found {
             warnings.push((
                 format!(
@@ -468,6 +667,9 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
                 )),
             ));
         }
+        if let Some(attempt) = &task.last_attempt {
+            warnings.push((attempt.summary.clone(), attempt.hint.clone()));
+        }
         let new_steps = task
             .steps
             .iter()
@@ -498,6 +700,25 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
             draft.path
         );
     }
+    if !report.attention.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "other tasks that need attention:");
+        for other in &report.attention {
+            let mut why = format!("{}, {}/{} done", other.phase, other.done, other.total);
+            if other.stale > 0 {
+                let _ = write!(why, ", {} stale", other.stale);
+            }
+            let _ = writeln!(out, "  {}  {} ({why})", other.id, other.title);
+        }
+    }
+    if let Some(attempt) = &report.plan_attempt {
+        warnings.push((
+            format!("planning: {}", attempt.summary),
+            attempt.hint.clone(),
+        ));
+    }
     if report.task.is_none() && report.draft.is_none() {
         warnings.push((
             "no tasks yet".to_owned(),
@@ -516,6 +737,14 @@ pub fn list_text(report: &ListReport) -> String {
             draft.phase.to_string(),
             format!("{} steps", draft.steps),
             draft.title.clone().unwrap_or_default(),
+        ]);
+    }
+    if let Some(error) = &report.draft_error {
+        rows.push([
+            "draft".to_owned(),
+            "invalid".to_owned(),
+            "-".to_owned(),
+            error.clone(),
         ]);
     }
     for task in &report.tasks {

@@ -1,6 +1,6 @@
 //! The execution turn of one step: the model works with build-mode tools until it reports the
-//! step with `update_step`. A `done` claim is checked by the caller's [`Verifier`]; only a
-//! passing verification ends the turn as done.
+//! step with `update_step`. A `done` claim is checked by the caller's [`StepHooks::verify`];
+//! only a passing verification ends the turn as done.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -10,8 +10,9 @@ use crate::tools::{Effects, StepUpdate, StepUpdateStatus, ToolOutcome};
 
 use super::{AgentEvent, AskError, Asked, Model};
 
-pub const REMINDER: &str = "You ended your turn without reporting the step. Call `update_step` \
-with `done` when the work is complete, or `blocked` with the question that would unblock it.";
+/// What a step's turn must end with, for reminders.
+pub const DUTY: &str = "Report the step: call `update_step` with `done` when the work is \
+complete, or `blocked` with the question that would unblock it.";
 
 /// What the runner's verification said about a `done` claim.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,9 +30,17 @@ pub enum Verdict {
     },
 }
 
-/// Checks a `done` claim. The runner runs the step's verify commands here.
-pub trait Verifier {
+/// What the caller (the runner) does around the model's work on a step.
+pub trait StepHooks {
+    /// Checks a `done` claim: the runner runs the step's verify commands here.
     fn verify(&mut self, note: Option<&str>) -> Verdict;
+    /// A tool call named `tool` is about to run.
+    fn before_tool(&mut self, tool: &str);
+    /// A tool call finished; `effects` is what it changed.
+    fn after_tool(&mut self, effects: &Effects);
+    /// What happened outside the tools since the last look (a person editing a file), as a
+    /// note for the model; it rides on the next tool result.
+    fn notices(&mut self) -> Option<String>;
 }
 
 /// How a step's turn ended.
@@ -81,7 +90,7 @@ impl Executor<'_> {
     fn step_update(
         &self,
         update: StepUpdate,
-        verifier: &mut dyn Verifier,
+        hooks: &mut dyn StepHooks,
         end: &mut Option<StepEnd>,
     ) -> (String, bool) {
         match update.id.parse::<StepId>() {
@@ -95,7 +104,7 @@ impl Executor<'_> {
                     *end = Some(StepEnd::Blocked { reason });
                     (text, false)
                 }
-                StepUpdateStatus::Done => match verifier.verify(update.evidence.as_deref()) {
+                StepUpdateStatus::Done => match hooks.verify(update.evidence.as_deref()) {
                     Verdict::Passed { report } => {
                         *end = Some(StepEnd::Done {
                             note: update.evidence,
@@ -125,13 +134,11 @@ impl Executor<'_> {
     pub async fn run(
         &self,
         messages: &mut Vec<Message>,
-        verifier: &mut dyn Verifier,
-        effects: &mut dyn FnMut(&Effects),
-        notices: &mut dyn FnMut() -> Option<String>,
+        hooks: &mut dyn StepHooks,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         usage: &mut Usage,
     ) -> Result<StepEnd, StepError> {
-        let mut reminded = false;
+        let mut reminded = 0;
         let mut turns = 0;
         loop {
             if self.interrupted.load(Ordering::Relaxed) {
@@ -154,14 +161,17 @@ impl Executor<'_> {
                 }
             };
             if response.tool_calls.is_empty() {
-                if reminded {
+                if reminded >= self.model.limits.max_reminders {
                     return Err(StepError::NoReport);
                 }
-                reminded = true;
+                reminded += 1;
+                let reminder = self
+                    .model
+                    .reminder(&response, messages, "update_step", DUTY);
                 sink(AgentEvent::Reminder {
-                    text: REMINDER.to_owned(),
+                    text: reminder.clone(),
                 });
-                messages.push(Message::user(REMINDER));
+                messages.push(Message::user(reminder));
                 continue;
             }
             let mut end = None;
@@ -170,6 +180,7 @@ impl Executor<'_> {
                     messages.push(Message::tool_error(&call.id, "not run: the step ended"));
                     continue;
                 }
+                hooks.before_tool(&call.name);
                 self.model.call_tool(call, messages, sink, &mut |outcome| {
                     let (content, is_error) = match outcome {
                         ToolOutcome::Output {
@@ -177,11 +188,11 @@ impl Executor<'_> {
                             is_error,
                             effects: done,
                         } => {
-                            effects(&done);
+                            hooks.after_tool(&done);
                             (text, is_error)
                         }
                         ToolOutcome::StepUpdate(update) => {
-                            self.step_update(update, verifier, &mut end)
+                            self.step_update(update, hooks, &mut end)
                         }
                         ToolOutcome::Plan(_) | ToolOutcome::Questions(_) => (
                             "that tool is not available while executing".to_owned(),
@@ -191,7 +202,7 @@ impl Executor<'_> {
                     // What happened outside the tools meanwhile (a person editing a file)
                     // rides on the next tool result, so the model learns it before its next
                     // move.
-                    match notices() {
+                    match hooks.notices() {
                         Some(notice) => (format!("{content}\n\n{notice}"), is_error),
                         None => (content, is_error),
                     }

@@ -7,9 +7,9 @@ use crate::tools::{PlanSubmission, Questions, ToolOutcome};
 
 use super::{AgentEvent, AskError, Asked, Model};
 
-pub const REMINDER: &str = "You ended your turn without calling `submit_plan`. A plan written \
-as chat text does not count. Call `submit_plan` now with the whole plan (or `ask_user` if you \
-cannot plan without an answer).";
+/// What the planner's turn must end with, for reminders.
+pub const DUTY: &str = "Call `submit_plan` now with the whole plan (or `ask_user` if you cannot \
+plan without an answer); a plan written as chat text does not count.";
 
 /// How a planning turn ended well.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,9 +24,12 @@ pub enum PlanEnd {
 #[derive(Debug)]
 pub enum PlanError {
     Llm(LlmError),
-    /// The model stopped twice without submitting a plan.
+    /// The model stopped without submitting a plan, as often as reminders allow.
     NoSubmission {
         text: String,
+        /// The last reminder: what was wrong with the model's answer.
+        reminder: String,
+        reminders: u32,
     },
     TurnLimit {
         turns: u32,
@@ -70,7 +73,7 @@ impl Planner<'_> {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         usage: &mut Usage,
     ) -> Result<PlanEnd, PlanError> {
-        let mut reminded = false;
+        let mut reminded = 0;
         let mut turns = 0;
         loop {
             if turns >= self.model.limits.max_turns {
@@ -86,16 +89,21 @@ impl Planner<'_> {
                 }
             };
             if response.tool_calls.is_empty() {
-                if reminded {
+                let reminder = self
+                    .model
+                    .reminder(&response, messages, "submit_plan", DUTY);
+                if reminded >= self.model.limits.max_reminders {
                     return Err(PlanError::NoSubmission {
                         text: response.text,
+                        reminder,
+                        reminders: reminded,
                     });
                 }
-                reminded = true;
+                reminded += 1;
                 sink(AgentEvent::Reminder {
-                    text: REMINDER.to_owned(),
+                    text: reminder.clone(),
                 });
-                messages.push(Message::user(REMINDER));
+                messages.push(Message::user(reminder));
                 continue;
             }
             let mut plan = None;
@@ -139,7 +147,7 @@ impl Planner<'_> {
             }
             if response.tool_calls.iter().all(|c| c.name == "submit_plan") {
                 // Every submit_plan was invalid: the model has the errors and tries again.
-                reminded = false;
+                reminded = 0;
             }
         }
     }

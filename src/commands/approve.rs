@@ -125,6 +125,7 @@ fn approve_draft(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
     fsx::sync_dir(store.dir())?;
     fsx::remove_dir_all(&store.draft_dir())?;
 
+    store.set_current(&store.task_ref(&id));
     let steps = approved.steps.all_steps().count();
     ctx.ui.note(&format!(
         "approved `{title}` as `{}/` ({steps} {})",
@@ -143,10 +144,15 @@ fn approve_draft(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         ctx.ui
             .note(&format!("committed `{}/`", store.rel(&task_dir)));
     }
-    ctx.ui.hint(&format!(
-        "`tick run` executes it; `tick status` shows it; commit `{}/` to share it",
-        store.rel(&task_dir)
-    ));
+    if args.commit {
+        ctx.ui
+            .hint("`tick run` executes it; `tick status` shows it");
+    } else {
+        ctx.ui.hint(&format!(
+            "`tick run` executes it; `tick status` shows it; commit `{}/` to share it",
+            store.rel(&task_dir)
+        ));
+    }
     Ok(Outcome::Done)
 }
 
@@ -154,6 +160,7 @@ fn reapprove(ctx: &Ctx<'_>, id: &str, args: &ApproveArgs) -> Result<Outcome> {
     let store = &ctx.store;
     let task_ref = store.task_ref(id);
     let _lock = store.lock_task(&task_ref, "tick approve")?;
+    store.set_current(&task_ref);
     let task = store.load(&task_ref)?;
     let phase = task.phase();
     transition(phase, Event::Approve).map_err(|r| Error::input(r.reason).hint(r.hint))?;

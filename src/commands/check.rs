@@ -19,6 +19,8 @@ pub const JSON_FORMAT: u32 = 1;
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
     // Ordered from least to most severe: the most severe finding sets the exit code.
+    /// The last planning or run attempt failed (a warning: the files are consistent).
+    FailedAttempt,
     Unverified,
     Stale,
     PlanChanged,
@@ -28,6 +30,7 @@ pub enum FindingKind {
 impl FindingKind {
     pub fn exit_code(self) -> u8 {
         match self {
+            FindingKind::FailedAttempt => 14,
             FindingKind::Stale => 10,
             FindingKind::Unverified => 11,
             FindingKind::PlanChanged => 12,
@@ -69,6 +72,14 @@ pub fn run(ctx: &Ctx<'_>, args: &CheckArgs) -> Result<Outcome> {
         let task = store.task_ref(&id);
         check_task(ctx, &task, &mut report)?;
     }
+    if let Some(attempt) = super::plan::last_plan_attempt(store) {
+        report.findings.push(Finding {
+            task: "draft".to_owned(),
+            kind: FindingKind::FailedAttempt,
+            step: None,
+            message: attempt_message(&attempt),
+        });
+    }
     report.exit_code = report
         .findings
         .iter()
@@ -103,7 +114,10 @@ fn check_task(ctx: &Ctx<'_>, task_ref: &TaskRef, report: &mut CheckReport) -> Re
         }
         Err(err) => return Err(err),
     };
-    let task = match store.load(task_ref) {
+    let task = match store
+        .load(task_ref)
+        .and_then(|task| store.require_steps(&task).map(|()| task))
+    {
         Ok(task) => task,
         Err(err) if err.kind == ErrorKind::Input => {
             report.tasks_checked += 1;
@@ -165,6 +179,22 @@ fn check_task(ctx: &Ctx<'_>, task_ref: &TaskRef, report: &mut CheckReport) -> Re
             message: "done without verification".to_owned(),
         });
     }
+    if let Some(attempt) = &task.state.last_attempt {
+        findings.push(Finding {
+            task: task.id.clone(),
+            kind: FindingKind::FailedAttempt,
+            step: attempt.step.map(|id| id.to_string()),
+            message: attempt_message(attempt),
+        });
+    }
     report.findings.extend(findings);
     Ok(())
+}
+
+fn attempt_message(attempt: &crate::tasks::state::LastAttempt) -> String {
+    if attempt.hint.is_empty() {
+        attempt.summary()
+    } else {
+        format!("{} (hint: {})", attempt.summary(), attempt.hint)
+    }
 }

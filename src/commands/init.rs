@@ -22,7 +22,10 @@ pub fn run(ctx: &Ctx<'_>, _args: &InitArgs) -> Result<Outcome> {
                 .note(&format!("kept `{}` as it is", store.rel(&path)));
         }
     }
-    ctx.ui
-        .hint("write a plan with `tick plan \"goal\"` (or `tick plan --from plan.md`)");
+    ctx.ui.hint(&format!(
+        "set the model in `{}` (or the environment), check it with `tick doctor`, then write a \
+         plan with `tick plan \"goal\"` (or `tick plan --from plan.md`, no model needed)",
+        store.rel(&store.config_path())
+    ));
     Ok(Outcome::Done)
 }

@@ -12,6 +12,8 @@ use crate::plan::Phase;
 pub struct ListReport {
     pub format: u32,
     pub draft: Option<DraftReport>,
+    /// Why the draft does not parse, when there is one that does not (`draft` is then `null`).
+    pub draft_error: Option<String>,
     pub tasks: Vec<ListedTask>,
 }
 
@@ -29,7 +31,10 @@ pub struct ListedTask {
 
 pub fn run(ctx: &Ctx<'_>, args: &ListArgs) -> Result<Outcome> {
     let store = &ctx.store;
-    let draft = store.load_draft().ok().flatten();
+    let (draft, draft_error) = match store.load_draft() {
+        Ok(draft) => (draft, None),
+        Err(err) => (None, Some(err.message)),
+    };
     let mut tasks = Vec::new();
     for id in store.task_ids()?.iter().rev() {
         let task_ref = store.task_ref(id);
@@ -61,6 +66,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ListArgs) -> Result<Outcome> {
     let report = ListReport {
         format: JSON_FORMAT,
         draft: draft.as_ref().map(|d| draft_report(store, d)),
+        draft_error,
         tasks,
     };
     if args.json {

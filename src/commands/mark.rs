@@ -36,6 +36,7 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
 
     let task_ref = store.resolve_or_current(args.task.as_deref())?;
     let lock = store.lock_task(&task_ref, "tick mark")?;
+    store.set_current(&task_ref);
     // Like every command, mark first marks what went stale while tick was not looking.
     let newly_stale = crate::watch::refresh_locked(store, &task_ref, ctx.now(), &lock)?;
     for stale in &newly_stale {

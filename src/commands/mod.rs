@@ -2,12 +2,20 @@
 //! through the store, and hands what people should see to the [`Ui`].
 
 pub mod approve;
+pub mod cancel;
 pub mod check;
+pub mod completions;
+pub mod diff;
 pub mod discard;
+pub mod doctor;
+pub mod edit;
 pub mod init;
 pub mod list;
+pub mod man;
 pub mod mark;
+pub mod next;
 pub mod plan;
+pub mod review;
 pub mod run;
 pub mod show;
 pub mod status;
@@ -87,7 +95,28 @@ impl Outcome {
 }
 
 /// The settings for a command that talks to a model: files, environment, then its flags.
+///
+/// Fails, before anything is written, with one message naming everything still missing (a
+/// model, a key) and the ways to set it; and, for a server on this machine, at once when it
+/// refuses the connection (it is not running: retrying would only make the person wait).
 pub fn model_config(ctx: &Ctx<'_>, args: &crate::cli::ModelArgs) -> Result<crate::config::Config> {
+    let config = resolved_config(ctx, args)?;
+    let missing = config.missing(true);
+    if !missing.is_empty() {
+        let path = ctx.store.config_path();
+        return Err(config.missing_error(&missing, &ctx.store.rel(&path)));
+    }
+    if crate::config::is_loopback(&config.base_url) {
+        doctor::require_server(&config)?;
+    }
+    Ok(config)
+}
+
+/// The settings as resolved, complete or not (for `tick doctor`).
+pub fn resolved_config(
+    ctx: &Ctx<'_>,
+    args: &crate::cli::ModelArgs,
+) -> Result<crate::config::Config> {
     let flags = crate::config::Flags {
         provider: args.provider,
         model: args.model.clone(),
@@ -113,11 +142,25 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Show(args) => show::run(&ctx, &args),
         Command::Discard(args) => discard::run(&ctx, &args),
         Command::Approve(args) => approve::run(&ctx, &args),
-        Command::Mark(args) => mark::run(&ctx, &args),
+        Command::Mark(mut args) => {
+            // `tick mark S1 done TASK` and `tick mark S1 done -t TASK` mean the same.
+            if args.task.is_none() {
+                args.task = args.task_flag.take();
+            }
+            mark::run(&ctx, &args)
+        }
         Command::Run(args) => run::run(&ctx, &args),
         Command::Status(args) => status::run(&ctx, &args),
         Command::List(args) => list::run(&ctx, &args),
         Command::Watch(args) => watch::run(&ctx, &args),
         Command::Check(args) => check::run(&ctx, &args),
+        Command::Doctor(args) => doctor::run(&ctx, &args),
+        Command::Review(args) => review::run(&ctx, &args),
+        Command::Next(args) => next::run(&ctx, &args),
+        Command::Edit(args) => edit::run(&ctx, &args),
+        Command::Diff(args) => diff::run(&ctx, &args),
+        Command::Cancel(args) => cancel::run(&ctx, &args),
+        Command::Completions(args) => completions::run(&ctx, &args),
+        Command::Man(args) => man::run(&ctx, &args),
     }
 }

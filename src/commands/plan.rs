@@ -14,9 +14,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fsx;
 use crate::llm::{Client, Message, Usage};
 use crate::plan::{Event, Phase, transition};
+use crate::sandbox;
 use crate::tasks::plan_md::{self, FrontMatter};
+use crate::tasks::state::LastAttempt;
 use crate::tasks::{Draft, SESSION_FILE, Store, render};
-use crate::tools::{Mode, PlanSubmission, Questions, Registry, Workspace};
+use crate::tools::{Mode, PlanSubmission, Questions, Registry, Workspace, run_command};
 
 pub const PLAN_PROMPT: &str = include_str!("../../prompts/plan.md");
 
@@ -42,13 +44,24 @@ pub fn run(ctx: &Ctx<'_>, args: &PlanArgs) -> Result<Outcome> {
         );
     };
     let config = super::model_config(ctx, &args.model)?;
+    let commands = run_command_setup(ctx, &config, args.json);
     let mut next = Some(request);
     while let Some(request) = next.take() {
-        plan_with_model(ctx, &config, request, args)?;
+        let planned = plan_with_model(ctx, &config, commands.as_ref(), request, args);
+        if let Err(err) = &planned
+            && matches!(err.kind, ErrorKind::Provider | ErrorKind::Limit)
+        {
+            record_plan_attempt(&ctx.store, &LastAttempt::from_error(ctx.now(), None, err))?;
+        }
+        planned?;
         if args.json || !ctx.env.interactive {
             break;
         }
-        next = review(ctx)?;
+        next = match super::review::menu(ctx)? {
+            super::review::Choice::Revise(feedback) => Some(Continue::Revise(feedback)),
+            super::review::Choice::Answer(answer) => Some(Continue::Answer(answer)),
+            super::review::Choice::Stop => None,
+        };
     }
     Ok(Outcome::Done)
 }
@@ -60,27 +73,46 @@ enum Continue {
     Answer(String),
 }
 
-fn planning_error(err: PlanError) -> Error {
+fn planning_error(err: PlanError, config: &Config) -> Error {
     match err {
         PlanError::Llm(err) => {
-            let hint = err.hint();
+            let hint = if matches!(err, crate::llm::LlmError::Connect { .. }) {
+                Some(config.server_hint())
+            } else {
+                err.hint()
+            };
             let mut error = Error::new(ErrorKind::Provider, err.to_string());
             if let Some(hint) = hint {
                 error = error.hint(hint);
             }
             error.hint("no draft was written")
         }
-        PlanError::NoSubmission { text } => {
+        PlanError::NoSubmission {
+            text,
+            reminder,
+            reminders,
+        } => {
             let said = text.trim();
             let mut error = Error::new(
                 ErrorKind::Provider,
-                "the model stopped without calling `submit_plan`, even after a reminder",
+                format!(
+                    "the model stopped without calling `submit_plan`, even after {}",
+                    match reminders {
+                        0 => "no reminder (`limits.max_reminders` is 0)".to_owned(),
+                        1 => "a reminder".to_owned(),
+                        n => format!("{n} reminders"),
+                    }
+                ),
             );
+            let what = reminder.split("\n\n").next().unwrap_or(&reminder).to_owned();
+            error = error.hint(format!("what was wrong: {what}"));
             if !said.is_empty() {
                 let excerpt: String = said.chars().take(300).collect();
                 error = error.hint(format!("its last words: {excerpt}"));
             }
-            error.hint("no draft was written; try again, or a model that handles tool calls better")
+            error
+                .hint(crate::agent::CHANGE_MODEL_HINT)
+                .hint("no draft was written")
         }
         PlanError::TurnLimit { turns } => Error::new(
             ErrorKind::Limit,
@@ -95,9 +127,26 @@ fn planning_error(err: PlanError) -> Error {
     }
 }
 
+/// Where a failed planning attempt is recorded until one succeeds.
+const ATTEMPT_FILE: &str = "last_attempt.yaml";
+
+/// The failed planning attempt recorded in `.tasks/draft/`, if any. A record that does not
+/// parse is no record: it is only a report, and the next attempt replaces it.
+pub fn last_plan_attempt(store: &Store) -> Option<LastAttempt> {
+    let text = fsx::read_optional(&store.draft_dir().join(ATTEMPT_FILE)).ok()??;
+    serde_yaml::from_str(&text).ok()
+}
+
+fn record_plan_attempt(store: &Store, attempt: &LastAttempt) -> Result<()> {
+    let text = serde_yaml::to_string(attempt)
+        .map_err(|err| Error::internal(format!("could not record the failed attempt: {err}")))?;
+    fsx::create_dir_all(&store.draft_dir())?;
+    fsx::write_atomic(&store.draft_dir().join(ATTEMPT_FILE), text.as_bytes())
+}
+
 fn load_session(store: &Store) -> Result<Vec<Message>> {
     let path = store.draft_dir().join(SESSION_FILE);
-    let Some(text) = fsx::read_optional(&path)? else {
+    let Some(text) = fsx::read_capped(&path, fsx::MAX_LOCAL_LOG)? else {
         return Ok(Vec::new());
     };
     text.lines()
@@ -112,20 +161,20 @@ fn load_session(store: &Store) -> Result<Vec<Message>> {
         .collect()
 }
 
-fn save_session(store: &Store, messages: &[Message], secrets: &[&str]) -> Result<()> {
-    let mut text = String::new();
-    for message in messages {
-        let line = serde_json::to_string(message)
-            .map_err(|err| Error::internal(format!("could not save the conversation: {err}")))?;
-        text.push_str(&crate::redact::redact(&line, secrets));
-        text.push('\n');
-    }
+fn save_session(
+    store: &Store,
+    messages: &[Message],
+    secrets: &[&str],
+    max_entry_bytes: usize,
+) -> Result<()> {
+    let text = crate::transcript::jsonl(messages, secrets, max_entry_bytes);
     fsx::write_atomic(&store.draft_dir().join(SESSION_FILE), text.as_bytes())
 }
 
 fn plan_with_model(
     ctx: &Ctx<'_>,
     config: &Config,
+    commands: Option<&run_command::Setup>,
     request: Continue,
     args: &PlanArgs,
 ) -> Result<()> {
@@ -196,7 +245,13 @@ fn plan_with_model(
         .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
     let workspace = Workspace::new(store.root())
         .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
-    let registry = Registry::for_mode(Mode::Plan, workspace);
+    let root = workspace.root().to_path_buf();
+    let mut registry = Registry::for_mode(Mode::Plan, workspace);
+    if let Some(setup) = commands {
+        registry = registry
+            .with_sandbox(sandbox::Sandboxing::On(sandbox::Policy::read_only(root)))
+            .with_run_command(setup.clone());
+    }
     let system = store.prompt("plan.md", PLAN_PROMPT)?;
     let planner = Planner {
         model: Model {
@@ -205,6 +260,7 @@ fn plan_with_model(
             system,
             registry: &registry,
             limits: config.limits,
+            tool_calls: config.tool_calls,
         },
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -224,7 +280,7 @@ fn plan_with_model(
     };
     let end = runtime.block_on(planner.run(&mut messages, asker, &mut sink, &mut usage));
     ui.end_live_text();
-    let end = end.map_err(planning_error)?;
+    let end = end.map_err(|err| planning_error(err, config))?;
 
     let secrets: Vec<&str> = config.api_key.as_deref().into_iter().collect();
     let (status, body, title) = match &end {
@@ -253,11 +309,14 @@ fn plan_with_model(
             )
         }
     };
+    // Redacted before rendering, so a key at the start of a value cannot turn the YAML into
+    // something else (`title: [REDACTED] ...`); the rendered text is checked again below.
+    let body = crate::redact::redact(&body, &secrets);
     let front = FrontMatter {
         format: Some(plan_md::FORMAT),
         id: None,
-        title: Some(render::one_line(&title)),
-        goal: Some(goal.clone()),
+        title: Some(crate::redact::redact(&render::one_line(&title), &secrets)),
+        goal: Some(crate::redact::redact(&goal, &secrets)),
         status: Some(status),
         created: old_draft
             .as_ref()
@@ -273,9 +332,15 @@ fn plan_with_model(
         .map_err(|err| Error::internal(format!("could not render the draft: {err}")))?;
     let text = crate::redact::redact(&text, &secrets);
     fsx::create_dir_all(&store.draft_dir())?;
-    save_session(store, &messages, &secrets)?;
+    save_session(
+        store,
+        &messages,
+        &secrets,
+        config.limits.max_transcript_entry_bytes,
+    )?;
     let path = store.draft_plan_path();
     fsx::write_atomic(&path, text.as_bytes())?;
+    fsx::remove_file(&store.draft_dir().join(ATTEMPT_FILE))?;
 
     if let Some(old) = &old_draft
         && let Ok(new) = plan_md::parse(&text)
@@ -327,6 +392,48 @@ fn plan_with_model(
     }
     Ok(())
 }
+
+/// `run_command` for the planner when the read-only sandbox can be set up here; otherwise
+/// `None`: the planner works without it, and the person is told so once.
+///
+/// Plan mode never runs a command outside the read-only sandbox: with the sandbox switched off
+/// (`sandbox: off`, `TICK_SANDBOX=off`) the planner is not offered `run_command` either.
+fn run_command_setup(ctx: &Ctx<'_>, config: &Config, json: bool) -> Option<run_command::Setup> {
+    let why = if config.sandbox.enabled {
+        sandbox::available(sandbox::Kind::ReadOnly)
+            .err()
+            .map(|unavailable| unavailable.to_string())
+    } else {
+        Some("the sandbox is switched off, and plan mode runs commands only inside it".to_owned())
+    };
+    if let Some(why) = why {
+        if json {
+            ctx.ui.json(&serde_json::json!({
+                "event": "run_command_unavailable",
+                "reason": why,
+            }));
+        } else {
+            ctx.ui.warn(&format!(
+                "the planner plans without `run_command` (git log, blame, ls...): {why}"
+            ));
+        }
+        return None;
+    }
+    let setup = run_command::Setup::new(config.run_command.clone());
+    // Only a debug build knows this switch: the tests that show the sandbox holds alone.
+    #[cfg(debug_assertions)]
+    let setup = if ctx.env.var(NO_ALLOW_LIST_FOR_TESTS) == Some("1") {
+        setup.without_allow_list_for_tests()
+    } else {
+        setup
+    };
+    Some(setup)
+}
+
+/// Set to `1` in a debug build, `run_command` skips its allow-list (guard 1), so tests can
+/// show that the read-only sandbox (guard 2) alone writes nothing. Release builds ignore it.
+#[cfg(debug_assertions)]
+pub const NO_ALLOW_LIST_FOR_TESTS: &str = "TICK_TEST_RUN_COMMAND_WITHOUT_ALLOW_LIST";
 
 fn draft_goal(draft: &Draft) -> String {
     draft
@@ -418,85 +525,6 @@ fn read_line() -> Option<String> {
     }
 }
 
-/// The review menu after a plan, in a terminal. Returns a revision to plan next, if asked.
-fn review(ctx: &Ctx<'_>) -> Result<Option<Continue>> {
-    let ui = ctx.ui;
-    let store = &ctx.store;
-    loop {
-        let Some(draft) = store.load_draft()? else {
-            return Ok(None);
-        };
-        if draft.plan.phase() == Some(Phase::NeedsInput) {
-            ui.prompt("your answers (one line; empty to answer later): ");
-            let answer = read_line().unwrap_or_default();
-            if answer.trim().is_empty() {
-                return Ok(None);
-            }
-            return Ok(Some(Continue::Answer(answer.trim().to_owned())));
-        }
-        super::show::print_draft(ctx, &draft);
-        ui.prompt("[a]pprove  [r]evise  [e]dit  [d]iscard  [k]eep for later: ");
-        let Some(choice) = read_line() else {
-            return Ok(None);
-        };
-        match choice.trim().to_ascii_lowercase().as_str() {
-            "a" | "approve" => {
-                super::approve::run(ctx, &crate::cli::ApproveArgs::default())?;
-                return Ok(None);
-            }
-            "r" | "revise" => {
-                ui.prompt("what should change? ");
-                let feedback = read_line().unwrap_or_default();
-                if feedback.trim().is_empty() {
-                    continue;
-                }
-                return Ok(Some(Continue::Revise(feedback.trim().to_owned())));
-            }
-            "e" | "edit" => {
-                edit_in_editor(ctx, &draft.path)?;
-                match store.load_draft().and_then(|d| {
-                    let d = d.ok_or_else(|| Error::input("the draft is gone"))?;
-                    plan_md::validate(&d.plan).map_err(|e| store.parse_error(&d.path, &e))
-                }) {
-                    Ok(()) => ui.note("the edited draft is valid"),
-                    Err(err) => ui.error(&err),
-                }
-            }
-            "d" | "discard" => {
-                super::discard::run(ctx, &crate::cli::DiscardArgs {})?;
-                return Ok(None);
-            }
-            "k" | "keep" | "" => {
-                ui.hint("the draft waits in `.tasks/draft/PLAN.md`; `tick approve` when ready");
-                return Ok(None);
-            }
-            other => ui.warn(&format!("`{other}` is not a choice")),
-        }
-    }
-}
-
-fn edit_in_editor(ctx: &Ctx<'_>, path: &Path) -> Result<()> {
-    let editor = ctx
-        .env
-        .var("VISUAL")
-        .or_else(|| ctx.env.var("EDITOR"))
-        .unwrap_or("vi")
-        .to_owned();
-    // The editor setting may carry arguments (`code --wait`): let the shell split it.
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{editor} \"$1\""))
-        .arg("sh")
-        .arg(path)
-        .status()
-        .map_err(|err| Error::internal(format!("could not start the editor `{editor}`: {err}")))?;
-    if !status.success() {
-        ctx.ui
-            .warn(&format!("the editor `{editor}` exited with {status}"));
-    }
-    Ok(())
-}
-
 /// Refuses to replace a draft unless `force`: it may hold a person's edits.
 pub fn check_no_draft(store: &Store, force: bool) -> Result<()> {
     if force {
@@ -520,6 +548,36 @@ pub fn check_no_draft(store: &Store, force: bool) -> Result<()> {
     .hint("approve it (`tick approve`), revise it (`tick plan --revise \"...\"`), discard it (`tick discard`), or replace it with `--force`; it was not changed"))
 }
 
+/// A hand-written plan's prose between its title and its first section, under a
+/// `## Summary` heading when it has none: the summary is what reaches the executor's context
+/// pack. `None` when there is a summary already or no prose to make one of. Every byte of
+/// the prose is kept.
+fn prose_as_summary(body: &str) -> Option<String> {
+    use pulldown_cmark::{Event, HeadingLevel, Parser, Tag};
+    if plan_md::section_range(body, "Summary").is_some() {
+        return None;
+    }
+    let mut prose_start = 0;
+    let mut first_section = body.len();
+    for (event, range) in Parser::new(body).into_offset_iter() {
+        if let Event::Start(Tag::Heading { level, .. }) = event {
+            if level == HeadingLevel::H1 && prose_start == 0 && range.start < first_section {
+                prose_start = range.end;
+            } else if level <= HeadingLevel::H2 {
+                first_section = range.start;
+                break;
+            }
+        }
+    }
+    let prose = body.get(prose_start..first_section)?;
+    if prose.trim().is_empty() {
+        return None;
+    }
+    let lead = prose.len() - prose.trim_start().len();
+    let at = prose_start + lead;
+    Some(format!("{}## Summary\n\n{}", &body[..at], &body[at..]))
+}
+
 fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     let store = &ctx.store;
     let (name, src) = if from.as_os_str() == "-" {
@@ -531,7 +589,7 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     } else {
         let path = ctx.env.cwd.join(from);
         let name = from.display().to_string();
-        let text = fsx::read_optional(&path)?.ok_or_else(|| {
+        let text = fsx::read_named(&path, &name, fsx::MAX_TEXT_FILE)?.ok_or_else(|| {
             Error::input(format!("there is no plan file `{name}`")).hint(
                 "give the path of a plan you wrote (PLAN.md format), or `-` to read it from stdin",
             )
@@ -545,18 +603,28 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
         ))
         .hint(format!("{}; no draft was written", err.hint))
     };
-    let doc = plan_md::parse(&src).map_err(located)?;
+    let mut doc = plan_md::parse(&src).map_err(located)?;
     plan_md::validate(&doc).map_err(located)?;
+    if let Some(body) = prose_as_summary(&doc.body) {
+        doc.body = body;
+    }
 
     store.ensure()?;
     let _lock = store.lock("tick plan")?;
     check_no_draft(store, force)?;
-    let title = doc.title.as_deref().map(render::one_line);
+    let title = doc
+        .title
+        .as_deref()
+        .map(|title| crate::redact::redact(&render::one_line(title), &[]));
     let front = FrontMatter {
         format: Some(plan_md::FORMAT),
         id: None,
         title: title.clone(),
-        goal: doc.front.goal.clone(),
+        goal: doc
+            .front
+            .goal
+            .as_deref()
+            .map(|goal| crate::redact::redact(goal, &[])),
         status: Some(match doc.front.status {
             Some(Phase::NeedsInput) => Phase::NeedsInput,
             _ => Phase::Draft,
@@ -566,12 +634,13 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
         approval: doc.front.approval.clone(),
         extra: doc.front.extra.clone(),
     };
-    let text = plan_md::render(&front, &doc.body)
+    let text = plan_md::render(&front, &crate::redact::redact(&doc.body, &[]))
         .map_err(|err| Error::internal(format!("could not render the draft: {err}")))?;
     let draft_dir = store.draft_dir();
     fsx::create_dir_all(&draft_dir)?;
     // A draft from a file has no planning conversation to continue.
     fsx::remove_file(&draft_dir.join(SESSION_FILE))?;
+    fsx::remove_file(&draft_dir.join(ATTEMPT_FILE))?;
     let path = store.draft_plan_path();
     fsx::write_atomic(&path, text.as_bytes())?;
     let steps = doc.steps.all_steps().count();
@@ -584,4 +653,34 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     ctx.ui
         .hint("read it (`tick show`), edit it, then `tick approve` or `tick discard`");
     Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prose_as_summary;
+
+    #[test]
+    fn prose_before_the_first_section_becomes_the_summary() {
+        let body = "# Greeting\n\nGreet people from the command line.\nKeep it **short**.\n\n## Steps\n- [ ] S1 Do it\n";
+        assert_eq!(
+            prose_as_summary(body).unwrap(),
+            "# Greeting\n\n## Summary\n\nGreet people from the command line.\nKeep it **short**.\n\n## Steps\n- [ ] S1 Do it\n"
+        );
+        // Without a title the prose starts the body.
+        assert_eq!(
+            prose_as_summary("Some words.\n\n## Steps\n- [ ] S1 x\n").unwrap(),
+            "## Summary\n\nSome words.\n\n## Steps\n- [ ] S1 x\n"
+        );
+    }
+
+    #[test]
+    fn a_plan_with_a_summary_or_without_prose_is_left_alone() {
+        for body in [
+            "# T\n\nWords.\n\n## Summary\nThe summary.\n\n## Steps\n- [ ] S1 x\n",
+            "# T\n\n## Steps\n- [ ] S1 x\n",
+            "# T\n\n   \n## Steps\n- [ ] S1 x\n",
+        ] {
+            assert_eq!(prose_as_summary(body), None, "{body}");
+        }
+    }
 }

@@ -8,7 +8,7 @@ use super::{Ctx, Outcome};
 use crate::cli::StatusArgs;
 use crate::error::Result;
 use crate::plan::{Phase, StepStatus};
-use crate::tasks::state::Actor;
+use crate::tasks::state::{Actor, LastAttempt};
 use crate::tasks::todo_md::Step;
 use crate::tasks::{Draft, Store, Task};
 use crate::watch::{self, freshness::MissingFiles};
@@ -21,6 +21,36 @@ pub struct StatusReport {
     pub format: u32,
     pub draft: Option<DraftReport>,
     pub task: Option<TaskReport>,
+    /// Without a named task: the other tasks that need a person (blocked, stale, or left
+    /// executing), newest first.
+    pub attention: Vec<AttentionReport>,
+    /// The last planning attempt, when it failed (`.tasks/draft/last_attempt.yaml`).
+    pub plan_attempt: Option<AttemptReport>,
+}
+
+/// Another task that needs a look, for one line of `tick status`.
+#[derive(Debug, Serialize)]
+pub struct AttentionReport {
+    pub id: String,
+    pub title: String,
+    pub phase: Phase,
+    pub done: usize,
+    pub total: usize,
+    pub blocked: usize,
+    pub stale: usize,
+}
+
+fn attention_report(task: &Task) -> AttentionReport {
+    let progress = task.progress();
+    AttentionReport {
+        id: task.id.clone(),
+        title: task.title(),
+        phase: task.phase(),
+        done: progress.done,
+        total: progress.total,
+        blocked: progress.blocked,
+        stale: progress.stale,
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -48,6 +78,34 @@ pub struct TaskReport {
     pub stale_found: Vec<StaleFound>,
     /// Pending steps whose `files` no longer exist: the plan may be out of date.
     pub plan_may_be_out_of_date: Vec<MissingFiles>,
+    /// When a `tick run` of this task last ran the agent's commands without the sandbox.
+    pub unsandboxed_run: Option<DateTime<Utc>>,
+    /// The last run attempt, when it failed (from state.yaml).
+    pub last_attempt: Option<AttemptReport>,
+}
+
+/// A failed attempt's record, as `status` shows it.
+#[derive(Debug, Serialize)]
+pub struct AttemptReport {
+    pub at: DateTime<Utc>,
+    pub step: Option<String>,
+    pub cause: String,
+    pub hint: Option<String>,
+    /// The line `status` prints.
+    #[serde(skip)]
+    pub summary: String,
+}
+
+impl From<&LastAttempt> for AttemptReport {
+    fn from(attempt: &LastAttempt) -> Self {
+        AttemptReport {
+            at: attempt.at,
+            step: attempt.step.map(|s| s.to_string()),
+            cause: attempt.cause.clone(),
+            hint: (!attempt.hint.is_empty()).then(|| attempt.hint.clone()),
+            summary: attempt.summary(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -169,6 +227,8 @@ pub fn task_report(store: &Store, task: &Task) -> TaskReport {
             .collect(),
         stale_found: Vec::new(),
         plan_may_be_out_of_date: Vec::new(),
+        last_attempt: task.state.last_attempt.as_ref().map(AttemptReport::from),
+        unsandboxed_run: task.state.unsandboxed_run,
     }
 }
 
@@ -196,13 +256,37 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
         (Some(task), _) => Some(store.load(&task)?),
         (None, _) => None,
     };
+    // A broken draft is the draft's problem, not the task's: one line, and status goes on.
     let draft = if args.task.is_none() {
-        store.load_draft()?
+        store.load_draft().unwrap_or_else(|err| {
+            ctx.ui
+                .warn(&format!("the draft does not parse: {}", err.message));
+            None
+        })
+    } else {
+        None
+    };
+    let attention = if args.task.is_none() {
+        let shown = task.as_ref().map(|t| t.id.as_str());
+        store
+            .needing_attention(shown)?
+            .iter()
+            .map(attention_report)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let plan_attempt = if args.task.is_none() {
+        super::plan::last_plan_attempt(store)
+            .as_ref()
+            .map(AttemptReport::from)
     } else {
         None
     };
     let report = StatusReport {
         format: JSON_FORMAT,
+        attention,
+        plan_attempt,
         draft: draft.as_ref().map(|d| draft_report(store, d)),
         task: task.as_ref().map(|t| {
             let mut report = task_report(store, t);

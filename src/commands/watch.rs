@@ -95,6 +95,8 @@ async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
                 format: status::JSON_FORMAT,
                 draft: None,
                 task: Some(report),
+                attention: Vec::new(),
+                plan_attempt: None,
             });
             shown = snapshot(&task);
             plan_changed = task.plan_changed();

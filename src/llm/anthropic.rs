@@ -7,7 +7,9 @@ use super::assemble::{self, PartialCall};
 use super::error::ProviderError;
 use super::openai::snippet;
 use super::sse::SseEvent;
-use super::{FinishReason, LlmError, Message, Request, Response, StreamEvent, Usage};
+use super::{
+    FinishReason, LlmError, Message, Request, Response, StreamEvent, TEXT_CALL_PREFIX, Usage,
+};
 
 /// The API requires `max_tokens`; this is used when the request leaves it open.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
@@ -26,7 +28,7 @@ pub(crate) fn request_body(req: &Request) -> Value {
                 if !text.is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
-                for call in tool_calls {
+                for call in tool_calls.iter().filter(|c| !c.is_text()) {
                     // `input` must be an object; a call whose arguments did not parse is
                     // replayed as `{}` and its tool result carries the parse error.
                     let input = if call.arguments.is_object() {
@@ -40,6 +42,12 @@ pub(crate) fn request_body(req: &Request) -> Value {
                 }
                 ("assistant", blocks)
             }
+            Message::ToolResult {
+                call_id, content, ..
+            } if call_id.starts_with(TEXT_CALL_PREFIX) => (
+                "user",
+                vec![json!({"type": "text", "text": super::openai::text_result(call_id, content)})],
+            ),
             Message::ToolResult {
                 call_id,
                 content,

@@ -49,6 +49,9 @@ pub struct ClientConfig {
     pub connect_timeout: Duration,
     /// Longest silence tolerated while waiting for the answer to start or continue.
     pub idle_timeout: Duration,
+    /// Longest one attempt at an answer may take, streaming included: stops a model that
+    /// loops while its tokens keep the idle timeout from ever firing.
+    pub answer_timeout: Duration,
     /// Retries after the first attempt.
     pub max_retries: u32,
     pub retry_base_delay: Duration,
@@ -66,6 +69,7 @@ impl ClientConfig {
             api_key_env: kind.default_api_key_env().to_owned(),
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
+            answer_timeout: Duration::from_secs(300),
             max_retries: 4,
             retry_base_delay: Duration::from_secs(1),
             retry_max_delay: Duration::from_secs(30),
@@ -83,6 +87,7 @@ impl fmt::Debug for ClientConfig {
             .field("api_key_env", &self.api_key_env)
             .field("connect_timeout", &self.connect_timeout)
             .field("idle_timeout", &self.idle_timeout)
+            .field("answer_timeout", &self.answer_timeout)
             .field("max_retries", &self.max_retries)
             .field("retry_base_delay", &self.retry_base_delay)
             .field("retry_max_delay", &self.retry_max_delay)
@@ -96,6 +101,7 @@ pub struct Client {
     config: ClientConfig,
     http: reqwest::Client,
     endpoint: String,
+    loopback: bool,
 }
 
 const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -125,7 +131,8 @@ impl Client {
             .connect_timeout(config.connect_timeout)
             .read_timeout(config.idle_timeout);
         // A proxy cannot reach this machine's loopback; HTTP_PROXY must not break Ollama.
-        if is_loopback(&base) {
+        let loopback = is_loopback(&base);
+        if loopback {
             builder = builder.no_proxy();
         }
         let http = builder.build().map_err(|err| LlmError::Setup {
@@ -135,6 +142,7 @@ impl Client {
             config,
             http,
             endpoint,
+            loopback,
         })
     }
 
@@ -177,11 +185,24 @@ impl Client {
         loop {
             attempts += 1;
             let mut used = false;
-            let err = match self.attempt(&body, sink, &mut used).await {
-                Ok(response) => return Ok(response),
-                Err(err) => err,
+            let attempt = self.attempt(&body, sink, &mut used);
+            let err = match tokio::time::timeout(self.config.answer_timeout, attempt).await {
+                Ok(Ok(response)) => return Ok(response),
+                Ok(Err(err)) => err,
+                // Not retried: the same question would most likely loop the same way.
+                Err(_) => {
+                    return Err(LlmError::AnswerTimeout {
+                        after: self.config.answer_timeout,
+                    });
+                }
             };
             if used || !err.is_retryable() {
+                return Err(err.with_attempts(attempts));
+            }
+            // Nothing listening on this machine: the server is not started, and waiting
+            // through every retry would only delay saying so. One more try covers a server
+            // that is just binding its port.
+            if self.loopback && matches!(err, LlmError::Connect { .. }) && attempts >= 2 {
                 return Err(err.with_attempts(attempts));
             }
             let Some(backoff) = delays.next() else {

@@ -59,6 +59,9 @@ pub enum LlmError {
     #[error("the provider sent nothing for {}; gave up waiting", seconds(*.after))]
     IdleTimeout { after: Duration },
 
+    #[error("the answer was still streaming after {}, the limit for one answer; it was stopped", seconds(*.after))]
+    AnswerTimeout { after: Duration },
+
     #[error("the provider's stream ended before the answer was complete{}: {reason}", after(*.attempts))]
     StreamCut { reason: String, attempts: u32 },
 
@@ -90,6 +93,19 @@ impl LlmError {
             Self::NotFound { .. } => "check `base_url` and `model` in `.tasks/config.yaml`; an \
                  OpenAI-compatible `base_url` usually ends in `/v1`"
                 .to_owned(),
+            Self::Rejected { message, .. }
+                if message.to_ascii_lowercase().contains("context length")
+                    || message.to_ascii_lowercase().contains("max_tokens") =>
+            {
+                "the request was not retried; the server's context may be smaller than the \
+                 answer limit: lower `limits.max_output_tokens` in `.tasks/config.yaml`"
+                    .to_owned()
+            }
+            Self::Rejected { message, .. } if message.to_ascii_lowercase().contains("tool") => {
+                "the request was not retried; this server or model seems not to accept tools: \
+                 set `tool_calls: text` in `.tasks/config.yaml`, or change the model"
+                    .to_owned()
+            }
             Self::Rejected { .. } => {
                 "the request was not retried; check `model` and the provider's limits".to_owned()
             }
@@ -106,6 +122,12 @@ impl LlmError {
             Self::IdleTimeout { .. } => {
                 "raise `limits.idle_timeout_s` in `.tasks/config.yaml` if the \
                  model is slow to start answering; no partial tool call was run"
+                    .to_owned()
+            }
+            Self::AnswerTimeout { .. } => {
+                "the model was most likely repeating itself; no partial tool call was run; \
+                 lower `limits.max_output_tokens` or raise `limits.answer_timeout_s` in \
+                 `.tasks/config.yaml`"
                     .to_owned()
             }
             Self::StreamCut { .. } => {

@@ -12,11 +12,14 @@ mod client;
 mod error;
 mod openai;
 mod sse;
+pub mod text_calls;
 mod types;
 
 pub use client::{Client, ClientConfig, ProviderKind};
 pub use error::LlmError;
-pub use types::{FinishReason, Message, Request, Response, StreamEvent, ToolCall, Usage};
+pub use types::{
+    FinishReason, Message, Request, Response, StreamEvent, TEXT_CALL_PREFIX, ToolCall, Usage,
+};
 
 use serde::{Deserialize, Serialize};
 

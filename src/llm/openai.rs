@@ -7,12 +7,22 @@ use serde_json::{Map, Value, json};
 use super::assemble::{self, PartialCall};
 use super::error::ProviderError;
 use super::sse::SseEvent;
-use super::{FinishReason, LlmError, Message, Request, Response, StreamEvent, Usage};
+use super::{
+    FinishReason, LlmError, Message, Request, Response, StreamEvent, TEXT_CALL_PREFIX, ToolCall,
+    Usage,
+};
+
+/// The result of a call the model wrote as text, as the user message that answers it.
+pub(crate) fn text_result(call_id: &str, content: &str) -> String {
+    let n = call_id.strip_prefix(TEXT_CALL_PREFIX).unwrap_or(call_id);
+    format!("<tool_result call=\"{n}\">\n{content}\n</tool_result>")
+}
 
 /// The JSON body for `POST {base}/chat/completions`.
 ///
-/// `max_tokens` (not `max_completion_tokens`) because it is the name every compatible server
-/// understands. Tool results have no error flag on this wire, so `is_error` is carried only by
+/// `max_tokens` because it is the name every compatible server understands, except for
+/// OpenAI's reasoning models, which reject it and take `max_completion_tokens`
+/// ([`wants_max_completion_tokens`]). Tool results have no error flag on this wire, so `is_error` is carried only by
 /// the content the agent wrote.
 pub(crate) fn request_body(req: &Request) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
@@ -23,6 +33,8 @@ pub(crate) fn request_body(req: &Request) -> Value {
         messages.push(match message {
             Message::User { text } => json!({"role": "user", "content": text}),
             Message::Assistant { text, tool_calls } => {
+                let tool_calls: Vec<&ToolCall> =
+                    tool_calls.iter().filter(|c| !c.is_text()).collect();
                 let mut m = Map::new();
                 m.insert("role".into(), "assistant".into());
                 // `null` rather than `""`: some servers reject an empty string beside tool calls.
@@ -51,6 +63,11 @@ pub(crate) fn request_body(req: &Request) -> Value {
             }
             Message::ToolResult {
                 call_id, content, ..
+            } if call_id.starts_with(TEXT_CALL_PREFIX) => {
+                json!({"role": "user", "content": text_result(call_id, content)})
+            }
+            Message::ToolResult {
+                call_id, content, ..
             } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
         });
     }
@@ -75,7 +92,12 @@ pub(crate) fn request_body(req: &Request) -> Value {
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(max) = req.max_tokens {
-        body.insert("max_tokens".into(), max.into());
+        let key = if wants_max_completion_tokens(&req.model) {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body.insert(key.into(), max.into());
     }
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), json!(t));
@@ -83,6 +105,20 @@ pub(crate) fn request_body(req: &Request) -> Value {
     body.insert("stream".into(), true.into());
     body.insert("stream_options".into(), json!({"include_usage": true}));
     Value::Object(body)
+}
+
+/// Whether `model` is one of OpenAI's reasoning models (`o1`, `o3`, `o4-mini`, `gpt-5`...),
+/// also behind a router's `openai/` prefix.
+pub(crate) fn wants_max_completion_tokens(model: &str) -> bool {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    ["o1", "o3", "o4"]
+        .iter()
+        .any(|family| name == *family || name.starts_with(&format!("{family}-")))
+        || name.starts_with("gpt-5")
 }
 
 /// Accumulates one streamed answer.
@@ -281,6 +317,65 @@ mod tests {
 
     fn decode_every_split(fixture: &str) -> Outcome {
         testing::decode_every_split(ProviderKind::OpenAi, fixture)
+    }
+
+    #[test]
+    fn reasoning_models_get_max_completion_tokens() {
+        for (model, expected) in [
+            ("o1", true),
+            ("o3-mini", true),
+            ("o4-mini-2025-04-16", true),
+            ("gpt-5", true),
+            ("gpt-5-mini", true),
+            ("openai/o3", true),
+            ("gpt-4o", false),
+            ("qwen2.5-coder:1.5b", false),
+            ("o1x", false),
+            ("llama-3-o1", false),
+        ] {
+            assert_eq!(wants_max_completion_tokens(model), expected, "{model}");
+            let body = request_body(&Request {
+                model: model.into(),
+                max_tokens: Some(77),
+                ..Request::default()
+            });
+            let (used, other) = if expected {
+                ("max_completion_tokens", "max_tokens")
+            } else {
+                ("max_tokens", "max_completion_tokens")
+            };
+            assert_eq!(body[used], 77, "{model}");
+            assert!(body.get(other).is_none(), "{model}");
+        }
+    }
+
+    /// A call written as text, streamed as content deltas split at every byte of the stream
+    /// (inside UTF-8 characters too), reads back as the same call.
+    #[test]
+    fn a_text_call_survives_every_split_of_the_stream() {
+        let pieces = [
+            "Ich lese die Datei \u{2013} \u{00fc}ber ",
+            "```json\n{\"name\": \"read_file\", \"argu",
+            "ments\": [ {\"path\": \"src/\u{00e9}t\u{00e9}.rs\"} ]}\n``",
+            "`\nfertig \u{1f600}",
+        ];
+        let mut fixture = String::new();
+        for piece in pieces {
+            let chunk = json!({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]});
+            fixture.push_str(&format!("data: {chunk}\n\n"));
+        }
+        fixture.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+        let (_, response) = decode_every_split(&fixture);
+        let response = response.unwrap();
+        assert_eq!(
+            crate::llm::text_calls::parse(&response.text),
+            vec![crate::llm::text_calls::Found::Call(
+                crate::llm::text_calls::TextCall {
+                    name: "read_file".into(),
+                    arguments: json!({"path": "src/\u{00e9}t\u{00e9}.rs"}),
+                }
+            )]
+        );
     }
 
     fn text_of(events: &[StreamEvent]) -> String {

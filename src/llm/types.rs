@@ -64,7 +64,17 @@ pub struct ToolCall {
     pub arguments_error: Option<String>,
 }
 
+/// The id prefix of a call the model wrote as text (`docs/text-tool-calls.md`) rather than
+/// through the API. Such a call is replayed as the text the model wrote, and its result as a
+/// user message, because the server never saw it as a call.
+pub const TEXT_CALL_PREFIX: &str = "text_call_";
+
 impl ToolCall {
+    /// Whether the model wrote this call as text.
+    pub fn is_text(&self) -> bool {
+        self.id.starts_with(TEXT_CALL_PREFIX)
+    }
+
     /// The arguments as the JSON text the model produced, for the wire formats that carry them
     /// as a string.
     pub(crate) fn arguments_text(&self) -> String {

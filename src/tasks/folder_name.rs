@@ -1,13 +1,14 @@
 //! Task folder names: `<UTC YYYYMMDD-HHMMSS>-<slug of the title>`. A title is never trusted as
 //! a path: it is transliterated to `a-z0-9-`, cut to 60 characters, and `plan` when nothing is
-//! left.
+//! left. Nor is it trusted to be free of secrets: a key pasted into a title is redacted before
+//! it can become part of a folder name.
 
 use chrono::{DateTime, Utc};
 
 const MAX_SLUG: usize = 60;
 
 pub fn slug(title: &str) -> String {
-    let full = slug::slugify(title);
+    let full = slug::slugify(crate::redact::redact(title, &[]));
     let mut cut = String::with_capacity(MAX_SLUG);
     for part in full.split('-').filter(|part| !part.is_empty()) {
         let extra = if cut.is_empty() {
@@ -82,6 +83,21 @@ mod tests {
         }
         let emoji = slug("🚀🔥");
         assert!(emoji == "plan" || emoji.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'));
+    }
+
+    #[test]
+    fn secrets_in_titles_never_reach_the_name() {
+        for title in [
+            "Rotate sk_live_51HcQ2pLkT9vWb3XyZaQ8mN4rS7tU now",
+            "Use ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3sXyZ in CI",
+            "Fix AKIAIOSFODNN7EXAMPLE access",
+        ] {
+            let name = slug(title);
+            for part in ["51hcq2", "r4nd0m", "akiaiosfodnn7"] {
+                assert!(!name.contains(part), "{title}: {name}");
+            }
+            assert!(name.contains("redacted"), "{name}");
+        }
     }
 
     #[test]

@@ -68,11 +68,7 @@ pub fn append(task_dir: &Path, entry: &Entry) -> Result<()> {
     let mut line = serde_json::to_string(entry)
         .map_err(|err| Error::internal(format!("could not write the journal: {err}")))?;
     line.push('\n');
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|err| Error::io("open", &path, &err))?;
+    let mut file = fsx::open_append(&path)?;
     file.write_all(line.as_bytes())
         .and_then(|()| file.sync_data())
         .map_err(|err| Error::io("append to", &path, &err))
@@ -80,7 +76,7 @@ pub fn append(task_dir: &Path, entry: &Entry) -> Result<()> {
 
 /// Every readable entry, oldest first. A missing journal is empty; a torn line is skipped.
 pub fn read(task_dir: &Path) -> Result<Vec<Entry>> {
-    let Some(text) = fsx::read_optional(&path(task_dir))? else {
+    let Some(text) = fsx::read_capped(&path(task_dir), fsx::MAX_LOCAL_LOG)? else {
         return Ok(Vec::new());
     };
     Ok(text

@@ -3,6 +3,7 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -31,13 +32,28 @@ impl Lock {
 /// folder as the person knows it (`.tasks/<id>`, not an absolute path).
 pub fn acquire(dir: &Path, name: &str, holder: &str, wait: Duration) -> Result<Lock> {
     let path = dir.join(LOCK_FILE);
-    let mut file = OpenOptions::new()
+    // A cloned repository may hold a `.lock` that links elsewhere (a person's file, which the
+    // note below would overwrite) or is not a file: never follow it, never wait on it.
+    let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(&path)
-        .map_err(|err| Error::io("open the lock file", &path, &err))?;
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path);
+    let not_a_file = || {
+        Error::input(format!("`{name}/{LOCK_FILE}` is not a regular file")).hint(format!(
+            "remove `{name}/{LOCK_FILE}` (tick makes a new one); nothing was changed"
+        ))
+    };
+    let mut file = match file {
+        Ok(file) => file,
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => return Err(not_a_file()),
+        Err(err) => return Err(Error::io("open the lock file", &path, &err)),
+    };
+    if !file.metadata().is_ok_and(|meta| meta.is_file()) {
+        return Err(not_a_file());
+    }
     let deadline = Instant::now() + wait;
     loop {
         match file.try_lock() {
@@ -80,6 +96,17 @@ pub fn acquire(dir: &Path, name: &str, holder: &str, wait: Duration) -> Result<L
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_that_links_elsewhere_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, "keep me").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.path().join(LOCK_FILE)).unwrap();
+        let err = acquire(dir.path(), ".tasks/t", "tick mark", Duration::ZERO).unwrap_err();
+        assert_eq!(err.message, "`.tasks/t/.lock` is not a regular file");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    }
 
     #[test]
     fn a_second_writer_is_refused_and_told_who_holds_it() {

@@ -5,8 +5,10 @@
 pub mod folder_name;
 pub mod journal;
 pub mod lock;
+pub mod markdown_depth;
 pub mod plan_md;
 pub mod render;
+pub mod safe_yaml;
 pub mod state;
 pub mod templates;
 pub mod todo_md;
@@ -29,10 +31,19 @@ pub const STATE_FILE: &str = "state.yaml";
 pub const CONFIG_FILE: &str = "config.yaml";
 pub const SESSION_FILE: &str = "session.jsonl";
 pub const RUNS_DIR: &str = "runs";
+/// `.tasks/.current`: the id of the task a person last acted on (run, approve, mark). Local.
+pub const CURRENT_FILE: &str = ".current";
 
 /// The files tick writes atomically; a temp file of one of these is left only by a killed
 /// writer.
-pub const WRITTEN_FILES: [&str; 5] = [PLAN_FILE, TODO_FILE, STATE_FILE, CONFIG_FILE, ".gitignore"];
+pub const WRITTEN_FILES: [&str; 6] = [
+    PLAN_FILE,
+    TODO_FILE,
+    STATE_FILE,
+    CONFIG_FILE,
+    ".gitignore",
+    CURRENT_FILE,
+];
 
 /// `.tasks/.gitignore`: what stays local.
 pub const GITIGNORE: &str = "\
@@ -42,6 +53,7 @@ pub const GITIGNORE: &str = "\
 draft/session.jsonl
 */runs/
 .staging-*/
+.current
 ";
 
 /// The workspace and its `.tasks/` folder.
@@ -257,16 +269,73 @@ impl Store {
         }
     }
 
-    /// The task a command means when none is named: the most recent one that is not
-    /// completed or cancelled (one that does not parse counts as open: it needs a look), else
-    /// the most recent one.
-    pub fn current(&self) -> Result<Option<TaskRef>> {
-        Ok(self.current_loaded()?.map(|(task, _)| task))
+    /// Remembers `task` as the one the person last acted on (`run`, `approve`, `mark`), for
+    /// the commands that name no task. A convenience only: failing to write it (a read-only
+    /// checkout) never fails the command.
+    pub fn set_current(&self, task: &TaskRef) {
+        if self.dir.is_dir() {
+            self.ignore_current();
+            let _ = fsx::write_atomic(
+                &self.dir.join(CURRENT_FILE),
+                format!("{}\n", task.id).as_bytes(),
+            );
+        }
     }
 
-    /// The current task and, when it parsed, its loaded files (so a caller need not read them
-    /// twice).
+    /// A `.tasks/.gitignore` written before `.current` existed gets its line, so the file
+    /// stays local.
+    fn ignore_current(&self) {
+        let path = self.dir.join(".gitignore");
+        let Ok(Some(mut text)) = fsx::read_optional(&path) else {
+            return;
+        };
+        if text.lines().any(|line| line.trim() == CURRENT_FILE) {
+            return;
+        }
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(CURRENT_FILE);
+        text.push('\n');
+        let _ = fsx::write_atomic(&path, text.as_bytes());
+    }
+
+    /// The task the person last acted on, if it is still there.
+    pub fn last_acted(&self) -> Result<Option<TaskRef>> {
+        let Some(text) = fsx::read_optional(&self.dir.join(CURRENT_FILE))? else {
+            return Ok(None);
+        };
+        let id = text.trim();
+        let known = folder_name::is_task_folder(id) && self.dir.join(id).is_dir();
+        Ok(known.then(|| self.task_ref(id)))
+    }
+
+    /// The task a command that changes things means when none is named: the one the person
+    /// last acted on while it is not completed or cancelled; else the most recent one that is
+    /// not (one that does not parse counts as open: it needs a look), else the most recent one.
+    pub fn current(&self) -> Result<Option<TaskRef>> {
+        if let Some(task) = self.last_acted()?
+            && self.load(&task).is_ok_and(|t| !t.phase().is_finished())
+        {
+            return Ok(Some(task));
+        }
+        Ok(self.newest_open()?.map(|(task, _)| task))
+    }
+
+    /// The task `tick status` shows when none is named, with its loaded files when they
+    /// parse (so a caller need not read them twice): the one the person last acted on, in
+    /// whatever phase (right after finishing a task, that task), else as [`Store::current`].
     pub fn current_loaded(&self) -> Result<Option<(TaskRef, Option<Task>)>> {
+        if let Some(task) = self.last_acted()? {
+            let loaded = self.load(&task).ok();
+            return Ok(Some((task, loaded)));
+        }
+        self.newest_open()
+    }
+
+    /// The most recent task that is not completed or cancelled (or does not parse), else the
+    /// most recent one.
+    fn newest_open(&self) -> Result<Option<(TaskRef, Option<Task>)>> {
         let ids = self.task_ids()?;
         let mut newest = None;
         for id in ids.iter().rev() {
@@ -282,6 +351,40 @@ impl Store {
             }
         }
         Ok(newest)
+    }
+
+    /// Tasks other than `except` that need a person: blocked, stale or executing (a run may
+    /// have stopped half-way), newest first. Tasks that do not parse are left to `tick list`.
+    ///
+    /// Most tasks of a long-lived workspace are finished, so each TODO.md is first scanned
+    /// for a marker that could mean attention (`[!]`, `[~]`, `[-]`, or a done box beside an
+    /// open one); only those tasks are parsed.
+    pub fn needing_attention(&self, except: Option<&str>) -> Result<Vec<Task>> {
+        let mut tasks = Vec::new();
+        for id in self.task_ids()?.iter().rev() {
+            if Some(id.as_str()) == except {
+                continue;
+            }
+            let task = self.task_ref(id);
+            let Some(todo) = fsx::read_optional(&task.dir.join(TODO_FILE))? else {
+                continue;
+            };
+            if !may_need_attention(&todo) {
+                continue;
+            }
+            let Ok(task) = self.load(&task) else {
+                continue;
+            };
+            let needs = match task.phase() {
+                Phase::Blocked | Phase::Executing => true,
+                Phase::Cancelled => false,
+                _ => task.progress().stale > 0,
+            };
+            if needs {
+                tasks.push(task);
+            }
+        }
+        Ok(tasks)
     }
 
     /// The named task, or the current one.
@@ -301,21 +404,21 @@ impl Store {
         let todo_path = task.dir.join(TODO_FILE);
         let state_path = task.dir.join(STATE_FILE);
         let plan_src = self.read_task_file(&plan_path)?;
+        markdown_depth::check(&plan_src, 0).map_err(|e| self.parse_error(&plan_path, &e))?;
         // An approved task's checklist is TODO.md: PLAN.md's steps need not be read again.
         let plan = plan_md::parse_without_steps(&plan_src)
             .map_err(|e| self.parse_error(&plan_path, &e))?;
         let todo_src = self.read_task_file(&todo_path)?;
+        markdown_depth::check(&todo_src, 0).map_err(|e| self.parse_error(&todo_path, &e))?;
         let todo = todo_md::parse(&todo_src).map_err(|e| self.parse_error(&todo_path, &e))?;
-        let state = match fsx::read_optional(&state_path)? {
-            Some(text) => serde_yaml::from_str(&text).map_err(|err| {
-                let err = ParseError::from_yaml(
-                    &err,
-                    0,
-                    "invalid state",
-                    "state.yaml is written by tick; restore it from git",
-                );
-                self.parse_error(&state_path, &err)
-            })?,
+        let state = match fsx::read_capped(&state_path, fsx::MAX_STATE_FILE)? {
+            Some(text) => safe_yaml::from_str(
+                &text,
+                0,
+                "invalid state",
+                "state.yaml is written by tick; restore it from git",
+            )
+            .map_err(|err| self.parse_error(&state_path, &err))?,
             None => State::new(),
         };
         Ok(Task {
@@ -327,6 +430,23 @@ impl Store {
             todo,
             state,
         })
+    }
+
+    /// An error unless `task`'s TODO.md has a step: an empty checklist is a damaged or
+    /// truncated file, never a task that is done.
+    pub fn require_steps(&self, task: &Task) -> Result<()> {
+        if !task.todo.steps.is_empty() {
+            return Ok(());
+        }
+        let path = self.rel(&task.dir.join(TODO_FILE));
+        let what = if task.todo_src.trim().is_empty() {
+            "is empty"
+        } else {
+            "has no steps"
+        };
+        Err(Error::input(format!("`{path}:1:1`: the checklist {what}")).hint(format!(
+            "steps are lines like `- [ ] S1 Do one thing`; restore the file (`git checkout -- {path}`) or add the steps; the file was not changed"
+        )))
     }
 
     fn read_task_file(&self, path: &Path) -> Result<String> {
@@ -342,6 +462,7 @@ impl Store {
         let Some(src) = fsx::read_optional(&path)? else {
             return Ok(None);
         };
+        markdown_depth::check(&src, 0).map_err(|e| self.parse_error(&path, &e))?;
         let plan = plan_md::parse(&src).map_err(|e| self.parse_error(&path, &e))?;
         Ok(Some(Draft { path, src, plan }))
     }
@@ -404,6 +525,46 @@ impl Task {
     }
 }
 
+/// Whether a TODO.md's text has a marker that may put its task in need of attention: blocked,
+/// stale or in progress, or done and open boxes side by side (a run stopped half-way). A
+/// cheap scan over the lines, without parsing; `true` may be wrong (a marker in a code block),
+/// `false` never is.
+fn may_need_attention(todo: &str) -> bool {
+    let (mut done, mut open) = (false, false);
+    for line in todo.lines() {
+        let Some(rest) = list_item_box(line) else {
+            continue;
+        };
+        match rest.as_bytes().get(..2) {
+            Some([b'!' | b'~' | b'-', b']']) => return true,
+            Some([b'x' | b'X', b']']) => done = true,
+            Some([b' ', b']']) => open = true,
+            _ => {}
+        }
+        if done && open {
+            return true;
+        }
+    }
+    false
+}
+
+/// The text after `[` of a list item that starts with a box (`- [`, `* [`, `+ [`, `1. [`).
+fn list_item_box(line: &str) -> Option<&str> {
+    let item = line.trim_start();
+    let after_bullet = if let Some(rest) = item.strip_prefix(['-', '*', '+']) {
+        rest
+    } else {
+        let digits = item.len() - item.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        item.get(digits..)
+            .filter(|_| digits > 0)?
+            .strip_prefix(['.', ')'])?
+    };
+    let text = after_bullet.trim_start();
+    (text.len() < after_bullet.len())
+        .then_some(text)?
+        .strip_prefix('[')
+}
+
 /// Removes temp files a killed writer left behind. Only called under the lock, so no writer is
 /// active in `dir`.
 fn clean_up(dir: &Path) -> Result<()> {
@@ -429,4 +590,50 @@ pub fn steps_hash(checklist: &Checklist) -> String {
         hasher.update(b"\n");
     }
     hasher.finalize().to_hex().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_current_task_is_remembered_locally() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        std::fs::create_dir_all(store.dir()).unwrap();
+        // A .gitignore from before `.current` existed.
+        std::fs::write(store.dir().join(".gitignore"), ".lock\n*/runs/").unwrap();
+        let task = store.task_ref("20261130-143012-login");
+        std::fs::create_dir_all(&task.dir).unwrap();
+        assert_eq!(store.last_acted().unwrap(), None);
+        store.set_current(&task);
+        assert_eq!(store.last_acted().unwrap(), Some(task.clone()));
+        let ignore = std::fs::read_to_string(store.dir().join(".gitignore")).unwrap();
+        assert_eq!(ignore, ".lock\n*/runs/\n.current\n");
+        store.set_current(&task);
+        let again = std::fs::read_to_string(store.dir().join(".gitignore")).unwrap();
+        assert_eq!(again, ignore, "added once");
+        // A task folder that is gone is forgotten.
+        std::fs::remove_dir_all(&task.dir).unwrap();
+        assert_eq!(store.last_acted().unwrap(), None);
+        std::fs::write(store.dir().join(CURRENT_FILE), "../../etc\n").unwrap();
+        assert_eq!(store.last_acted().unwrap(), None);
+    }
+
+    #[test]
+    fn the_attention_scan_never_misses_a_marker_that_matters() {
+        assert!(!may_need_attention("# TODO\n\n- [x] S1 a\n- [X] S2 b\n"));
+        assert!(!may_need_attention("- [ ] S1 a\n  - [ ] S1.1 b\n"));
+        assert!(may_need_attention("- [x] S1 a\n- [ ] S2 b\n"));
+        assert!(may_need_attention("- [x] S1 a\n  - [!] S1.1 b\n"));
+        assert!(may_need_attention("* [~] S1 a\n"));
+        assert!(may_need_attention("+ [!] S1 a\n"));
+        assert!(may_need_attention("1. [-] S1 a\n"));
+        assert!(!may_need_attention("-[!] not a list item\n"));
+        let header = "<!-- Markers: [ ] pending, [x] done, [-] in progress, [!] blocked -->\n";
+        assert!(!may_need_attention(&format!("{header}- [x] S1 a\n")));
+        assert!(may_need_attention("- [-] S1 a\n"));
+        // A marker in a code block is a false alarm the full parse settles.
+        assert!(may_need_attention("```\n- [!] not a step\n```\n"));
+    }
 }

@@ -14,6 +14,9 @@ use crate::plan::Phase;
 /// The PLAN.md format this tick writes. Older versions are read and migrated.
 pub const FORMAT: u32 = 1;
 
+/// The most front matter tick reads: a plan's front matter is a dozen short keys.
+pub const MAX_FRONT_MATTER: usize = 64 * 1024;
+
 /// The front matter. Keys tick does not know are kept, after the known ones.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FrontMatter {
@@ -127,15 +130,23 @@ pub fn parse(src: &str) -> Result<PlanDoc, ParseError> {
 fn parse_with(src: &str, with_steps: bool) -> Result<PlanDoc, ParseError> {
     let (yaml, body, body_line) = split_front_matter(src)?;
     let front = match yaml {
-        Some(yaml) if !yaml.trim().is_empty() => serde_yaml::from_str::<FrontMatter>(yaml)
-            .map_err(|err| {
-                ParseError::from_yaml(
-                    &err,
-                    1,
-                    "invalid front matter",
-                    "the front matter is YAML between two `---` lines",
-                )
-            })?,
+        Some(yaml) if yaml.len() > MAX_FRONT_MATTER => {
+            return Err(error(
+                2,
+                1,
+                format!(
+                    "the front matter is larger than {} KiB",
+                    MAX_FRONT_MATTER / 1024
+                ),
+                "keep the front matter to the plan's few keys; put prose in the markdown below it",
+            ));
+        }
+        Some(yaml) if !yaml.trim().is_empty() => super::safe_yaml::from_str::<FrontMatter>(
+            yaml,
+            1,
+            "invalid front matter",
+            "the front matter is YAML between two `---` lines",
+        )?,
         _ => FrontMatter::default(),
     };
     if let Some(format) = front.format

@@ -3,11 +3,14 @@
 //! ticked it, and the evidence behind the tick. Small, deterministic, sorted.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{StepId, StepStatus};
+use crate::tasks::todo_md::ParseError;
+use crate::{error, fsx};
 
 pub const FORMAT: u32 = 1;
 
@@ -18,6 +21,50 @@ pub struct State {
     pub approval: Option<ApprovalRecord>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub steps: BTreeMap<StepId, StepRecord>,
+    /// When a `tick run` of this task last ran the agent's commands without the sandbox
+    /// (`--no-sandbox`, `sandbox: off`). Never cleared: what those commands did is not
+    /// contained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsandboxed_run: Option<DateTime<Utc>>,
+    /// The last run attempt that failed, until one succeeds: `status` shows it, `check`
+    /// reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_attempt: Option<LastAttempt>,
+}
+
+/// Why an attempt (a planning run, a run of a task) failed: when, the error, and what to do.
+/// The draft's record lives in `.tasks/draft/last_attempt.yaml`, a task's in its state.yaml.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastAttempt {
+    pub at: DateTime<Utc>,
+    /// The step the run was on, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepId>,
+    pub cause: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hint: String,
+}
+
+impl LastAttempt {
+    /// The record of `err`, the error the person saw, with its hints joined into one line.
+    pub fn from_error(at: DateTime<Utc>, step: Option<StepId>, err: &crate::error::Error) -> Self {
+        LastAttempt {
+            at,
+            step,
+            cause: err.message.clone(),
+            hint: err.hints.join("; "),
+        }
+    }
+
+    /// One line for `status` and `check`: when, where, and why.
+    pub fn summary(&self) -> String {
+        let step = self.step.map(|s| format!(" at `{s}`")).unwrap_or_default();
+        format!(
+            "the last attempt failed{step} at {}: {}",
+            self.at.format("%Y-%m-%d %H:%M UTC"),
+            self.cause
+        )
+    }
 }
 
 /// What was approved: hashes of PLAN.md and of its steps, and the commit it was approved on.
@@ -123,6 +170,17 @@ impl State {
         record
     }
 
+    /// Records a failed attempt (the runner calls this when a run ends in an error), replacing
+    /// an older record.
+    pub fn record_failure(&mut self, attempt: LastAttempt) {
+        self.last_attempt = Some(attempt);
+    }
+
+    /// Forgets the failure record: an attempt since succeeded.
+    pub fn clear_failure(&mut self) {
+        self.last_attempt = None;
+    }
+
     /// Records that a person set step `id` to `status` at `now`. A person's tick carries no
     /// evidence, so it counts as done without verification.
     pub fn record_person(&mut self, id: StepId, status: StepStatus, now: DateTime<Utc>) {
@@ -133,6 +191,44 @@ impl State {
         record.evidence.clear();
         record.done_at = (status == StepStatus::Done).then_some(now);
     }
+}
+
+/// Records `attempt` in the state.yaml of the task in `task_dir`, for the runner when a run
+/// ends in an error (while it holds the task's lock, after its own last write of the state).
+/// A state.yaml that does not parse is left as it is and named in the error.
+pub fn record_failed_attempt(task_dir: &Path, attempt: LastAttempt) -> error::Result<()> {
+    update(task_dir, |state| state.record_failure(attempt))
+}
+
+/// Removes the failure record from the task in `task_dir`: a run since went well.
+pub fn clear_failed_attempt(task_dir: &Path) -> error::Result<()> {
+    update(task_dir, State::clear_failure)
+}
+
+fn update(task_dir: &Path, change: impl FnOnce(&mut State)) -> error::Result<()> {
+    let path = task_dir.join(super::STATE_FILE);
+    let mut state = match fsx::read_optional(&path)? {
+        Some(text) => serde_yaml::from_str(&text).map_err(|err| {
+            let err = ParseError::from_yaml(&err, 0, "invalid state", "restore it from git");
+            error::Error::input(format!(
+                "`{}:{}:{}`: {}",
+                path.display(),
+                err.line,
+                err.col,
+                err.message
+            ))
+            .hint("state.yaml is written by tick; restore it from git; it was not changed")
+        })?,
+        None => State::new(),
+    };
+    let before = state.clone();
+    change(&mut state);
+    if state == before {
+        return Ok(());
+    }
+    let text = serde_yaml::to_string(&state)
+        .map_err(|err| error::Error::internal(format!("could not write state.yaml: {err}")))?;
+    fsx::write_atomic(&path, text.as_bytes())
 }
 
 #[cfg(test)]
@@ -153,6 +249,66 @@ mod tests {
         let back: State = serde_yaml::from_str(&yaml).unwrap();
         assert_eq!(back, state);
         assert!(!state.verified(StepId::top(10)));
+    }
+
+    #[test]
+    fn a_failure_record_round_trips_and_old_files_still_read() {
+        let old: State = serde_yaml::from_str("format: 1\n").unwrap();
+        assert_eq!(old.last_attempt, None);
+        let mut state = State::new();
+        let err = crate::error::Error::new(crate::error::ErrorKind::Provider, "the model failed")
+            .hint("try again")
+            .hint("or change the model");
+        let at: DateTime<Utc> = "2026-11-30T14:30:12Z".parse().unwrap();
+        state.record_failure(LastAttempt::from_error(at, Some(StepId::top(2)), &err));
+        let yaml = serde_yaml::to_string(&state).unwrap();
+        assert!(
+            yaml.contains("last_attempt:\n  at: 2026-11-30T14:30:12Z\n  step: S2\n  cause: the model failed\n  hint: try again; or change the model\n"),
+            "{yaml}"
+        );
+        let back: State = serde_yaml::from_str(&yaml).unwrap();
+        assert_eq!(back, state);
+        assert_eq!(
+            state.last_attempt.as_ref().unwrap().summary(),
+            "the last attempt failed at `S2` at 2026-11-30 14:30 UTC: the model failed"
+        );
+        state.clear_failure();
+        assert!(
+            !serde_yaml::to_string(&state)
+                .unwrap()
+                .contains("last_attempt")
+        );
+    }
+
+    #[test]
+    fn the_runner_records_and_clears_a_failure_in_state_yaml() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = State::new();
+        let at: DateTime<Utc> = "2026-11-30T14:30:12Z".parse().unwrap();
+        state.record_person(StepId::top(1), StepStatus::Done, at);
+        std::fs::write(
+            dir.path().join("state.yaml"),
+            serde_yaml::to_string(&state).unwrap(),
+        )
+        .unwrap();
+        let err = crate::error::Error::new(crate::error::ErrorKind::Provider, "cut");
+        record_failed_attempt(dir.path(), LastAttempt::from_error(at, None, &err)).unwrap();
+        let text = std::fs::read_to_string(dir.path().join("state.yaml")).unwrap();
+        let back: State = serde_yaml::from_str(&text).unwrap();
+        assert_eq!(back.steps, state.steps, "the rest is kept");
+        assert_eq!(back.last_attempt.unwrap().cause, "cut");
+        clear_failed_attempt(dir.path()).unwrap();
+        let text = std::fs::read_to_string(dir.path().join("state.yaml")).unwrap();
+        assert!(!text.contains("last_attempt"), "{text}");
+
+        std::fs::write(dir.path().join("state.yaml"), "format: [\n").unwrap();
+        let err =
+            record_failed_attempt(dir.path(), LastAttempt::from_error(at, None, &err)).unwrap_err();
+        assert!(err.message.contains("state.yaml:"), "{}", err.message);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("state.yaml")).unwrap(),
+            "format: [\n"
+        );
     }
 
     #[test]

@@ -24,7 +24,7 @@ fn embedded(name: &str) -> Option<&'static str> {
 pub fn render(overrides: &Path, name: &str, context: impl Serialize) -> Result<String> {
     let override_path = overrides.join(name);
     let (source, origin) = match fsx::read_optional(&override_path)? {
-        Some(text) => (text, override_path.display().to_string()),
+        Some(text) => (text, format!("`{}`", fsx::shown(&override_path))),
         None => (
             embedded(name)
                 .ok_or_else(|| Error::internal(format!("no template `{name}`")))?

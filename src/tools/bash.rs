@@ -11,12 +11,16 @@
 //!   read in a thread and kept as a head and a tail, so a command that prints gigabytes costs
 //!   a bounded amount of memory and context. If a process that left the group still holds
 //!   the pipe, the call stops waiting for it once the group is gone.
-//! - The provider's API keys are removed from the environment (DESIGN §4: secrets). The base
+//! - The provider's API keys, and every variable whose name looks like a credential
+//!   ([`looks_secret`]), are removed from the environment (DESIGN §4: secrets). The base
 //!   environment is injectable ([`CommandEnv`]) so tests never touch the process's own.
+//! - Under a sandbox policy ([`CommandEnv::with_sandbox`], which `tick run` always sets unless
+//!   the person opted out) the command runs through [`crate::sandbox`]: it writes only where
+//!   the policy says, cannot see tick's processes, and a process that deliberately leaves the
+//!   group (`setsid`, a double-forking daemon) still dies with the command, because the whole
+//!   pid namespace does. The group handling here stays as the first layer, and the only one
+//!   without a sandbox.
 //! - The outcome carries the wall-clock window the command ran in, for the staleness journal.
-//!
-//! A process that deliberately leaves the group (`setsid`, a double-forking daemon) is beyond
-//! what a process group can bound; only a sandbox could.
 //!
 //! A non-zero exit is not a failure of the tool: it is output the model reads, marked as an
 //! error so the model notices.
@@ -41,6 +45,7 @@ use serde_json::json;
 use super::workspace::Workspace;
 use super::{CommandWindow, Effects, ToolOutcome, count, count_newlines, parse_args};
 use crate::llm::ToolSpec;
+use crate::sandbox::Sandboxing;
 
 pub const NAME: &str = "bash";
 
@@ -71,12 +76,16 @@ pub const DEFAULT_SECRET_ENV: [&str; 5] = [
     "TICK_API_KEY",
 ];
 
-/// Where a command's environment comes from, and which variables are taken out of it.
+/// Where a command's environment comes from, which variables are taken out of it, and the
+/// sandbox it runs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandEnv {
     /// `None`: the tick process's own environment. `Some`: exactly these variables.
     base: Option<Vec<(String, String)>>,
     secrets: Vec<String>,
+    /// `Off` unless the caller says: only the caller knows the workspace, the configuration
+    /// and whether the person opted out. `tick run` always says.
+    sandbox: Sandboxing,
 }
 
 impl Default for CommandEnv {
@@ -84,8 +93,28 @@ impl Default for CommandEnv {
         Self {
             base: None,
             secrets: DEFAULT_SECRET_ENV.iter().map(|&s| s.to_owned()).collect(),
+            sandbox: Sandboxing::Off,
         }
     }
+}
+
+/// Whether a variable's name says it holds a credential (`*_API_KEY`, `*_TOKEN`,
+/// `*_SECRET*`, `*PASSWORD*`...). Such variables never reach a command, whatever their
+/// provider: the agent's commands need none of them, and a leaked one costs money.
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "API_KEY",
+        "APIKEY",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+    ]
+    .iter()
+    .any(|part| upper.contains(part))
+        || ["_TOKEN", "_KEY"].iter().any(|end| upper.ends_with(end))
+        || upper == "TOKEN"
 }
 
 impl CommandEnv {
@@ -107,18 +136,52 @@ impl CommandEnv {
         self
     }
 
-    /// The names of the variables commands never see.
+    /// Run commands under `sandbox` (see [`crate::sandbox`]).
+    #[must_use]
+    pub fn with_sandbox(mut self, sandbox: Sandboxing) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The names of the variables commands never see, besides those that
+    /// [`looks_secret`].
     pub fn secrets(&self) -> &[String] {
         &self.secrets
     }
 
-    fn apply(&self, command: &mut Command) {
-        if let Some(vars) = &self.base {
-            command.env_clear();
-            command.envs(vars.iter().map(|(k, v)| (k, v)));
+    pub fn sandbox(&self) -> &Sandboxing {
+        &self.sandbox
+    }
+
+    /// Gives `command` exactly the environment a command may see: the base (or tick's own
+    /// environment), without the named secrets and without anything that [`looks_secret`].
+    pub fn apply(&self, command: &mut Command) {
+        let vars: Vec<(OsString, OsString)> = match &self.base {
+            Some(vars) => vars
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+                .collect(),
+            None => std::env::vars_os().collect(),
+        };
+        command.env_clear();
+        command.envs(vars.into_iter().filter(|(name, _)| {
+            let name = name.to_string_lossy();
+            !looks_secret(&name) && !self.secrets.iter().any(|s| *s == name)
+        }));
+    }
+
+    /// The value `name` has in the commands' base environment (secrets never have one).
+    pub(crate) fn var(&self, name: &str) -> Option<String> {
+        if self.secrets.iter().any(|s| s == name) || looks_secret(name) {
+            return None;
         }
-        for name in &self.secrets {
-            command.env_remove(name);
+        match &self.base {
+            None => std::env::var(name).ok(),
+            Some(vars) => vars
+                .iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone()),
         }
     }
 
@@ -155,7 +218,9 @@ pub fn spec() -> ToolSpec {
              background is stopped when it exits, so it cannot start a server for later \
              calls. Output beyond the first {HEAD_LINES} and last {TAIL_LINES} lines (or about \
              {} KiB) is cut; filter long output (`| tail`, `grep`) yourself. To change files, \
-             prefer edit_file and write_file. API keys are not in the environment.",
+             prefer edit_file and write_file. API keys are not in the environment. Under tick's \
+             sandbox, `.git/` and `.tasks/` are read-only (tick commits and ticks steps \
+             itself), `/tmp` is private, and nothing outside the workspace can be written.",
             (HEAD_BYTES + TAIL_BYTES) / 1024
         ),
         parameters: json!({
@@ -189,7 +254,7 @@ pub fn run(workspace: &Workspace, env: &CommandEnv, arguments: &serde_json::Valu
     let mut notes = Vec::new();
     let timeout_s = match args.timeout_s {
         None => Duration::from_secs(DEFAULT_TIMEOUT_S),
-        Some(s) => match timeout(s) {
+        Some(s) => match timeout(s, MAX_TIMEOUT_S) {
             Ok((timeout, note)) => {
                 notes.extend(note);
                 timeout
@@ -198,7 +263,7 @@ pub fn run(workspace: &Workspace, env: &CommandEnv, arguments: &serde_json::Valu
         },
     };
     match execute(workspace.root(), env, &args.command, timeout_s) {
-        Ok(finished) => finished.into_outcome(timeout_s, notes),
+        Ok(finished) => finished.into_outcome(timeout_s, MAX_TIMEOUT_S, notes),
         Err(e) => ToolOutcome::error(format!("the command could not be started: {e}")),
     }
 }
@@ -243,22 +308,21 @@ pub fn run_command(
     })
 }
 
-/// The timeout for `timeout_s` seconds, with a note when it had to be lowered to the maximum.
-fn timeout(seconds: f64) -> Result<(Duration, Option<String>), String> {
-    let max = Duration::from_secs(MAX_TIMEOUT_S);
+/// The timeout for `timeout_s` seconds, with a note when it had to be lowered to `max_s`.
+pub(crate) fn timeout(seconds: f64, max_s: u64) -> Result<(Duration, Option<String>), String> {
+    let max = Duration::from_secs(max_s);
     match Duration::try_from_secs_f64(seconds) {
         Ok(requested) if requested.is_zero() => {}
         Ok(requested) if requested <= max => return Ok((requested, None)),
         // Too large to represent counts as too large, like any other large value.
         Ok(_) | Err(_) if seconds > 0.0 => {
-            let note =
-                format!("note: timeout_s {seconds} is above the maximum; {MAX_TIMEOUT_S} was used");
+            let note = format!("note: timeout_s {seconds} is above the maximum; {max_s} was used");
             return Ok((max, Some(note)));
         }
         _ => {}
     }
     Err(format!(
-        "timeout_s must be a number of seconds above 0, at most {MAX_TIMEOUT_S}"
+        "timeout_s must be a number of seconds above 0, at most {max_s}"
     ))
 }
 
@@ -271,7 +335,7 @@ enum End {
 
 /// Everything known once the command and its group are gone.
 #[derive(Debug)]
-struct Finished {
+pub(crate) struct Finished {
     end: End,
     output: String,
     /// From the start to the main process's end.
@@ -284,7 +348,22 @@ struct Finished {
 }
 
 impl Finished {
-    fn into_outcome(self, timeout: Duration, mut notes: Vec<String>) -> ToolOutcome {
+    /// The exit code, when the main process exited rather than being killed.
+    pub(crate) fn exit_code(&self) -> Option<i32> {
+        match &self.end {
+            End::Exited(status) => status.code(),
+            End::TimedOut => None,
+        }
+    }
+
+    /// The result for the model; `max_timeout_s` is what it is told it may raise a timeout to.
+    pub(crate) fn into_outcome(
+        self,
+        timeout: Duration,
+        max_timeout_s: u64,
+        mut notes: Vec<String>,
+    ) -> ToolOutcome {
+        let exit_code = self.exit_code();
         let mut text = if self.output.is_empty() {
             "(no output)\n".to_owned()
         } else {
@@ -298,7 +377,7 @@ impl Finished {
                 let _ = write!(
                     text,
                     "killed after {} s (timeout), with every process it started; raise timeout_s \
-                     (at most {MAX_TIMEOUT_S}) if the command needs longer, or do less in one call",
+                     (at most {max_timeout_s}) if the command needs longer, or do less in one call",
                     timeout.as_secs_f64()
                 );
                 true
@@ -340,6 +419,7 @@ impl Finished {
             effects: Effects {
                 files_written: Vec::new(),
                 command_window: Some(self.window),
+                exit_code,
             },
         }
     }
@@ -361,22 +441,51 @@ fn execute(
     command: &str,
     timeout: Duration,
 ) -> io::Result<Finished> {
+    let shell = find_shell(env.path().as_deref());
+    let mut cmd = if let Some(policy) = env.sandbox().policy() {
+        policy.command(&shell, [OsStr::new("-c"), OsStr::new(command)])
+    } else {
+        let mut cmd = Command::new(&shell);
+        cmd.arg("-c").arg(command);
+        cmd
+    };
+    cmd.current_dir(root);
+    env.apply(&mut cmd);
+    supervise(cmd, env.sandbox().policy().is_some(), timeout)
+}
+
+/// Runs `cmd` (its program, arguments, directory and environment already set) the way this
+/// file describes: its own process group, stdin closed, output captured head and tail, the
+/// group stopped on timeout and after the main process exits. `sandboxed`: `cmd` is a
+/// [`crate::sandbox::Policy::command`], whose helper reports on its stdin. `run_command`
+/// uses it too.
+pub(crate) fn supervise(
+    mut cmd: Command,
+    sandboxed: bool,
+    timeout: Duration,
+) -> io::Result<Finished> {
     let start = SystemTime::now();
     let started = Instant::now();
     let (mut reader, writer) = io::pipe()?;
+    // Under the sandbox, the helper says on this pipe (its stdin) whether it killed processes
+    // the command left running; the command's own stdin is /dev/null either way.
+    let mut report = None;
     let mut child = {
         // The `Command` holds the parent's copies of the pipe's write end; it is dropped at
         // the end of this block, so the pipe closes when the command's processes are gone.
-        let mut cmd = Command::new(find_shell(env.path().as_deref()));
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(root)
-            .stdin(Stdio::null())
-            .stdout(writer.try_clone()?)
+        if sandboxed {
+            let (report_reader, report_writer) = io::pipe()?;
+            report = Some(report_reader);
+            cmd.stdin(report_writer);
+        } else {
+            cmd.stdin(Stdio::null());
+        }
+        cmd.stdout(writer.try_clone()?)
             .stderr(writer)
             .process_group(0);
-        env.apply(&mut cmd);
-        cmd.spawn()?
+        let child = cmd.spawn();
+        drop(cmd);
+        child?
     };
     // The group id is the child's pid (`process_group(0)`). The kernel does not reuse that
     // number while any process is still in the group, so signalling it after the child has
@@ -420,7 +529,17 @@ fn execute(
             if leftovers {
                 stop_group(group);
             }
-            (End::Exited(status?), ran_for, leftovers)
+            // The helper has exited: its end of the report pipe is closed, so this returns.
+            let mut text = String::new();
+            if let Some(report) = report.as_mut() {
+                let _ = report.read_to_string(&mut text);
+            }
+            let killed_in_sandbox = text.lines().any(|line| line == crate::sandbox::LEFTOVERS);
+            (
+                End::Exited(status?),
+                ran_for,
+                leftovers || killed_in_sandbox,
+            )
         }
         Err(mpsc::RecvTimeoutError::Timeout) => {
             stop_group(group);
@@ -808,6 +927,32 @@ mod tests {
         for hidden in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_TOKEN", "secret"] {
             assert!(!text.contains(hidden), "{hidden} leaked: {text}");
         }
+    }
+
+    #[test]
+    fn anything_named_like_a_credential_is_not_passed_on() {
+        for name in [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "DB_PASSWORD",
+            "my_apikey",
+            "STRIPE_KEY",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ] {
+            assert!(looks_secret(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "KEYBOARD", "TOKENIZERS_PARALLELISM", "LANG"] {
+            assert!(!looks_secret(name), "{name}");
+        }
+        let (_dir, ws) = setup();
+        let (text, _, _) = call(
+            &ws,
+            &env(&[("GITHUB_TOKEN", "ghp_x"), ("KEEP", "1")]),
+            &json!({"command": "env"}),
+        );
+        assert!(text.contains("KEEP=1") && !text.contains("ghp_x"), "{text}");
     }
 
     #[test]

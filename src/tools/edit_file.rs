@@ -14,7 +14,10 @@ use serde_json::json;
 
 use super::workspace::{Access, Workspace};
 use super::write_file::{line_count, write_bytes};
-use super::{FileWritten, ToolOutcome, count, count_newlines, parse_args, truncate_line};
+use super::{
+    FileWritten, PayloadLimits, ToolOutcome, count, count_newlines, parse_args, refuse_oversized,
+    truncate_line,
+};
 use crate::llm::ToolSpec;
 
 pub const NAME: &str = "edit_file";
@@ -74,14 +77,27 @@ pub fn spec() -> ToolSpec {
     }
 }
 
+/// Runs the tool with the default [`PayloadLimits`].
 pub fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
-    ToolOutcome::wrote(edit(workspace, arguments))
+    run_within(workspace, arguments, PayloadLimits::default())
+}
+
+/// Runs the tool; `old` or `new` over `limits.max_write_bytes` is refused before it is
+/// copied, and so is an edit whose result would be over it.
+pub fn run_within(
+    workspace: &Workspace,
+    arguments: &serde_json::Value,
+    limits: PayloadLimits,
+) -> ToolOutcome {
+    ToolOutcome::wrote(edit(workspace, arguments, limits))
 }
 
 fn edit(
     workspace: &Workspace,
     arguments: &serde_json::Value,
+    limits: PayloadLimits,
 ) -> Result<(String, FileWritten), String> {
+    refuse_oversized(NAME, arguments, &["old", "new"], limits.max_write_bytes)?;
     let args: Args = parse_args(NAME, arguments)?;
     let shown = &args.path;
     if args.old.is_empty() {
@@ -97,6 +113,24 @@ fn edit(
     let path = workspace
         .resolve(shown, Access::Write)
         .map_err(|e| e.to_string())?;
+    // Looked at before reading: a FIFO would block the turn, a huge file fill memory.
+    match std::fs::metadata(&path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => {
+            return Err(format!(
+                "`{shown}` is not a regular file; edit_file changes text files only"
+            ));
+        }
+        Ok(meta) if meta.len() > limits.max_write_bytes as u64 => {
+            return Err(format!(
+                "`{shown}` is {} bytes, over the limit of {} bytes a tool may write \
+                 (`limits.max_write_bytes`); nothing was written. Change it with a command \
+                 (`sed`, a script) instead",
+                meta.len(),
+                limits.max_write_bytes
+            ));
+        }
+        _ => {}
+    }
     let bytes = match std::fs::read(&path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -115,6 +149,14 @@ fn edit(
         ));
     };
     let edit = replace_once(&text, &args.old, &args.new).map_err(|e| e.message(shown))?;
+    if edit.text.len() > limits.max_write_bytes && edit.text.len() > text.len() {
+        return Err(format!(
+            "the edit would make `{shown}` {} bytes, over the limit of {} bytes a tool may \
+             write (`limits.max_write_bytes`); nothing was written",
+            edit.text.len(),
+            limits.max_write_bytes
+        ));
+    }
     let written = write_bytes(workspace, &path, edit.text.as_bytes())?;
     Ok((edit.report(&written.path), written))
 }
@@ -457,6 +499,34 @@ mod tests {
     }
 
     const RUST: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n\nfn other() {\n    let y = 2;\n}\n";
+
+    #[test]
+    fn big_files_and_fifos_are_refused_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        fs::write(dir.path().join("big.txt"), "a".repeat(2048)).unwrap();
+        let limits = PayloadLimits {
+            max_write_bytes: 1024,
+        };
+        let args = json!({"path": "big.txt", "old": "a", "new": "b"});
+        let ToolOutcome::Output { text, is_error, .. } = run_within(&ws, &args, limits) else {
+            panic!("not an output");
+        };
+        assert!(
+            is_error && text.contains("2048 bytes, over the limit of 1024"),
+            "{text}"
+        );
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let args = json!({"path": "pipe", "old": "a", "new": "b"});
+        let ToolOutcome::Output { text, is_error, .. } = run(&ws, &args) else {
+            panic!("not an output");
+        };
+        assert!(is_error && text.contains("not a regular file"), "{text}");
+    }
 
     #[test]
     fn replaces_exactly_once_and_reports_the_write() {

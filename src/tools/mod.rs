@@ -13,12 +13,14 @@
 
 use std::time::SystemTime;
 
+pub mod allowlist;
 pub mod ask_user;
 pub mod bash;
 pub mod edit_file;
 pub mod list_files;
 pub mod read_file;
 pub mod registry;
+pub mod run_command;
 pub mod search_files;
 pub mod submit_plan;
 pub mod update_step;
@@ -31,6 +33,7 @@ pub mod write_file;
 
 pub use ask_user::{Question, Questions};
 pub use bash::CommandEnv;
+
 pub use registry::{Mode, Registry, Tool, ToolKind, tools_for_mode};
 pub use submit_plan::{PlanStep, PlanSubmission, Risk};
 pub use update_step::{StepUpdate, StepUpdateStatus};
@@ -79,7 +82,7 @@ impl ToolOutcome {
                 is_error: false,
                 effects: Effects {
                     files_written: vec![written],
-                    command_window: None,
+                    ..Effects::default()
                 },
             },
             Err(message) => Self::error(message),
@@ -101,6 +104,11 @@ impl ToolOutcome {
             _ => None,
         }
     }
+
+    /// The exit code of the command the call ran, if it ran one that exited.
+    pub fn exit_code(&self) -> Option<i32> {
+        self.effects().and_then(|effects| effects.exit_code)
+    }
 }
 
 /// What one tool call changed, so the runner can tell its own writes from a person's
@@ -113,6 +121,9 @@ pub struct Effects {
     /// When a command ran, from just before it started until its last process was gone. What
     /// it changed is not known file by file: any change in the window may be its own.
     pub command_window: Option<CommandWindow>,
+    /// The exit code of the command the call ran, when it ran one and it exited (for the
+    /// events and the transcript); not a change.
+    pub exit_code: Option<i32>,
 }
 
 impl Effects {
@@ -145,6 +156,92 @@ impl FileWritten {
 pub struct CommandWindow {
     pub start: SystemTime,
     pub end: SystemTime,
+}
+
+/// Caps on what one tool call may carry, from `limits:` in the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PayloadLimits {
+    /// The most bytes `write_file`'s `content` and `edit_file`'s `old`/`new` may hold.
+    pub max_write_bytes: usize,
+}
+
+impl Default for PayloadLimits {
+    fn default() -> Self {
+        Self {
+            max_write_bytes: crate::config::DEFAULT_MAX_WRITE_BYTES,
+        }
+    }
+}
+
+impl From<&crate::config::Limits> for PayloadLimits {
+    fn from(limits: &crate::config::Limits) -> Self {
+        Self {
+            max_write_bytes: limits.max_write_bytes,
+        }
+    }
+}
+
+/// Refuses a call whose string argument `field` is over `max` bytes, looking at the parsed
+/// arguments in place: nothing is copied, so a gigabyte argument costs one comparison here.
+pub(crate) fn refuse_oversized(
+    tool: &str,
+    arguments: &serde_json::Value,
+    fields: &[&str],
+    max: usize,
+) -> Result<(), String> {
+    for field in fields {
+        let Some(len) = arguments
+            .get(field)
+            .and_then(serde_json::Value::as_str)
+            .map(str::len)
+        else {
+            continue;
+        };
+        if len > max {
+            return Err(format!(
+                "`{field}` is {len} bytes, over the limit of {max} bytes for one {tool} call                  (`limits.max_write_bytes`); nothing was written. Write a large file in parts                  (write_file a first part, then edit_file to append the next, each under the                  limit), or generate it with a command instead of sending it"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Cuts a tool result over `max` bytes to its head and tail, with a note in the middle that
+/// says how much was left out and how to get it, so one huge output cannot fill the context.
+pub fn cap_result(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let note_budget = 400;
+    let keep = max.saturating_sub(note_budget);
+    let head_end = floor_char_boundary(&text, keep * 2 / 3);
+    let tail_start = ceil_char_boundary(&text, text.len() - (keep - keep * 2 / 3));
+    let cut = tail_start - head_end;
+    format!(
+        "{}\n\n[… {cut} bytes cut here: the result had {} bytes, more than the {max} sent to \
+         you. To see the rest, read the file in parts (read_file with `offset` and `limit`), \
+         narrow a command's output (`| head -n 100`, `| tail -n 100`, `| grep PATTERN`), or \
+         search with a narrower pattern or path …]\n\n{}",
+        &text[..head_end],
+        text.len(),
+        &text[tail_start..]
+    )
+}
+
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
 }
 
 /// Parse a tool's JSON arguments; the error text is written for the model.
@@ -226,6 +323,30 @@ mod tests {
         trim_in_place(&mut text);
         assert_eq!(text, "a b");
         assert_eq!(truncate_line("ééé", 2), "éé… [line cut: 2 more bytes]");
+    }
+
+    #[test]
+    fn results_over_the_cap_keep_head_and_tail_and_say_how_to_go_on() {
+        let short = "x".repeat(100);
+        assert_eq!(cap_result(short.clone(), 1024), short);
+        let long = format!("HEAD{}TAIL", "é".repeat(100_000));
+        let capped = cap_result(long.clone(), 4096);
+        assert!(capped.len() <= 4096 + 100, "{}", capped.len());
+        assert!(capped.starts_with("HEAD") && capped.ends_with("TAIL"));
+        assert!(capped.contains("read_file with `offset` and `limit`"));
+        assert!(capped.contains(&format!("the result had {} bytes", long.len())));
+    }
+
+    #[test]
+    fn oversized_arguments_are_refused_without_copying() {
+        let args = serde_json::json!({"path": "a", "content": "x".repeat(5000)});
+        assert!(refuse_oversized("write_file", &args, &["content"], 5000).is_ok());
+        let err = refuse_oversized("write_file", &args, &["content"], 4999).unwrap_err();
+        assert!(
+            err.starts_with("`content` is 5000 bytes, over the limit of 4999"),
+            "{err}"
+        );
+        assert!(err.contains("nothing was written"));
     }
 
     #[test]

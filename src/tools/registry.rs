@@ -11,8 +11,8 @@ use std::fmt;
 use super::bash::{self, CommandEnv};
 use super::workspace::Workspace;
 use super::{
-    ToolOutcome, ask_user, edit_file, list_files, read_file, search_files, submit_plan,
-    update_step, write_file,
+    PayloadLimits, ToolOutcome, ask_user, edit_file, list_files, read_file, run_command,
+    search_files, submit_plan, update_step, write_file,
 };
 use crate::llm::ToolSpec;
 
@@ -45,6 +45,9 @@ pub enum ToolKind {
     Write,
     /// Runs commands, which can do anything a write can.
     Execute,
+    /// Runs allow-listed programs from an argv (`run_command`). In plan mode the registry
+    /// offers it only under the read-only sandbox, where no command can write.
+    ReadCommand,
 }
 
 impl ToolKind {
@@ -65,10 +68,11 @@ pub enum Tool {
     EditFile,
     Bash,
     UpdateStep,
+    RunCommand,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 9] = [
+    pub const ALL: [Tool; 10] = [
         Tool::ReadFile,
         Tool::ListFiles,
         Tool::SearchFiles,
@@ -78,6 +82,7 @@ impl Tool {
         Tool::EditFile,
         Tool::Bash,
         Tool::UpdateStep,
+        Tool::RunCommand,
     ];
 
     pub fn name(self) -> &'static str {
@@ -91,6 +96,7 @@ impl Tool {
             Tool::EditFile => edit_file::NAME,
             Tool::Bash => bash::NAME,
             Tool::UpdateStep => update_step::NAME,
+            Tool::RunCommand => run_command::NAME,
         }
     }
 
@@ -100,11 +106,17 @@ impl Tool {
             Tool::SubmitPlan | Tool::AskUser | Tool::UpdateStep => ToolKind::Report,
             Tool::WriteFile | Tool::EditFile => ToolKind::Write,
             Tool::Bash => ToolKind::Execute,
+            Tool::RunCommand => ToolKind::ReadCommand,
         }
     }
 
+    /// The tool's definition; `run_command`'s lists the programs of the default table (a
+    /// registry describes its own table, see [`Registry::specs`]).
     pub fn spec(self) -> ToolSpec {
         match self {
+            Tool::RunCommand => run_command::spec(&run_command::Setup::new(
+                super::allowlist::AllowList::default(),
+            )),
             Tool::ReadFile => read_file::spec(),
             Tool::ListFiles => list_files::spec(),
             Tool::SearchFiles => search_files::spec(),
@@ -121,7 +133,12 @@ impl Tool {
         Tool::ALL.into_iter().find(|tool| tool.name() == name)
     }
 
-    fn run(self, registry: &Registry, arguments: &serde_json::Value) -> ToolOutcome {
+    fn run(
+        self,
+        registry: &Registry,
+        arguments: &serde_json::Value,
+        limits: PayloadLimits,
+    ) -> ToolOutcome {
         let workspace = &registry.workspace;
         match self {
             Tool::ReadFile => read_file::run(workspace, arguments),
@@ -129,10 +146,14 @@ impl Tool {
             Tool::SearchFiles => search_files::run(workspace, arguments),
             Tool::SubmitPlan => submit_plan::run(arguments),
             Tool::AskUser => ask_user::run(arguments),
-            Tool::WriteFile => write_file::run(workspace, arguments),
-            Tool::EditFile => edit_file::run(workspace, arguments),
+            Tool::WriteFile => write_file::run_within(workspace, arguments, limits),
+            Tool::EditFile => edit_file::run_within(workspace, arguments, limits),
             Tool::Bash => bash::run(workspace, &registry.command_env, arguments),
             Tool::UpdateStep => update_step::run(arguments),
+            Tool::RunCommand => match &registry.run_command {
+                Some(setup) => run_command::run(workspace, &registry.command_env, setup, arguments),
+                None => ToolOutcome::error(format!("`{}` is not available", self.name())),
+            },
         }
     }
 }
@@ -145,6 +166,7 @@ pub fn tools_for_mode(mode: Mode) -> &'static [Tool] {
             Tool::ReadFile,
             Tool::ListFiles,
             Tool::SearchFiles,
+            Tool::RunCommand,
             Tool::SubmitPlan,
             Tool::AskUser,
         ],
@@ -155,6 +177,7 @@ pub fn tools_for_mode(mode: Mode) -> &'static [Tool] {
             Tool::WriteFile,
             Tool::EditFile,
             Tool::Bash,
+            Tool::RunCommand,
             Tool::UpdateStep,
         ],
     }
@@ -165,20 +188,50 @@ pub fn tools_for_mode(mode: Mode) -> &'static [Tool] {
 pub struct Registry {
     mode: Mode,
     workspace: Workspace,
-    tools: &'static [Tool],
+    /// The mode's tools that this registry offers: [`tools_for_mode`] minus `run_command`
+    /// unless it is set up (and, in plan mode, sandboxed read-only).
+    tools: Vec<Tool>,
     command_env: CommandEnv,
+    run_command: Option<run_command::Setup>,
 }
 
 impl Registry {
     /// Commands inherit tick's environment minus [`bash::DEFAULT_SECRET_ENV`]; see
     /// [`Registry::with_secret_env`] and [`Registry::with_base_env`].
     pub fn for_mode(mode: Mode, workspace: Workspace) -> Self {
-        Self {
+        let mut registry = Self {
             mode,
             workspace,
-            tools: tools_for_mode(mode),
+            tools: Vec::new(),
             command_env: CommandEnv::default(),
-        }
+            run_command: None,
+        };
+        registry.select_tools();
+        registry
+    }
+
+    /// Offer `run_command` with `setup`'s table. In plan mode it is offered only while the
+    /// registry's sandbox is the read-only policy ([`Registry::offers`] says whether it is).
+    #[must_use]
+    pub fn with_run_command(mut self, setup: run_command::Setup) -> Self {
+        self.run_command = Some(setup);
+        self.select_tools();
+        self
+    }
+
+    /// Whether the model is offered (and may run) `tool`.
+    pub fn offers(&self, tool: Tool) -> bool {
+        self.tools.contains(&tool)
+    }
+
+    fn select_tools(&mut self) {
+        let run_command_ok = self.run_command.is_some()
+            && (self.mode == Mode::Build || run_command::read_only(self.command_env.sandbox()));
+        self.tools = tools_for_mode(self.mode)
+            .iter()
+            .copied()
+            .filter(|&tool| tool != Tool::RunCommand || run_command_ok)
+            .collect();
     }
 
     /// Also keep these variables (the configured provider's key, say) from commands.
@@ -196,6 +249,16 @@ impl Registry {
         self
     }
 
+    /// Run the commands of this registry's tools under `sandbox` (`tick run` always says
+    /// which; without this call they run unsandboxed).
+    #[must_use]
+    pub fn with_sandbox(mut self, sandbox: crate::sandbox::Sandboxing) -> Self {
+        self.command_env = self.command_env.with_sandbox(sandbox);
+        // Plan mode offers `run_command` only under the read-only policy.
+        self.select_tools();
+        self
+    }
+
     pub fn command_env(&self) -> &CommandEnv {
         &self.command_env
     }
@@ -210,14 +273,47 @@ impl Registry {
 
     /// The definitions sent to the model: the mode's tools and no others.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|tool| tool.spec()).collect()
+        self.tools
+            .iter()
+            .map(|&tool| match (tool, &self.run_command) {
+                (Tool::RunCommand, Some(setup)) => run_command::spec(setup),
+                _ => tool.spec(),
+            })
+            .collect()
+    }
+
+    /// The tools of this mode described for a model that writes its calls as text: each
+    /// name, what it does, and its arguments' JSON schema, after `grammar` (the prompt that
+    /// says how a call is written).
+    pub fn text_tools_prompt(&self, grammar: &str) -> String {
+        let mut out = grammar.trim_end().to_owned();
+        out.push('\n');
+        for spec in self.specs() {
+            out.push_str(&format!(
+                "\n### {}\n{}\nArguments (JSON schema): {}\n",
+                spec.name,
+                spec.description.trim(),
+                spec.parameters
+            ));
+        }
+        out
     }
 
     /// Run the tool `name` with `arguments`. A name outside this mode's tools is refused
     /// before anything runs, whatever the specs said.
     pub fn execute(&self, name: &str, arguments: &serde_json::Value) -> ToolOutcome {
+        self.execute_within(name, arguments, PayloadLimits::default())
+    }
+
+    /// [`Registry::execute`], with the caps on what a call may carry.
+    pub fn execute_within(
+        &self,
+        name: &str,
+        arguments: &serde_json::Value,
+        limits: PayloadLimits,
+    ) -> ToolOutcome {
         match Tool::from_name(name).filter(|tool| self.tools.contains(tool)) {
-            Some(tool) => tool.run(self, arguments),
+            Some(tool) => tool.run(self, arguments, limits),
             None => ToolOutcome::error(self.refusal(name)),
         }
     }
@@ -231,6 +327,14 @@ impl Registry {
             .join(", ");
         // A known tool outside the mode: in plan mode every such tool is a build tool.
         match (self.mode, Tool::from_name(name)) {
+            (Mode::Plan, Some(Tool::RunCommand)) => format!(
+                "`{name}` is not available in this planning run: commands run only inside the \
+                 read-only sandbox, which is not available here; use read_file, list_files and \
+                 search_files"
+            ),
+            (Mode::Build, Some(Tool::RunCommand)) => {
+                format!("`{name}` is not available in this run; use bash")
+            }
             (Mode::Plan, Some(_)) => format!(
                 "`{name}` is not available in plan mode: planning is read-only; call submit_plan with the plan"
             ),
@@ -250,6 +354,25 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::fs;
+
+    #[test]
+    fn the_text_prompt_describes_exactly_the_modes_tools() {
+        for mode in [Mode::Plan, Mode::Build] {
+            let (_dir, registry) = registry(mode);
+            let prompt = registry.text_tools_prompt("GRAMMAR\n");
+            assert!(prompt.starts_with("GRAMMAR\n"));
+            for tool in Tool::ALL {
+                let heading = format!("\n### {}\n", tool.name());
+                assert_eq!(
+                    prompt.contains(&heading),
+                    tools_for_mode(mode).contains(&tool),
+                    "{mode}: {}",
+                    tool.name()
+                );
+            }
+            assert!(prompt.contains("Arguments (JSON schema): {"));
+        }
+    }
 
     fn registry(mode: Mode) -> (tempfile::TempDir, Registry) {
         let dir = tempfile::tempdir().unwrap();
@@ -305,6 +428,76 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn plan_mode_runs_commands_only_under_the_read_only_sandbox() {
+        use crate::sandbox::{Policy, Sandboxing};
+        let setup = || run_command::Setup::new(crate::tools::allowlist::AllowList::default());
+        let (dir, plan) = registry(Mode::Plan);
+        let root = dir.path().canonicalize().unwrap();
+        // Set up, but without a sandbox: not offered, and refused if called anyway.
+        let plan = plan.with_run_command(setup());
+        assert!(!names(&plan).contains(&"run_command".to_owned()));
+        assert!(!plan.offers(Tool::RunCommand));
+        let before = snapshot(dir.path());
+        let outcome = plan.execute("run_command", &json!({"argv": ["find", ".", "-delete"]}));
+        assert_eq!(
+            outcome,
+            ToolOutcome::error(
+                "`run_command` is not available in this planning run: commands run only inside \
+                 the read-only sandbox, which is not available here; use read_file, list_files \
+                 and search_files"
+            )
+        );
+        assert_eq!(snapshot(dir.path()), before);
+        // The build policy writes: still not offered in plan mode.
+        let plan = plan.with_sandbox(Sandboxing::On(Policy::build(&root)));
+        assert!(!plan.offers(Tool::RunCommand));
+        let plan = plan.with_sandbox(Sandboxing::Off);
+        assert!(!plan.offers(Tool::RunCommand));
+        // The read-only policy: offered, after the read tools.
+        let plan = plan.with_sandbox(Sandboxing::On(Policy::read_only(&root)));
+        assert_eq!(
+            names(&plan),
+            [
+                "read_file",
+                "list_files",
+                "search_files",
+                "run_command",
+                "submit_plan",
+                "ask_user"
+            ]
+        );
+        for tool in tools_for_mode(Mode::Plan) {
+            assert!(!tool.kind().is_writing(), "{tool:?} can write");
+        }
+        assert_eq!(Tool::RunCommand.kind(), ToolKind::ReadCommand);
+        // The spec lists the registry's own table.
+        let spec = plan
+            .specs()
+            .into_iter()
+            .find(|s| s.name == "run_command")
+            .unwrap();
+        assert!(
+            spec.description.contains("git (status, diff, log"),
+            "{}",
+            spec.description
+        );
+        assert_eq!(spec.parameters["required"], json!(["argv"]));
+
+        // Build mode offers it with whatever sandbox the run has.
+        let (_dir, build) = registry(Mode::Build);
+        assert!(!build.offers(Tool::RunCommand));
+        let build = build.with_run_command(setup());
+        assert!(build.offers(Tool::RunCommand));
+        let outcome = build.execute("run_command", &json!({"argv": ["cat", "a.txt"]}));
+        let ToolOutcome::Output { text, is_error, .. } = &outcome else {
+            panic!("{outcome:?}");
+        };
+        assert!(!is_error, "{text}");
+        assert!(text.starts_with("one\ntwo\nexit code 0, "), "{text}");
+        assert_eq!(outcome.exit_code(), Some(0));
     }
 
     #[test]

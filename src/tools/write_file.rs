@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::workspace::{Access, Workspace};
-use super::{FileWritten, ToolOutcome, count, parse_args};
+use super::{FileWritten, PayloadLimits, ToolOutcome, count, parse_args, refuse_oversized};
 use crate::fsx;
 use crate::llm::ToolSpec;
 
@@ -50,14 +50,26 @@ pub fn spec() -> ToolSpec {
     }
 }
 
+/// Runs the tool with the default [`PayloadLimits`].
 pub fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
-    ToolOutcome::wrote(write(workspace, arguments))
+    run_within(workspace, arguments, PayloadLimits::default())
+}
+
+/// Runs the tool; `content` over `limits.max_write_bytes` is refused before it is copied.
+pub fn run_within(
+    workspace: &Workspace,
+    arguments: &serde_json::Value,
+    limits: PayloadLimits,
+) -> ToolOutcome {
+    ToolOutcome::wrote(write(workspace, arguments, limits))
 }
 
 fn write(
     workspace: &Workspace,
     arguments: &serde_json::Value,
+    limits: PayloadLimits,
 ) -> Result<(String, FileWritten), String> {
+    refuse_oversized(NAME, arguments, &["content"], limits.max_write_bytes)?;
     let args: Args = parse_args(NAME, arguments)?;
     let shown = &args.path;
     let path = workspace
@@ -137,6 +149,49 @@ mod tests {
     }
 
     #[test]
+    fn content_over_the_limit_is_refused_and_nothing_is_written() {
+        let (dir, ws) = setup();
+        let limits = PayloadLimits {
+            max_write_bytes: 1024,
+        };
+        let big = json!({"path": "big.txt", "content": "x".repeat(1025)});
+        let ToolOutcome::Output {
+            text,
+            is_error,
+            effects,
+        } = run_within(&ws, &big, limits)
+        else {
+            panic!("not an output");
+        };
+        assert!(is_error, "{text}");
+        assert!(text.contains("over the limit of 1024 bytes"), "{text}");
+        assert!(effects.is_empty());
+        assert!(!dir.path().join("big.txt").exists());
+        let fits = json!({"path": "big.txt", "content": "x".repeat(1024)});
+        assert!(!matches!(
+            run_within(&ws, &fits, limits),
+            ToolOutcome::Output { is_error: true, .. }
+        ));
+    }
+
+    /// The real size: a 1 GiB `content` is refused at once, and the refusal does not copy it.
+    #[test]
+    fn a_gigabyte_write_is_refused_fast() {
+        let (dir, ws) = setup();
+        let mut big = json!({"path": "huge.bin"});
+        // Moved in, not copied: the test holds one gigabyte, as the agent would.
+        big["content"] = serde_json::Value::String("x".repeat(1 << 30));
+        let started = std::time::Instant::now();
+        let outcome = run(&ws, &big);
+        assert!(started.elapsed() < std::time::Duration::from_millis(500));
+        assert!(matches!(
+            outcome,
+            ToolOutcome::Output { is_error: true, .. }
+        ));
+        assert!(!dir.path().join("huge.bin").exists());
+    }
+
+    #[test]
     fn creates_parent_directories_and_reports_the_write() {
         let (dir, ws) = setup();
         let outcome = run(
@@ -156,6 +211,7 @@ mod tests {
                         blake3: blake3::hash(b"fn a() {}\nfn b() {}").to_hex().to_string(),
                     }],
                     command_window: None,
+                    exit_code: None,
                 },
             }
         );

@@ -7,7 +7,6 @@
 //! nothing is reported, since tick cannot tell.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde::Serialize;
 
@@ -77,17 +76,10 @@ fn existed(pattern: &str, files: &[String]) -> bool {
 
 /// Every file path in `commit`, or `None` if git cannot say (not a repository, no git).
 fn files_at(root: &Path, commit: &str) -> Option<Vec<String>> {
-    let output = Command::new("git")
-        .args(["ls-tree", "-r", "-z", "--name-only", "--full-tree", commit])
-        .current_dir(root)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
-    let text = String::from_utf8(output.stdout).ok()?;
+    let text = crate::git::output(
+        root,
+        &["ls-tree", "-r", "-z", "--name-only", "--full-tree", commit],
+    )?;
     Some(
         text.split('\0')
             .filter(|s| !s.is_empty())

@@ -43,6 +43,8 @@ enum Step {
     Cut,
     /// Keep the socket open and send nothing more.
     Stall,
+    /// Send this chunk again and again, pausing between, until the client hangs up.
+    Forever(Vec<u8>, Duration),
 }
 
 /// The scripted answer to one request.
@@ -126,6 +128,15 @@ impl Reply {
             .unwrap_or(self.steps.len());
         self.steps.truncate(keep);
         self.steps.push(Step::Cut);
+        self
+    }
+
+    /// Sends what was scripted so far, then `chunk` every `pause` until the client hangs up:
+    /// a model that loops, whose tokens keep any idle timeout from firing.
+    #[must_use]
+    pub fn forever(mut self, chunk: impl AsRef<[u8]>, pause: Duration) -> Self {
+        self.steps
+            .push(Step::Forever(chunk.as_ref().to_vec(), pause));
         self
     }
 
@@ -245,6 +256,15 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 return;
             }
+            Step::Forever(bytes, pause) => loop {
+                let mut frame = format!("{:x}\r\n", bytes.len()).into_bytes();
+                frame.extend_from_slice(&bytes);
+                frame.extend_from_slice(b"\r\n");
+                if socket.write_all(&frame).await.is_err() || socket.flush().await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(pause).await;
+            },
         }
     }
     let _ = socket.write_all(b"0\r\n\r\n").await;

@@ -58,6 +58,68 @@ pub fn openai_text(text: &str) -> Reply {
     ])
 }
 
+/// An OpenAI-compatible stream that only talks, `text` sent in pieces of `piece` bytes (cut
+/// inside UTF-8 characters on the wire: each SSE event is split over two network chunks).
+pub fn openai_text_pieces(text: &str, piece: usize) -> Reply {
+    let mut chunks = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut at = piece.min(rest.len());
+        while !rest.is_char_boundary(at) {
+            at += 1;
+        }
+        let event = data(
+            &json!({"choices": [{"index": 0, "delta": {"content": &rest[..at]}, "finish_reason": null}]}),
+        )
+        .into_bytes();
+        let half = event.len() / 2;
+        chunks.push(event[..half].to_vec());
+        chunks.push(event[half..].to_vec());
+        rest = &rest[at..];
+    }
+    chunks.push(
+        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+            .into_bytes(),
+    );
+    chunks.push(b"data: [DONE]\n\n".to_vec());
+    Reply::sse(chunks)
+}
+
+/// An OpenAI-compatible stream that talks until it runs out of output tokens.
+pub fn openai_text_cut(text: &str) -> Reply {
+    Reply::sse([
+        data(
+            &json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]}),
+        ),
+        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})),
+        "data: [DONE]\n\n".to_owned(),
+    ])
+}
+
+/// The start of an OpenAI-compatible stream, then the same token forever.
+pub fn openai_looping(token: &str, pause: std::time::Duration) -> Reply {
+    Reply::sse([data(
+        &json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]}),
+    )])
+    .forever(
+        data(&json!({"choices": [{"index": 0, "delta": {"content": token}, "finish_reason": null}]})),
+        pause,
+    )
+}
+
+/// An Anthropic stream of text that stops at the output-token limit.
+pub fn anthropic_text_cut(text: &str) -> Reply {
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 80, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens", "stop_sequence": null}, "usage": {"output_tokens": 30}}),
+        json!({"type": "message_stop"}),
+    ];
+    Reply::sse(events.iter().map(anthropic_event))
+}
+
 fn anthropic_event(value: &Value) -> String {
     format!(
         "event: {}\ndata: {value}\n\n",
@@ -104,4 +166,17 @@ pub fn login_plan() -> Value {
         "out_of_scope": ["Changing the password hashing"],
         "open_questions": []
     })
+}
+
+/// An Anthropic stream that only talks.
+pub fn anthropic_text(text: &str) -> Reply {
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 80, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 30}}),
+        json!({"type": "message_stop"}),
+    ];
+    Reply::sse(events.iter().map(anthropic_event))
 }

@@ -157,7 +157,7 @@ fn a_broken_draft_is_never_approved_or_replaced() {
         .replace("- [ ] S3 Update", "- [?] S3 Update");
     ws.write(".tasks/draft/PLAN.md", &broken);
     let line = line_of(&broken, "- [?] S3");
-    for args in [&["approve"][..], &["show"], &["status"]] {
+    for args in [&["approve"][..], &["show"]] {
         let run = ws.fails(args, 2);
         assert!(
             run.stderr.starts_with(&format!(
@@ -168,13 +168,23 @@ fn a_broken_draft_is_never_approved_or_replaced() {
         );
         assert_eq!(ws.read(".tasks/draft/PLAN.md"), broken);
     }
+    // Status is about tasks: the broken draft is one warning line.
+    let status = ws.ok(&["status"]);
+    assert!(
+        status.stderr.starts_with(&format!(
+            "warning: the draft does not parse: `.tasks/draft/PLAN.md:{line}:3`: unknown step marker `[?]`\n"
+        )),
+        "{}",
+        status.stderr
+    );
+    assert_eq!(ws.read(".tasks/draft/PLAN.md"), broken);
     assert!(ws.task_ids().is_empty());
     // A second plan is refused even though the draft does not parse.
     let run = ws.run_stdin(&["plan", "--from", "-"], PLAN);
     assert_eq!(run.code, 2, "{run:#?}");
     assert_eq!(ws.read(".tasks/draft/PLAN.md"), broken);
     // Discarding is how a person gets out.
-    ws.ok(&["discard"]);
+    ws.ok(&["discard", "--yes"]);
     assert!(!ws.exists(".tasks/draft"));
 }
 

@@ -302,7 +302,7 @@ fn a_second_plan_never_replaces_the_draft_without_force() {
     assert!(replaced.contains("title: Something else\n"), "{replaced}");
     assert!(!replaced.contains("Carefully"));
 
-    let discarded = ws.ok(&["discard"]);
+    let discarded = ws.ok(&["discard", "--yes"]);
     assert!(
         discarded
             .stderr
@@ -311,7 +311,7 @@ fn a_second_plan_never_replaces_the_draft_without_force() {
         discarded.stderr
     );
     assert!(!ws.exists(".tasks/draft"));
-    let again = ws.fails(&["discard"], 2);
+    let again = ws.fails(&["discard", "--yes"], 2);
     assert!(
         again.stderr.contains("error: there is no draft to discard"),
         "{}",
@@ -442,7 +442,7 @@ fn empty_workspace_status_and_list_say_so() {
     let json = json(&ws.ok(&["list", "--json"]).stdout);
     assert_eq!(
         json,
-        serde_json::json!({"format": 1, "draft": null, "tasks": []})
+        serde_json::json!({"format": 1, "draft": null, "draft_error": null, "tasks": []})
     );
     let mark = ws.fails(&["mark", "S1", "done"], 2);
     assert!(

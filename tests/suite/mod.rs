@@ -1,12 +1,22 @@
 //! Integration tests, one file per area.
 
+mod cli_conventions;
+mod cli_doctor;
+mod cli_first_run;
+mod cli_review;
 mod concurrency;
 mod errors;
+mod hostile;
 mod lifecycle;
 mod llm;
+mod models;
 mod planning;
 mod real_model;
+mod run_command;
+mod run_json;
 mod running;
+mod sandbox;
+mod secrets;
 mod snapshots;
 mod staleness;
 mod titles;

@@ -200,11 +200,12 @@ async fn an_invalid_plan_goes_back_to_the_model() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_turn_without_submit_plan_is_reminded_once_then_fails() {
+async fn a_turn_without_submit_plan_is_reminded_then_fails() {
     let project = Project::new();
     let server = FakeModel::start().await;
     server.push(openai_text("Here is my plan: 1. do it. 2. test it."));
     server.push(openai_text("As I said: do it, then test it."));
+    server.push(openai_text("Do it, then test it."));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
@@ -213,7 +214,7 @@ async fn a_turn_without_submit_plan_is_reminded_once_then_fails() {
     assert!(err.contains("no draft was written"), "{err}");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
     let requests = server.requests();
-    assert_eq!(requests.len(), 2);
+    assert_eq!(requests.len(), 3);
     assert!(last_user_text(&requests[1]).contains("Call `submit_plan` now"));
 }
 
@@ -476,7 +477,11 @@ async fn json_progress_is_one_event_per_line() {
     assert!(events.iter().any(|e| e["event"] == "tool_call"
         && e["name"] == "read_file"
         && e["detail"] == "src/login.rs"));
-    let last = events.last().unwrap();
+    let result = events.last().unwrap();
+    assert_eq!(result["event"], "result");
+    assert_eq!(result["exit_code"], 0);
+    assert!(result["error"].is_null());
+    let last = &events[events.len() - 2];
     assert_eq!(last["event"], "draft");
     assert_eq!(last["path"], ".tasks/draft/PLAN.md");
     assert_eq!(last["usage"]["input_tokens"], 200);
@@ -492,7 +497,11 @@ async fn no_model_configured_is_explained() {
         })
         .await;
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("no model is configured"));
+    assert!(
+        stderr(&output).contains("it needs a model"),
+        "{}",
+        stderr(&output)
+    );
     assert!(server.requests().is_empty());
 }
 
@@ -528,4 +537,121 @@ async fn a_missing_plan_file_is_named_as_given() {
         "{err}"
     );
     assert!(err.contains("or `-` to read it from stdin"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succeeds() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    for _ in 0..3 {
+        server.push(openai_text("I think the plan is obvious."));
+    }
+    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let record = project.read(".tasks/draft/last_attempt.yaml");
+    assert!(record.starts_with("at: 2026-11-30T14:29:55Z\ncause: the model stopped without calling `submit_plan`, even after 2 reminders\nhint: "), "{record}");
+    assert!(
+        record.contains("changing the model is the likely fix"),
+        "{record}"
+    );
+    assert!(!project.path(".tasks/draft/PLAN.md").exists());
+
+    let output = project.tick(&server, &["status"]).await;
+    let err = stderr(&output);
+    assert!(
+        err.contains("warning: planning: the last attempt failed at 2026-11-30 14:29 UTC: the model stopped without calling `submit_plan`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: what was wrong: Your answer has no tool call."),
+        "{err}"
+    );
+    let output = project.tick(&server, &["status", "--json"]).await;
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["plan_attempt"]["at"], "2026-11-30T14:29:55Z");
+
+    let output = project.tick(&server, &["check"]).await;
+    assert_eq!(output.status.code(), Some(14), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(
+        out.starts_with("draft: failed attempt: the last attempt failed at 2026-11-30 14:29 UTC"),
+        "{out}"
+    );
+    assert!(!stderr(&output).contains("all clear"));
+
+    // A plan that goes through clears the record.
+    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!project.path(".tasks/draft/last_attempt.yaml").exists());
+    let output = project.tick(&server, &["check"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_recorded_in_state_yaml_is_shown_by_status_and_check() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    project.write("plan.md", "# Greet\n\n## Steps\n- [ ] S1 Say hello\n");
+    let output = project.tick(&server, &["plan", "--from", "plan.md"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.tick(&server, &["approve"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let id = std::fs::read_dir(project.path(".tasks"))
+        .unwrap()
+        .filter_map(std::result::Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("2026"))
+        .unwrap();
+    let state = format!(".tasks/{id}/state.yaml");
+    // What the runner's failure path writes (`tasks::state::record_failed_attempt`).
+    let text = project.read(&state);
+    project.write(
+        &state,
+        &format!(
+            "{text}last_attempt:\n  at: 2026-11-30T14:31:00Z\n  step: S1\n  cause: the model stopped without reporting the step\n  hint: changing the model is the likely fix\n"
+        ),
+    );
+    let output = project.tick(&server, &["status"]).await;
+    let err = stderr(&output);
+    assert!(
+        err.contains("warning: the last attempt failed at `S1` at 2026-11-30 14:31 UTC: the model stopped without reporting the step"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: changing the model is the likely fix"),
+        "{err}"
+    );
+    let output = project.tick(&server, &["check", "--json"]).await;
+    assert_eq!(output.status.code(), Some(14));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["findings"][0]["kind"], "failed_attempt");
+    assert_eq!(json["findings"][0]["step"], "S1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prose_of_a_hand_written_plan_becomes_its_summary_and_reaches_the_executor() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    project.write(
+        "plan.md",
+        "# Greet\n\nGreet people from the command line, in **French** too.\n\n## Steps\n- [ ] S1 Say hello\n  - files: hello.txt\n",
+    );
+    let output = project.tick(&server, &["plan", "--from", "plan.md"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let draft = project.read(".tasks/draft/PLAN.md");
+    assert!(
+        draft.contains("# Greet\n\n## Summary\n\nGreet people from the command line, in **French** too.\n\n## Steps\n"),
+        "{draft}"
+    );
+    let output = project.tick(&server, &["approve"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.tick(&server, &["run", "--dry-run"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let pack = stdout(&output);
+    assert!(
+        pack.contains("## Summary\nGreet people from the command line, in **French** too."),
+        "{pack}"
+    );
+    assert!(server.requests().is_empty());
 }

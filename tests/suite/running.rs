@@ -10,7 +10,7 @@ use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
 use crate::common::project::{Project, interrupted_after};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls, openai_text};
 
-const PLAN: &str = "# Greeting
+pub(super) const PLAN: &str = "# Greeting
 
 ## Summary
 Greet people from the command line.
@@ -26,12 +26,12 @@ Greet people from the command line.
   - files: NOTES.md
 ";
 
-fn stderr(output: &Output) -> String {
+pub(super) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// A project with `PLAN` approved, committed so the run starts from a clean tree.
-async fn approved(server: &FakeModel, plan: &str) -> (Project, String) {
+pub(super) async fn approved(server: &FakeModel, plan: &str) -> (Project, String) {
     let project = Project::new();
     project.write("plan.md", plan);
     let output = project.tick(server, &["plan", "--from", "plan.md"]).await;
@@ -59,7 +59,7 @@ fn start(id: &str) -> (String, String, Value) {
 }
 
 /// One step's script: start and write a file in one answer, then claim done.
-fn work(server: &FakeModel, id: &str, path: &str, content: &str) {
+pub(super) fn work(server: &FakeModel, id: &str, path: &str, content: &str) {
     let (start_id, name, args) = start(id);
     server.push(openai_calls(&[
         (&start_id, &name, args),
@@ -453,6 +453,7 @@ async fn an_edited_plan_stops_the_run_until_approved_again() {
     assert!(output.status.success(), "{}", stderr(&output));
     server.push(openai_text("I will not report."));
     server.push(openai_text("Still not."));
+    server.push(openai_text("Never."));
     let output = project.tick(&server, &["run"]).await;
     assert_eq!(
         output.status.code(),
@@ -770,4 +771,209 @@ async fn a_parent_is_verified_when_its_last_sub_step_is_done() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stderr(&output).contains("every step of this task is done; nothing to run"));
     assert_eq!(server.requests().len(), 4);
+}
+
+/// Issue 8: `run --commit` produced a commit with only `.tasks/*` when the step's file had been
+/// written by an earlier, blocked attempt (git saw it dirty before and after the step).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_holds_a_file_written_in_an_earlier_blocked_attempt() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    project.write("unrelated.txt", "a person's work in progress\n");
+    // First attempt: writes the file, then blocks.
+    server.push(openai_calls(&[(
+        "c1",
+        "write_file",
+        json!({"path": "greeting.txt", "content": "hello\n"}),
+    )]));
+    server.push(openai_call(
+        "c2",
+        "update_step",
+        json!({"id": "S1", "status": "blocked", "reason": "hello or hi?"}),
+    ));
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let output = project.tick(&server, &["mark", "S1", "pending"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    // Second attempt: the file is right already; the model only claims done.
+    server.push(openai_call(
+        "c3",
+        "update_step",
+        json!({"id": "S1", "status": "done", "evidence": "it was there"}),
+    ));
+    let output = project
+        .tick(&server, &["run", "--steps", "1", "--commit"])
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let stat = project.git(&["show", "--stat", "--format=%s", "HEAD"]);
+    assert!(stat.starts_with("Create greeting.txt\n"), "{stat}");
+    assert!(
+        stat.lines()
+            .any(|l| l.trim_start().starts_with("greeting.txt ")),
+        "{stat}"
+    );
+    assert!(stat.contains(&format!(".tasks/{id}/TODO.md")), "{stat}");
+    assert!(!stat.contains("unrelated.txt"), "{stat}");
+    let status = project.git(&["status", "--porcelain"]);
+    assert!(!status.contains("greeting.txt"), "{status}");
+    assert!(status.contains("?? unrelated.txt"), "{status}");
+    assert_eq!(
+        state(&project, &id).steps[&"S1".parse().unwrap()].files_changed,
+        ["greeting.txt"]
+    );
+}
+
+/// A step that changes no file makes no commit of `.tasks/` alone; its tick goes with the
+/// next commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_never_holds_only_the_task_files() {
+    let server = FakeModel::start().await;
+    let (project, _id) = approved(&server, PLAN).await;
+    let head = project.git(&["rev-parse", "HEAD"]);
+    server.push(openai_call(
+        "c1",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    server.push(openai_call(
+        "c2",
+        "write_file",
+        json!({"path": "greeting.txt", "content": "hello\n"}),
+    ));
+    server.push(openai_call(
+        "c3",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    // S1 first fails its verification (no file yet), then passes: one commit with the file.
+    let output = project
+        .tick(&server, &["run", "--steps", "1", "--commit"])
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_ne!(project.git(&["rev-parse", "HEAD"]), head);
+    let head = project.git(&["rev-parse", "HEAD"]);
+    // S3 has no verify and the model changes nothing: no commit.
+    let output = project.tick(&server, &["mark", "S2", "done"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    server.push(openai_call(
+        "c4",
+        "update_step",
+        json!({"id": "S3", "status": "done"}),
+    ));
+    let output = project
+        .tick(&server, &["run", "--steps", "1", "--commit"])
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(project.git(&["rev-parse", "HEAD"]), head);
+    assert!(
+        stderr(&output).contains("S3 changed no files outside `.tasks/`: nothing to commit"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// Issue 8: right after finishing a newer task, `tick status` with no argument showed an
+/// older, unfinished one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_shows_the_task_just_finished_and_lists_others_needing_attention() {
+    let server = FakeModel::start().await;
+    let (project, older) = approved(&server, PLAN).await;
+    let output = project
+        .tick(&server, &["mark", "S1", "blocked", "--reason", "later"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    project.write(
+        "bye.md",
+        "# Farewell\n\n## Steps\n- [ ] S1 Write bye.txt\n  - files: bye.txt\n  - verify: `grep -q bye bye.txt`\n",
+    );
+    let later = |cmd: &mut std::process::Command| {
+        cmd.env("TICK_NOW", "2026-11-30T15:00:00Z");
+    };
+    for args in [&["plan", "--from", "bye.md"][..], &["approve"]] {
+        let output = project.tick_with(&server, args, later).await;
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let newer = "20261130-150000-farewell";
+    work(&server, "S1", "bye.txt", "bye\n");
+    let output = project.tick_with(&server, &["run", newer], later).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    let output = project.tick(&server, &["status"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.starts_with("Farewell\n"), "{out}");
+    assert!(out.contains(&format!("task:   {newer}")), "{out}");
+    assert!(out.contains("phase:  completed, 1/1 done"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "other tasks that need attention:\n  {older}  Greeting (blocked, 0/3 done)\n"
+        )),
+        "{out}"
+    );
+    let output = project.tick(&server, &["status", "--json"]).await;
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["task"]["id"], newer);
+    assert_eq!(report["attention"][0]["id"], older.as_str());
+    assert_eq!(report["attention"][0]["phase"], "blocked");
+    // The remembered task is local.
+    assert!(
+        project
+            .git(&["check-ignore", ".tasks/.current"])
+            .contains(".current")
+    );
+
+    // Acting on the older task makes it the current one again.
+    let output = project
+        .tick(&server, &["mark", "S1", "pending", "--task", &older])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.tick(&server, &["status", "--json"]).await;
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["task"]["id"], older.as_str());
+    assert_eq!(report["attention"], json!([]));
+}
+
+/// A file a person creates while a step runs is theirs: not the step's change, not a
+/// deviation, not in the step's commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_new_file_during_a_step_is_not_the_steps() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, PLAN).await;
+    let mut reply = Reply::sse(Vec::<String>::new()).delay(std::time::Duration::from_millis(1500));
+    for chunk in openai_call_chunks(&[("c1", "list_files", json!({}))]) {
+        reply = reply.chunk(chunk);
+    }
+    server.push(reply);
+    server.push(openai_call(
+        "c2",
+        "write_file",
+        json!({"path": "greeting.txt", "content": "hello\n"}),
+    ));
+    server.push(openai_call(
+        "c3",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let mut cmd = project.command(
+        &format!("{}/v1", server.url()),
+        &["run", "--steps", "1", "--commit"],
+    );
+    let running = tokio::task::spawn_blocking(move || cmd.output().unwrap());
+    server.wait_for_requests(1).await;
+    project.write("mine.txt", "a person's file\n");
+    let output = running.await.unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("changed outside tick during the step: `mine.txt`"),
+        "{}",
+        stderr(&output)
+    );
+    let record = &state(&project, &id).steps[&"S1".parse().unwrap()];
+    assert_eq!(record.files_changed, ["greeting.txt"]);
+    assert!(record.deviations.is_empty(), "{:?}", record.deviations);
+    assert_eq!(record.outside_edits, ["mine.txt"]);
+    let files = project.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert!(files.contains("greeting.txt"), "{files}");
+    assert!(!files.contains("mine.txt"), "{files}");
 }

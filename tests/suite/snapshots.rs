@@ -185,6 +185,7 @@ fn help_texts() {
         ("help_plan", vec!["plan", "--help"]),
         ("help_run", vec!["run", "--help"]),
         ("help_mark", vec!["mark", "--help"]),
+        ("help_status", vec!["status", "--help"]),
     ] {
         let run = ws.ok(&args);
         insta::assert_snapshot!(name, run.stdout);

@@ -1,0 +1,545 @@
+//! `tick doctor`: is this machine ready to plan and run? Where each setting comes from, whether
+//! the server answers (a few seconds at most, no retries), whether the model makes a tool call
+//! (one tiny request with one tool), and whether the sandbox's kernel features are there.
+
+use std::net::{TcpStream, ToSocketAddrs as _};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::{Ctx, Outcome};
+use crate::cli::DoctorArgs;
+use crate::config::{Config, Missing};
+use crate::error::Result;
+use crate::llm::{Client, Message, Request, ToolSpec};
+
+/// How long the connection check may wait for the server to accept.
+pub const CONNECT_BUDGET: Duration = Duration::from_millis(1500);
+/// How long the tool-call check waits for the model to start answering.
+pub const ANSWER_BUDGET: Duration = Duration::from_secs(20);
+
+#[derive(Debug, Serialize)]
+pub struct DoctorReport {
+    pub format: u32,
+    pub ok: bool,
+    pub settings: Vec<Setting>,
+    pub checks: Vec<Check>,
+    pub exit_code: u8,
+}
+
+/// One resolved setting and where it came from.
+#[derive(Debug, Serialize)]
+pub struct Setting {
+    pub name: &'static str,
+    pub value: Option<String>,
+    pub source: crate::config::Source,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    /// `true` passed, `false` failed, `null` skipped (an earlier check failed).
+    pub ok: Option<bool>,
+    pub detail: String,
+    pub hint: Option<String>,
+    pub duration_ms: u64,
+}
+
+impl Check {
+    fn new(name: &'static str, ok: Option<bool>, detail: String, hint: Option<String>) -> Check {
+        Check {
+            name,
+            ok,
+            detail,
+            hint,
+            duration_ms: 0,
+        }
+    }
+
+    fn timed(mut self, started: Instant) -> Check {
+        self.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self
+    }
+}
+
+/// How the model answered the test tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCalls {
+    Native,
+    Text,
+    None,
+}
+
+pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
+    let config = super::resolved_config(ctx, &args.model)?;
+    let shown = ctx.store.rel(&ctx.store.config_path());
+    let mut checks = vec![configuration(&config, &shown)];
+    let connection = connection(&config);
+    let reachable = connection.ok == Some(true);
+    checks.push(connection);
+    checks.push(if reachable && config.missing(true).is_empty() {
+        tool_call(&config)
+    } else {
+        Check::new(
+            "tool_call",
+            None,
+            "skipped: needs a reachable server and a complete configuration".to_owned(),
+            None,
+        )
+    });
+    checks.push(sandbox());
+    let exit_code = if checks[0].ok == Some(false) {
+        2
+    } else if checks[1..3].iter().any(|c| c.ok == Some(false)) {
+        3
+    } else {
+        0
+    };
+    let report = DoctorReport {
+        format: 1,
+        ok: exit_code == 0,
+        settings: settings(&config),
+        checks,
+        exit_code,
+    };
+    if args.json {
+        ctx.ui.json(&report);
+    } else {
+        ctx.ui.data(&report_text(&report));
+    }
+    Ok(if exit_code == 0 {
+        Outcome::Done
+    } else {
+        Outcome::Findings(exit_code)
+    })
+}
+
+fn settings(config: &Config) -> Vec<Setting> {
+    let s = &config.sources;
+    vec![
+        Setting {
+            name: "provider",
+            value: Some(config.provider.as_str().to_owned()),
+            source: s.provider.clone(),
+        },
+        Setting {
+            name: "model",
+            value: config.model.clone(),
+            source: s.model.clone(),
+        },
+        Setting {
+            name: "plan_model",
+            value: config.plan_model.clone(),
+            source: s.plan_model.clone(),
+        },
+        Setting {
+            name: "base_url",
+            value: Some(config.base_url.clone()),
+            source: s.base_url.clone(),
+        },
+        Setting {
+            name: "api_key",
+            // Never the key itself: only whether there is one.
+            value: config.api_key.as_ref().map(|_| "(set)".to_owned()),
+            source: s.api_key.clone(),
+        },
+    ]
+}
+
+fn configuration(config: &Config, shown: &str) -> Check {
+    let missing = config.missing(true);
+    if missing.is_empty() {
+        return Check::new("configuration", Some(true), "complete".to_owned(), None);
+    }
+    let err = config.missing_error(&missing, shown);
+    let what: Vec<&str> = missing
+        .iter()
+        .map(|m| match m {
+            Missing::Model => "no model",
+            Missing::ApiKey => "no API key",
+        })
+        .collect();
+    Check::new(
+        "configuration",
+        Some(false),
+        what.join(", "),
+        err.hints.get(1).cloned(),
+    )
+}
+
+/// The server's host and port from its base URL.
+fn host_port(url: &str) -> Option<(String, u16)> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let host = parsed.host_str()?.trim_matches(['[', ']']).to_owned();
+    let port = parsed.port_or_known_default()?;
+    Some((host, port))
+}
+
+/// Can a TCP connection to the server be made within [`CONNECT_BUDGET`]? No retries.
+fn connection(config: &Config) -> Check {
+    let started = Instant::now();
+    let url = &config.base_url;
+    let Some((host, port)) = host_port(url) else {
+        return Check::new(
+            "connection",
+            Some(false),
+            format!("`{url}` is not a URL"),
+            Some("`base_url` must look like `http://127.0.0.1:11434/v1`".to_owned()),
+        );
+    };
+    let addrs = match (host.as_str(), port).to_socket_addrs() {
+        Ok(addrs) => addrs.collect::<Vec<_>>(),
+        Err(err) => {
+            return Check::new(
+                "connection",
+                Some(false),
+                format!("cannot resolve `{host}`: {err}"),
+                Some("check `base_url` and the network".to_owned()),
+            )
+            .timed(started);
+        }
+    };
+    let mut last = None;
+    for addr in addrs {
+        match TcpStream::connect_timeout(&addr, CONNECT_BUDGET) {
+            Ok(_) => {
+                return Check::new(
+                    "connection",
+                    Some(true),
+                    format!("`{host}:{port}` accepts connections"),
+                    None,
+                )
+                .timed(started);
+            }
+            Err(err) => last = Some(err),
+        }
+    }
+    let err = last.map_or_else(|| "no address".to_owned(), |e| e.to_string());
+    let hint = if crate::config::is_loopback(url) {
+        let start = match config.provider {
+            crate::config::Provider::Ollama => "`ollama serve`".to_owned(),
+            crate::config::Provider::LlamaCpp => {
+                format!("`llama-server --jinja -m model.gguf --port {port}`")
+            }
+            _ => format!(
+                "`ollama serve` (port 11434), or `llama-server --jinja -m model.gguf --port {port}`"
+            ),
+        };
+        format!(
+            "start the server: {start}; or fix `base_url` ({})",
+            config.sources.base_url
+        )
+    } else {
+        format!(
+            "check the network and `base_url` ({})",
+            config.sources.base_url
+        )
+    };
+    Check::new(
+        "connection",
+        Some(false),
+        format!("cannot connect to `{host}:{port}` ({url}): {err}"),
+        Some(hint),
+    )
+    .timed(started)
+}
+
+/// For a command about to talk to the model: fails at once, with the advice of `tick doctor`,
+/// when the server does not accept a connection (instead of retrying a refused connection).
+pub fn require_server(config: &Config) -> Result<()> {
+    let check = connection(config);
+    if check.ok == Some(true) {
+        return Ok(());
+    }
+    let mut error = crate::error::Error::new(crate::error::ErrorKind::Provider, check.detail);
+    if let Some(hint) = check.hint {
+        error = error.hint(hint);
+    }
+    Err(error.hint("nothing was written; `tick doctor` checks the whole setup"))
+}
+
+const TOOL: &str = "report_ready";
+
+/// One tiny request with one tool: does the model call it, write it as text, or neither?
+fn tool_call(config: &Config) -> Check {
+    let started = Instant::now();
+    let mut client_config = match config.client_config() {
+        Ok(c) => c,
+        Err(err) => {
+            return Check::new(
+                "tool_call",
+                Some(false),
+                err.message,
+                err.hints.first().cloned(),
+            );
+        }
+    };
+    client_config.connect_timeout = CONNECT_BUDGET;
+    client_config.idle_timeout = ANSWER_BUDGET;
+    client_config.max_retries = 0;
+    let client = match Client::new(client_config) {
+        Ok(client) => client,
+        Err(err) => return Check::new("tool_call", Some(false), err.to_string(), err.hint()),
+    };
+    let model = config
+        .plan_model
+        .clone()
+        .or_else(|| config.model.clone())
+        .unwrap_or_default();
+    let request = Request {
+        model: model.clone(),
+        system: Some(
+            "You are being tested. Answer only by calling the tool you are given.".to_owned(),
+        ),
+        messages: vec![Message::user(format!(
+            "Call the tool `{TOOL}` with {{\"ready\": true}}. Do not write anything else."
+        ))],
+        tools: vec![ToolSpec {
+            name: TOOL.to_owned(),
+            description: "Say that you are ready.".to_owned(),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {"ready": {"type": "boolean"}},
+                "required": ["ready"],
+            }),
+        }],
+        max_tokens: Some(200),
+        temperature: Some(0.0),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => return Check::new("tool_call", Some(false), err.to_string(), None),
+    };
+    let answer = runtime.block_on(async {
+        let mut sink = |_event| {};
+        tokio::time::timeout(ANSWER_BUDGET * 2, client.complete(&request, &mut sink)).await
+    });
+    let response = match answer {
+        Err(_) => {
+            return Check::new(
+                "tool_call",
+                Some(false),
+                format!(
+                    "`{model}` did not answer within {}s",
+                    (ANSWER_BUDGET * 2).as_secs()
+                ),
+                Some("a local server may still be loading the model; try again".to_owned()),
+            )
+            .timed(started);
+        }
+        Ok(Err(err)) => {
+            return Check::new("tool_call", Some(false), err.to_string(), err.hint())
+                .timed(started);
+        }
+        Ok(Ok(response)) => response,
+    };
+    let kind = classify(&response);
+    let (ok, detail, hint) = match kind {
+        ToolCalls::Native => (true, format!("`{model}` makes native tool calls"), None),
+        ToolCalls::Text => (
+            true,
+            format!("`{model}` writes tool calls as text"),
+            Some("set `tool_calls: text` for this model; with llama.cpp, start the server with `--jinja` for native calls".to_owned()),
+        ),
+        ToolCalls::None => (
+            false,
+            format!(
+                "`{model}` answered without calling the tool: {}",
+                excerpt(&response.text)
+            ),
+            Some("tick needs a model that calls tools; try a larger or an instruction-tuned model".to_owned()),
+        ),
+    };
+    Check::new("tool_call", Some(ok), detail, hint).timed(started)
+}
+
+/// Native when the tool call came as one; text when the answer spells the call out.
+pub fn classify(response: &crate::llm::Response) -> ToolCalls {
+    if response.tool_calls.iter().any(|c| c.name == TOOL) {
+        ToolCalls::Native
+    } else if response.text.contains(TOOL)
+        && (response.text.contains("<tool_call>") || response.text.contains("\"name\""))
+    {
+        ToolCalls::Text
+    } else {
+        ToolCalls::None
+    }
+}
+
+fn excerpt(text: &str) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.is_empty() {
+        return "(nothing)".to_owned();
+    }
+    let short: String = one.chars().take(120).collect();
+    if short.len() < one.len() {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
+/// Whether the kernel enforces Landlock: a ruleset that requires ABI v1 can be created (it is
+/// never applied, so this process stays as it is).
+fn landlock_abi() -> bool {
+    use landlock::{
+        ABI, Access as _, AccessFs, CompatLevel, Compatible as _, Ruleset, RulesetAttr as _,
+    };
+    Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .and_then(landlock::Ruleset::create)
+        .is_ok()
+}
+
+/// The kernel features the sandbox is built on: Landlock and unprivileged user namespaces.
+// TODO(lead): once `src/sandbox` is merged, report `crate::sandbox::available(Kind::Build)`
+// here instead: it sets the real sandbox up in a helper process.
+fn sandbox() -> Check {
+    let landlock = landlock_abi();
+    let userns = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+        .ok()
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > 0);
+    let yes_no = |b: bool| if b { "available" } else { "not available" };
+    let detail = format!(
+        "Landlock {}, user namespaces {}",
+        yes_no(landlock),
+        yes_no(userns)
+    );
+    let ok = landlock && userns;
+    Check::new(
+        "sandbox",
+        Some(ok),
+        detail,
+        (!ok).then(|| {
+            "agent commands need both to be confined: a kernel with Landlock (5.13+, `lsm=landlock`) \
+             and unprivileged user namespaces (`sysctl user.max_user_namespaces`)"
+                .to_owned()
+        }),
+    )
+}
+
+/// The human form: the settings with their sources, then one line per check.
+pub fn report_text(report: &DoctorReport) -> String {
+    let mut out = String::from("settings:\n");
+    for s in &report.settings {
+        out.push_str(&format!(
+            "  {:<11} {:<34} {}\n",
+            s.name,
+            s.value.as_deref().unwrap_or("-"),
+            s.source
+        ));
+    }
+    out.push_str("checks:\n");
+    for c in &report.checks {
+        let mark = match c.ok {
+            Some(true) => "ok  ",
+            Some(false) => "FAIL",
+            None => "skip",
+        };
+        out.push_str(&format!("  {mark} {:<13} {}\n", c.name, c.detail));
+        if let Some(hint) = &c.hint {
+            for line in hint.lines() {
+                out.push_str(&format!("       {:<13} {line}\n", ""));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{Response, ToolCall};
+
+    fn answer(text: &str, calls: &[&str]) -> Response {
+        Response {
+            text: text.to_owned(),
+            tool_calls: calls
+                .iter()
+                .map(|name| ToolCall {
+                    id: "call_1".into(),
+                    name: (*name).to_owned(),
+                    arguments: serde_json::json!({"ready": true}),
+                    arguments_error: None,
+                })
+                .collect(),
+            ..Response::default()
+        }
+    }
+
+    #[test]
+    fn tool_calls_are_told_apart() {
+        assert_eq!(classify(&answer("", &[TOOL])), ToolCalls::Native);
+        assert_eq!(classify(&answer("", &["other"])), ToolCalls::None);
+        let text = "<tool_call>{\"name\": \"report_ready\", \"arguments\": {}}</tool_call>";
+        assert_eq!(classify(&answer(text, &[])), ToolCalls::Text);
+        let fenced = "```json\n{\"name\": \"report_ready\", \"arguments\": {}}\n```";
+        assert_eq!(classify(&answer(fenced, &[])), ToolCalls::Text);
+        assert_eq!(
+            classify(&answer("I am ready: report_ready", &[])),
+            ToolCalls::None
+        );
+    }
+
+    fn config_for(url: &str) -> Config {
+        let dir = tempfile::tempdir().unwrap();
+        let env = crate::commands::Env {
+            cwd: dir.path().to_path_buf(),
+            now: chrono::Utc::now(),
+            vars: [
+                ("TICK_PROVIDER", "ollama"),
+                ("TICK_MODEL", "m"),
+                ("TICK_BASE_URL", url),
+            ]
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+            stdin_is_terminal: false,
+            stderr_is_terminal: false,
+            interactive: false,
+        };
+        let path = dir.path().join("config.yaml");
+        crate::config::resolve(&path, "config.yaml", &env, &crate::config::Flags::default())
+            .unwrap()
+    }
+
+    #[test]
+    fn a_closed_loopback_port_fails_at_once_with_advice() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let url = format!("http://127.0.0.1:{port}/v1");
+        assert!(require_server(&config_for(&url)).is_ok());
+        drop(listener);
+        let err = require_server(&config_for(&url)).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Provider);
+        assert!(
+            err.message
+                .starts_with(&format!("cannot connect to `127.0.0.1:{port}`"))
+        );
+        assert!(
+            err.hints[0].starts_with("start the server"),
+            "{:?}",
+            err.hints
+        );
+    }
+
+    #[test]
+    fn the_port_comes_from_the_url_or_its_scheme() {
+        assert_eq!(
+            host_port("http://127.0.0.1:11434/v1"),
+            Some(("127.0.0.1".into(), 11434))
+        );
+        assert_eq!(
+            host_port("https://api.openai.com/v1"),
+            Some(("api.openai.com".into(), 443))
+        );
+        assert_eq!(host_port("http://[::1]:8080"), Some(("::1".into(), 8080)));
+        assert_eq!(host_port("localhost:11434"), None);
+    }
+}

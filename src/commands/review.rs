@@ -1,0 +1,363 @@
+//! The review menu for a draft: one key per choice (`a`pprove, `r`evise, `e`dit, `d`iscard,
+//! `k`eep, `p`rint, `?` help), no default on Enter, the plan printed once. After `tick plan`
+//! in a terminal, and again whenever a person runs `tick review`.
+//!
+//! In a terminal the keys are read raw (no Enter needed); with `TICK_INTERACTIVE=1` and a
+//! piped stdin, one line per answer, so scripts and tests can drive it.
+
+use std::io::BufRead as _;
+use std::path::Path;
+
+use console::{Key, Term};
+
+use super::{Ctx, Outcome};
+use crate::cli::{ApproveArgs, DiscardArgs, PlanArgs, ReviewArgs};
+use crate::error::{Error, Result};
+use crate::fsx;
+use crate::plan::Phase;
+use crate::tasks::plan_md;
+
+/// What the person chose that the caller carries out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// Plan again with this feedback.
+    Revise(String),
+    /// Go on planning with these answers.
+    Answer(String),
+    /// The review is over (approved, discarded, kept for later, or stdin closed).
+    Stop,
+}
+
+const HELP: &str = "  a  approve: the draft becomes a task (you choose the run's limits next)
+  r  revise: tell the planner what should change
+  e  edit: open the draft in $EDITOR; it is checked when you close it
+  d  discard: throw the draft away (asks first)
+  k  keep: leave the draft for later (`tick review` comes back here)
+  p  print the plan again
+  ?  this help";
+
+/// Reads one answer: a key in a terminal, a line otherwise.
+pub struct Keys {
+    raw: bool,
+}
+
+impl Keys {
+    pub fn new(ctx: &Ctx<'_>) -> Keys {
+        Keys {
+            raw: ctx.env.stdin_is_terminal,
+        }
+    }
+
+    /// One of `choices` (lowercase). Enter alone chooses nothing and asks again; `None` when
+    /// the input ended.
+    pub fn choose(&self, ctx: &Ctx<'_>, prompt: &str, choices: &[char]) -> Option<char> {
+        loop {
+            ctx.ui.prompt(prompt);
+            let got = if self.raw {
+                match Term::stderr().read_key() {
+                    Ok(Key::Char(c)) => {
+                        ctx.ui.prompt(&format!("{c}\n"));
+                        Some(c)
+                    }
+                    Ok(Key::Enter) => {
+                        ctx.ui.prompt("\n");
+                        None
+                    }
+                    Ok(Key::CtrlC | Key::Escape) | Err(_) => {
+                        ctx.ui.prompt("\n");
+                        return None;
+                    }
+                    Ok(_) => None,
+                }
+            } else {
+                let line = read_line()?;
+                // A piped answer is not echoed by a terminal: show it, so the transcript reads.
+                ctx.ui.prompt(&format!("{}\n", line.trim()));
+                line.trim().chars().next()
+            };
+            match got.map(|c| c.to_ascii_lowercase()) {
+                Some(c) if choices.contains(&c) => return Some(c),
+                Some(c) => ctx
+                    .ui
+                    .warn(&format!("`{c}` is not a choice; `?` lists them")),
+                None => ctx.ui.note("choose one (there is no default)"),
+            }
+        }
+    }
+
+    /// A line of text; `None` when the input ended.
+    pub fn line(&self, ctx: &Ctx<'_>, prompt: &str) -> Option<String> {
+        ctx.ui.prompt(prompt);
+        if self.raw {
+            Term::stderr().read_line().ok().map(|l| l.trim().to_owned())
+        } else {
+            let line = read_line()?.trim().to_owned();
+            ctx.ui.prompt(&format!("{line}\n"));
+            Some(line)
+        }
+    }
+
+    /// Yes or no, with `default` taken on Enter (and shown in the prompt).
+    pub fn yes_no(&self, ctx: &Ctx<'_>, question: &str, default: bool) -> Option<bool> {
+        let shown = if default { "[Y/n]" } else { "[y/N]" };
+        loop {
+            let answer = self.line(ctx, &format!("{question} {shown} "))?;
+            match answer.to_ascii_lowercase().as_str() {
+                "" => return Some(default),
+                "y" | "yes" => return Some(true),
+                "n" | "no" => return Some(false),
+                other => ctx.ui.warn(&format!("`{other}` is not `y` or `n`")),
+            }
+        }
+    }
+}
+
+fn read_line() -> Option<String> {
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line),
+    }
+}
+
+/// `tick review`: the menu for the draft that waits; a revision plans again.
+pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
+    // A draft that does not parse is reviewed too: the menu can edit or discard it.
+    if !ctx.store.draft_plan_path().exists() {
+        return Err(Error::input("there is no draft to review")
+            .hint("write one with `tick plan \"goal\"` or `tick plan --from plan.md`"));
+    }
+    if !ctx.env.interactive {
+        return Err(Error::input("`tick review` needs a person at a terminal")
+            .hint("read the draft with `tick show`, then `tick approve`, `tick plan --revise \"...\"` or `tick discard`"));
+    }
+    let plan = |revise: Option<String>, answer: Option<String>| PlanArgs {
+        goal: None,
+        from: None,
+        revise,
+        answer,
+        force: false,
+        model: args.model.clone(),
+        json: false,
+    };
+    match menu(ctx)? {
+        // `tick plan` plans, then comes back to this menu.
+        Choice::Revise(feedback) => super::plan::run(ctx, &plan(Some(feedback), None)),
+        Choice::Answer(answer) => super::plan::run(ctx, &plan(None, Some(answer))),
+        Choice::Stop => Ok(Outcome::Done),
+    }
+}
+
+/// The review menu. Prints the draft once, then reads choices until one ends the review.
+pub fn menu(ctx: &Ctx<'_>) -> Result<Choice> {
+    let ui = ctx.ui;
+    let store = &ctx.store;
+    let keys = Keys::new(ctx);
+    let draft = match store.load_draft() {
+        Ok(Some(draft)) => Some(draft),
+        Ok(None) => return Ok(Choice::Stop),
+        // A draft that does not parse can still be edited or discarded from here.
+        Err(err) => {
+            ui.error(&Error {
+                hints: vec!["`e` opens it in your editor; `d` discards it".to_owned()],
+                ..err
+            });
+            None
+        }
+    };
+    if let Some(draft) = &draft
+        && draft.plan.phase() == Some(Phase::NeedsInput)
+    {
+        super::show::print_draft(ctx, draft);
+        let answer = keys
+            .line(ctx, "your answers (one line; empty to answer later): ")
+            .unwrap_or_default();
+        if answer.is_empty() {
+            ui.hint("answer later with `tick plan --answer \"...\"`");
+            return Ok(Choice::Stop);
+        }
+        return Ok(Choice::Answer(answer));
+    }
+    if let Some(draft) = &draft {
+        super::show::print_draft(ctx, draft);
+    }
+    loop {
+        let Some(choice) = keys.choose(
+            ctx,
+            "[a]pprove [r]evise [e]dit [d]iscard [k]eep [p]rint [?]help: ",
+            &['a', 'r', 'e', 'd', 'k', 'p', '?'],
+        ) else {
+            ui.hint("the draft waits in `.tasks/draft/PLAN.md`; `tick review` comes back here");
+            return Ok(Choice::Stop);
+        };
+        match choice {
+            'a' => {
+                let Some(args) = contract(ctx, &keys) else {
+                    continue;
+                };
+                match super::approve::run(ctx, &args) {
+                    Ok(_) => return Ok(Choice::Stop),
+                    // Approved, but something after it failed (the commit): nothing to review.
+                    Err(err) if !store.draft_plan_path().exists() => return Err(err),
+                    // A draft that does not validate stays under review.
+                    Err(err) => ui.error(&err),
+                }
+            }
+            'r' => {
+                let feedback = keys.line(ctx, "what should change? ").unwrap_or_default();
+                if !feedback.is_empty() {
+                    return Ok(Choice::Revise(feedback));
+                }
+                ui.note("nothing to revise");
+            }
+            'e' => edit_draft(ctx, &keys)?,
+            'd' => {
+                if keys.yes_no(ctx, "discard the draft?", false) == Some(true) {
+                    super::discard::run(ctx, &DiscardArgs { yes: true })?;
+                    return Ok(Choice::Stop);
+                }
+            }
+            'k' => {
+                ui.hint("the draft waits in `.tasks/draft/PLAN.md`; `tick review` comes back here, `tick approve` approves it");
+                return Ok(Choice::Stop);
+            }
+            'p' => {
+                if let Some(draft) = store.load_draft().ok().flatten() {
+                    super::show::print_draft(ctx, &draft);
+                }
+            }
+            _ => ui.note(HELP),
+        }
+    }
+}
+
+/// The approval's contract, asked with its defaults shown; `None` to go back to the menu.
+fn contract(ctx: &Ctx<'_>, keys: &Keys) -> Option<ApproveArgs> {
+    let existing = ctx
+        .store
+        .load_draft()
+        .ok()
+        .flatten()
+        .and_then(|d| d.plan.front.approval)
+        .unwrap_or_default();
+    let allow_deviation = keys.yes_no(
+        ctx,
+        "may the run change files outside a step's `files` without pausing?",
+        existing.allow_deviation,
+    )?;
+    let shown = existing
+        .max_files_changed
+        .map_or_else(|| "no limit".to_owned(), |n| n.to_string());
+    let max_files = loop {
+        let answer = keys.line(
+            ctx,
+            &format!("stop the run after how many changed files? [{shown}] "),
+        )?;
+        if answer.is_empty() {
+            break existing.max_files_changed;
+        }
+        match answer.parse::<u32>() {
+            Ok(n) if n > 0 => break Some(n),
+            _ => ctx.ui.warn(&format!("`{answer}` is not a positive number")),
+        }
+    };
+    let commit = keys.yes_no(ctx, "commit the approved task folder now?", false)?;
+    Some(ApproveArgs {
+        task: None,
+        allow_deviation,
+        max_files,
+        commit,
+    })
+}
+
+/// Opens the draft in the editor; an edit that does not parse is shown once, and the person
+/// edits again, puts the previous content back, or keeps it as it is.
+fn edit_draft(ctx: &Ctx<'_>, keys: &Keys) -> Result<()> {
+    let path = ctx.store.draft_plan_path();
+    let before = fsx::read(&path)?;
+    loop {
+        open_in_editor(ctx, &path)?;
+        let after = fsx::read(&path)?;
+        match check_plan(ctx, &path, &after) {
+            Ok(()) if after == before => {
+                ctx.ui.note("the draft was not changed");
+                return Ok(());
+            }
+            Ok(()) => {
+                ctx.ui.note("the edited draft is valid");
+                return Ok(());
+            }
+            Err(err) => {
+                ctx.ui
+                    .error(&err.hint("your edit is in the file as you left it"));
+                match keys.choose(
+                    ctx,
+                    "[e]dit again [u]ndo the edit [k]eep it as it is: ",
+                    &['e', 'u', 'k'],
+                ) {
+                    Some('e') => {}
+                    Some('u') => {
+                        fsx::write_atomic(&path, before.as_bytes())?;
+                        ctx.ui.note("put the draft back as it was before the edit");
+                        return Ok(());
+                    }
+                    _ => {
+                        ctx.ui.warn(&format!(
+                            "`{}` does not parse; fix it before `tick approve`",
+                            ctx.store.rel(&path)
+                        ));
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether `text` (the content of the PLAN.md at `path`, just edited by a person) parses and
+/// validates.
+pub fn check_plan(ctx: &Ctx<'_>, path: &Path, text: &str) -> Result<()> {
+    let located = |e: crate::tasks::todo_md::ParseError| edited_error(ctx, path, &e);
+    let doc = plan_md::parse(text).map_err(located)?;
+    plan_md::validate(&doc).map_err(located)
+}
+
+/// A parse error in a file a person just edited: where, and what to fix (not "the file was
+/// not changed": they just changed it).
+pub fn edited_error(ctx: &Ctx<'_>, path: &Path, err: &crate::tasks::todo_md::ParseError) -> Error {
+    let error = Error::input(format!(
+        "`{}:{}:{}`: {}",
+        ctx.store.rel(path),
+        err.line,
+        err.col,
+        err.message
+    ));
+    if err.hint.is_empty() {
+        error
+    } else {
+        error.hint(err.hint.clone())
+    }
+}
+
+/// Runs `$VISUAL`, else `$EDITOR`, else `vi` on `path` and waits for it.
+pub fn open_in_editor(ctx: &Ctx<'_>, path: &Path) -> Result<()> {
+    let editor = ctx
+        .env
+        .var("VISUAL")
+        .or_else(|| ctx.env.var("EDITOR"))
+        .unwrap_or("vi")
+        .to_owned();
+    // The editor setting may carry arguments (`code --wait`): let the shell split it.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(path)
+        .status()
+        .map_err(|err| Error::internal(format!("could not start the editor `{editor}`: {err}")))?;
+    if !status.success() {
+        ctx.ui
+            .warn(&format!("the editor `{editor}` exited with {status}"));
+    }
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! What the runner reports as it goes, and how a step or a run ended: plain data, below both
+//! the runner (which emits it) and `ui.rs` (which renders it for people or as `--json` lines).
+//! The JSON form is a stable format, documented in `docs/json.md`: fields are only ever added.
+
+use serde::Serialize;
+
+use crate::agent::AgentEvent;
+use crate::llm::Usage;
+use crate::plan::{Phase, StepId, StepStatus};
+
+/// The version of the `tick run --json` event stream; raised only when a field changes
+/// meaning or goes away.
+pub const JSON_FORMAT: u32 = 1;
+
+/// Something that happened during a run, in the order it happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RunEvent {
+    /// The run took the task's lock and begins.
+    RunStarted {
+        format: u32,
+        task: String,
+        title: String,
+    },
+    /// PLAN.md changed since its approval: the run refuses (the error follows). `diff` is a
+    /// unified diff against the approved copy, when that copy exists.
+    PlanChanged { diff: Option<String> },
+    /// Steps a person added without an id got these ids in TODO.md.
+    IdsAssigned { steps: Vec<StepId> },
+    /// A stale step was verified again before anything else ran: `passed` ticks it `[x]`
+    /// again; otherwise it is `[ ]`, to be redone. `has_verify` is false for a step without
+    /// verification (it is always redone).
+    StaleReverified {
+        step: StepId,
+        passed: bool,
+        has_verify: bool,
+    },
+    /// The work on a step begins; it is marked `[-]`.
+    StepStarted { step: StepId, title: String },
+    /// The model's turn for `step` reported `agent` (the same events `tick plan --json`
+    /// prints).
+    Agent { step: StepId, agent: AgentEvent },
+    /// One verification command ran.
+    Verification {
+        step: StepId,
+        command: String,
+        passed: bool,
+        /// `null` when the command was killed (timeout or signal).
+        exit_code: Option<i32>,
+        timed_out: bool,
+        duration_ms: u64,
+        /// The last lines of its output (at most 20 lines, 2,000 characters), secrets
+        /// redacted.
+        output_tail: String,
+    },
+    /// Files a person changed while the step ran (not through tick's tools); the model is
+    /// told on its next tool result.
+    OutsideEdit { step: StepId, files: Vec<String> },
+    /// A person changed this step's marker in TODO.md while it ran: their version is kept and
+    /// the runner's `wanted` status was not written.
+    StatusKept {
+        step: StepId,
+        file: String,
+        current: StepStatus,
+        wanted: StepStatus,
+    },
+    /// The step is no longer in TODO.md (a person removed it while it ran); its status was not
+    /// written.
+    StepMissing { step: StepId, file: String },
+    /// The step is ticked `[x]`. `verified` is false for a step without verification.
+    StepDone {
+        step: StepId,
+        verified: bool,
+        files_changed: Vec<String>,
+    },
+    /// The step is blocked (`[!]`) with `reason`: by the model, by failing verification, or
+    /// (for a parent) because its own verification failed once its sub-steps were done.
+    /// `before_run` is true when the run found it blocked already and ran nothing.
+    StepBlocked {
+        step: StepId,
+        reason: String,
+        before_run: bool,
+    },
+    /// `--commit` committed the step: `commit` is the new commit's id, `files` what it holds
+    /// (the step's changed files, then the task's files).
+    Committed {
+        step: StepId,
+        commit: Option<String>,
+        files: Vec<String>,
+    },
+    /// `--commit` made no commit for the step, because it changed no file outside `.tasks/`;
+    /// its tick is committed with the next step that changes code.
+    CommitSkipped { step: StepId },
+    /// The step changed files outside its `files`. `allowed` when the approval allows
+    /// deviation; otherwise the run pauses unless the person says to go on.
+    Deviation {
+        step: StepId,
+        files: Vec<String>,
+        allowed: bool,
+    },
+    /// The task has changed more files than its approval allows: the run stops.
+    Limit {
+        task: String,
+        files_changed: usize,
+        max_files_changed: u32,
+    },
+    /// The run stopped after `step` for the person to review its deviation.
+    Paused { step: StepId },
+    /// Ctrl-C. `in_progress`: `step` was stopped mid-way and stays `[-]` for the next run;
+    /// otherwise `step` had just finished and the run stopped after it.
+    Interrupted { step: StepId, in_progress: bool },
+    /// Every step is done (`step` is `null`), or the one step asked for is done already.
+    NothingToRun { step: Option<StepId> },
+    /// The last event of a run that did not fail.
+    Summary(Summary),
+}
+
+/// The closing numbers of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub task: String,
+    /// Top-level steps done, and in all.
+    pub done: usize,
+    pub total: usize,
+    pub blocked: Vec<BlockedStep>,
+    pub phase: Phase,
+    pub outcome: StepOutcome,
+    pub steps_run: usize,
+    pub usage: Usage,
+    /// `false` when the agent's commands ran without the sandbox.
+    pub sandboxed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlockedStep {
+    pub step: StepId,
+    pub reason: Option<String>,
+}
+
+/// How a step ended (and so how a run ended, when it stops there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepOutcome {
+    Done,
+    /// A step is blocked and needs a person.
+    Blocked,
+    /// Stopped for the person to review a deviation.
+    Paused,
+    /// The task's `max_files_changed` was passed.
+    Limit,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// How a whole run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub ended: StepOutcome,
+    pub steps_run: usize,
+    pub summary: Summary,
+}

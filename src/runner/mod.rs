@@ -1,0 +1,850 @@
+//! Executing an approved task (DESIGN §5): which step runs next, one step's lifecycle (mark it
+//! `[-]`, a fresh context pack, the model's turn with build-mode tools, verification of its
+//! `done` claim, the tick with evidence and fingerprints), stale steps verified again first,
+//! a parent verified once its last sub-step is done, deviations and limits, and `--commit`.
+//!
+//! A library API that `tick run`, the interactive session and re-planning all drive. It never
+//! prints and never reads stdin: everything it does is reported as a [`RunEvent`] through the
+//! caller's sink, and the one question it may have (go on after a deviation?) goes through the
+//! caller's [`Confirm`]. Its writes to TODO.md and state.yaml go through [`write`]; its
+//! journal of tick's own changes through [`record::Recorder`].
+
+pub mod changes;
+pub mod events;
+pub mod record;
+pub mod schedule;
+pub mod verify;
+pub mod write;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use chrono::{DateTime, Utc};
+
+use crate::agent::executor::{Executor, StepEnd, StepError, StepHooks, Verdict};
+use crate::agent::{AgentEvent, Model, context};
+use crate::config::Limits;
+use crate::error::{Error, ErrorKind, Result};
+use crate::fsx;
+use crate::llm::{Client, Message, Usage};
+use crate::plan::{Event, StepId, StepStatus, transition};
+use crate::tasks::lock::Lock;
+use crate::tasks::{PLAN_FILE, RUNS_DIR, STATE_FILE, Store, TODO_FILE, Task, TaskRef};
+use crate::tools::{Effects, Registry};
+use crate::watch::live::{Change, LiveOptions, LiveWatcher};
+use changes::Snapshot;
+use record::Recorder;
+use verify::StepVerifier;
+use write::StatusWrite;
+
+pub use events::{BlockedStep, JSON_FORMAT, RunEvent, RunOutcome, StepOutcome, Summary};
+pub use schedule::{Next, next_step};
+
+/// The system prompt of a step's turn, overridable from `.tasks/prompts/execute.md`.
+pub const EXECUTE_PROMPT: &str = include_str!("../../prompts/execute.md");
+
+/// Where the runner's events go.
+pub type Sink<'s> = dyn FnMut(RunEvent) + Send + 's;
+
+/// Where the runner's time comes from: the times it records in state.yaml and the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// The wall clock, read at each record.
+    System,
+    /// One fixed time for everything (tests and demos).
+    Fixed(DateTime<Utc>),
+}
+
+impl Clock {
+    pub fn now(self) -> DateTime<Utc> {
+        match self {
+            Clock::System => Utc::now(),
+            Clock::Fixed(at) => at,
+        }
+    }
+}
+
+/// The runner's one question for a person: a step changed files outside its `files` and the
+/// approval does not allow that; may the run go on anyway?
+pub trait Confirm {
+    fn go_on_after_deviation(&mut self, step: StepId, files: &[String]) -> bool;
+}
+
+/// The answer when nobody can be asked: stop and let the person review.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NeverGoOn;
+
+impl Confirm for NeverGoOn {
+    fn go_on_after_deviation(&mut self, _step: StepId, _files: &[String]) -> bool {
+        false
+    }
+}
+
+/// Everything a runner needs, resolved by its caller.
+pub struct RunnerDeps<'a> {
+    pub store: &'a Store,
+    pub task: TaskRef,
+    /// The task's lock, held for as long as the runner lives.
+    pub lock: &'a Lock,
+    pub client: &'a Client,
+    pub model: String,
+    /// The step turn's system prompt (usually [`EXECUTE_PROMPT`]).
+    pub system: String,
+    /// The build-mode tool registry.
+    pub registry: &'a Registry,
+    pub limits: Limits,
+    /// Native tool calls, text tool calls, or native until the model writes one as text.
+    pub tool_calls: crate::config::ToolCalls,
+    /// Whether the agent's commands run under the sandbox (`false`: `--no-sandbox`).
+    pub sandboxed: bool,
+    /// Values redacted from the transcripts in `runs/` (the API key).
+    pub secrets: Vec<String>,
+    pub clock: Clock,
+    /// Set (by Ctrl-C) to stop at the next safe point; the running step stays in progress.
+    pub interrupted: Arc<AtomicBool>,
+    /// Commit each verified step with its files.
+    pub commit: bool,
+    /// Watch the workspace for a person's edits while a step runs.
+    pub watch: bool,
+}
+
+/// Which steps a [`Runner::run`] may run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Only this step (or the sub-steps of this parent).
+    pub only: Option<StepId>,
+    /// At most this many steps.
+    pub max_steps: Option<usize>,
+}
+
+/// Executes one approved task. See the module documentation.
+pub struct Runner<'a> {
+    deps: RunnerDeps<'a>,
+    runtime: tokio::runtime::Runtime,
+    /// Sees a person's edits during a step; `None` where the workspace cannot be watched.
+    watcher: Option<LiveWatcher>,
+    usage: Usage,
+}
+
+/// The sink, shared by the model's events and the runner's own while a step's turn runs.
+struct Emitter<'s, 't>(Mutex<&'s mut Sink<'t>>);
+
+impl<'s, 't> Emitter<'s, 't> {
+    fn new(sink: &'s mut Sink<'t>) -> Self {
+        Emitter(Mutex::new(sink))
+    }
+
+    fn emit(&self, event: RunEvent) {
+        let mut sink = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        (*sink)(event);
+    }
+}
+
+/// What the runner does around the model's work on one step.
+struct Hooks<'r, 's, 't> {
+    root: &'r Path,
+    step: StepId,
+    clock: Clock,
+    verifier: StepVerifier,
+    recorder: Recorder,
+    watcher: Option<&'r mut LiveWatcher>,
+    /// Files a person changed while the step ran.
+    outside: BTreeSet<String>,
+    emitter: &'r Emitter<'s, 't>,
+}
+
+impl StepHooks for Hooks<'_, '_, '_> {
+    fn verify(&mut self, _note: Option<&str>) -> Verdict {
+        let emitter = self.emitter;
+        self.verifier
+            .verify(&mut self.recorder, &mut |event| emitter.emit(event))
+    }
+
+    fn before_tool(&mut self, tool: &str) {
+        if tool == "bash" {
+            self.recorder.command_started(SystemTime::now());
+        }
+    }
+
+    fn after_tool(&mut self, effects: &Effects) {
+        self.recorder.tool_effects(effects, self.clock.now());
+    }
+
+    fn notices(&mut self) -> Option<String> {
+        let watcher = self.watcher.as_mut()?;
+        let mut paths = BTreeSet::new();
+        while let Some(change) = watcher.try_next() {
+            if let Change::Paths(changed) = change {
+                paths.extend(changed);
+            }
+        }
+        let mut foreign = Vec::new();
+        for path in paths {
+            if path.starts_with(".tasks/") || path.starts_with(".git/") {
+                continue;
+            }
+            let full = self.root.join(&path);
+            let metadata = std::fs::symlink_metadata(&full).ok();
+            if metadata.as_ref().is_some_and(std::fs::Metadata::is_dir) {
+                continue;
+            }
+            let modified = metadata.and_then(|m| m.modified().ok());
+            let hash = crate::watch::fingerprint::hash_file(&full);
+            if !self
+                .recorder
+                .owns(&path, &hash, modified, SystemTime::now())
+            {
+                foreign.push(path);
+            }
+        }
+        if foreign.is_empty() {
+            return None;
+        }
+        self.outside.extend(foreign.iter().cloned());
+        let list: Vec<String> = foreign.iter().map(|p| format!("`{p}`")).collect();
+        self.emitter.emit(RunEvent::OutsideEdit {
+            step: self.step,
+            files: foreign,
+        });
+        Some(format!(
+            "Note from tick: while you worked, a person changed {} (not through your tools). \
+             Read it again before you edit it, and keep their change unless your step says \
+             otherwise.",
+            list.join(", ")
+        ))
+    }
+}
+
+impl<'a> Runner<'a> {
+    /// A runner for `deps.task`: starts its async runtime and (with `deps.watch`) the live
+    /// watcher. The watcher is a help, not a requirement: without it, edits are still caught
+    /// by the fingerprints at the next command.
+    pub fn new(deps: RunnerDeps<'a>) -> Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
+        let watcher = if deps.watch {
+            let root = deps.store.root();
+            runtime
+                .block_on(async { LiveWatcher::start(root, LiveOptions::default()) })
+                .ok()
+        } else {
+            None
+        };
+        Ok(Runner {
+            deps,
+            runtime,
+            watcher,
+            usage: Usage::default(),
+        })
+    }
+
+    /// Tokens used so far.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    fn store(&self) -> &Store {
+        self.deps.store
+    }
+
+    fn root(&self) -> &Path {
+        self.deps.store.root()
+    }
+
+    /// Marks the done steps whose files changed while tick was not running `[~]`.
+    pub fn refresh_stale(&self) -> Result<()> {
+        crate::watch::refresh_locked(
+            self.deps.store,
+            &self.deps.task,
+            self.deps.clock.now(),
+            self.deps.lock,
+        )?;
+        Ok(())
+    }
+
+    /// Reads the task for the next decision: it must still be approved as it stands, and
+    /// steps a person added get their ids now.
+    pub fn load(&self, sink: &mut Sink<'_>) -> Result<Task> {
+        let store = self.store();
+        let task = store.load(&self.deps.task)?;
+        store.require_steps(&task)?;
+        if task.plan_changed() {
+            let copy = task
+                .dir
+                .join(RUNS_DIR)
+                .join(crate::commands::approve::APPROVED_COPY);
+            let diff = crate::commands::approve::changes_since_approval(&copy, &task.plan_src);
+            sink(RunEvent::PlanChanged { diff });
+            return Err(Error::input(format!(
+                "`{}` was edited after approval",
+                store.rel(&task.dir.join(PLAN_FILE))
+            ))
+            .hint(format!(
+                "review the change, then approve it with `tick approve {}`; nothing was run",
+                task.id
+            )));
+        }
+        if task.todo.needs_ids() {
+            let steps = write::assign_ids(store, &task)?;
+            sink(RunEvent::IdsAssigned { steps });
+            return store.load(&self.deps.task);
+        }
+        Ok(task)
+    }
+
+    /// What runs next in `task`.
+    pub fn next(&self, task: &Task, only: Option<StepId>) -> Next {
+        next_step(&task.todo, only)
+    }
+
+    /// Runs steps until all are done, a step is blocked, a limit or `opts` stops it, or Ctrl-C.
+    /// Stale steps are verified again before anything new runs. Ends with a
+    /// [`RunEvent::Summary`].
+    pub fn run(
+        &mut self,
+        opts: RunOptions,
+        confirm: &mut dyn Confirm,
+        sink: &mut Sink<'_>,
+    ) -> Result<RunOutcome> {
+        self.refresh_stale()?;
+        let task = self.load(sink)?;
+        transition(task.phase(), Event::Run).map_err(|r| Error::input(r.reason).hint(r.hint))?;
+        sink(RunEvent::RunStarted {
+            format: JSON_FORMAT,
+            task: task.id.clone(),
+            title: task.title(),
+        });
+        self.reverify_stale(&task, sink)?;
+        let mut steps_run = 0usize;
+        let ended = loop {
+            // Read first: steps a person added meanwhile get their ids even when the run
+            // stops here.
+            let task = self.load(sink)?;
+            if opts.max_steps.is_some_and(|max| steps_run >= max)
+                || (opts.only.is_some() && steps_run > 0)
+            {
+                break StepOutcome::Done;
+            }
+            let id = match self.next(&task, opts.only) {
+                Next::Step(id) => id,
+                Next::AllDone => {
+                    if steps_run == 0 {
+                        sink(RunEvent::NothingToRun { step: None });
+                    }
+                    break StepOutcome::Done;
+                }
+                Next::AlreadyDone(id) => {
+                    sink(RunEvent::NothingToRun { step: Some(id) });
+                    break StepOutcome::Done;
+                }
+                Next::Blocked { id, reason } => {
+                    sink(RunEvent::StepBlocked {
+                        step: id,
+                        reason,
+                        before_run: true,
+                    });
+                    break StepOutcome::Blocked;
+                }
+                Next::Waiting { id, on } => {
+                    return Err(Error::input(format!(
+                        "`{id}` depends on `{on}`, which is not done and cannot run first"
+                    ))
+                    .hint("fix the `depends:` line in TODO.md, or finish the other step"));
+                }
+            };
+            let outcome = self.run_step(&task, id, confirm, sink)?;
+            if self.deps.interrupted.load(Ordering::Relaxed) && outcome == StepOutcome::Done {
+                sink(RunEvent::Interrupted {
+                    step: id,
+                    in_progress: false,
+                });
+                break StepOutcome::Interrupted;
+            }
+            steps_run += 1;
+            if outcome != StepOutcome::Done {
+                break outcome;
+            }
+        };
+        let summary = self.summary(ended, steps_run)?;
+        sink(RunEvent::Summary(summary.clone()));
+        Ok(RunOutcome {
+            ended,
+            steps_run,
+            summary,
+        })
+    }
+
+    /// Writes a status through [`write::set_status`] and reports what a person's edit kept.
+    fn write_status(
+        &self,
+        id: StepId,
+        expected: Option<StepStatus>,
+        status: StepStatus,
+        reason: Option<&str>,
+        sink: &mut Sink<'_>,
+    ) -> Result<()> {
+        let store = self.store();
+        let written = write::set_status(
+            store,
+            &self.deps.task,
+            id,
+            expected,
+            status,
+            reason,
+            self.deps.clock.now(),
+        )?;
+        let file = store.rel(&self.deps.task.dir.join(TODO_FILE));
+        match written {
+            StatusWrite::Written(_) => {}
+            StatusWrite::Kept { current } => sink(RunEvent::StatusKept {
+                step: id,
+                file,
+                current,
+                wanted: status,
+            }),
+            StatusWrite::Missing => sink(RunEvent::StepMissing { step: id, file }),
+        }
+        Ok(())
+    }
+
+    fn save_state(&self, update: impl FnOnce(&mut crate::tasks::state::State)) -> Result<()> {
+        write::save_state(self.store(), &self.deps.task, update)
+    }
+
+    /// A verification of step `id` with no attempts used yet, and a recorder for it.
+    fn verifier(&self, task: &Task, id: StepId, commands: &[String]) -> (StepVerifier, Recorder) {
+        (
+            StepVerifier::new(self.root(), self.deps.registry.command_env(), id, commands),
+            Recorder::new(&task.dir, id, SystemTime::now()),
+        )
+    }
+
+    /// Verifies the stale steps of `task` again: pass, and the step is `[x]` again with new
+    /// evidence; fail (or no verification to run), and it is `[ ]`, to be redone.
+    pub fn reverify_stale(&mut self, task: &Task, sink: &mut Sink<'_>) -> Result<()> {
+        for step in task.todo.all_steps() {
+            let (Some(id), StepStatus::Stale) = (step.id, step.status) else {
+                continue;
+            };
+            let (mut verifier, mut recorder) = self.verifier(task, id, &step.verify);
+            let has_verify = verifier.has_commands();
+            let passed = has_verify
+                && matches!(
+                    verifier.verify(&mut recorder, &mut *sink),
+                    Verdict::Passed { .. }
+                );
+            let status = if passed {
+                StepStatus::Done
+            } else {
+                StepStatus::Pending
+            };
+            let prints = crate::watch::fingerprint(self.root(), &step.files, &[]);
+            let now = self.deps.clock.now();
+            self.save_state(|state| {
+                state.record_runner(id, status, now, verifier.evidence(), prints);
+            })?;
+            self.write_status(id, Some(StepStatus::Stale), status, None, sink)?;
+            sink(RunEvent::StaleReverified {
+                step: id,
+                passed,
+                has_verify,
+            });
+        }
+        Ok(())
+    }
+
+    /// When the last sub-step of `parent` is done, the parent's box was ticked with it: run
+    /// the parent's own verification now. Pass (or none to run): the parent is done, by the
+    /// runner. Fail: the parent is blocked with the failure, and `true` is returned.
+    fn settle_parent(&self, parent: StepId, sink: &mut Sink<'_>) -> Result<bool> {
+        let task = self.store().load(&self.deps.task)?;
+        let Some(step) = task.todo.find(parent) else {
+            return Ok(false);
+        };
+        if step.status != StepStatus::Done {
+            return Ok(false);
+        }
+        let (mut verifier, mut recorder) = self.verifier(&task, parent, &step.verify);
+        let passed = matches!(
+            verifier.verify(&mut recorder, &mut *sink),
+            Verdict::Passed { .. }
+        );
+        let prints = crate::watch::fingerprint(self.root(), &step.files, &[]);
+        let now = self.deps.clock.now();
+        self.save_state(|state| {
+            let status = if passed {
+                StepStatus::Done
+            } else {
+                StepStatus::Blocked
+            };
+            state.record_runner(parent, status, now, verifier.evidence(), prints);
+        })?;
+        if passed {
+            return Ok(false);
+        }
+        let failed = verifier.evidence().last().map_or_else(String::new, |e| {
+            format!("`{}` exit {}", e.command, e.exit_code)
+        });
+        let reason = format!("its sub-steps are done but its verification fails: {failed}");
+        self.write_status(
+            parent,
+            Some(StepStatus::Done),
+            StepStatus::Blocked,
+            Some(&reason),
+            sink,
+        )?;
+        sink(RunEvent::StepBlocked {
+            step: parent,
+            reason,
+            before_run: false,
+        });
+        Ok(true)
+    }
+
+    /// Runs one step of `task` (as loaded just before): marks it `[-]`, lets the model work
+    /// on it from a fresh context pack, verifies its `done` claim, and records the outcome in
+    /// TODO.md and state.yaml. A provider or limit failure is an error; the step then stays
+    /// in progress.
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one step's lifecycle reads best top to bottom"
+    )]
+    pub fn run_step(
+        &mut self,
+        task: &Task,
+        id: StepId,
+        confirm: &mut dyn Confirm,
+        sink: &mut Sink<'_>,
+    ) -> Result<StepOutcome> {
+        let step = task
+            .todo
+            .find(id)
+            .ok_or_else(|| Error::internal(format!("step `{id}` vanished")))?
+            .clone();
+        sink(RunEvent::StepStarted {
+            step: id,
+            title: step.title.clone(),
+        });
+        self.write_status(id, None, StepStatus::InProgress, None, sink)?;
+        let now = self.deps.clock.now();
+        self.save_state(|state| {
+            state.record_runner(id, StepStatus::InProgress, now, &[], BTreeMap::new());
+        })?;
+        // What earlier (blocked or failed) attempts of this step changed.
+        let earlier: BTreeSet<String> = task
+            .state
+            .steps
+            .get(&id)
+            .map(|r| r.files_changed.iter().cloned().collect())
+            .unwrap_or_default();
+
+        // A sub-step works within its own files and its parent's.
+        let mut scope = step.files.clone();
+        if let Some(parent) = Some(id)
+            .filter(|i| i.is_sub())
+            .and_then(|i| task.todo.find(i.parent()))
+        {
+            scope.extend(parent.files.iter().cloned());
+        }
+        let root = self.deps.store.root().to_path_buf();
+        let before = Snapshot::take(&root, &scope, &earlier);
+        let mut messages = vec![Message::user(context::pack(task, id))];
+        // Changes from before this step (tick's own TODO.md write, say) are not news.
+        if let Some(watcher) = self.watcher.as_mut() {
+            while watcher.try_next().is_some() {}
+        }
+        let (result, verifier, recorder, outside) = {
+            let emitter = Emitter::new(&mut *sink);
+            let (verifier, recorder) = (
+                StepVerifier::new(&root, self.deps.registry.command_env(), id, &step.verify),
+                Recorder::new(&task.dir, id, SystemTime::now()),
+            );
+            let mut hooks = Hooks {
+                root: &root,
+                step: id,
+                clock: self.deps.clock,
+                verifier,
+                recorder,
+                watcher: self.watcher.as_mut(),
+                outside: BTreeSet::new(),
+                emitter: &emitter,
+            };
+            let executor = Executor {
+                model: Model {
+                    client: self.deps.client,
+                    model: self.deps.model.clone(),
+                    system: self.deps.system.clone(),
+                    registry: self.deps.registry,
+                    limits: self.deps.limits,
+                    tool_calls: self.deps.tool_calls,
+                },
+                step: id,
+                interrupted: &self.deps.interrupted,
+            };
+            let mut agent = |agent: AgentEvent| emitter.emit(RunEvent::Agent { step: id, agent });
+            let result = self.runtime.block_on(executor.run(
+                &mut messages,
+                &mut hooks,
+                &mut agent,
+                &mut self.usage,
+            ));
+            (result, hooks.verifier, hooks.recorder, hooks.outside)
+        };
+        self.save_transcript(&task.dir, id, &messages);
+
+        // What the step changed: what its tools wrote, what differs from before it, and what
+        // earlier attempts changed that is still changed.
+        let after = Snapshot::take(&root, &scope, &before.files.keys().cloned().collect());
+        // A file a person changed meanwhile is theirs, unless the step's tools wrote it too.
+        let mut changed: BTreeSet<String> = recorder.written().keys().cloned().collect();
+        changed.extend(before.changed(&after).difference(&outside).cloned());
+        if let Some(dirty) = &after.dirty {
+            changed.extend(earlier.intersection(dirty).cloned());
+        }
+        changed.retain(|p| !p.starts_with(".tasks/") && !p.starts_with(".git/"));
+        let files_changed: Vec<String> = changed.iter().cloned().collect();
+        let evidence = verifier.evidence().to_vec();
+        let end = match result {
+            Ok(end) => end,
+            Err(err) => {
+                self.save_state(|state| {
+                    state.steps.entry(id).or_default().files_changed = files_changed;
+                })?;
+                return Err(step_error(err, id));
+            }
+        };
+        let now = self.deps.clock.now();
+        match end {
+            StepEnd::Done { note } => {
+                let prints = crate::watch::fingerprint(&root, &scope, &files_changed);
+                let deviation = changes::deviations(&scope, &changed);
+                self.save_state(|state| {
+                    let record = state.record_runner(id, StepStatus::Done, now, &evidence, prints);
+                    record.files_changed.clone_from(&files_changed);
+                    record.deviations.clone_from(&deviation);
+                    record.outside_edits = outside.iter().cloned().collect();
+                    record.note = note.as_deref().map(|n| crate::redact::redact(n, &[]));
+                })?;
+                self.write_status(
+                    id,
+                    Some(StepStatus::InProgress),
+                    StepStatus::Done,
+                    None,
+                    sink,
+                )?;
+                sink(RunEvent::StepDone {
+                    step: id,
+                    verified: !evidence.is_empty(),
+                    files_changed: files_changed.clone(),
+                });
+                let parent_blocked = id.is_sub() && self.settle_parent(id.parent(), sink)?;
+                if self.deps.commit {
+                    let dirty: BTreeSet<String> = changes::dirty_files(&root)
+                        .ok_or_else(|| {
+                            Error::input("`--commit` needs a git repository, and git sees none here")
+                                .hint("the step is done and recorded; run without `--commit`, or `git init`")
+                        })?
+                        .into_keys()
+                        .collect();
+                    let files = changes::commit_set(&scope, &changed, &dirty);
+                    self.commit_step(task, id, &step.title, &files, sink)?;
+                }
+                if parent_blocked {
+                    return Ok(StepOutcome::Blocked);
+                }
+                self.after_done(id, &deviation, confirm, sink)
+            }
+            StepEnd::Blocked { reason } => {
+                let reason = crate::redact::redact(&reason, &[]);
+                self.save_state(|state| {
+                    let record = state.record_runner(
+                        id,
+                        StepStatus::Blocked,
+                        now,
+                        &evidence,
+                        BTreeMap::new(),
+                    );
+                    record.files_changed = files_changed;
+                })?;
+                self.write_status(
+                    id,
+                    Some(StepStatus::InProgress),
+                    StepStatus::Blocked,
+                    Some(&reason),
+                    sink,
+                )?;
+                sink(RunEvent::StepBlocked {
+                    step: id,
+                    reason,
+                    before_run: false,
+                });
+                Ok(StepOutcome::Blocked)
+            }
+            StepEnd::Interrupted => {
+                sink(RunEvent::Interrupted {
+                    step: id,
+                    in_progress: true,
+                });
+                Ok(StepOutcome::Interrupted)
+            }
+        }
+    }
+
+    /// After a done step: the task's file limit, then the step's deviations.
+    fn after_done(
+        &self,
+        id: StepId,
+        deviation: &[String],
+        confirm: &mut dyn Confirm,
+        sink: &mut Sink<'_>,
+    ) -> Result<StepOutcome> {
+        let task = self.store().load(&self.deps.task)?;
+        let approval = task.plan.front.approval.as_ref();
+        if let Some(max) = approval.and_then(|a| a.max_files_changed) {
+            let total: BTreeSet<&String> = task
+                .state
+                .steps
+                .values()
+                .flat_map(|r| r.files_changed.iter())
+                .collect();
+            if total.len() > max as usize {
+                sink(RunEvent::Limit {
+                    task: task.id.clone(),
+                    files_changed: total.len(),
+                    max_files_changed: max,
+                });
+                return Ok(StepOutcome::Limit);
+            }
+        }
+        if deviation.is_empty() {
+            return Ok(StepOutcome::Done);
+        }
+        let allowed = approval.is_some_and(|a| a.allow_deviation);
+        sink(RunEvent::Deviation {
+            step: id,
+            files: deviation.to_vec(),
+            allowed,
+        });
+        if allowed || confirm.go_on_after_deviation(id, deviation) {
+            return Ok(StepOutcome::Done);
+        }
+        sink(RunEvent::Paused { step: id });
+        Ok(StepOutcome::Paused)
+    }
+
+    /// The step's conversation, for the record (`runs/` is not committed).
+    fn save_transcript(&self, task_dir: &Path, id: StepId, messages: &[Message]) {
+        let secrets: Vec<&str> = self.deps.secrets.iter().map(String::as_str).collect();
+        let text = crate::transcript::jsonl(
+            messages,
+            &secrets,
+            self.deps.limits.max_transcript_entry_bytes,
+        );
+        let dir = task_dir.join(RUNS_DIR);
+        let name = format!(
+            "{}-{id}.jsonl",
+            self.deps.clock.now().format("%Y%m%d-%H%M%S")
+        );
+        if fsx::create_dir_all(&dir).is_ok() {
+            let _ = fsx::write_atomic(&dir.join(name), text.as_bytes());
+        }
+    }
+
+    /// One commit for a verified step: the files it changed and the task's files, nothing
+    /// else; none at all when it changed no file outside `.tasks/`.
+    fn commit_step(
+        &self,
+        task: &Task,
+        id: StepId,
+        title: &str,
+        files: &[String],
+        sink: &mut Sink<'_>,
+    ) -> Result<()> {
+        if files.is_empty() {
+            sink(RunEvent::CommitSkipped { step: id });
+            return Ok(());
+        }
+        let store = self.store();
+        let mut paths = files.to_vec();
+        for file in [PLAN_FILE, TODO_FILE, STATE_FILE] {
+            paths.push(store.rel(&task.dir.join(file)));
+        }
+        let message = format!("{title}\n\nTask: {}\nStep: {id}\n", task.id);
+        crate::git::commit_paths(store.root(), &paths, &message).map_err(|err| {
+            Error::internal(err).hint("the step is done and recorded; commit it by hand")
+        })?;
+        sink(RunEvent::Committed {
+            step: id,
+            commit: crate::git::head(store.root()),
+            files: paths,
+        });
+        Ok(())
+    }
+
+    /// Where the task stands now, for the closing line.
+    pub fn summary(&self, ended: StepOutcome, steps_run: usize) -> Result<Summary> {
+        let task = self.store().load(&self.deps.task)?;
+        let progress = task.progress();
+        let blocked = task
+            .todo
+            .all_steps()
+            .filter(|s| s.status == StepStatus::Blocked)
+            .filter_map(|s| {
+                Some(BlockedStep {
+                    step: s.id?,
+                    reason: s.blocked.clone(),
+                })
+            })
+            .collect();
+        Ok(Summary {
+            task: task.id.clone(),
+            done: progress.done,
+            total: progress.total,
+            blocked,
+            phase: task.phase(),
+            outcome: ended,
+            steps_run,
+            usage: self.usage,
+            sandboxed: self.deps.sandboxed,
+        })
+    }
+}
+
+/// A step's turn that failed, as a person reads it: what failed and that the step stays in
+/// progress.
+fn step_error(err: StepError, id: StepId) -> Error {
+    let left = format!("`{id}` stays in progress; `tick run` picks it up again");
+    match err {
+        StepError::Llm(err) => {
+            let hint = err.hint();
+            let mut error = Error::new(ErrorKind::Provider, err.to_string());
+            if let Some(hint) = hint {
+                error = error.hint(hint);
+            }
+            error.hint(left)
+        }
+        StepError::NoReport => Error::new(
+            ErrorKind::Provider,
+            "the model stopped without reporting the step with `update_step`, even after a reminder",
+        )
+        .hint(left),
+        StepError::TurnLimit { turns } => Error::new(
+            ErrorKind::Limit,
+            format!("`{id}` used all {turns} turns without finishing"),
+        )
+        .hint(format!("raise `limits.max_turns` in `.tasks/config.yaml`, or split the step; {left}")),
+        StepError::TokenLimit { used, limit } => Error::new(
+            ErrorKind::Limit,
+            format!("the run used {used} tokens, over the limit of {limit}"),
+        )
+        .hint(format!("raise `limits.max_tokens` in `.tasks/config.yaml`; {left}")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

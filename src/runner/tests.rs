@@ -1,0 +1,327 @@
+//! The runner below the CLI: one step against a loopback model server that answers from a
+//! script, in a real temp workspace with real files and real verify commands.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::llm::{ClientConfig, ProviderKind};
+use crate::tools::{Mode, Workspace};
+
+/// A model server on 127.0.0.1 that answers each request with the next scripted SSE body,
+/// and keeps the request bodies.
+struct LoopbackModel {
+    url: String,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+fn sse_calls(calls: &[(&str, &str, Value)]) -> String {
+    let mut body = String::new();
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(index, (id, name, args))| {
+            json!({"index": index, "id": id, "type": "function",
+                   "function": {"name": name, "arguments": args.to_string()}})
+        })
+        .collect();
+    for chunk in [
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": tool_calls}, "finish_reason": null}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}),
+    ] {
+        body.push_str(&format!("data: {chunk}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+impl LoopbackModel {
+    fn start(replies: Vec<String>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&requests);
+        std::thread::spawn(move || {
+            let mut replies = replies.into_iter();
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                seen.lock()
+                    .unwrap()
+                    .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                let reply = replies.next().unwrap_or_default();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                    reply.len()
+                );
+            }
+        });
+        LoopbackModel { url, requests }
+    }
+}
+
+const PLAN: &str =
+    "---\ntitle: Greeting\nstatus: approved\n---\n# Greeting\n\n## Summary\nGreet.\n";
+const TODO: &str = "# TODO: Greeting\n\n- [ ] S1 Create greeting.txt\n  - files: greeting.txt\n  - verify: `grep -q hello greeting.txt`\n- [ ] S2 Document it\n  - files: NOTES.md\n";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: Store,
+    task: TaskRef,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::at(dir.path());
+    store.ensure().unwrap();
+    let task = store.task_ref("20261130-143012-greeting");
+    std::fs::create_dir_all(&task.dir).unwrap();
+    std::fs::write(task.dir.join(PLAN_FILE), PLAN).unwrap();
+    std::fs::write(task.dir.join(TODO_FILE), TODO).unwrap();
+    Fixture {
+        _dir: dir,
+        store,
+        task,
+    }
+}
+
+fn at() -> DateTime<Utc> {
+    "2026-11-30T14:30:12Z".parse().unwrap()
+}
+
+/// Runs `body` with a runner on the fixture's task against `model`.
+fn with_runner<T>(
+    fx: &Fixture,
+    model: &LoopbackModel,
+    body: impl FnOnce(&mut Runner<'_>) -> T,
+) -> T {
+    let mut config = ClientConfig::new(ProviderKind::OpenAi, model.url.clone());
+    config.max_retries = 0;
+    let client = Client::new(config).unwrap();
+    let registry = Registry::for_mode(Mode::Build, Workspace::new(fx.store.root()).unwrap());
+    let lock = fx.store.lock_task_now(&fx.task, "test").unwrap();
+    let mut runner = Runner::new(RunnerDeps {
+        store: &fx.store,
+        task: fx.task.clone(),
+        lock: &lock,
+        client: &client,
+        model: "test-model".into(),
+        system: "You execute steps.".into(),
+        registry: &registry,
+        limits: Limits::default(),
+        secrets: Vec::new(),
+        clock: Clock::Fixed(at()),
+        interrupted: Arc::new(AtomicBool::new(false)),
+        commit: false,
+        watch: false,
+        sandboxed: false,
+        tool_calls: crate::config::ToolCalls::default(),
+    })
+    .unwrap();
+    body(&mut runner)
+}
+
+/// The kind of each event; the model's own events as `agent:<kind>`.
+fn kinds(events: &[RunEvent]) -> Vec<String> {
+    events
+        .iter()
+        .map(|event| {
+            let value = serde_json::to_value(event).unwrap();
+            match event {
+                RunEvent::Agent { .. } => {
+                    format!("agent:{}", value["agent"]["event"].as_str().unwrap())
+                }
+                _ => value["event"].as_str().unwrap().to_owned(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn one_step_emits_its_events_in_order_and_is_ticked_with_evidence() {
+    let fx = fixture();
+    let model = LoopbackModel::start(vec![
+        sse_calls(&[(
+            "c1",
+            "write_file",
+            json!({"path": "greeting.txt", "content": "hello\n"}),
+        )]),
+        sse_calls(&[("c2", "update_step", json!({"id": "S1", "status": "done"}))]),
+    ]);
+    let mut events = Vec::new();
+    let outcome = with_runner(&fx, &model, |runner| {
+        let task = runner.load(&mut |e| events.push(e)).unwrap();
+        assert_eq!(runner.next(&task, None), Next::Step(StepId::top(1)));
+        runner
+            .run_step(&task, StepId::top(1), &mut NeverGoOn, &mut |e| {
+                events.push(e);
+            })
+            .unwrap()
+    });
+    assert_eq!(outcome, StepOutcome::Done);
+    assert_eq!(
+        kinds(&events),
+        [
+            "step_started",
+            "agent:request",
+            "agent:usage",
+            "agent:tool_call",
+            "agent:tool_result",
+            "agent:request",
+            "agent:usage",
+            "agent:tool_call",
+            "verification",
+            "agent:tool_result",
+            "step_done"
+        ]
+    );
+    assert_eq!(
+        events.last().unwrap(),
+        &RunEvent::StepDone {
+            step: StepId::top(1),
+            verified: true,
+            files_changed: vec!["greeting.txt".into()],
+        }
+    );
+    let task = fx.store.load(&fx.task).unwrap();
+    assert!(
+        task.todo_src.contains("- [x] S1 Create greeting.txt"),
+        "{}",
+        task.todo_src
+    );
+    let record = &task.state.steps[&StepId::top(1)];
+    assert!(record.verified());
+    assert_eq!(record.done_at, Some(at()), "the passed-in clock");
+    assert_eq!(record.evidence[0].command, "grep -q hello greeting.txt");
+    assert!(record.fingerprints.contains_key("greeting.txt"));
+    // The model got the step's context pack, with the tools of build mode.
+    let requests = model.requests.lock().unwrap();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        first.contains("## Your step: S1 Create greeting.txt"),
+        "{first}"
+    );
+}
+
+#[test]
+fn a_failed_verification_goes_back_and_a_deviation_pauses_unless_confirmed() {
+    struct Yes(Vec<(StepId, Vec<String>)>);
+    impl Confirm for Yes {
+        fn go_on_after_deviation(&mut self, step: StepId, files: &[String]) -> bool {
+            self.0.push((step, files.to_vec()));
+            true
+        }
+    }
+    for go_on in [false, true] {
+        let fx = fixture();
+        let model = LoopbackModel::start(vec![
+            sse_calls(&[("c1", "update_step", json!({"id": "S1", "status": "done"}))]),
+            sse_calls(&[
+                (
+                    "c2",
+                    "write_file",
+                    json!({"path": "greeting.txt", "content": "hello\n"}),
+                ),
+                (
+                    "c3",
+                    "write_file",
+                    json!({"path": "extra.txt", "content": "x\n"}),
+                ),
+            ]),
+            sse_calls(&[("c4", "update_step", json!({"id": "S1", "status": "done"}))]),
+        ]);
+        let mut events = Vec::new();
+        let mut yes = Yes(Vec::new());
+        let outcome = with_runner(&fx, &model, |runner| {
+            let task = runner.load(&mut |e| events.push(e)).unwrap();
+            let confirm: &mut dyn Confirm = if go_on { &mut yes } else { &mut NeverGoOn };
+            runner
+                .run_step(&task, StepId::top(1), confirm, &mut |e| events.push(e))
+                .unwrap()
+        });
+        let verdicts: Vec<bool> = events
+            .iter()
+            .filter_map(|e| match e {
+                RunEvent::Verification { passed, .. } => Some(*passed),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(verdicts, [false, true]);
+        assert!(events.contains(&RunEvent::Deviation {
+            step: StepId::top(1),
+            files: vec!["extra.txt".into()],
+            allowed: false,
+        }));
+        let paused = events.contains(&RunEvent::Paused {
+            step: StepId::top(1),
+        });
+        if go_on {
+            assert_eq!(outcome, StepOutcome::Done);
+            assert!(!paused);
+            assert_eq!(yes.0, [(StepId::top(1), vec!["extra.txt".to_owned()])]);
+        } else {
+            assert_eq!(outcome, StepOutcome::Paused);
+            assert!(paused);
+        }
+        let record = &fx.store.load(&fx.task).unwrap().state.steps[&StepId::top(1)];
+        assert_eq!(record.deviations, ["extra.txt"]);
+        assert_eq!(record.files_changed, ["extra.txt", "greeting.txt"]);
+    }
+}
+
+#[test]
+fn a_blocked_step_is_marked_with_its_reason_and_the_run_stops_there() {
+    let fx = fixture();
+    let model = LoopbackModel::start(vec![sse_calls(&[(
+        "c1",
+        "update_step",
+        json!({"id": "S1", "status": "blocked", "reason": "hello or hi?"}),
+    )])]);
+    let mut events = Vec::new();
+    let outcome = with_runner(&fx, &model, |runner| {
+        runner
+            .run(RunOptions::default(), &mut NeverGoOn, &mut |e| {
+                events.push(e);
+            })
+            .unwrap()
+    });
+    assert_eq!(outcome.ended, StepOutcome::Blocked);
+    assert_eq!(outcome.steps_run, 1);
+    let kinds: Vec<String> = kinds(&events)
+        .into_iter()
+        .filter(|k| !k.starts_with("agent:"))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["run_started", "step_started", "step_blocked", "summary"]
+    );
+    assert_eq!(
+        outcome.summary.blocked,
+        [BlockedStep {
+            step: StepId::top(1),
+            reason: Some("hello or hi?".into())
+        }]
+    );
+    let todo = fx.store.load(&fx.task).unwrap().todo_src;
+    assert!(todo.contains("- [!] S1 Create greeting.txt"), "{todo}");
+    assert!(todo.contains("  - blocked: hello or hi?\n"), "{todo}");
+}

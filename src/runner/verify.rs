@@ -1,0 +1,283 @@
+//! A step's verification: its `verify` commands, run the way the agent's `bash` runs them,
+//! each result kept as evidence for state.yaml and reported as a [`RunEvent::Verification`].
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::events::RunEvent;
+use super::record::Recorder;
+use crate::agent::executor::Verdict;
+use crate::plan::StepId;
+use crate::tasks::state::Evidence;
+use crate::tools::bash::{self, CommandEnv};
+
+/// How often a step's verification may fail before the step is blocked.
+pub const MAX_VERIFY_ATTEMPTS: u32 = 3;
+/// How long one verify command may run.
+pub const VERIFY_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Runs one step's verify commands, counting attempts and keeping the last attempt's evidence.
+#[derive(Debug)]
+pub struct StepVerifier {
+    root: PathBuf,
+    env: CommandEnv,
+    step: StepId,
+    commands: Vec<String>,
+    attempts: u32,
+    evidence: Vec<Evidence>,
+    timeout: Duration,
+}
+
+/// The last `lines` lines of `text`, at most `chars` characters of them.
+pub fn tail(text: &str, lines: usize, chars: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    let kept = all[all.len().saturating_sub(lines)..].join("\n");
+    let count = kept.chars().count();
+    if count > chars {
+        kept.chars().skip(count - chars).collect()
+    } else {
+        kept
+    }
+}
+
+impl StepVerifier {
+    pub fn new(root: &Path, env: &CommandEnv, step: StepId, commands: &[String]) -> Self {
+        StepVerifier {
+            root: root.to_path_buf(),
+            env: env.clone(),
+            step,
+            commands: commands.to_vec(),
+            attempts: 0,
+            evidence: Vec::new(),
+            timeout: VERIFY_TIMEOUT,
+        }
+    }
+
+    #[cfg(test)]
+    fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn has_commands(&self) -> bool {
+        !self.commands.is_empty()
+    }
+
+    /// The evidence of the last attempt: one entry per command that ran.
+    pub fn evidence(&self) -> &[Evidence] {
+        &self.evidence
+    }
+
+    /// Runs the commands in order, stopping at the first that fails. Each command is
+    /// journaled through `recorder` and reported to `emit`.
+    pub fn verify(&mut self, recorder: &mut Recorder, emit: &mut dyn FnMut(RunEvent)) -> Verdict {
+        if self.commands.is_empty() {
+            return Verdict::Passed {
+                report: "This step has no verification; tick ticks it as done without \
+                         verification."
+                    .to_owned(),
+            };
+        }
+        self.attempts += 1;
+        self.evidence.clear();
+        let mut report = String::new();
+        for command in &self.commands {
+            recorder.command_started(SystemTime::now());
+            let run = match bash::run_command(&self.root, &self.env, command, self.timeout) {
+                Ok(run) => run,
+                Err(err) => {
+                    return Verdict::GaveUp {
+                        reason: format!("could not run the verification `{command}`: {err}"),
+                    };
+                }
+            };
+            recorder.command_ended(&run.window);
+            let duration_ms = u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX);
+            let passed = run.passed();
+            let output_tail = crate::redact::redact(&tail(&run.output, 20, 2_000), &[]);
+            emit(RunEvent::Verification {
+                step: self.step,
+                command: command.clone(),
+                passed,
+                exit_code: run.exit_code,
+                timed_out: run.timed_out,
+                duration_ms,
+                output_tail: output_tail.clone(),
+            });
+            self.evidence.push(Evidence {
+                command: command.clone(),
+                exit_code: run.exit_code.unwrap_or(-1),
+                duration_ms,
+                output_hash: blake3::hash(run.output.as_bytes()).to_hex().to_string(),
+                output_tail,
+            });
+            if !passed {
+                let outcome = if run.timed_out {
+                    format!("timed out after {} s", self.timeout.as_secs())
+                } else {
+                    match run.exit_code {
+                        Some(code) => format!("exit {code}"),
+                        None => "killed".to_owned(),
+                    }
+                };
+                report = format!(
+                    "Verification failed: `{command}` ({outcome}).\n{}\n",
+                    tail(&run.output, 60, 6_000)
+                );
+                break;
+            }
+        }
+        if report.is_empty() {
+            let summary: Vec<String> = self
+                .evidence
+                .iter()
+                .map(|e| format!("`{}` exit 0 in {} ms", e.command, e.duration_ms))
+                .collect();
+            return Verdict::Passed {
+                report: format!(
+                    "Verification passed: {}. The step is done.",
+                    summary.join(", ")
+                ),
+            };
+        }
+        if self.attempts >= MAX_VERIFY_ATTEMPTS {
+            let failed = self
+                .evidence
+                .last()
+                .map_or(String::new(), |e| e.command.clone());
+            return Verdict::GaveUp {
+                reason: format!(
+                    "verification failed {} times; last: `{failed}`",
+                    self.attempts
+                ),
+            };
+        }
+        report.push_str(&format!(
+            "Fix the problem and call `update_step` `done` again ({} of {MAX_VERIFY_ATTEMPTS} attempts used).",
+            self.attempts
+        ));
+        Verdict::Failed { report }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::journal::{self, Entry};
+
+    fn verifier(root: &Path, commands: &[&str]) -> StepVerifier {
+        let commands: Vec<String> = commands.iter().map(|c| (*c).to_owned()).collect();
+        StepVerifier::new(root, &CommandEnv::default(), StepId::top(2), &commands)
+    }
+
+    #[test]
+    fn passing_commands_leave_evidence_events_and_journal_windows() {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+        let mut recorder = Recorder::new(tasks.path(), StepId::top(2), SystemTime::now());
+        let mut v = verifier(dir.path(), &["grep -q hello a.txt", "echo checked"]);
+        let mut events = Vec::new();
+        let verdict = v.verify(&mut recorder, &mut |e| events.push(e));
+        assert!(matches!(verdict, Verdict::Passed { .. }), "{verdict:?}");
+        assert_eq!(v.evidence().len(), 2);
+        assert_eq!(v.evidence()[1].output_tail, "checked");
+        assert_eq!(
+            v.evidence()[1].output_hash,
+            blake3::hash(b"checked\n").to_hex().to_string()
+        );
+        let passed: Vec<(String, bool, Option<i32>)> = events
+            .iter()
+            .map(|e| match e {
+                RunEvent::Verification {
+                    command,
+                    passed,
+                    exit_code,
+                    step,
+                    ..
+                } => {
+                    assert_eq!(*step, StepId::top(2));
+                    (command.clone(), *passed, *exit_code)
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            passed,
+            [
+                ("grep -q hello a.txt".to_owned(), true, Some(0)),
+                ("echo checked".to_owned(), true, Some(0))
+            ]
+        );
+        let windows = journal::read(tasks.path())
+            .unwrap()
+            .into_iter()
+            .filter(|e| matches!(e, Entry::Command { .. }))
+            .count();
+        assert_eq!(windows, 2);
+    }
+
+    #[test]
+    fn a_failure_stops_at_that_command_and_three_failures_give_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut recorder = Recorder::new(dir.path(), StepId::top(2), SystemTime::now());
+        let mut v = verifier(dir.path(), &["echo no; exit 3", "echo never"]);
+        let mut events = Vec::new();
+        for attempt in 1..=2 {
+            match v.verify(&mut recorder, &mut |e| events.push(e)) {
+                Verdict::Failed { report } => {
+                    assert!(
+                        report.contains("Verification failed: `echo no; exit 3` (exit 3)"),
+                        "{report}"
+                    );
+                    assert!(report.contains(&format!("({attempt} of 3 attempts used)")));
+                }
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(v.evidence().len(), 1, "the second command never ran");
+            assert_eq!(v.evidence()[0].exit_code, 3);
+        }
+        let verdict = v.verify(&mut recorder, &mut |e| events.push(e));
+        assert_eq!(
+            verdict,
+            Verdict::GaveUp {
+                reason: "verification failed 3 times; last: `echo no; exit 3`".into()
+            }
+        );
+        assert_eq!(events.len(), 3);
+    }
+
+    #[test]
+    fn a_timeout_is_a_failure_without_exit_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut recorder = Recorder::new(dir.path(), StepId::top(2), SystemTime::now());
+        let mut v = verifier(dir.path(), &["sleep 5"]).with_timeout(Duration::from_millis(200));
+        let mut events = Vec::new();
+        let verdict = v.verify(&mut recorder, &mut |e| events.push(e));
+        assert!(
+            matches!(verdict, Verdict::Failed { ref report } if report.contains("timed out")),
+            "{verdict:?}"
+        );
+        assert!(matches!(
+            events[0],
+            RunEvent::Verification {
+                exit_code: None,
+                timed_out: true,
+                passed: false,
+                ..
+            }
+        ));
+        assert_eq!(v.evidence()[0].exit_code, -1);
+    }
+
+    #[test]
+    fn no_commands_pass_without_evidence() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut recorder = Recorder::new(dir.path(), StepId::top(2), SystemTime::now());
+        let mut v = verifier(dir.path(), &[]);
+        assert!(!v.has_commands());
+        let verdict = v.verify(&mut recorder, &mut |_| panic!("no event"));
+        assert!(matches!(verdict, Verdict::Passed { .. }));
+        assert!(v.evidence().is_empty());
+    }
+}

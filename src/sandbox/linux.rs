@@ -1,0 +1,587 @@
+//! The Linux sandbox: the two helper stages and the probe behind [`super::available`].
+//!
+//! Stage 1 (`tick __sandbox`) runs in the caller's namespaces and builds new ones; stage 2
+//! (`tick __sandbox-init`) is PID 1 of the new pid namespace and runs the command. Each stage
+//! is a fresh exec of tick's binary, so each is single-threaded when it unshares, as the
+//! kernel requires. A stage that cannot set something up prints one line
+//! `tick-sandbox: unavailable: <feature>: <detail>` on stderr and exits with
+//! [`SETUP_FAILED`]; nothing of the command has run then.
+
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::io::{self, Read, Write as _};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use landlock::{
+    ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
+    path_beneath_rules,
+};
+use nix::mount::{MsFlags, mount};
+use nix::sched::{CloneFlags, unshare};
+use nix::sys::signal::Signal;
+use nix::sys::statvfs::{FsFlags, statvfs};
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::{Gid, Pid, Uid};
+
+use super::{Feature, INIT_ARG, Kind, PROBE_ARG, Policy, Unavailable};
+
+/// The exit code of a helper stage that could not set the sandbox up.
+pub const SETUP_FAILED: u8 = 125;
+/// What the probe command prints when it ran inside a complete sandbox.
+const PROBE_OK: &str = "tick-sandbox-ok";
+const PREFIX: &str = "tick-sandbox: unavailable: ";
+/// The Landlock ABI whose access rights tick handles (9 adds connecting to pathname UNIX
+/// sockets); kernels that know less enforce what they know (best effort), and a kernel
+/// without Landlock is refused.
+const LANDLOCK_ABI: ABI = ABI::V9;
+const SHM: &str = "/dev/shm";
+const RUN_USER: &str = "/run/user";
+/// Sockets of daemons that run what they are asked as someone else (root, often).
+const DAEMON_SOCKETS: [&str; 6] = [
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+];
+/// Files under `/dev` every command may read and write.
+/// Not `/dev/tty`: the command has no controlling terminal (see [`stage2`]).
+const DEVICES: [&str; 5] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// A setup failure, as the stages report it.
+struct Failure(Feature, String);
+
+impl Failure {
+    fn new(feature: Feature, what: &str, err: impl std::fmt::Display) -> Self {
+        Failure(feature, format!("{what}: {err}"))
+    }
+}
+
+pub fn helper_main(sub: &str, rest: &[OsString]) -> ExitCode {
+    let result = match sub {
+        super::HELPER_ARG => stage1(rest),
+        INIT_ARG => stage2(rest),
+        PROBE_ARG => {
+            // Inside the sandbox: everything was set up, or stage 1 or 2 would have stopped.
+            let _ = writeln!(io::stdout(), "{PROBE_OK}");
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => Ok(ExitCode::from(SETUP_FAILED)),
+    };
+    result.unwrap_or_else(|Failure(feature, detail)| {
+        let _ = writeln!(io::stderr(), "{PREFIX}{}: {detail}", feature_id(feature));
+        ExitCode::from(SETUP_FAILED)
+    })
+}
+
+/// Sets a sandbox of `kind` up in a throwaway helper and runs the probe inside it.
+pub fn probe(kind: Kind, helper: Option<&Path>) -> Result<(), Unavailable> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let mut policy = match kind {
+        Kind::Build => Policy::build(cwd).with_network(false),
+        Kind::ReadOnly => Policy::read_only(cwd),
+    };
+    if let Some(helper) = helper {
+        policy = policy.with_helper(helper);
+    }
+    let inner = helper.map_or_else(|| PathBuf::from("/proc/self/exe"), Path::to_path_buf);
+    let output = policy
+        .command(&inner, [PROBE_ARG])
+        .env_clear()
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|err| Unavailable {
+            feature: Feature::Helper,
+            detail: format!("could not start `{}`: {err}", inner.display()),
+        })?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if output.status.success() && stdout.trim() == PROBE_OK {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    Err(stderr
+        .lines()
+        .find_map(|line| {
+            let (id, detail) = line.strip_prefix(PREFIX)?.split_once(": ")?;
+            Some(Unavailable {
+                feature: feature_from_id(id)?,
+                detail: detail.to_owned(),
+            })
+        })
+        .unwrap_or_else(|| Unavailable {
+            feature: Feature::Helper,
+            detail: format!(
+                "the helper `{}` did not set the sandbox up ({}): {}",
+                inner.display(),
+                output.status,
+                stderr.trim()
+            ),
+        }))
+}
+
+fn feature_id(feature: Feature) -> &'static str {
+    match feature {
+        Feature::Linux => "linux",
+        Feature::UserNamespaces => "user-namespaces",
+        Feature::Mounts => "mounts",
+        Feature::PidNamespace => "pid-namespace",
+        Feature::NetworkNamespace => "network-namespace",
+        Feature::Landlock => "landlock",
+        Feature::Helper => "helper",
+    }
+}
+
+fn feature_from_id(id: &str) -> Option<Feature> {
+    [
+        Feature::Linux,
+        Feature::UserNamespaces,
+        Feature::Mounts,
+        Feature::PidNamespace,
+        Feature::NetworkNamespace,
+        Feature::Landlock,
+        Feature::Helper,
+    ]
+    .into_iter()
+    .find(|&f| feature_id(f) == id)
+}
+
+/// `<policy-json> [extra…] -- <program> <args…>`: the policy, the `extra` arguments, argv.
+fn parse_args(
+    rest: &[OsString],
+    extra: usize,
+) -> Result<(Policy, Vec<String>, &[OsString]), Failure> {
+    let bad = || Failure(Feature::Helper, "bad helper arguments".to_owned());
+    let json = rest.first().and_then(|s| s.to_str()).ok_or_else(bad)?;
+    let policy: Policy = serde_json::from_str(json)
+        .map_err(|err| Failure::new(Feature::Helper, "bad policy", err))?;
+    let extras = rest
+        .get(1..=extra)
+        .ok_or_else(bad)?
+        .iter()
+        .map(|s| s.to_str().map(str::to_owned).ok_or_else(bad))
+        .collect::<Result<Vec<_>, _>>()?;
+    if rest.get(extra + 1).map(OsString::as_os_str) != Some(OsStr::new("--")) {
+        return Err(bad());
+    }
+    let argv = &rest[extra + 2..];
+    if argv.is_empty() {
+        return Err(bad());
+    }
+    Ok((policy, extras, argv))
+}
+
+/// Stage 1: new namespaces, read-only `.git`/`.tasks`, private `/tmp`, then stage 2.
+fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
+    let (policy, _, argv) = parse_args(rest, 0)?;
+    // The caller's working directory (the workspace, or a directory in it), entered again by
+    // path once the mounts are in place: a directory under /tmp is then the one bound back.
+    let cwd = std::env::current_dir()
+        .map_err(|err| Failure::new(Feature::Helper, "the working directory", err))?;
+    let uid = Uid::current();
+    let gid = Gid::current();
+
+    unshare(CloneFlags::CLONE_NEWUSER)
+        .map_err(|err| Failure::new(Feature::UserNamespaces, "unshare(CLONE_NEWUSER)", err))?;
+    // Root inside, mapped to the caller: the mounts below need it; stage 2 maps back.
+    map_ids("0", &uid.to_string(), "0", &gid.to_string())?;
+    unshare(CloneFlags::CLONE_NEWNS)
+        .map_err(|err| Failure::new(Feature::Mounts, "unshare(CLONE_NEWNS)", err))?;
+    unshare(CloneFlags::CLONE_NEWPID)
+        .map_err(|err| Failure::new(Feature::PidNamespace, "unshare(CLONE_NEWPID)", err))?;
+    if !policy.network {
+        unshare(CloneFlags::CLONE_NEWNET)
+            .map_err(|err| Failure::new(Feature::NetworkNamespace, "unshare(CLONE_NEWNET)", err))?;
+    }
+    // Nothing done in here may reach the caller's mount namespace.
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(|err| Failure::new(Feature::Mounts, "making `/` private", err))?;
+
+    hide_user_sockets()?;
+    let workspace = fs::canonicalize(&policy.workspace).map_err(|err| {
+        Failure::new(
+            Feature::Mounts,
+            &format!("workspace `{}`", policy.workspace.display()),
+            err,
+        )
+    })?;
+    if policy.kind == Kind::Build {
+        let protected = protected_paths(&workspace);
+        // The git directories of a worktree may live under /tmp too: they stay visible.
+        let mut keep = vec![workspace.clone()];
+        keep.extend(policy.writable.iter().cloned());
+        keep.extend(protected.iter().cloned());
+        private_tmp(&keep)?;
+        for path in protected {
+            bind_read_only(&path)?;
+        }
+    }
+
+    let (mut status_reader, status_writer) =
+        io::pipe().map_err(|err| Failure::new(Feature::Helper, "pipe", err))?;
+    let mut init = Command::new("/proc/self/exe");
+    init.arg(INIT_ARG)
+        .arg(&rest[0])
+        .arg(uid.to_string())
+        .arg(gid.to_string())
+        .arg("--")
+        .args(argv)
+        .current_dir(&cwd)
+        .stdin(status_writer);
+    let mut child = init
+        .spawn()
+        .map_err(|err| Failure::new(Feature::PidNamespace, "starting the sandbox's init", err))?;
+    drop(init);
+    let status = child
+        .wait()
+        .map_err(|err| Failure::new(Feature::Helper, "waiting for the sandbox's init", err))?;
+    let mut message = String::new();
+    let _ = status_reader.read_to_string(&mut message);
+    if message.lines().any(|line| line == super::LEFTOVERS) {
+        // The caller's report pipe, if it gave one as stdin (see `Policy::command`).
+        let _ = nix::unistd::write(io::stdin(), format!("{}\n", super::LEFTOVERS).as_bytes());
+    }
+    // The init cannot die of the command's signal (PID 1 ignores it): it says which it was,
+    // and this process dies of the same one, so the caller sees the command's own status.
+    if let Some(signal) = message
+        .lines()
+        .find_map(|line| line.strip_prefix("signal "))
+        .and_then(|n| n.parse::<i32>().ok())
+        .and_then(|n| Signal::try_from(n).ok())
+    {
+        let _ = nix::sys::signal::raise(signal);
+    }
+    Ok(ExitCode::from(
+        status
+            .code()
+            .and_then(|c| u8::try_from(c).ok())
+            .unwrap_or(SETUP_FAILED),
+    ))
+}
+
+/// Writes the one-line uid and gid maps of a user namespace this process just entered.
+fn map_ids(
+    inner_uid: &str,
+    outer_uid: &str,
+    inner_gid: &str,
+    outer_gid: &str,
+) -> Result<(), Failure> {
+    // Kernel files, written once: nothing to make atomic.
+    let write = |file: &str, text: String| {
+        fs::write(format!("/proc/self/{file}"), text).map_err(|err| {
+            Failure::new(
+                Feature::UserNamespaces,
+                &format!("writing /proc/self/{file}"),
+                err,
+            )
+        })
+    };
+    write("setgroups", "deny".to_owned())?;
+    write("uid_map", format!("{inner_uid} {outer_uid} 1\n"))?;
+    write("gid_map", format!("{inner_gid} {outer_gid} 1\n"))
+}
+
+/// The paths under the workspace that stay read-only: `.git` (a directory, or the file of a
+/// worktree with the git directory it points to and that one's common directory) and
+/// `.tasks`.
+fn protected_paths(workspace: &Path) -> Vec<PathBuf> {
+    let mut paths = super::git_dirs(workspace);
+    paths.push(workspace.join(".tasks"));
+    paths
+        .into_iter()
+        .filter_map(|p| fs::canonicalize(p).ok())
+        .collect()
+}
+
+/// Hides the UNIX sockets through which a command could ask something outside the sandbox to
+/// act for it: the per-user runtime directories (the D-Bus session bus, whose
+/// `systemd-run --user` runs anything unconfined, ssh and gpg agents) get an empty tmpfs, and
+/// the container daemons' and system bus's sockets get `/dev/null`. Landlock closes all
+/// pathname sockets outside the writable directories on kernels with ABI 9; this covers the
+/// known ones before that.
+fn hide_user_sockets() -> Result<(), Failure> {
+    if Path::new(RUN_USER).is_dir() {
+        mount(
+            Some("tmpfs"),
+            RUN_USER,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+            Some("mode=755"),
+        )
+        .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/run/user`", err))?;
+    }
+    for socket in DAEMON_SOCKETS {
+        let is_socket = fs::symlink_metadata(socket)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
+        if is_socket {
+            mount(
+                Some("/dev/null"),
+                socket,
+                None::<&str>,
+                MsFlags::MS_BIND,
+                None::<&str>,
+            )
+            .map_err(|err| Failure::new(Feature::Mounts, &format!("hiding `{socket}`"), err))?;
+        }
+    }
+    Ok(())
+}
+
+/// Bind-mounts `path` read-only over itself. Flags the kernel locked on the original mount
+/// (nosuid, nodev, noexec, atime) must be kept, or the remount is refused.
+fn bind_read_only(path: &Path) -> Result<(), Failure> {
+    let failed = |what: &str, err: nix::Error| {
+        Failure::new(
+            Feature::Mounts,
+            &format!("{what} `{}`", path.display()),
+            err,
+        )
+    };
+    mount(
+        Some(path),
+        path,
+        None::<&str>,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        None::<&str>,
+    )
+    .map_err(|err| failed("bind-mounting", err))?;
+    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
+    let existing = statvfs(path).map_err(|err| failed("statvfs", err))?.flags();
+    for (st, ms) in [
+        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
+        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
+        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
+        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
+        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
+        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
+    ] {
+        if existing.contains(st) {
+            flags |= ms;
+        }
+    }
+    mount(None::<&str>, path, None::<&str>, flags, None::<&str>)
+        .map_err(|err| failed("remounting read-only", err))
+}
+
+/// A fresh tmpfs on `/tmp` (and `/dev/shm`). The `keep` paths that lived under the old `/tmp`
+/// (a workspace in a temporary directory, say) are bind-mounted back to the same path in it.
+fn private_tmp(keep: &[PathBuf]) -> Result<(), Failure> {
+    let tmp = Path::new("/tmp");
+    let mut paths: Vec<PathBuf> = keep
+        .iter()
+        .filter_map(|p| fs::canonicalize(p).ok())
+        .filter(|p| p.starts_with(tmp) && p != tmp)
+        .collect();
+    // A path inside another kept one comes back with it.
+    paths.sort_by_key(|p| p.components().count());
+    let mut outermost: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        if !outermost.iter().any(|kept| path.starts_with(kept)) {
+            outermost.push(path);
+        }
+    }
+    let keep: Vec<(PathBuf, fs::File)> = outermost
+        .into_iter()
+        .filter_map(|p| fs::File::open(&p).ok().map(|f| (p, f)))
+        .collect();
+    mount(
+        Some("tmpfs"),
+        tmp,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("mode=1777"),
+    )
+    .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/tmp`", err))?;
+    // Shared memory (POSIX semaphores, Python's multiprocessing) gets its own, too.
+    if Path::new(SHM).is_dir() {
+        mount(
+            Some("tmpfs"),
+            SHM,
+            Some("tmpfs"),
+            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+            Some("mode=1777"),
+        )
+        .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/dev/shm`", err))?;
+    }
+    for (path, dir) in keep {
+        let failed = |what: &str, err: &dyn std::fmt::Display| {
+            Failure::new(
+                Feature::Mounts,
+                &format!("{what} `{}`", path.display()),
+                err,
+            )
+        };
+        // A mount point of the same kind: a directory for a directory, a file for a file.
+        let is_dir = dir.metadata().is_ok_and(|m| m.is_dir());
+        let created = if is_dir {
+            fs::create_dir_all(&path)
+        } else {
+            path.parent()
+                .map_or(Ok(()), fs::create_dir_all)
+                .and_then(|()| fs::File::create(&path).map(drop))
+        };
+        created.map_err(|err| failed("creating", &err))?;
+        // The open directory still names the original, hidden under the new tmpfs.
+        let source = format!("/proc/self/fd/{}", dir.as_raw_fd());
+        mount(
+            Some(source.as_str()),
+            &path,
+            None::<&str>,
+            MsFlags::MS_BIND | MsFlags::MS_REC,
+            None::<&str>,
+        )
+        .map_err(|err| failed("bind-mounting", &err))?;
+    }
+    Ok(())
+}
+
+/// Stage 2, PID 1 of the new pid namespace: `/proc`, the caller's uid, Landlock, the command.
+fn stage2(rest: &[OsString]) -> Result<ExitCode, Failure> {
+    let (policy, ids, argv) = parse_args(rest, 2)?;
+    // If stage 1 dies (tick killed it), this process dies, and with it the namespace.
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
+        .map_err(|err| Failure::new(Feature::PidNamespace, "PR_SET_PDEATHSIG", err))?;
+    // A session of its own, without the person's terminal: the command cannot open
+    // `/dev/tty` and push keystrokes into the shell tick was started from (TIOCSTI).
+    nix::unistd::setsid().map_err(|err| Failure::new(Feature::Helper, "setsid", err))?;
+    mount(
+        Some("proc"),
+        "/proc",
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None::<&str>,
+    )
+    .map_err(|err| Failure::new(Feature::PidNamespace, "mounting `/proc`", err))?;
+    // The command runs as the caller's own uid, with no capability over these namespaces.
+    unshare(CloneFlags::CLONE_NEWUSER)
+        .map_err(|err| Failure::new(Feature::UserNamespaces, "unshare(CLONE_NEWUSER)", err))?;
+    map_ids(&ids[0], "0", &ids[1], "0")?;
+    nix::sys::prctl::set_no_new_privs()
+        .map_err(|err| Failure::new(Feature::Landlock, "PR_SET_NO_NEW_PRIVS", err))?;
+    restrict_files(&policy)?;
+
+    let mut command = Command::new(&argv[0]);
+    command.args(&argv[1..]).stdin(Stdio::null());
+    let child = command.spawn();
+    let child = match child {
+        Ok(child) => child,
+        Err(err) => {
+            // Like a shell: 127 when the program is not there, 126 when it cannot run.
+            let _ = writeln!(
+                io::stderr(),
+                "tick-sandbox: could not run `{}`: {err}",
+                argv[0].to_string_lossy()
+            );
+            let code = if err.kind() == io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            return Ok(ExitCode::from(code));
+        }
+    };
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    drop(command);
+    // Reap every process that ends here (orphans are re-parented to this one) until the
+    // command itself ends; returning then kills the rest of the namespace.
+    let end = loop {
+        match waitpid(None::<Pid>, None) {
+            Ok(WaitStatus::Exited(p, code)) if p == pid => break Ok(code),
+            Ok(WaitStatus::Signaled(p, signal, _)) if p == pid => break Err(signal),
+            Ok(_) | Err(nix::Error::EINTR) => {}
+            Err(err) => {
+                return Err(Failure::new(Feature::Helper, "waitpid", err));
+            }
+        }
+    };
+    let mut report = String::new();
+    if others_alive() {
+        report.push_str(super::LEFTOVERS);
+        report.push('\n');
+    }
+    let code = match end {
+        Ok(code) => u8::try_from(code).unwrap_or(1),
+        Err(signal) => {
+            report.push_str(&format!("signal {}\n", signal as i32));
+            128 + u8::try_from(signal as i32).unwrap_or(0)
+        }
+    };
+    let _ = nix::unistd::write(io::stdin(), report.as_bytes());
+    Ok(ExitCode::from(code))
+}
+
+/// Whether anything but this process is still alive in the namespace. Everything left is a
+/// descendant of one of this process's children (the command is gone, its orphans came
+/// here), so a child that is still running is the question; the dead are reaped first.
+fn others_alive() -> bool {
+    loop {
+        match waitpid(None::<Pid>, Some(nix::sys::wait::WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => return true,
+            Ok(_) | Err(nix::Error::EINTR) => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// The Landlock ruleset: read and execute everywhere; write only in the workspace, the
+/// private `/tmp` and the configured directories (build), or nowhere (read-only); a few
+/// devices for both. Landlock also forbids the command any mount or unmount, so the
+/// read-only binds and `/proc` cannot be undone, and (ABI 6) signals and abstract UNIX
+/// sockets outside the sandbox.
+fn restrict_files(policy: &Policy) -> Result<(), Failure> {
+    let failed = |err: landlock::RulesetError| Failure::new(Feature::Landlock, "ruleset", err);
+    let mut writable: Vec<PathBuf> = Vec::new();
+    if policy.kind == Kind::Build {
+        writable.push(policy.workspace.clone());
+        writable.push(PathBuf::from("/tmp"));
+        writable.push(PathBuf::from(SHM));
+        writable.extend(policy.writable.iter().cloned());
+    }
+    writable.retain(|p| p.exists());
+    let devices: Vec<&str> = DEVICES
+        .into_iter()
+        .filter(|d| Path::new(d).exists())
+        .collect();
+    let status = Ruleset::default()
+        .handle_access(AccessFs::from_all(LANDLOCK_ABI))
+        .map_err(failed)?
+        .scope(Scope::from_all(ABI::V6))
+        .map_err(failed)?
+        .create()
+        .map_err(failed)?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(LANDLOCK_ABI)))
+        .map_err(failed)?
+        .add_rules(path_beneath_rules(
+            devices,
+            AccessFs::from_file(LANDLOCK_ABI),
+        ))
+        .map_err(failed)?
+        .add_rules(path_beneath_rules(
+            writable,
+            AccessFs::from_all(LANDLOCK_ABI),
+        ))
+        .map_err(failed)?
+        .restrict_self()
+        .map_err(failed)?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err(Failure(
+            Feature::Landlock,
+            "the kernel does not enforce Landlock (not built in, or not in `lsm=`)".to_owned(),
+        ));
+    }
+    Ok(())
+}

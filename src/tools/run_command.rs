@@ -1,0 +1,651 @@
+//! `run_command`: run one allow-listed program from an argv, never through a shell, bounded in
+//! time and output, and in plan mode inside the read-only sandbox.
+//!
+//! Two guards that do not depend on each other, like the tool registry's two:
+//!
+//! 1. The allow-list ([`super::allowlist`]) refuses any program, subcommand or flag outside its
+//!    table before anything starts, and every argument that names a file must stay inside the
+//!    workspace (the path policy of [`Workspace::resolve`], symlinks followed).
+//! 2. The sandbox runs what passed: in plan mode under the read-only policy (no writes
+//!    anywhere, the workspace included; no network; tick's processes out of sight; the whole
+//!    process tree ended with the command). The registry does not offer this tool in plan
+//!    mode without it. A mistake in the table therefore still writes nothing.
+//!
+//! Around both: the program is found on a fixed safe `PATH` (system directories and cargo's),
+//! never in the workspace; the environment is rebuilt from a short list of harmless
+//! variables (no API keys, no `GIT_*`, git's system and global configuration off); git gets
+//! `-c` settings that turn off pagers, hooks, fsmonitor, signature programs and transports.
+//! stdin is closed; the process group is stopped on timeout (default
+//! [`DEFAULT_TIMEOUT_S`] s, at most [`MAX_TIMEOUT_S`]); output is kept head and tail like
+//! `bash`'s.
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::allowlist::{AllowList, Approved, GIT_EXTRA_CONFIG, Refusal};
+use super::bash::{self, CommandEnv};
+use super::workspace::{Access, PathError, Workspace};
+use super::{ToolOutcome, parse_args};
+use crate::llm::ToolSpec;
+use crate::sandbox::{Kind, Policy, Sandboxing};
+
+pub const NAME: &str = "run_command";
+
+/// Seconds a command may run when the model does not say.
+pub const DEFAULT_TIMEOUT_S: u64 = 30;
+/// The most seconds a model may ask for.
+pub const MAX_TIMEOUT_S: u64 = 120;
+
+/// Where programs are looked up, in order; cargo's own directory is added after these.
+pub const SAFE_PATH: [&str; 6] = [
+    "/usr/local/bin",
+    "/usr/bin",
+    "/bin",
+    "/usr/local/sbin",
+    "/usr/sbin",
+    "/sbin",
+];
+
+/// The variables a command keeps from tick's environment: locale, time zone, who and where
+/// the user is (git and cargo find their caches through `HOME`), and the Rust toolchain's
+/// homes. Nothing else passes: no API keys, no `GIT_*`, no `RIPGREP_CONFIG_PATH`.
+const KEPT_ENV: [&str; 10] = [
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TZ",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+];
+
+/// Set for every command besides what [`crate::git::inert_env`] sets (no system or global git
+/// configuration, no pager, no prompt, no optional locks, so `git status` does not rewrite the
+/// index).
+const SET_ENV: [(&str, &str); 2] = [("GIT_ATTR_NOSYSTEM", "1"), ("NO_COLOR", "1")];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    argv: Vec<String>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    timeout_s: Option<f64>,
+}
+
+/// What `run_command` checks argvs against, resolved once per run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setup {
+    allow: AllowList,
+    /// `false` only in tests of the sandbox alone (a debug build's switch): the argv then
+    /// runs as given, with no table, no path checks and no added flags.
+    allow_list_on: bool,
+}
+
+impl Setup {
+    pub fn new(allow: AllowList) -> Self {
+        Self {
+            allow,
+            allow_list_on: true,
+        }
+    }
+
+    /// Turns guard 1 off, to show that the sandbox alone writes nothing. Exists only in debug
+    /// builds, for tests; a release build has no such switch.
+    #[cfg(debug_assertions)]
+    #[must_use]
+    pub fn without_allow_list_for_tests(mut self) -> Self {
+        self.allow_list_on = false;
+        self
+    }
+
+    pub fn allow_list(&self) -> &AllowList {
+        &self.allow
+    }
+}
+
+pub fn spec(setup: &Setup) -> ToolSpec {
+    ToolSpec {
+        name: NAME.to_owned(),
+        description: format!(
+            "Run one read-only program and return its combined stdout and stderr and exit \
+             code. `argv` is the program and its arguments as a list, e.g. [\"git\", \"log\", \
+             \"-5\", \"--stat\"]; there is no shell: no pipes, redirects, globs or `&&`. \
+             Allowed programs: {}. Flags that write files or run other programs are refused. \
+             In plan mode the command runs in a read-only sandbox without network. It is \
+             killed after `timeout_s` seconds (default {DEFAULT_TIMEOUT_S}, at most \
+             {MAX_TIMEOUT_S}); output beyond the first and last {} lines is cut.",
+            setup.allow.summary(),
+            bash::HEAD_LINES,
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "argv": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "description": "The program and its arguments, e.g. [\"git\", \"blame\", \"-L\", \"10,30\", \"src/main.rs\"]."
+                },
+                "cwd": {
+                    "type": "string",
+                    "description": "Directory to run in, relative to the workspace root (default: the root)."
+                },
+                "timeout_s": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "maximum": MAX_TIMEOUT_S,
+                    "description": format!("Seconds before the command is killed. Default {DEFAULT_TIMEOUT_S}, at most {MAX_TIMEOUT_S}.")
+                }
+            },
+            "required": ["argv"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+/// Whether `sandbox` may carry `run_command` in plan mode: only the read-only policy.
+pub fn read_only(sandbox: &Sandboxing) -> bool {
+    sandbox
+        .policy()
+        .is_some_and(|policy| policy.kind() == Kind::ReadOnly)
+}
+
+pub fn run(
+    workspace: &Workspace,
+    env: &CommandEnv,
+    setup: &Setup,
+    arguments: &serde_json::Value,
+) -> ToolOutcome {
+    let args: Args = match parse_args(NAME, arguments) {
+        Ok(args) => args,
+        Err(message) => return ToolOutcome::error(message),
+    };
+    let mut notes = Vec::new();
+    let timeout = match args.timeout_s {
+        None => Duration::from_secs(DEFAULT_TIMEOUT_S),
+        Some(s) => match bash::timeout(s, MAX_TIMEOUT_S) {
+            Ok((timeout, note)) => {
+                notes.extend(note);
+                timeout
+            }
+            Err(message) => return ToolOutcome::error(message),
+        },
+    };
+    let cwd = match working_dir(workspace, args.cwd.as_deref()) {
+        Ok(cwd) => cwd,
+        Err(message) => return ToolOutcome::error(message),
+    };
+    let approved = if setup.allow_list_on {
+        match setup.allow.check(&args.argv) {
+            Ok(approved) => approved,
+            Err(Refusal(message)) => return ToolOutcome::error(message),
+        }
+    } else {
+        let Some((program, rest)) = args.argv.split_first() else {
+            return ToolOutcome::error("`argv` is empty");
+        };
+        Approved {
+            program: program.clone(),
+            args: rest.to_vec(),
+            paths: Vec::new(),
+            globals: Vec::new(),
+        }
+    };
+    for path in &approved.paths {
+        if let Err(message) = check_path(workspace, &cwd, path) {
+            return ToolOutcome::error(message);
+        }
+    }
+    let path = safe_path(workspace, env);
+    let Some(program) = find_program(&approved.program, &path) else {
+        return ToolOutcome::error(format!(
+            "`{}` is allowed but not installed on this machine (looked in {}); do without it",
+            approved.program,
+            path.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(":")
+        ));
+    };
+    let mut program_args: Vec<String> = Vec::new();
+    if setup.allow_list_on && approved.program == "git" {
+        program_args.extend(crate::git::inert_args());
+        for (key, value) in GIT_EXTRA_CONFIG {
+            program_args.push("-c".to_owned());
+            program_args.push(format!("{key}={value}"));
+        }
+        program_args.extend(filters_off(&cwd, &approved.globals));
+    }
+    let cargo = setup.allow_list_on && approved.program == "cargo";
+    program_args.extend(approved.args);
+
+    let mut cmd = if let Some(policy) = env.sandbox().policy() {
+        // The sandbox runs its command in the policy's workspace, whatever the `Command`'s
+        // directory says. A read-only policy uses its workspace for nothing else (nothing is
+        // writable, `/tmp` stays as it is), so one for `cwd` is the same policy run there.
+        if cwd == workspace.root() {
+            policy.command(&program, &program_args)
+        } else if policy.kind() == Kind::ReadOnly {
+            Policy::read_only(&cwd).command(&program, &program_args)
+        } else {
+            return ToolOutcome::error(
+                "`cwd` is not supported in this run yet; run from the workspace root with \
+                 paths relative to it (or `git -C dir`)",
+            );
+        }
+    } else {
+        let mut cmd = Command::new(&program);
+        cmd.args(&program_args);
+        cmd
+    };
+    cmd.current_dir(&cwd);
+    cmd.env_clear();
+    cmd.envs(command_env(env, &path));
+    if cargo {
+        cmd.envs(CARGO_ENV);
+    }
+    let sandboxed = env.sandbox().policy().is_some();
+    match bash::supervise(cmd, sandboxed, timeout) {
+        Ok(finished) => finished.into_outcome(timeout, MAX_TIMEOUT_S, notes),
+        Err(e) => ToolOutcome::error(format!("`{}` could not be started: {e}", approved.program)),
+    }
+}
+
+/// For `cargo`: no wrapper and no `rustc` but the one on the safe `PATH`, whatever a
+/// `.cargo/config.toml` in the workspace says (the environment wins over config files).
+const CARGO_ENV: [(&str, &str); 3] = [
+    ("RUSTC_WRAPPER", ""),
+    ("RUSTC_WORKSPACE_WRAPPER", ""),
+    ("RUSTC", "rustc"),
+];
+
+/// `-c filter.<name>.clean=` (and `smudge`, `process`) for every filter driver the repository
+/// configures: an empty command switches a driver off, and `git status` or `git diff` would
+/// otherwise run a repository's clean filter. The names are read with tick's own inert git
+/// (`git config` runs nothing), from where the model's command will look (`globals`).
+fn filters_off(cwd: &Path, globals: &[String]) -> Vec<String> {
+    let mut args: Vec<&str> = globals.iter().map(String::as_str).collect();
+    args.extend(["config", "--name-only", "--get-regexp", r"^filter\."]);
+    let Ok(output) = crate::git::run(crate::git::command(cwd, &args)) else {
+        return Vec::new();
+    };
+    let listed = String::from_utf8_lossy(&output.stdout);
+    let mut names: Vec<&str> = listed
+        .lines()
+        .filter_map(|key| key.strip_prefix("filter."))
+        .filter_map(|rest| rest.rsplit_once('.').map(|(name, _)| name))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .flat_map(|name| {
+            ["clean", "smudge", "process"]
+                .into_iter()
+                .flat_map(move |key| ["-c".to_owned(), format!("filter.{name}.{key}=")])
+        })
+        .collect()
+}
+
+/// The directory the command runs in: `cwd` inside the workspace, or the root.
+fn working_dir(workspace: &Workspace, cwd: Option<&str>) -> Result<PathBuf, String> {
+    let Some(cwd) = cwd.filter(|c| !c.is_empty()) else {
+        return Ok(workspace.root().to_path_buf());
+    };
+    let resolved = workspace
+        .resolve(cwd, Access::Read)
+        .map_err(|e| format!("cwd: {e}"))?;
+    if !resolved.is_dir() {
+        return Err(format!("cwd: `{cwd}` is not a directory"));
+    }
+    Ok(resolved)
+}
+
+/// An argument that names a file must stay inside the workspace: absolute paths only there,
+/// no `..`, no symlink that leads out. A relative one that names nothing is left alone (a
+/// revision, a pattern, a file the program will say is missing).
+fn check_path(workspace: &Workspace, cwd: &Path, arg: &str) -> Result<(), String> {
+    if arg.is_empty() || arg == "-" {
+        return Ok(());
+    }
+    let path = Path::new(arg);
+    let relative = if path.is_absolute() {
+        match path.strip_prefix(workspace.root()) {
+            Ok(inside) => inside.to_path_buf(),
+            Err(_) => {
+                return Err(format!(
+                    "`{arg}` is outside the workspace; run_command reads only inside it \
+                     (paths are relative to `cwd`, the workspace root by default). If it is \
+                     not a path but an option's value, attach it: `--grep=/api/`"
+                ));
+            }
+        }
+    } else {
+        let base = cwd.strip_prefix(workspace.root()).unwrap_or(Path::new(""));
+        base.join(path)
+    };
+    if relative.components().any(|c| c == Component::ParentDir) {
+        return Err(format!(
+            "`{arg}` is outside the workspace: paths may not contain `..`"
+        ));
+    }
+    let shown = relative.to_string_lossy();
+    let shown = if shown.is_empty() { "." } else { &shown };
+    match workspace.resolve(shown, Access::Read) {
+        Ok(_) | Err(PathError::NotFound { .. }) => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// [`SAFE_PATH`] plus cargo's `bin` directory, minus anything inside the workspace.
+fn safe_path(workspace: &Workspace, env: &CommandEnv) -> Vec<PathBuf> {
+    let cargo_home = env
+        .var("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env.var("HOME").map(|home| Path::new(&home).join(".cargo")));
+    SAFE_PATH
+        .iter()
+        .map(PathBuf::from)
+        .chain(cargo_home.map(|home| home.join("bin")))
+        .filter(|dir| dir.is_absolute() && !inside(workspace, dir))
+        .collect()
+}
+
+/// Whether `dir` is the workspace or inside it, symlinks followed.
+fn inside(workspace: &Workspace, dir: &Path) -> bool {
+    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    real.starts_with(workspace.root())
+}
+
+/// The first executable file named `name` in `path`. The path found is returned as it is, not
+/// canonicalised: rustup's `cargo` is a link that must be started under its own name.
+fn find_program(name: &str, path: &[PathBuf]) -> Option<PathBuf> {
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    path.iter().map(|dir| dir.join(name)).find(|candidate| {
+        candidate
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+/// The whole environment of a command: [`KEPT_ENV`] from the base, git's inert settings,
+/// [`SET_ENV`], and the safe `PATH`.
+fn command_env(env: &CommandEnv, path: &[PathBuf]) -> Vec<(OsString, OsString)> {
+    let kept = KEPT_ENV
+        .iter()
+        .filter_map(|&name| env.var(name).map(|value| (name.into(), value.into())));
+    let mut vars = crate::git::inert_env(kept);
+    vars.extend(SET_ENV.iter().map(|&(k, v)| (k.into(), v.into())));
+    let joined = std::env::join_paths(path).unwrap_or_default();
+    vars.push(("PATH".into(), joined));
+    vars
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn setup() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("src")).unwrap();
+        fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        (dir, ws)
+    }
+
+    fn env(extra: &[(&str, &str)]) -> CommandEnv {
+        let vars = extra
+            .iter()
+            .map(|&(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        CommandEnv::default().with_base(vars)
+    }
+
+    fn call(ws: &Workspace, env: &CommandEnv, args: &serde_json::Value) -> (String, bool) {
+        let setup = Setup::new(AllowList::default());
+        match run(ws, env, &setup, args) {
+            ToolOutcome::Output { text, is_error, .. } => (text, is_error),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn runs_an_argv_without_a_shell_in_cwd() {
+        let (_dir, ws) = setup();
+        let env = env(&[]);
+        let (text, is_error) = call(
+            &ws,
+            &env,
+            &json!({"argv": ["cat", "main.rs"], "cwd": "src"}),
+        );
+        assert!(!is_error, "{text}");
+        assert!(text.starts_with("fn main() {}\nexit code 0, "), "{text}");
+        // A shell's syntax is just an argument.
+        let (text, is_error) = call(&ws, &env, &json!({"argv": ["ls", "src;", "touch", "x"]}));
+        assert!(is_error, "{text}");
+        assert!(!ws.root().join("x").exists());
+        let (text, is_error) = call(&ws, &env, &json!({"argv": ["pwd"], "cwd": "src"}));
+        assert!(!is_error);
+        assert!(
+            text.starts_with(&format!("{}\n", ws.root().join("src").display())),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_environment_is_rebuilt_from_a_short_list() {
+        let (_dir, ws) = setup();
+        let env = env(&[
+            ("HOME", "/home/x"),
+            ("OPENAI_API_KEY", "sk-secret"),
+            ("GIT_DIR", "/elsewhere"),
+            ("RIPGREP_CONFIG_PATH", "/x"),
+            ("PATH", "/work/evil:/usr/bin"),
+        ]);
+        let vars = command_env(&env, &safe_path(&ws, &env));
+        let names: Vec<String> = vars
+            .iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        assert!(names.contains(&"HOME".to_owned()));
+        for hidden in ["OPENAI_API_KEY", "GIT_DIR", "RIPGREP_CONFIG_PATH"] {
+            assert!(!names.contains(&hidden.to_owned()), "{hidden}");
+        }
+        let path = vars
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.to_string_lossy().into_owned())
+            .unwrap();
+        assert_eq!(
+            path,
+            "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin:/home/x/.cargo/bin"
+        );
+    }
+
+    #[test]
+    fn programs_are_never_found_in_the_workspace() {
+        let (dir, ws) = setup();
+        let bin = dir.path().join(".cargo/bin");
+        fs::create_dir_all(&bin).unwrap();
+        let home = dir.path().to_string_lossy().into_owned();
+        let env = env(&[("HOME", &home)]);
+        let path = safe_path(&ws, &env);
+        assert!(!path.iter().any(|p| p.starts_with(dir.path())), "{path:?}");
+        assert_eq!(find_program("../cat", &path), None);
+        assert!(find_program("cat", &path).unwrap().is_absolute());
+    }
+
+    #[test]
+    fn paths_must_stay_inside_the_workspace() {
+        let (dir, ws) = setup();
+        std::os::unix::fs::symlink("/etc", dir.path().join("etc-link")).unwrap();
+        let env = env(&[]);
+        for (argv, expected) in [
+            (
+                json!(["cat", "/etc/passwd"]),
+                "`/etc/passwd` is outside the workspace",
+            ),
+            (json!(["cat", "../x"]), "`../x` is outside the workspace"),
+            (
+                json!(["cat", "etc-link/passwd"]),
+                "`etc-link/passwd` leads outside",
+            ),
+            (json!(["ls", "etc-link"]), "`etc-link` leads outside"),
+            (
+                json!(["git", "-C", "/", "log"]),
+                "`/` is outside the workspace",
+            ),
+            (
+                json!(["grep", "-f", "/etc/passwd", "x"]),
+                "`/etc/passwd` is outside",
+            ),
+        ] {
+            let (text, is_error) = call(&ws, &env, &json!({"argv": argv}));
+            assert!(is_error, "{argv}: {text}");
+            assert!(text.starts_with(expected), "{argv}: {text}");
+        }
+        let inside = format!("{}/src/main.rs", ws.root().display());
+        let (text, is_error) = call(&ws, &env, &json!({"argv": ["cat", inside]}));
+        assert!(!is_error, "{text}");
+        let (text, is_error) = call(&ws, &env, &json!({"argv": ["cat", "x"], "cwd": "etc-link"}));
+        assert!(is_error);
+        assert!(text.starts_with("cwd: `etc-link` leads outside"), "{text}");
+        let (text, _) = call(&ws, &env, &json!({"argv": ["ls"], "cwd": "src/main.rs"}));
+        assert_eq!(text, "cwd: `src/main.rs` is not a directory");
+    }
+
+    #[test]
+    fn argument_errors_and_timeouts() {
+        let (_dir, ws) = setup();
+        let env = env(&[]);
+        for (args, expected) in [
+            (
+                json!({"argv": "git log"}),
+                "invalid arguments for run_command: invalid type",
+            ),
+            (
+                json!({"command": "ls"}),
+                "invalid arguments for run_command: unknown field `command`",
+            ),
+            (
+                json!({"argv": ["ls"], "timeout_s": 0}),
+                "timeout_s must be a number of seconds above 0, at most 120",
+            ),
+            (json!({"argv": []}), "`argv` is empty"),
+        ] {
+            let (text, is_error) = call(&ws, &env, &args);
+            assert!(is_error);
+            assert!(text.starts_with(expected), "{args}: {text}");
+        }
+        let (text, is_error) = call(&ws, &env, &json!({"argv": ["ls"], "timeout_s": 1000}));
+        assert!(!is_error);
+        assert!(
+            text.ends_with("note: timeout_s 1000 is above the maximum; 120 was used"),
+            "{text}"
+        );
+    }
+
+    /// `git` in `dir` for the test's own setup, with nothing configured outside.
+    fn git(dir: &Path, args: &[&str]) {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    /// Guard 1 on its own (no sandbox here): a repository configured to run a script from
+    /// every read-only git command still runs nothing, because of the flags and settings tick
+    /// adds.
+    #[test]
+    fn repository_configuration_runs_nothing_without_the_sandbox() {
+        let (dir, ws) = setup();
+        let root = dir.path();
+        let ran = tempfile::tempdir().unwrap();
+        let script = root.join("evil.sh");
+        fs::write(
+            &script,
+            format!("#!/bin/sh\ntouch {}/ran-$1\ncat\n", ran.path().display()),
+        )
+        .unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::write(root.join(".gitattributes"), "*.rs diff=evil filter=evil\n").unwrap();
+        git(root, &["init", "-q"]);
+        git(root, &["add", "."]);
+        git(root, &["commit", "-q", "-m", "init"]);
+        let evil = script.display().to_string();
+        for (key, value) in [
+            ("core.pager", format!("{evil} pager")),
+            ("core.fsmonitor", format!("{evil} fsmonitor")),
+            ("diff.external", format!("{evil} external")),
+            ("diff.evil.textconv", format!("{evil} textconv")),
+            ("diff.evil.command", format!("{evil} command")),
+            ("filter.evil.clean", format!("{evil} clean")),
+            ("filter.evil.smudge", format!("{evil} smudge")),
+            ("filter.evil.process", format!("{evil} process")),
+            ("gpg.program", format!("{evil} gpg")),
+            ("log.showSignature", "true".to_owned()),
+            ("core.hooksPath", root.display().to_string()),
+        ] {
+            git(root, &["config", key, &value]);
+        }
+        // Same size, new time: status and diff must read the file, through the filter.
+        std::thread::sleep(Duration::from_millis(1100));
+        fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+        fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
+        let env = env(&[]);
+        for argv in [
+            json!(["git", "status"]),
+            json!(["git", "diff"]),
+            json!(["git", "diff", "HEAD", "--stat"]),
+            json!(["git", "log", "-p", "--format=%H %G?"]),
+            json!(["git", "show", "HEAD"]),
+            json!(["git", "blame", "src/main.rs"]),
+            json!(["git", "grep", "-n", "fn"]),
+            json!(["git", "-C", "src", "diff"]),
+        ] {
+            let (text, is_error) = call(&ws, &env, &json!({ "argv": argv }));
+            assert!(!is_error, "{argv}: {text}");
+        }
+        let ran: Vec<_> = fs::read_dir(ran.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(
+            ran.is_empty(),
+            "the repository's configuration ran: {ran:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_command_reports_its_exit_code() {
+        let (_dir, ws) = setup();
+        let setup = Setup::new(AllowList::default());
+        let outcome = run(&ws, &env(&[]), &setup, &json!({"argv": ["ls", "missing"]}));
+        assert_eq!(outcome.exit_code(), Some(2));
+        let ToolOutcome::Output { text, is_error, .. } = outcome else {
+            panic!()
+        };
+        assert!(is_error);
+        assert!(text.contains("exit code 2, "), "{text}");
+    }
+}

@@ -1,0 +1,381 @@
+//! What a demanding user expects of a command line: completions, a man page, one way to name a
+//! task, and `cancel`, `next`, `edit`, `diff`; `status` and `list` survive a broken draft.
+
+use crate::common::workspace::{PLAN, Run, Workspace, git};
+
+#[test]
+fn bash_completions_parse() {
+    let ws = Workspace::new();
+    let run = ws.ok(&["completions", "bash"]);
+    assert!(run.stdout.contains("complete -F"), "{}", run.stdout);
+    for command in ["doctor", "review", "cancel", "next", "edit", "diff"] {
+        assert!(run.stdout.contains(command), "`{command}` completes");
+    }
+    let script = ws.temp().join("tick.bash");
+    std::fs::write(&script, &run.stdout).unwrap();
+    let check = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{check:#?}");
+    for shell in ["zsh", "fish", "powershell"] {
+        let run = ws.ok(&["completions", shell]);
+        assert!(run.stdout.contains("tick"), "{shell}: {}", run.stdout);
+    }
+}
+
+#[test]
+fn man_page_is_roff_with_every_command() {
+    let ws = Workspace::new();
+    let run = ws.ok(&["man"]);
+    assert!(run.stdout.contains(".TH tick 1"), "{}", run.stdout);
+    for command in ["plan", "approve", "run", "doctor", "cancel"] {
+        assert!(
+            run.stdout.contains(&format!("tick\\-{command}")) || run.stdout.contains(command),
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn help_has_examples() {
+    let ws = Workspace::new();
+    for command in ["plan", "run", "status", "mark"] {
+        let run = ws.ok(&[command, "--help"]);
+        assert!(
+            run.stdout.contains("Examples:\n  tick "),
+            "{command}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn cancel_keeps_the_files_and_logs_the_change() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    let run = ws.ok(&["cancel"]);
+    assert!(
+        run.stderr
+            .contains(&format!("cancelled `{id}` (was approved)")),
+        "{}",
+        run.stderr
+    );
+    let plan = ws.read(&format!(".tasks/{id}/PLAN.md"));
+    assert!(plan.contains("status: cancelled\n"), "{plan}");
+    assert_eq!(ws.read(&format!(".tasks/{id}/TODO.md")), todo, "files kept");
+    let journal = ws.read(&format!(".tasks/{id}/runs/journal.jsonl"));
+    assert!(journal.contains("\"to\":\"cancelled\""), "{journal}");
+    assert!(journal.contains("a person cancelled the task"), "{journal}");
+    let again = ws.fails(&["cancel", &id], 2);
+    assert!(
+        again
+            .stderr
+            .contains("cannot be cancelled: the task was cancelled"),
+        "{}",
+        again.stderr
+    );
+    ws.fails(&["next", &id], 2);
+}
+
+#[test]
+fn next_names_the_step_and_the_command() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    let run = ws.ok(&["next"]);
+    assert!(
+        run.stdout
+            .starts_with("S1 Find the real login entry point and its callers\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("  verify: `npm test -- login`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains(&format!("`tick run {id} --step S1`")),
+        "{}",
+        run.stderr
+    );
+    ws.ok(&["mark", "S1", "done"]);
+    let run = ws.ok(&["next", &id]);
+    assert!(
+        run.stdout.starts_with("S2.1 Write the shim"),
+        "{}",
+        run.stdout
+    );
+    ws.ok(&["mark", "S2.1", "blocked", "--reason", "no shim library"]);
+    let run = ws.ok(&["next"]);
+    assert!(
+        run.stdout.contains("S2.1 is blocked: no shim library"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn mark_takes_the_task_as_every_command_does() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    ws.ok(&["mark", "S1", "done", &id]);
+    ws.ok(&["mark", "S3", "in-progress", "-t", &id]);
+    ws.ok(&["mark", "S2.1", "done", "--task", "login"]);
+    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [x] S1"), "{todo}");
+    assert!(todo.contains("- [-] S3"), "{todo}");
+    assert!(todo.contains("- [x] S2.1"), "{todo}");
+    ws.fails(&["mark", "S1", "done", &id, "-t", &id], 2);
+}
+
+fn editor(ws: &Workspace, name: &str, body: &str) -> String {
+    let script = ws.temp().join(name);
+    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    script.display().to_string()
+}
+
+fn with_editor(ws: &Workspace, args: &[&str], editor: &str, keys: Option<&str>) -> Run {
+    let mut cmd = ws.tick();
+    cmd.args(args).env("EDITOR", editor);
+    match keys {
+        Some(keys) => cmd.env("TICK_INTERACTIVE", "1").write_stdin(keys),
+        None => cmd.write_stdin(""),
+    };
+    let output = cmd.output().unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn edit_validates_and_keeps_a_bad_edit_unless_told() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    let todo_path = format!(".tasks/{id}/TODO.md");
+    let before = ws.read(&todo_path);
+    let bad = editor(&ws, "bad.sh", "sed -i 's/- \\[ \\] S3/- [?] S3/' \"$1\"");
+
+    // Not at a terminal: the error, and the edit stays as the person left it.
+    let run = with_editor(&ws, &["edit", "--todo"], &bad, None);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.stderr.contains(&format!("`{todo_path}:")),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("unknown step marker"), "{}", run.stderr);
+    assert!(run.stderr.contains("your edit is kept"), "{}", run.stderr);
+    assert!(ws.read(&todo_path).contains("- [?] S3"));
+
+    // At a terminal: undo puts the previous content back.
+    ws.write(&todo_path, &before);
+    let run = with_editor(&ws, &["edit", &id, "--todo"], &bad, Some("u\n"));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        run.stderr.matches("unknown step marker").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert_eq!(ws.read(&todo_path), before);
+
+    // A good edit of PLAN.md is checked and points at re-approval.
+    let good = editor(
+        &ws,
+        "good.sh",
+        "sed -i 's/Move the login code/Move all login code/' \"$1\"",
+    );
+    let run = with_editor(&ws, &["edit"], &good, None);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.stderr.contains("is valid"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("`tick approve {id}`")),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn edit_opens_the_draft_first() {
+    let ws = Workspace::new();
+    ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    let good = editor(
+        &ws,
+        "good.sh",
+        "sed -i 's/Move the login code/Move all login code/' \"$1\"",
+    );
+    let run = with_editor(&ws, &["edit"], &good, None);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        ws.read(".tasks/draft/PLAN.md")
+            .contains("Move all login code")
+    );
+    let run = with_editor(&ws, &["edit", "--todo"], &good, None);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("the draft has no TODO.md yet"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A task whose S1 changed `src/login.ts` (recorded as the runner records it).
+fn task_with_changes(ws: &Workspace) -> String {
+    ws.write("src/login.ts", "export function login() {}\n");
+    git(ws.root(), &["add", "src/login.ts"]);
+    git(ws.root(), &["commit", "-q", "-m", "login"]);
+    let id = ws.approve(PLAN);
+    ws.write(
+        "src/login.ts",
+        "export function login(user) { return user; }\n",
+    );
+    let state = format!(".tasks/{id}/state.yaml");
+    ws.write(
+        &state,
+        ws.read(&state)
+            + "steps:\n  S1:\n    status: done\n    files_changed:\n    - src/login.ts\n",
+    );
+    id
+}
+
+#[test]
+fn diff_shows_the_files_a_step_changed() {
+    let ws = Workspace::new();
+    let id = task_with_changes(&ws);
+    let run = ws.ok(&["diff", "S1"]);
+    assert!(
+        run.stdout
+            .contains("+export function login(user) { return user; }"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("S1 changed `src/login.ts`"),
+        "{}",
+        run.stderr
+    );
+    // Committed by hand, without trailers: still S1's change, since the approval.
+    git(ws.root(), &["commit", "-q", "-am", "wip"]);
+    let run = ws.ok(&["diff", "S1"]);
+    assert!(
+        run.stdout
+            .contains("+export function login(user) { return user; }"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("against the commit it was approved on"),
+        "{}",
+        run.stderr
+    );
+    let none = ws.ok(&["diff", "S3", &id]);
+    assert!(
+        none.stderr.contains("has no recorded changes"),
+        "{}",
+        none.stderr
+    );
+    let missing = ws.fails(&["diff", "S9"], 2);
+    assert!(
+        missing.stderr.contains("has no step `S9`"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn diff_shows_the_commit_of_a_committed_step() {
+    let ws = Workspace::new();
+    let id = task_with_changes(&ws);
+    git(ws.root(), &["add", "src/login.ts"]);
+    git(
+        ws.root(),
+        &[
+            "commit",
+            "-q",
+            "-m",
+            &format!("Find the login\n\nTask: {id}\nStep: S1\n"),
+        ],
+    );
+    // A later step whose id starts the same is not S1's commit.
+    ws.write("src/other.ts", "export const other = 1;\n");
+    git(ws.root(), &["add", "src/other.ts"]);
+    git(
+        ws.root(),
+        &[
+            "commit",
+            "-q",
+            "-m",
+            &format!("Other\n\nTask: {id}\nStep: S11\n"),
+        ],
+    );
+    ws.write("src/login.ts", "export function login() { /* later */ }\n");
+    let run = ws.ok(&["diff", "S1", &id]);
+    assert!(!run.stdout.contains("other"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("Task: {id}")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("+export function login(user) { return user; }"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("later"),
+        "the commit, not the working tree: {}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("S1 as committed in"), "{}", run.stderr);
+}
+
+#[test]
+fn a_broken_draft_does_not_break_status_and_list_shows_it() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    ws.run_stdin(
+        &["plan", "--from", "-"],
+        &PLAN.replace("Refactor login module", "Next"),
+    );
+    let draft = ".tasks/draft/PLAN.md";
+    ws.write(draft, ws.read(draft).replace("- [ ] S3", "- [?] S3"));
+    let status = ws.ok(&["status"]);
+    assert!(
+        status.stdout.contains(&format!("task:   {id}")),
+        "{}",
+        status.stdout
+    );
+    let warnings: Vec<&str> = status
+        .stderr
+        .lines()
+        .filter(|l| l.contains("draft"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", status.stderr);
+    assert!(warnings[0].starts_with("warning: the draft does not parse: `.tasks/draft/PLAN.md:"));
+    let list = ws.ok(&["list"]);
+    assert!(list.stdout.starts_with("draft "), "{}", list.stdout);
+    assert!(
+        list.stdout.lines().next().unwrap().contains(" invalid "),
+        "{}",
+        list.stdout
+    );
+    let json = ws.ok(&["list", "--json"]);
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert!(
+        value["draft_error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown step marker")
+    );
+}

@@ -1,0 +1,186 @@
+//! `tick doctor` against the fake model server and against a closed port. How fast the
+//! closed-port case fails is measured by `benches/doctor.sh`, not asserted here.
+
+use serde_json::{Value, json};
+
+use crate::common::fake_model::FakeModel;
+use crate::common::project::Project;
+use crate::common::scripts::{openai_call, openai_text};
+
+fn report(output: &std::process::Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(stdout.lines().count(), 1, "one JSON document: {stdout}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check `{name}` in {report}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_calls_the_tool_passes() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_call(
+        "call_1",
+        "report_ready",
+        json!({"ready": true}),
+    ));
+    let output = project.tick(&server, &["doctor", "--json"]).await;
+    let report = report(&output);
+    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    assert_eq!(check(&report, "configuration")["ok"], true);
+    assert_eq!(check(&report, "connection")["ok"], true);
+    let tool = check(&report, "tool_call");
+    assert_eq!(tool["ok"], true, "{tool}");
+    assert!(
+        tool["detail"]
+            .as_str()
+            .unwrap()
+            .contains("native tool calls")
+    );
+    // The settings say where they came from.
+    let model = &report["settings"][1];
+    assert_eq!(model["value"], "test-model");
+    assert_eq!(
+        model["source"],
+        json!({"kind": "env", "name": "TICK_MODEL"})
+    );
+
+    // One tiny request with exactly one tool.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let tools = requests[0].body["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0]["function"]["name"], "report_ready");
+    assert_eq!(requests[0].body["model"], "test-model");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_writes_the_call_as_text_is_reported_as_text() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_text(
+        "<tool_call>{\"name\": \"report_ready\", \"arguments\": {\"ready\": true}}</tool_call>",
+    ));
+    let output = project.tick(&server, &["doctor", "--json"]).await;
+    let report = report(&output);
+    let tool = check(&report, "tool_call");
+    assert_eq!(tool["ok"], true, "{tool}");
+    assert!(
+        tool["detail"].as_str().unwrap().contains("as text"),
+        "{tool}"
+    );
+    assert!(tool["hint"].as_str().unwrap().contains("tool_calls: text"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_only_talks_fails_with_exit_3() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_text("Hello! How can I help you today?"));
+    let output = project.tick(&server, &["doctor"]).await;
+    assert_eq!(output.status.code(), Some(3));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout
+            .contains("FAIL tool_call     `test-model` answered without calling the tool: Hello!"),
+        "{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_error_is_not_retried() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(crate::common::fake_model::Reply::json(
+        503,
+        &json!({"error": {"message": "loading model"}}),
+    ));
+    let output = project.tick(&server, &["doctor", "--json"]).await;
+    let report = report(&output);
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(check(&report, "tool_call")["ok"], false);
+    assert_eq!(server.requests().len(), 1, "doctor never retries");
+}
+
+#[test]
+fn a_closed_port_fails_with_start_the_server_advice() {
+    let project = Project::new();
+    // A port nobody listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = project.command(
+        &format!("http://127.0.0.1:{port}/v1"),
+        &["doctor", "--json"],
+    );
+    cmd.env("TICK_PROVIDER", "ollama");
+    let output = cmd.output().unwrap();
+    let report = report(&output);
+    assert_eq!(output.status.code(), Some(3), "{report:#}");
+    let connection = check(&report, "connection");
+    assert_eq!(connection["ok"], false);
+    assert!(
+        connection["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("cannot connect to `127.0.0.1:{port}`")),
+        "{connection}"
+    );
+    assert!(
+        connection["hint"]
+            .as_str()
+            .unwrap()
+            .starts_with("start the server")
+    );
+    assert_eq!(check(&report, "tool_call")["ok"], Value::Null, "skipped");
+    assert!(!project.path(".tasks").exists(), "doctor writes nothing");
+}
+
+#[test]
+fn the_closed_port_report_reads_well() {
+    let project = Project::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = project.command(&format!("http://127.0.0.1:{port}/v1"), &["doctor"]);
+    cmd.env("TICK_PROVIDER", "llamacpp");
+    let output = cmd.output().unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&format!(r"\b{port}\b"), "[PORT]");
+    settings.add_filter(r"\(os error \d+\)", "(os error [N])");
+    // The sandbox line depends on the kernel the tests run on.
+    settings.add_filter(r"(?m)^  (ok  |FAIL) sandbox .*(\n {7}.*)*$", "  [SANDBOX]");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("cli_doctor_closed_port", stdout));
+}
+
+#[test]
+fn an_incomplete_configuration_exits_2_and_says_what_is_missing() {
+    let project = Project::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cmd = project.command(&format!("http://127.0.0.1:{port}/v1"), &["doctor"]);
+    cmd.env_remove("TICK_MODEL");
+    let output = cmd.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("FAIL configuration no model"), "{stdout}");
+    assert!(stdout.contains("model       -"), "{stdout}");
+    assert!(stdout.contains("`tick init`"), "{stdout}");
+}

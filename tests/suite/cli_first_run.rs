@@ -1,0 +1,154 @@
+//! A first run with nothing configured: one message names everything missing and every way
+//! forward, and the failed command leaves no file behind.
+
+use insta::assert_snapshot;
+
+use crate::common::workspace::{Run, Workspace, filters};
+
+fn unconfigured(ws: &Workspace, args: &[&str], vars: &[(&str, &str)]) -> Run {
+    let mut cmd = ws.tick();
+    cmd.args(args)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .write_stdin("");
+    for (name, value) in vars {
+        cmd.env(name, value);
+    }
+    let output = cmd.output().unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn plan_with_nothing_configured_names_everything_missing_and_writes_nothing() {
+    let ws = Workspace::new();
+    let run = unconfigured(&ws, &["plan", "Add a --verbose flag"], &[]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        !ws.exists(".tasks"),
+        "a failed first command leaves no `.tasks/`"
+    );
+    assert_eq!(
+        run.stderr.matches("error:").count(),
+        1,
+        "one message: {}",
+        run.stderr
+    );
+    filters(&ws).bind(|| assert_snapshot!("cli_first_run_nothing_configured", run.stderr));
+}
+
+#[test]
+fn the_message_names_which_source_set_what() {
+    let ws = Workspace::new();
+    ws.write(
+        ".tasks/config.yaml",
+        "provider: openai\nbase_url: https://llm.example.com/v1\n",
+    );
+    let run = unconfigured(
+        &ws,
+        &["plan", "Add a --verbose flag"],
+        &[("TICK_MODEL", "gpt-4.1")],
+    );
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(!ws.exists(".tasks/.gitignore"));
+    assert!(!ws.exists(".tasks/.lock"));
+    filters(&ws).bind(|| assert_snapshot!("cli_first_run_key_missing", run.stderr));
+}
+
+#[test]
+fn a_local_provider_needs_only_a_model() {
+    let ws = Workspace::new();
+    let run = unconfigured(
+        &ws,
+        &["plan", "--provider", "ollama", "Add a --verbose flag"],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(run.stderr.contains("it needs a model\n"), "{}", run.stderr);
+    assert!(!run.stderr.contains("API key ("), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "provider `ollama` (flag `--provider`), base URL `http://127.0.0.1:11434/v1` (default)"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn plan_from_a_file_needs_no_model() {
+    let ws = Workspace::new();
+    let mut cmd = ws.tick();
+    cmd.args(["plan", "--from", "-"])
+        .env_remove("OPENAI_API_KEY")
+        .write_stdin(crate::common::workspace::PLAN);
+    let output = cmd.output().unwrap();
+    assert!(output.status.success(), "{output:#?}");
+    assert!(ws.exists(".tasks/draft/PLAN.md"));
+}
+
+#[test]
+fn init_leads_to_the_config_and_doctor() {
+    let ws = Workspace::new();
+    let run = ws.ok(&["init"]);
+    assert!(
+        run.stderr.contains(
+            "hint: set the model in `.tasks/config.yaml` (or the environment), check it with `tick doctor`"
+        ),
+        "{}",
+        run.stderr
+    );
+    let config = ws.read(".tasks/config.yaml");
+    assert!(
+        config.contains("#   2. this file: the repository's settings win over your own"),
+        "{config}"
+    );
+}
+
+#[test]
+fn a_local_server_that_is_not_running_is_named_at_once() {
+    let ws = Workspace::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let run = unconfigured(
+        &ws,
+        &[
+            "plan",
+            "--provider",
+            "ollama",
+            "--model",
+            "qwen3",
+            "--base-url",
+            &url,
+            "Add a flag",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3, "{run:#?}");
+    assert!(
+        run.stderr
+            .starts_with(&format!("error: cannot connect to `127.0.0.1:{port}`")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: start the server: `ollama serve`"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("attempts"),
+        "no retries: {}",
+        run.stderr
+    );
+    assert!(!ws.exists(".tasks"));
+}

@@ -1,0 +1,435 @@
+//! Hostile files cost nothing: a cloned repository's `.tasks/` can hold an alias bomb, a line
+//! of a hundred thousand `[`, a symlink to `/dev/zero`, a FIFO, bytes that are not UTF-8, a
+//! directory or an empty file where tick expects its own files. Every command that reads them
+//! fails fast (the test kills it after 10 s), names the file workspace-relative with its line
+//! and column, says what to do, and leaves every byte where it was.
+
+use std::fs;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::common::workspace::{PLAN, Workspace};
+
+/// Generous: each of these takes milliseconds; before the fix some ran for minutes or forever.
+const DEADLINE: Duration = Duration::from_secs(10);
+
+struct Ended {
+    code: i32,
+    /// stdout and stderr together: `check` reports findings on stdout, the others on stderr.
+    output: String,
+}
+
+/// Runs `tick args...` with stdin closed, killing it (and failing the test) after
+/// [`DEADLINE`].
+fn run_bounded(ws: &Workspace, args: &[&str]) -> Ended {
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let err = tempfile::NamedTempFile::new().unwrap();
+    let mut child = ws
+        .tick_process()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(out.reopen().unwrap())
+        .stderr(err.reopen().unwrap())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`tick {args:?}` still ran after {DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let output = format!(
+        "{}{}",
+        fs::read_to_string(out.path()).unwrap(),
+        fs::read_to_string(err.path()).unwrap()
+    );
+    Ended {
+        code: status.code().unwrap_or(-1),
+        output,
+    }
+}
+
+/// What a file or a stand-in for it is, byte for byte or by kind, so "unchanged" can be
+/// checked for FIFOs and directories too.
+fn snapshot(path: &Path) -> String {
+    let meta = fs::symlink_metadata(path).unwrap();
+    if meta.file_type().is_symlink() {
+        format!("link to {}", fs::read_link(path).unwrap().display())
+    } else if meta.is_file() {
+        format!("file {}", blake3::hash(&fs::read(path).unwrap()).to_hex())
+    } else {
+        format!("{:?}", meta.file_type())
+    }
+}
+
+/// Runs every reading command against the task `id` and checks each fails fast, with
+/// `location` (workspace-relative) and `message` in its output, no absolute path, and `rel`
+/// unchanged.
+fn assert_refused_everywhere(ws: &Workspace, id: &str, rel: &str, location: &str, message: &str) {
+    let path = ws.path(rel);
+    let before = snapshot(&path);
+    for args in [
+        &["status"][..],
+        &["status", id],
+        &["check"],
+        &["mark", "S1", "done"],
+        &["run", "--dry-run"],
+    ] {
+        let ended = run_bounded(ws, args);
+        assert_ne!(ended.code, 0, "{args:?} succeeded: {}", ended.output);
+        assert!(
+            ended.output.contains(location) && ended.output.contains(message),
+            "{args:?}: wanted `{location}` and {message:?} in:\n{}",
+            ended.output
+        );
+        assert!(
+            !ended.output.contains(&*ws.temp().to_string_lossy()),
+            "{args:?}: an absolute path in:\n{}",
+            ended.output
+        );
+        assert_eq!(snapshot(&path), before, "{args:?} changed `{rel}`");
+    }
+}
+
+fn task(ws: &Workspace) -> String {
+    ws.approve(PLAN)
+}
+
+/// A 1 MiB string referenced by 1,000 aliases: a gigabyte once expanded.
+fn alias_bomb(string_bytes: usize) -> String {
+    let mut yaml = format!("bomb: &a \"{}\"\nmore: [", "x".repeat(string_bytes));
+    for _ in 0..1000 {
+        yaml.push_str("*a, ");
+    }
+    yaml.push_str("]\n");
+    yaml
+}
+
+fn with_front_matter(ws: &Workspace, id: &str, yaml: &str) -> String {
+    let rel = format!(".tasks/{id}/PLAN.md");
+    let plan = ws.read(&rel);
+    let body = plan.splitn(3, "---\n").nth(2).unwrap().to_owned();
+    ws.write(&rel, format!("---\n{yaml}---\n{body}"));
+    rel
+}
+
+#[test]
+fn a_flat_alias_bomb_in_plan_front_matter_is_refused() {
+    let ws = Workspace::new();
+    let id = task(&ws);
+    let rel = with_front_matter(&ws, &id, &alias_bomb(1 << 20));
+    assert_refused_everywhere(
+        &ws,
+        &id,
+        &rel,
+        &format!("`{rel}:2:1`"),
+        "front matter is larger than 64 KiB",
+    );
+    // Under the front matter cap the alias itself is refused, where it stands.
+    let rel = with_front_matter(&ws, &id, &alias_bomb(32 * 1024));
+    assert_refused_everywhere(
+        &ws,
+        &id,
+        &rel,
+        &format!("`{rel}:2:7`"),
+        "YAML anchors (`&name`) are not allowed",
+    );
+}
+
+#[test]
+fn a_flat_alias_bomb_in_state_yaml_is_refused() {
+    let ws = Workspace::new();
+    let id = task(&ws);
+    let rel = format!(".tasks/{id}/state.yaml");
+    ws.write(&rel, format!("format: 1\n{}", alias_bomb(1 << 20)));
+    assert_refused_everywhere(
+        &ws,
+        &id,
+        &rel,
+        &format!("`{rel}:2:7`"),
+        "YAML anchors (`&name`) are not allowed",
+    );
+}
+
+#[test]
+fn deep_nesting_is_refused_after_a_few_levels() {
+    let ws = Workspace::new();
+    let id = task(&ws);
+    let rel = format!(".tasks/{id}/state.yaml");
+    ws.write(&rel, format!("format: 1\nsteps: {}", "[".repeat(100_000)));
+    assert_refused_everywhere(&ws, &id, &rel, &format!("`{rel}:2:"), "nested more than 64");
+    // The config is read by every command too.
+    ws.write(
+        ".tasks/config.yaml",
+        format!("model: {}", "[".repeat(100_000)),
+    );
+    let ended = run_bounded(&ws, &["status"]);
+    assert_eq!(ended.code, 2, "{}", ended.output);
+    assert!(
+        ended.output.contains("`.tasks/config.yaml:1:") || ended.output.contains("nested"),
+        "{}",
+        ended.output
+    );
+}
+
+#[test]
+fn a_list_nested_a_million_deep_is_refused_before_parsing() {
+    let ws = Workspace::new();
+    let id = task(&ws);
+    let rel = format!(".tasks/{id}/TODO.md");
+    let todo = ws.read(&rel);
+    let line = todo.lines().count() + 1;
+    ws.write(&rel, format!("{todo}{}deep\n", "- ".repeat(1_000_000)));
+    assert_refused_everywhere(
+        &ws,
+        &id,
+        &rel,
+        &format!("`{rel}:{line}:65`"),
+        "nested more than 32 levels deep",
+    );
+}
+
+#[test]
+fn todo_md_linked_to_dev_zero_is_not_read() {
+    let ws = Workspace::new();
+    let id = task(&ws);
+    let rel = format!(".tasks/{id}/TODO.md");
+    fs::remove_file(ws.path(&rel)).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", ws.path(&rel)).unwrap();
+    assert_refused_everywhere(
+        &ws,
+        &id,
+        &rel,
+        &format!("`{rel}` is a device"),
+        "not a file",
+    );
+}
+
+#[test]
+fn a_fifo_in_place_of_todo_md_never_blocks() {
+    let ws = Workspace::new();
+    let id = task(&ws);
+    let rel = format!(".tasks/{id}/TODO.md");
+    fs::remove_file(ws.path(&rel)).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(ws.path(&rel))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    assert_refused_everywhere(
+        &ws,
+        &id,
+        &rel,
+        &format!("`{rel}` is a named pipe (FIFO)"),
+        "not a file",
+    );
+}
+
+#[test]
+fn a_directory_in_place_of_todo_md_is_explained() {
+    let ws = Workspace::new();
+    let id = task(&ws);
+    let rel = format!(".tasks/{id}/TODO.md");
+    fs::remove_file(ws.path(&rel)).unwrap();
+    fs::create_dir(ws.path(&rel)).unwrap();
+    assert_refused_everywhere(
+        &ws,
+        &id,
+        &rel,
+        &format!("`{rel}` is a directory"),
+        "not a file",
+    );
+}
+
+#[test]
+fn invalid_utf8_is_located() {
+    let ws = Workspace::new();
+    let id = task(&ws);
+    let rel = format!(".tasks/{id}/TODO.md");
+    let text = ws.read(&rel);
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("- [ ] S1 "))
+        .unwrap();
+    let offset: usize = text.lines().take(line).map(|l| l.len() + 1).sum();
+    // Inside "- [ ] S1 Find": the bad bytes are the 13th character of the line.
+    let mut bytes = text.into_bytes();
+    bytes.splice(offset + 12..offset + 12, [0xff, 0xfe]);
+    ws.write(&rel, &bytes);
+    let location = format!("`{rel}:{}:13`", line + 1);
+    assert_refused_everywhere(&ws, &id, &rel, &location, "invalid UTF-8");
+}
+
+#[test]
+fn an_empty_todo_md_is_an_error_for_run_and_check() {
+    let ws = Workspace::new();
+    let id = task(&ws);
+    let rel = format!(".tasks/{id}/TODO.md");
+    for contents in ["", "# TODO: nothing here\n\nJust prose.\n"] {
+        ws.write(&rel, contents);
+        for args in [&["check"][..], &["run", "--dry-run"]] {
+            let ended = run_bounded(&ws, args);
+            assert_ne!(ended.code, 0, "{args:?}: {}", ended.output);
+            assert!(
+                ended
+                    .output
+                    .contains(&format!("`{rel}:1:1`: the checklist")),
+                "{args:?}: {}",
+                ended.output
+            );
+            if args[0] == "run" {
+                assert!(
+                    ended
+                        .output
+                        .contains("hint: steps are lines like `- [ ] S1"),
+                    "{}",
+                    ended.output
+                );
+            }
+        }
+        for args in [&["status"][..], &["mark", "S1", "done"]] {
+            run_bounded(&ws, args);
+        }
+        assert_eq!(ws.read(&rel), contents);
+    }
+}
+
+#[test]
+fn a_link_out_of_the_workspace_is_not_followed() {
+    let ws = Workspace::new();
+    let id = task(&ws);
+    let rel = format!(".tasks/{id}/TODO.md");
+    let outside = ws.temp().join("elsewhere.md");
+    fs::write(&outside, ws.read(&rel)).unwrap();
+    fs::remove_file(ws.path(&rel)).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.path(&rel)).unwrap();
+    let ended = run_bounded(&ws, &["status", &id]);
+    assert_eq!(ended.code, 2, "{}", ended.output);
+    assert!(
+        ended.output.contains(&format!(
+            "`{rel}` is a link to a file outside the workspace"
+        )),
+        "{}",
+        ended.output
+    );
+}
+
+/// Tool payloads are capped with the documented defaults: a 5 MiB `write_file` (over 4 MiB) is
+/// refused and never replayed to the model, a 90 KiB `read_file` result reaches the model cut
+/// to 64 KiB with how to read on, and a 3 MiB write that is allowed is cut in the transcript.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_payloads_are_capped() {
+    use crate::common::fake_model::FakeModel;
+    use crate::common::project::Project;
+    use crate::common::scripts::{openai_call, openai_calls};
+    use serde_json::json;
+
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    let line = format!("{}\n", "d".repeat(89));
+    project.write("data.txt", &line.repeat(1000));
+    project.write(
+        "plan.md",
+        "# Big files\n\n## Steps\n- [ ] S1 Write the big files\n  - files: big.txt, huge.txt\n",
+    );
+    for args in [&["plan", "--from", "plan.md"][..], &["approve"]] {
+        let output = project.tick(&server, args).await;
+        assert!(output.status.success(), "{output:?}");
+    }
+    fs::remove_file(project.path("plan.md")).unwrap();
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "approve"]);
+
+    server.push(openai_calls(&[
+        (
+            "c1",
+            "update_step",
+            json!({"id": "S1", "status": "in_progress"}),
+        ),
+        (
+            "c2",
+            "write_file",
+            json!({"path": "huge.txt", "content": "h".repeat(5 << 20)}),
+        ),
+    ]));
+    server.push(openai_call(
+        "c3",
+        "write_file",
+        json!({"path": "big.txt", "content": "b".repeat(3 << 20)}),
+    ));
+    server.push(openai_call("c4", "read_file", json!({"path": "data.txt"})));
+    server.push(openai_call(
+        "c5",
+        "update_step",
+        json!({"id": "S1", "status": "done", "evidence": "wrote big.txt"}),
+    ));
+    let output = project.tick(&server, &["run"]).await;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!project.path("huge.txt").exists());
+    assert_eq!(
+        fs::metadata(project.path("big.txt")).unwrap().len(),
+        3 << 20
+    );
+
+    let requests = server.requests();
+    let tool_result = |request: usize, id: &str| -> String {
+        requests[request].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_else(|| panic!("no result for {id} in request {request}"))
+            .to_owned()
+    };
+    let refused = tool_result(1, "c2");
+    assert!(
+        refused.contains("`content` is 5242880 bytes, over the limit of 4194304 bytes"),
+        "{refused}"
+    );
+    // The refused 5 MiB is not sent back to the model with the conversation.
+    let replayed = requests[1].body.to_string().len();
+    assert!(replayed < 1 << 20, "request 2 is {replayed} bytes");
+    let read = tool_result(3, "c4");
+    assert!(read.len() <= 64 * 1024 + 1024, "{}", read.len());
+    assert!(
+        read.contains("read_file with `offset` and `limit`"),
+        "{read}"
+    );
+
+    let runs = project.path(&format!(".tasks/{}/runs", task_id(project.root())));
+    let transcript = fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with("-S1.jsonl"))
+        .map(|e| fs::read_to_string(e.path()).unwrap())
+        .unwrap();
+    for entry in transcript.lines() {
+        assert!(
+            entry.len() <= 257 * 1024,
+            "an entry of {} bytes",
+            entry.len()
+        );
+    }
+    assert!(transcript.contains("bytes cut from the transcript"));
+}
+
+fn task_id(root: &Path) -> String {
+    fs::read_dir(root.join(".tasks"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("20"))
+        .unwrap()
+}
