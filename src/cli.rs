@@ -138,6 +138,11 @@ pub struct ApproveArgs {
     /// Commit the approved task folder (and nothing else) with a `Task:` trailer.
     #[arg(long)]
     pub commit: bool,
+
+    /// Part of the contract: every verified step gets its own commit when the task runs, as
+    /// with `tick run --commit`.
+    #[arg(long)]
+    pub commit_steps: bool,
 }
 
 /// Execute the approved plan, one verified step at a time.

@@ -367,6 +367,30 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
     }
 }
 
+/// The repository's own config file travels with every clone, so it can only tighten the
+/// sandbox (`network: false`): turning it off or opening more directories to writes is the
+/// person's decision (`--no-sandbox`, `TICK_SANDBOX`, `~/.config/tick/config.yaml`).
+fn refuse_loosened_sandbox(project: &FileConfig, shown: &str) -> Result<()> {
+    let Some(sandbox) = project.sandbox.clone() else {
+        return Ok(());
+    };
+    let table = sandbox.table();
+    let what = if table.enabled == Some(false) {
+        "turn the sandbox off"
+    } else if table.writable.as_ref().is_some_and(|w| !w.is_empty()) {
+        "make more directories writable"
+    } else {
+        return Ok(());
+    };
+    Err(Error::input(format!(
+        "`{shown}` cannot {what}: the repository's own file comes with every clone of it"
+    ))
+    .hint(
+        "use `--no-sandbox`, `TICK_SANDBOX=off` or `sandbox:` in `~/.config/tick/config.yaml`; \
+         the file was not changed",
+    ))
+}
+
 /// The sandbox settings from the files, with `~/` in `writable` expanded. Relative paths
 /// are refused: what they would mean depends on where tick runs.
 fn sandbox_settings(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandbox::Settings> {
@@ -409,6 +433,7 @@ pub fn resolve(
     let user_file = file.clone();
     // The repository's file is more specific than the user's: it wins.
     let project_file = read_file_config(project_config, project_shown)?;
+    refuse_loosened_sandbox(&project_file, project_shown)?;
     merge(&mut file, project_file.clone());
 
     let env_provider = match env.var("TICK_PROVIDER") {
@@ -827,15 +852,51 @@ mod tests {
     }
 
     #[test]
-    fn sandbox_settings_from_files_and_environment() {
+    fn the_repositorys_file_cannot_loosen_the_sandbox() {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("config.yaml");
-        let resolve_with = |text: &str, vars: &[(&str, &str)]| {
+        for (text, what) in [
+            ("sandbox: off\n", "turn the sandbox off"),
+            ("sandbox:\n  enabled: false\n", "turn the sandbox off"),
+            (
+                "sandbox:\n  writable: [/root]\n",
+                "make more directories writable",
+            ),
+        ] {
             std::fs::write(&project, text).unwrap();
-            resolve(
+            let err = resolve(
                 &project,
                 "config.yaml",
-                &env(vars, dir.path()),
+                &env(&[], dir.path()),
+                &Flags::default(),
+            )
+            .unwrap_err();
+            assert!(err.message.contains(what), "{text}: {}", err.message);
+        }
+        std::fs::write(&project, "sandbox:\n  network: false\n").unwrap();
+        let config = resolve(
+            &project,
+            "config.yaml",
+            &env(&[], dir.path()),
+            &Flags::default(),
+        )
+        .unwrap();
+        assert!(config.sandbox.enabled && !config.sandbox.network);
+    }
+
+    #[test]
+    fn sandbox_settings_from_files_and_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.yaml");
+        let user_var = user.display().to_string();
+        let resolve_with = |text: &str, vars: &[(&str, &str)]| {
+            std::fs::write(&user, text).unwrap();
+            let mut vars = vars.to_vec();
+            vars.push(("TICK_CONFIG", &user_var));
+            resolve(
+                &dir.path().join("none.yaml"),
+                "none.yaml",
+                &env(&vars, dir.path()),
                 &Flags::default(),
             )
             .map(|c| c.sandbox)
@@ -883,7 +944,7 @@ mod tests {
             "{err}"
         );
         let err = resolve_with("sandbox:\n  netwrk: false\n", &[]).unwrap_err();
-        assert!(err.to_string().contains("config.yaml:"), "{err}");
+        assert!(err.to_string().contains("user.yaml:"), "{err}");
     }
 
     #[test]

@@ -22,6 +22,9 @@ use crate::error::Error;
 use crate::plan::StepStatus;
 use crate::runner::{RunEvent, StepOutcome, Summary};
 
+/// How many lines of a failed verification's output the terminal shows.
+const FAILED_OUTPUT_LINES: usize = 12;
+
 #[derive(Debug, Default)]
 pub struct Ui {
     live: Mutex<Live>,
@@ -83,6 +86,21 @@ impl Ui {
             return;
         }
         if !live {
+            // Piped or redirected: no spinner and no streamed text, but one plain line per
+            // tool call, so a log still says what the model did.
+            match event {
+                AgentEvent::ToolCall { name, detail } => {
+                    Self::err_line(&format!("-> {name} {detail}"));
+                }
+                AgentEvent::ToolResult {
+                    name,
+                    is_error: true,
+                    ..
+                } => {
+                    Self::err_line(&format!("   {name} failed; the model is told why"));
+                }
+                _ => {}
+            }
             return;
         }
         let mut live = self.live();
@@ -250,6 +268,20 @@ impl Ui {
         }
         match event {
             RunEvent::Agent { agent, .. } => self.agent_event(agent, false, live),
+            RunEvent::Verification {
+                passed: false,
+                output_tail,
+                ..
+            } => {
+                self.end_live_text();
+                self.note(&run_event_line(event).unwrap_or_default());
+                // What failed, on screen: the last lines of the output (state.yaml keeps the
+                // same tail, `runs/` the whole transcript).
+                let lines: Vec<&str> = output_tail.lines().collect();
+                for line in &lines[lines.len().saturating_sub(FAILED_OUTPUT_LINES)..] {
+                    Self::err_line(&format!("    {}", style(line).dim()));
+                }
+            }
             RunEvent::Verification { .. } | RunEvent::StepDone { .. } => {
                 self.end_live_text();
                 self.note(&run_event_line(event).unwrap_or_default());
@@ -294,6 +326,13 @@ impl Ui {
             RunEvent::Paused { .. } => self.hint(
                 "review them (`git diff`), then `tick run` to go on; `tick approve --allow-deviation` stops these pauses",
             ),
+            RunEvent::Tampered { step, files } => {
+                let list: Vec<String> = files.iter().map(|f| format!("`{f}`")).collect();
+                self.warn(&format!(
+                    "{step}: a command changed {}, which only tick may change; the step will not be ticked",
+                    list.join(", ")
+                ));
+            }
             RunEvent::OutsideEdit { files, .. } => {
                 let list: Vec<String> = files.iter().map(|f| format!("`{f}`")).collect();
                 self.warn(&format!(

@@ -42,6 +42,7 @@ fn approval_of(existing: Option<&Approval>, args: &ApproveArgs) -> Approval {
     Approval {
         allow_deviation: args.allow_deviation || existing.allow_deviation,
         max_files_changed: args.max_files.or(existing.max_files_changed),
+        commit_steps: args.commit_steps || existing.commit_steps,
     }
 }
 

@@ -385,41 +385,29 @@ fn excerpt(text: &str) -> String {
 
 /// Whether the kernel enforces Landlock: a ruleset that requires ABI v1 can be created (it is
 /// never applied, so this process stays as it is).
-fn landlock_abi() -> bool {
-    use landlock::{
-        ABI, Access as _, AccessFs, CompatLevel, Compatible as _, Ruleset, RulesetAttr as _,
-    };
-    Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::from_all(ABI::V1))
-        .and_then(landlock::Ruleset::create)
-        .is_ok()
-}
-
-/// The kernel features the sandbox is built on: Landlock and unprivileged user namespaces.
-// TODO(lead): once `src/sandbox` is merged, report `crate::sandbox::available(Kind::Build)`
-// here instead: it sets the real sandbox up in a helper process.
+/// The sandbox, set up for real in a throwaway helper process for each kind of policy: what
+/// `tick run` (build) and `tick plan`'s `run_command` (read-only) will need.
 fn sandbox() -> Check {
-    let landlock = landlock_abi();
-    let userns = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
-        .ok()
-        .and_then(|n| n.trim().parse::<u64>().ok())
-        .is_some_and(|n| n > 0);
-    let yes_no = |b: bool| if b { "available" } else { "not available" };
+    use crate::sandbox::{Kind, Unavailable, available};
+    let build = available(Kind::Build);
+    let read_only = available(Kind::ReadOnly);
+    let word = |r: &Result<(), Unavailable>| if r.is_ok() { "works" } else { "unavailable" };
     let detail = format!(
-        "Landlock {}, user namespaces {}",
-        yes_no(landlock),
-        yes_no(userns)
+        "build policy {}, read-only policy {}",
+        word(&build),
+        word(&read_only)
     );
-    let ok = landlock && userns;
+    let failure = build.as_ref().err().or(read_only.as_ref().err());
     Check::new(
         "sandbox",
-        Some(ok),
+        Some(failure.is_none()),
         detail,
-        (!ok).then(|| {
-            "agent commands need both to be confined: a kernel with Landlock (5.13+, `lsm=landlock`) \
-             and unprivileged user namespaces (`sysctl user.max_user_namespaces`)"
-                .to_owned()
+        failure.map(|err| {
+            format!(
+                "{err}; `tick run` stops until this is fixed, and the planner works without \
+                 `run_command`; {}",
+                Unavailable::OPT_OUT_HINT
+            )
         }),
     )
 }

@@ -261,12 +261,18 @@ fn contract(ctx: &Ctx<'_>, keys: &Keys) -> Option<ApproveArgs> {
             _ => ctx.ui.warn(&format!("`{answer}` is not a positive number")),
         }
     };
+    let commit_steps = keys.yes_no(
+        ctx,
+        "commit each verified step when the task runs?",
+        existing.commit_steps,
+    )?;
     let commit = keys.yes_no(ctx, "commit the approved task folder now?", false)?;
     Some(ApproveArgs {
         task: None,
         allow_deviation,
         max_files,
         commit,
+        commit_steps,
     })
 }
 

@@ -56,6 +56,9 @@ pub enum RunEvent {
     /// Files a person changed while the step ran (not through tick's tools); the model is
     /// told on its next tool result.
     OutsideEdit { step: StepId, files: Vec<String> },
+    /// Something other than tick changed `.tasks/`, `.git/config` or `.git/hooks/` while one
+    /// of the agent's commands ran: the step will not be ticked.
+    Tampered { step: StepId, files: Vec<String> },
     /// A person changed this step's marker in TODO.md while it ran: their version is kept and
     /// the runner's `wanted` status was not written.
     StatusKept {

@@ -31,6 +31,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fsx;
 use crate::llm::{Client, Message, Usage};
 use crate::plan::{Event, StepId, StepStatus, transition};
+use crate::sandbox::tamper;
 use crate::tasks::lock::Lock;
 use crate::tasks::{PLAN_FILE, RUNS_DIR, STATE_FILE, Store, TODO_FILE, Task, TaskRef};
 use crate::tools::{Effects, Registry};
@@ -154,22 +155,70 @@ struct Hooks<'r, 's, 't> {
     /// Files a person changed while the step ran.
     outside: BTreeSet<String>,
     emitter: &'r Emitter<'s, 't>,
+    /// `.tasks/`, `.git/config` and `.git/hooks/` as they were before the command under way.
+    guarded: Option<tamper::Snapshot>,
+    /// What changed there while one of the agent's commands ran: tick writes nothing there
+    /// during a command, so each of these is someone else's doing.
+    tampered: Vec<tamper::Tampered>,
+}
+
+impl Hooks<'_, '_, '_> {
+    /// Remembers the guarded files before one of the agent's commands runs.
+    fn guard(&mut self) {
+        self.guarded = tamper::Snapshot::take(self.root).ok();
+    }
+
+    /// Compares the guarded files with how they were before the command that just ended.
+    fn check_guarded(&mut self) {
+        let Some(before) = self.guarded.take() else {
+            return;
+        };
+        // A snapshot that cannot be taken counts as everything gone: never as "unchanged".
+        let after = tamper::Snapshot::take(self.root).unwrap_or_default();
+        let found = tamper::diff(&before, &after, &|path, _| is_ticks_own_log(path));
+        if !found.is_empty() {
+            self.emitter.emit(RunEvent::Tampered {
+                step: self.step,
+                files: found.iter().map(|t| t.path.clone()).collect(),
+            });
+            self.tampered.extend(found);
+        }
+    }
 }
 
 impl StepHooks for Hooks<'_, '_, '_> {
     fn verify(&mut self, _note: Option<&str>) -> Verdict {
+        if !self.tampered.is_empty() {
+            return Verdict::GaveUp {
+                reason: tampered_reason(&self.tampered),
+            };
+        }
         let emitter = self.emitter;
-        self.verifier
-            .verify(&mut self.recorder, &mut |event| emitter.emit(event))
+        self.guard();
+        let verdict = self
+            .verifier
+            .verify(&mut self.recorder, &mut |event| emitter.emit(event));
+        self.check_guarded();
+        if self.tampered.is_empty() {
+            verdict
+        } else {
+            Verdict::GaveUp {
+                reason: tampered_reason(&self.tampered),
+            }
+        }
     }
 
     fn before_tool(&mut self, tool: &str) {
+        if matches!(tool, "bash" | "run_command") {
+            self.guard();
+        }
         if tool == "bash" {
             self.recorder.command_started(SystemTime::now());
         }
     }
 
     fn after_tool(&mut self, effects: &Effects) {
+        self.check_guarded();
         self.recorder.tool_effects(effects, self.clock.now());
     }
 
@@ -558,7 +607,7 @@ impl<'a> Runner<'a> {
         if let Some(watcher) = self.watcher.as_mut() {
             while watcher.try_next().is_some() {}
         }
-        let (result, verifier, recorder, outside) = {
+        let (result, verifier, recorder, outside, tampered) = {
             let emitter = Emitter::new(&mut *sink);
             let (verifier, recorder) = (
                 StepVerifier::new(&root, self.deps.registry.command_env(), id, &step.verify),
@@ -573,6 +622,8 @@ impl<'a> Runner<'a> {
                 watcher: self.watcher.as_mut(),
                 outside: BTreeSet::new(),
                 emitter: &emitter,
+                guarded: None,
+                tampered: Vec::new(),
             };
             let executor = Executor {
                 model: Model {
@@ -593,7 +644,13 @@ impl<'a> Runner<'a> {
                 &mut agent,
                 &mut self.usage,
             ));
-            (result, hooks.verifier, hooks.recorder, hooks.outside)
+            (
+                result,
+                hooks.verifier,
+                hooks.recorder,
+                hooks.outside,
+                hooks.tampered,
+            )
         };
         self.save_transcript(&task.dir, id, &messages);
 
@@ -609,6 +666,19 @@ impl<'a> Runner<'a> {
         changed.retain(|p| !p.starts_with(".tasks/") && !p.starts_with(".git/"));
         let files_changed: Vec<String> = changed.iter().cloned().collect();
         let evidence = verifier.evidence().to_vec();
+        if !tampered.is_empty() {
+            // Nothing is taken from the tampered files and nothing is written into them: the
+            // step is not ticked, and the person sees what changed.
+            let list: Vec<String> = tampered.iter().map(ToString::to_string).collect();
+            return Err(Error::input(format!(
+                "something other than tick changed {} while `{id}` ran; the step was not ticked",
+                list.join(", ")
+            ))
+            .hint(
+                "look at the change (`git diff`, `git status .tasks`), put back what you did not \
+                 make, then `tick run` again; run with the sandbox on so commands cannot write there",
+            ));
+        }
         let end = match result {
             Ok(end) => end,
             Err(err) => {
@@ -813,6 +883,24 @@ impl<'a> Runner<'a> {
             sandboxed: self.deps.sandboxed,
         })
     }
+}
+
+/// The logs tick appends to while a command runs (the journal of its commands, transcripts):
+/// their changes during a command are tick's own.
+fn is_ticks_own_log(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix(".tasks/") else {
+        return false;
+    };
+    rest == "journal.jsonl" || rest.split('/').nth(1) == Some(RUNS_DIR)
+}
+
+/// Why a step whose guarded files changed cannot be ticked, for the model.
+fn tampered_reason(tampered: &[tamper::Tampered]) -> String {
+    let list: Vec<String> = tampered.iter().map(ToString::to_string).collect();
+    format!(
+        "tick stopped this step: a command changed {}, which only tick and the person may change",
+        list.join(", ")
+    )
 }
 
 /// A step's turn that failed, as a person reads it: what failed and that the step stays in

@@ -152,6 +152,7 @@ mod tests {
                     blake3: "h1".into(),
                 }],
                 command_window: None,
+                exit_code: None,
             },
             now,
         );

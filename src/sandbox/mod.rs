@@ -238,8 +238,8 @@ impl std::error::Error for Unavailable {}
 impl Unavailable {
     /// The `hint:` line for a person: how to opt out, knowing what that means.
     pub const OPT_OUT_HINT: &str = "run without the sandbox only if you trust the model and the \
-         repository: `--no-sandbox`, or `sandbox: off` in `.tasks/config.yaml`; the run is then \
-         recorded as unsandboxed";
+         repository: `--no-sandbox`, `TICK_SANDBOX=off`, or `sandbox: off` in \
+         `~/.config/tick/config.yaml`; the run is then recorded as unsandboxed";
 }
 
 /// Whether commands can run under a policy of `kind` on this machine, by setting a sandbox

@@ -50,6 +50,9 @@ pub struct Approval {
     /// A hard limit on files changed by the whole task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_files_changed: Option<u32>,
+    /// Does every verified step get its own commit, as with `tick run --commit`?
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub commit_steps: bool,
 }
 
 /// A parsed PLAN.md.

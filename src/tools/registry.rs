@@ -365,7 +365,7 @@ mod tests {
                 let heading = format!("\n### {}\n", tool.name());
                 assert_eq!(
                     prompt.contains(&heading),
-                    tools_for_mode(mode).contains(&tool),
+                    registry.offers(tool),
                     "{mode}: {}",
                     tool.name()
                 );

@@ -33,7 +33,7 @@ use super::bash::{self, CommandEnv};
 use super::workspace::{Access, PathError, Workspace};
 use super::{ToolOutcome, parse_args};
 use crate::llm::ToolSpec;
-use crate::sandbox::{Kind, Policy, Sandboxing};
+use crate::sandbox::{Kind, Sandboxing};
 
 pub const NAME: &str = "run_command";
 
@@ -231,19 +231,8 @@ pub fn run(
     program_args.extend(approved.args);
 
     let mut cmd = if let Some(policy) = env.sandbox().policy() {
-        // The sandbox runs its command in the policy's workspace, whatever the `Command`'s
-        // directory says. A read-only policy uses its workspace for nothing else (nothing is
-        // writable, `/tmp` stays as it is), so one for `cwd` is the same policy run there.
-        if cwd == workspace.root() {
-            policy.command(&program, &program_args)
-        } else if policy.kind() == Kind::ReadOnly {
-            Policy::read_only(&cwd).command(&program, &program_args)
-        } else {
-            return ToolOutcome::error(
-                "`cwd` is not supported in this run yet; run from the workspace root with \
-                 paths relative to it (or `git -C dir`)",
-            );
-        }
+        // The helper enters the `Command`'s directory again once its mounts are in place.
+        policy.command(&program, &program_args)
     } else {
         let mut cmd = Command::new(&program);
         cmd.args(&program_args);

@@ -97,7 +97,7 @@ fn p_prints_the_plan_again() {
 #[test]
 fn approve_asks_for_the_contract_with_its_defaults() {
     let ws = drafted();
-    let run = typed(&ws, &["review"], "a\ny\nmany\n7\n\n", &[]);
+    let run = typed(&ws, &["review"], "a\ny\nmany\n7\ny\n\n", &[]);
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(
         run.stderr.contains("without pausing? [y/N]"),
@@ -116,6 +116,12 @@ fn approve_asks_for_the_contract_with_its_defaults() {
     );
     assert!(
         run.stderr
+            .contains("commit each verified step when the task runs? [y/N]"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
             .contains("commit the approved task folder now? [y/N]")
     );
     let ids = ws.task_ids();
@@ -123,6 +129,7 @@ fn approve_asks_for_the_contract_with_its_defaults() {
     let plan = ws.read(&format!(".tasks/{}/PLAN.md", ids[0]));
     assert!(plan.contains("allow_deviation: true"), "{plan}");
     assert!(plan.contains("max_files_changed: 7"), "{plan}");
+    assert!(plan.contains("commit_steps: true"), "{plan}");
     assert!(!ws.exists(".tasks/draft"));
 }
 
@@ -135,7 +142,7 @@ fn approve_can_commit() {
         ("GIT_COMMITTER_NAME", "t"),
         ("GIT_COMMITTER_EMAIL", "t@example.com"),
     ];
-    let run = typed(&ws, &["review"], "a\n\n\ny\n", &identity);
+    let run = typed(&ws, &["review"], "a\n\n\n\ny\n", &identity);
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(run.stderr.contains("committed `.tasks/"), "{}", run.stderr);
     assert!(

@@ -1,5 +1,6 @@
 //! Integration tests, one file per area.
 
+mod build_commands;
 mod cli_conventions;
 mod cli_doctor;
 mod cli_first_run;
@@ -14,6 +15,7 @@ mod planning;
 mod real_model;
 mod run_command;
 mod run_json;
+mod run_output;
 mod running;
 mod sandbox;
 mod secrets;

@@ -491,11 +491,22 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
     push_calls(&server, &[bash("w", "touch .tasks/written-unsandboxed")]);
     push_block(&server);
     let output = project.tick(&server, &["run", "--no-sandbox"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     let err = stderr(&output);
     assert!(err.contains("without the sandbox"), "{err}");
-    // Without the sandbox nothing stopped the write: the opt-out is real.
+    // Without the sandbox nothing stopped the write: the opt-out is real. The second guard
+    // saw it, though: the step is not ticked and the run stops naming the file.
     assert!(project.path(".tasks/written-unsandboxed").exists());
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("something other than tick changed `.tasks/written-unsandboxed` added"),
+        "{err}"
+    );
+    assert!(
+        !project
+            .read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [x] S1"),
+        "the step was not ticked"
+    );
     assert!(state(&project, &id).unsandboxed_run.is_some());
     let status = project.tick(&server, &["status"]).await;
     assert!(
@@ -505,11 +516,28 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
         stderr(&status)
     );
 
-    // `sandbox: off` in the config does the same.
+    // A repository's own config cannot turn it off: it comes with every clone.
     let (project, id) = approved(&server).await;
     project.write(".tasks/config.yaml", "sandbox: off\n");
-    push_block(&server);
     let output = project.tick(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("cannot turn the sandbox off"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(state(&project, &id).unsandboxed_run.is_none());
+    std::fs::remove_file(project.path(".tasks/config.yaml")).unwrap();
+
+    // `sandbox: off` in the person's own config does what `--no-sandbox` does.
+    let user = project.path("user-config.yaml");
+    std::fs::write(&user, "sandbox: off\n").unwrap();
+    push_block(&server);
+    let output = project
+        .tick_with(&server, &["run"], |cmd| {
+            cmd.env("TICK_CONFIG", &user);
+        })
+        .await;
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("without the sandbox"),
