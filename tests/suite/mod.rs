@@ -14,6 +14,7 @@ mod llm;
 mod models;
 mod ownership_runs;
 mod planning;
+mod real_model;
 mod run_command;
 mod run_json;
 mod run_output;

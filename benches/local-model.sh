@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): five planning goals on a small real crate (tests/fixtures/wordcount),
+# each planned by `tick plan` against a model on this machine, by default the llama-server
+# that scripts/local-model.sh starts. Per goal it prints whether a valid draft came out
+# (exit 0, `tick show` reads it, at least one step; a draft that is the reminders' example
+# call submitted as it is gets flagged), how many requests the model got (the `request`
+# events of `--json`), and the wall time; then the total `N of 5`.
+#
+# Usage: scripts/local-model.sh start && benches/local-model.sh
+#   TICK_BIN=path/to/tick   use this binary instead of building one (debug build by default)
+#   GOAL_TIMEOUT=600        seconds one plan may take before it is stopped (counts as failed)
+#   GOALS=1,3               run only these goals
+#   BENCH_OUT=dir           keep each goal's stdout, stderr and workspace there (default: a
+#                           new dir under /tmp, printed at the end)
+#   TICK_BASE_URL, TICK_MODEL, TICK_PROVIDER  another server (default: local-model.sh env)
+# Inference runs at the server's niceness; tick itself runs under `nice -n 19`.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FIXTURE="$ROOT/tests/fixtures/wordcount"
+GOAL_TIMEOUT=${GOAL_TIMEOUT:-600}
+
+GOAL_TEXT=(
+    "Add a --version flag to wordcount that prints the package name and version from Cargo.toml"
+    "Add unit tests for format_counts in src/lib.rs, covering each selection and the file name"
+    "Rename the function count to count_text everywhere in the crate"
+    "Document every public item of src/lib.rs with doc comments and describe the flags in README.md"
+    "Fix the bug: printf 'one\\ntwo\\n' | wordcount -w prints 1 instead of 2, and two spaces in a row count as an extra word"
+)
+
+PROVIDER=${TICK_PROVIDER:-llamacpp}
+if [[ -z "${TICK_BASE_URL:-}" || -z "${TICK_MODEL:-}" ]]; then
+    eval "$("$ROOT/scripts/local-model.sh" env)"
+fi
+BASE_URL=$TICK_BASE_URL
+MODEL=$TICK_MODEL
+
+health="${BASE_URL%/v1}/health"
+if ! curl -fsS --max-time 5 "$health" >/dev/null 2>&1; then
+    echo "error: no model server answers at $health" >&2
+    echo "  hint: start one with: scripts/local-model.sh start" >&2
+    exit 1
+fi
+
+TICK="${TICK_BIN:-}"
+if [[ -z "$TICK" ]]; then
+    echo "building tick..." >&2
+    nice -n 19 cargo build --locked --quiet --manifest-path "$ROOT/Cargo.toml"
+    TICK="${CARGO_TARGET_DIR:-$ROOT/target}/debug/tick"
+fi
+TICK=$(cd "$(dirname "$TICK")" && pwd)/$(basename "$TICK")
+[[ -x "$TICK" ]] || { echo "error: no tick binary at \`$TICK\`" >&2; exit 1; }
+
+OUT=${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/tick-local-bench.XXXXXX")}
+mkdir -p "$OUT"
+
+# None of the caller's TICK_* settings or config files reach the runs.
+while IFS='=' read -r name _; do unset "$name"; done < <(env | grep '^TICK_' || true)
+export NO_COLOR=1 TICK_INTERACTIVE=0
+
+run_tick() { # $1 workspace, then tick's arguments
+    local dir=$1
+    shift
+    (cd "$dir" && HOME="$dir/.home" TICK_PROVIDER="$PROVIDER" TICK_BASE_URL="$BASE_URL" \
+        TICK_MODEL="$MODEL" GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com \
+        GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com "$@")
+}
+
+selected() { # $1 goal number
+    [[ -z "${GOALS:-}" ]] && return 0
+    [[ ",$GOALS," == *",$1,"* ]]
+}
+
+echo "tick:   $("$TICK" --version) ($TICK)"
+echo "server: $BASE_URL, model $MODEL ($PROVIDER)"
+echo "limit:  $GOAL_TIMEOUT s per goal"
+echo
+printf '%-4s %-6s %5s %7s  %s\n' goal draft turns seconds "result"
+
+valid=0
+copied=0
+ran=0
+for i in "${!GOAL_TEXT[@]}"; do
+    n=$((i + 1))
+    selected "$n" || continue
+    ran=$((ran + 1))
+    goal=${GOAL_TEXT[$i]}
+    dir="$OUT/goal$n"
+    rm -rf "$dir"
+    mkdir -p "$dir/.home"
+    cp -R "$FIXTURE/." "$dir/"
+    printf '.home/\ntarget/\n' >"$dir/.gitignore"
+    git -C "$dir" init -q
+    git -C "$dir" add .
+    run_tick "$dir" git commit -q -m "wordcount 0.3.1"
+
+    started=$(date +%s.%N)
+    set +e
+    run_tick "$dir" timeout --signal=INT --kill-after=10 "$GOAL_TIMEOUT" \
+        nice -n 19 "$TICK" plan --json "$goal" >"$OUT/goal$n.jsonl" 2>"$OUT/goal$n.stderr"
+    code=$?
+    set -e
+    seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+    turns=$(grep -c '"event":"request"' "$OUT/goal$n.jsonl" || true)
+
+    draft=no
+    steps=0
+    if [[ $code == 0 && -f "$dir/.tasks/draft/PLAN.md" ]]; then
+        steps=$(grep -cE '^[[:space:]]*- \[[ x~!-]\] S[0-9]' "$dir/.tasks/draft/PLAN.md" || true)
+        if run_tick "$dir" "$TICK" show >"$OUT/goal$n.show" 2>&1 && ((steps >= 1)); then
+            draft=yes
+            valid=$((valid + 1))
+        fi
+    fi
+    if [[ $draft == yes ]]; then
+        title=$(sed -n 's/^title: //p' "$dir/.tasks/draft/PLAN.md" | head -n1)
+        result="$steps steps: $title"
+        # The reminders show a minimal valid call; a small model may submit it as it is.
+        if [[ $title == "Short title" ]] && grep -q '^- \[ \] S1 First step$' "$dir/.tasks/draft/PLAN.md"; then
+            copied=$((copied + 1))
+            result="$result (the reminder's example call, copied)"
+        fi
+    elif [[ $code == 124 || $code == 130 ]]; then
+        result="stopped after $GOAL_TIMEOUT s"
+    elif [[ $code == 0 ]]; then
+        result="exit 0 but no draft with steps"
+    else
+        result="exit $code: $(grep -m1 '^error' "$OUT/goal$n.stderr" || tail -n1 "$OUT/goal$n.stderr")"
+    fi
+    printf '%-4s %-6s %5s %7s  %s\n' "$n" "$draft" "$turns" "$seconds" "${result:0:110}"
+done
+echo
+echo "valid drafts: $valid of $ran ($copied of them the reminder's example copied)"
+echo "logs and workspaces: $OUT"
