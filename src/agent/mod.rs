@@ -168,6 +168,18 @@ impl Model<'_> {
         let payload = PayloadLimits::from(&self.limits);
         let (mut content, is_error, exit_code) = if let Some(error) = &call.arguments_error {
             (error.clone(), true, None)
+        } else if is_the_example(&call.name, &call.arguments) {
+            // Small models copy the example a reminder shows them: that is not their work.
+            (
+                format!(
+                    "These are the example arguments from tick's reminder, not yours: nothing \
+                     was done. Call `{}` with arguments for this task, from what you found in \
+                     the repository.",
+                    call.name
+                ),
+                true,
+                None,
+            )
         } else {
             let outcome = self
                 .registry
@@ -519,6 +531,15 @@ fn looks_like_arguments(
         && !required.is_empty()
         && required.iter().all(|k| object.contains_key(*k))
         && object.keys().all(|k| properties.contains_key(k))
+}
+
+/// Whether `arguments` are exactly the example reminders show for `tool` (for the tools whose
+/// example could pass for real work).
+fn is_the_example(tool: &str, arguments: &serde_json::Value) -> bool {
+    matches!(
+        Tool::from_name(tool),
+        Some(Tool::SubmitPlan | Tool::UpdateStep)
+    ) && example_arguments(tool).as_ref() == Some(arguments)
 }
 
 /// The smallest arguments each tool accepts, for examples in reminders.

@@ -7,6 +7,7 @@ mod cli_first_run;
 mod cli_review;
 mod concurrency;
 mod errors;
+mod example_copy;
 mod hostile;
 mod kill;
 mod lifecycle;
