@@ -261,9 +261,9 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
         (Some(task), _) => Some(watch::refresh_or_detect(store, task, ctx.now())?),
         (None, _) => None,
     };
-    let marked = refreshed
-        .as_ref()
-        .is_some_and(|r| r.marked && !r.stale.is_empty());
+    // Anything written (stale markers, restored steps, moved fingerprints) is shown as it is
+    // now; the store's parse cache makes a reload of unchanged files free.
+    let marked = refreshed.as_ref().is_some_and(|r| r.marked);
     let task = match (task_ref, loaded) {
         (Some(_), Some(task)) if !marked => Some(task),
         (Some(task), _) => Some(store.load(&task)?),

@@ -50,11 +50,18 @@ pub fn examine(store: &Store, task: &Task) -> Result<Verdict> {
         return Ok(Verdict::default());
     }
     let current = snapshot(store.root(), &paths);
+    let restored = stale::restored(&task.todo, &task.state, &current);
     if !stale::any_changed(&task.todo, &task.state, &current) {
-        return Ok(Verdict::default());
+        return Ok(Verdict {
+            restored,
+            ..Verdict::default()
+        });
     }
     let journal = journal::read_workspace(store.dir())?;
-    Ok(stale::judge(&task.todo, &task.state, &current, &journal))
+    Ok(Verdict {
+        restored,
+        ..stale::judge(&task.todo, &task.state, &current, &journal)
+    })
 }
 
 /// The done steps of a loaded task that are stale now. Writes nothing.
@@ -111,6 +118,9 @@ pub fn apply(
     }
     let task = tx.base().id.clone();
     tx.record(|state| stale::move_forward(state, &task, &verdict.moved));
+    for id in &verdict.restored {
+        tx.set_status(*id, Some(StepStatus::Stale), StepStatus::Done, None)?;
+    }
     if !verdict.stale.is_empty() {
         for step in &verdict.stale {
             let reason = stale::reason(&step.files, now);

@@ -46,18 +46,52 @@ pub struct Moved {
 pub struct Verdict {
     pub stale: Vec<StaleStep>,
     pub moved: Vec<Moved>,
+    /// Stale steps whose fingerprinted files are all back to the content recorded when they
+    /// were ticked: what they relied on is as it was, so they are `[x]` again.
+    pub restored: Vec<StepId>,
 }
 
 impl Verdict {
     pub fn is_empty(&self) -> bool {
-        self.stale.is_empty() && self.moved.is_empty()
+        self.stale.is_empty() && self.moved.is_empty() && self.restored.is_empty()
     }
+}
+
+/// The stale steps (`[~]`) of `checklist` whose every fingerprinted file has, in `current`,
+/// the content recorded when the step was last ticked. A step without fingerprints (ticked by
+/// hand) is never restored this way; a file not observed counts as not restored.
+pub fn restored(
+    checklist: &Checklist,
+    state: &State,
+    current: &BTreeMap<String, String>,
+) -> Vec<StepId> {
+    checklist
+        .all_steps()
+        .filter(|step| step.status == StepStatus::Stale)
+        .filter_map(|step| step.id)
+        .filter(|id| {
+            state.steps.get(id).is_some_and(|record| {
+                let mut files = record
+                    .fingerprints
+                    .iter()
+                    .filter(|(path, _)| !is_task_file(path))
+                    .peekable();
+                files.peek().is_some()
+                    && files.all(|(path, recorded)| current.get(path) == Some(recorded))
+            })
+        })
+        .collect()
 }
 
 /// The fingerprinted files of the steps that are done (`[x]`) in `checklist`: what must be
 /// observed to decide staleness. Paths under `.tasks/` are left out.
 pub fn watched_paths(checklist: &Checklist, state: &State) -> BTreeSet<String> {
+    let stale = checklist
+        .all_steps()
+        .filter(|step| step.status == StepStatus::Stale)
+        .filter_map(|step| step.id);
     done_steps(checklist)
+        .chain(stale)
         .filter_map(|id| state.steps.get(&id))
         .flat_map(|record| record.fingerprints.keys())
         .filter(|path| !is_task_file(path))
@@ -222,6 +256,33 @@ pub fn mark_stale(src: &str, stale: &[StaleStep], at: DateTime<Utc>) -> Result<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stale_step_whose_files_are_all_back_is_restored() {
+        let list = todo_md::parse("- [~] S1 a\n  - stale: x\n- [~] S2 b\n- [~] S3 c\n- [x] S4 d\n")
+            .unwrap();
+        let mut state = State::new();
+        let prints = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(p, h)| ((*p).to_owned(), (*h).to_owned()))
+                .collect()
+        };
+        for (id, files) in [
+            (1, prints(&[("a", "h1"), ("b", "h2")])),
+            (2, prints(&[("a", "h1"), ("c", "h3")])),
+            (4, prints(&[("a", "h1")])),
+        ] {
+            state.steps.entry(StepId::top(id)).or_default().fingerprints = files;
+        }
+        // S3 has no record (ticked by hand): never restored by content.
+        let current = prints(&[("a", "h1"), ("b", "h2"), ("c", "changed")]);
+        assert_eq!(restored(&list, &state, &current), [StepId::top(1)]);
+        // A file not observed is not taken as restored.
+        let partial = prints(&[("a", "h1")]);
+        assert!(restored(&list, &state, &partial).is_empty());
+        assert!(watched_paths(&list, &state).contains("c"));
+    }
     use crate::tasks::state::StepRecord;
 
     const TODO: &str = "\

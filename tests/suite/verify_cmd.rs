@@ -78,3 +78,34 @@ fn verify_ticks_what_passes_and_reopens_what_fails_without_a_model() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("there is no step `S9`"));
 }
+
+#[test]
+fn a_stale_step_whose_files_are_back_is_done_again() {
+    let project = Project::new();
+    project.write("a.txt", "hello\n");
+    project.write("plan.md", PLAN);
+    assert!(
+        tick(&project, &["plan", "--from", "plan.md"])
+            .status
+            .success()
+    );
+    assert!(tick(&project, &["approve"]).status.success());
+    assert!(tick(&project, &["mark", "S1", "done"]).status.success());
+    // Verified by tick: now it has fingerprints.
+    assert!(tick(&project, &["verify", "S1"]).status.success());
+
+    project.write("a.txt", "changed\n");
+    let status = tick(&project, &["status"]);
+    assert!(String::from_utf8_lossy(&status.stdout).contains("[~] S1"));
+    assert!(todo(&project).contains("- [~] S1 Write the greeting"));
+
+    // Put back as it was when S1 was ticked: what S1 relied on holds again.
+    project.write("a.txt", "hello\n");
+    let status = tick(&project, &["status"]);
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(shown.contains("[x] S1"), "{shown}");
+    let todo = todo(&project);
+    assert!(todo.contains("- [x] S1 Write the greeting"), "{todo}");
+    assert!(!todo.contains("stale:"), "{todo}");
+    assert_eq!(tick(&project, &["check"]).status.code(), Some(0));
+}
