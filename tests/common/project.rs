@@ -88,6 +88,28 @@ impl Project {
         cmd
     }
 
+    /// The id of the (first) task folder under `.tasks/`.
+    pub fn task_id(&self) -> String {
+        std::fs::read_dir(self.path(".tasks"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|n| n.starts_with("2026"))
+            .unwrap()
+    }
+
+    /// Plans `plan` (PLAN.md text) from a file, approves it and commits, so a run starts from
+    /// a clean tree; returns the task's id.
+    pub async fn approve_plan(&self, server: &FakeModel, plan: &str) -> String {
+        self.write("plan.md", plan);
+        assert_success(&self.tick(server, &["plan", "--from", "plan.md"]).await);
+        assert_success(&self.tick(server, &["approve"]).await);
+        std::fs::remove_file(self.path("plan.md")).unwrap();
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", "approve"]);
+        self.task_id()
+    }
+
     /// Runs tick off the async runtime, so the fake server keeps serving meanwhile.
     pub async fn tick(&self, server: &FakeModel, args: &[&str]) -> Output {
         self.tick_with(server, args, |_| {}).await
@@ -105,6 +127,21 @@ impl Project {
             .await
             .unwrap()
     }
+}
+
+/// What a finished command wrote to stderr.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// What a finished command wrote to stdout.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Panics with the command's stderr unless it succeeded.
+pub fn assert_success(output: &Output) {
+    assert!(output.status.success(), "{}", stderr(output));
 }
 
 /// Starts `cmd`, waits until the fake model has received `requests` requests (the command is

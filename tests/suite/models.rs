@@ -2,40 +2,19 @@
 //! say what was wrong, and answers bounded in tokens and in time. The real binary plans in a
 //! real git repository against the fake model server.
 
-use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
-use crate::common::project::Project;
+use crate::common::project::{Project, assert_success, stderr};
 use crate::common::scripts::{
     anthropic_call, anthropic_text, anthropic_text_cut, login_plan, openai_call, openai_looping,
     openai_text, openai_text_cut, openai_text_pieces,
 };
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn messages(request: &RecordedRequest) -> &Vec<Value> {
-    request.body["messages"].as_array().unwrap()
-}
-
-fn user_texts(request: &RecordedRequest) -> Vec<String> {
-    messages(request)
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
-fn last_user_text(request: &RecordedRequest) -> String {
-    user_texts(request).pop().unwrap_or_default()
-}
-
 fn system(request: &RecordedRequest) -> String {
-    messages(request)[0]["content"]
+    request.messages()[0]["content"]
         .as_str()
         .unwrap_or_default()
         .to_owned()
@@ -75,7 +54,7 @@ async fn text_mode_plans_from_calls_written_in_both_forms() {
     ));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(
         project
             .read(".tasks/draft/PLAN.md")
@@ -95,7 +74,7 @@ async fn text_mode_plans_from_calls_written_in_both_forms() {
         assert_eq!(request.body["max_tokens"], 8192);
     }
     // The result of the text call comes back as a user message holding the listing.
-    let result = last_user_text(&requests[1]);
+    let result = requests[1].last_user_text();
     assert!(result.starts_with("<tool_result call=\"1\">"), "{result}");
     assert!(result.contains("src/login.rs"), "{result}");
     // The transcript records the parsed calls as tool calls.
@@ -122,7 +101,7 @@ async fn auto_switches_to_text_after_one_text_call_and_notes_it_once() {
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert!(has_tools(&requests[0]), "auto starts native");
@@ -132,7 +111,8 @@ async fn auto_switches_to_text_after_one_text_call_and_notes_it_once() {
         assert!(system(request).contains("## How to call tools"));
     }
     let notes = |request: &RecordedRequest| {
-        user_texts(request)
+        request
+            .user_texts()
             .iter()
             .filter(|t| t.starts_with("Note: you wrote the call to `read_file` as text"))
             .count()
@@ -140,7 +120,8 @@ async fn auto_switches_to_text_after_one_text_call_and_notes_it_once() {
     assert_eq!(notes(&requests[1]), 1);
     assert_eq!(notes(&requests[2]), 1, "the note is given once");
     assert!(
-        user_texts(&requests[1])
+        requests[1]
+            .user_texts()
             .iter()
             .any(|t| t.contains("pub fn login")),
         "the text call was run"
@@ -163,13 +144,14 @@ async fn a_text_call_to_a_build_tool_is_refused_while_planning() {
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(!project.path("pwned.txt").exists());
     assert!(!project.path("pwned2.txt").exists());
     assert!(project.read("src/login.rs").starts_with("pub fn login"));
     let requests = server.requests();
     let refusals = |request: &RecordedRequest| {
-        user_texts(request)
+        request
+            .user_texts()
             .iter()
             .filter(|t| t.starts_with("<tool_result") && t.contains("not available in plan mode"))
             .count()
@@ -202,7 +184,7 @@ async fn no_call_at_all_is_reminded_as_often_as_configured() {
     );
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    let reminder = last_user_text(&requests[1]);
+    let reminder = requests[1].last_user_text();
     assert!(
         reminder.starts_with("Your answer has no tool call. Call `submit_plan` now"),
         "{reminder}"
@@ -236,8 +218,8 @@ async fn a_text_call_that_does_not_parse_is_reminded_with_the_parse_error() {
     ));
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let reminder = last_user_text(&server.requests()[1]);
+    assert_success(&output);
+    let reminder = server.requests()[1].last_user_text();
     assert!(
         reminder.starts_with(
             "Your answer holds a tool call written as text that could not be read: the JSON at line 3, column "
@@ -261,8 +243,8 @@ async fn blocks_beside_a_good_call_that_are_no_calls_are_reported() {
     )));
     server.push(openai_call("call_1", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let texts = user_texts(&server.requests()[1]);
+    assert_success(&output);
+    let texts = server.requests()[1].user_texts();
     let note = texts
         .iter()
         .find(|t| {
@@ -286,8 +268,8 @@ async fn a_text_call_to_an_unknown_tool_is_reminded_with_the_tools() {
     server.push(openai_text(&tag_call("make_plan", &json!({"title": "x"}))));
     server.push(openai_call("call_1", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let reminder = last_user_text(&server.requests()[1]);
+    assert_success(&output);
+    let reminder = server.requests()[1].last_user_text();
     assert!(
         reminder.starts_with(
             "You called `make_plan`, which is not a tool. The tools you have are: `read_file`, `list_files`, `search_files`, `run_command`, `submit_plan`, `ask_user`."
@@ -303,8 +285,8 @@ async fn plan_arguments_without_the_call_wrapper_are_named_in_the_reminder() {
     server.push(openai_text(&format!("```json\n{}\n```", login_plan())));
     server.push(openai_call("call_1", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let reminder = last_user_text(&server.requests()[1]);
+    assert_success(&output);
+    let reminder = server.requests()[1].last_user_text();
     assert!(
         reminder.starts_with(
             "The JSON block in your answer looks like the arguments of `submit_plan`, but it is not a call"
@@ -321,10 +303,10 @@ async fn native_mode_does_not_run_text_calls_and_says_so() {
     server.push(openai_text(&tag_call("list_files", &json!({}))));
     server.push(openai_call("call_1", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert!(has_tools(&requests[1]));
-    let reminder = last_user_text(&requests[1]);
+    let reminder = requests[1].last_user_text();
     assert!(
         reminder.starts_with(
             "You wrote a call to `list_files` as text. This conversation uses the API's tool calls"
@@ -342,8 +324,9 @@ async fn invalid_arguments_come_back_with_the_error_and_a_valid_example() {
     server.push(openai_call("call_1", "submit_plan", bad));
     server.push(openai_call("call_2", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let result = messages(&server.requests()[1])
+    assert_success(&output);
+    let result = server.requests()[1]
+        .messages()
         .iter()
         .find(|m| m["role"] == "tool")
         .and_then(|m| m["content"].as_str())
@@ -365,7 +348,7 @@ async fn the_answer_limit_is_sent_on_both_providers() {
     let server = FakeModel::start().await;
     server.push(openai_call("call_1", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert_eq!(server.requests()[0].body["max_tokens"], 8192);
 
     let project = Project::new();
@@ -379,7 +362,7 @@ async fn the_answer_limit_is_sent_on_both_providers() {
                 .env("TICK_BASE_URL", &url);
         })
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let request = &server.requests()[0];
     assert_eq!(request.path, "/v1/messages");
     assert_eq!(request.body["max_tokens"], 1234);
@@ -398,15 +381,16 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
     )));
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
-    let note = last_user_text(&requests[1]);
+    let note = requests[1].last_user_text();
     assert!(
         note.starts_with("Your answer was cut off at the limit of 8192 output tokens and nothing in it was run. Answer again, shorter"),
         "{note}"
     );
     assert!(
-        !user_texts(&requests[1])
+        !requests[1]
+            .user_texts()
             .iter()
             .any(|t| t.starts_with("<tool_result")),
         "nothing ran"
@@ -423,8 +407,8 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
                 .env("TICK_BASE_URL", &url);
         })
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let last = messages(&server.requests()[1]).last().unwrap().clone();
+    assert_success(&output);
+    let last = server.requests()[1].messages().last().unwrap().clone();
     assert_eq!(last["role"], "user");
     assert!(
         last["content"][0]["text"]
@@ -465,23 +449,12 @@ async fn a_model_that_streams_forever_is_stopped_by_the_answer_time_limit() {
 async fn approved_greeting(server: &FakeModel, config_yaml: &str) -> (Project, String) {
     let project = Project::new();
     config(&project, config_yaml);
-    project.write(
-        "plan.md",
-        "# Greeting\n\n## Steps\n- [ ] S1 Create greeting.txt\n  - files: greeting.txt\n  - verify: `grep -q hello greeting.txt`\n",
-    );
-    let output = project.tick(server, &["plan", "--from", "plan.md"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let output = project.tick(server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    std::fs::remove_file(project.path("plan.md")).unwrap();
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "-m", "approve"]);
-    let id = std::fs::read_dir(project.path(".tasks"))
-        .unwrap()
-        .filter_map(std::result::Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n.starts_with("2026"))
-        .unwrap();
+    let id = project
+        .approve_plan(
+            server,
+            "# Greeting\n\n## Steps\n- [ ] S1 Create greeting.txt\n  - files: greeting.txt\n  - verify: `grep -q hello greeting.txt`\n",
+        )
+        .await;
     (project, id)
 }
 
@@ -525,7 +498,7 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
         assert!(!system.contains("### submit_plan"), "{system}");
         assert_eq!(request.body["max_tokens"], 4096);
     }
-    let results = user_texts(&requests[1]);
+    let results = requests[1].user_texts();
     assert!(
         results
             .iter()
@@ -534,7 +507,7 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
         "{results:?}"
     );
     // The done claim with the wrong content failed its verification and went back.
-    let failed = last_user_text(&requests[2]);
+    let failed = requests[2].last_user_text();
     assert!(failed.starts_with("<tool_result call=\"4\">"), "{failed}");
     assert!(failed.contains("grep -q hello greeting.txt"), "{failed}");
     let state: Value =
@@ -553,13 +526,14 @@ async fn a_conversation_with_native_calls_keeps_its_tools_after_switching_to_tex
     )));
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     // The history holds a native call: a request without tools would be refused by some APIs.
     assert!(has_tools(&requests[2]));
     assert!(system(&requests[2]).contains("## How to call tools"));
-    let native = messages(&requests[2])
+    let native = requests[2]
+        .messages()
         .iter()
         .filter(|m| m["role"] == "assistant" && m.get("tool_calls").is_some())
         .count();
@@ -580,7 +554,7 @@ async fn text_calls_work_on_anthropic_too() {
                 .env("TICK_BASE_URL", &url);
         })
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert!(!has_tools(&requests[1]));
@@ -590,7 +564,7 @@ async fn text_calls_work_on_anthropic_too() {
             .unwrap()
             .contains("## How to call tools")
     );
-    let last = messages(&requests[1]).last().unwrap().clone();
+    let last = requests[1].messages().last().unwrap().clone();
     assert_eq!(last["role"], "user");
     let text = last["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("<tool_result call=\"1\">"), "{last}");

@@ -1,73 +1,17 @@
 //! `tick plan "goal"` end to end: the real binary, a real git repository in a temp dir, and a
 //! fake model server on 127.0.0.1 that streams scripted answers and records every request.
 
-use std::process::Output;
-
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
-use crate::common::project::{Project, interrupted_after};
+use crate::common::project::{Project, assert_success, interrupted_after, stderr, stdout};
 use crate::common::scripts::{anthropic_call, login_plan, openai_call, openai_calls, openai_text};
 
 const WRITING_TOOLS: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| {
-                    t["function"]["name"]
-                        .as_str()
-                        .or(t["name"].as_str())
-                        .unwrap()
-                        .to_owned()
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The tool results an OpenAI-style request carries: (call id, content).
-fn tool_results(request: &RecordedRequest) -> Vec<(String, String)> {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["tool_call_id"].as_str().unwrap().to_owned(),
-                m["content"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
-}
-
-fn last_user_text(request: &RecordedRequest) -> String {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_owned()
-}
-
 fn assert_plan_mode_only(requests: &[RecordedRequest]) {
     for request in requests {
-        let names = tool_names(request);
+        let names = request.tool_names();
         assert!(!names.is_empty(), "tools are sent");
         for name in &names {
             assert!(
@@ -101,7 +45,7 @@ async fn a_full_planning_turn_ends_in_a_draft() {
             &["plan", "Refactor the login module, keep the old API"],
         )
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 
     let draft = project.read(".tasks/draft/PLAN.md");
     insta::assert_snapshot!("planned_draft", draft);
@@ -114,7 +58,7 @@ async fn a_full_planning_turn_ends_in_a_draft() {
     assert_eq!(requests[0].path, "/v1/chat/completions");
     assert_eq!(requests[0].body["model"], "test-model");
     // Each tool result goes back under the id of the call it answers.
-    let results = tool_results(&requests[3]);
+    let results = requests[3].tool_results();
     let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
     assert_eq!(ids, ["call_1", "call_2", "call_3"]);
     assert!(
@@ -135,7 +79,7 @@ async fn a_full_planning_turn_ends_in_a_draft() {
 
     // The draft can be approved as it is.
     let output = project.tick(&server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -158,20 +102,20 @@ async fn writing_tools_are_refused_while_planning() {
     server.push(openai_call("call_p", "submit_plan", login_plan()));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(!project.path("pwned.txt").exists());
     assert!(!project.path("pwned2.txt").exists());
     assert!(project.read("src/login.rs").starts_with("pub fn login"));
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert_plan_mode_only(&requests);
-    let results = tool_results(&requests[1]);
+    let results = requests[1].tool_results();
     assert_eq!(results.len(), 2);
     for (_, content) in &results {
         assert!(content.contains("not available in plan mode"), "{content}");
     }
     assert!(
-        tool_results(&requests[2])[2]
+        requests[2].tool_results()[2]
             .1
             .contains("not available in plan mode")
     );
@@ -187,10 +131,10 @@ async fn an_invalid_plan_goes_back_to_the_model() {
     server.push(openai_call("call_2", "submit_plan", login_plan()));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    let (id, content) = &tool_results(&requests[1])[0];
+    let (id, content) = &requests[1].tool_results()[0];
     assert_eq!(id, "call_1");
     assert!(
         content.contains("owner"),
@@ -215,7 +159,11 @@ async fn a_turn_without_submit_plan_is_reminded_then_fails() {
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    assert!(last_user_text(&requests[1]).contains("Call `submit_plan` now"));
+    assert!(
+        requests[1]
+            .last_user_text()
+            .contains("Call `submit_plan` now")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -228,7 +176,7 @@ async fn questions_without_a_terminal_wait_for_answer() {
         json!({"questions": [{"question": "Keep sessions in Redis or in the database?", "why": "both exist", "options": ["redis", "database"]}]}),
     ));
     let output = project.tick(&server, &["plan", "Move sessions"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let draft = project.read(".tasks/draft/PLAN.md");
     assert!(draft.contains("status: needs-input"), "{draft}");
     assert!(draft.contains("## Open questions\n\n- Keep sessions in Redis or in the database? (why: both exist) Options: redis / database."), "{draft}");
@@ -243,12 +191,12 @@ async fn questions_without_a_terminal_wait_for_answer() {
     let output = project
         .tick(&server, &["plan", "--answer", "the database"])
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     // The conversation goes on: the question's call is answered, then the person's answer.
-    assert_eq!(tool_results(&requests[1])[0].0, "call_q");
-    assert!(last_user_text(&requests[1]).contains("the database"));
+    assert_eq!(requests[1].tool_results()[0].0, "call_q");
+    assert!(requests[1].last_user_text().contains("the database"));
     let draft = project.read(".tasks/draft/PLAN.md");
     assert!(draft.contains("status: draft"));
     assert!(draft.contains("goal: Move sessions"));
@@ -283,11 +231,11 @@ async fn questions_at_a_terminal_are_asked_there() {
     })
     .await
     .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(stderr(&output).contains("Which database?"));
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    let (id, content) = &tool_results(&requests[1])[0];
+    let (id, content) = &requests[1].tool_results()[0];
     assert_eq!(id, "call_q");
     assert!(content.contains("A: Postgres"), "{content}");
     assert!(
@@ -307,7 +255,7 @@ async fn revise_continues_the_conversation_and_shows_the_step_diff() {
     let server = FakeModel::start().await;
     server.push(openai_call("call_1", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 
     let mut revised = login_plan();
     revised["steps"][1]["title"] = json!("Move login into src/auth");
@@ -315,11 +263,15 @@ async fn revise_continues_the_conversation_and_shows_the_step_diff() {
     let output = project
         .tick(&server, &["plan", "--revise", "name the new module auth"])
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!(tool_results(&requests[1])[0].0, "call_1");
-    assert!(last_user_text(&requests[1]).contains("name the new module auth"));
+    assert_eq!(requests[1].tool_results()[0].0, "call_1");
+    assert!(
+        requests[1]
+            .last_user_text()
+            .contains("name the new module auth")
+    );
     let diff = stdout(&output);
     assert!(diff.contains("-S2 Move login into a module"), "{diff}");
     assert!(diff.contains("+S2 Move login into src/auth"), "{diff}");
@@ -368,7 +320,7 @@ async fn rate_limits_are_retried_after_the_given_time() {
     server.push(openai_call("call_1", "submit_plan", login_plan()));
     let started = std::time::Instant::now();
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(started.elapsed() >= std::time::Duration::from_millis(900));
     assert_eq!(server.requests().len(), 2);
 }
@@ -425,7 +377,7 @@ async fn anthropic_plans_the_same_way() {
                 .env("TICK_BASE_URL", &url);
         })
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].path, "/v1/messages");
@@ -469,7 +421,7 @@ async fn json_progress_is_one_event_per_line() {
     let output = project
         .tick(&server, &["plan", "--json", "Refactor login"])
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let events: Vec<Value> = stdout(&output)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
@@ -522,7 +474,7 @@ async fn ctrl_c_while_planning_leaves_no_draft() {
     assert!(!project.path(".tasks/draft/session.jsonl").exists());
     // Nothing half-written was left for the next command to trip on.
     let output = project.tick(&server, &["status"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -582,7 +534,7 @@ async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succe
     // A plan that goes through clears the record.
     server.push(openai_call("call_1", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(!project.path(".tasks/draft/last_attempt.yaml").exists());
     let output = project.tick(&server, &["check"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -594,9 +546,9 @@ async fn a_failed_run_recorded_in_state_yaml_is_shown_by_status_and_check() {
     let server = FakeModel::start().await;
     project.write("plan.md", "# Greet\n\n## Steps\n- [ ] S1 Say hello\n");
     let output = project.tick(&server, &["plan", "--from", "plan.md"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let output = project.tick(&server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let id = std::fs::read_dir(project.path(".tasks"))
         .unwrap()
         .filter_map(std::result::Result::ok)
@@ -638,16 +590,16 @@ async fn the_prose_of_a_hand_written_plan_becomes_its_summary_and_reaches_the_ex
         "# Greet\n\nGreet people from the command line, in **French** too.\n\n## Steps\n- [ ] S1 Say hello\n  - files: hello.txt\n",
     );
     let output = project.tick(&server, &["plan", "--from", "plan.md"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let draft = project.read(".tasks/draft/PLAN.md");
     assert!(
         draft.contains("# Greet\n\n## Summary\n\nGreet people from the command line, in **French** too.\n\n## Steps\n"),
         "{draft}"
     );
     let output = project.tick(&server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let output = project.tick(&server, &["run", "--dry-run"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let pack = stdout(&output);
     assert!(
         pack.contains("## Summary\nGreet people from the command line, in **French** too."),

@@ -10,14 +10,14 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
-use crate::common::project::Project;
+use crate::common::project::{Project, assert_success, stderr};
 use crate::common::scripts::{login_plan, openai_call, openai_calls};
 
 const SECRET: &str = "sk-test-secret-canary-7d1f";
@@ -27,10 +27,6 @@ const NO_ALLOW_LIST: &str = "TICK_TEST_RUN_COMMAND_WITHOUT_ALLOW_LIST";
 /// `TICK_TEST_NO_SANDBOX=1` says it cannot (then tick is not offered `run_command`).
 fn sandbox_here() -> bool {
     std::env::var("TICK_TEST_NO_SANDBOX").map_or(true, |v| v != "1")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// Every entry below `root` (not following symlinks) with its kind, mode and content; files
@@ -75,27 +71,7 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
 
 /// The tool results an OpenAI-style request carries, by call id.
 fn tool_results(request: &RecordedRequest) -> BTreeMap<String, String> {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["tool_call_id"].as_str().unwrap().to_owned(),
-                m["content"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
-}
-
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-        .collect()
+    request.tool_results().into_iter().collect()
 }
 
 /// Where cargo and rustup keep their toolchains, for the commands that need cargo: the tests
@@ -343,11 +319,11 @@ async fn hostile_run(allow_list: bool) {
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "{}", stderr(&output));
-    assert!(tool_names(&requests[1]).contains(&"run_command".to_owned()));
+    assert!(requests[1].tool_names().contains(&"run_command".to_owned()));
     let results = tool_results(&requests[2]);
     for (i, argv) in cases.iter().enumerate() {
         let result = &results[&format!("call_{}", i + 1)];
@@ -516,7 +492,7 @@ async fn ordinary_commands_show_what_a_person_would_see() {
             cmd.envs(rust_homes());
         })
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -578,7 +554,7 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
     let output = project
         .tick(&server, &["plan", "--json", "Refactor login"])
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
@@ -636,7 +612,7 @@ async fn the_configuration_extends_the_table() {
     ]));
     server.push(openai_call("call_plan", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     let description = requests[0].body["tools"]
         .as_array()
@@ -696,9 +672,13 @@ async fn without_the_sandbox_the_planner_is_not_offered_run_command() {
         let output = tokio::task::spawn_blocking(move || wrapped.output().unwrap())
             .await
             .unwrap();
-        assert!(output.status.success(), "{}", stderr(&output));
+        assert_success(&output);
         let requests = server.requests();
-        assert!(!tool_names(&requests[asked]).contains(&"run_command".to_owned()));
+        assert!(
+            !requests[asked]
+                .tool_names()
+                .contains(&"run_command".to_owned())
+        );
         let result = &tool_results(&requests[asked + 1])["call_1"];
         assert!(
             result.starts_with("`run_command` is not available in this planning run"),
@@ -728,8 +708,8 @@ async fn plan_mode_offers_run_command_under_the_sandbox() {
     let server = FakeModel::start().await;
     server.push(openai_call("call_plan", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let names = tool_names(&server.requests()[0]);
+    assert_success(&output);
+    let names = server.requests()[0].tool_names();
     assert_eq!(
         names,
         [

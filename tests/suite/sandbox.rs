@@ -7,7 +7,6 @@
 //! explicitly to skip them.
 
 use std::path::Path;
-use std::process::Output;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -15,7 +14,7 @@ use tick::sandbox::{self, Kind};
 use tick::tasks::state::State;
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
-use crate::common::project::Project;
+use crate::common::project::{Project, stderr};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls};
 
 const PLAN: &str = "# Sandboxed
@@ -51,26 +50,9 @@ fn sandbox_required() -> bool {
     true
 }
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 async fn approved(server: &FakeModel) -> (Project, String) {
     let project = Project::new();
-    project.write("plan.md", PLAN);
-    let output = project.tick(server, &["plan", "--from", "plan.md"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let output = project.tick(server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    std::fs::remove_file(project.path("plan.md")).unwrap();
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "-m", "approve"]);
-    let id = std::fs::read_dir(project.path(".tasks"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n.starts_with("2026"))
-        .unwrap();
+    let id = project.approve_plan(server, PLAN).await;
     (project, id)
 }
 
@@ -101,21 +83,10 @@ fn push_block(server: &FakeModel) {
 
 /// The tool results the model got, by call id, from the last request that has them.
 fn tool_results(requests: &[RecordedRequest]) -> std::collections::BTreeMap<String, String> {
-    let mut results = std::collections::BTreeMap::new();
-    for request in requests {
-        for message in request.body["messages"].as_array().into_iter().flatten() {
-            if message["role"] == "tool" {
-                results.insert(
-                    message["tool_call_id"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned(),
-                    message["content"].as_str().unwrap_or_default().to_owned(),
-                );
-            }
-        }
-    }
-    results
+    requests
+        .iter()
+        .flat_map(RecordedRequest::tool_results)
+        .collect()
 }
 
 fn state(project: &Project, id: &str) -> State {
@@ -440,21 +411,12 @@ async fn no_process_outlives_its_command() {
     assert!(!results["s2"].contains("note:"), "{}", results["s2"]);
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     // The verify command with its own escapes passed, and left nothing either.
-    let recorded = state(&project, &project_task(&project));
+    let recorded = state(&project, &project.task_id());
     assert!(
         recorded.steps[&"S1".parse().unwrap()].verified(),
         "{}",
         stderr(&output)
     );
-}
-
-fn project_task(project: &Project) -> String {
-    std::fs::read_dir(project.path(".tasks"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n.starts_with("2026"))
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -922,7 +884,7 @@ async fn cargo_builds_and_tests_as_a_verify_command() {
         .await;
     // Cargo.lock is new and outside S1's `files`: the run pauses after the verified step.
     assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
-    let recorded = state(&project, &project_task(&project));
+    let recorded = state(&project, &project.task_id());
     let s1 = &recorded.steps[&"S1".parse().unwrap()];
     assert!(s1.verified(), "{}\n{:?}", stderr(&output), s1.evidence);
     assert!(project.path("target/debug/app").exists());
