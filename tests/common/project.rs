@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use super::fake_model::FakeModel;
+use super::fake_model::{FakeModel, RecordedRequest, Reply};
 use super::workspace::git;
 
 pub const NOW: &str = "2026-11-30T14:29:55Z";
@@ -142,6 +142,21 @@ pub fn stdout(output: &Output) -> String {
 /// Panics with the command's stderr unless it succeeded.
 pub fn assert_success(output: &Output) {
     assert!(output.status.success(), "{}", stderr(output));
+}
+
+/// A scripted planning conversation: a fake model that answers with `replies` in turn, and
+/// `tick plan "Refactor login"` run against it in `project`, which must succeed. Returns the
+/// requests the model received.
+pub async fn planned(
+    project: &Project,
+    replies: impl IntoIterator<Item = Reply>,
+) -> Vec<RecordedRequest> {
+    let server = FakeModel::start().await;
+    for reply in replies {
+        server.push(reply);
+    }
+    assert_success(&project.tick(&server, &["plan", "Refactor login"]).await);
+    server.requests()
 }
 
 /// Starts `cmd`, waits until the fake model has received `requests` requests (the command is

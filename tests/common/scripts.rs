@@ -168,6 +168,11 @@ pub fn login_plan() -> Value {
     })
 }
 
+/// The model submits [`login_plan`] (OpenAI-compatible, call id `call_1`).
+pub fn submit_login_plan() -> Reply {
+    openai_call("call_1", "submit_plan", login_plan())
+}
+
 /// An Anthropic stream that only talks.
 pub fn anthropic_text(text: &str) -> Reply {
     let events = [

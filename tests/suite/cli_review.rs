@@ -259,7 +259,7 @@ fn discard_asks_in_a_terminal_and_refuses_without_yes_elsewhere() {
 async fn revise_from_review_plans_again_and_comes_back() {
     use crate::common::fake_model::FakeModel;
     use crate::common::project::Project;
-    use crate::common::scripts::{login_plan, openai_call};
+    use crate::common::scripts::submit_login_plan;
 
     let project = Project::new();
     let server = FakeModel::start().await;
@@ -273,7 +273,7 @@ async fn revise_from_review_plans_again_and_comes_back() {
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), PLAN.as_bytes()).unwrap();
     assert!(child.wait().unwrap().success());
 
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     let mut review = project.command(&format!("{}/v1", server.url()), &["review"]);
     review
         .env("TICK_INTERACTIVE", "1")

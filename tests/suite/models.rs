@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
-use crate::common::project::{Project, assert_success, stderr};
+use crate::common::project::{Project, assert_success, planned, stderr};
 use crate::common::scripts::{
     anthropic_call, anthropic_text, anthropic_text_cut, login_plan, openai_call, openai_looping,
-    openai_text, openai_text_cut, openai_text_pieces,
+    openai_text, openai_text_cut, openai_text_pieces, submit_login_plan,
 };
 
 fn system(request: &RecordedRequest) -> String {
@@ -212,14 +212,12 @@ async fn no_call_at_all_is_reminded_as_often_as_configured() {
 async fn a_text_call_that_does_not_parse_is_reminded_with_the_parse_error() {
     let project = Project::new();
     config(&project, "tool_calls: text\n");
-    let server = FakeModel::start().await;
-    server.push(openai_text(
+    let first = openai_text(
         "The plan:\n<tool_call>\n{\"name\": \"submit_plan\", \"arguments\": {\"title\": }}\n</tool_call>",
-    ));
-    server.push(openai_text(&tag_call("submit_plan", &login_plan())));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert_success(&output);
-    let reminder = server.requests()[1].last_user_text();
+    );
+    let second = openai_text(&tag_call("submit_plan", &login_plan()));
+    let requests = planned(&project, [first, second]).await;
+    let reminder = requests[1].last_user_text();
     assert!(
         reminder.starts_with(
             "Your answer holds a tool call written as text that could not be read: the JSON at line 3, column "
@@ -241,7 +239,7 @@ async fn blocks_beside_a_good_call_that_are_no_calls_are_reported() {
         tag_call("list_files", &json!({})),
         tag_call("open_file", &json!({"path": "a"}))
     )));
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_success(&output);
     let texts = server.requests()[1].user_texts();
@@ -264,12 +262,9 @@ async fn blocks_beside_a_good_call_that_are_no_calls_are_reported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_call_to_an_unknown_tool_is_reminded_with_the_tools() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_text(&tag_call("make_plan", &json!({"title": "x"}))));
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert_success(&output);
-    let reminder = server.requests()[1].last_user_text();
+    let first = openai_text(&tag_call("make_plan", &json!({"title": "x"})));
+    let requests = planned(&project, [first, submit_login_plan()]).await;
+    let reminder = requests[1].last_user_text();
     assert!(
         reminder.starts_with(
             "You called `make_plan`, which is not a tool. The tools you have are: `read_file`, `list_files`, `search_files`, `run_command`, `submit_plan`, `ask_user`."
@@ -281,12 +276,9 @@ async fn a_text_call_to_an_unknown_tool_is_reminded_with_the_tools() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_arguments_without_the_call_wrapper_are_named_in_the_reminder() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_text(&format!("```json\n{}\n```", login_plan())));
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert_success(&output);
-    let reminder = server.requests()[1].last_user_text();
+    let first = openai_text(&format!("```json\n{}\n```", login_plan()));
+    let requests = planned(&project, [first, submit_login_plan()]).await;
+    let reminder = requests[1].last_user_text();
     assert!(
         reminder.starts_with(
             "The JSON block in your answer looks like the arguments of `submit_plan`, but it is not a call"
@@ -299,12 +291,9 @@ async fn plan_arguments_without_the_call_wrapper_are_named_in_the_reminder() {
 async fn native_mode_does_not_run_text_calls_and_says_so() {
     let project = Project::new();
     config(&project, "tool_calls: native\n");
-    let server = FakeModel::start().await;
-    server.push(openai_text(&tag_call("list_files", &json!({}))));
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert_success(&output);
-    let requests = server.requests();
+    let first = openai_text(&tag_call("list_files", &json!({})));
+    let requests = planned(&project, [first, submit_login_plan()]).await;
+    let requests = requests;
     assert!(has_tools(&requests[1]));
     let reminder = requests[1].last_user_text();
     assert!(
@@ -346,7 +335,7 @@ async fn invalid_arguments_come_back_with_the_error_and_a_valid_example() {
 async fn the_answer_limit_is_sent_on_both_providers() {
     let project = Project::new();
     let server = FakeModel::start().await;
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_success(&output);
     assert_eq!(server.requests()[0].body["max_tokens"], 8192);
@@ -518,16 +507,11 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversation_with_native_calls_keeps_its_tools_after_switching_to_text() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call("call_1", "list_files", json!({})));
-    server.push(openai_text(&tag_call(
-        "read_file",
-        &json!({"path": "src/login.rs"}),
-    )));
-    server.push(openai_text(&tag_call("submit_plan", &login_plan())));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert_success(&output);
-    let requests = server.requests();
+    let first = openai_call("call_1", "list_files", json!({}));
+    let second = openai_text(&tag_call("read_file", &json!({"path": "src/login.rs"})));
+    let third = openai_text(&tag_call("submit_plan", &login_plan()));
+    let requests = planned(&project, [first, second, third]).await;
+    let requests = requests;
     assert_eq!(requests.len(), 3);
     // The history holds a native call: a request without tools would be refused by some APIs.
     assert!(has_tools(&requests[2]));

@@ -5,7 +5,9 @@ use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
 use crate::common::project::{Project, assert_success, interrupted_after, stderr, stdout};
-use crate::common::scripts::{anthropic_call, login_plan, openai_call, openai_calls, openai_text};
+use crate::common::scripts::{
+    anthropic_call, login_plan, openai_call, openai_calls, openai_text, submit_login_plan,
+};
 
 const WRITING_TOOLS: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
 
@@ -253,7 +255,7 @@ async fn questions_at_a_terminal_are_asked_there() {
 async fn revise_continues_the_conversation_and_shows_the_step_diff() {
     let project = Project::new();
     let server = FakeModel::start().await;
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_success(&output);
 
@@ -286,7 +288,7 @@ async fn revise_continues_the_conversation_and_shows_the_step_diff() {
 async fn an_existing_draft_is_not_replaced() {
     let project = Project::new();
     let server = FakeModel::start().await;
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     assert!(
         project
             .tick(&server, &["plan", "one"])
@@ -317,7 +319,7 @@ async fn rate_limits_are_retried_after_the_given_time() {
         )
         .header("Retry-After", "1"),
     );
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     let started = std::time::Instant::now();
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_success(&output);
@@ -532,7 +534,7 @@ async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succe
     assert!(!stderr(&output).contains("all clear"));
 
     // A plan that goes through clears the record.
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_success(&output);
     assert!(!project.path(".tasks/draft/last_attempt.yaml").exists());

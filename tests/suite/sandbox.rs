@@ -322,18 +322,7 @@ async fn no_process_outlives_its_command() {
         &format!("verify: `setsid sleep 1000.{marker}9 & setsid -f sleep 1000.{marker}8; true`"),
     );
     let project = Project::new();
-    project.write("plan.md", &plan);
-    assert!(
-        project
-            .tick(&server, &["plan", "--from", "plan.md"])
-            .await
-            .status
-            .success()
-    );
-    assert!(project.tick(&server, &["approve"]).await.status.success());
-    std::fs::remove_file(project.path("plan.md")).unwrap();
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "-m", "approve"]);
+    project.approve_plan(&server, &plan).await;
 
     let escapes = [
         format!("setsid sleep 1000.{marker}1 &"),
@@ -854,18 +843,7 @@ async fn cargo_builds_and_tests_as_a_verify_command() {
         "verify: `cargo build --offline --quiet && cargo test --offline --quiet`",
     );
     let project = Project::new();
-    project.write("plan.md", &plan);
-    assert!(
-        project
-            .tick(&server, &["plan", "--from", "plan.md"])
-            .await
-            .status
-            .success()
-    );
-    assert!(project.tick(&server, &["approve"]).await.status.success());
-    std::fs::remove_file(project.path("plan.md")).unwrap();
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "-m", "approve"]);
+    project.approve_plan(&server, &plan).await;
     server.push(openai_call(
         "done",
         "update_step",
