@@ -131,30 +131,16 @@ fn mark_takes_the_task_as_every_command_does() {
     ws.fails(&["mark", "S1", "done", &id, "-t", &id], 2);
 }
 
-fn editor(ws: &Workspace, name: &str, body: &str) -> String {
-    let script = ws.temp().join(name);
-    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
-    script.display().to_string()
-}
+/// An editor's change that keeps PLAN.md valid.
+const GOOD_EDIT: &str = "sed -i 's/Move the login code/Move all login code/' \"$1\"";
 
 fn with_editor(ws: &Workspace, args: &[&str], editor: &str, keys: Option<&str>) -> Run {
-    let mut cmd = ws.tick();
-    cmd.args(args).env("EDITOR", editor);
-    match keys {
-        Some(keys) => cmd.env("TICK_INTERACTIVE", "1").write_stdin(keys),
-        None => cmd.write_stdin(""),
-    };
-    let output = cmd.output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    ws.run_with(args, |cmd| {
+        cmd.env("EDITOR", editor);
+        if let Some(keys) = keys {
+            cmd.env("TICK_INTERACTIVE", "1").write_stdin(keys);
+        }
+    })
 }
 
 #[test]
@@ -163,7 +149,7 @@ fn edit_validates_and_keeps_a_bad_edit_unless_told() {
     let id = ws.approve(PLAN);
     let todo_path = format!(".tasks/{id}/TODO.md");
     let before = ws.read(&todo_path);
-    let bad = editor(&ws, "bad.sh", "sed -i 's/- \\[ \\] S3/- [?] S3/' \"$1\"");
+    let bad = ws.script("bad.sh", "sed -i 's/- \\[ \\] S3/- [?] S3/' \"$1\"");
 
     // Not at a terminal: the error, and the edit stays as the person left it.
     let run = with_editor(&ws, &["edit", "--todo"], &bad, None);
@@ -190,11 +176,7 @@ fn edit_validates_and_keeps_a_bad_edit_unless_told() {
     assert_eq!(ws.read(&todo_path), before);
 
     // A good edit of PLAN.md is checked and points at re-approval.
-    let good = editor(
-        &ws,
-        "good.sh",
-        "sed -i 's/Move the login code/Move all login code/' \"$1\"",
-    );
+    let good = ws.script("good.sh", GOOD_EDIT);
     let run = with_editor(&ws, &["edit"], &good, None);
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(run.stderr.contains("is valid"), "{}", run.stderr);
@@ -209,11 +191,7 @@ fn edit_validates_and_keeps_a_bad_edit_unless_told() {
 fn edit_opens_the_draft_first() {
     let ws = Workspace::new();
     ws.run_stdin(&["plan", "--from", "-"], PLAN);
-    let good = editor(
-        &ws,
-        "good.sh",
-        "sed -i 's/Move the login code/Move all login code/' \"$1\"",
-    );
+    let good = ws.script("good.sh", GOOD_EDIT);
     let run = with_editor(&ws, &["edit"], &good, None);
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(

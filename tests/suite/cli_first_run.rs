@@ -6,20 +6,11 @@ use insta::assert_snapshot;
 use crate::common::workspace::{Run, Workspace, filters};
 
 fn unconfigured(ws: &Workspace, args: &[&str], vars: &[(&str, &str)]) -> Run {
-    let mut cmd = ws.tick();
-    cmd.args(args)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .write_stdin("");
-    for (name, value) in vars {
-        cmd.env(name, value);
-    }
-    let output = cmd.output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    ws.run_with(args, |cmd| {
+        cmd.env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .envs(vars.iter().copied());
+    })
 }
 
 #[test]

@@ -12,41 +12,26 @@ fn drafted() -> Workspace {
 
 /// `tick args` as a person at a terminal would, typing `keys`.
 fn typed(ws: &Workspace, args: &[&str], keys: &str, vars: &[(&str, &str)]) -> Run {
-    let mut cmd = ws.tick();
-    cmd.args(args)
-        .env("TICK_INTERACTIVE", "1")
-        .write_stdin(keys.as_bytes().to_vec());
-    for (name, value) in vars {
-        cmd.env(name, value);
-    }
-    let output = cmd.output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    ws.run_with(args, |cmd| {
+        cmd.env("TICK_INTERACTIVE", "1")
+            .envs(vars.iter().copied())
+            .write_stdin(keys.as_bytes().to_vec());
+    })
 }
 
 const SHOWN: &str = "draft: Refactor login module";
 
 /// An editor that breaks the draft on its first run and fixes it (with a change) on the next.
 fn bad_then_good_editor(ws: &Workspace) -> Vec<(String, String)> {
-    let script = ws.temp().join("editor.sh");
-    let counter = ws.temp().join("editor-runs");
-    std::fs::write(
-        &script,
-        "#!/bin/sh\nn=$(cat \"$EDITOR_RUNS\" 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > \"$EDITOR_RUNS\"\n\
+    let script = ws.script(
+        "editor.sh",
+        "n=$(cat \"$EDITOR_RUNS\" 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > \"$EDITOR_RUNS\"\n\
          if [ $n -eq 1 ]; then sed -i 's/- \\[ \\] S3/- [?] S3/' \"$1\"\n\
-         else sed -i 's/- \\[?\\] S3/- [ ] S3/; s/Move the login code/Move all login code/' \"$1\"; fi\n",
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
+         else sed -i 's/- \\[?\\] S3/- [ ] S3/; s/Move the login code/Move all login code/' \"$1\"; fi",
+    );
+    let counter = ws.temp().join("editor-runs");
     vec![
-        ("EDITOR".to_owned(), script.display().to_string()),
+        ("EDITOR".to_owned(), script),
         ("EDITOR_RUNS".to_owned(), counter.display().to_string()),
     ]
 }
