@@ -14,6 +14,17 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
+/// A loopback URL (`http://127.0.0.1:PORT/v1`) nobody listens on: the port was bound, then
+/// released. Returns the URL and the port.
+pub fn closed_port_url() -> (String, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    (format!("http://127.0.0.1:{port}/v1"), port)
+}
+
 /// One request as the server received it.
 #[derive(Debug, Clone)]
 pub struct RecordedRequest {

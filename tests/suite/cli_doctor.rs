@@ -3,12 +3,12 @@
 
 use serde_json::{Value, json};
 
-use crate::common::fake_model::FakeModel;
-use crate::common::project::Project;
+use crate::common::fake_model::{FakeModel, closed_port_url};
+use crate::common::project::{Project, stdout};
 use crate::common::scripts::{openai_call, openai_text};
 
 fn report(output: &std::process::Output) -> Value {
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = stdout(&output);
     assert_eq!(stdout.lines().count(), 1, "one JSON document: {stdout}");
     serde_json::from_str(&stdout).unwrap()
 }
@@ -86,7 +86,7 @@ async fn a_model_that_only_talks_fails_with_exit_3() {
     server.push(openai_text("Hello! How can I help you today?"));
     let output = project.tick(&server, &["doctor"]).await;
     assert_eq!(output.status.code(), Some(3));
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = stdout(&output);
     assert!(
         stdout
             .contains("FAIL tool_call     `test-model` answered without calling the tool: Hello!"),
@@ -112,16 +112,8 @@ async fn a_server_error_is_not_retried() {
 #[test]
 fn a_closed_port_fails_with_start_the_server_advice() {
     let project = Project::new();
-    // A port nobody listens on: bound, then released.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut cmd = project.command(
-        &format!("http://127.0.0.1:{port}/v1"),
-        &["doctor", "--json"],
-    );
+    let (url, port) = closed_port_url();
+    let mut cmd = project.command(&url, &["doctor", "--json"]);
     cmd.env("TICK_PROVIDER", "ollama");
     let output = cmd.output().unwrap();
     let report = report(&output);
@@ -148,16 +140,12 @@ fn a_closed_port_fails_with_start_the_server_advice() {
 #[test]
 fn the_closed_port_report_reads_well() {
     let project = Project::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut cmd = project.command(&format!("http://127.0.0.1:{port}/v1"), &["doctor"]);
+    let (url, port) = closed_port_url();
+    let mut cmd = project.command(&url, &["doctor"]);
     cmd.env("TICK_PROVIDER", "llamacpp");
     let output = cmd.output().unwrap();
     assert_eq!(output.status.code(), Some(3));
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = stdout(&output);
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(&format!(r"\b{port}\b"), "[PORT]");
     settings.add_filter(r"\(os error \d+\)", "(os error [N])");
@@ -170,16 +158,12 @@ fn the_closed_port_report_reads_well() {
 #[test]
 fn an_incomplete_configuration_exits_2_and_says_what_is_missing() {
     let project = Project::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut cmd = project.command(&format!("http://127.0.0.1:{port}/v1"), &["doctor"]);
+    let (url, _) = closed_port_url();
+    let mut cmd = project.command(&url, &["doctor"]);
     cmd.env_remove("TICK_MODEL");
     let output = cmd.output().unwrap();
     assert_eq!(output.status.code(), Some(2));
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = stdout(&output);
     assert!(stdout.contains("FAIL configuration no model"), "{stdout}");
     assert!(stdout.contains("model       -"), "{stdout}");
     assert!(stdout.contains("`tick init`"), "{stdout}");

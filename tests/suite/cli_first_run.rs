@@ -3,6 +3,7 @@
 
 use insta::assert_snapshot;
 
+use crate::common::fake_model::closed_port_url;
 use crate::common::workspace::{Run, Workspace, filters};
 
 fn unconfigured(ws: &Workspace, args: &[&str], vars: &[(&str, &str)]) -> Run {
@@ -102,12 +103,7 @@ fn init_leads_to_the_config_and_doctor() {
 #[test]
 fn a_local_server_that_is_not_running_is_named_at_once() {
     let ws = Workspace::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}/v1");
+    let (url, port) = closed_port_url();
     let run = unconfigured(
         &ws,
         &[

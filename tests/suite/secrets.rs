@@ -4,12 +4,11 @@
 //! workspace, `.tasks/` and `.git/` included, holds any of them.
 
 use std::path::Path;
-use std::process::Output;
 
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::project::Project;
+use crate::common::project::{Project, assert_success, stderr};
 use crate::common::scripts::{openai_call, openai_calls};
 
 /// Made up, shaped as in the wild. The context a secret needs to be recognised (a key name,
@@ -76,10 +75,6 @@ fn contexts() -> String {
     text
 }
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 /// Every file under `dir`, recursively, with its bytes.
 fn every_file(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
@@ -124,7 +119,7 @@ async fn no_secret_reaches_any_file_tick_writes() {
     let output = project
         .tick_with(&server, &["plan", "Rotate the leaked keys"], with_key)
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     // The planning conversation, kept for `--revise` until approval.
     let session = project.read(".tasks/draft/session.jsonl");
     assert!(session.contains("[REDACTED]"), "{session}");
@@ -132,7 +127,7 @@ async fn no_secret_reaches_any_file_tick_writes() {
         assert!(!session.contains(secret), "{name} in the session");
     }
     let output = project.tick_with(&server, &["approve"], with_key).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 
     // The run: a command prints every secret (from base64, so the command itself holds
     // none), the model claims done with the secrets as evidence, then blocks S2 quoting them.
