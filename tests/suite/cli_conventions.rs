@@ -1,6 +1,7 @@
 //! What a demanding user expects of a command line: completions, a man page, one way to name a
 //! task, and `cancel`, `next`, `edit`, `diff`; `status` and `list` survive a broken draft.
 
+use crate::common::text::assert_contains;
 use crate::common::workspace::{PLAN, Run, Workspace, git};
 
 #[test]
@@ -64,11 +65,11 @@ fn cancel_keeps_the_files_and_logs_the_change() {
         run.stderr
     );
     let plan = ws.read(&format!(".tasks/{id}/PLAN.md"));
-    assert!(plan.contains("status: cancelled\n"), "{plan}");
+    assert_contains(&plan, "status: cancelled\n");
     assert_eq!(ws.read(&format!(".tasks/{id}/TODO.md")), todo, "files kept");
     let journal = ws.read(&format!(".tasks/{id}/runs/journal.jsonl"));
-    assert!(journal.contains("\"to\":\"cancelled\""), "{journal}");
-    assert!(journal.contains("a person cancelled the task"), "{journal}");
+    assert_contains(&journal, "\"to\":\"cancelled\"");
+    assert_contains(&journal, "a person cancelled the task");
     let again = ws.fails(&["cancel", &id], 2);
     assert!(
         again
@@ -125,9 +126,9 @@ fn mark_takes_the_task_as_every_command_does() {
     ws.ok(&["mark", "S3", "in-progress", "-t", &id]);
     ws.ok(&["mark", "S2.1", "done", "--task", "login"]);
     let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
-    assert!(todo.contains("- [x] S1"), "{todo}");
-    assert!(todo.contains("- [-] S3"), "{todo}");
-    assert!(todo.contains("- [x] S2.1"), "{todo}");
+    assert_contains(&todo, "- [x] S1");
+    assert_contains(&todo, "- [-] S3");
+    assert_contains(&todo, "- [x] S2.1");
     ws.fails(&["mark", "S1", "done", &id, "-t", &id], 2);
 }
 

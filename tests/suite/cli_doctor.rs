@@ -6,9 +6,10 @@ use serde_json::{Value, json};
 use crate::common::fake_model::{FakeModel, closed_port_url};
 use crate::common::project::{Project, stdout};
 use crate::common::scripts::{openai_call, openai_text};
+use crate::common::text::assert_contains;
 
 fn report(output: &std::process::Output) -> Value {
-    let stdout = stdout(&output);
+    let stdout = stdout(output);
     assert_eq!(stdout.lines().count(), 1, "one JSON document: {stdout}");
     serde_json::from_str(&stdout).unwrap()
 }
@@ -87,10 +88,9 @@ async fn a_model_that_only_talks_fails_with_exit_3() {
     let output = project.tick(&server, &["doctor"]).await;
     assert_eq!(output.status.code(), Some(3));
     let stdout = stdout(&output);
-    assert!(
-        stdout
-            .contains("FAIL tool_call     `test-model` answered without calling the tool: Hello!"),
-        "{stdout}"
+    assert_contains(
+        &stdout,
+        "FAIL tool_call     `test-model` answered without calling the tool: Hello!",
     );
 }
 
@@ -164,7 +164,7 @@ fn an_incomplete_configuration_exits_2_and_says_what_is_missing() {
     let output = cmd.output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stdout = stdout(&output);
-    assert!(stdout.contains("FAIL configuration no model"), "{stdout}");
-    assert!(stdout.contains("model       -"), "{stdout}");
-    assert!(stdout.contains("`tick init`"), "{stdout}");
+    assert_contains(&stdout, "FAIL configuration no model");
+    assert_contains(&stdout, "model       -");
+    assert_contains(&stdout, "`tick init`");
 }

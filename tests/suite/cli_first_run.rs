@@ -4,6 +4,7 @@
 use insta::assert_snapshot;
 
 use crate::common::fake_model::closed_port_url;
+use crate::common::text::assert_contains;
 use crate::common::workspace::{Run, Workspace, filters};
 
 fn unconfigured(ws: &Workspace, args: &[&str], vars: &[(&str, &str)]) -> Run {
@@ -94,9 +95,9 @@ fn init_leads_to_the_config_and_doctor() {
         run.stderr
     );
     let config = ws.read(".tasks/config.yaml");
-    assert!(
-        config.contains("#   2. this file: the repository's settings win over your own"),
-        "{config}"
+    assert_contains(
+        &config,
+        "#   2. this file: the repository's settings win over your own",
     );
 }
 

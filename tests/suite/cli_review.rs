@@ -1,6 +1,7 @@
 //! The review menu, driven with `TICK_INTERACTIVE=1` and keys on a piped stdin (one per
 //! line), and `$EDITOR` as a script that writes a bad edit, then a good one.
 
+use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::{PLAN, Run, Workspace};
 
 fn drafted() -> Workspace {
@@ -112,9 +113,9 @@ fn approve_asks_for_the_contract_with_its_defaults() {
     let ids = ws.task_ids();
     assert_eq!(ids.len(), 1);
     let plan = ws.read(&format!(".tasks/{}/PLAN.md", ids[0]));
-    assert!(plan.contains("allow_deviation: true"), "{plan}");
-    assert!(plan.contains("max_files_changed: 7"), "{plan}");
-    assert!(plan.contains("commit_steps: true"), "{plan}");
+    assert_contains(&plan, "allow_deviation: true");
+    assert_contains(&plan, "max_files_changed: 7");
+    assert_contains(&plan, "commit_steps: true");
     assert!(!ws.exists(".tasks/draft"));
 }
 
@@ -136,10 +137,7 @@ fn approve_can_commit() {
         run.stderr
     );
     let log = crate::common::workspace::git(ws.root(), &["log", "-1", "--format=%B"]);
-    assert!(
-        log.starts_with("Approve plan: Refactor login module"),
-        "{log}"
-    );
+    assert_starts_with(&log, "Approve plan: Refactor login module");
 }
 
 #[test]
@@ -170,8 +168,8 @@ fn a_bad_edit_is_shown_once_and_can_be_edited_again() {
         run.stderr
     );
     let draft = ws.read(".tasks/draft/PLAN.md");
-    assert!(draft.contains("Move all login code"), "{draft}");
-    assert!(draft.contains("- [ ] S3"), "{draft}");
+    assert_contains(&draft, "Move all login code");
+    assert_contains(&draft, "- [ ] S3");
 }
 
 #[test]

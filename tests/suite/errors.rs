@@ -1,6 +1,7 @@
 //! Files that do not parse: every command that reads them fails with exit 2, names the file,
 //! line and column, says the file was not changed, and leaves every byte where it was.
 
+use crate::common::text::assert_starts_with;
 use crate::common::workspace::{PLAN, Workspace};
 
 /// The 1-based line of the first line of `text` that starts with `prefix`.
@@ -250,8 +251,5 @@ fn a_bad_clock_is_an_input_error() {
         .unwrap();
     assert_eq!(run.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        stderr.starts_with("error: `TICK_NOW` is not an RFC 3339 time"),
-        "{stderr}"
-    );
+    assert_starts_with(&stderr, "error: `TICK_NOW` is not an RFC 3339 time");
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use crate::common::text::assert_contains;
 use crate::common::workspace::{PLAN, Workspace};
 
 /// Generous: each of these takes milliseconds; before the fix some ran for minutes or forever.
@@ -98,7 +99,8 @@ impl Tampered {
         self.ws.path(&self.rel)
     }
 
-    /// The file's path in backticks followed by `rest` (`:2:7``, `` is a directory``).
+    /// The file's path, opening a backtick, followed by `rest` (such as `:2:7` and a closing
+    /// backtick).
     fn at(&self, rest: &str) -> String {
         format!("`{}{rest}", self.rel)
     }
@@ -363,19 +365,16 @@ async fn tool_payloads_are_capped() {
             .to_owned()
     };
     let refused = tool_result(1, "c2");
-    assert!(
-        refused.contains("`content` is 5242880 bytes, over the limit of 4194304 bytes"),
-        "{refused}"
+    assert_contains(
+        &refused,
+        "`content` is 5242880 bytes, over the limit of 4194304 bytes",
     );
     // The refused 5 MiB is not sent back to the model with the conversation.
     let replayed = requests[1].body.to_string().len();
     assert!(replayed < 1 << 20, "request 2 is {replayed} bytes");
     let read = tool_result(3, "c4");
     assert!(read.len() <= 64 * 1024 + 1024, "{}", read.len());
-    assert!(
-        read.contains("read_file with `offset` and `limit`"),
-        "{read}"
-    );
+    assert_contains(&read, "read_file with `offset` and `limit`");
 
     let runs = project.path(&format!(".tasks/{}/runs", project.task_id()));
     let transcript = fs::read_dir(&runs)

@@ -12,6 +12,7 @@ use crate::common::scripts::{
     anthropic_call, anthropic_text, anthropic_text_cut, login_plan, openai_call, openai_looping,
     openai_text, openai_text_cut, openai_text_pieces, submit_login_plan,
 };
+use crate::common::text::{assert_contains, assert_starts_with};
 
 fn system(request: &RecordedRequest) -> String {
     request.messages()[0]["content"]
@@ -65,7 +66,7 @@ async fn text_mode_plans_from_calls_written_in_both_forms() {
     for request in &requests {
         assert!(!has_tools(request), "text mode sends no native tools");
         let system = system(request);
-        assert!(system.contains("## How to call tools"), "{system}");
+        assert_contains(&system, "## How to call tools");
         assert!(system.contains("\n### submit_plan\n"));
         assert!(
             !system.contains("### write_file"),
@@ -75,8 +76,8 @@ async fn text_mode_plans_from_calls_written_in_both_forms() {
     }
     // The result of the text call comes back as a user message holding the listing.
     let result = requests[1].last_user_text();
-    assert!(result.starts_with("<tool_result call=\"1\">"), "{result}");
-    assert!(result.contains("src/login.rs"), "{result}");
+    assert_starts_with(&result, "<tool_result call=\"1\">");
+    assert_contains(&result, "src/login.rs");
     // The transcript records the parsed calls as tool calls.
     let session = project.read(".tasks/draft/session.jsonl");
     let calls: Vec<String> = session
@@ -170,33 +171,27 @@ async fn no_call_at_all_is_reminded_as_often_as_configured() {
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let err = stderr(&output);
-    assert!(
-        err.contains("without calling `submit_plan`, even after 2 reminders"),
-        "{err}"
+    assert_contains(
+        &err,
+        "without calling `submit_plan`, even after 2 reminders",
     );
-    assert!(
-        err.contains("what was wrong: Your answer has no tool call."),
-        "{err}"
-    );
-    assert!(
-        err.contains("changing the model is the likely fix"),
-        "{err}"
-    );
+    assert_contains(&err, "what was wrong: Your answer has no tool call.");
+    assert_contains(&err, "changing the model is the likely fix");
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let reminder = requests[1].last_user_text();
-    assert!(
-        reminder.starts_with("Your answer has no tool call. Call `submit_plan` now"),
-        "{reminder}"
+    assert_starts_with(
+        &reminder,
+        "Your answer has no tool call. Call `submit_plan` now",
     );
-    assert!(
-        reminder.contains("A minimal valid call looks like this:\na tool call to `submit_plan`"),
-        "{reminder}"
+    assert_contains(
+        &reminder,
+        "A minimal valid call looks like this:\na tool call to `submit_plan`",
     );
     // In `auto` mode a model that cannot call tools natively is shown the text form too.
-    assert!(
-        reminder.contains("If you cannot make tool calls, write the call in your answer instead, exactly like this:\n<tool_call>\n{\"arguments\":"),
-        "{reminder}"
+    assert_contains(
+        &reminder,
+        "If you cannot make tool calls, write the call in your answer instead, exactly like this:\n<tool_call>\n{\"arguments\":",
     );
 
     let project = Project::new();
@@ -218,11 +213,9 @@ async fn a_text_call_that_does_not_parse_is_reminded_with_the_parse_error() {
     let second = openai_text(&tag_call("submit_plan", &login_plan()));
     let requests = planned(&project, [first, second]).await;
     let reminder = requests[1].last_user_text();
-    assert!(
-        reminder.starts_with(
-            "Your answer holds a tool call written as text that could not be read: the JSON at line 3, column "
-        ),
-        "{reminder}"
+    assert_starts_with(
+        &reminder,
+        "Your answer holds a tool call written as text that could not be read: the JSON at line 3, column ",
     );
     assert!(
         reminder.contains("<tool_call>\n{\"arguments\":{\"steps\":"),
@@ -265,11 +258,9 @@ async fn a_text_call_to_an_unknown_tool_is_reminded_with_the_tools() {
     let first = openai_text(&tag_call("make_plan", &json!({"title": "x"})));
     let requests = planned(&project, [first, submit_login_plan()]).await;
     let reminder = requests[1].last_user_text();
-    assert!(
-        reminder.starts_with(
-            "You called `make_plan`, which is not a tool. The tools you have are: `read_file`, `list_files`, `search_files`, `run_command`, `submit_plan`, `ask_user`."
-        ),
-        "{reminder}"
+    assert_starts_with(
+        &reminder,
+        "You called `make_plan`, which is not a tool. The tools you have are: `read_file`, `list_files`, `search_files`, `run_command`, `submit_plan`, `ask_user`.",
     );
 }
 
@@ -279,11 +270,9 @@ async fn plan_arguments_without_the_call_wrapper_are_named_in_the_reminder() {
     let first = openai_text(&format!("```json\n{}\n```", login_plan()));
     let requests = planned(&project, [first, submit_login_plan()]).await;
     let reminder = requests[1].last_user_text();
-    assert!(
-        reminder.starts_with(
-            "The JSON block in your answer looks like the arguments of `submit_plan`, but it is not a call"
-        ),
-        "{reminder}"
+    assert_starts_with(
+        &reminder,
+        "The JSON block in your answer looks like the arguments of `submit_plan`, but it is not a call",
     );
 }
 
@@ -293,14 +282,11 @@ async fn native_mode_does_not_run_text_calls_and_says_so() {
     config(&project, "tool_calls: native\n");
     let first = openai_text(&tag_call("list_files", &json!({})));
     let requests = planned(&project, [first, submit_login_plan()]).await;
-    let requests = requests;
     assert!(has_tools(&requests[1]));
     let reminder = requests[1].last_user_text();
-    assert!(
-        reminder.starts_with(
-            "You wrote a call to `list_files` as text. This conversation uses the API's tool calls"
-        ),
-        "{reminder}"
+    assert_starts_with(
+        &reminder,
+        "You wrote a call to `list_files` as text. This conversation uses the API's tool calls",
     );
 }
 
@@ -321,13 +307,13 @@ async fn invalid_arguments_come_back_with_the_error_and_a_valid_example() {
         .and_then(|m| m["content"].as_str())
         .unwrap()
         .to_owned();
-    assert!(
-        result.starts_with("invalid arguments for submit_plan: missing field `summary`"),
-        "{result}"
+    assert_starts_with(
+        &result,
+        "invalid arguments for submit_plan: missing field `summary`",
     );
-    assert!(
-        result.contains("A minimal valid call looks like this:\na tool call to `submit_plan`"),
-        "{result}"
+    assert_contains(
+        &result,
+        "A minimal valid call looks like this:\na tool call to `submit_plan`",
     );
 }
 
@@ -373,9 +359,9 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
     assert_success(&output);
     let requests = server.requests();
     let note = requests[1].last_user_text();
-    assert!(
-        note.starts_with("Your answer was cut off at the limit of 8192 output tokens and nothing in it was run. Answer again, shorter"),
-        "{note}"
+    assert_starts_with(
+        &note,
+        "Your answer was cut off at the limit of 8192 output tokens and nothing in it was run. Answer again, shorter",
     );
     assert!(
         !requests[1]
@@ -423,13 +409,11 @@ async fn a_model_that_streams_forever_is_stopped_by_the_answer_time_limit() {
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert!(took < Duration::from_secs(10), "took {took:?}");
     let err = stderr(&output);
-    assert!(
-        err.contains(
-            "the answer was still streaming after 1s, the limit for one answer; it was stopped"
-        ),
-        "{err}"
+    assert_contains(
+        &err,
+        "the answer was still streaming after 1s, the limit for one answer; it was stopped",
     );
-    assert!(err.contains("limits.answer_timeout_s"), "{err}");
+    assert_contains(&err, "limits.answer_timeout_s");
     assert_eq!(server.requests().len(), 1, "not retried");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
 }
@@ -483,7 +467,7 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
     for request in &requests {
         assert!(!has_tools(request));
         let system = system(request);
-        assert!(system.contains("\n### update_step\n"), "{system}");
+        assert_contains(&system, "\n### update_step\n");
         assert!(!system.contains("### submit_plan"), "{system}");
         assert_eq!(request.body["max_tokens"], 4096);
     }
@@ -497,8 +481,8 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
     );
     // The done claim with the wrong content failed its verification and went back.
     let failed = requests[2].last_user_text();
-    assert!(failed.starts_with("<tool_result call=\"4\">"), "{failed}");
-    assert!(failed.contains("grep -q hello greeting.txt"), "{failed}");
+    assert_starts_with(&failed, "<tool_result call=\"4\">");
+    assert_contains(&failed, "grep -q hello greeting.txt");
     let state: Value =
         serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap();
     assert_eq!(state["steps"]["S1"]["evidence"][0]["exit_code"], 0);
@@ -511,7 +495,6 @@ async fn a_conversation_with_native_calls_keeps_its_tools_after_switching_to_tex
     let second = openai_text(&tag_call("read_file", &json!({"path": "src/login.rs"})));
     let third = openai_text(&tag_call("submit_plan", &login_plan()));
     let requests = planned(&project, [first, second, third]).await;
-    let requests = requests;
     assert_eq!(requests.len(), 3);
     // The history holds a native call: a request without tools would be refused by some APIs.
     assert!(has_tools(&requests[2]));
@@ -552,7 +535,7 @@ async fn text_calls_work_on_anthropic_too() {
     assert_eq!(last["role"], "user");
     let text = last["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("<tool_result call=\"1\">"), "{last}");
-    assert!(text.contains("src/login.rs"), "{text}");
+    assert_contains(text, "src/login.rs");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -573,14 +556,11 @@ async fn a_local_server_that_is_not_running_is_named_quickly_with_what_set_its_u
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let err = stderr(&output);
     // The server is named with what set its URL, at once, before anything is written.
-    assert!(
-        err.contains(&format!(
-            "cannot connect to `{}`",
-            url.trim_start_matches("http://")
-        )),
-        "{err}"
+    assert_contains(
+        &err,
+        &format!("cannot connect to `{}`", url.trim_start_matches("http://")),
     );
-    assert!(err.contains("(environment `TICK_BASE_URL`)"), "{err}");
+    assert_contains(&err, "(environment `TICK_BASE_URL`)");
     assert!(took < Duration::from_secs(8), "took {took:?}");
     assert!(!project.path(".tasks").exists(), "nothing is written");
 }

@@ -8,6 +8,7 @@ use crate::common::project::{Project, assert_success, interrupted_after, stderr,
 use crate::common::scripts::{
     anthropic_call, login_plan, openai_call, openai_calls, openai_text, submit_login_plan,
 };
+use crate::common::text::{assert_contains, assert_starts_with};
 
 const WRITING_TOOLS: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
 
@@ -114,7 +115,7 @@ async fn writing_tools_are_refused_while_planning() {
     let results = requests[1].tool_results();
     assert_eq!(results.len(), 2);
     for (_, content) in &results {
-        assert!(content.contains("not available in plan mode"), "{content}");
+        assert_contains(content, "not available in plan mode");
     }
     assert!(
         requests[2].tool_results()[2]
@@ -156,8 +157,8 @@ async fn a_turn_without_submit_plan_is_reminded_then_fails() {
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let err = stderr(&output);
-    assert!(err.contains("without calling `submit_plan`"), "{err}");
-    assert!(err.contains("no draft was written"), "{err}");
+    assert_contains(&err, "without calling `submit_plan`");
+    assert_contains(&err, "no draft was written");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
@@ -180,8 +181,11 @@ async fn questions_without_a_terminal_wait_for_answer() {
     let output = project.tick(&server, &["plan", "Move sessions"]).await;
     assert_success(&output);
     let draft = project.read(".tasks/draft/PLAN.md");
-    assert!(draft.contains("status: needs-input"), "{draft}");
-    assert!(draft.contains("## Open questions\n\n- Keep sessions in Redis or in the database? (why: both exist) Options: redis / database."), "{draft}");
+    assert_contains(&draft, "status: needs-input");
+    assert_contains(
+        &draft,
+        "## Open questions\n\n- Keep sessions in Redis or in the database? (why: both exist) Options: redis / database.",
+    );
     assert!(stderr(&output).contains("tick plan --answer"));
 
     // Approving is refused while questions are open.
@@ -239,7 +243,7 @@ async fn questions_at_a_terminal_are_asked_there() {
     assert_eq!(requests.len(), 2);
     let (id, content) = &requests[1].tool_results()[0];
     assert_eq!(id, "call_q");
-    assert!(content.contains("A: Postgres"), "{content}");
+    assert_contains(content, "A: Postgres");
     assert!(
         project
             .read(".tasks/draft/PLAN.md")
@@ -275,8 +279,8 @@ async fn revise_continues_the_conversation_and_shows_the_step_diff() {
             .contains("name the new module auth")
     );
     let diff = stdout(&output);
-    assert!(diff.contains("-S2 Move login into a module"), "{diff}");
-    assert!(diff.contains("+S2 Move login into src/auth"), "{diff}");
+    assert_contains(&diff, "-S2 Move login into a module");
+    assert_contains(&diff, "+S2 Move login into src/auth");
     assert!(
         project
             .read(".tasks/draft/PLAN.md")
@@ -338,9 +342,9 @@ async fn a_rejected_key_is_not_retried() {
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3));
     let err = stderr(&output);
-    assert!(err.contains("rejected the API key (HTTP 401)"), "{err}");
-    assert!(err.contains("Incorrect API key provided"), "{err}");
-    assert!(err.contains("`OPENAI_API_KEY`"), "{err}");
+    assert_contains(&err, "rejected the API key (HTTP 401)");
+    assert_contains(&err, "Incorrect API key provided");
+    assert_contains(&err, "`OPENAI_API_KEY`");
     assert_eq!(server.requests().len(), 1);
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
 }
@@ -486,11 +490,8 @@ async fn a_missing_plan_file_is_named_as_given() {
     let output = project.tick(&server, &["plan", "--from", "nope.md"]).await;
     assert_eq!(output.status.code(), Some(2));
     let err = stderr(&output);
-    assert!(
-        err.contains("error: there is no plan file `nope.md`"),
-        "{err}"
-    );
-    assert!(err.contains("or `-` to read it from stdin"), "{err}");
+    assert_contains(&err, "error: there is no plan file `nope.md`");
+    assert_contains(&err, "or `-` to read it from stdin");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -503,23 +504,20 @@ async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succe
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let record = project.read(".tasks/draft/last_attempt.yaml");
-    assert!(record.starts_with("at: 2026-11-30T14:29:55Z\ncause: the model stopped without calling `submit_plan`, even after 2 reminders\nhint: "), "{record}");
-    assert!(
-        record.contains("changing the model is the likely fix"),
-        "{record}"
+    assert_starts_with(
+        &record,
+        "at: 2026-11-30T14:29:55Z\ncause: the model stopped without calling `submit_plan`, even after 2 reminders\nhint: ",
     );
+    assert_contains(&record, "changing the model is the likely fix");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
 
     let output = project.tick(&server, &["status"]).await;
     let err = stderr(&output);
-    assert!(
-        err.contains("warning: planning: the last attempt failed at 2026-11-30 14:29 UTC: the model stopped without calling `submit_plan`"),
-        "{err}"
+    assert_contains(
+        &err,
+        "warning: planning: the last attempt failed at 2026-11-30 14:29 UTC: the model stopped without calling `submit_plan`",
     );
-    assert!(
-        err.contains("hint: what was wrong: Your answer has no tool call."),
-        "{err}"
-    );
+    assert_contains(&err, "hint: what was wrong: Your answer has no tool call.");
     let output = project.tick(&server, &["status", "--json"]).await;
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["plan_attempt"]["at"], "2026-11-30T14:29:55Z");
@@ -527,9 +525,9 @@ async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succe
     let output = project.tick(&server, &["check"]).await;
     assert_eq!(output.status.code(), Some(14), "{}", stderr(&output));
     let out = stdout(&output);
-    assert!(
-        out.starts_with("draft: failed attempt: the last attempt failed at 2026-11-30 14:29 UTC"),
-        "{out}"
+    assert_starts_with(
+        &out,
+        "draft: failed attempt: the last attempt failed at 2026-11-30 14:29 UTC",
     );
     assert!(!stderr(&output).contains("all clear"));
 
@@ -568,14 +566,11 @@ async fn a_failed_run_recorded_in_state_yaml_is_shown_by_status_and_check() {
     );
     let output = project.tick(&server, &["status"]).await;
     let err = stderr(&output);
-    assert!(
-        err.contains("warning: the last attempt failed at `S1` at 2026-11-30 14:31 UTC: the model stopped without reporting the step"),
-        "{err}"
+    assert_contains(
+        &err,
+        "warning: the last attempt failed at `S1` at 2026-11-30 14:31 UTC: the model stopped without reporting the step",
     );
-    assert!(
-        err.contains("hint: changing the model is the likely fix"),
-        "{err}"
-    );
+    assert_contains(&err, "hint: changing the model is the likely fix");
     let output = project.tick(&server, &["check", "--json"]).await;
     assert_eq!(output.status.code(), Some(14));
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -594,18 +589,18 @@ async fn the_prose_of_a_hand_written_plan_becomes_its_summary_and_reaches_the_ex
     let output = project.tick(&server, &["plan", "--from", "plan.md"]).await;
     assert_success(&output);
     let draft = project.read(".tasks/draft/PLAN.md");
-    assert!(
-        draft.contains("# Greet\n\n## Summary\n\nGreet people from the command line, in **French** too.\n\n## Steps\n"),
-        "{draft}"
+    assert_contains(
+        &draft,
+        "# Greet\n\n## Summary\n\nGreet people from the command line, in **French** too.\n\n## Steps\n",
     );
     let output = project.tick(&server, &["approve"]).await;
     assert_success(&output);
     let output = project.tick(&server, &["run", "--dry-run"]).await;
     assert_success(&output);
     let pack = stdout(&output);
-    assert!(
-        pack.contains("## Summary\nGreet people from the command line, in **French** too."),
-        "{pack}"
+    assert_contains(
+        &pack,
+        "## Summary\nGreet people from the command line, in **French** too.",
     );
     assert!(server.requests().is_empty());
 }

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use crate::common::fake_model::{FakeModel, RecordedRequest};
 use crate::common::project::{Project, assert_success, stderr};
 use crate::common::scripts::{login_plan, openai_call, openai_calls};
+use crate::common::text::{assert_contains, assert_starts_with};
 
 const SECRET: &str = "sk-test-secret-canary-7d1f";
 const NO_ALLOW_LIST: &str = "TICK_TEST_RUN_COMMAND_WITHOUT_ALLOW_LIST";
@@ -527,10 +528,7 @@ async fn ordinary_commands_show_what_a_person_would_see() {
     assert_eq!(exits.len(), cases.len());
     assert!(exits.iter().all(|code| **code == 0), "{exits:?}");
     let transcript = project.read(".tasks/draft/session.jsonl");
-    assert!(
-        transcript.contains(r#""argv":["git","log","-5","--stat"]"#),
-        "{transcript}"
-    );
+    assert_contains(&transcript, r#""argv":["git","log","-5","--stat"]"#);
     assert!(transcript.contains("exit code 0, "));
 }
 
@@ -621,10 +619,7 @@ async fn the_configuration_extends_the_table() {
         .find(|t| t["function"]["name"] == "run_command")
         .map(|t| t["function"]["description"].as_str().unwrap().to_owned())
         .unwrap();
-    assert!(
-        description.contains("cargo (metadata, tree), date."),
-        "{description}"
-    );
+    assert_contains(&description, "cargo (metadata, tree), date.");
     let results = tool_results(&requests[1]);
     assert!(
         results["call_1"].starts_with("1970\nexit code 0, "),
@@ -680,9 +675,9 @@ async fn without_the_sandbox_the_planner_is_not_offered_run_command() {
                 .contains(&"run_command".to_owned())
         );
         let result = &tool_results(&requests[asked + 1])["call_1"];
-        assert!(
-            result.starts_with("`run_command` is not available in this planning run"),
-            "{result}"
+        assert_starts_with(
+            result,
+            "`run_command` is not available in this planning run",
         );
         assert!(project.path("src/main.rs").exists());
         let err = stderr(&output);

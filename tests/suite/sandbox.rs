@@ -16,6 +16,7 @@ use tick::tasks::state::State;
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
 use crate::common::project::{Project, stderr};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls};
+use crate::common::text::assert_contains;
 
 const PLAN: &str = "# Sandboxed
 
@@ -240,7 +241,7 @@ async fn commands_cannot_change_git_or_tasks() {
     assert!(!project.path(".tasks/new-file").exists());
     assert!(!project.path(".tasks-old").exists());
     let todo_after = project.read(&format!(".tasks/{id}/TODO.md"));
-    assert!(todo_after.contains("- [ ] S2 Never done"), "{todo_after}");
+    assert_contains(&todo_after, "- [ ] S2 Never done");
     assert_eq!(
         todo_after.replace("- [!] S1", "- [ ] S1").lines().next(),
         todo.lines().next()
@@ -443,14 +444,14 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
     push_block(&server);
     let output = project.tick(&server, &["run", "--no-sandbox"]).await;
     let err = stderr(&output);
-    assert!(err.contains("without the sandbox"), "{err}");
+    assert_contains(&err, "without the sandbox");
     // Without the sandbox nothing stopped the write: the opt-out is real. The second guard
     // saw it, though: the step is not ticked and the run stops naming the file.
     assert!(project.path(".tasks/written-unsandboxed").exists());
     assert_eq!(output.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("something other than tick changed `.tasks/written-unsandboxed` added"),
-        "{err}"
+    assert_contains(
+        &err,
+        "something other than tick changed `.tasks/written-unsandboxed` added",
     );
     assert!(
         !project
@@ -558,7 +559,7 @@ async fn an_unavailable_sandbox_stops_the_run_before_anything() {
         let err = stderr(&output);
         assert_eq!(output.status.code(), Some(2), "{setup}: {err}");
         assert!(err.contains(feature), "{setup}: {err}");
-        assert!(err.contains("nothing was run"), "{err}");
+        assert_contains(&err, "nothing was run");
         assert!(
             err.contains("--no-sandbox") && err.contains("sandbox: off"),
             "{err}"
@@ -596,6 +597,7 @@ mod policy {
     use tick::sandbox::Policy;
 
     use super::sandbox_required;
+    use crate::common::text::assert_contains;
     use crate::common::workspace::git;
 
     const TICK: &str = env!("CARGO_BIN_EXE_tick");
@@ -653,10 +655,10 @@ mod policy {
             ),
         );
         let out = text(&output);
-        assert!(out.contains("can-read\ndevnull-ok\n"), "{out}");
+        assert_contains(&out, "can-read\ndevnull-ok\n");
         assert_eq!(out.matches("Permission denied").count(), 4, "{out}");
         assert!(!out.contains("connected"), "{out}");
-        assert!(out.contains("end"), "{out}");
+        assert_contains(&out, "end");
         assert!(!ws.path().join("new.txt").exists());
         assert!(!connected(&listener));
     }
@@ -674,7 +676,7 @@ mod policy {
              (exec 3<>/dev/tcp/127.0.0.1/{port}) && echo connected; true"
         );
         let out = text(&run(&Policy::build(ws.path()), &script));
-        assert!(out.contains("wrote\nconnected"), "{out}");
+        assert_contains(&out, "wrote\nconnected");
         assert!(connected(&listener));
         assert_eq!(
             std::fs::read_to_string(ws.path().join("sub/c")).unwrap(),
@@ -706,7 +708,7 @@ mod policy {
                 outside.path().display()
             ),
         ));
-        assert!(out.contains("cache-ok"), "{out}");
+        assert_contains(&out, "cache-ok");
         assert!(cache.join("entry").exists());
         assert!(!outside.path().join("other").exists(), "{out}");
     }
@@ -822,7 +824,7 @@ mod policy {
                 main.path().join(".git").display()
             ),
         ));
-        assert!(out.contains("ok"), "{out}");
+        assert_contains(&out, "ok");
         assert_eq!(out.matches("Read-only file system").count(), 3, "{out}");
     }
 }

@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::common::fake_model::FakeModel;
 use crate::common::project::{Project, assert_success, stderr};
 use crate::common::scripts::{openai_call, openai_calls};
+use crate::common::text::assert_contains;
 
 /// Made up, shaped as in the wild. The context a secret needs to be recognised (a key name,
 /// a URL) is in [`contexts`].
@@ -122,7 +123,7 @@ async fn no_secret_reaches_any_file_tick_writes() {
     assert_success(&output);
     // The planning conversation, kept for `--revise` until approval.
     let session = project.read(".tasks/draft/session.jsonl");
-    assert!(session.contains("[REDACTED]"), "{session}");
+    assert_contains(&session, "[REDACTED]");
     for (name, secret) in SECRETS {
         assert!(!session.contains(secret), "{name} in the session");
     }
@@ -209,12 +210,9 @@ async fn no_secret_reaches_any_file_tick_writes() {
         "{id}"
     );
     let todo = project.read(&format!(".tasks/{id}/TODO.md"));
-    assert!(
-        todo.contains("blocked: need new keys for [REDACTED]"),
-        "{todo}"
-    );
+    assert_contains(&todo, "blocked: need new keys for [REDACTED]");
     let state = project.read(&format!(".tasks/{id}/state.yaml"));
-    assert!(state.contains("[REDACTED]"), "{state}");
+    assert_contains(&state, "[REDACTED]");
     let plan = project.read(&format!(".tasks/{id}/PLAN.md"));
     assert!(plan.matches("[REDACTED]").count() >= 28, "{plan}");
     let transcripts: Vec<_> = files
