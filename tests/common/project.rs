@@ -115,6 +115,17 @@ impl Project {
         self.tick_with(server, args, |_| {}).await
     }
 
+    /// [`Project::tick`] with the Anthropic provider, its base URL the server's root (the
+    /// Anthropic client adds `/v1/messages` itself).
+    pub async fn tick_anthropic(&self, server: &FakeModel, args: &[&str]) -> Output {
+        let url = server.url();
+        self.tick_with(server, args, |cmd| {
+            cmd.env("TICK_PROVIDER", "anthropic")
+                .env("TICK_BASE_URL", &url);
+        })
+        .await
+    }
+
     pub async fn tick_with(
         &self,
         server: &FakeModel,

@@ -4,7 +4,7 @@
 use insta::assert_snapshot;
 
 use crate::common::fake_model::closed_port_url;
-use crate::common::text::assert_contains;
+use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::{Run, Workspace, filters};
 
 fn unconfigured(ws: &Workspace, args: &[&str], vars: &[(&str, &str)]) -> Run {
@@ -60,14 +60,11 @@ fn a_local_provider_needs_only_a_model() {
         &[],
     );
     assert_eq!(run.code, 2, "{run:#?}");
-    assert!(run.stderr.contains("it needs a model\n"), "{}", run.stderr);
+    assert_contains(&run.stderr, "it needs a model\n");
     assert!(!run.stderr.contains("API key ("), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "provider `ollama` (flag `--provider`), base URL `http://127.0.0.1:11434/v1` (default)"
-        ),
-        "{}",
-        run.stderr
+    assert_contains(
+        &run.stderr,
+        "provider `ollama` (flag `--provider`), base URL `http://127.0.0.1:11434/v1` (default)",
     );
 }
 
@@ -87,12 +84,9 @@ fn plan_from_a_file_needs_no_model() {
 fn init_leads_to_the_config_and_doctor() {
     let ws = Workspace::new();
     let run = ws.ok(&["init"]);
-    assert!(
-        run.stderr.contains(
-            "hint: set the model in `.tasks/config.yaml` (or the environment), check it with `tick doctor`"
-        ),
-        "{}",
-        run.stderr
+    assert_contains(
+        &run.stderr,
+        "hint: set the model in `.tasks/config.yaml` (or the environment), check it with `tick doctor`",
     );
     let config = ws.read(".tasks/config.yaml");
     assert_contains(
@@ -120,19 +114,12 @@ fn a_local_server_that_is_not_running_is_named_at_once() {
         &[],
     );
     assert_eq!(run.code, 3, "{run:#?}");
-    assert!(
-        run.stderr
-            .starts_with(&format!("error: cannot connect to `127.0.0.1:{port}`")),
-        "{}",
-        run.stderr
+    assert_starts_with(
+        &run.stderr,
+        &format!("error: cannot connect to `127.0.0.1:{port}`"),
     );
-    assert!(
-        run.stderr
-            .contains("hint: start the server: `ollama serve`"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
+    assert_contains(&run.stderr, "hint: start the server: `ollama serve`");
+    assert_contains(&run.stderr, "nothing was written");
     assert!(
         !run.stderr.contains("attempts"),
         "no retries: {}",

@@ -51,17 +51,9 @@ fn enter_chooses_nothing_and_the_plan_is_printed_once() {
     let run = typed(&ws, &["review"], "\n?\nx\nk\n", &[]);
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(run.stdout.matches(SHOWN).count(), 1, "{}", run.stdout);
-    assert!(
-        run.stderr.contains("choose one (there is no default)"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("  e  edit: open the draft in $EDITOR"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("`x` is not a choice"), "{}", run.stderr);
+    assert_contains(&run.stderr, "choose one (there is no default)");
+    assert_contains(&run.stderr, "  e  edit: open the draft in $EDITOR");
+    assert_contains(&run.stderr, "`x` is not a choice");
     assert!(run.stderr.contains("`tick review` comes back here"));
     assert_eq!(
         ws.read(".tasks/draft/PLAN.md"),
@@ -85,26 +77,12 @@ fn approve_asks_for_the_contract_with_its_defaults() {
     let ws = drafted();
     let run = typed(&ws, &["review"], "a\ny\nmany\n7\ny\n\n", &[]);
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(
-        run.stderr.contains("without pausing? [y/N]"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("changed files? [no limit]"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("`many` is not a positive number"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("commit each verified step when the task runs? [y/N]"),
-        "{}",
-        run.stderr
+    assert_contains(&run.stderr, "without pausing? [y/N]");
+    assert_contains(&run.stderr, "changed files? [no limit]");
+    assert_contains(&run.stderr, "`many` is not a positive number");
+    assert_contains(
+        &run.stderr,
+        "commit each verified step when the task runs? [y/N]",
     );
     assert!(
         run.stderr
@@ -130,7 +108,7 @@ fn approve_can_commit() {
     ];
     let run = typed(&ws, &["review"], "a\n\n\n\ny\n", &identity);
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(run.stderr.contains("committed `.tasks/"), "{}", run.stderr);
+    assert_contains(&run.stderr, "committed `.tasks/");
     assert!(
         !run.stderr.contains("to share it"),
         "no commit hint after a commit: {}",
@@ -152,7 +130,7 @@ fn a_bad_edit_is_shown_once_and_can_be_edited_again() {
         "the error is shown once: {}",
         run.stderr
     );
-    assert!(run.stderr.contains("unknown step marker"), "{}", run.stderr);
+    assert_contains(&run.stderr, "unknown step marker");
     assert!(
         !run.stderr.contains("the file was not changed"),
         "{}",
@@ -162,11 +140,7 @@ fn a_bad_edit_is_shown_once_and_can_be_edited_again() {
         run.stderr
             .contains("[e]dit again [u]ndo the edit [k]eep it as it is")
     );
-    assert!(
-        run.stderr.contains("the edited draft is valid"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "the edited draft is valid");
     let draft = ws.read(".tasks/draft/PLAN.md");
     assert_contains(&draft, "Move all login code");
     assert_contains(&draft, "- [ ] S3");
@@ -199,11 +173,7 @@ fn discard_from_the_menu_asks_first() {
 fn review_needs_a_person_and_a_draft() {
     let ws = drafted();
     let run = ws.fails(&["review"], 2);
-    assert!(
-        run.stderr.contains("needs a person at a terminal"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "needs a person at a terminal");
     ws.ok(&["discard", "--yes"]);
     let run = typed(&ws, &["review"], "k\n", &[]);
     assert_eq!(run.code, 2);
@@ -214,11 +184,7 @@ fn review_needs_a_person_and_a_draft() {
 fn discard_asks_in_a_terminal_and_refuses_without_yes_elsewhere() {
     let ws = drafted();
     let run = ws.fails(&["discard"], 2);
-    assert!(
-        run.stderr.contains("needs a confirmation"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "needs a confirmation");
     assert!(
         run.stderr
             .contains("pass `--yes`; the draft was not changed")
@@ -301,11 +267,7 @@ fn a_broken_draft_can_be_fixed_from_review() {
     // The scripted editor's first run breaks S3 again (a no-op here); its second fixes it.
     let run = typed(&ws, &["review"], "e\ne\nk\n", &vars(&editor));
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(
-        run.stderr.starts_with("error: `.tasks/draft/PLAN.md:"),
-        "{}",
-        run.stderr
-    );
+    assert_starts_with(&run.stderr, "error: `.tasks/draft/PLAN.md:");
     assert!(
         run.stderr
             .contains("`e` opens it in your editor; `d` discards it")
@@ -316,10 +278,6 @@ fn a_broken_draft_can_be_fixed_from_review() {
         "nothing to print: {}",
         run.stdout
     );
-    assert!(
-        run.stderr.contains("the edited draft is valid"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "the edited draft is valid");
     assert!(ws.read(draft).contains("- [ ] S3"));
 }

@@ -267,13 +267,7 @@ fn an_empty_todo_md_is_an_error_for_run_and_check() {
                 ended.output
             );
             if args[0] == "run" {
-                assert!(
-                    ended
-                        .output
-                        .contains("hint: steps are lines like `- [ ] S1"),
-                    "{}",
-                    ended.output
-                );
+                assert_contains(&ended.output, "hint: steps are lines like `- [ ] S1");
             }
         }
         for args in [&["status"][..], &["mark", "S1", "done"]] {
@@ -292,12 +286,9 @@ fn a_link_out_of_the_workspace_is_not_followed() {
     std::os::unix::fs::symlink(&outside, ws.path(&rel)).unwrap();
     let ended = run_bounded(&ws, &["status", &id]);
     assert_eq!(ended.code, 2, "{}", ended.output);
-    assert!(
-        ended.output.contains(&format!(
-            "`{rel}` is a link to a file outside the workspace"
-        )),
-        "{}",
-        ended.output
+    assert_contains(
+        &ended.output,
+        &format!("`{rel}` is a link to a file outside the workspace"),
     );
 }
 

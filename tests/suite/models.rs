@@ -330,12 +330,8 @@ async fn the_answer_limit_is_sent_on_both_providers() {
     config(&project, "limits:\n  max_output_tokens: 1234\n");
     let server = FakeModel::start().await;
     server.push(anthropic_call("toolu_1", "submit_plan", &login_plan()));
-    let url = server.url();
     let output = project
-        .tick_with(&server, &["plan", "Refactor login"], |cmd| {
-            cmd.env("TICK_PROVIDER", "anthropic")
-                .env("TICK_BASE_URL", &url);
-        })
+        .tick_anthropic(&server, &["plan", "Refactor login"])
         .await;
     assert_success(&output);
     let request = &server.requests()[0];
@@ -375,12 +371,8 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
     let server = FakeModel::start().await;
     server.push(anthropic_text_cut("I will explain at length"));
     server.push(anthropic_call("toolu_1", "submit_plan", &login_plan()));
-    let url = server.url();
     let output = project
-        .tick_with(&server, &["plan", "Refactor login"], |cmd| {
-            cmd.env("TICK_PROVIDER", "anthropic")
-                .env("TICK_BASE_URL", &url);
-        })
+        .tick_anthropic(&server, &["plan", "Refactor login"])
         .await;
     assert_success(&output);
     let last = server.requests()[1].messages().last().unwrap().clone();
@@ -514,12 +506,8 @@ async fn text_calls_work_on_anthropic_too() {
     let server = FakeModel::start().await;
     server.push(anthropic_text(&tag_call("list_files", &json!({}))));
     server.push(anthropic_text(&tag_call("submit_plan", &login_plan())));
-    let url = server.url();
     let output = project
-        .tick_with(&server, &["plan", "Refactor login"], |cmd| {
-            cmd.env("TICK_PROVIDER", "anthropic")
-                .env("TICK_BASE_URL", &url);
-        })
+        .tick_anthropic(&server, &["plan", "Refactor login"])
         .await;
     assert_success(&output);
     let requests = server.requests();

@@ -358,11 +358,7 @@ async fn a_stream_cut_mid_tool_call_runs_nothing() {
         .push(Reply::sse([start.to_owned(), "data: {\"choices\":[{\"ind".to_owned()]).cut_after(2));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("ended before the answer was complete"),
-        "{}",
-        stderr(&output)
-    );
+    assert_contains(&stderr(&output), "ended before the answer was complete");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
 }
 
@@ -376,12 +372,8 @@ async fn anthropic_plans_the_same_way() {
         &json!({"path": "src/login.rs"}),
     ));
     server.push(anthropic_call("toolu_2", "submit_plan", &login_plan()));
-    let url = server.url();
     let output = project
-        .tick_with(&server, &["plan", "Refactor login"], |cmd| {
-            cmd.env("TICK_PROVIDER", "anthropic")
-                .env("TICK_BASE_URL", &url);
-        })
+        .tick_anthropic(&server, &["plan", "Refactor login"])
         .await;
     assert_success(&output);
     let requests = server.requests();
@@ -455,11 +447,7 @@ async fn no_model_configured_is_explained() {
         })
         .await;
     assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("it needs a model"),
-        "{}",
-        stderr(&output)
-    );
+    assert_contains(&stderr(&output), "it needs a model");
     assert!(server.requests().is_empty());
 }
 

@@ -567,21 +567,12 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
     assert!(results[1].get("exit_code").is_none(), "{}", results[1]);
     let request = &server.requests()[1];
     let results = tool_results(request);
-    assert!(
-        results["call_1"].contains("exit code 2, "),
-        "{}",
-        results["call_1"]
-    );
+    assert_contains(&results["call_1"], "exit code 2, ");
     // `cwd` holds inside the sandbox too.
-    assert!(
-        results["call_3"].starts_with("login.rs\nmain.rs\nexit code 0, "),
-        "{}",
-        results["call_3"]
-    );
-    assert!(
-        results["call_2"].starts_with("`git push` is not allowed: run_command only reads"),
-        "{}",
-        results["call_2"]
+    assert_starts_with(&results["call_3"], "login.rs\nmain.rs\nexit code 0, ");
+    assert_starts_with(
+        &results["call_2"],
+        "`git push` is not allowed: run_command only reads",
     );
 }
 
@@ -621,15 +612,10 @@ async fn the_configuration_extends_the_table() {
         .unwrap();
     assert_contains(&description, "cargo (metadata, tree), date.");
     let results = tool_results(&requests[1]);
-    assert!(
-        results["call_1"].starts_with("1970\nexit code 0, "),
-        "{}",
-        results["call_1"]
-    );
-    assert!(
-        results["call_2"].starts_with("`--se=2000-01-01` (read as `--set`) is refused for `date`"),
-        "{}",
-        results["call_2"]
+    assert_starts_with(&results["call_1"], "1970\nexit code 0, ");
+    assert_starts_with(
+        &results["call_2"],
+        "`--se=2000-01-01` (read as `--set`) is refused for `date`",
     );
 }
 

@@ -16,7 +16,7 @@ use tick::tasks::state::State;
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
 use crate::common::project::{Project, stderr};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls};
-use crate::common::text::assert_contains;
+use crate::common::text::{assert_contains, assert_starts_with};
 
 const PLAN: &str = "# Sandboxed
 
@@ -190,18 +190,10 @@ async fn commands_cannot_read_ticks_environment() {
         );
     }
     // The commands ran, and found nothing.
-    assert!(
-        results["parent"].contains("parent-read-1"),
-        "{}",
-        results["parent"]
-    );
-    assert!(results["all"].starts_with("0\n"), "{}", results["all"]);
-    assert!(results["all"].contains("by-number-1"), "{}", results["all"]);
-    assert!(
-        results["env"].starts_with("0\nenv-read"),
-        "{}",
-        results["env"]
-    );
+    assert_contains(&results["parent"], "parent-read-1");
+    assert_starts_with(&results["all"], "0\n");
+    assert_contains(&results["all"], "by-number-1");
+    assert_starts_with(&results["env"], "0\nenv-read");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -256,12 +248,8 @@ async fn commands_cannot_change_git_or_tasks() {
             "{call} succeeded: {text}"
         );
     }
-    assert!(
-        results["hook"].contains("Read-only file system"),
-        "{}",
-        results["hook"]
-    );
-    assert!(results["ok"].contains("exit code 0"), "{}", results["ok"]);
+    assert_contains(&results["hook"], "Read-only file system");
+    assert_contains(&results["ok"], "exit code 0");
     assert_eq!(project.read("made.txt"), "fine\n");
 }
 
@@ -429,11 +417,7 @@ async fn a_timed_out_command_takes_its_escapees_with_it() {
     assert!(left.is_empty(), "{left:?}");
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     let results = tool_results(&server.requests());
-    assert!(
-        results["slow"].contains("killed after 1 s (timeout)"),
-        "{}",
-        results["slow"]
-    );
+    assert_contains(&results["slow"], "killed after 1 s (timeout)");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -473,11 +457,7 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
     project.write(".tasks/config.yaml", "sandbox: off\n");
     let output = project.tick(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("cannot turn the sandbox off"),
-        "{}",
-        stderr(&output)
-    );
+    assert_contains(&stderr(&output), "cannot turn the sandbox off");
     assert!(state(&project, &id).unsandboxed_run.is_none());
     std::fs::remove_file(project.path(".tasks/config.yaml")).unwrap();
 
@@ -491,11 +471,7 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
         })
         .await;
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("without the sandbox"),
-        "{}",
-        stderr(&output)
-    );
+    assert_contains(&stderr(&output), "without the sandbox");
     assert!(state(&project, &id).unsandboxed_run.is_some());
 }
 
@@ -578,11 +554,7 @@ async fn an_unavailable_sandbox_stops_the_run_before_anything() {
             "{setup}: {}",
             stderr(&output)
         );
-        assert!(
-            stderr(&output).contains("without the sandbox"),
-            "{}",
-            stderr(&output)
-        );
+        assert_contains(&stderr(&output), "without the sandbox");
     }
 }
 
