@@ -155,18 +155,29 @@ pub fn assert_success(output: &Output) {
     assert!(output.status.success(), "{}", stderr(output));
 }
 
-/// A scripted planning conversation: a fake model that answers with `replies` in turn, and
-/// `tick plan "Refactor login"` run against it in `project`, which must succeed. Returns the
-/// requests the model received.
-pub async fn planned(
+/// A scripted conversation: a fake model that answers with `replies` in turn, and `tick args`
+/// run against it in `project`. Returns how tick ended and the server (its requests recorded,
+/// more replies can be pushed).
+pub async fn scripted(
     project: &Project,
     replies: impl IntoIterator<Item = Reply>,
-) -> Vec<RecordedRequest> {
+    args: &[&str],
+) -> (Output, FakeModel) {
     let server = FakeModel::start().await;
     for reply in replies {
         server.push(reply);
     }
-    assert_success(&project.tick(&server, &["plan", "Refactor login"]).await);
+    (project.tick(&server, args).await, server)
+}
+
+/// A scripted planning conversation ([`scripted`]) of `tick plan "Refactor login"`, which must
+/// succeed. Returns the requests the model received.
+pub async fn planned(
+    project: &Project,
+    replies: impl IntoIterator<Item = Reply>,
+) -> Vec<RecordedRequest> {
+    let (output, server) = scripted(project, replies, &["plan", "Refactor login"]).await;
+    assert_success(&output);
     server.requests()
 }
 

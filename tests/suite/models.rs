@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
-use crate::common::project::{Project, assert_success, planned, stderr};
+use crate::common::project::{Project, assert_success, planned, scripted, stderr};
 use crate::common::scripts::{
     anthropic_call, anthropic_text, anthropic_text_cut, login_plan, openai_call, openai_looping,
     openai_text, openai_text_cut, openai_text_pieces, submit_login_plan,
@@ -320,9 +320,8 @@ async fn invalid_arguments_come_back_with_the_error_and_a_valid_example() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answer_limit_is_sent_on_both_providers() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(submit_login_plan());
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let (output, server) =
+        scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
     assert_success(&output);
     assert_eq!(server.requests()[0].body["max_tokens"], 8192);
 

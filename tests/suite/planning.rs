@@ -4,7 +4,9 @@
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
-use crate::common::project::{Project, assert_success, interrupted_after, stderr, stdout};
+use crate::common::project::{
+    Project, assert_success, interrupted_after, scripted, stderr, stdout,
+};
 use crate::common::scripts::{
     anthropic_call, login_plan, openai_call, openai_calls, openai_text, submit_login_plan,
 };
@@ -172,13 +174,12 @@ async fn a_turn_without_submit_plan_is_reminded_then_fails() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn questions_without_a_terminal_wait_for_answer() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call(
+    let first = openai_call(
         "call_q",
         "ask_user",
         json!({"questions": [{"question": "Keep sessions in Redis or in the database?", "why": "both exist", "options": ["redis", "database"]}]}),
-    ));
-    let output = project.tick(&server, &["plan", "Move sessions"]).await;
+    );
+    let (output, server) = scripted(&project, [first], &["plan", "Move sessions"]).await;
     assert_success(&output);
     let draft = project.read(".tasks/draft/PLAN.md");
     assert_contains(&draft, "status: needs-input");
@@ -258,9 +259,8 @@ async fn questions_at_a_terminal_are_asked_there() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revise_continues_the_conversation_and_shows_the_step_diff() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(submit_login_plan());
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let (output, server) =
+        scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
     assert_success(&output);
 
     let mut revised = login_plan();
@@ -334,12 +334,11 @@ async fn rate_limits_are_retried_after_the_given_time() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_key_is_not_retried() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(Reply::json(
+    let first = Reply::json(
         401,
         &json!({"error": {"message": "Incorrect API key provided"}}),
-    ));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    );
+    let (output, server) = scripted(&project, [first], &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3));
     let err = stderr(&output);
     assert_contains(&err, "rejected the API key (HTTP 401)");
@@ -409,16 +408,14 @@ async fn anthropic_plans_the_same_way() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_progress_is_one_event_per_line() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call(
-        "call_1",
-        "read_file",
-        json!({"path": "src/login.rs"}),
-    ));
-    server.push(openai_call("call_2", "submit_plan", login_plan()));
-    let output = project
-        .tick(&server, &["plan", "--json", "Refactor login"])
-        .await;
+    let first = openai_call("call_1", "read_file", json!({"path": "src/login.rs"}));
+    let second = openai_call("call_2", "submit_plan", login_plan());
+    let (output, _) = scripted(
+        &project,
+        [first, second],
+        &["plan", "--json", "Refactor login"],
+    )
+    .await;
     assert_success(&output);
     let events: Vec<Value> = stdout(&output)
         .lines()
@@ -537,12 +534,7 @@ async fn a_failed_run_recorded_in_state_yaml_is_shown_by_status_and_check() {
     assert_success(&output);
     let output = project.tick(&server, &["approve"]).await;
     assert_success(&output);
-    let id = std::fs::read_dir(project.path(".tasks"))
-        .unwrap()
-        .filter_map(std::result::Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n.starts_with("2026"))
-        .unwrap();
+    let id = project.task_id();
     let state = format!(".tasks/{id}/state.yaml");
     // What the runner's failure path writes (`tasks::state::record_failed_attempt`).
     let text = project.read(&state);
