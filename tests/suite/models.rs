@@ -164,11 +164,9 @@ async fn a_text_call_to_a_build_tool_is_refused_while_planning() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_call_at_all_is_reminded_as_often_as_configured() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    for _ in 0..3 {
-        server.push(openai_text("Here is my plan: 1. do it. 2. test it."));
-    }
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    // No call at all: the first answer and both reminders' answers only talk.
+    let talk = std::iter::repeat_n(openai_text("Here is my plan: 1. do it. 2. test it."), 3);
+    let (output, server) = scripted(&project, talk, &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let err = stderr(&output);
     assert_contains(

@@ -482,11 +482,9 @@ async fn a_missing_plan_file_is_named_as_given() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succeeds() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    for _ in 0..3 {
-        server.push(openai_text("I think the plan is obvious."));
-    }
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    // No call at all: the first answer and both reminders' answers only talk.
+    let talk = std::iter::repeat_n(openai_text("I think the plan is obvious."), 3);
+    let (output, server) = scripted(&project, talk, &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let record = project.read(".tasks/draft/last_attempt.yaml");
     assert_starts_with(
