@@ -181,6 +181,16 @@ pub async fn planned(
     server.requests()
 }
 
+/// `tick plan "Refactor login"` against a model that never calls a tool: it says `text` to
+/// the request and to both reminders. Checks that tick gave up (exit 3); returns its output
+/// and the server.
+pub async fn planned_without_a_call(project: &Project, text: &str) -> (Output, FakeModel) {
+    let talk = std::iter::repeat_n(super::scripts::openai_text(text), 3);
+    let (output, server) = scripted(project, talk, &["plan", "Refactor login"]).await;
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    (output, server)
+}
+
 /// Starts `cmd`, waits until the fake model has received `requests` requests (the command is
 /// then inside a model call), presses Ctrl-C on it, and returns how it ended.
 pub async fn interrupted_after(

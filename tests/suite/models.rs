@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
-use crate::common::project::{Project, assert_success, planned, scripted, stderr};
+use crate::common::project::{
+    Project, assert_success, planned, planned_without_a_call, scripted, stderr,
+};
 use crate::common::scripts::{
     anthropic_call, anthropic_text, anthropic_text_cut, login_plan, openai_call, openai_looping,
     openai_text, openai_text_cut, openai_text_pieces, submit_login_plan,
@@ -164,10 +166,8 @@ async fn a_text_call_to_a_build_tool_is_refused_while_planning() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_call_at_all_is_reminded_as_often_as_configured() {
     let project = Project::new();
-    // No call at all: the first answer and both reminders' answers only talk.
-    let talk = std::iter::repeat_n(openai_text("Here is my plan: 1. do it. 2. test it."), 3);
-    let (output, server) = scripted(&project, talk, &["plan", "Refactor login"]).await;
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let (output, server) =
+        planned_without_a_call(&project, "Here is my plan: 1. do it. 2. test it.").await;
     let err = stderr(&output);
     assert_contains(
         &err,
