@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::common::fake_model::{FakeModel, closed_port_url};
-use crate::common::project::{Project, stdout};
+use crate::common::fake_model::closed_port_url;
+use crate::common::project::{Project, scripted, stdout};
 use crate::common::scripts::{openai_call, openai_text};
 use crate::common::text::assert_contains;
 
@@ -26,13 +26,8 @@ fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_calls_the_tool_passes() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call(
-        "call_1",
-        "report_ready",
-        json!({"ready": true}),
-    ));
-    let output = project.tick(&server, &["doctor", "--json"]).await;
+    let first = openai_call("call_1", "report_ready", json!({"ready": true}));
+    let (output, server) = scripted(&project, [first], &["doctor", "--json"]).await;
     let report = report(&output);
     assert_eq!(output.status.code(), Some(0), "{report:#}");
     assert_eq!(check(&report, "configuration")["ok"], true);
@@ -65,11 +60,10 @@ async fn a_model_that_calls_the_tool_passes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_writes_the_call_as_text_is_reported_as_text() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_text(
+    let first = openai_text(
         "<tool_call>{\"name\": \"report_ready\", \"arguments\": {\"ready\": true}}</tool_call>",
-    ));
-    let output = project.tick(&server, &["doctor", "--json"]).await;
+    );
+    let (output, _) = scripted(&project, [first], &["doctor", "--json"]).await;
     let report = report(&output);
     let tool = check(&report, "tool_call");
     assert_eq!(tool["ok"], true, "{tool}");
@@ -83,9 +77,8 @@ async fn a_model_that_writes_the_call_as_text_is_reported_as_text() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_only_talks_fails_with_exit_3() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_text("Hello! How can I help you today?"));
-    let output = project.tick(&server, &["doctor"]).await;
+    let first = openai_text("Hello! How can I help you today?");
+    let (output, _) = scripted(&project, [first], &["doctor"]).await;
     assert_eq!(output.status.code(), Some(3));
     let stdout = stdout(&output);
     assert_contains(
@@ -97,12 +90,11 @@ async fn a_model_that_only_talks_fails_with_exit_3() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_error_is_not_retried() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(crate::common::fake_model::Reply::json(
+    let first = crate::common::fake_model::Reply::json(
         503,
         &json!({"error": {"message": "loading model"}}),
-    ));
-    let output = project.tick(&server, &["doctor", "--json"]).await;
+    );
+    let (output, server) = scripted(&project, [first], &["doctor", "--json"]).await;
     let report = report(&output);
     assert_eq!(output.status.code(), Some(3));
     assert_eq!(check(&report, "tool_call")["ok"], false);

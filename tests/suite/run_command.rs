@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
-use crate::common::project::{Project, assert_success, stderr};
+use crate::common::project::{Project, assert_success, scripted, stderr};
 use crate::common::scripts::{login_plan, openai_call, openai_calls};
 use crate::common::text::{assert_contains, assert_starts_with};
 
@@ -538,8 +538,7 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
         return;
     }
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_calls(&[
+    let first = openai_calls(&[
         ("call_1", "run_command", json!({"argv": ["ls", "missing"]})),
         ("call_2", "run_command", json!({"argv": ["git", "push"]})),
         (
@@ -547,11 +546,14 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
             "run_command",
             json!({"argv": ["ls", "-1"], "cwd": "src", "timeout_s": 5}),
         ),
-    ]));
-    server.push(openai_call("call_plan", "submit_plan", login_plan()));
-    let output = project
-        .tick(&server, &["plan", "--json", "Refactor login"])
-        .await;
+    ]);
+    let second = openai_call("call_plan", "submit_plan", login_plan());
+    let (output, server) = scripted(
+        &project,
+        [first, second],
+        &["plan", "--json", "Refactor login"],
+    )
+    .await;
     assert_success(&output);
     let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -586,8 +588,7 @@ async fn the_configuration_extends_the_table() {
         ".tasks/config.yaml",
         "run_command:\n  allow:\n    - {program: date, reject: [--set, -s]}\n",
     );
-    let server = FakeModel::start().await;
-    server.push(openai_calls(&[
+    let first = openai_calls(&[
         (
             "call_1",
             "run_command",
@@ -598,9 +599,9 @@ async fn the_configuration_extends_the_table() {
             "run_command",
             json!({"argv": ["date", "--se=2000-01-01"]}),
         ),
-    ]));
-    server.push(openai_call("call_plan", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    ]);
+    let second = openai_call("call_plan", "submit_plan", login_plan());
+    let (output, server) = scripted(&project, [first, second], &["plan", "Refactor login"]).await;
     assert_success(&output);
     let requests = server.requests();
     let description = requests[0].body["tools"]
@@ -686,9 +687,8 @@ async fn plan_mode_offers_run_command_under_the_sandbox() {
         return;
     }
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call("call_plan", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let first = openai_call("call_plan", "submit_plan", login_plan());
+    let (output, server) = scripted(&project, [first], &["plan", "Refactor login"]).await;
     assert_success(&output);
     let names = server.requests()[0].tool_names();
     assert_eq!(
