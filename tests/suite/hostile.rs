@@ -346,14 +346,11 @@ async fn tool_payloads_are_capped() {
 
     let requests = server.requests();
     let tool_result = |request: usize, id: &str| -> String {
-        requests[request].body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
-            .and_then(|m| m["content"].as_str())
+        requests[request]
+            .tool_results()
+            .into_iter()
+            .find_map(|(call, content)| (call == id).then_some(content))
             .unwrap_or_else(|| panic!("no result for {id} in request {request}"))
-            .to_owned()
     };
     let refused = tool_result(1, "c2");
     assert_contains(

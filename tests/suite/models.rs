@@ -298,13 +298,7 @@ async fn invalid_arguments_come_back_with_the_error_and_a_valid_example() {
     server.push(openai_call("call_2", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_success(&output);
-    let result = server.requests()[1]
-        .messages()
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .and_then(|m| m["content"].as_str())
-        .unwrap()
-        .to_owned();
+    let (_, result) = server.requests()[1].tool_results().remove(0);
     assert_starts_with(
         &result,
         "invalid arguments for submit_plan: missing field `summary`",
