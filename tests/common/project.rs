@@ -88,6 +88,26 @@ impl Project {
         cmd
     }
 
+    /// Panics unless every file outside `.tasks/` is as the last commit has it: none written,
+    /// changed or deleted (what a planning turn promises).
+    pub fn assert_untouched_outside_tasks(&self) {
+        let listed = self.git(&[
+            "ls-files",
+            "--modified",
+            "--deleted",
+            "--others",
+            "--exclude-standard",
+        ]);
+        let touched: Vec<&str> = listed
+            .lines()
+            .filter(|path| !path.starts_with(".tasks/"))
+            .collect();
+        assert!(
+            touched.is_empty(),
+            "files changed outside `.tasks/`: {touched:?}"
+        );
+    }
+
     /// The id of the (first) task folder under `.tasks/`.
     pub fn task_id(&self) -> String {
         std::fs::read_dir(self.path(".tasks"))

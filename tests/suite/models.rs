@@ -148,9 +148,7 @@ async fn a_text_call_to_a_build_tool_is_refused_while_planning() {
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_success(&output);
-    assert!(!project.path("pwned.txt").exists());
-    assert!(!project.path("pwned2.txt").exists());
-    assert!(project.read("src/login.rs").starts_with("pub fn login"));
+    project.assert_untouched_outside_tasks();
     let requests = server.requests();
     let refusals = |request: &RecordedRequest| {
         request

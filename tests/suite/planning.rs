@@ -108,9 +108,7 @@ async fn writing_tools_are_refused_while_planning() {
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_success(&output);
-    assert!(!project.path("pwned.txt").exists());
-    assert!(!project.path("pwned2.txt").exists());
-    assert!(project.read("src/login.rs").starts_with("pub fn login"));
+    project.assert_untouched_outside_tasks();
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert_plan_mode_only(&requests);
