@@ -4,11 +4,10 @@
 
 use std::path::PathBuf;
 
-use super::review::{Keys, edited_error, open_in_editor};
+use super::review::{Edited, Keys, edit_checked, edited_error};
 use super::{Ctx, Outcome};
 use crate::cli::EditArgs;
 use crate::error::{Error, Result};
-use crate::fsx;
 use crate::tasks::{PLAN_FILE, TODO_FILE, plan_md, todo_md};
 
 /// Which file to edit, and the task it belongs to (`None` for the draft).
@@ -40,53 +39,29 @@ fn check(ctx: &Ctx<'_>, path: &std::path::Path, text: &str, todo: bool) -> Resul
 pub fn run(ctx: &Ctx<'_>, args: &EditArgs) -> Result<Outcome> {
     let (path, task) = target(ctx, args)?;
     let shown = ctx.store.rel(&path);
-    let before = fsx::read(&path)?;
     let keys = Keys::new(ctx);
-    loop {
-        open_in_editor(ctx, &path)?;
-        let after = fsx::read(&path)?;
-        let Err(err) = check(ctx, &path, &after, args.todo) else {
-            if after == before {
-                ctx.ui.note(&format!("`{shown}` was not changed"));
-            } else {
-                ctx.ui.note(&format!("`{shown}` is valid"));
-                if let Some(id) = &task
-                    && !args.todo
-                    && ctx
-                        .store
-                        .load(&ctx.store.task_ref(id))
-                        .is_ok_and(|t| t.plan_changed())
-                {
-                    ctx.ui.hint(&format!(
-                        "the plan changed since approval: `tick approve {id}` before `tick run`"
-                    ));
-                }
-            }
-            return Ok(Outcome::Done);
-        };
-        if !ctx.env.interactive {
-            return Err(err.hint("your edit is kept as you left it; `tick edit` to fix it"));
-        }
-        ctx.ui
-            .error(&err.hint("your edit is in the file as you left it"));
-        match keys.choose(
-            ctx,
-            "[e]dit again [u]ndo the edit [k]eep it as it is: ",
-            &['e', 'u', 'k'],
-        ) {
-            Some('e') => {}
-            Some('u') => {
-                fsx::write_atomic(&path, before.as_bytes())?;
-                ctx.ui
-                    .note(&format!("put `{shown}` back as it was before the edit"));
-                return Ok(Outcome::Done);
-            }
-            _ => {
-                ctx.ui.warn(&format!(
-                    "`{shown}` does not parse; commands that read it fail until it is fixed"
+    match edit_checked(ctx, &keys, &path, |text| check(ctx, &path, text, args.todo))? {
+        Edited::Unchanged => ctx.ui.note(&format!("`{shown}` was not changed")),
+        Edited::Valid => {
+            ctx.ui.note(&format!("`{shown}` is valid"));
+            if let Some(id) = &task
+                && !args.todo
+                && ctx
+                    .store
+                    .load(&ctx.store.task_ref(id))
+                    .is_ok_and(|t| t.plan_changed())
+            {
+                ctx.ui.hint(&format!(
+                    "the plan changed since approval: `tick approve {id}` before `tick run`"
                 ));
-                return Ok(Outcome::Done);
             }
         }
+        Edited::Undone => ctx
+            .ui
+            .note(&format!("put `{shown}` back as it was before the edit")),
+        Edited::KeptBroken => ctx.ui.warn(&format!(
+            "`{shown}` does not parse; commands that read it fail until it is fixed"
+        )),
     }
+    Ok(Outcome::Done)
 }

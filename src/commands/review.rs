@@ -280,42 +280,68 @@ fn contract(ctx: &Ctx<'_>, keys: &Keys) -> Option<ApproveArgs> {
 /// edits again, puts the previous content back, or keeps it as it is.
 fn edit_draft(ctx: &Ctx<'_>, keys: &Keys) -> Result<()> {
     let path = ctx.store.draft_plan_path();
-    let before = fsx::read(&path)?;
+    match edit_checked(ctx, keys, &path, |text| check_plan(ctx, &path, text))? {
+        Edited::Unchanged => ctx.ui.note("the draft was not changed"),
+        Edited::Valid => ctx.ui.note("the edited draft is valid"),
+        Edited::Undone => ctx.ui.note("put the draft back as it was before the edit"),
+        Edited::KeptBroken => ctx.ui.warn(&format!(
+            "`{}` does not parse; fix it before `tick approve`",
+            ctx.store.rel(&path)
+        )),
+    }
+    Ok(())
+}
+
+/// How [`edit_checked`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edited {
+    /// The file passed the check and is byte for byte what it was.
+    Unchanged,
+    /// The file changed and passed the check.
+    Valid,
+    /// The edit did not pass; the person put the previous content back.
+    Undone,
+    /// The edit did not pass; the person kept it as it is.
+    KeptBroken,
+}
+
+/// Opens `path` in the editor and runs `check` on its text when the editor closes. An edit
+/// that does not pass is shown once, and the person edits again, puts the previous content
+/// back, or keeps it; with no person at a terminal the error is returned and the edit stays in
+/// the file. `tick edit` and the review menu's `e` both edit through here.
+pub fn edit_checked(
+    ctx: &Ctx<'_>,
+    keys: &Keys,
+    path: &Path,
+    check: impl Fn(&str) -> Result<()>,
+) -> Result<Edited> {
+    let before = fsx::read(path)?;
     loop {
-        open_in_editor(ctx, &path)?;
-        let after = fsx::read(&path)?;
-        match check_plan(ctx, &path, &after) {
-            Ok(()) if after == before => {
-                ctx.ui.note("the draft was not changed");
-                return Ok(());
+        open_in_editor(ctx, path)?;
+        let after = fsx::read(path)?;
+        let Err(err) = check(&after) else {
+            return Ok(if after == before {
+                Edited::Unchanged
+            } else {
+                Edited::Valid
+            });
+        };
+        if !ctx.env.interactive {
+            return Err(err.hint("your edit is kept as you left it; `tick edit` to fix it"));
+        }
+        ctx.ui
+            .error(&err.hint("your edit is in the file as you left it"));
+        match keys.choose(
+            ctx,
+            "[e]dit again [u]ndo the edit [k]eep it as it is: ",
+            &['e', 'u', 'k'],
+        ) {
+            Some('e') => {}
+            Some('u') => {
+                fsx::write_atomic(path, before.as_bytes())?;
+                return Ok(Edited::Undone);
             }
-            Ok(()) => {
-                ctx.ui.note("the edited draft is valid");
-                return Ok(());
-            }
-            Err(err) => {
-                ctx.ui
-                    .error(&err.hint("your edit is in the file as you left it"));
-                match keys.choose(
-                    ctx,
-                    "[e]dit again [u]ndo the edit [k]eep it as it is: ",
-                    &['e', 'u', 'k'],
-                ) {
-                    Some('e') => {}
-                    Some('u') => {
-                        fsx::write_atomic(&path, before.as_bytes())?;
-                        ctx.ui.note("put the draft back as it was before the edit");
-                        return Ok(());
-                    }
-                    _ => {
-                        ctx.ui.warn(&format!(
-                            "`{}` does not parse; fix it before `tick approve`",
-                            ctx.store.rel(&path)
-                        ));
-                        return Ok(());
-                    }
-                }
-            }
+            _ => return Ok(Edited::KeptBroken),
         }
     }
 }

@@ -252,38 +252,21 @@ fn ordinary_commands_are_allowed_with_tick_flags_added() {
 #[test]
 fn cargo_gets_offline_and_no_deps_unless_given() {
     let list = AllowList::default();
-    let metadata = allowed(&list, &["cargo", "metadata", "--format-version", "1"]);
-    assert_eq!(
-        metadata.args,
-        argv(&[
-            "metadata",
-            "--offline",
-            "--no-deps",
-            "--format-version",
-            "1"
-        ])
-    );
-    let metadata = allowed(
-        &list,
-        &[
-            "cargo",
-            "metadata",
-            "--offline",
-            "--no-deps",
-            "--format-version",
-            "1",
-        ],
-    );
-    assert_eq!(
-        metadata.args,
-        argv(&[
-            "metadata",
-            "--offline",
-            "--no-deps",
-            "--format-version",
-            "1"
-        ])
-    );
+    let offline = [
+        "metadata",
+        "--offline",
+        "--no-deps",
+        "--format-version",
+        "1",
+    ];
+    for given in [
+        &["metadata", "--format-version", "1"][..],
+        &offline,
+        &["metadata", "--no-deps", "--format-version", "1"],
+    ] {
+        let metadata = allowed(&list, &[&["cargo"][..], given].concat());
+        assert_eq!(metadata.args, argv(&offline), "{given:?}");
+    }
     let tree = allowed(&list, &["cargo", "--frozen", "tree"]);
     assert_eq!(tree.args, argv(&["--frozen", "tree"]));
     let tree = allowed(

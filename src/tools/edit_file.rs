@@ -13,11 +13,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::workspace::{Access, Workspace};
-use super::write_file::{line_count, write_bytes};
-use super::{
-    FileWritten, PayloadLimits, ToolOutcome, count, count_newlines, parse_args, refuse_oversized,
-    truncate_line,
-};
+use super::write_file::{line_count, run_writing, write_bytes};
+use super::{FileWritten, PayloadLimits, ToolOutcome, count, count_newlines, truncate_line};
 use crate::llm::ToolSpec;
 
 pub const NAME: &str = "edit_file";
@@ -89,16 +86,16 @@ pub fn run_within(
     arguments: &serde_json::Value,
     limits: PayloadLimits,
 ) -> ToolOutcome {
-    ToolOutcome::wrote(edit(workspace, arguments, limits))
+    run_writing(NAME, &["old", "new"], arguments, limits, |args| {
+        edit(workspace, &args, limits)
+    })
 }
 
 fn edit(
     workspace: &Workspace,
-    arguments: &serde_json::Value,
+    args: &Args,
     limits: PayloadLimits,
 ) -> Result<(String, FileWritten), String> {
-    refuse_oversized(NAME, arguments, &["old", "new"], limits.max_write_bytes)?;
-    let args: Args = parse_args(NAME, arguments)?;
     let shown = &args.path;
     if args.old.is_empty() {
         return Err(

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::workspace::{Access, Workspace};
@@ -61,16 +62,29 @@ pub fn run_within(
     arguments: &serde_json::Value,
     limits: PayloadLimits,
 ) -> ToolOutcome {
-    ToolOutcome::wrote(write(workspace, arguments, limits))
+    run_writing(NAME, &["content"], arguments, limits, |args| {
+        write(workspace, &args)
+    })
 }
 
-fn write(
-    workspace: &Workspace,
+/// How `write_file` and `edit_file` run: any of the `payload` fields (text bound for a file)
+/// over `limits.max_write_bytes` is refused before the arguments are copied, then they are
+/// parsed and `body` writes; its text or error goes back to the model.
+pub(crate) fn run_writing<A: DeserializeOwned>(
+    tool: &str,
+    payload: &[&str],
     arguments: &serde_json::Value,
     limits: PayloadLimits,
-) -> Result<(String, FileWritten), String> {
-    refuse_oversized(NAME, arguments, &["content"], limits.max_write_bytes)?;
-    let args: Args = parse_args(NAME, arguments)?;
+    body: impl FnOnce(A) -> Result<(String, FileWritten), String>,
+) -> ToolOutcome {
+    ToolOutcome::wrote(
+        refuse_oversized(tool, arguments, payload, limits.max_write_bytes)
+            .and_then(|()| parse_args(tool, arguments))
+            .and_then(body),
+    )
+}
+
+fn write(workspace: &Workspace, args: &Args) -> Result<(String, FileWritten), String> {
     let shown = &args.path;
     let path = workspace
         .resolve(shown, Access::Write)

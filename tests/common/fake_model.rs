@@ -14,6 +14,17 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
+/// A loopback URL (`http://127.0.0.1:PORT/v1`) nobody listens on: the port was bound, then
+/// released. Returns the URL and the port.
+pub fn closed_port_url() -> (String, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    (format!("http://127.0.0.1:{port}/v1"), port)
+}
+
 /// One request as the server received it.
 #[derive(Debug, Clone)]
 pub struct RecordedRequest {
@@ -32,6 +43,59 @@ impl RecordedRequest {
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The conversation a request carries; panics when it carries none.
+    pub fn messages(&self) -> &[Value] {
+        self.body["messages"]
+            .as_array()
+            .unwrap_or_else(|| panic!("the request has no messages: {}", self.body))
+    }
+
+    /// The text of every user message, in order.
+    pub fn user_texts(&self) -> Vec<String> {
+        self.messages()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    /// The text of the last user message (empty when there is none).
+    pub fn last_user_text(&self) -> String {
+        self.user_texts().pop().unwrap_or_default()
+    }
+
+    /// The tool results an OpenAI-style request carries, in order: (call id, content).
+    pub fn tool_results(&self) -> Vec<(String, String)> {
+        self.messages()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| {
+                (
+                    m["tool_call_id"].as_str().unwrap().to_owned(),
+                    m["content"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    /// The names of the tools offered (OpenAI or Anthropic shape); panics when the request
+    /// offers none, so "not offered" can never pass on a request without tools.
+    pub fn tool_names(&self) -> Vec<String> {
+        let tools = self.body["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("the request offers no tools: {}", self.body));
+        tools
+            .iter()
+            .map(|t| {
+                t["function"]["name"]
+                    .as_str()
+                    .or(t["name"].as_str())
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
     }
 }
 

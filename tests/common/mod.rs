@@ -3,4 +3,5 @@
 pub mod fake_model;
 pub mod project;
 pub mod scripts;
+pub mod text;
 pub mod workspace;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use super::fake_model::FakeModel;
+use super::fake_model::{FakeModel, RecordedRequest, Reply};
 use super::workspace::git;
 
 pub const NOW: &str = "2026-11-30T14:29:55Z";
@@ -88,9 +88,62 @@ impl Project {
         cmd
     }
 
+    /// Panics unless every file outside `.tasks/` is as the last commit has it: none written,
+    /// changed or deleted (what a planning turn promises).
+    pub fn assert_untouched_outside_tasks(&self) {
+        let listed = self.git(&[
+            "ls-files",
+            "--modified",
+            "--deleted",
+            "--others",
+            "--exclude-standard",
+        ]);
+        let touched: Vec<&str> = listed
+            .lines()
+            .filter(|path| !path.starts_with(".tasks/"))
+            .collect();
+        assert!(
+            touched.is_empty(),
+            "files changed outside `.tasks/`: {touched:?}"
+        );
+    }
+
+    /// The id of the (first) task folder under `.tasks/`.
+    pub fn task_id(&self) -> String {
+        std::fs::read_dir(self.path(".tasks"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|n| n.starts_with("2026"))
+            .unwrap()
+    }
+
+    /// Plans `plan` (PLAN.md text) from a file, approves it and commits, so a run starts from
+    /// a clean tree; returns the task's id.
+    pub async fn approve_plan(&self, server: &FakeModel, plan: &str) -> String {
+        self.write("plan.md", plan);
+        assert_success(&self.tick(server, &["plan", "--from", "plan.md"]).await);
+        assert_success(&self.tick(server, &["approve"]).await);
+        std::fs::remove_file(self.path("plan.md")).unwrap();
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", "approve"]);
+        self.task_id()
+    }
+
     /// Runs tick off the async runtime, so the fake server keeps serving meanwhile.
     pub async fn tick(&self, server: &FakeModel, args: &[&str]) -> Output {
         self.tick_with(server, args, |_| {}).await
+    }
+
+    /// [`Project::tick`] with the Anthropic provider, its base URL the server's root (the
+    /// Anthropic client adds `/v1/messages` itself).
+    pub async fn tick_anthropic(&self, server: &FakeModel, args: &[&str]) -> Output {
+        let url = server.url();
+        self.tick_with(server, args, |cmd| {
+            cmd.env("TICK_PROVIDER", "anthropic")
+                .env("TICK_BASE_URL", &url);
+        })
+        .await
     }
 
     pub async fn tick_with(
@@ -105,6 +158,57 @@ impl Project {
             .await
             .unwrap()
     }
+}
+
+/// What a finished command wrote to stderr.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// What a finished command wrote to stdout.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Panics with the command's stderr unless it succeeded.
+pub fn assert_success(output: &Output) {
+    assert!(output.status.success(), "{}", stderr(output));
+}
+
+/// A scripted conversation: a fake model that answers with `replies` in turn, and `tick args`
+/// run against it in `project`. Returns how tick ended and the server (its requests recorded,
+/// more replies can be pushed).
+pub async fn scripted(
+    project: &Project,
+    replies: impl IntoIterator<Item = Reply>,
+    args: &[&str],
+) -> (Output, FakeModel) {
+    let server = FakeModel::start().await;
+    for reply in replies {
+        server.push(reply);
+    }
+    (project.tick(&server, args).await, server)
+}
+
+/// A scripted planning conversation ([`scripted`]) of `tick plan "Refactor login"`, which must
+/// succeed. Returns the requests the model received.
+pub async fn planned(
+    project: &Project,
+    replies: impl IntoIterator<Item = Reply>,
+) -> Vec<RecordedRequest> {
+    let (output, server) = scripted(project, replies, &["plan", "Refactor login"]).await;
+    assert_success(&output);
+    server.requests()
+}
+
+/// `tick plan "Refactor login"` against a model that never calls a tool: it says `text` to
+/// the request and to both reminders. Checks that tick gave up (exit 3); returns its output
+/// and the server.
+pub async fn planned_without_a_call(project: &Project, text: &str) -> (Output, FakeModel) {
+    let talk = std::iter::repeat_n(super::scripts::openai_text(text), 3);
+    let (output, server) = scripted(project, talk, &["plan", "Refactor login"]).await;
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    (output, server)
 }
 
 /// Starts `cmd`, waits until the fake model has received `requests` requests (the command is

@@ -49,11 +49,16 @@ pub fn openai_call(id: &str, name: &str, arguments: Value) -> Reply {
 
 /// An OpenAI-compatible stream that only talks.
 pub fn openai_text(text: &str) -> Reply {
+    openai_text_ending(text, "stop")
+}
+
+/// An OpenAI-compatible stream of `text` that ends with `finish_reason`.
+fn openai_text_ending(text: &str, finish_reason: &str) -> Reply {
     Reply::sse([
         data(
             &json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]}),
         ),
-        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason}]})),
         "data: [DONE]\n\n".to_owned(),
     ])
 }
@@ -87,13 +92,7 @@ pub fn openai_text_pieces(text: &str, piece: usize) -> Reply {
 
 /// An OpenAI-compatible stream that talks until it runs out of output tokens.
 pub fn openai_text_cut(text: &str) -> Reply {
-    Reply::sse([
-        data(
-            &json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]}),
-        ),
-        data(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})),
-        "data: [DONE]\n\n".to_owned(),
-    ])
+    openai_text_ending(text, "length")
 }
 
 /// The start of an OpenAI-compatible stream, then the same token forever.
@@ -109,12 +108,17 @@ pub fn openai_looping(token: &str, pause: std::time::Duration) -> Reply {
 
 /// An Anthropic stream of text that stops at the output-token limit.
 pub fn anthropic_text_cut(text: &str) -> Reply {
+    anthropic_text_ending(text, "max_tokens")
+}
+
+/// An Anthropic stream of `text` that ends with `stop_reason`.
+fn anthropic_text_ending(text: &str, stop_reason: &str) -> Reply {
     let events = [
         json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 80, "output_tokens": 1}}}),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
         json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
         json!({"type": "content_block_stop", "index": 0}),
-        json!({"type": "message_delta", "delta": {"stop_reason": "max_tokens", "stop_sequence": null}, "usage": {"output_tokens": 30}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": 30}}),
         json!({"type": "message_stop"}),
     ];
     Reply::sse(events.iter().map(anthropic_event))
@@ -168,15 +172,12 @@ pub fn login_plan() -> Value {
     })
 }
 
+/// The model submits [`login_plan`] (OpenAI-compatible, call id `call_1`).
+pub fn submit_login_plan() -> Reply {
+    openai_call("call_1", "submit_plan", login_plan())
+}
+
 /// An Anthropic stream that only talks.
 pub fn anthropic_text(text: &str) -> Reply {
-    let events = [
-        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 80, "output_tokens": 1}}}),
-        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
-        json!({"type": "content_block_stop", "index": 0}),
-        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 30}}),
-        json!({"type": "message_stop"}),
-    ];
-    Reply::sse(events.iter().map(anthropic_event))
+    anthropic_text_ending(text, "end_turn")
 }

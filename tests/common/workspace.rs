@@ -180,6 +180,25 @@ impl Workspace {
         )
     }
 
+    /// Runs `tick args...` after `adjust` set the command up (variables, stdin); nothing on
+    /// stdin unless `adjust` gives it some.
+    pub fn run_with(&self, args: &[&str], adjust: impl FnOnce(&mut Command)) -> Run {
+        let mut cmd = self.tick();
+        cmd.args(args).write_stdin("");
+        adjust(&mut cmd);
+        Run::from(&cmd.output().unwrap())
+    }
+
+    /// An executable `sh` script `name` outside the repository, running `body`; returns its
+    /// path (for `$EDITOR` and the like).
+    pub fn script(&self, name: &str, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = self.temp().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.display().to_string()
+    }
+
     /// Runs `tick args...` and asserts it succeeded.
     pub fn ok(&self, args: &[&str]) -> Run {
         let run = self.run(args);

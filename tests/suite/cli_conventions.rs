@@ -1,13 +1,14 @@
 //! What a demanding user expects of a command line: completions, a man page, one way to name a
 //! task, and `cancel`, `next`, `edit`, `diff`; `status` and `list` survive a broken draft.
 
+use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::{PLAN, Run, Workspace, git};
 
 #[test]
 fn bash_completions_parse() {
     let ws = Workspace::new();
     let run = ws.ok(&["completions", "bash"]);
-    assert!(run.stdout.contains("complete -F"), "{}", run.stdout);
+    assert_contains(&run.stdout, "complete -F");
     for command in ["doctor", "review", "cancel", "next", "edit", "diff"] {
         assert!(run.stdout.contains(command), "`{command}` completes");
     }
@@ -29,7 +30,7 @@ fn bash_completions_parse() {
 fn man_page_is_roff_with_every_command() {
     let ws = Workspace::new();
     let run = ws.ok(&["man"]);
-    assert!(run.stdout.contains(".TH tick 1"), "{}", run.stdout);
+    assert_contains(&run.stdout, ".TH tick 1");
     for command in ["plan", "approve", "run", "doctor", "cancel"] {
         assert!(
             run.stdout.contains(&format!("tick\\-{command}")) || run.stdout.contains(command),
@@ -57,26 +58,15 @@ fn cancel_keeps_the_files_and_logs_the_change() {
     let id = ws.approve(PLAN);
     let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
     let run = ws.ok(&["cancel"]);
-    assert!(
-        run.stderr
-            .contains(&format!("cancelled `{id}` (was approved)")),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, &format!("cancelled `{id}` (was approved)"));
     let plan = ws.read(&format!(".tasks/{id}/PLAN.md"));
-    assert!(plan.contains("status: cancelled\n"), "{plan}");
+    assert_contains(&plan, "status: cancelled\n");
     assert_eq!(ws.read(&format!(".tasks/{id}/TODO.md")), todo, "files kept");
     let journal = ws.read(&format!(".tasks/{id}/runs/journal.jsonl"));
-    assert!(journal.contains("\"to\":\"cancelled\""), "{journal}");
-    assert!(journal.contains("a person cancelled the task"), "{journal}");
+    assert_contains(&journal, "\"to\":\"cancelled\"");
+    assert_contains(&journal, "a person cancelled the task");
     let again = ws.fails(&["cancel", &id], 2);
-    assert!(
-        again
-            .stderr
-            .contains("cannot be cancelled: the task was cancelled"),
-        "{}",
-        again.stderr
-    );
+    assert_contains(&again.stderr, "cannot be cancelled: the task was cancelled");
     ws.fails(&["next", &id], 2);
 }
 
@@ -85,36 +75,18 @@ fn next_names_the_step_and_the_command() {
     let ws = Workspace::new();
     let id = ws.approve(PLAN);
     let run = ws.ok(&["next"]);
-    assert!(
-        run.stdout
-            .starts_with("S1 Find the real login entry point and its callers\n"),
-        "{}",
-        run.stdout
+    assert_starts_with(
+        &run.stdout,
+        "S1 Find the real login entry point and its callers\n",
     );
-    assert!(
-        run.stdout.contains("  verify: `npm test -- login`"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stderr.contains(&format!("`tick run {id} --step S1`")),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stdout, "  verify: `npm test -- login`");
+    assert_contains(&run.stderr, &format!("`tick run {id} --step S1`"));
     ws.ok(&["mark", "S1", "done"]);
     let run = ws.ok(&["next", &id]);
-    assert!(
-        run.stdout.starts_with("S2.1 Write the shim"),
-        "{}",
-        run.stdout
-    );
+    assert_starts_with(&run.stdout, "S2.1 Write the shim");
     ws.ok(&["mark", "S2.1", "blocked", "--reason", "no shim library"]);
     let run = ws.ok(&["next"]);
-    assert!(
-        run.stdout.contains("S2.1 is blocked: no shim library"),
-        "{}",
-        run.stdout
-    );
+    assert_contains(&run.stdout, "S2.1 is blocked: no shim library");
 }
 
 #[test]
@@ -125,36 +97,22 @@ fn mark_takes_the_task_as_every_command_does() {
     ws.ok(&["mark", "S3", "in-progress", "-t", &id]);
     ws.ok(&["mark", "S2.1", "done", "--task", "login"]);
     let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
-    assert!(todo.contains("- [x] S1"), "{todo}");
-    assert!(todo.contains("- [-] S3"), "{todo}");
-    assert!(todo.contains("- [x] S2.1"), "{todo}");
+    assert_contains(&todo, "- [x] S1");
+    assert_contains(&todo, "- [-] S3");
+    assert_contains(&todo, "- [x] S2.1");
     ws.fails(&["mark", "S1", "done", &id, "-t", &id], 2);
 }
 
-fn editor(ws: &Workspace, name: &str, body: &str) -> String {
-    let script = ws.temp().join(name);
-    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
-    script.display().to_string()
-}
+/// An editor's change that keeps PLAN.md valid.
+const GOOD_EDIT: &str = "sed -i 's/Move the login code/Move all login code/' \"$1\"";
 
 fn with_editor(ws: &Workspace, args: &[&str], editor: &str, keys: Option<&str>) -> Run {
-    let mut cmd = ws.tick();
-    cmd.args(args).env("EDITOR", editor);
-    match keys {
-        Some(keys) => cmd.env("TICK_INTERACTIVE", "1").write_stdin(keys),
-        None => cmd.write_stdin(""),
-    };
-    let output = cmd.output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    ws.run_with(args, |cmd| {
+        cmd.env("EDITOR", editor);
+        if let Some(keys) = keys {
+            cmd.env("TICK_INTERACTIVE", "1").write_stdin(keys);
+        }
+    })
 }
 
 #[test]
@@ -163,18 +121,14 @@ fn edit_validates_and_keeps_a_bad_edit_unless_told() {
     let id = ws.approve(PLAN);
     let todo_path = format!(".tasks/{id}/TODO.md");
     let before = ws.read(&todo_path);
-    let bad = editor(&ws, "bad.sh", "sed -i 's/- \\[ \\] S3/- [?] S3/' \"$1\"");
+    let bad = ws.script("bad.sh", "sed -i 's/- \\[ \\] S3/- [?] S3/' \"$1\"");
 
     // Not at a terminal: the error, and the edit stays as the person left it.
     let run = with_editor(&ws, &["edit", "--todo"], &bad, None);
     assert_eq!(run.code, 2, "{run:#?}");
-    assert!(
-        run.stderr.contains(&format!("`{todo_path}:")),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("unknown step marker"), "{}", run.stderr);
-    assert!(run.stderr.contains("your edit is kept"), "{}", run.stderr);
+    assert_contains(&run.stderr, &format!("`{todo_path}:"));
+    assert_contains(&run.stderr, "unknown step marker");
+    assert_contains(&run.stderr, "your edit is kept");
     assert!(ws.read(&todo_path).contains("- [?] S3"));
 
     // At a terminal: undo puts the previous content back.
@@ -190,30 +144,18 @@ fn edit_validates_and_keeps_a_bad_edit_unless_told() {
     assert_eq!(ws.read(&todo_path), before);
 
     // A good edit of PLAN.md is checked and points at re-approval.
-    let good = editor(
-        &ws,
-        "good.sh",
-        "sed -i 's/Move the login code/Move all login code/' \"$1\"",
-    );
+    let good = ws.script("good.sh", GOOD_EDIT);
     let run = with_editor(&ws, &["edit"], &good, None);
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(run.stderr.contains("is valid"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(&format!("`tick approve {id}`")),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "is valid");
+    assert_contains(&run.stderr, &format!("`tick approve {id}`"));
 }
 
 #[test]
 fn edit_opens_the_draft_first() {
     let ws = Workspace::new();
     ws.run_stdin(&["plan", "--from", "-"], PLAN);
-    let good = editor(
-        &ws,
-        "good.sh",
-        "sed -i 's/Move the login code/Move all login code/' \"$1\"",
-    );
+    let good = ws.script("good.sh", GOOD_EDIT);
     let run = with_editor(&ws, &["edit"], &good, None);
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(
@@ -222,11 +164,7 @@ fn edit_opens_the_draft_first() {
     );
     let run = with_editor(&ws, &["edit", "--todo"], &good, None);
     assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("the draft has no TODO.md yet"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "the draft has no TODO.md yet");
 }
 
 /// A task whose S1 changed `src/login.ts` (recorded as the runner records it).
@@ -253,43 +191,17 @@ fn diff_shows_the_files_a_step_changed() {
     let ws = Workspace::new();
     let id = task_with_changes(&ws);
     let run = ws.ok(&["diff", "S1"]);
-    assert!(
-        run.stdout
-            .contains("+export function login(user) { return user; }"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stderr.contains("S1 changed `src/login.ts`"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stdout, "+export function login(user) { return user; }");
+    assert_contains(&run.stderr, "S1 changed `src/login.ts`");
     // Committed by hand, without trailers: still S1's change, since the approval.
     git(ws.root(), &["commit", "-q", "-am", "wip"]);
     let run = ws.ok(&["diff", "S1"]);
-    assert!(
-        run.stdout
-            .contains("+export function login(user) { return user; }"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stderr.contains("against the commit it was approved on"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stdout, "+export function login(user) { return user; }");
+    assert_contains(&run.stderr, "against the commit it was approved on");
     let none = ws.ok(&["diff", "S3", &id]);
-    assert!(
-        none.stderr.contains("has no recorded changes"),
-        "{}",
-        none.stderr
-    );
+    assert_contains(&none.stderr, "has no recorded changes");
     let missing = ws.fails(&["diff", "S9"], 2);
-    assert!(
-        missing.stderr.contains("has no step `S9`"),
-        "{}",
-        missing.stderr
-    );
+    assert_contains(&missing.stderr, "has no step `S9`");
 }
 
 #[test]
@@ -321,23 +233,14 @@ fn diff_shows_the_commit_of_a_committed_step() {
     ws.write("src/login.ts", "export function login() { /* later */ }\n");
     let run = ws.ok(&["diff", "S1", &id]);
     assert!(!run.stdout.contains("other"), "{}", run.stdout);
-    assert!(
-        run.stdout.contains(&format!("Task: {id}")),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout
-            .contains("+export function login(user) { return user; }"),
-        "{}",
-        run.stdout
-    );
+    assert_contains(&run.stdout, &format!("Task: {id}"));
+    assert_contains(&run.stdout, "+export function login(user) { return user; }");
     assert!(
         !run.stdout.contains("later"),
         "the commit, not the working tree: {}",
         run.stdout
     );
-    assert!(run.stderr.contains("S1 as committed in"), "{}", run.stderr);
+    assert_contains(&run.stderr, "S1 as committed in");
 }
 
 #[test]
@@ -351,11 +254,7 @@ fn a_broken_draft_does_not_break_status_and_list_shows_it() {
     let draft = ".tasks/draft/PLAN.md";
     ws.write(draft, ws.read(draft).replace("- [ ] S3", "- [?] S3"));
     let status = ws.ok(&["status"]);
-    assert!(
-        status.stdout.contains(&format!("task:   {id}")),
-        "{}",
-        status.stdout
-    );
+    assert_contains(&status.stdout, &format!("task:   {id}"));
     let warnings: Vec<&str> = status
         .stderr
         .lines()
@@ -364,7 +263,7 @@ fn a_broken_draft_does_not_break_status_and_list_shows_it() {
     assert_eq!(warnings.len(), 1, "{}", status.stderr);
     assert!(warnings[0].starts_with("warning: the draft does not parse: `.tasks/draft/PLAN.md:"));
     let list = ws.ok(&["list"]);
-    assert!(list.stdout.starts_with("draft "), "{}", list.stdout);
+    assert_starts_with(&list.stdout, "draft ");
     assert!(
         list.stdout.lines().next().unwrap().contains(" invalid "),
         "{}",

@@ -3,12 +3,13 @@
 
 use serde_json::{Value, json};
 
-use crate::common::fake_model::FakeModel;
-use crate::common::project::Project;
+use crate::common::fake_model::closed_port_url;
+use crate::common::project::{Project, scripted, stdout};
 use crate::common::scripts::{openai_call, openai_text};
+use crate::common::text::assert_contains;
 
 fn report(output: &std::process::Output) -> Value {
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = stdout(output);
     assert_eq!(stdout.lines().count(), 1, "one JSON document: {stdout}");
     serde_json::from_str(&stdout).unwrap()
 }
@@ -25,13 +26,8 @@ fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_calls_the_tool_passes() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call(
-        "call_1",
-        "report_ready",
-        json!({"ready": true}),
-    ));
-    let output = project.tick(&server, &["doctor", "--json"]).await;
+    let first = openai_call("call_1", "report_ready", json!({"ready": true}));
+    let (output, server) = scripted(&project, [first], &["doctor", "--json"]).await;
     let report = report(&output);
     assert_eq!(output.status.code(), Some(0), "{report:#}");
     assert_eq!(check(&report, "configuration")["ok"], true);
@@ -64,11 +60,10 @@ async fn a_model_that_calls_the_tool_passes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_writes_the_call_as_text_is_reported_as_text() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_text(
+    let first = openai_text(
         "<tool_call>{\"name\": \"report_ready\", \"arguments\": {\"ready\": true}}</tool_call>",
-    ));
-    let output = project.tick(&server, &["doctor", "--json"]).await;
+    );
+    let (output, _) = scripted(&project, [first], &["doctor", "--json"]).await;
     let report = report(&output);
     let tool = check(&report, "tool_call");
     assert_eq!(tool["ok"], true, "{tool}");
@@ -82,27 +77,24 @@ async fn a_model_that_writes_the_call_as_text_is_reported_as_text() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_only_talks_fails_with_exit_3() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_text("Hello! How can I help you today?"));
-    let output = project.tick(&server, &["doctor"]).await;
+    let first = openai_text("Hello! How can I help you today?");
+    let (output, _) = scripted(&project, [first], &["doctor"]).await;
     assert_eq!(output.status.code(), Some(3));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        stdout
-            .contains("FAIL tool_call     `test-model` answered without calling the tool: Hello!"),
-        "{stdout}"
+    let stdout = stdout(&output);
+    assert_contains(
+        &stdout,
+        "FAIL tool_call     `test-model` answered without calling the tool: Hello!",
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_error_is_not_retried() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(crate::common::fake_model::Reply::json(
+    let first = crate::common::fake_model::Reply::json(
         503,
         &json!({"error": {"message": "loading model"}}),
-    ));
-    let output = project.tick(&server, &["doctor", "--json"]).await;
+    );
+    let (output, server) = scripted(&project, [first], &["doctor", "--json"]).await;
     let report = report(&output);
     assert_eq!(output.status.code(), Some(3));
     assert_eq!(check(&report, "tool_call")["ok"], false);
@@ -112,16 +104,8 @@ async fn a_server_error_is_not_retried() {
 #[test]
 fn a_closed_port_fails_with_start_the_server_advice() {
     let project = Project::new();
-    // A port nobody listens on: bound, then released.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut cmd = project.command(
-        &format!("http://127.0.0.1:{port}/v1"),
-        &["doctor", "--json"],
-    );
+    let (url, port) = closed_port_url();
+    let mut cmd = project.command(&url, &["doctor", "--json"]);
     cmd.env("TICK_PROVIDER", "ollama");
     let output = cmd.output().unwrap();
     let report = report(&output);
@@ -148,16 +132,12 @@ fn a_closed_port_fails_with_start_the_server_advice() {
 #[test]
 fn the_closed_port_report_reads_well() {
     let project = Project::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut cmd = project.command(&format!("http://127.0.0.1:{port}/v1"), &["doctor"]);
+    let (url, port) = closed_port_url();
+    let mut cmd = project.command(&url, &["doctor"]);
     cmd.env("TICK_PROVIDER", "llamacpp");
     let output = cmd.output().unwrap();
     assert_eq!(output.status.code(), Some(3));
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = stdout(&output);
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(&format!(r"\b{port}\b"), "[PORT]");
     settings.add_filter(r"\(os error \d+\)", "(os error [N])");
@@ -170,17 +150,13 @@ fn the_closed_port_report_reads_well() {
 #[test]
 fn an_incomplete_configuration_exits_2_and_says_what_is_missing() {
     let project = Project::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut cmd = project.command(&format!("http://127.0.0.1:{port}/v1"), &["doctor"]);
+    let (url, _) = closed_port_url();
+    let mut cmd = project.command(&url, &["doctor"]);
     cmd.env_remove("TICK_MODEL");
     let output = cmd.output().unwrap();
     assert_eq!(output.status.code(), Some(2));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("FAIL configuration no model"), "{stdout}");
-    assert!(stdout.contains("model       -"), "{stdout}");
-    assert!(stdout.contains("`tick init`"), "{stdout}");
+    let stdout = stdout(&output);
+    assert_contains(&stdout, "FAIL configuration no model");
+    assert_contains(&stdout, "model       -");
+    assert_contains(&stdout, "`tick init`");
 }

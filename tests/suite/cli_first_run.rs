@@ -3,23 +3,16 @@
 
 use insta::assert_snapshot;
 
+use crate::common::fake_model::closed_port_url;
+use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::{Run, Workspace, filters};
 
 fn unconfigured(ws: &Workspace, args: &[&str], vars: &[(&str, &str)]) -> Run {
-    let mut cmd = ws.tick();
-    cmd.args(args)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .write_stdin("");
-    for (name, value) in vars {
-        cmd.env(name, value);
-    }
-    let output = cmd.output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    ws.run_with(args, |cmd| {
+        cmd.env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .envs(vars.iter().copied());
+    })
 }
 
 #[test]
@@ -67,14 +60,11 @@ fn a_local_provider_needs_only_a_model() {
         &[],
     );
     assert_eq!(run.code, 2, "{run:#?}");
-    assert!(run.stderr.contains("it needs a model\n"), "{}", run.stderr);
+    assert_contains(&run.stderr, "it needs a model\n");
     assert!(!run.stderr.contains("API key ("), "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "provider `ollama` (flag `--provider`), base URL `http://127.0.0.1:11434/v1` (default)"
-        ),
-        "{}",
-        run.stderr
+    assert_contains(
+        &run.stderr,
+        "provider `ollama` (flag `--provider`), base URL `http://127.0.0.1:11434/v1` (default)",
     );
 }
 
@@ -94,29 +84,21 @@ fn plan_from_a_file_needs_no_model() {
 fn init_leads_to_the_config_and_doctor() {
     let ws = Workspace::new();
     let run = ws.ok(&["init"]);
-    assert!(
-        run.stderr.contains(
-            "hint: set the model in `.tasks/config.yaml` (or the environment), check it with `tick doctor`"
-        ),
-        "{}",
-        run.stderr
+    assert_contains(
+        &run.stderr,
+        "hint: set the model in `.tasks/config.yaml` (or the environment), check it with `tick doctor`",
     );
     let config = ws.read(".tasks/config.yaml");
-    assert!(
-        config.contains("#   2. this file: the repository's settings win over your own"),
-        "{config}"
+    assert_contains(
+        &config,
+        "#   2. this file: the repository's settings win over your own",
     );
 }
 
 #[test]
 fn a_local_server_that_is_not_running_is_named_at_once() {
     let ws = Workspace::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}/v1");
+    let (url, port) = closed_port_url();
     let run = unconfigured(
         &ws,
         &[
@@ -132,19 +114,12 @@ fn a_local_server_that_is_not_running_is_named_at_once() {
         &[],
     );
     assert_eq!(run.code, 3, "{run:#?}");
-    assert!(
-        run.stderr
-            .starts_with(&format!("error: cannot connect to `127.0.0.1:{port}`")),
-        "{}",
-        run.stderr
+    assert_starts_with(
+        &run.stderr,
+        &format!("error: cannot connect to `127.0.0.1:{port}`"),
     );
-    assert!(
-        run.stderr
-            .contains("hint: start the server: `ollama serve`"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
+    assert_contains(&run.stderr, "hint: start the server: `ollama serve`");
+    assert_contains(&run.stderr, "nothing was written");
     assert!(
         !run.stderr.contains("attempts"),
         "no retries: {}",

@@ -1,6 +1,7 @@
 //! The review menu, driven with `TICK_INTERACTIVE=1` and keys on a piped stdin (one per
 //! line), and `$EDITOR` as a script that writes a bad edit, then a good one.
 
+use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::{PLAN, Run, Workspace};
 
 fn drafted() -> Workspace {
@@ -12,41 +13,26 @@ fn drafted() -> Workspace {
 
 /// `tick args` as a person at a terminal would, typing `keys`.
 fn typed(ws: &Workspace, args: &[&str], keys: &str, vars: &[(&str, &str)]) -> Run {
-    let mut cmd = ws.tick();
-    cmd.args(args)
-        .env("TICK_INTERACTIVE", "1")
-        .write_stdin(keys.as_bytes().to_vec());
-    for (name, value) in vars {
-        cmd.env(name, value);
-    }
-    let output = cmd.output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    ws.run_with(args, |cmd| {
+        cmd.env("TICK_INTERACTIVE", "1")
+            .envs(vars.iter().copied())
+            .write_stdin(keys.as_bytes().to_vec());
+    })
 }
 
 const SHOWN: &str = "draft: Refactor login module";
 
 /// An editor that breaks the draft on its first run and fixes it (with a change) on the next.
 fn bad_then_good_editor(ws: &Workspace) -> Vec<(String, String)> {
-    let script = ws.temp().join("editor.sh");
-    let counter = ws.temp().join("editor-runs");
-    std::fs::write(
-        &script,
-        "#!/bin/sh\nn=$(cat \"$EDITOR_RUNS\" 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > \"$EDITOR_RUNS\"\n\
+    let script = ws.script(
+        "editor.sh",
+        "n=$(cat \"$EDITOR_RUNS\" 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > \"$EDITOR_RUNS\"\n\
          if [ $n -eq 1 ]; then sed -i 's/- \\[ \\] S3/- [?] S3/' \"$1\"\n\
-         else sed -i 's/- \\[?\\] S3/- [ ] S3/; s/Move the login code/Move all login code/' \"$1\"; fi\n",
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
+         else sed -i 's/- \\[?\\] S3/- [ ] S3/; s/Move the login code/Move all login code/' \"$1\"; fi",
+    );
+    let counter = ws.temp().join("editor-runs");
     vec![
-        ("EDITOR".to_owned(), script.display().to_string()),
+        ("EDITOR".to_owned(), script),
         ("EDITOR_RUNS".to_owned(), counter.display().to_string()),
     ]
 }
@@ -65,17 +51,9 @@ fn enter_chooses_nothing_and_the_plan_is_printed_once() {
     let run = typed(&ws, &["review"], "\n?\nx\nk\n", &[]);
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(run.stdout.matches(SHOWN).count(), 1, "{}", run.stdout);
-    assert!(
-        run.stderr.contains("choose one (there is no default)"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("  e  edit: open the draft in $EDITOR"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("`x` is not a choice"), "{}", run.stderr);
+    assert_contains(&run.stderr, "choose one (there is no default)");
+    assert_contains(&run.stderr, "  e  edit: open the draft in $EDITOR");
+    assert_contains(&run.stderr, "`x` is not a choice");
     assert!(run.stderr.contains("`tick review` comes back here"));
     assert_eq!(
         ws.read(".tasks/draft/PLAN.md"),
@@ -99,26 +77,12 @@ fn approve_asks_for_the_contract_with_its_defaults() {
     let ws = drafted();
     let run = typed(&ws, &["review"], "a\ny\nmany\n7\ny\n\n", &[]);
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(
-        run.stderr.contains("without pausing? [y/N]"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("changed files? [no limit]"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("`many` is not a positive number"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("commit each verified step when the task runs? [y/N]"),
-        "{}",
-        run.stderr
+    assert_contains(&run.stderr, "without pausing? [y/N]");
+    assert_contains(&run.stderr, "changed files? [no limit]");
+    assert_contains(&run.stderr, "`many` is not a positive number");
+    assert_contains(
+        &run.stderr,
+        "commit each verified step when the task runs? [y/N]",
     );
     assert!(
         run.stderr
@@ -127,9 +91,9 @@ fn approve_asks_for_the_contract_with_its_defaults() {
     let ids = ws.task_ids();
     assert_eq!(ids.len(), 1);
     let plan = ws.read(&format!(".tasks/{}/PLAN.md", ids[0]));
-    assert!(plan.contains("allow_deviation: true"), "{plan}");
-    assert!(plan.contains("max_files_changed: 7"), "{plan}");
-    assert!(plan.contains("commit_steps: true"), "{plan}");
+    assert_contains(&plan, "allow_deviation: true");
+    assert_contains(&plan, "max_files_changed: 7");
+    assert_contains(&plan, "commit_steps: true");
     assert!(!ws.exists(".tasks/draft"));
 }
 
@@ -144,17 +108,14 @@ fn approve_can_commit() {
     ];
     let run = typed(&ws, &["review"], "a\n\n\n\ny\n", &identity);
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(run.stderr.contains("committed `.tasks/"), "{}", run.stderr);
+    assert_contains(&run.stderr, "committed `.tasks/");
     assert!(
         !run.stderr.contains("to share it"),
         "no commit hint after a commit: {}",
         run.stderr
     );
     let log = crate::common::workspace::git(ws.root(), &["log", "-1", "--format=%B"]);
-    assert!(
-        log.starts_with("Approve plan: Refactor login module"),
-        "{log}"
-    );
+    assert_starts_with(&log, "Approve plan: Refactor login module");
 }
 
 #[test]
@@ -169,7 +130,7 @@ fn a_bad_edit_is_shown_once_and_can_be_edited_again() {
         "the error is shown once: {}",
         run.stderr
     );
-    assert!(run.stderr.contains("unknown step marker"), "{}", run.stderr);
+    assert_contains(&run.stderr, "unknown step marker");
     assert!(
         !run.stderr.contains("the file was not changed"),
         "{}",
@@ -179,14 +140,10 @@ fn a_bad_edit_is_shown_once_and_can_be_edited_again() {
         run.stderr
             .contains("[e]dit again [u]ndo the edit [k]eep it as it is")
     );
-    assert!(
-        run.stderr.contains("the edited draft is valid"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "the edited draft is valid");
     let draft = ws.read(".tasks/draft/PLAN.md");
-    assert!(draft.contains("Move all login code"), "{draft}");
-    assert!(draft.contains("- [ ] S3"), "{draft}");
+    assert_contains(&draft, "Move all login code");
+    assert_contains(&draft, "- [ ] S3");
 }
 
 #[test]
@@ -216,11 +173,7 @@ fn discard_from_the_menu_asks_first() {
 fn review_needs_a_person_and_a_draft() {
     let ws = drafted();
     let run = ws.fails(&["review"], 2);
-    assert!(
-        run.stderr.contains("needs a person at a terminal"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "needs a person at a terminal");
     ws.ok(&["discard", "--yes"]);
     let run = typed(&ws, &["review"], "k\n", &[]);
     assert_eq!(run.code, 2);
@@ -231,11 +184,7 @@ fn review_needs_a_person_and_a_draft() {
 fn discard_asks_in_a_terminal_and_refuses_without_yes_elsewhere() {
     let ws = drafted();
     let run = ws.fails(&["discard"], 2);
-    assert!(
-        run.stderr.contains("needs a confirmation"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "needs a confirmation");
     assert!(
         run.stderr
             .contains("pass `--yes`; the draft was not changed")
@@ -259,7 +208,7 @@ fn discard_asks_in_a_terminal_and_refuses_without_yes_elsewhere() {
 async fn revise_from_review_plans_again_and_comes_back() {
     use crate::common::fake_model::FakeModel;
     use crate::common::project::Project;
-    use crate::common::scripts::{login_plan, openai_call};
+    use crate::common::scripts::submit_login_plan;
 
     let project = Project::new();
     let server = FakeModel::start().await;
@@ -273,7 +222,7 @@ async fn revise_from_review_plans_again_and_comes_back() {
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), PLAN.as_bytes()).unwrap();
     assert!(child.wait().unwrap().success());
 
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     let mut review = project.command(&format!("{}/v1", server.url()), &["review"]);
     review
         .env("TICK_INTERACTIVE", "1")
@@ -318,11 +267,7 @@ fn a_broken_draft_can_be_fixed_from_review() {
     // The scripted editor's first run breaks S3 again (a no-op here); its second fixes it.
     let run = typed(&ws, &["review"], "e\ne\nk\n", &vars(&editor));
     assert_eq!(run.code, 0, "{run:#?}");
-    assert!(
-        run.stderr.starts_with("error: `.tasks/draft/PLAN.md:"),
-        "{}",
-        run.stderr
-    );
+    assert_starts_with(&run.stderr, "error: `.tasks/draft/PLAN.md:");
     assert!(
         run.stderr
             .contains("`e` opens it in your editor; `d` discards it")
@@ -333,10 +278,6 @@ fn a_broken_draft_can_be_fixed_from_review() {
         "nothing to print: {}",
         run.stdout
     );
-    assert!(
-        run.stderr.contains("the edited draft is valid"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "the edited draft is valid");
     assert!(ws.read(draft).contains("- [ ] S3"));
 }

@@ -1,6 +1,7 @@
 //! Files that do not parse: every command that reads them fails with exit 2, names the file,
 //! line and column, says the file was not changed, and leaves every byte where it was.
 
+use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::{PLAN, Workspace};
 
 /// The 1-based line of the first line of `text` that starts with `prefix`.
@@ -54,7 +55,7 @@ fn assert_refused(ws: &Workspace, id: &str, location: &str, message: &str) {
         "{entry}"
     );
     let human = ws.ok(&["list"]);
-    assert!(human.stdout.contains("  invalid  -  "), "{}", human.stdout);
+    assert_contains(&human.stdout, "  invalid  -  ");
     assert_eq!(ws.task_files(id), before);
 }
 
@@ -74,12 +75,9 @@ fn an_unknown_marker_is_an_error_with_its_position() {
     );
     // The hint names the markers.
     let run = ws.fails(&["status"], 2);
-    assert!(
-        run.stderr.contains(
-            "hint: markers are `[ ]`, `[x]`, `[-]`, `[!]`, `[~]`; the file was not changed"
-        ),
-        "{}",
-        run.stderr
+    assert_contains(
+        &run.stderr,
+        "hint: markers are `[ ]`, `[x]`, `[-]`, `[!]`, `[~]`; the file was not changed",
     );
 
     // A marker on a sub-step, indented, and a two-character marker: the column follows.
@@ -170,12 +168,11 @@ fn a_broken_draft_is_never_approved_or_replaced() {
     }
     // Status is about tasks: the broken draft is one warning line.
     let status = ws.ok(&["status"]);
-    assert!(
-        status.stderr.starts_with(&format!(
+    assert_starts_with(
+        &status.stderr,
+        &format!(
             "warning: the draft does not parse: `.tasks/draft/PLAN.md:{line}:3`: unknown step marker `[?]`\n"
-        )),
-        "{}",
-        status.stderr
+        ),
     );
     assert_eq!(ws.read(".tasks/draft/PLAN.md"), broken);
     assert!(ws.task_ids().is_empty());
@@ -196,24 +193,13 @@ fn a_plan_from_a_file_with_broken_front_matter_names_the_file() {
         "---\ntitle: x\nstatus: finished\n---\n# x\n\n## Steps\n- [ ] S1 a\n",
     );
     let run = ws.fails(&["plan", "--from", "bad.md"], 2);
-    assert!(
-        run.stderr
-            .starts_with("error: `bad.md:3:9`: invalid front matter"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("no draft was written"),
-        "{}",
-        run.stderr
-    );
+    assert_starts_with(&run.stderr, "error: `bad.md:3:9`: invalid front matter");
+    assert_contains(&run.stderr, "no draft was written");
     ws.write("open.md", "---\ntitle: x\n# x\n\n## Steps\n- [ ] S1 a\n");
     let run = ws.fails(&["plan", "--from", "open.md"], 2);
-    assert!(
-        run.stderr
-            .starts_with("error: `open.md:1:1`: the front matter is not closed"),
-        "{}",
-        run.stderr
+    assert_starts_with(
+        &run.stderr,
+        "error: `open.md:1:1`: the front matter is not closed",
     );
     assert!(!ws.exists(".tasks/draft"));
 }
@@ -225,17 +211,8 @@ fn a_corrupt_state_yaml_names_its_line() {
     let path = format!(".tasks/{id}/state.yaml");
     ws.write(&path, "format: 1\napproval: [unclosed\n");
     let run = ws.fails(&["mark", "S1", "done"], 2);
-    assert!(
-        run.stderr.starts_with(&format!("error: `{path}:")),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("restore it from git; the file was not changed"),
-        "{}",
-        run.stderr
-    );
+    assert_starts_with(&run.stderr, &format!("error: `{path}:"));
+    assert_contains(&run.stderr, "restore it from git; the file was not changed");
     assert_eq!(ws.read(&path), "format: 1\napproval: [unclosed\n");
 }
 
@@ -250,8 +227,5 @@ fn a_bad_clock_is_an_input_error() {
         .unwrap();
     assert_eq!(run.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        stderr.starts_with("error: `TICK_NOW` is not an RFC 3339 time"),
-        "{stderr}"
-    );
+    assert_starts_with(&stderr, "error: `TICK_NOW` is not an RFC 3339 time");
 }

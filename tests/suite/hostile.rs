@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use crate::common::text::assert_contains;
 use crate::common::workspace::{PLAN, Workspace};
 
 /// Generous: each of these takes milliseconds; before the fix some ran for minutes or forever.
@@ -69,37 +70,68 @@ fn snapshot(path: &Path) -> String {
     }
 }
 
-/// Runs every reading command against the task `id` and checks each fails fast, with
-/// `location` (workspace-relative) and `message` in its output, no absolute path, and `rel`
-/// unchanged.
-fn assert_refused_everywhere(ws: &Workspace, id: &str, rel: &str, location: &str, message: &str) {
-    let path = ws.path(rel);
-    let before = snapshot(&path);
-    for args in [
-        &["status"][..],
-        &["status", id],
-        &["check"],
-        &["mark", "S1", "done"],
-        &["run", "--dry-run"],
-    ] {
-        let ended = run_bounded(ws, args);
-        assert_ne!(ended.code, 0, "{args:?} succeeded: {}", ended.output);
-        assert!(
-            ended.output.contains(location) && ended.output.contains(message),
-            "{args:?}: wanted `{location}` and {message:?} in:\n{}",
-            ended.output
-        );
-        assert!(
-            !ended.output.contains(&*ws.temp().to_string_lossy()),
-            "{args:?}: an absolute path in:\n{}",
-            ended.output
-        );
-        assert_eq!(snapshot(&path), before, "{args:?} changed `{rel}`");
-    }
+/// A workspace with one approved task and the path of one of its files, about to be replaced
+/// by something hostile.
+struct Tampered {
+    ws: Workspace,
+    id: String,
+    /// Workspace-relative, as every message names it.
+    rel: String,
 }
 
-fn task(ws: &Workspace) -> String {
-    ws.approve(PLAN)
+impl Tampered {
+    /// A fresh task; `file` is the name of one of its files (`TODO.md`, `state.yaml`, ...).
+    fn new(file: &str) -> Tampered {
+        let ws = Workspace::new();
+        let id = ws.approve(PLAN);
+        let rel = format!(".tasks/{id}/{file}");
+        Tampered { ws, id, rel }
+    }
+
+    /// The file removed, so something else can stand in its place.
+    fn removed(file: &str) -> Tampered {
+        let tampered = Tampered::new(file);
+        fs::remove_file(tampered.path()).unwrap();
+        tampered
+    }
+
+    fn path(&self) -> std::path::PathBuf {
+        self.ws.path(&self.rel)
+    }
+
+    /// The file's path, opening a backtick, followed by `rest` (such as `:2:7` and a closing
+    /// backtick).
+    fn at(&self, rest: &str) -> String {
+        format!("`{}{rest}", self.rel)
+    }
+
+    /// Runs every reading command against the task and checks each fails fast, with
+    /// `location` and `message` in its output, no absolute path, and the file unchanged.
+    fn assert_refused_everywhere(&self, location: &str, message: &str) {
+        let Tampered { ws, id, rel } = self;
+        let before = snapshot(&self.path());
+        for args in [
+            &["status"][..],
+            &["status", id],
+            &["check"],
+            &["mark", "S1", "done"],
+            &["run", "--dry-run"],
+        ] {
+            let ended = run_bounded(ws, args);
+            assert_ne!(ended.code, 0, "{args:?} succeeded: {}", ended.output);
+            assert!(
+                ended.output.contains(location) && ended.output.contains(message),
+                "{args:?}: wanted `{location}` and {message:?} in:\n{}",
+                ended.output
+            );
+            assert!(
+                !ended.output.contains(&*ws.temp().to_string_lossy()),
+                "{args:?}: an absolute path in:\n{}",
+                ended.output
+            );
+            assert_eq!(snapshot(&self.path()), before, "{args:?} changed `{rel}`");
+        }
+    }
 }
 
 /// A 1 MiB string referenced by 1,000 aliases: a gigabyte once expanded.
@@ -112,65 +144,50 @@ fn alias_bomb(string_bytes: usize) -> String {
     yaml
 }
 
-fn with_front_matter(ws: &Workspace, id: &str, yaml: &str) -> String {
-    let rel = format!(".tasks/{id}/PLAN.md");
-    let plan = ws.read(&rel);
-    let body = plan.splitn(3, "---\n").nth(2).unwrap().to_owned();
-    ws.write(&rel, format!("---\n{yaml}---\n{body}"));
-    rel
+fn with_front_matter(plan: &Tampered, yaml: &str) {
+    let body = plan
+        .ws
+        .read(&plan.rel)
+        .splitn(3, "---\n")
+        .nth(2)
+        .unwrap()
+        .to_owned();
+    plan.ws.write(&plan.rel, format!("---\n{yaml}---\n{body}"));
 }
+
+const ANCHORS: &str = "YAML anchors (`&name`) are not allowed";
 
 #[test]
 fn a_flat_alias_bomb_in_plan_front_matter_is_refused() {
-    let ws = Workspace::new();
-    let id = task(&ws);
-    let rel = with_front_matter(&ws, &id, &alias_bomb(1 << 20));
-    assert_refused_everywhere(
-        &ws,
-        &id,
-        &rel,
-        &format!("`{rel}:2:1`"),
-        "front matter is larger than 64 KiB",
-    );
+    let plan = Tampered::new("PLAN.md");
+    with_front_matter(&plan, &alias_bomb(1 << 20));
+    plan.assert_refused_everywhere(&plan.at(":2:1`"), "front matter is larger than 64 KiB");
     // Under the front matter cap the alias itself is refused, where it stands.
-    let rel = with_front_matter(&ws, &id, &alias_bomb(32 * 1024));
-    assert_refused_everywhere(
-        &ws,
-        &id,
-        &rel,
-        &format!("`{rel}:2:7`"),
-        "YAML anchors (`&name`) are not allowed",
-    );
+    with_front_matter(&plan, &alias_bomb(32 * 1024));
+    plan.assert_refused_everywhere(&plan.at(":2:7`"), ANCHORS);
 }
 
 #[test]
 fn a_flat_alias_bomb_in_state_yaml_is_refused() {
-    let ws = Workspace::new();
-    let id = task(&ws);
-    let rel = format!(".tasks/{id}/state.yaml");
-    ws.write(&rel, format!("format: 1\n{}", alias_bomb(1 << 20)));
-    assert_refused_everywhere(
-        &ws,
-        &id,
-        &rel,
-        &format!("`{rel}:2:7`"),
-        "YAML anchors (`&name`) are not allowed",
-    );
+    let state = Tampered::new("state.yaml");
+    let bomb = format!("format: 1\n{}", alias_bomb(1 << 20));
+    state.ws.write(&state.rel, bomb);
+    state.assert_refused_everywhere(&state.at(":2:7`"), ANCHORS);
 }
 
 #[test]
 fn deep_nesting_is_refused_after_a_few_levels() {
-    let ws = Workspace::new();
-    let id = task(&ws);
-    let rel = format!(".tasks/{id}/state.yaml");
-    ws.write(&rel, format!("format: 1\nsteps: {}", "[".repeat(100_000)));
-    assert_refused_everywhere(&ws, &id, &rel, &format!("`{rel}:2:"), "nested more than 64");
+    let state = Tampered::new("state.yaml");
+    let deep = format!("format: 1\nsteps: {}", "[".repeat(100_000));
+    state.ws.write(&state.rel, deep);
+    state.assert_refused_everywhere(&state.at(":2:"), "nested more than 64");
     // The config is read by every command too.
+    let ws = &state.ws;
     ws.write(
         ".tasks/config.yaml",
         format!("model: {}", "[".repeat(100_000)),
     );
-    let ended = run_bounded(&ws, &["status"]);
+    let ended = run_bounded(ws, &["status"]);
     assert_eq!(ended.code, 2, "{}", ended.output);
     assert!(
         ended.output.contains("`.tasks/config.yaml:1:") || ended.output.contains("nested"),
@@ -181,79 +198,46 @@ fn deep_nesting_is_refused_after_a_few_levels() {
 
 #[test]
 fn a_list_nested_a_million_deep_is_refused_before_parsing() {
-    let ws = Workspace::new();
-    let id = task(&ws);
-    let rel = format!(".tasks/{id}/TODO.md");
-    let todo = ws.read(&rel);
-    let line = todo.lines().count() + 1;
-    ws.write(&rel, format!("{todo}{}deep\n", "- ".repeat(1_000_000)));
-    assert_refused_everywhere(
-        &ws,
-        &id,
-        &rel,
-        &format!("`{rel}:{line}:65`"),
+    let todo = Tampered::new("TODO.md");
+    let text = todo.ws.read(&todo.rel);
+    let line = text.lines().count() + 1;
+    todo.ws
+        .write(&todo.rel, format!("{text}{}deep\n", "- ".repeat(1_000_000)));
+    todo.assert_refused_everywhere(
+        &todo.at(&format!(":{line}:65`")),
         "nested more than 32 levels deep",
     );
 }
 
 #[test]
 fn todo_md_linked_to_dev_zero_is_not_read() {
-    let ws = Workspace::new();
-    let id = task(&ws);
-    let rel = format!(".tasks/{id}/TODO.md");
-    fs::remove_file(ws.path(&rel)).unwrap();
-    std::os::unix::fs::symlink("/dev/zero", ws.path(&rel)).unwrap();
-    assert_refused_everywhere(
-        &ws,
-        &id,
-        &rel,
-        &format!("`{rel}` is a device"),
-        "not a file",
-    );
+    let todo = Tampered::removed("TODO.md");
+    std::os::unix::fs::symlink("/dev/zero", todo.path()).unwrap();
+    todo.assert_refused_everywhere(&todo.at("` is a device"), "not a file");
 }
 
 #[test]
 fn a_fifo_in_place_of_todo_md_never_blocks() {
-    let ws = Workspace::new();
-    let id = task(&ws);
-    let rel = format!(".tasks/{id}/TODO.md");
-    fs::remove_file(ws.path(&rel)).unwrap();
+    let todo = Tampered::removed("TODO.md");
     let made = std::process::Command::new("mkfifo")
-        .arg(ws.path(&rel))
+        .arg(todo.path())
         .status()
         .unwrap();
     assert!(made.success());
-    assert_refused_everywhere(
-        &ws,
-        &id,
-        &rel,
-        &format!("`{rel}` is a named pipe (FIFO)"),
-        "not a file",
-    );
+    todo.assert_refused_everywhere(&todo.at("` is a named pipe (FIFO)"), "not a file");
 }
 
 #[test]
 fn a_directory_in_place_of_todo_md_is_explained() {
-    let ws = Workspace::new();
-    let id = task(&ws);
-    let rel = format!(".tasks/{id}/TODO.md");
-    fs::remove_file(ws.path(&rel)).unwrap();
-    fs::create_dir(ws.path(&rel)).unwrap();
-    assert_refused_everywhere(
-        &ws,
-        &id,
-        &rel,
-        &format!("`{rel}` is a directory"),
-        "not a file",
-    );
+    let todo = Tampered::removed("TODO.md");
+    fs::create_dir(todo.path()).unwrap();
+    todo.assert_refused_everywhere(&todo.at("` is a directory"), "not a file");
 }
 
 #[test]
 fn invalid_utf8_is_located() {
-    let ws = Workspace::new();
-    let id = task(&ws);
-    let rel = format!(".tasks/{id}/TODO.md");
-    let text = ws.read(&rel);
+    let todo = Tampered::new("TODO.md");
+    let text = todo.ws.read(&todo.rel);
     let line = text
         .lines()
         .position(|l| l.starts_with("- [ ] S1 "))
@@ -262,16 +246,14 @@ fn invalid_utf8_is_located() {
     // Inside "- [ ] S1 Find": the bad bytes are the 13th character of the line.
     let mut bytes = text.into_bytes();
     bytes.splice(offset + 12..offset + 12, [0xff, 0xfe]);
-    ws.write(&rel, &bytes);
-    let location = format!("`{rel}:{}:13`", line + 1);
-    assert_refused_everywhere(&ws, &id, &rel, &location, "invalid UTF-8");
+    todo.ws.write(&todo.rel, &bytes);
+    let location = todo.at(&format!(":{}:13`", line + 1));
+    todo.assert_refused_everywhere(&location, "invalid UTF-8");
 }
 
 #[test]
 fn an_empty_todo_md_is_an_error_for_run_and_check() {
-    let ws = Workspace::new();
-    let id = task(&ws);
-    let rel = format!(".tasks/{id}/TODO.md");
+    let Tampered { ws, rel, .. } = Tampered::new("TODO.md");
     for contents in ["", "# TODO: nothing here\n\nJust prose.\n"] {
         ws.write(&rel, contents);
         for args in [&["check"][..], &["run", "--dry-run"]] {
@@ -285,13 +267,7 @@ fn an_empty_todo_md_is_an_error_for_run_and_check() {
                 ended.output
             );
             if args[0] == "run" {
-                assert!(
-                    ended
-                        .output
-                        .contains("hint: steps are lines like `- [ ] S1"),
-                    "{}",
-                    ended.output
-                );
+                assert_contains(&ended.output, "hint: steps are lines like `- [ ] S1");
             }
         }
         for args in [&["status"][..], &["mark", "S1", "done"]] {
@@ -303,21 +279,16 @@ fn an_empty_todo_md_is_an_error_for_run_and_check() {
 
 #[test]
 fn a_link_out_of_the_workspace_is_not_followed() {
-    let ws = Workspace::new();
-    let id = task(&ws);
-    let rel = format!(".tasks/{id}/TODO.md");
+    let Tampered { ws, id, rel } = Tampered::new("TODO.md");
     let outside = ws.temp().join("elsewhere.md");
     fs::write(&outside, ws.read(&rel)).unwrap();
     fs::remove_file(ws.path(&rel)).unwrap();
     std::os::unix::fs::symlink(&outside, ws.path(&rel)).unwrap();
     let ended = run_bounded(&ws, &["status", &id]);
     assert_eq!(ended.code, 2, "{}", ended.output);
-    assert!(
-        ended.output.contains(&format!(
-            "`{rel}` is a link to a file outside the workspace"
-        )),
-        "{}",
-        ended.output
+    assert_contains(
+        &ended.output,
+        &format!("`{rel}` is a link to a file outside the workspace"),
     );
 }
 
@@ -327,7 +298,7 @@ fn a_link_out_of_the_workspace_is_not_followed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_payloads_are_capped() {
     use crate::common::fake_model::FakeModel;
-    use crate::common::project::Project;
+    use crate::common::project::{Project, assert_success};
     use crate::common::scripts::{openai_call, openai_calls};
     use serde_json::json;
 
@@ -335,17 +306,12 @@ async fn tool_payloads_are_capped() {
     let project = Project::new();
     let line = format!("{}\n", "d".repeat(89));
     project.write("data.txt", &line.repeat(1000));
-    project.write(
-        "plan.md",
-        "# Big files\n\n## Steps\n- [ ] S1 Write the big files\n  - files: big.txt, huge.txt\n",
-    );
-    for args in [&["plan", "--from", "plan.md"][..], &["approve"]] {
-        let output = project.tick(&server, args).await;
-        assert!(output.status.success(), "{output:?}");
-    }
-    fs::remove_file(project.path("plan.md")).unwrap();
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "-m", "approve"]);
+    project
+        .approve_plan(
+            &server,
+            "# Big files\n\n## Steps\n- [ ] S1 Write the big files\n  - files: big.txt, huge.txt\n",
+        )
+        .await;
 
     server.push(openai_calls(&[
         (
@@ -371,11 +337,7 @@ async fn tool_payloads_are_capped() {
         json!({"id": "S1", "status": "done", "evidence": "wrote big.txt"}),
     ));
     let output = project.tick(&server, &["run"]).await;
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     assert!(!project.path("huge.txt").exists());
     assert_eq!(
         fs::metadata(project.path("big.txt")).unwrap().len(),
@@ -384,31 +346,25 @@ async fn tool_payloads_are_capped() {
 
     let requests = server.requests();
     let tool_result = |request: usize, id: &str| -> String {
-        requests[request].body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
-            .and_then(|m| m["content"].as_str())
+        requests[request]
+            .tool_results()
+            .into_iter()
+            .find_map(|(call, content)| (call == id).then_some(content))
             .unwrap_or_else(|| panic!("no result for {id} in request {request}"))
-            .to_owned()
     };
     let refused = tool_result(1, "c2");
-    assert!(
-        refused.contains("`content` is 5242880 bytes, over the limit of 4194304 bytes"),
-        "{refused}"
+    assert_contains(
+        &refused,
+        "`content` is 5242880 bytes, over the limit of 4194304 bytes",
     );
     // The refused 5 MiB is not sent back to the model with the conversation.
     let replayed = requests[1].body.to_string().len();
     assert!(replayed < 1 << 20, "request 2 is {replayed} bytes");
     let read = tool_result(3, "c4");
     assert!(read.len() <= 64 * 1024 + 1024, "{}", read.len());
-    assert!(
-        read.contains("read_file with `offset` and `limit`"),
-        "{read}"
-    );
+    assert_contains(&read, "read_file with `offset` and `limit`");
 
-    let runs = project.path(&format!(".tasks/{}/runs", task_id(project.root())));
+    let runs = project.path(&format!(".tasks/{}/runs", project.task_id()));
     let transcript = fs::read_dir(&runs)
         .unwrap()
         .flatten()
@@ -423,13 +379,4 @@ async fn tool_payloads_are_capped() {
         );
     }
     assert!(transcript.contains("bytes cut from the transcript"));
-}
-
-fn task_id(root: &Path) -> String {
-    fs::read_dir(root.join(".tasks"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n.starts_with("20"))
-        .unwrap()
 }

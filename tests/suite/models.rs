@@ -2,40 +2,22 @@
 //! say what was wrong, and answers bounded in tokens and in time. The real binary plans in a
 //! real git repository against the fake model server.
 
-use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
-use crate::common::project::Project;
+use crate::common::project::{
+    Project, assert_success, planned, planned_without_a_call, scripted, stderr,
+};
 use crate::common::scripts::{
     anthropic_call, anthropic_text, anthropic_text_cut, login_plan, openai_call, openai_looping,
-    openai_text, openai_text_cut, openai_text_pieces,
+    openai_text, openai_text_cut, openai_text_pieces, submit_login_plan,
 };
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn messages(request: &RecordedRequest) -> &Vec<Value> {
-    request.body["messages"].as_array().unwrap()
-}
-
-fn user_texts(request: &RecordedRequest) -> Vec<String> {
-    messages(request)
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
-fn last_user_text(request: &RecordedRequest) -> String {
-    user_texts(request).pop().unwrap_or_default()
-}
+use crate::common::text::{assert_contains, assert_starts_with};
 
 fn system(request: &RecordedRequest) -> String {
-    messages(request)[0]["content"]
+    request.messages()[0]["content"]
         .as_str()
         .unwrap_or_default()
         .to_owned()
@@ -75,7 +57,7 @@ async fn text_mode_plans_from_calls_written_in_both_forms() {
     ));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(
         project
             .read(".tasks/draft/PLAN.md")
@@ -86,7 +68,7 @@ async fn text_mode_plans_from_calls_written_in_both_forms() {
     for request in &requests {
         assert!(!has_tools(request), "text mode sends no native tools");
         let system = system(request);
-        assert!(system.contains("## How to call tools"), "{system}");
+        assert_contains(&system, "## How to call tools");
         assert!(system.contains("\n### submit_plan\n"));
         assert!(
             !system.contains("### write_file"),
@@ -95,9 +77,9 @@ async fn text_mode_plans_from_calls_written_in_both_forms() {
         assert_eq!(request.body["max_tokens"], 8192);
     }
     // The result of the text call comes back as a user message holding the listing.
-    let result = last_user_text(&requests[1]);
-    assert!(result.starts_with("<tool_result call=\"1\">"), "{result}");
-    assert!(result.contains("src/login.rs"), "{result}");
+    let result = requests[1].last_user_text();
+    assert_starts_with(&result, "<tool_result call=\"1\">");
+    assert_contains(&result, "src/login.rs");
     // The transcript records the parsed calls as tool calls.
     let session = project.read(".tasks/draft/session.jsonl");
     let calls: Vec<String> = session
@@ -122,7 +104,7 @@ async fn auto_switches_to_text_after_one_text_call_and_notes_it_once() {
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert!(has_tools(&requests[0]), "auto starts native");
@@ -132,7 +114,8 @@ async fn auto_switches_to_text_after_one_text_call_and_notes_it_once() {
         assert!(system(request).contains("## How to call tools"));
     }
     let notes = |request: &RecordedRequest| {
-        user_texts(request)
+        request
+            .user_texts()
             .iter()
             .filter(|t| t.starts_with("Note: you wrote the call to `read_file` as text"))
             .count()
@@ -140,7 +123,8 @@ async fn auto_switches_to_text_after_one_text_call_and_notes_it_once() {
     assert_eq!(notes(&requests[1]), 1);
     assert_eq!(notes(&requests[2]), 1, "the note is given once");
     assert!(
-        user_texts(&requests[1])
+        requests[1]
+            .user_texts()
             .iter()
             .any(|t| t.contains("pub fn login")),
         "the text call was run"
@@ -163,13 +147,12 @@ async fn a_text_call_to_a_build_tool_is_refused_while_planning() {
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(!project.path("pwned.txt").exists());
-    assert!(!project.path("pwned2.txt").exists());
-    assert!(project.read("src/login.rs").starts_with("pub fn login"));
+    assert_success(&output);
+    project.assert_untouched_outside_tasks();
     let requests = server.requests();
     let refusals = |request: &RecordedRequest| {
-        user_texts(request)
+        request
+            .user_texts()
             .iter()
             .filter(|t| t.starts_with("<tool_result") && t.contains("not available in plan mode"))
             .count()
@@ -181,40 +164,30 @@ async fn a_text_call_to_a_build_tool_is_refused_while_planning() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_call_at_all_is_reminded_as_often_as_configured() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    for _ in 0..3 {
-        server.push(openai_text("Here is my plan: 1. do it. 2. test it."));
-    }
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let (output, server) =
+        planned_without_a_call(&project, "Here is my plan: 1. do it. 2. test it.").await;
     let err = stderr(&output);
-    assert!(
-        err.contains("without calling `submit_plan`, even after 2 reminders"),
-        "{err}"
+    assert_contains(
+        &err,
+        "without calling `submit_plan`, even after 2 reminders",
     );
-    assert!(
-        err.contains("what was wrong: Your answer has no tool call."),
-        "{err}"
-    );
-    assert!(
-        err.contains("changing the model is the likely fix"),
-        "{err}"
-    );
+    assert_contains(&err, "what was wrong: Your answer has no tool call.");
+    assert_contains(&err, "changing the model is the likely fix");
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    let reminder = last_user_text(&requests[1]);
-    assert!(
-        reminder.starts_with("Your answer has no tool call. Call `submit_plan` now"),
-        "{reminder}"
+    let reminder = requests[1].last_user_text();
+    assert_starts_with(
+        &reminder,
+        "Your answer has no tool call. Call `submit_plan` now",
     );
-    assert!(
-        reminder.contains("A minimal valid call looks like this:\na tool call to `submit_plan`"),
-        "{reminder}"
+    assert_contains(
+        &reminder,
+        "A minimal valid call looks like this:\na tool call to `submit_plan`",
     );
     // In `auto` mode a model that cannot call tools natively is shown the text form too.
-    assert!(
-        reminder.contains("If you cannot make tool calls, write the call in your answer instead, exactly like this:\n<tool_call>\n{\"arguments\":"),
-        "{reminder}"
+    assert_contains(
+        &reminder,
+        "If you cannot make tool calls, write the call in your answer instead, exactly like this:\n<tool_call>\n{\"arguments\":",
     );
 
     let project = Project::new();
@@ -230,19 +203,15 @@ async fn no_call_at_all_is_reminded_as_often_as_configured() {
 async fn a_text_call_that_does_not_parse_is_reminded_with_the_parse_error() {
     let project = Project::new();
     config(&project, "tool_calls: text\n");
-    let server = FakeModel::start().await;
-    server.push(openai_text(
+    let first = openai_text(
         "The plan:\n<tool_call>\n{\"name\": \"submit_plan\", \"arguments\": {\"title\": }}\n</tool_call>",
-    ));
-    server.push(openai_text(&tag_call("submit_plan", &login_plan())));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let reminder = last_user_text(&server.requests()[1]);
-    assert!(
-        reminder.starts_with(
-            "Your answer holds a tool call written as text that could not be read: the JSON at line 3, column "
-        ),
-        "{reminder}"
+    );
+    let second = openai_text(&tag_call("submit_plan", &login_plan()));
+    let requests = planned(&project, [first, second]).await;
+    let reminder = requests[1].last_user_text();
+    assert_starts_with(
+        &reminder,
+        "Your answer holds a tool call written as text that could not be read: the JSON at line 3, column ",
     );
     assert!(
         reminder.contains("<tool_call>\n{\"arguments\":{\"steps\":"),
@@ -259,10 +228,10 @@ async fn blocks_beside_a_good_call_that_are_no_calls_are_reported() {
         tag_call("list_files", &json!({})),
         tag_call("open_file", &json!({"path": "a"}))
     )));
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let texts = user_texts(&server.requests()[1]);
+    assert_success(&output);
+    let texts = server.requests()[1].user_texts();
     let note = texts
         .iter()
         .find(|t| {
@@ -282,34 +251,24 @@ async fn blocks_beside_a_good_call_that_are_no_calls_are_reported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_call_to_an_unknown_tool_is_reminded_with_the_tools() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_text(&tag_call("make_plan", &json!({"title": "x"}))));
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let reminder = last_user_text(&server.requests()[1]);
-    assert!(
-        reminder.starts_with(
-            "You called `make_plan`, which is not a tool. The tools you have are: `read_file`, `list_files`, `search_files`, `run_command`, `submit_plan`, `ask_user`."
-        ),
-        "{reminder}"
+    let first = openai_text(&tag_call("make_plan", &json!({"title": "x"})));
+    let requests = planned(&project, [first, submit_login_plan()]).await;
+    let reminder = requests[1].last_user_text();
+    assert_starts_with(
+        &reminder,
+        "You called `make_plan`, which is not a tool. The tools you have are: `read_file`, `list_files`, `search_files`, `run_command`, `submit_plan`, `ask_user`.",
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_arguments_without_the_call_wrapper_are_named_in_the_reminder() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_text(&format!("```json\n{}\n```", login_plan())));
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let reminder = last_user_text(&server.requests()[1]);
-    assert!(
-        reminder.starts_with(
-            "The JSON block in your answer looks like the arguments of `submit_plan`, but it is not a call"
-        ),
-        "{reminder}"
+    let first = openai_text(&format!("```json\n{}\n```", login_plan()));
+    let requests = planned(&project, [first, submit_login_plan()]).await;
+    let reminder = requests[1].last_user_text();
+    assert_starts_with(
+        &reminder,
+        "The JSON block in your answer looks like the arguments of `submit_plan`, but it is not a call",
     );
 }
 
@@ -317,19 +276,13 @@ async fn plan_arguments_without_the_call_wrapper_are_named_in_the_reminder() {
 async fn native_mode_does_not_run_text_calls_and_says_so() {
     let project = Project::new();
     config(&project, "tool_calls: native\n");
-    let server = FakeModel::start().await;
-    server.push(openai_text(&tag_call("list_files", &json!({}))));
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let requests = server.requests();
+    let first = openai_text(&tag_call("list_files", &json!({})));
+    let requests = planned(&project, [first, submit_login_plan()]).await;
     assert!(has_tools(&requests[1]));
-    let reminder = last_user_text(&requests[1]);
-    assert!(
-        reminder.starts_with(
-            "You wrote a call to `list_files` as text. This conversation uses the API's tool calls"
-        ),
-        "{reminder}"
+    let reminder = requests[1].last_user_text();
+    assert_starts_with(
+        &reminder,
+        "You wrote a call to `list_files` as text. This conversation uses the API's tool calls",
     );
 }
 
@@ -342,44 +295,34 @@ async fn invalid_arguments_come_back_with_the_error_and_a_valid_example() {
     server.push(openai_call("call_1", "submit_plan", bad));
     server.push(openai_call("call_2", "submit_plan", login_plan()));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let result = messages(&server.requests()[1])
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .and_then(|m| m["content"].as_str())
-        .unwrap()
-        .to_owned();
-    assert!(
-        result.starts_with("invalid arguments for submit_plan: missing field `summary`"),
-        "{result}"
+    assert_success(&output);
+    let (_, result) = server.requests()[1].tool_results().remove(0);
+    assert_starts_with(
+        &result,
+        "invalid arguments for submit_plan: missing field `summary`",
     );
-    assert!(
-        result.contains("A minimal valid call looks like this:\na tool call to `submit_plan`"),
-        "{result}"
+    assert_contains(
+        &result,
+        "A minimal valid call looks like this:\na tool call to `submit_plan`",
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answer_limit_is_sent_on_both_providers() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    let (output, server) =
+        scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
+    assert_success(&output);
     assert_eq!(server.requests()[0].body["max_tokens"], 8192);
 
     let project = Project::new();
     config(&project, "limits:\n  max_output_tokens: 1234\n");
     let server = FakeModel::start().await;
     server.push(anthropic_call("toolu_1", "submit_plan", &login_plan()));
-    let url = server.url();
     let output = project
-        .tick_with(&server, &["plan", "Refactor login"], |cmd| {
-            cmd.env("TICK_PROVIDER", "anthropic")
-                .env("TICK_BASE_URL", &url);
-        })
+        .tick_anthropic(&server, &["plan", "Refactor login"])
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let request = &server.requests()[0];
     assert_eq!(request.path, "/v1/messages");
     assert_eq!(request.body["max_tokens"], 1234);
@@ -398,15 +341,16 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
     )));
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
-    let note = last_user_text(&requests[1]);
-    assert!(
-        note.starts_with("Your answer was cut off at the limit of 8192 output tokens and nothing in it was run. Answer again, shorter"),
-        "{note}"
+    let note = requests[1].last_user_text();
+    assert_starts_with(
+        &note,
+        "Your answer was cut off at the limit of 8192 output tokens and nothing in it was run. Answer again, shorter",
     );
     assert!(
-        !user_texts(&requests[1])
+        !requests[1]
+            .user_texts()
             .iter()
             .any(|t| t.starts_with("<tool_result")),
         "nothing ran"
@@ -416,15 +360,11 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
     let server = FakeModel::start().await;
     server.push(anthropic_text_cut("I will explain at length"));
     server.push(anthropic_call("toolu_1", "submit_plan", &login_plan()));
-    let url = server.url();
     let output = project
-        .tick_with(&server, &["plan", "Refactor login"], |cmd| {
-            cmd.env("TICK_PROVIDER", "anthropic")
-                .env("TICK_BASE_URL", &url);
-        })
+        .tick_anthropic(&server, &["plan", "Refactor login"])
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let last = messages(&server.requests()[1]).last().unwrap().clone();
+    assert_success(&output);
+    let last = server.requests()[1].messages().last().unwrap().clone();
     assert_eq!(last["role"], "user");
     assert!(
         last["content"][0]["text"]
@@ -450,13 +390,11 @@ async fn a_model_that_streams_forever_is_stopped_by_the_answer_time_limit() {
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert!(took < Duration::from_secs(10), "took {took:?}");
     let err = stderr(&output);
-    assert!(
-        err.contains(
-            "the answer was still streaming after 1s, the limit for one answer; it was stopped"
-        ),
-        "{err}"
+    assert_contains(
+        &err,
+        "the answer was still streaming after 1s, the limit for one answer; it was stopped",
     );
-    assert!(err.contains("limits.answer_timeout_s"), "{err}");
+    assert_contains(&err, "limits.answer_timeout_s");
     assert_eq!(server.requests().len(), 1, "not retried");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
 }
@@ -465,23 +403,12 @@ async fn a_model_that_streams_forever_is_stopped_by_the_answer_time_limit() {
 async fn approved_greeting(server: &FakeModel, config_yaml: &str) -> (Project, String) {
     let project = Project::new();
     config(&project, config_yaml);
-    project.write(
-        "plan.md",
-        "# Greeting\n\n## Steps\n- [ ] S1 Create greeting.txt\n  - files: greeting.txt\n  - verify: `grep -q hello greeting.txt`\n",
-    );
-    let output = project.tick(server, &["plan", "--from", "plan.md"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let output = project.tick(server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    std::fs::remove_file(project.path("plan.md")).unwrap();
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "-m", "approve"]);
-    let id = std::fs::read_dir(project.path(".tasks"))
-        .unwrap()
-        .filter_map(std::result::Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n.starts_with("2026"))
-        .unwrap();
+    let id = project
+        .approve_plan(
+            server,
+            "# Greeting\n\n## Steps\n- [ ] S1 Create greeting.txt\n  - files: greeting.txt\n  - verify: `grep -q hello greeting.txt`\n",
+        )
+        .await;
     (project, id)
 }
 
@@ -521,11 +448,11 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
     for request in &requests {
         assert!(!has_tools(request));
         let system = system(request);
-        assert!(system.contains("\n### update_step\n"), "{system}");
+        assert_contains(&system, "\n### update_step\n");
         assert!(!system.contains("### submit_plan"), "{system}");
         assert_eq!(request.body["max_tokens"], 4096);
     }
-    let results = user_texts(&requests[1]);
+    let results = requests[1].user_texts();
     assert!(
         results
             .iter()
@@ -534,9 +461,9 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
         "{results:?}"
     );
     // The done claim with the wrong content failed its verification and went back.
-    let failed = last_user_text(&requests[2]);
-    assert!(failed.starts_with("<tool_result call=\"4\">"), "{failed}");
-    assert!(failed.contains("grep -q hello greeting.txt"), "{failed}");
+    let failed = requests[2].last_user_text();
+    assert_starts_with(&failed, "<tool_result call=\"4\">");
+    assert_contains(&failed, "grep -q hello greeting.txt");
     let state: Value =
         serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap();
     assert_eq!(state["steps"]["S1"]["evidence"][0]["exit_code"], 0);
@@ -545,21 +472,16 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversation_with_native_calls_keeps_its_tools_after_switching_to_text() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call("call_1", "list_files", json!({})));
-    server.push(openai_text(&tag_call(
-        "read_file",
-        &json!({"path": "src/login.rs"}),
-    )));
-    server.push(openai_text(&tag_call("submit_plan", &login_plan())));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let requests = server.requests();
+    let first = openai_call("call_1", "list_files", json!({}));
+    let second = openai_text(&tag_call("read_file", &json!({"path": "src/login.rs"})));
+    let third = openai_text(&tag_call("submit_plan", &login_plan()));
+    let requests = planned(&project, [first, second, third]).await;
     assert_eq!(requests.len(), 3);
     // The history holds a native call: a request without tools would be refused by some APIs.
     assert!(has_tools(&requests[2]));
     assert!(system(&requests[2]).contains("## How to call tools"));
-    let native = messages(&requests[2])
+    let native = requests[2]
+        .messages()
         .iter()
         .filter(|m| m["role"] == "assistant" && m.get("tool_calls").is_some())
         .count();
@@ -573,14 +495,10 @@ async fn text_calls_work_on_anthropic_too() {
     let server = FakeModel::start().await;
     server.push(anthropic_text(&tag_call("list_files", &json!({}))));
     server.push(anthropic_text(&tag_call("submit_plan", &login_plan())));
-    let url = server.url();
     let output = project
-        .tick_with(&server, &["plan", "Refactor login"], |cmd| {
-            cmd.env("TICK_PROVIDER", "anthropic")
-                .env("TICK_BASE_URL", &url);
-        })
+        .tick_anthropic(&server, &["plan", "Refactor login"])
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert!(!has_tools(&requests[1]));
@@ -590,11 +508,11 @@ async fn text_calls_work_on_anthropic_too() {
             .unwrap()
             .contains("## How to call tools")
     );
-    let last = messages(&requests[1]).last().unwrap().clone();
+    let last = requests[1].messages().last().unwrap().clone();
     assert_eq!(last["role"], "user");
     let text = last["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("<tool_result call=\"1\">"), "{last}");
-    assert!(text.contains("src/login.rs"), "{text}");
+    assert_contains(text, "src/login.rs");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -615,14 +533,11 @@ async fn a_local_server_that_is_not_running_is_named_quickly_with_what_set_its_u
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let err = stderr(&output);
     // The server is named with what set its URL, at once, before anything is written.
-    assert!(
-        err.contains(&format!(
-            "cannot connect to `{}`",
-            url.trim_start_matches("http://")
-        )),
-        "{err}"
+    assert_contains(
+        &err,
+        &format!("cannot connect to `{}`", url.trim_start_matches("http://")),
     );
-    assert!(err.contains("(environment `TICK_BASE_URL`)"), "{err}");
+    assert_contains(&err, "(environment `TICK_BASE_URL`)");
     assert!(took < Duration::from_secs(8), "took {took:?}");
     assert!(!project.path(".tasks").exists(), "nothing is written");
 }

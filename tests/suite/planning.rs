@@ -1,73 +1,22 @@
 //! `tick plan "goal"` end to end: the real binary, a real git repository in a temp dir, and a
 //! fake model server on 127.0.0.1 that streams scripted answers and records every request.
 
-use std::process::Output;
-
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
-use crate::common::project::{Project, interrupted_after};
-use crate::common::scripts::{anthropic_call, login_plan, openai_call, openai_calls, openai_text};
+use crate::common::project::{
+    Project, assert_success, interrupted_after, planned_without_a_call, scripted, stderr, stdout,
+};
+use crate::common::scripts::{
+    anthropic_call, login_plan, openai_call, openai_calls, openai_text, submit_login_plan,
+};
+use crate::common::text::{assert_contains, assert_starts_with};
 
 const WRITING_TOOLS: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| {
-                    t["function"]["name"]
-                        .as_str()
-                        .or(t["name"].as_str())
-                        .unwrap()
-                        .to_owned()
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The tool results an OpenAI-style request carries: (call id, content).
-fn tool_results(request: &RecordedRequest) -> Vec<(String, String)> {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["tool_call_id"].as_str().unwrap().to_owned(),
-                m["content"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
-}
-
-fn last_user_text(request: &RecordedRequest) -> String {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_owned()
-}
-
 fn assert_plan_mode_only(requests: &[RecordedRequest]) {
     for request in requests {
-        let names = tool_names(request);
+        let names = request.tool_names();
         assert!(!names.is_empty(), "tools are sent");
         for name in &names {
             assert!(
@@ -101,7 +50,7 @@ async fn a_full_planning_turn_ends_in_a_draft() {
             &["plan", "Refactor the login module, keep the old API"],
         )
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 
     let draft = project.read(".tasks/draft/PLAN.md");
     insta::assert_snapshot!("planned_draft", draft);
@@ -114,7 +63,7 @@ async fn a_full_planning_turn_ends_in_a_draft() {
     assert_eq!(requests[0].path, "/v1/chat/completions");
     assert_eq!(requests[0].body["model"], "test-model");
     // Each tool result goes back under the id of the call it answers.
-    let results = tool_results(&requests[3]);
+    let results = requests[3].tool_results();
     let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
     assert_eq!(ids, ["call_1", "call_2", "call_3"]);
     assert!(
@@ -135,7 +84,7 @@ async fn a_full_planning_turn_ends_in_a_draft() {
 
     // The draft can be approved as it is.
     let output = project.tick(&server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -158,20 +107,18 @@ async fn writing_tools_are_refused_while_planning() {
     server.push(openai_call("call_p", "submit_plan", login_plan()));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(!project.path("pwned.txt").exists());
-    assert!(!project.path("pwned2.txt").exists());
-    assert!(project.read("src/login.rs").starts_with("pub fn login"));
+    assert_success(&output);
+    project.assert_untouched_outside_tasks();
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert_plan_mode_only(&requests);
-    let results = tool_results(&requests[1]);
+    let results = requests[1].tool_results();
     assert_eq!(results.len(), 2);
     for (_, content) in &results {
-        assert!(content.contains("not available in plan mode"), "{content}");
+        assert_contains(content, "not available in plan mode");
     }
     assert!(
-        tool_results(&requests[2])[2]
+        requests[2].tool_results()[2]
             .1
             .contains("not available in plan mode")
     );
@@ -187,10 +134,10 @@ async fn an_invalid_plan_goes_back_to_the_model() {
     server.push(openai_call("call_2", "submit_plan", login_plan()));
 
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    let (id, content) = &tool_results(&requests[1])[0];
+    let (id, content) = &requests[1].tool_results()[0];
     assert_eq!(id, "call_1");
     assert!(
         content.contains("owner"),
@@ -210,28 +157,34 @@ async fn a_turn_without_submit_plan_is_reminded_then_fails() {
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let err = stderr(&output);
-    assert!(err.contains("without calling `submit_plan`"), "{err}");
-    assert!(err.contains("no draft was written"), "{err}");
+    assert_contains(&err, "without calling `submit_plan`");
+    assert_contains(&err, "no draft was written");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    assert!(last_user_text(&requests[1]).contains("Call `submit_plan` now"));
+    assert!(
+        requests[1]
+            .last_user_text()
+            .contains("Call `submit_plan` now")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn questions_without_a_terminal_wait_for_answer() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call(
+    let first = openai_call(
         "call_q",
         "ask_user",
         json!({"questions": [{"question": "Keep sessions in Redis or in the database?", "why": "both exist", "options": ["redis", "database"]}]}),
-    ));
-    let output = project.tick(&server, &["plan", "Move sessions"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    );
+    let (output, server) = scripted(&project, [first], &["plan", "Move sessions"]).await;
+    assert_success(&output);
     let draft = project.read(".tasks/draft/PLAN.md");
-    assert!(draft.contains("status: needs-input"), "{draft}");
-    assert!(draft.contains("## Open questions\n\n- Keep sessions in Redis or in the database? (why: both exist) Options: redis / database."), "{draft}");
+    assert_contains(&draft, "status: needs-input");
+    assert_contains(
+        &draft,
+        "## Open questions\n\n- Keep sessions in Redis or in the database? (why: both exist) Options: redis / database.",
+    );
     assert!(stderr(&output).contains("tick plan --answer"));
 
     // Approving is refused while questions are open.
@@ -243,12 +196,12 @@ async fn questions_without_a_terminal_wait_for_answer() {
     let output = project
         .tick(&server, &["plan", "--answer", "the database"])
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     // The conversation goes on: the question's call is answered, then the person's answer.
-    assert_eq!(tool_results(&requests[1])[0].0, "call_q");
-    assert!(last_user_text(&requests[1]).contains("the database"));
+    assert_eq!(requests[1].tool_results()[0].0, "call_q");
+    assert!(requests[1].last_user_text().contains("the database"));
     let draft = project.read(".tasks/draft/PLAN.md");
     assert!(draft.contains("status: draft"));
     assert!(draft.contains("goal: Move sessions"));
@@ -283,13 +236,13 @@ async fn questions_at_a_terminal_are_asked_there() {
     })
     .await
     .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(stderr(&output).contains("Which database?"));
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    let (id, content) = &tool_results(&requests[1])[0];
+    let (id, content) = &requests[1].tool_results()[0];
     assert_eq!(id, "call_q");
-    assert!(content.contains("A: Postgres"), "{content}");
+    assert_contains(content, "A: Postgres");
     assert!(
         project
             .read(".tasks/draft/PLAN.md")
@@ -304,10 +257,9 @@ async fn questions_at_a_terminal_are_asked_there() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revise_continues_the_conversation_and_shows_the_step_diff() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    let (output, server) =
+        scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
+    assert_success(&output);
 
     let mut revised = login_plan();
     revised["steps"][1]["title"] = json!("Move login into src/auth");
@@ -315,14 +267,18 @@ async fn revise_continues_the_conversation_and_shows_the_step_diff() {
     let output = project
         .tick(&server, &["plan", "--revise", "name the new module auth"])
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!(tool_results(&requests[1])[0].0, "call_1");
-    assert!(last_user_text(&requests[1]).contains("name the new module auth"));
+    assert_eq!(requests[1].tool_results()[0].0, "call_1");
+    assert!(
+        requests[1]
+            .last_user_text()
+            .contains("name the new module auth")
+    );
     let diff = stdout(&output);
-    assert!(diff.contains("-S2 Move login into a module"), "{diff}");
-    assert!(diff.contains("+S2 Move login into src/auth"), "{diff}");
+    assert_contains(&diff, "-S2 Move login into a module");
+    assert_contains(&diff, "+S2 Move login into src/auth");
     assert!(
         project
             .read(".tasks/draft/PLAN.md")
@@ -334,7 +290,7 @@ async fn revise_continues_the_conversation_and_shows_the_step_diff() {
 async fn an_existing_draft_is_not_replaced() {
     let project = Project::new();
     let server = FakeModel::start().await;
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     assert!(
         project
             .tick(&server, &["plan", "one"])
@@ -365,10 +321,10 @@ async fn rate_limits_are_retried_after_the_given_time() {
         )
         .header("Retry-After", "1"),
     );
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     let started = std::time::Instant::now();
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(started.elapsed() >= std::time::Duration::from_millis(900));
     assert_eq!(server.requests().len(), 2);
 }
@@ -376,17 +332,16 @@ async fn rate_limits_are_retried_after_the_given_time() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_key_is_not_retried() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(Reply::json(
+    let first = Reply::json(
         401,
         &json!({"error": {"message": "Incorrect API key provided"}}),
-    ));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    );
+    let (output, server) = scripted(&project, [first], &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3));
     let err = stderr(&output);
-    assert!(err.contains("rejected the API key (HTTP 401)"), "{err}");
-    assert!(err.contains("Incorrect API key provided"), "{err}");
-    assert!(err.contains("`OPENAI_API_KEY`"), "{err}");
+    assert_contains(&err, "rejected the API key (HTTP 401)");
+    assert_contains(&err, "Incorrect API key provided");
+    assert_contains(&err, "`OPENAI_API_KEY`");
     assert_eq!(server.requests().len(), 1);
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
 }
@@ -400,11 +355,7 @@ async fn a_stream_cut_mid_tool_call_runs_nothing() {
         .push(Reply::sse([start.to_owned(), "data: {\"choices\":[{\"ind".to_owned()]).cut_after(2));
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("ended before the answer was complete"),
-        "{}",
-        stderr(&output)
-    );
+    assert_contains(&stderr(&output), "ended before the answer was complete");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
 }
 
@@ -418,14 +369,10 @@ async fn anthropic_plans_the_same_way() {
         &json!({"path": "src/login.rs"}),
     ));
     server.push(anthropic_call("toolu_2", "submit_plan", &login_plan()));
-    let url = server.url();
     let output = project
-        .tick_with(&server, &["plan", "Refactor login"], |cmd| {
-            cmd.env("TICK_PROVIDER", "anthropic")
-                .env("TICK_BASE_URL", &url);
-        })
+        .tick_anthropic(&server, &["plan", "Refactor login"])
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].path, "/v1/messages");
@@ -459,17 +406,15 @@ async fn anthropic_plans_the_same_way() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_progress_is_one_event_per_line() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call(
-        "call_1",
-        "read_file",
-        json!({"path": "src/login.rs"}),
-    ));
-    server.push(openai_call("call_2", "submit_plan", login_plan()));
-    let output = project
-        .tick(&server, &["plan", "--json", "Refactor login"])
-        .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    let first = openai_call("call_1", "read_file", json!({"path": "src/login.rs"}));
+    let second = openai_call("call_2", "submit_plan", login_plan());
+    let (output, _) = scripted(
+        &project,
+        [first, second],
+        &["plan", "--json", "Refactor login"],
+    )
+    .await;
+    assert_success(&output);
     let events: Vec<Value> = stdout(&output)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
@@ -497,11 +442,7 @@ async fn no_model_configured_is_explained() {
         })
         .await;
     assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("it needs a model"),
-        "{}",
-        stderr(&output)
-    );
+    assert_contains(&stderr(&output), "it needs a model");
     assert!(server.requests().is_empty());
 }
 
@@ -522,7 +463,7 @@ async fn ctrl_c_while_planning_leaves_no_draft() {
     assert!(!project.path(".tasks/draft/session.jsonl").exists());
     // Nothing half-written was left for the next command to trip on.
     let output = project.tick(&server, &["status"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -532,40 +473,29 @@ async fn a_missing_plan_file_is_named_as_given() {
     let output = project.tick(&server, &["plan", "--from", "nope.md"]).await;
     assert_eq!(output.status.code(), Some(2));
     let err = stderr(&output);
-    assert!(
-        err.contains("error: there is no plan file `nope.md`"),
-        "{err}"
-    );
-    assert!(err.contains("or `-` to read it from stdin"), "{err}");
+    assert_contains(&err, "error: there is no plan file `nope.md`");
+    assert_contains(&err, "or `-` to read it from stdin");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succeeds() {
     let project = Project::new();
-    let server = FakeModel::start().await;
-    for _ in 0..3 {
-        server.push(openai_text("I think the plan is obvious."));
-    }
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let (_, server) = planned_without_a_call(&project, "I think the plan is obvious.").await;
     let record = project.read(".tasks/draft/last_attempt.yaml");
-    assert!(record.starts_with("at: 2026-11-30T14:29:55Z\ncause: the model stopped without calling `submit_plan`, even after 2 reminders\nhint: "), "{record}");
-    assert!(
-        record.contains("changing the model is the likely fix"),
-        "{record}"
+    assert_starts_with(
+        &record,
+        "at: 2026-11-30T14:29:55Z\ncause: the model stopped without calling `submit_plan`, even after 2 reminders\nhint: ",
     );
+    assert_contains(&record, "changing the model is the likely fix");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
 
     let output = project.tick(&server, &["status"]).await;
     let err = stderr(&output);
-    assert!(
-        err.contains("warning: planning: the last attempt failed at 2026-11-30 14:29 UTC: the model stopped without calling `submit_plan`"),
-        "{err}"
+    assert_contains(
+        &err,
+        "warning: planning: the last attempt failed at 2026-11-30 14:29 UTC: the model stopped without calling `submit_plan`",
     );
-    assert!(
-        err.contains("hint: what was wrong: Your answer has no tool call."),
-        "{err}"
-    );
+    assert_contains(&err, "hint: what was wrong: Your answer has no tool call.");
     let output = project.tick(&server, &["status", "--json"]).await;
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["plan_attempt"]["at"], "2026-11-30T14:29:55Z");
@@ -573,16 +503,16 @@ async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succe
     let output = project.tick(&server, &["check"]).await;
     assert_eq!(output.status.code(), Some(14), "{}", stderr(&output));
     let out = stdout(&output);
-    assert!(
-        out.starts_with("draft: failed attempt: the last attempt failed at 2026-11-30 14:29 UTC"),
-        "{out}"
+    assert_starts_with(
+        &out,
+        "draft: failed attempt: the last attempt failed at 2026-11-30 14:29 UTC",
     );
     assert!(!stderr(&output).contains("all clear"));
 
     // A plan that goes through clears the record.
-    server.push(openai_call("call_1", "submit_plan", login_plan()));
+    server.push(submit_login_plan());
     let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     assert!(!project.path(".tasks/draft/last_attempt.yaml").exists());
     let output = project.tick(&server, &["check"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -594,15 +524,10 @@ async fn a_failed_run_recorded_in_state_yaml_is_shown_by_status_and_check() {
     let server = FakeModel::start().await;
     project.write("plan.md", "# Greet\n\n## Steps\n- [ ] S1 Say hello\n");
     let output = project.tick(&server, &["plan", "--from", "plan.md"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let output = project.tick(&server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let id = std::fs::read_dir(project.path(".tasks"))
-        .unwrap()
-        .filter_map(std::result::Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n.starts_with("2026"))
-        .unwrap();
+    assert_success(&output);
+    let id = project.task_id();
     let state = format!(".tasks/{id}/state.yaml");
     // What the runner's failure path writes (`tasks::state::record_failed_attempt`).
     let text = project.read(&state);
@@ -614,14 +539,11 @@ async fn a_failed_run_recorded_in_state_yaml_is_shown_by_status_and_check() {
     );
     let output = project.tick(&server, &["status"]).await;
     let err = stderr(&output);
-    assert!(
-        err.contains("warning: the last attempt failed at `S1` at 2026-11-30 14:31 UTC: the model stopped without reporting the step"),
-        "{err}"
+    assert_contains(
+        &err,
+        "warning: the last attempt failed at `S1` at 2026-11-30 14:31 UTC: the model stopped without reporting the step",
     );
-    assert!(
-        err.contains("hint: changing the model is the likely fix"),
-        "{err}"
-    );
+    assert_contains(&err, "hint: changing the model is the likely fix");
     let output = project.tick(&server, &["check", "--json"]).await;
     assert_eq!(output.status.code(), Some(14));
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -638,20 +560,20 @@ async fn the_prose_of_a_hand_written_plan_becomes_its_summary_and_reaches_the_ex
         "# Greet\n\nGreet people from the command line, in **French** too.\n\n## Steps\n- [ ] S1 Say hello\n  - files: hello.txt\n",
     );
     let output = project.tick(&server, &["plan", "--from", "plan.md"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let draft = project.read(".tasks/draft/PLAN.md");
-    assert!(
-        draft.contains("# Greet\n\n## Summary\n\nGreet people from the command line, in **French** too.\n\n## Steps\n"),
-        "{draft}"
+    assert_contains(
+        &draft,
+        "# Greet\n\n## Summary\n\nGreet people from the command line, in **French** too.\n\n## Steps\n",
     );
     let output = project.tick(&server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let output = project.tick(&server, &["run", "--dry-run"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     let pack = stdout(&output);
-    assert!(
-        pack.contains("## Summary\nGreet people from the command line, in **French** too."),
-        "{pack}"
+    assert_contains(
+        &pack,
+        "## Summary\nGreet people from the command line, in **French** too.",
     );
     assert!(server.requests().is_empty());
 }

@@ -10,15 +10,16 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
-use crate::common::project::Project;
+use crate::common::project::{Project, assert_success, scripted, stderr};
 use crate::common::scripts::{login_plan, openai_call, openai_calls};
+use crate::common::text::{assert_contains, assert_starts_with};
 
 const SECRET: &str = "sk-test-secret-canary-7d1f";
 const NO_ALLOW_LIST: &str = "TICK_TEST_RUN_COMMAND_WITHOUT_ALLOW_LIST";
@@ -27,10 +28,6 @@ const NO_ALLOW_LIST: &str = "TICK_TEST_RUN_COMMAND_WITHOUT_ALLOW_LIST";
 /// `TICK_TEST_NO_SANDBOX=1` says it cannot (then tick is not offered `run_command`).
 fn sandbox_here() -> bool {
     std::env::var("TICK_TEST_NO_SANDBOX").map_or(true, |v| v != "1")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// Every entry below `root` (not following symlinks) with its kind, mode and content; files
@@ -75,27 +72,7 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
 
 /// The tool results an OpenAI-style request carries, by call id.
 fn tool_results(request: &RecordedRequest) -> BTreeMap<String, String> {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["tool_call_id"].as_str().unwrap().to_owned(),
-                m["content"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
-}
-
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-        .collect()
+    request.tool_results().into_iter().collect()
 }
 
 /// Where cargo and rustup keep their toolchains, for the commands that need cargo: the tests
@@ -343,11 +320,11 @@ async fn hostile_run(allow_list: bool) {
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 3, "{}", stderr(&output));
-    assert!(tool_names(&requests[1]).contains(&"run_command".to_owned()));
+    assert!(requests[1].tool_names().contains(&"run_command".to_owned()));
     let results = tool_results(&requests[2]);
     for (i, argv) in cases.iter().enumerate() {
         let result = &results[&format!("call_{}", i + 1)];
@@ -516,7 +493,7 @@ async fn ordinary_commands_show_what_a_person_would_see() {
             cmd.envs(rust_homes());
         })
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -551,10 +528,7 @@ async fn ordinary_commands_show_what_a_person_would_see() {
     assert_eq!(exits.len(), cases.len());
     assert!(exits.iter().all(|code| **code == 0), "{exits:?}");
     let transcript = project.read(".tasks/draft/session.jsonl");
-    assert!(
-        transcript.contains(r#""argv":["git","log","-5","--stat"]"#),
-        "{transcript}"
-    );
+    assert_contains(&transcript, r#""argv":["git","log","-5","--stat"]"#);
     assert!(transcript.contains("exit code 0, "));
 }
 
@@ -564,8 +538,7 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
         return;
     }
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_calls(&[
+    let first = openai_calls(&[
         ("call_1", "run_command", json!({"argv": ["ls", "missing"]})),
         ("call_2", "run_command", json!({"argv": ["git", "push"]})),
         (
@@ -573,12 +546,15 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
             "run_command",
             json!({"argv": ["ls", "-1"], "cwd": "src", "timeout_s": 5}),
         ),
-    ]));
-    server.push(openai_call("call_plan", "submit_plan", login_plan()));
-    let output = project
-        .tick(&server, &["plan", "--json", "Refactor login"])
-        .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    ]);
+    let second = openai_call("call_plan", "submit_plan", login_plan());
+    let (output, server) = scripted(
+        &project,
+        [first, second],
+        &["plan", "--json", "Refactor login"],
+    )
+    .await;
+    assert_success(&output);
     let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
@@ -593,21 +569,12 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
     assert!(results[1].get("exit_code").is_none(), "{}", results[1]);
     let request = &server.requests()[1];
     let results = tool_results(request);
-    assert!(
-        results["call_1"].contains("exit code 2, "),
-        "{}",
-        results["call_1"]
-    );
+    assert_contains(&results["call_1"], "exit code 2, ");
     // `cwd` holds inside the sandbox too.
-    assert!(
-        results["call_3"].starts_with("login.rs\nmain.rs\nexit code 0, "),
-        "{}",
-        results["call_3"]
-    );
-    assert!(
-        results["call_2"].starts_with("`git push` is not allowed: run_command only reads"),
-        "{}",
-        results["call_2"]
+    assert_starts_with(&results["call_3"], "login.rs\nmain.rs\nexit code 0, ");
+    assert_starts_with(
+        &results["call_2"],
+        "`git push` is not allowed: run_command only reads",
     );
 }
 
@@ -621,8 +588,7 @@ async fn the_configuration_extends_the_table() {
         ".tasks/config.yaml",
         "run_command:\n  allow:\n    - {program: date, reject: [--set, -s]}\n",
     );
-    let server = FakeModel::start().await;
-    server.push(openai_calls(&[
+    let first = openai_calls(&[
         (
             "call_1",
             "run_command",
@@ -633,10 +599,10 @@ async fn the_configuration_extends_the_table() {
             "run_command",
             json!({"argv": ["date", "--se=2000-01-01"]}),
         ),
-    ]));
-    server.push(openai_call("call_plan", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    ]);
+    let second = openai_call("call_plan", "submit_plan", login_plan());
+    let (output, server) = scripted(&project, [first, second], &["plan", "Refactor login"]).await;
+    assert_success(&output);
     let requests = server.requests();
     let description = requests[0].body["tools"]
         .as_array()
@@ -645,20 +611,12 @@ async fn the_configuration_extends_the_table() {
         .find(|t| t["function"]["name"] == "run_command")
         .map(|t| t["function"]["description"].as_str().unwrap().to_owned())
         .unwrap();
-    assert!(
-        description.contains("cargo (metadata, tree), date."),
-        "{description}"
-    );
+    assert_contains(&description, "cargo (metadata, tree), date.");
     let results = tool_results(&requests[1]);
-    assert!(
-        results["call_1"].starts_with("1970\nexit code 0, "),
-        "{}",
-        results["call_1"]
-    );
-    assert!(
-        results["call_2"].starts_with("`--se=2000-01-01` (read as `--set`) is refused for `date`"),
-        "{}",
-        results["call_2"]
+    assert_starts_with(&results["call_1"], "1970\nexit code 0, ");
+    assert_starts_with(
+        &results["call_2"],
+        "`--se=2000-01-01` (read as `--set`) is refused for `date`",
     );
 }
 
@@ -696,13 +654,17 @@ async fn without_the_sandbox_the_planner_is_not_offered_run_command() {
         let output = tokio::task::spawn_blocking(move || wrapped.output().unwrap())
             .await
             .unwrap();
-        assert!(output.status.success(), "{}", stderr(&output));
+        assert_success(&output);
         let requests = server.requests();
-        assert!(!tool_names(&requests[asked]).contains(&"run_command".to_owned()));
-        let result = &tool_results(&requests[asked + 1])["call_1"];
         assert!(
-            result.starts_with("`run_command` is not available in this planning run"),
-            "{result}"
+            !requests[asked]
+                .tool_names()
+                .contains(&"run_command".to_owned())
+        );
+        let result = &tool_results(&requests[asked + 1])["call_1"];
+        assert_starts_with(
+            result,
+            "`run_command` is not available in this planning run",
         );
         assert!(project.path("src/main.rs").exists());
         let err = stderr(&output);
@@ -725,11 +687,10 @@ async fn plan_mode_offers_run_command_under_the_sandbox() {
         return;
     }
     let project = Project::new();
-    let server = FakeModel::start().await;
-    server.push(openai_call("call_plan", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let names = tool_names(&server.requests()[0]);
+    let first = openai_call("call_plan", "submit_plan", login_plan());
+    let (output, server) = scripted(&project, [first], &["plan", "Refactor login"]).await;
+    assert_success(&output);
+    let names = server.requests()[0].tool_names();
     assert_eq!(
         names,
         [

@@ -7,7 +7,6 @@
 //! explicitly to skip them.
 
 use std::path::Path;
-use std::process::Output;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -15,8 +14,9 @@ use tick::sandbox::{self, Kind};
 use tick::tasks::state::State;
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
-use crate::common::project::Project;
+use crate::common::project::{Project, stderr};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls};
+use crate::common::text::{assert_contains, assert_starts_with};
 
 const PLAN: &str = "# Sandboxed
 
@@ -51,26 +51,9 @@ fn sandbox_required() -> bool {
     true
 }
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 async fn approved(server: &FakeModel) -> (Project, String) {
     let project = Project::new();
-    project.write("plan.md", PLAN);
-    let output = project.tick(server, &["plan", "--from", "plan.md"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let output = project.tick(server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    std::fs::remove_file(project.path("plan.md")).unwrap();
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "-m", "approve"]);
-    let id = std::fs::read_dir(project.path(".tasks"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n.starts_with("2026"))
-        .unwrap();
+    let id = project.approve_plan(server, PLAN).await;
     (project, id)
 }
 
@@ -101,21 +84,10 @@ fn push_block(server: &FakeModel) {
 
 /// The tool results the model got, by call id, from the last request that has them.
 fn tool_results(requests: &[RecordedRequest]) -> std::collections::BTreeMap<String, String> {
-    let mut results = std::collections::BTreeMap::new();
-    for request in requests {
-        for message in request.body["messages"].as_array().into_iter().flatten() {
-            if message["role"] == "tool" {
-                results.insert(
-                    message["tool_call_id"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned(),
-                    message["content"].as_str().unwrap_or_default().to_owned(),
-                );
-            }
-        }
-    }
-    results
+    requests
+        .iter()
+        .flat_map(RecordedRequest::tool_results)
+        .collect()
 }
 
 fn state(project: &Project, id: &str) -> State {
@@ -218,18 +190,10 @@ async fn commands_cannot_read_ticks_environment() {
         );
     }
     // The commands ran, and found nothing.
-    assert!(
-        results["parent"].contains("parent-read-1"),
-        "{}",
-        results["parent"]
-    );
-    assert!(results["all"].starts_with("0\n"), "{}", results["all"]);
-    assert!(results["all"].contains("by-number-1"), "{}", results["all"]);
-    assert!(
-        results["env"].starts_with("0\nenv-read"),
-        "{}",
-        results["env"]
-    );
+    assert_contains(&results["parent"], "parent-read-1");
+    assert_starts_with(&results["all"], "0\n");
+    assert_contains(&results["all"], "by-number-1");
+    assert_starts_with(&results["env"], "0\nenv-read");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -269,7 +233,7 @@ async fn commands_cannot_change_git_or_tasks() {
     assert!(!project.path(".tasks/new-file").exists());
     assert!(!project.path(".tasks-old").exists());
     let todo_after = project.read(&format!(".tasks/{id}/TODO.md"));
-    assert!(todo_after.contains("- [ ] S2 Never done"), "{todo_after}");
+    assert_contains(&todo_after, "- [ ] S2 Never done");
     assert_eq!(
         todo_after.replace("- [!] S1", "- [ ] S1").lines().next(),
         todo.lines().next()
@@ -284,12 +248,8 @@ async fn commands_cannot_change_git_or_tasks() {
             "{call} succeeded: {text}"
         );
     }
-    assert!(
-        results["hook"].contains("Read-only file system"),
-        "{}",
-        results["hook"]
-    );
-    assert!(results["ok"].contains("exit code 0"), "{}", results["ok"]);
+    assert_contains(&results["hook"], "Read-only file system");
+    assert_contains(&results["ok"], "exit code 0");
     assert_eq!(project.read("made.txt"), "fine\n");
 }
 
@@ -351,18 +311,7 @@ async fn no_process_outlives_its_command() {
         &format!("verify: `setsid sleep 1000.{marker}9 & setsid -f sleep 1000.{marker}8; true`"),
     );
     let project = Project::new();
-    project.write("plan.md", &plan);
-    assert!(
-        project
-            .tick(&server, &["plan", "--from", "plan.md"])
-            .await
-            .status
-            .success()
-    );
-    assert!(project.tick(&server, &["approve"]).await.status.success());
-    std::fs::remove_file(project.path("plan.md")).unwrap();
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "-m", "approve"]);
+    project.approve_plan(&server, &plan).await;
 
     let escapes = [
         format!("setsid sleep 1000.{marker}1 &"),
@@ -440,21 +389,12 @@ async fn no_process_outlives_its_command() {
     assert!(!results["s2"].contains("note:"), "{}", results["s2"]);
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     // The verify command with its own escapes passed, and left nothing either.
-    let recorded = state(&project, &project_task(&project));
+    let recorded = state(&project, &project.task_id());
     assert!(
         recorded.steps[&"S1".parse().unwrap()].verified(),
         "{}",
         stderr(&output)
     );
-}
-
-fn project_task(project: &Project) -> String {
-    std::fs::read_dir(project.path(".tasks"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n.starts_with("2026"))
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -477,11 +417,7 @@ async fn a_timed_out_command_takes_its_escapees_with_it() {
     assert!(left.is_empty(), "{left:?}");
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     let results = tool_results(&server.requests());
-    assert!(
-        results["slow"].contains("killed after 1 s (timeout)"),
-        "{}",
-        results["slow"]
-    );
+    assert_contains(&results["slow"], "killed after 1 s (timeout)");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -492,14 +428,14 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
     push_block(&server);
     let output = project.tick(&server, &["run", "--no-sandbox"]).await;
     let err = stderr(&output);
-    assert!(err.contains("without the sandbox"), "{err}");
+    assert_contains(&err, "without the sandbox");
     // Without the sandbox nothing stopped the write: the opt-out is real. The second guard
     // saw it, though: the step is not ticked and the run stops naming the file.
     assert!(project.path(".tasks/written-unsandboxed").exists());
     assert_eq!(output.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("something other than tick changed `.tasks/written-unsandboxed` added"),
-        "{err}"
+    assert_contains(
+        &err,
+        "something other than tick changed `.tasks/written-unsandboxed` added",
     );
     assert!(
         !project
@@ -521,11 +457,7 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
     project.write(".tasks/config.yaml", "sandbox: off\n");
     let output = project.tick(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("cannot turn the sandbox off"),
-        "{}",
-        stderr(&output)
-    );
+    assert_contains(&stderr(&output), "cannot turn the sandbox off");
     assert!(state(&project, &id).unsandboxed_run.is_none());
     std::fs::remove_file(project.path(".tasks/config.yaml")).unwrap();
 
@@ -539,11 +471,7 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
         })
         .await;
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("without the sandbox"),
-        "{}",
-        stderr(&output)
-    );
+    assert_contains(&stderr(&output), "without the sandbox");
     assert!(state(&project, &id).unsandboxed_run.is_some());
 }
 
@@ -607,7 +535,7 @@ async fn an_unavailable_sandbox_stops_the_run_before_anything() {
         let err = stderr(&output);
         assert_eq!(output.status.code(), Some(2), "{setup}: {err}");
         assert!(err.contains(feature), "{setup}: {err}");
-        assert!(err.contains("nothing was run"), "{err}");
+        assert_contains(&err, "nothing was run");
         assert!(
             err.contains("--no-sandbox") && err.contains("sandbox: off"),
             "{err}"
@@ -626,11 +554,7 @@ async fn an_unavailable_sandbox_stops_the_run_before_anything() {
             "{setup}: {}",
             stderr(&output)
         );
-        assert!(
-            stderr(&output).contains("without the sandbox"),
-            "{}",
-            stderr(&output)
-        );
+        assert_contains(&stderr(&output), "without the sandbox");
     }
 }
 
@@ -645,6 +569,7 @@ mod policy {
     use tick::sandbox::Policy;
 
     use super::sandbox_required;
+    use crate::common::text::assert_contains;
     use crate::common::workspace::git;
 
     const TICK: &str = env!("CARGO_BIN_EXE_tick");
@@ -702,10 +627,10 @@ mod policy {
             ),
         );
         let out = text(&output);
-        assert!(out.contains("can-read\ndevnull-ok\n"), "{out}");
+        assert_contains(&out, "can-read\ndevnull-ok\n");
         assert_eq!(out.matches("Permission denied").count(), 4, "{out}");
         assert!(!out.contains("connected"), "{out}");
-        assert!(out.contains("end"), "{out}");
+        assert_contains(&out, "end");
         assert!(!ws.path().join("new.txt").exists());
         assert!(!connected(&listener));
     }
@@ -723,7 +648,7 @@ mod policy {
              (exec 3<>/dev/tcp/127.0.0.1/{port}) && echo connected; true"
         );
         let out = text(&run(&Policy::build(ws.path()), &script));
-        assert!(out.contains("wrote\nconnected"), "{out}");
+        assert_contains(&out, "wrote\nconnected");
         assert!(connected(&listener));
         assert_eq!(
             std::fs::read_to_string(ws.path().join("sub/c")).unwrap(),
@@ -755,7 +680,7 @@ mod policy {
                 outside.path().display()
             ),
         ));
-        assert!(out.contains("cache-ok"), "{out}");
+        assert_contains(&out, "cache-ok");
         assert!(cache.join("entry").exists());
         assert!(!outside.path().join("other").exists(), "{out}");
     }
@@ -871,7 +796,7 @@ mod policy {
                 main.path().join(".git").display()
             ),
         ));
-        assert!(out.contains("ok"), "{out}");
+        assert_contains(&out, "ok");
         assert_eq!(out.matches("Read-only file system").count(), 3, "{out}");
     }
 }
@@ -892,18 +817,7 @@ async fn cargo_builds_and_tests_as_a_verify_command() {
         "verify: `cargo build --offline --quiet && cargo test --offline --quiet`",
     );
     let project = Project::new();
-    project.write("plan.md", &plan);
-    assert!(
-        project
-            .tick(&server, &["plan", "--from", "plan.md"])
-            .await
-            .status
-            .success()
-    );
-    assert!(project.tick(&server, &["approve"]).await.status.success());
-    std::fs::remove_file(project.path("plan.md")).unwrap();
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "-m", "approve"]);
+    project.approve_plan(&server, &plan).await;
     server.push(openai_call(
         "done",
         "update_step",
@@ -922,7 +836,7 @@ async fn cargo_builds_and_tests_as_a_verify_command() {
         .await;
     // Cargo.lock is new and outside S1's `files`: the run pauses after the verified step.
     assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
-    let recorded = state(&project, &project_task(&project));
+    let recorded = state(&project, &project.task_id());
     let s1 = &recorded.steps[&"S1".parse().unwrap()];
     assert!(s1.verified(), "{}\n{:?}", stderr(&output), s1.evidence);
     assert!(project.path("target/debug/app").exists());

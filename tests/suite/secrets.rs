@@ -4,13 +4,13 @@
 //! workspace, `.tasks/` and `.git/` included, holds any of them.
 
 use std::path::Path;
-use std::process::Output;
 
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::project::Project;
+use crate::common::project::{Project, assert_success, stderr};
 use crate::common::scripts::{openai_call, openai_calls};
+use crate::common::text::assert_contains;
 
 /// Made up, shaped as in the wild. The context a secret needs to be recognised (a key name,
 /// a URL) is in [`contexts`].
@@ -76,10 +76,6 @@ fn contexts() -> String {
     text
 }
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 /// Every file under `dir`, recursively, with its bytes.
 fn every_file(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
@@ -124,15 +120,15 @@ async fn no_secret_reaches_any_file_tick_writes() {
     let output = project
         .tick_with(&server, &["plan", "Rotate the leaked keys"], with_key)
         .await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
     // The planning conversation, kept for `--revise` until approval.
     let session = project.read(".tasks/draft/session.jsonl");
-    assert!(session.contains("[REDACTED]"), "{session}");
+    assert_contains(&session, "[REDACTED]");
     for (name, secret) in SECRETS {
         assert!(!session.contains(secret), "{name} in the session");
     }
     let output = project.tick_with(&server, &["approve"], with_key).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_success(&output);
 
     // The run: a command prints every secret (from base64, so the command itself holds
     // none), the model claims done with the secrets as evidence, then blocks S2 quoting them.
@@ -214,12 +210,9 @@ async fn no_secret_reaches_any_file_tick_writes() {
         "{id}"
     );
     let todo = project.read(&format!(".tasks/{id}/TODO.md"));
-    assert!(
-        todo.contains("blocked: need new keys for [REDACTED]"),
-        "{todo}"
-    );
+    assert_contains(&todo, "blocked: need new keys for [REDACTED]");
     let state = project.read(&format!(".tasks/{id}/state.yaml"));
-    assert!(state.contains("[REDACTED]"), "{state}");
+    assert_contains(&state, "[REDACTED]");
     let plan = project.read(&format!(".tasks/{id}/PLAN.md"));
     assert!(plan.matches("[REDACTED]").count() >= 28, "{plan}");
     let transcripts: Vec<_> = files
