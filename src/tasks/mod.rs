@@ -249,6 +249,10 @@ impl Store {
     ) -> Result<lock::Lock> {
         let lock = lock::acquire(&task.dir, &self.rel(&task.dir), holder, wait)?;
         clean_up(&task.dir)?;
+        // `.current` is written under a task's lock (by whichever task was acted on), so a
+        // killed writer's temp file of it is cleaned here too. Another task's command writing
+        // it at this very moment may lose that one advisory write; nothing else depends on it.
+        fsx::remove_stray_temps(&self.dir, &[CURRENT_FILE], Duration::ZERO)?;
         self.recover(task)?;
         Ok(lock)
     }

@@ -175,9 +175,13 @@ pub fn needs_cleanup(dir: &Path) -> bool {
             })
         })
     };
+    // `.tasks/.current` is written under a task's lock: its temp files are this task's to
+    // clean as well.
+    let store_dir = dir.parent().unwrap_or(dir);
     runs.join(TX_FILE).exists()
         || has_temp(dir, &super::WRITTEN_FILES)
         || has_temp(&runs, &[TX_FILE])
+        || has_temp(store_dir, &[super::CURRENT_FILE])
 }
 
 /// The new contents a pending record holds for a task, for a reader that does not hold the
