@@ -172,9 +172,10 @@ impl Model<'_> {
             // Small models copy the example a reminder shows them: that is not their work.
             (
                 format!(
-                    "These are the example arguments from tick's reminder, not yours: nothing \
-                     was done. Call `{}` with arguments for this task, from what you found in \
-                     the repository.",
+                    "These arguments are (or keep the placeholder texts of) the example from \
+                     tick's reminder, not yours: nothing was done. Call `{}` with a title, \
+                     summary and steps of your own for this task, from what you found in the \
+                     repository.",
                     call.name
                 ),
                 true,
@@ -533,13 +534,38 @@ fn looks_like_arguments(
         && object.keys().all(|k| properties.contains_key(k))
 }
 
-/// Whether `arguments` are exactly the example reminders show for `tool` (for the tools whose
-/// example could pass for real work).
+/// Whether `arguments` are the example reminders show for `tool` (for the tools whose example
+/// could pass for real work). A plan that keeps any of the example's placeholder texts (its
+/// title, summary or a step title) is the example with changes, not a plan: small models copy
+/// it and edit a field or two.
 fn is_the_example(tool: &str, arguments: &serde_json::Value) -> bool {
-    matches!(
-        Tool::from_name(tool),
-        Some(Tool::SubmitPlan | Tool::UpdateStep)
-    ) && example_arguments(tool).as_ref() == Some(arguments)
+    let Some(example) = example_arguments(tool) else {
+        return false;
+    };
+    let text = |value: &serde_json::Value, key: &str| {
+        value
+            .get(key)
+            .and_then(|v| v.as_str())
+            .map(str::trim)
+            .map(str::to_owned)
+    };
+    match Tool::from_name(tool) {
+        Some(Tool::SubmitPlan) => {
+            let same = |key: &str| {
+                text(arguments, key).is_some() && text(arguments, key) == text(&example, key)
+            };
+            let example_step = text(&example["steps"][0], "title");
+            let copied_step = arguments
+                .get("steps")
+                .and_then(|s| s.as_array())
+                .into_iter()
+                .flatten()
+                .any(|step| text(step, "title") == example_step);
+            same("title") || same("summary") || copied_step
+        }
+        Some(Tool::UpdateStep) => &example == arguments,
+        _ => false,
+    }
 }
 
 /// The smallest arguments each tool accepts, for examples in reminders.

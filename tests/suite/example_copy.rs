@@ -41,10 +41,44 @@ async fn the_reminders_example_submitted_as_is_is_refused() {
         .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
         .unwrap_or_default();
     assert!(
-        refused.contains("example arguments from tick's reminder"),
+        refused.contains("the example from tick's reminder"),
         "{refused}"
     );
     let draft = project.read(".tasks/draft/PLAN.md");
     assert!(draft.contains("Add a greeting"), "{draft}");
+    assert!(!draft.contains("Short title"), "{draft}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_with_a_field_changed_is_still_the_example() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(openai_call(
+        "copy",
+        "submit_plan",
+        json!({
+            "title": "Short title",
+            "summary": "Add the flag.",
+            "steps": [
+                {"title": "Parse the flag", "files": ["src/main.rs"]},
+                {"title": "Print it", "files": ["src/main.rs"]}
+            ]
+        }),
+    ));
+    server.push(openai_call(
+        "real",
+        "submit_plan",
+        json!({
+            "title": "Add a --version flag",
+            "summary": "Parse and print it.",
+            "steps": [{"title": "Parse the flag", "files": ["src/main.rs"]}]
+        }),
+    ));
+    let output = project
+        .tick(&server, &["plan", "Add a --version flag"])
+        .await;
+    assert!(output.status.success());
+    let draft = project.read(".tasks/draft/PLAN.md");
+    assert!(draft.contains("Add a --version flag"), "{draft}");
     assert!(!draft.contains("Short title"), "{draft}");
 }
