@@ -286,9 +286,9 @@ pub fn parse(src: &str) -> Result<Checklist, ParseError> {
 /// The whole text is still parsed, so code blocks and quotes around the region are understood.
 pub fn parse_region(src: &str, region: Range<usize>) -> Result<Checklist, ParseError> {
     let lines = LineIndex::new(src);
-    let items = collect_items(src);
+    let (items, heading) = collect_items(src);
     let mut checklist = Checklist {
-        heading: first_heading(src),
+        heading,
         steps: Vec::new(),
     };
     // Which step (index into checklist.steps, then sub-step index) each item became.
@@ -393,13 +393,17 @@ fn bom_len(src: &str) -> usize {
     if src.starts_with('\u{feff}') { 3 } else { 0 }
 }
 
-fn collect_items(src: &str) -> Vec<Item> {
+/// The list items, and the first level-1 heading (what [`first_heading`] would say, found in
+/// the same parse: building pulldown-cmark's block tree is most of a parse's cost).
+fn collect_items(src: &str) -> (Vec<Item>, Option<String>) {
     let mut items: Vec<Item> = Vec::new();
     let mut states: Vec<HeadState> = Vec::new();
     let mut stack: Vec<usize> = Vec::new();
     let mut quote_depth = 0usize;
+    let mut heading = HeadingScan::default();
     let skip = bom_len(src);
     for (event, range) in Parser::new_ext(&src[skip..], parser_options()).into_offset_iter() {
+        heading.feed(&event);
         let range = range.start + skip..range.end + skip;
         match &event {
             Event::Start(Tag::Item) => {
@@ -452,7 +456,37 @@ fn collect_items(src: &str) -> Vec<Item> {
             _ => {}
         }
     }
-    items
+    (items, heading.found)
+}
+
+/// Finds the first level-1 heading in a stream of events, as [`first_heading`] does.
+#[derive(Default)]
+struct HeadingScan {
+    /// The heading's text so far, while inside the first level-1 heading.
+    open: Option<String>,
+    found: Option<String>,
+}
+
+impl HeadingScan {
+    fn feed(&mut self, event: &Event<'_>) {
+        if self.found.is_some() {
+            return;
+        }
+        match (event, &mut self.open) {
+            (
+                Event::Start(Tag::Heading {
+                    level: pulldown_cmark::HeadingLevel::H1,
+                    ..
+                }),
+                open,
+            ) => *open = Some(String::new()),
+            (Event::End(TagEnd::Heading(_)), Some(text)) => {
+                self.found = Some(collapse_whitespace(text));
+            }
+            (Event::Text(t) | Event::Code(t), Some(text)) => text.push_str(t),
+            _ => {}
+        }
+    }
 }
 
 fn close_head(state: &mut HeadState) {
@@ -830,26 +864,37 @@ fn split_list(value: &str) -> Vec<String> {
 }
 
 fn collapse_whitespace(text: &str) -> String {
+    // Most texts are collapsed already (words with one space between, once the ends are
+    // trimmed, as splitting would): copy them as they are.
+    let text = text.trim();
+    let mut after_space = true;
+    let mut already = true;
+    for c in text.chars() {
+        if c == ' ' && !after_space {
+            after_space = true;
+        } else if c.is_whitespace() {
+            already = false;
+            break;
+        } else {
+            after_space = false;
+        }
+    }
+    // Trimmed, the text neither starts nor ends with a space.
+    if already {
+        return text.to_owned();
+    }
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 pub fn first_heading(src: &str) -> Option<String> {
-    let mut in_h1 = false;
-    let mut text = String::new();
+    let mut heading = HeadingScan::default();
     for event in Parser::new_ext(&src[bom_len(src)..], parser_options()) {
-        match event {
-            Event::Start(Tag::Heading {
-                level: pulldown_cmark::HeadingLevel::H1,
-                ..
-            }) => in_h1 = true,
-            Event::End(TagEnd::Heading(_)) if in_h1 => {
-                return Some(collapse_whitespace(&text));
-            }
-            Event::Text(t) | Event::Code(t) if in_h1 => text.push_str(&t),
-            _ => {}
+        heading.feed(&event);
+        if heading.found.is_some() {
+            break;
         }
     }
-    None
+    heading.found
 }
 
 fn check_ids(src: &str, lines: &LineIndex, checklist: &Checklist) -> Result<(), ParseError> {
