@@ -754,7 +754,7 @@ fn add_detail(
     let text = &src[head.clone()];
     let line_end = lines.next_line_start(src, head.end);
     step.span.insert_at = step.span.insert_at.max(line_end);
-    step.span.detail_prefix = detail_prefix_of(src, lines, item);
+    set_detail_prefix(&mut step.span.detail_prefix, src, lines, item);
     step.span.prefix_from_child = true;
     let Some((key, _)) = text.split_once(':') else {
         step.notes.push(collapse_whitespace(text));
@@ -841,6 +841,23 @@ fn key_len(text: &str) -> usize {
 fn bullet_of(src: &str, item: &Item) -> usize {
     let rest = &src[item.range.start..];
     item.range.start + (rest.len() - rest.trim_start().len())
+}
+
+/// Sets `prefix` to [`detail_prefix_of`] `item`, without building a new string when it is that
+/// already (every detail line of a step usually lines up with the one before).
+fn set_detail_prefix(prefix: &mut String, src: &str, lines: &LineIndex, item: &Item) {
+    let item_start = bullet_of(src, item);
+    let indent = &src[lines.line_start(item_start)..item_start];
+    let bullet = match src.as_bytes().get(item_start) {
+        Some(b @ (b'-' | b'*' | b'+')) => *b,
+        _ => b'-',
+    };
+    let same = prefix.len() == indent.len() + 2
+        && prefix.starts_with(indent)
+        && prefix.as_bytes()[indent.len()..] == [bullet, b' '];
+    if !same {
+        *prefix = detail_prefix_of(src, lines, item);
+    }
 }
 
 /// The indentation and bullet of an existing nested item, so new lines line up with it.
