@@ -88,13 +88,14 @@ tick_boxes "$BIG"/.tasks/2026*/TODO.md $((STEPS * 7 / 10))
     { echo "error: the generated tasks are not mostly completed" >&2; exit 1; }
 
 # median_ms LABEL COMMAND [PREPARE]: the median wall time of COMMAND (run by bash in its
-# workspace), with PREPARE (not timed) run before each run.
+# workspace), with PREPARE (not timed) run before each run, then the mean CPU time (user +
+# system; `-` without hyperfine). On a shared machine the CPU time is the steadier number.
 if [[ -z "${NO_HYPERFINE:-}" ]] && command -v hyperfine >/dev/null; then
     TIMER="hyperfine $(hyperfine --version | cut -d' ' -f2)"
     median_ms() {
         hyperfine --style none --warmup 3 --runs "$RUNS" --export-csv "$WORK/t.csv" \
             --prepare "${3:-true}" --shell bash "$2" >/dev/null 2>&1
-        awk -F, 'NR == 2 { printf "%.2f", $4 * 1000 }' "$WORK/t.csv"
+        awk -F, 'NR == 2 { printf "%.2f %.2f\n", $4 * 1000, ($5 + $6) * 1000 }' "$WORK/t.csv"
     }
 else
     TIMER="bash loop (hyperfine not installed)"
@@ -109,15 +110,15 @@ else
             times+=($(((t1 - t0) / 1000)))
         done
         printf '%s\n' "${times[@]}" | sort -n |
-            awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.2f", m / 1000 }'
+            awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.2f -\n", m / 1000 }'
     }
 fi
 
 row() { # case, label, command, cat median, [prepare]; sets LAST_MS
-    local ms
-    ms=$(median_ms "$2" "$3" "${5:-true}")
+    local ms cpu
+    read -r ms cpu < <(median_ms "$2" "$3" "${5:-true}")
     LAST_MS=$ms
-    printf '| %s | %s | %s | %s |\n' "$1" "$2" "$ms" "$(awk -v a="$ms" -v b="$4" 'BEGIN { printf "%.1fx", a / b }')"
+    printf '| %s | %s | %s | %s | %s |\n' "$1" "$2" "$ms" "$(awk -v a="$ms" -v b="$4" 'BEGIN { printf "%.1fx", a / b }')" "$cpu"
 }
 
 bytes() { cat "$@" | wc -c | awk '{ printf "%.1f MB", $1 / 1e6 }'; }
@@ -125,27 +126,27 @@ bytes() { cat "$@" | wc -c | awk '{ printf "%.1f MB", $1 / 1e6 }'; }
 echo "timing ($RUNS runs each)..." >&2
 many_files="$MANY/.tasks/2026*/PLAN.md $MANY/.tasks/2026*/TODO.md $MANY/.tasks/2026*/state.yaml"
 big_files="$BIG/.tasks/2026*/PLAN.md $BIG/.tasks/2026*/TODO.md $BIG/.tasks/2026*/state.yaml"
-cat_many=$(median_ms cat "cat $many_files >/dev/null")
-cat_big=$(median_ms cat "cat $big_files >/dev/null")
+read -r cat_many cat_many_cpu < <(median_ms cat "cat $many_files >/dev/null")
+read -r cat_big cat_big_cpu < <(median_ms cat "cat $big_files >/dev/null")
 
 echo "## tick status / list against cat"
 echo
 echo "- tick: \`$("$TICK" --version)\`, release build"
 echo "- machine: $(nproc) cores, $(uname -sm), $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo 'cpu unknown')"
-echo "- timer: $TIMER, $RUNS runs after 3 warm-ups, medians in milliseconds (each run includes starting a bash)"
+echo "- timer: $TIMER, $RUNS runs after 3 warm-ups, medians in milliseconds (each run includes starting a bash); CPU ms: mean user + system time"
 # shellcheck disable=SC2086
 echo "- (a) $TASKS task folders of 8 steps each, ~90% completed: $(bytes $many_files) in $((TASKS * 3)) files"
 # shellcheck disable=SC2086
 echo "- (b) one task of $STEPS steps, 70% done: $(bytes $big_files) in 3 files"
 echo
-echo "| case | command | median ms | vs cat |"
-echo "|---|---|---:|---:|"
-printf '| (a) %s tasks | `cat` PLAN.md, TODO.md, state.yaml of every task | %s | 1.0x |\n' "$TASKS" "$cat_many"
+echo "| case | command | median ms | vs cat | CPU ms |"
+echo "|---|---|---:|---:|---:|"
+printf '| (a) %s tasks | `cat` PLAN.md, TODO.md, state.yaml of every task | %s | 1.0x | %s |\n' "$TASKS" "$cat_many" "$cat_many_cpu"
 row "(a) $TASKS tasks" '`tick status`' "cd $MANY && $TICK status >/dev/null 2>&1" "$cat_many"
 row "(a) $TASKS tasks" '`tick status --json`' "cd $MANY && $TICK status --json >/dev/null 2>&1" "$cat_many"
 row "(a) $TASKS tasks" '`tick list`' "cd $MANY && $TICK list >/dev/null 2>&1" "$cat_many"
 row "(a) $TASKS tasks" '`tick list --json`' "cd $MANY && $TICK list --json >/dev/null 2>&1" "$cat_many"
-printf '| (b) %s steps | `cat` PLAN.md, TODO.md, state.yaml | %s | 1.0x |\n' "$STEPS" "$cat_big"
+printf '| (b) %s steps | `cat` PLAN.md, TODO.md, state.yaml | %s | 1.0x | %s |\n' "$STEPS" "$cat_big" "$cat_big_cpu"
 row "(b) $STEPS steps" '`tick status`' "cd $BIG && $TICK status >/dev/null 2>&1" "$cat_big"
 status_big=$LAST_MS
 row "(b) $STEPS steps" '`tick status --json`' "cd $BIG && $TICK status --json >/dev/null 2>&1" "$cat_big"

@@ -238,11 +238,17 @@ impl Ui {
         if !text.is_empty() {
             self.data(&text);
         }
+        // The lines `warn` and `hint` would write, in one write: a plan of 10,000 steps can
+        // have thousands of warnings, and stderr is not buffered.
+        let mut lines = String::new();
         for (warning, hint) in warnings {
-            self.warn(&warning);
+            let _ = writeln!(lines, "{} {warning}", style("warning:").yellow().bold());
             if let Some(hint) = hint {
-                self.hint(&hint);
+                let _ = writeln!(lines, "{} {hint}", style("hint:").cyan());
             }
+        }
+        if !lines.is_empty() {
+            let _ = std::io::stderr().lock().write_all(lines.as_bytes());
         }
     }
 

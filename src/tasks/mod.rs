@@ -93,8 +93,8 @@ impl std::fmt::Debug for ParseCache {
 
 /// A task as parsed from exactly these texts.
 struct Parsed {
-    plan_src: String,
-    todo_src: String,
+    /// The state.yaml text the task was read from (the texts of PLAN.md and TODO.md are the
+    /// task's own `plan_src` and `todo_src`).
     state_src: Option<String>,
     task: Task,
 }
@@ -468,8 +468,8 @@ impl Store {
         if let Ok(cache) = self.parsed.0.lock()
             && let Some(hit) = cache.as_ref().filter(|hit| {
                 hit.task.dir == task.dir
-                    && hit.todo_src == todo_src
-                    && hit.plan_src == plan_src
+                    && hit.task.todo_src == todo_src
+                    && hit.task.plan_src == plan_src
                     && hit.state_src == state_src
             })
         {
@@ -510,8 +510,6 @@ impl Store {
     fn remember(&self, task: &Task, state_src: Option<String>) {
         if let Ok(mut cache) = self.parsed.0.lock() {
             *cache = Some(Parsed {
-                plan_src: task.plan_src.clone(),
-                todo_src: task.todo_src.clone(),
                 state_src,
                 task: task.clone(),
             });

@@ -286,9 +286,9 @@ pub fn parse(src: &str) -> Result<Checklist, ParseError> {
 /// The whole text is still parsed, so code blocks and quotes around the region are understood.
 pub fn parse_region(src: &str, region: Range<usize>) -> Result<Checklist, ParseError> {
     let lines = LineIndex::new(src);
-    let items = collect_items(src);
+    let (items, heading) = collect_items(src);
     let mut checklist = Checklist {
-        heading: first_heading(src),
+        heading,
         steps: Vec::new(),
     };
     // Which step (index into checklist.steps, then sub-step index) each item became.
@@ -393,13 +393,17 @@ fn bom_len(src: &str) -> usize {
     if src.starts_with('\u{feff}') { 3 } else { 0 }
 }
 
-fn collect_items(src: &str) -> Vec<Item> {
+/// The list items, and the first level-1 heading (what [`first_heading`] would say, found in
+/// the same parse: building pulldown-cmark's block tree is most of a parse's cost).
+fn collect_items(src: &str) -> (Vec<Item>, Option<String>) {
     let mut items: Vec<Item> = Vec::new();
     let mut states: Vec<HeadState> = Vec::new();
     let mut stack: Vec<usize> = Vec::new();
     let mut quote_depth = 0usize;
+    let mut heading = HeadingScan::default();
     let skip = bom_len(src);
     for (event, range) in Parser::new_ext(&src[skip..], parser_options()).into_offset_iter() {
+        heading.feed(&event);
         let range = range.start + skip..range.end + skip;
         match &event {
             Event::Start(Tag::Item) => {
@@ -452,7 +456,37 @@ fn collect_items(src: &str) -> Vec<Item> {
             _ => {}
         }
     }
-    items
+    (items, heading.found)
+}
+
+/// Finds the first level-1 heading in a stream of events, as [`first_heading`] does.
+#[derive(Default)]
+struct HeadingScan {
+    /// The heading's text so far, while inside the first level-1 heading.
+    open: Option<String>,
+    found: Option<String>,
+}
+
+impl HeadingScan {
+    fn feed(&mut self, event: &Event<'_>) {
+        if self.found.is_some() {
+            return;
+        }
+        match (event, &mut self.open) {
+            (
+                Event::Start(Tag::Heading {
+                    level: pulldown_cmark::HeadingLevel::H1,
+                    ..
+                }),
+                open,
+            ) => *open = Some(String::new()),
+            (Event::End(TagEnd::Heading(_)), Some(text)) => {
+                self.found = Some(collapse_whitespace(text));
+            }
+            (Event::Text(t) | Event::Code(t), Some(text)) => text.push_str(t),
+            _ => {}
+        }
+    }
 }
 
 fn close_head(state: &mut HeadState) {
@@ -720,7 +754,7 @@ fn add_detail(
     let text = &src[head.clone()];
     let line_end = lines.next_line_start(src, head.end);
     step.span.insert_at = step.span.insert_at.max(line_end);
-    step.span.detail_prefix = detail_prefix_of(src, lines, item);
+    set_detail_prefix(&mut step.span.detail_prefix, src, lines, item);
     step.span.prefix_from_child = true;
     let Some((key, _)) = text.split_once(':') else {
         step.notes.push(collapse_whitespace(text));
@@ -809,6 +843,23 @@ fn bullet_of(src: &str, item: &Item) -> usize {
     item.range.start + (rest.len() - rest.trim_start().len())
 }
 
+/// Sets `prefix` to [`detail_prefix_of`] `item`, without building a new string when it is that
+/// already (every detail line of a step usually lines up with the one before).
+fn set_detail_prefix(prefix: &mut String, src: &str, lines: &LineIndex, item: &Item) {
+    let item_start = bullet_of(src, item);
+    let indent = &src[lines.line_start(item_start)..item_start];
+    let bullet = match src.as_bytes().get(item_start) {
+        Some(b @ (b'-' | b'*' | b'+')) => *b,
+        _ => b'-',
+    };
+    let same = prefix.len() == indent.len() + 2
+        && prefix.starts_with(indent)
+        && prefix.as_bytes()[indent.len()..] == [bullet, b' '];
+    if !same {
+        *prefix = detail_prefix_of(src, lines, item);
+    }
+}
+
 /// The indentation and bullet of an existing nested item, so new lines line up with it.
 fn detail_prefix_of(src: &str, lines: &LineIndex, item: &Item) -> String {
     let item_start = bullet_of(src, item);
@@ -830,26 +881,37 @@ fn split_list(value: &str) -> Vec<String> {
 }
 
 fn collapse_whitespace(text: &str) -> String {
+    // Most texts are collapsed already (words with one space between, once the ends are
+    // trimmed, as splitting would): copy them as they are.
+    let text = text.trim();
+    let mut after_space = true;
+    let mut already = true;
+    for c in text.chars() {
+        if c == ' ' && !after_space {
+            after_space = true;
+        } else if c.is_whitespace() {
+            already = false;
+            break;
+        } else {
+            after_space = false;
+        }
+    }
+    // Trimmed, the text neither starts nor ends with a space.
+    if already {
+        return text.to_owned();
+    }
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 pub fn first_heading(src: &str) -> Option<String> {
-    let mut in_h1 = false;
-    let mut text = String::new();
+    let mut heading = HeadingScan::default();
     for event in Parser::new_ext(&src[bom_len(src)..], parser_options()) {
-        match event {
-            Event::Start(Tag::Heading {
-                level: pulldown_cmark::HeadingLevel::H1,
-                ..
-            }) => in_h1 = true,
-            Event::End(TagEnd::Heading(_)) if in_h1 => {
-                return Some(collapse_whitespace(&text));
-            }
-            Event::Text(t) | Event::Code(t) if in_h1 => text.push_str(&t),
-            _ => {}
+        heading.feed(&event);
+        if heading.found.is_some() {
+            break;
         }
     }
-    None
+    heading.found
 }
 
 fn check_ids(src: &str, lines: &LineIndex, checklist: &Checklist) -> Result<(), ParseError> {

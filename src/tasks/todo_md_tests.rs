@@ -521,6 +521,27 @@ proptest! {
         prop_assert_eq!(back, want);
     }
 
+    /// The heading found during the checklist's parse is the one a parse of its own finds,
+    /// and the one the old two-parse code found.
+    #[test]
+    fn heading_found_in_the_same_parse(doc in doc_strategy(), heading in prop::sample::select(vec![
+        "", "# Title\n", "#  Two  words \n", "> # Quoted\n", "Setext\n===\n", "## Second\n# `code` h1\n",
+    ])) {
+        let doc = format!("{heading}{doc}");
+        let Ok(list) = parse(&doc) else { return Ok(()) };
+        prop_assert_eq!(&list.heading, &first_heading(&doc));
+        prop_assert_eq!(&list.heading, &first_heading_two_parses(&doc));
+    }
+
+    /// The fast path of `collapse_whitespace` says what splitting and joining says.
+    #[test]
+    fn collapse_whitespace_is_split_and_join(parts in prop::collection::vec(prop::sample::select(vec![
+        "a", "日本", " ", "  ", "\t", "\n", "\r\n", "\u{a0}", "\u{3000}", "x_y", "",
+    ]), 0..8)) {
+        let text = parts.concat();
+        prop_assert_eq!(collapse_whitespace(&text), text.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+
     /// Assigning ids inserts only id tokens: removing them gives back the original.
     #[test]
     fn assigning_ids_only_inserts_tokens(doc in doc_strategy()) {
@@ -533,6 +554,27 @@ proptest! {
         prop_assert_eq!(stripped, doc);
         prop_assert!(!parse(&out).unwrap().needs_ids());
     }
+}
+
+/// `first_heading` as it was before the checklist parse found the heading itself: the
+/// reference the property above compares against.
+fn first_heading_two_parses(src: &str) -> Option<String> {
+    let mut in_h1 = false;
+    let mut text = String::new();
+    for event in Parser::new_ext(&src[bom_len(src)..], parser_options()) {
+        match event {
+            Event::Start(Tag::Heading {
+                level: pulldown_cmark::HeadingLevel::H1,
+                ..
+            }) => in_h1 = true,
+            Event::End(TagEnd::Heading(_)) if in_h1 => {
+                return Some(text.split_whitespace().collect::<Vec<_>>().join(" "));
+            }
+            Event::Text(t) | Event::Code(t) if in_h1 => text.push_str(&t),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// pulldown-cmark starts a tab-indented nested item's range at the newline above it; the
