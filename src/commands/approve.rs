@@ -21,6 +21,19 @@ pub const APPROVED_COPY: &str = "approved-PLAN.md";
 
 pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
     let store = &ctx.store;
+    // An approval a kill cut short after the draft's PLAN.md went: taking the store's lock
+    // finishes it (the rest of the draft folder goes) before anything looks for a draft.
+    // Likewise a temp file a killed write of `.tasks/.current` left.
+    let stray_temp = std::fs::read_dir(store.dir()).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| crate::fsx::is_stray_temp(n, &crate::tasks::WRITTEN_FILES))
+        })
+    });
+    if store.approving_path().exists() || stray_temp {
+        drop(store.lock("tick approve")?);
+    }
     if let Some(task) = &args.task {
         let task = store.resolve(task)?;
         return reapprove(ctx, &task.id, args);
