@@ -302,6 +302,20 @@ pub fn is_stray_temp(name: &str, targets: &[&str]) -> bool {
     })
 }
 
+/// Whether `dir` holds a temporary file a killed writer of one of `targets` left (not
+/// recursive): what [`remove_stray_temps`] would remove, for a reader deciding whether to take
+/// the lock that cleaning needs.
+pub fn has_stray_temps(dir: &Path, targets: &[&str]) -> bool {
+    fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| is_stray_temp(name, targets))
+        })
+    })
+}
+
 /// Removes the temporary files that a killed writer left in `dir` (not recursive). Only files
 /// older than `min_age` go, so a write in progress in another process is never disturbed.
 pub fn remove_stray_temps(dir: &Path, targets: &[&str], min_age: Duration) -> Result<usize> {

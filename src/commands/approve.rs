@@ -24,14 +24,9 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
     // An approval a kill cut short after the draft's PLAN.md went: taking the store's lock
     // finishes it (the rest of the draft folder goes) before anything looks for a draft.
     // Likewise a temp file a killed write of `.tasks/.current` left.
-    let stray_temp = std::fs::read_dir(store.dir()).is_ok_and(|entries| {
-        entries.flatten().any(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| crate::fsx::is_stray_temp(n, &crate::tasks::WRITTEN_FILES))
-        })
-    });
-    if store.approving_path().exists() || stray_temp {
+    if store.approving_path().exists()
+        || crate::fsx::has_stray_temps(store.dir(), &crate::tasks::WRITTEN_FILES)
+    {
         drop(store.lock("tick approve")?);
     }
     if let Some(task) = &args.task {

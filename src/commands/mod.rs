@@ -64,6 +64,17 @@ impl Ctx<'_> {
     pub fn now(&self) -> DateTime<Utc> {
         self.env.now
     }
+
+    /// The clock the runner reads while it works: fixed at [`Ctx::now`] when `TICK_NOW` fixes
+    /// it (tests), the system's otherwise. Attribution compares content, never times, so a
+    /// fixed clock is safe.
+    pub fn runner_clock(&self) -> crate::runner::Clock {
+        if self.env.var("TICK_NOW").is_some() {
+            crate::runner::Clock::Fixed(self.now())
+        } else {
+            crate::runner::Clock::System
+        }
+    }
 }
 
 /// How a command ended when it did not fail.

@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::llm::Client;
 use crate::plan::StepId;
 use crate::runner::{
-    Clock, Confirm, EXECUTE_PROMPT, NeverGoOn, Next, RunEvent, RunOptions, Runner, RunnerDeps,
+    Confirm, EXECUTE_PROMPT, NeverGoOn, Next, RunEvent, RunOptions, Runner, RunnerDeps,
     StepOutcome, next_step,
 };
 use crate::tasks::TaskRef;
@@ -69,12 +69,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         limits: config.limits,
         tool_calls: config.tool_calls,
         secrets: config.api_key.iter().cloned().collect(),
-        // Attribution compares content, never times: a fixed clock (`TICK_NOW`) is safe.
-        clock: if ctx.env.var("TICK_NOW").is_some() {
-            Clock::Fixed(ctx.now())
-        } else {
-            Clock::System
-        },
+        clock: ctx.runner_clock(),
         interrupted,
         commit: args.commit,
         watch: true,

@@ -6,8 +6,8 @@ use super::{Ctx, Outcome};
 use crate::cli::{ModelArgs, VerifyArgs};
 use crate::error::{Error, Result};
 use crate::plan::StepId;
+use crate::runner::RunEvent;
 use crate::runner::reverify::{Reverified, verify_steps};
-use crate::runner::{Clock, RunEvent};
 use crate::tools::{Mode, Registry, Workspace};
 
 pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
@@ -51,11 +51,7 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
             store.rel(&task.dir.join(crate::tasks::TODO_FILE))
         )));
     }
-    let clock = if ctx.env.var("TICK_NOW").is_some() {
-        Clock::Fixed(ctx.now())
-    } else {
-        Clock::System
-    };
+    let clock = ctx.runner_clock();
     let (ui, json, live) = (ctx.ui, args.json, ctx.env.stderr_is_terminal);
     let mut sink = move |event: RunEvent| ui.run_event(&event, json, live);
     let outcomes = verify_steps(

@@ -178,7 +178,7 @@ impl Hooks<'_, '_, '_> {
         };
         // A snapshot that cannot be taken counts as everything gone: never as "unchanged".
         let after = tamper::Snapshot::take(self.root).unwrap_or_default();
-        let found = tamper::diff(&before, &after, &|path, _| is_ticks_own_log(path));
+        let found = tamper::diff(&before, &after, &|_, _| false);
         if !found.is_empty() {
             self.emitter.emit(RunEvent::Tampered {
                 step: self.step,
@@ -994,15 +994,6 @@ impl<'a> Runner<'a> {
             sandboxed: self.deps.sandboxed,
         })
     }
-}
-
-/// The logs tick appends to while a command runs (the journal of its commands, transcripts):
-/// their changes during a command are tick's own.
-fn is_ticks_own_log(path: &str) -> bool {
-    let Some(rest) = path.strip_prefix(".tasks/") else {
-        return false;
-    };
-    rest == "journal.jsonl" || rest.split('/').nth(1) == Some(RUNS_DIR)
 }
 
 /// Why a step whose guarded files changed cannot be ticked, for the model.

@@ -8,7 +8,8 @@
 //! tampered files to decide that: only their hashes are compared.
 //!
 //! Left out: a task's `runs/` (transcripts and the journal, which tick appends to during the
-//! step and never reads to decide anything) and `.lock` files.
+//! step), the workspace journal `.tasks/journal.jsonl` (appended to around every command) and
+//! `.lock` files.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -109,8 +110,11 @@ impl Snapshot {
             })?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let child_rel = format!("{rel}/{name}");
-            if rel.starts_with(".tasks")
-                && (name == "runs" || name == crate::tasks::lock::LOCK_FILE)
+            // The workspace journal (`.tasks/journal.jsonl`) is appended to like `runs/`.
+            let workspace_journal = rel == ".tasks" && name == crate::tasks::journal::JOURNAL_FILE;
+            if workspace_journal
+                || (rel.starts_with(".tasks")
+                    && (name == "runs" || name == crate::tasks::lock::LOCK_FILE))
             {
                 continue;
             }
@@ -230,6 +234,7 @@ mod tests {
         // Transcripts and locks are tick's business during a step.
         fs::write(root.join(".tasks/t1/runs/s1.jsonl"), "{}").unwrap();
         fs::write(root.join(".tasks/t1/.lock"), "pid").unwrap();
+        fs::write(root.join(".tasks/journal.jsonl"), "{}\n").unwrap();
         let after = Snapshot::take(root).unwrap();
         assert_eq!(
             changes(&diff(&before, &after, &never)),

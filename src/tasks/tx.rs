@@ -165,23 +165,13 @@ impl Store {
 /// finish or clean up: a commit's record, or a temp file of one of tick's atomic writes.
 pub fn needs_cleanup(dir: &Path) -> bool {
     let runs = dir.join(RUNS_DIR);
-    let has_temp = |dir: &Path, targets: &[&str]| {
-        std::fs::read_dir(dir).is_ok_and(|entries| {
-            entries.flatten().any(|entry| {
-                entry
-                    .file_name()
-                    .to_str()
-                    .is_some_and(|name| fsx::is_stray_temp(name, targets))
-            })
-        })
-    };
     // `.tasks/.current` is written under a task's lock: its temp files are this task's to
     // clean as well.
     let store_dir = dir.parent().unwrap_or(dir);
     runs.join(TX_FILE).exists()
-        || has_temp(dir, &super::WRITTEN_FILES)
-        || has_temp(&runs, &[TX_FILE])
-        || has_temp(store_dir, &[super::CURRENT_FILE])
+        || fsx::has_stray_temps(dir, &super::WRITTEN_FILES)
+        || fsx::has_stray_temps(&runs, &[TX_FILE])
+        || fsx::has_stray_temps(store_dir, &[super::CURRENT_FILE])
 }
 
 /// The new contents a pending record holds for a task, for a reader that does not hold the
