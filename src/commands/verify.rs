@@ -46,10 +46,16 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
     let task = store.load(&task_ref)?;
     store.require_steps(&task)?;
     if let Some(missing) = only.iter().find(|id| task.todo.find(**id).is_none()) {
+        let ids: Vec<String> = task
+            .todo
+            .all_steps()
+            .filter_map(|s| s.id.map(|id| format!("`{id}`")))
+            .collect();
         return Err(Error::input(format!(
             "there is no step `{missing}` in `{}`",
             store.rel(&task.dir.join(crate::tasks::TODO_FILE))
-        )));
+        ))
+        .hint(format!("its steps are {}; nothing was run", ids.join(", "))));
     }
     let clock = ctx.runner_clock();
     let (ui, json, live) = (ctx.ui, args.json, ctx.env.stderr_is_terminal);

@@ -22,15 +22,7 @@ async fn run_command_runs_in_its_cwd_during_a_run() {
     let server = FakeModel::start().await;
     let project = Project::new();
     project.write("sub/a.txt", "hello\n");
-    project.write("plan.md", PLAN);
-    assert!(
-        project
-            .tick(&server, &["plan", "--from", "plan.md"])
-            .await
-            .status
-            .success()
-    );
-    assert!(project.tick(&server, &["approve"]).await.status.success());
+    project.approve_plan(&server, PLAN).await;
     server.push(openai_call(
         "look",
         "run_command",

@@ -22,15 +22,7 @@ A step whose verification fails.
 async fn piped_runs_show_tool_calls_and_why_verification_failed() {
     let server = FakeModel::start().await;
     let project = Project::new();
-    project.write("plan.md", PLAN);
-    assert!(
-        project
-            .tick(&server, &["plan", "--from", "plan.md"])
-            .await
-            .status
-            .success()
-    );
-    assert!(project.tick(&server, &["approve"]).await.status.success());
+    project.approve_plan(&server, PLAN).await;
     server.push(openai_call(
         "w",
         "write_file",

@@ -35,8 +35,8 @@ fn todo(project: &Project) -> String {
     project.read(&format!(".tasks/{id}/TODO.md"))
 }
 
-#[test]
-fn verify_ticks_what_passes_and_reopens_what_fails_without_a_model() {
+/// The greeting plan approved with `a.txt` saying hello, and S1 marked done by hand.
+fn approved_with_s1_marked_done() -> Project {
     let project = Project::new();
     project.write("a.txt", "hello\n");
     project.write("plan.md", PLAN);
@@ -47,6 +47,12 @@ fn verify_ticks_what_passes_and_reopens_what_fails_without_a_model() {
     );
     assert!(tick(&project, &["approve"]).status.success());
     assert!(tick(&project, &["mark", "S1", "done"]).status.success());
+    project
+}
+
+#[test]
+fn verify_ticks_what_passes_and_reopens_what_fails_without_a_model() {
+    let project = approved_with_s1_marked_done();
     assert!(tick(&project, &["mark", "S2", "done"]).status.success());
 
     let out = tick(&project, &["verify"]);
@@ -81,16 +87,7 @@ fn verify_ticks_what_passes_and_reopens_what_fails_without_a_model() {
 
 #[test]
 fn a_stale_step_whose_files_are_back_is_done_again() {
-    let project = Project::new();
-    project.write("a.txt", "hello\n");
-    project.write("plan.md", PLAN);
-    assert!(
-        tick(&project, &["plan", "--from", "plan.md"])
-            .status
-            .success()
-    );
-    assert!(tick(&project, &["approve"]).status.success());
-    assert!(tick(&project, &["mark", "S1", "done"]).status.success());
+    let project = approved_with_s1_marked_done();
     // Verified by tick: now it has fingerprints.
     assert!(tick(&project, &["verify", "S1"]).status.success());
 
