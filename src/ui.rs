@@ -582,20 +582,41 @@ fn marker_style(status: StepStatus) -> Style {
     }
 }
 
+/// `text` in `style` (on stdout), without the formatting machinery when colours are off:
+/// `status` of a 10,000-step plan writes tens of thousands of these.
+fn push_styled(out: &mut String, style: &Style, text: &str) {
+    if console::colors_enabled() {
+        let _ = write!(out, "{}", style.apply_to(text));
+    } else {
+        out.push_str(text);
+    }
+}
+
 fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
-    let marker = format!("[{}]", step.status.marker());
-    let id = step.id.as_deref().unwrap_or("(new)");
-    let note = match step.verified {
-        Some(false) => "  (not verified)",
-        _ => "",
-    };
-    let _ = writeln!(
+    let mut marker = [b'[', b' ', b']'];
+    // Markers are ASCII.
+    marker[1] = u8::try_from(step.status.marker()).unwrap_or(b'?');
+    out.push_str(indent);
+    push_styled(
         out,
-        "{indent}{} {id} {}{}",
-        marker_style(step.status).apply_to(marker),
-        step.title,
-        style(note).dim()
+        &marker_style(step.status),
+        std::str::from_utf8(&marker).unwrap_or("[?]"),
     );
+    out.push(' ');
+    match step.id {
+        Some(id) => {
+            let _ = write!(out, "{id}");
+        }
+        None => out.push_str("(new)"),
+    }
+    out.push(' ');
+    out.push_str(step.title);
+    if step.verified == Some(false) {
+        push_styled(out, &Style::new().dim(), "  (not verified)");
+    } else {
+        push_styled(out, &Style::new().dim(), "");
+    }
+    out.push('\n');
     if step.verified == Some(true) {
         for evidence in &step.evidence {
             let _ = writeln!(
@@ -621,7 +642,7 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
     if let Some(reason) = &step.stale {
         let _ = writeln!(out, "{indent}      {} {reason}", style("stale:").yellow());
     }
-    for change in &step.later_changes {
+    for change in step.later_changes {
         let _ = writeln!(
             out,
             "{indent}      {}",
@@ -656,6 +677,28 @@ fn task_text(out: &mut String, task: &TaskReport) {
     }
 }
 
+/// How many steps a warning of `status` names one by one before it counts the rest.
+const MAX_LISTED: usize = 10;
+
+/// `` `S1`, `S2` `` or, for more than [`MAX_LISTED`], the first ones and how many more.
+fn id_list(ids: &[String]) -> String {
+    let quoted = |ids: &[String]| {
+        ids.iter()
+            .map(|id| format!("`{id}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if ids.len() > MAX_LISTED {
+        format!(
+            "{} and {} more",
+            quoted(&ids[..MAX_LISTED - 1]),
+            ids.len() - (MAX_LISTED - 1)
+        )
+    } else {
+        quoted(ids)
+    }
+}
+
 /// The human form of `tick status`: the text for stdout, and warnings (with hints) for stderr.
 pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String>)>) {
     let mut out = String::new();
@@ -676,13 +719,13 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
             .iter()
             .flat_map(|s| std::iter::once(s).chain(s.substeps.iter()))
             .filter(|s| s.verified == Some(false))
-            .map(|s| format!("`{}`", s.id.as_deref().unwrap_or("(new)")))
+            .map(|s| s.id.map_or_else(|| "(new)".to_owned(), |id| id.to_string()))
             .collect();
         if !unverified.is_empty() {
             warnings.push((
                 format!(
                     "{} {} done without verification",
-                    unverified.join(", "),
+                    id_list(&unverified),
                     if unverified.len() == 1 { "is" } else { "are" }
                 ),
                 None,
@@ -714,22 +757,41 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
                 }),
             ));
         }
-        for missing in &task.plan_may_be_out_of_date {
+        // A few steps one by one, the rest counted; the hint once, after them.
+        let missing = &task.plan_may_be_out_of_date;
+        let shown = if missing.len() > MAX_LISTED {
+            MAX_LISTED - 1
+        } else {
+            missing.len()
+        };
+        for step in &missing[..shown] {
             warnings.push((
                 format!(
                     "`{}` names files that no longer exist: {}; the plan may be out of date",
-                    missing.id,
-                    missing
-                        .files
+                    step.id,
+                    step.files
                         .iter()
                         .map(|f| format!("`{f}`"))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-                Some(format!(
-                    "edit `{}/PLAN.md` and approve it again, or edit the step in TODO.md",
-                    task.path
-                )),
+                None,
+            ));
+        }
+        if missing.len() > shown {
+            warnings.push((
+                format!(
+                    "{} more pending steps name files that no longer exist (`tick status --json` lists them)",
+                    missing.len() - shown
+                ),
+                None,
+            ));
+        }
+        if let Some(last) = warnings.last_mut().filter(|_| !missing.is_empty()) {
+            last.1 = Some(format!(
+                "edit `{}/PLAN.md` and approve it again, or edit the {} in TODO.md",
+                task.path,
+                if missing.len() == 1 { "step" } else { "steps" }
             ));
         }
         if let Some(attempt) = &task.last_attempt {

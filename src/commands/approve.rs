@@ -197,7 +197,7 @@ fn reapprove(ctx: &Ctx<'_>, id: &str, args: &ApproveArgs) -> Result<Outcome> {
     let old_steps = approved_copy
         .as_deref()
         .and_then(|text| plan_md::parse(text).ok())
-        .map_or_else(|| task.todo.clone(), |plan| plan.steps);
+        .map_or_else(|| (*task.todo).clone(), |plan| plan.steps);
     let (merged, diff) =
         merge::apply_plan(&task.todo_src, &old_steps, &edited.steps).map_err(|e| {
             Error::input(format!(

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{Ctx, Outcome};
 use crate::cli::StatusArgs;
 use crate::error::Result;
-use crate::plan::{Phase, StepStatus};
+use crate::plan::{Phase, Risk, StepId, StepStatus};
 use crate::tasks::state::{Actor, LastAttempt, LaterChange};
 use crate::tasks::todo_md::Step;
 use crate::tasks::{Draft, Store, Task};
@@ -16,11 +16,13 @@ use crate::watch::{self, freshness::MissingFiles};
 /// The version of the JSON below; bumped only when a field changes meaning or goes away.
 pub const JSON_FORMAT: u32 = 1;
 
+/// What `status` shows, borrowing the steps' texts from the task it reports on (a task of
+/// 10,000 steps is not copied to be printed).
 #[derive(Debug, Serialize)]
-pub struct StatusReport {
+pub struct StatusReport<'a> {
     pub format: u32,
     pub draft: Option<DraftReport>,
-    pub task: Option<TaskReport>,
+    pub task: Option<TaskReport<'a>>,
     /// Without a named task: the other tasks that need a person (blocked, stale, or left
     /// executing), newest first.
     pub attention: Vec<AttentionReport>,
@@ -62,7 +64,7 @@ pub struct DraftReport {
 }
 
 #[derive(Debug, Serialize)]
-pub struct TaskReport {
+pub struct TaskReport<'a> {
     pub id: String,
     pub title: String,
     pub goal: Option<String>,
@@ -71,7 +73,7 @@ pub struct TaskReport {
     pub approved_at: Option<DateTime<Utc>>,
     pub progress: ProgressReport,
     pub plan_changed_since_approval: bool,
-    pub steps: Vec<StepReport>,
+    pub steps: Vec<StepReport<'a>>,
     /// Done steps this command found stale: files they relied on changed outside tick.
     /// `marked` says whether it also marked them `[~]` (not while another tick process holds
     /// the task).
@@ -126,37 +128,37 @@ pub struct ProgressReport {
 }
 
 #[derive(Debug, Serialize)]
-pub struct StepReport {
+pub struct StepReport<'a> {
     /// `null` for a step a person added without an id (tick assigns one at its next write).
-    pub id: Option<String>,
+    pub id: Option<StepId>,
     pub status: StepStatus,
-    pub title: String,
+    pub title: &'a str,
     /// For a done step: whether the runner's verification backs the tick.
     pub verified: Option<bool>,
     /// Who last changed the step (`person` or `runner`), from state.yaml.
     pub changed_by: Option<Actor>,
     /// For a done step: the verification commands the runner ran, from state.yaml.
-    pub evidence: Vec<EvidenceReport>,
-    pub files: Vec<String>,
-    pub verify: Vec<String>,
-    pub done_when: Option<String>,
-    pub risk: Option<String>,
-    pub depends: Vec<String>,
-    pub blocked: Option<String>,
-    pub stale: Option<String>,
+    pub evidence: Vec<EvidenceReport<'a>>,
+    pub files: &'a [String],
+    pub verify: &'a [String],
+    pub done_when: Option<&'a str>,
+    pub risk: Option<&'static str>,
+    pub depends: &'a [StepId],
+    pub blocked: Option<&'a str>,
+    pub stale: Option<&'a str>,
     /// For a done step: changes tick made to its files later, while running other tasks
     /// (`changed by task <id> S2`). Not stale; `tick check --strict` reports them.
-    pub later_changes: Vec<LaterChange>,
+    pub later_changes: &'a [LaterChange],
     /// For a done step: the model claimed it done while no file changed and it ran no
     /// command.
     pub claimed_without_changes: bool,
-    pub substeps: Vec<StepReport>,
+    pub substeps: Vec<StepReport<'a>>,
 }
 
 /// Why a step is ticked: one verification command and how it ended.
 #[derive(Debug, Serialize)]
-pub struct EvidenceReport {
-    pub command: String,
+pub struct EvidenceReport<'a> {
+    pub command: &'a str,
     pub exit_code: i32,
     pub duration_ms: u64,
 }
@@ -170,13 +172,13 @@ pub fn draft_report(store: &Store, draft: &Draft) -> DraftReport {
     }
 }
 
-fn step_report(task: &Task, step: &Step) -> StepReport {
+fn step_report<'a>(task: &'a Task, step: &'a Step) -> StepReport<'a> {
     let status = step.effective_status();
     let record = step.id.and_then(|id| task.state.steps.get(&id));
     StepReport {
-        id: step.id.map(|id| id.to_string()),
+        id: step.id,
         status,
-        title: step.title.clone(),
+        title: &step.title,
         verified: (status == StepStatus::Done)
             .then(|| step.id.is_some_and(|id| task.state.verified(id))),
         claimed_without_changes: status == StepStatus::Done
@@ -188,7 +190,7 @@ fn step_report(task: &Task, step: &Step) -> StepReport {
                     r.evidence
                         .iter()
                         .map(|e| EvidenceReport {
-                            command: e.command.clone(),
+                            command: &e.command,
                             exit_code: e.exit_code,
                             duration_ms: e.duration_ms,
                         })
@@ -198,22 +200,22 @@ fn step_report(task: &Task, step: &Step) -> StepReport {
         } else {
             Vec::new()
         },
-        files: step.files.clone(),
-        verify: step.verify.clone(),
-        done_when: step.done_when.clone(),
-        risk: step.risk.map(|r| r.as_str().to_owned()),
-        depends: step.depends.iter().map(ToString::to_string).collect(),
-        blocked: step.blocked.clone(),
-        stale: step.stale.clone(),
+        files: &step.files,
+        verify: &step.verify,
+        done_when: step.done_when.as_deref(),
+        risk: step.risk.map(Risk::as_str),
+        depends: &step.depends,
+        blocked: step.blocked.as_deref(),
+        stale: step.stale.as_deref(),
         later_changes: match (status, record) {
-            (StepStatus::Done, Some(record)) => record.later_changes.clone(),
-            _ => Vec::new(),
+            (StepStatus::Done, Some(record)) => &record.later_changes,
+            _ => &[],
         },
         substeps: step.substeps.iter().map(|s| step_report(task, s)).collect(),
     }
 }
 
-pub fn task_report(store: &Store, task: &Task) -> TaskReport {
+pub fn task_report<'a>(store: &Store, task: &'a Task) -> TaskReport<'a> {
     let progress = task.progress();
     TaskReport {
         id: task.id.clone(),

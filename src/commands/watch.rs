@@ -166,7 +166,7 @@ fn check(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Task> {
         && let Ok(text) = stale::mark_stale(&task.todo_src, &found.stale, now(ctx))
         && let Ok(list) = crate::tasks::todo_md::parse(&text)
     {
-        task.todo = list;
+        task.todo = list.into();
         task.todo_src = text;
     }
     Ok(task)

@@ -114,7 +114,8 @@ pub struct Task {
     pub plan_src: String,
     pub plan: PlanDoc,
     pub todo_src: String,
-    pub todo: Checklist,
+    /// Shared with the store's parse cache: a task of 10,000 steps is not copied to be kept.
+    pub todo: Arc<Checklist>,
     pub state: State,
 }
 
@@ -476,11 +477,10 @@ impl Store {
             return Ok(hit.task.clone());
         }
         let state_text = state_src.clone();
-        markdown_depth::check(&plan_src, 0).map_err(|e| self.parse_error(&plan_path, &e))?;
-        // An approved task's checklist is TODO.md: PLAN.md's steps need not be read again.
+        // An approved task's checklist is TODO.md: PLAN.md's steps need not be read again. (The
+        // parsers check how deeply the markdown nests before pulldown-cmark reads it.)
         let plan = plan_md::parse_without_steps(&plan_src)
             .map_err(|e| self.parse_error(&plan_path, &e))?;
-        markdown_depth::check(&todo_src, 0).map_err(|e| self.parse_error(&todo_path, &e))?;
         let todo = todo_md::parse(&todo_src).map_err(|e| self.parse_error(&todo_path, &e))?;
         let state = match state_src {
             Some(text) => safe_yaml::from_str(
@@ -498,7 +498,7 @@ impl Store {
             plan_src,
             plan,
             todo_src,
-            todo,
+            todo: Arc::new(todo),
             state,
         };
         self.remember(&task, state_text);
@@ -549,7 +549,6 @@ impl Store {
         if self.approved_draft(&src)?.is_some() {
             return Ok(None);
         }
-        markdown_depth::check(&src, 0).map_err(|e| self.parse_error(&path, &e))?;
         let plan = plan_md::parse(&src).map_err(|e| self.parse_error(&path, &e))?;
         Ok(Some(Draft { path, src, plan }))
     }

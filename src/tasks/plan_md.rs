@@ -162,6 +162,11 @@ fn parse_with(src: &str, with_steps: bool) -> Result<PlanDoc, ParseError> {
             "upgrade tick",
         ));
     }
+    let title_in_front = front.title.as_deref().is_some_and(|t| !t.trim().is_empty());
+    if with_steps || !title_in_front {
+        // pulldown-cmark reads the body below: first the cheap bound on its nesting.
+        super::markdown_depth::check(body, body_line)?;
+    }
     let steps_region = if with_steps {
         section_range(body, "steps")
     } else {
@@ -283,7 +288,11 @@ pub fn approval_hash(doc: &PlanDoc) -> String {
     let mut hasher = blake3::Hasher::new();
     hasher.update(yaml.as_bytes());
     hasher.update(b"\0");
-    hasher.update(doc.body.replace("\r\n", "\n").as_bytes());
+    if doc.body.contains('\r') {
+        hasher.update(doc.body.replace("\r\n", "\n").as_bytes());
+    } else {
+        hasher.update(doc.body.as_bytes());
+    }
     hasher.finalize().to_hex().to_string()
 }
 

@@ -285,15 +285,37 @@ pub fn parse(src: &str) -> Result<Checklist, ParseError> {
 /// Parses only the steps whose checkbox lies in `region` (the `## Steps` section of PLAN.md).
 /// The whole text is still parsed, so code blocks and quotes around the region are understood.
 pub fn parse_region(src: &str, region: Range<usize>) -> Result<Checklist, ParseError> {
+    // Most files are read by the line scanner; the rest by pulldown-cmark, after the check
+    // that keeps its cost bounded.
+    let scanned = if region == (0..src.len()) {
+        scan::items(src)
+    } else {
+        None
+    };
+    let (items, heading) = if let Some(found) = scanned {
+        found
+    } else {
+        super::markdown_depth::check(src, 0)?;
+        collect_items(src)
+    };
+    build(src, region, items, heading)
+}
+
+/// The checklist made of the list items a parse found.
+fn build(
+    src: &str,
+    region: Range<usize>,
+    mut items: Vec<Item>,
+    heading: Option<String>,
+) -> Result<Checklist, ParseError> {
     let lines = LineIndex::new(src);
-    let (items, heading) = collect_items(src);
     let mut checklist = Checklist {
         heading,
         steps: Vec::new(),
     };
     // Which step (index into checklist.steps, then sub-step index) each item became.
     let mut role: Vec<Role> = Vec::with_capacity(items.len());
-    for item in &items {
+    for item in &mut items {
         let parent_role = item.parent.map_or(Role::Root, |p| role[p]);
         let marker = match item.head {
             Some(ref head) => scan_marker(src, head.start, lines.line_end(head.start)),
@@ -599,7 +621,17 @@ fn build_step(
     let text = &src[after_marker.min(head.end)..head.end];
     let title_start = after_marker + (text.len() - text.trim_start().len());
     let text = text.trim_start();
-    let (line, col) = lines.line_col(src, marker - 1);
+    let line = lines.line_of(marker - 1) + 1;
+    // Columns are counted only for an error: they walk the line's characters.
+    let at_marker = |message: String, hint: &str| {
+        let (line, col) = lines.line_col(src, marker - 1);
+        ParseError {
+            line,
+            col,
+            message,
+            hint: hint.to_owned(),
+        }
+    };
     let (id, title) = split_id(text);
     let title_at = title.as_ptr() as usize - src.as_ptr() as usize;
     let title_range =
@@ -609,25 +641,31 @@ fn build_step(
     let line_prefix = src[lines.line_start(bullet)..marker - 1].to_owned();
     let id = match id {
         Some(id_text) => {
-            let id: StepId = id_text.parse().map_err(|message| ParseError {
-                line,
-                col,
-                message,
-                hint: "ids look like `S3` (a step) or `S3.1` (a sub-step)".into(),
+            let id: StepId = id_text.parse().map_err(|message| {
+                at_marker(
+                    message,
+                    "ids look like `S3` (a step) or `S3.1` (a sub-step)",
+                )
             })?;
-            check_id_level(id, level, line, lines.line_col(src, title_start).1)?;
+            check_id_level(id, level).map_err(|(message, hint)| {
+                let (line, col) = lines.line_col(src, title_start);
+                ParseError {
+                    line,
+                    col,
+                    message,
+                    hint,
+                }
+            })?;
             Some(id)
         }
         None => None,
     };
     let title = collapse_whitespace(title);
     if title.is_empty() {
-        return Err(ParseError {
-            line,
-            col,
-            message: "a step without a title".into(),
-            hint: "write what the step does after the checkbox, like `- [ ] S4 Update the login tests`".into(),
-        });
+        return Err(at_marker(
+            "a step without a title".into(),
+            "write what the step does after the checkbox, like `- [ ] S4 Update the login tests`",
+        ));
     }
     let eol = if src[..lines.line_end(marker)].ends_with('\r') {
         "\r\n"
@@ -693,7 +731,8 @@ fn split_id(text: &str) -> (Option<&str>, &str) {
     }
 }
 
-fn check_id_level(id: StepId, level: Level, line: usize, col: usize) -> Result<(), ParseError> {
+/// Whether `id` fits where it is; the message and hint when it does not.
+fn check_id_level(id: StepId, level: Level) -> Result<(), (String, String)> {
     let problem = match (level, id.minor) {
         (Level::Top, Some(_)) => Some((
             format!("`{id}` is a sub-step id on a top-level step"),
@@ -712,12 +751,7 @@ fn check_id_level(id: StepId, level: Level, line: usize, col: usize) -> Result<(
         _ => None,
     };
     match problem {
-        Some((message, hint)) => Err(ParseError {
-            line,
-            col,
-            message,
-            hint,
-        }),
+        Some(problem) => Err(problem),
         None => Ok(()),
     }
 }
@@ -740,7 +774,7 @@ fn add_detail(
     src: &str,
     lines: &LineIndex,
     step: &mut Step,
-    item: &Item,
+    item: &mut Item,
 ) -> Result<(), ParseError> {
     let item_line_start = lines.line_start(bullet_of(src, item));
     let Some(head) = item.head.clone() else {
@@ -760,17 +794,30 @@ fn add_detail(
         step.notes.push(collapse_whitespace(text));
         return Ok(());
     };
-    let key = key.trim().to_ascii_lowercase();
-    if !DETAIL_KEYS.contains(&key.as_str()) {
+    let key = key.trim();
+    let Some(key) = DETAIL_KEYS
+        .iter()
+        .copied()
+        .find(|known| known.eq_ignore_ascii_case(key))
+    else {
         step.notes.push(collapse_whitespace(text));
         return Ok(());
-    }
+    };
     let value_start = head.start + key_len(text) + 1;
     let value_start = value_start
         + (src[value_start..head.end].len() - src[value_start..head.end].trim_start().len());
     let value_end = head.start + text.trim_end().len();
-    let value = collapse_whitespace(&src[value_start..value_end.max(value_start)]);
-    let (line, col) = lines.line_col(src, value_start);
+    let raw_value = &src[value_start..value_end.max(value_start)];
+    let value = || collapse_whitespace(raw_value);
+    let at_value = |message: String, hint: &str| {
+        let (line, col) = lines.line_col(src, value_start);
+        ParseError {
+            line,
+            col,
+            message,
+            hint: hint.to_owned(),
+        }
+    };
     let runner = |key: RunnerKey, step: &mut Step| {
         step.span.runner_lines.insert(
             key,
@@ -783,47 +830,42 @@ fn add_detail(
     if let Some(planned) = PLANNED_KEYS.iter().find(|k| **k == key) {
         step.span.details.push((planned, item_line_start..line_end));
     }
-    match key.as_str() {
-        "files" => step.files.extend(split_list(&value)),
+    match key {
+        "files" => step.files.extend(split_list(&value())),
         "verify" => {
             if item.code_spans.is_empty() {
+                let value = value();
                 if !value.is_empty() {
                     step.verify.push(value);
                 }
             } else {
-                step.verify.extend(item.code_spans.iter().cloned());
+                step.verify.append(&mut item.code_spans);
             }
         }
-        "done when" => step.done_when = Some(value),
+        "done when" => step.done_when = Some(value()),
         "risk" => {
-            step.risk = Some(value.parse().map_err(|message| ParseError {
-                line,
-                col,
-                message,
-                hint: "write `risk: low`, `risk: medium` or `risk: high`".into(),
+            step.risk = Some(value().parse().map_err(|message| {
+                at_value(message, "write `risk: low`, `risk: medium` or `risk: high`")
             })?);
         }
         "depends" => {
-            for part in split_list(&value) {
-                let id: StepId = part.parse().map_err(|message| ParseError {
-                    line,
-                    col,
-                    message,
-                    hint: "list step ids, like `depends: S1, S2`".into(),
+            for part in split_list(&value()) {
+                let id: StepId = part.parse().map_err(|message| {
+                    at_value(message, "list step ids, like `depends: S1, S2`")
                 })?;
                 step.depends.push(id);
             }
         }
         "blocked" => {
-            step.blocked = Some(value);
+            step.blocked = Some(value());
             runner(RunnerKey::Blocked, step);
         }
         "stale" => {
-            step.stale = Some(value);
+            step.stale = Some(value());
             runner(RunnerKey::Stale, step);
         }
         "evidence" => {
-            step.evidence = Some(value);
+            step.evidence = Some(value());
             runner(RunnerKey::Evidence, step);
         }
         _ => step.notes.push(collapse_whitespace(text)),
@@ -875,8 +917,9 @@ fn detail_prefix_of(src: &str, lines: &LineIndex, item: &Item) -> String {
 fn split_list(value: &str) -> Vec<String> {
     value
         .split(',')
-        .map(|part| part.trim().trim_matches('`').trim().to_owned())
+        .map(|part| part.trim().trim_matches('`').trim())
         .filter(|part| !part.is_empty())
+        .map(str::to_owned)
         .collect()
 }
 
@@ -884,6 +927,24 @@ fn collapse_whitespace(text: &str) -> String {
     // Most texts are collapsed already (words with one space between, once the ends are
     // trimmed, as splitting would): copy them as they are.
     let text = text.trim();
+    // The same test on bytes first, for ASCII text: whitespace other than a space (as
+    // `char::is_whitespace` has it), or two spaces in a row, means collapsing.
+    let bytes = text.as_bytes();
+    let mut prev = 0u8;
+    let mut ascii_collapsed = true;
+    for &b in bytes {
+        if b >= 0x80
+            || matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+            || (b == b' ' && prev == b' ')
+        {
+            ascii_collapsed = false;
+            break;
+        }
+        prev = b;
+    }
+    if ascii_collapsed {
+        return text.to_owned();
+    }
     let mut after_space = true;
     let mut already = true;
     for c in text.chars() {
@@ -1138,23 +1199,44 @@ fn apply(src: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
 struct LineIndex {
     starts: Vec<usize>,
     len: usize,
+    /// The line [`LineIndex::line_of`] found last.
+    hint: std::cell::Cell<usize>,
 }
 
 impl LineIndex {
     fn new(src: &str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        let mut starts = Vec::with_capacity(src.len() / 32 + 1);
+        starts.push(0);
+        starts.extend(memchr::memchr_iter(b'\n', src.as_bytes()).map(|i| i + 1));
         LineIndex {
             starts,
             len: src.len(),
+            hint: std::cell::Cell::new(0),
         }
     }
 
     fn line_of(&self, offset: usize) -> usize {
-        match self.starts.binary_search(&offset) {
+        // The steps are built front to back: the line asked for is nearly always the one asked
+        // for last or one just after it.
+        let hint = self.hint.get();
+        if self.starts.get(hint).is_some_and(|&start| start <= offset) {
+            let mut line = hint;
+            for _ in 0..4 {
+                match self.starts.get(line + 1) {
+                    Some(&next) if next <= offset => line += 1,
+                    _ => {
+                        self.hint.set(line);
+                        return line;
+                    }
+                }
+            }
+        }
+        let line = match self.starts.binary_search(&offset) {
             Ok(line) => line,
             Err(next) => next - 1,
-        }
+        };
+        self.hint.set(line);
+        line
     }
 
     /// 1-based line and column; the column counts characters, as editors do.
@@ -1185,6 +1267,9 @@ impl LineIndex {
             .unwrap_or(src.len())
     }
 }
+
+#[path = "todo_scan.rs"]
+mod scan;
 
 #[cfg(test)]
 #[path = "todo_md_tests.rs"]

@@ -536,7 +536,7 @@ proptest! {
     /// The fast path of `collapse_whitespace` says what splitting and joining says.
     #[test]
     fn collapse_whitespace_is_split_and_join(parts in prop::collection::vec(prop::sample::select(vec![
-        "a", "日本", " ", "  ", "\t", "\n", "\r\n", "\u{a0}", "\u{3000}", "x_y", "",
+        "a", "日本", " ", "  ", "\t", "\n", "\r\n", "\u{a0}", "\u{3000}", "x_y", "", "\u{b}", "\u{c}", "\u{1f}", "\u{85}",
     ]), 0..8)) {
         let text = parts.concat();
         prop_assert_eq!(collapse_whitespace(&text), text.split_whitespace().collect::<Vec<_>>().join(" "));
@@ -598,4 +598,208 @@ fn regression_tab_indented_sub_step_and_bom() {
         "\u{feff}- [ ] S1 fix\n- [!] S2 fix\n\t- blocked: why\n\t- [ ] S2.1 fix"
     );
     assert_eq!(parse(&out).unwrap().all_steps().count(), 3);
+}
+
+// ---- the line scanner against pulldown-cmark ----
+
+/// What the parse makes of an item, in the terms the steps are built from: where its bullet
+/// is, where its lines end, its parent, and its first text with the code spans in it.
+type ItemView = (
+    usize,
+    usize,
+    Option<usize>,
+    bool,
+    Option<Range<usize>>,
+    Vec<String>,
+);
+
+fn item_views(src: &str, items: &[Item]) -> Vec<ItemView> {
+    let lines = LineIndex::new(src);
+    items
+        .iter()
+        .map(|item| {
+            (
+                bullet_of(src, item),
+                lines.next_line_start(src, item.range.end),
+                item.parent,
+                item.in_quote,
+                item.head.clone(),
+                item.code_spans.clone(),
+            )
+        })
+        .collect()
+}
+
+fn scan_word() -> impl Strategy<Value = &'static str> {
+    prop_oneof![
+        30 => prop::sample::select(vec!["fix", "the", "S1", "S2", "S2.1", "日本", "a_b", "x  y", "1."]),
+        12 => prop::sample::select(vec![
+            "*em*", "&amp;", "~~s~~", "[x]", "a|b", "|", "`a`", "``b`c``", "` d `", "`", "``",
+            "` `", "`  `", "```x```", "[l]", "\u{a0}", "#", "-->", "<!--",
+        ]),
+        1 => prop::sample::select(vec!["\\`x`", "<b>`x`</b>", "[l](`u`)", "`[l](u)`", "\\", "<http://a>", "end\\"]),
+    ]
+}
+
+fn scan_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(scan_word(), 1..4).prop_map(|w| w.join(" "))
+}
+
+/// A line that is not a step or a detail: mostly what the scanner reads, some that it must
+/// leave to pulldown-cmark.
+fn scan_other_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        24 => prop::sample::select(vec![
+            "", "", "   ", "# TODO: Title", "#  Two  words ", "## Section", "# `c` h1", "#",
+            "<!-- one -->", "<!-- open", "still in the comment", "end -->", "prose text",
+            "Text | cell", "- [ ] S7 extra", "* note", "- [x] S3 done",
+        ]).prop_map(str::to_owned),
+        1 => prop::sample::select(vec![
+            "#no", "####### seven", "<!-->", "<!--->", "1. ordered", "===", "---", "***",
+            "> - [ ] S9 q", "```", "    code", "[ref]: /u", "- ", "-", "- [ ]", "- [x]foo",
+            "  text", "- [ ]  ", "\tx", "a\rb", "   - [ ] S8 odd", "      - deep", "-  two spaces",
+            "|---|---|", "- --", "<div>", "~~~",
+        ]).prop_map(str::to_owned),
+    ]
+}
+
+fn scan_item(depth: usize, detail: bool) -> impl Strategy<Value = String> {
+    let indent = "  ".repeat(depth);
+    let bullet = prop::sample::select(vec!["-", "-", "-", "*", "+"]);
+    let marker = prop_oneof![
+        30 => prop::sample::select(vec![' ', ' ', 'x', 'X', '-', '!', '~']),
+        1 => Just('?'),
+    ];
+    let key = prop_oneof![
+        30 => prop::sample::select(vec![
+            "files: ", "verify: ", "verify: ", "done when: ", "risk: ", "depends: ",
+            "blocked: ", "stale: ", "evidence: ", "note ",
+        ]),
+        1 => Just(""),
+    ];
+    let trailing = prop::sample::select(vec!["", "", "", " ", "  "]);
+    (bullet, marker, key, scan_text(), trailing).prop_map(move |(b, m, k, t, tr)| {
+        if detail {
+            format!("{indent}{b} {k}{t}{tr}")
+        } else {
+            format!("{indent}{b} [{m}] {t}{tr}")
+        }
+    })
+}
+
+/// One step: its line, details and sub-steps with theirs, sometimes blank lines between, and
+/// now and then a line of another kind anywhere.
+fn scan_step() -> impl Strategy<Value = Vec<String>> {
+    let sub = (
+        scan_item(1, false),
+        prop::collection::vec(scan_item(2, true), 0..3),
+    )
+        .prop_map(|(line, details)| std::iter::once(line).chain(details).collect::<Vec<_>>());
+    (
+        scan_item(0, false),
+        prop::collection::vec(scan_item(1, true), 0..4),
+        prop::collection::vec(sub, 0..3),
+        prop::collection::vec((0usize..40, scan_other_line()), 0..2),
+    )
+        .prop_map(|(line, details, subs, others)| {
+            let mut lines: Vec<String> = std::iter::once(line)
+                .chain(details)
+                .chain(subs.into_iter().flatten())
+                .collect();
+            for (at, other) in others {
+                let at = at % (lines.len() + 1);
+                lines.insert(at, other);
+            }
+            lines
+        })
+}
+
+fn scan_doc_strategy() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(scan_other_line(), 0..4),
+        prop::collection::vec(scan_step(), 0..6),
+        prop::collection::vec(scan_other_line(), 0..2),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(head, steps, tail, crlf, final_newline)| {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let lines: Vec<String> = head
+                .into_iter()
+                .chain(steps.into_iter().flatten())
+                .chain(tail)
+                .collect();
+            let mut doc = lines.join(eol);
+            if final_newline {
+                doc.push_str(eol);
+            }
+            doc
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 20_000, ..ProptestConfig::default() })]
+
+    /// Wherever the line scanner reads a file, it finds the items (and the heading)
+    /// pulldown-cmark finds; so the steps built from them are the same.
+    #[test]
+    fn scanner_agrees_with_pulldown_cmark(doc in scan_doc_strategy()) {
+        let Some((items, heading)) = scan::items(&doc) else { return Ok(()) };
+        let (want, want_heading) = collect_items(&doc);
+        prop_assert_eq!(item_views(&doc, &items), item_views(&doc, &want), "{:?}", doc);
+        prop_assert_eq!(heading, want_heading, "{:?}", doc);
+    }
+}
+
+/// The checklist as pulldown-cmark's reading makes it, for comparison with the scanner's.
+fn parse_by_pulldown(src: &str) -> Result<Checklist, ParseError> {
+    crate::tasks::markdown_depth::check(src, 0)?;
+    let (items, heading) = collect_items(src);
+    build(src, 0..src.len(), items, heading)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 5_000, ..ProptestConfig::default() })]
+
+    /// And the whole parse, errors included, is the same either way.
+    #[test]
+    fn parse_is_the_same_by_either_reader(doc in scan_doc_strategy()) {
+        prop_assert_eq!(parse(&doc), parse_by_pulldown(&doc), "{:?}", doc);
+    }
+}
+
+/// The generated files are mostly ones the scanner reads (or the properties above would test
+/// little), and a fair share of them are checklists that parse.
+#[test]
+fn the_scanner_reads_most_generated_files() {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = scan_doc_strategy();
+    let (mut read, mut parsed) = (0, 0);
+    for _ in 0..2_000 {
+        let doc = strategy.new_tree(&mut runner).unwrap().current();
+        if scan::items(&doc).is_some() {
+            read += 1;
+            parsed += usize::from(parse(&doc).is_ok_and(|list| !list.steps.is_empty()));
+        }
+    }
+    assert!(
+        read > 600 && parsed > 100,
+        "read {read}, parsed {parsed} of 2,000"
+    );
+}
+
+/// What tick writes, and the usual hand edits of it, are read by the scanner.
+#[test]
+fn the_scanner_reads_what_tick_writes() {
+    let crlf = DESIGN_EXAMPLE.replace('\n', "\r\n");
+    let template = "# TODO: Title\n\n<!-- tick ticks a box only after the step's verification passes.\n     Markers: [ ] pending, [x] done, [-] in progress, [!] blocked, [~] stale.\n     Edit freely: untick, reorder, add steps (no id needed; tick assigns one). -->\n\n- [ ] S1 One\n  - files: a.rs\n  - verify: `cargo test`\n- [ ] S2 Two\n  - [x] S2.1 Half\n    - files: b.rs\n  - [ ] Added by hand\n\n- [ ] S3 After a blank line\n";
+    for doc in [DESIGN_EXAMPLE, crlf.as_str(), template] {
+        let (items, _) = scan::items(doc).expect("the scanner reads it");
+        assert_eq!(
+            item_views(doc, &items),
+            item_views(doc, &collect_items(doc).0)
+        );
+        assert_eq!(parse(doc), parse_by_pulldown(doc));
+    }
 }

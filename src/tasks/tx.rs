@@ -13,6 +13,7 @@
 //! cannot take the lock sees the new pair from the record, never a mix.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -40,7 +41,7 @@ pub struct Tx<'s> {
     base: Task,
     todo_src: String,
     /// `todo_src` parsed; `None` after an edit, until it is needed again.
-    todo: Option<Checklist>,
+    todo: Option<Arc<Checklist>>,
     state: State,
     plan_src: Option<String>,
 }
@@ -212,7 +213,7 @@ impl Tx<'_> {
                     self.store.rel(&self.todo_path())
                 ))
             })?;
-            self.todo = Some(parsed);
+            self.todo = Some(Arc::new(parsed));
         }
         match &self.todo {
             Some(todo) => Ok((&self.todo_src, todo)),
@@ -261,10 +262,9 @@ impl Tx<'_> {
         }
         // Only the marker changed (the common case): the parse stays good, no need to redo it.
         let patched = !id.is_sub()
-            && self
-                .todo
-                .as_mut()
-                .is_some_and(|list| todo_md::patch_marker(list, &self.todo_src, &src, id, status));
+            && self.todo.as_mut().is_some_and(|list| {
+                todo_md::patch_marker(Arc::make_mut(list), &self.todo_src, &src, id, status)
+            });
         if !patched {
             self.todo = None;
         }
