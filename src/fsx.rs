@@ -78,7 +78,9 @@ pub fn read_named(path: &Path, name: &str, max_bytes: u64) -> Result<Option<Stri
     if meta.len() > max_bytes {
         return Err(too_large(&name, max_bytes));
     }
-    let mut bytes = Vec::new();
+    // Room for the whole file and the probe for more: a file of megabytes is read without
+    // growing (and copying) the buffer.
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
     file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|err| read_failed(&name, &err))?;

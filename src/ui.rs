@@ -680,20 +680,18 @@ fn task_text(out: &mut String, task: &TaskReport) {
 /// How many steps a warning of `status` names one by one before it counts the rest.
 const MAX_LISTED: usize = 10;
 
-/// `` `S1`, `S2` `` or, for more than [`MAX_LISTED`], the first ones and how many more.
-fn id_list(ids: &[String]) -> String {
+/// `` `S1`, `S2` `` or, for more than [`MAX_LISTED`] of them, the first ones and how many
+/// more: `ids` are the first (at most [`MAX_LISTED`]) of `count`.
+fn id_list(ids: &[String], count: usize) -> String {
     let quoted = |ids: &[String]| {
         ids.iter()
             .map(|id| format!("`{id}`"))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    if ids.len() > MAX_LISTED {
-        format!(
-            "{} and {} more",
-            quoted(&ids[..MAX_LISTED - 1]),
-            ids.len() - (MAX_LISTED - 1)
-        )
+    if count > MAX_LISTED {
+        let shown = &ids[..MAX_LISTED - 1];
+        format!("{} and {} more", quoted(shown), count - shown.len())
     } else {
         quoted(ids)
     }
@@ -714,19 +712,23 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
                 )),
             ));
         }
-        let unverified: Vec<String> = task
+        let unverified = task
             .steps
             .iter()
             .flat_map(|s| std::iter::once(s).chain(s.substeps.iter()))
-            .filter(|s| s.verified == Some(false))
-            .map(|s| s.id.map_or_else(|| "(new)".to_owned(), |id| id.to_string()))
-            .collect();
-        if !unverified.is_empty() {
+            .filter(|s| s.verified == Some(false));
+        let count = unverified.clone().count();
+        if count > 0 {
+            // Only the ids that are named are written out.
+            let named: Vec<String> = unverified
+                .take(MAX_LISTED)
+                .map(|s| s.id.map_or_else(|| "(new)".to_owned(), |id| id.to_string()))
+                .collect();
             warnings.push((
                 format!(
                     "{} {} done without verification",
-                    id_list(&unverified),
-                    if unverified.len() == 1 { "is" } else { "are" }
+                    id_list(&named, count),
+                    if count == 1 { "is" } else { "are" }
                 ),
                 None,
             ));

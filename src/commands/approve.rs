@@ -234,7 +234,7 @@ fn reapprove(ctx: &Ctx<'_>, id: &str, args: &ApproveArgs) -> Result<Outcome> {
             tx.set_plan(plan_text.clone());
             tx.edit_todo(|src, _| {
                 // A person may have saved TODO.md since it was read above: merge into theirs.
-                if src == task.todo_src {
+                if src == task.todo_src.as_str() {
                     Ok(merged.clone())
                 } else {
                     merge::apply_plan(src, &old_steps, &edited.steps)

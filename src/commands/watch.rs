@@ -3,6 +3,7 @@
 //! files changed outside tick stale as it happens. Ctrl-C (or SIGTERM) ends it cleanly.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, SubsecRound, Utc};
 use tokio::signal::unix::{SignalKind, signal};
@@ -167,7 +168,7 @@ fn check(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Task> {
         && let Ok(list) = crate::tasks::todo_md::parse(&text)
     {
         task.todo = list.into();
-        task.todo_src = text;
+        task.todo_src = Arc::new(text);
     }
     Ok(task)
 }

@@ -111,10 +111,11 @@ pub struct TaskRef {
 pub struct Task {
     pub id: String,
     pub dir: PathBuf,
-    pub plan_src: String,
-    pub plan: PlanDoc,
-    pub todo_src: String,
-    /// Shared with the store's parse cache: a task of 10,000 steps is not copied to be kept.
+    /// The texts and their parses are shared with the store's parse cache: a task of 10,000
+    /// steps is not copied to be kept.
+    pub plan_src: Arc<String>,
+    pub plan: Arc<PlanDoc>,
+    pub todo_src: Arc<String>,
     pub todo: Arc<Checklist>,
     pub state: State,
 }
@@ -469,8 +470,8 @@ impl Store {
         if let Ok(cache) = self.parsed.0.lock()
             && let Some(hit) = cache.as_ref().filter(|hit| {
                 hit.task.dir == task.dir
-                    && hit.task.todo_src == todo_src
-                    && hit.task.plan_src == plan_src
+                    && *hit.task.todo_src == todo_src
+                    && *hit.task.plan_src == plan_src
                     && hit.state_src == state_src
             })
         {
@@ -495,9 +496,9 @@ impl Store {
         let task = Task {
             id: task.id.clone(),
             dir: task.dir.clone(),
-            plan_src,
-            plan,
-            todo_src,
+            plan_src: Arc::new(plan_src),
+            plan: Arc::new(plan),
+            todo_src: Arc::new(todo_src),
             todo: Arc::new(todo),
             state,
         };

@@ -6,7 +6,8 @@
 //! item. pulldown-cmark only knows `[ ]`, `[x]` and `[X]`, so the marker itself is read from the
 //! source at the offset the same parse gives for the item's first text.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
@@ -107,7 +108,7 @@ struct StepSpan {
     title_start: usize,
     /// Where a new detail line goes, and how it is indented.
     insert_at: usize,
-    detail_prefix: String,
+    detail_prefix: Cow<'static, str>,
     /// Whether `detail_prefix` was taken from a nested item, rather than made up.
     prefix_from_child: bool,
     eol: &'static str,
@@ -118,7 +119,7 @@ struct StepSpan {
     /// The title text after the id (or the whole head without one).
     title: Range<usize>,
     /// What comes before the checkbox on its line: indentation, bullet and a space.
-    line_prefix: String,
+    line_prefix: Cow<'static, str>,
     /// The planned detail lines (`files`, `verify`, ...): key and whole line(s), in order.
     details: Vec<(&'static str, Range<usize>)>,
 }
@@ -287,19 +288,55 @@ pub fn parse(src: &str) -> Result<Checklist, ParseError> {
 pub fn parse_region(src: &str, region: Range<usize>) -> Result<Checklist, ParseError> {
     // Most files are read by the line scanner; the rest by pulldown-cmark, after the check
     // that keeps its cost bounded.
-    let scanned = if region == (0..src.len()) {
-        scan::items(src)
-    } else {
-        None
-    };
-    let (items, heading) = if let Some(found) = scanned {
-        found
-    } else {
-        super::markdown_depth::check(src, 0)?;
-        collect_items(src)
-    };
+    if region == (0..src.len())
+        && let Some(checklist) = scan::checklist(src)
+    {
+        return Ok(checklist);
+    }
+    super::markdown_depth::check(src, 0)?;
+    let (items, heading) = collect_items(src);
     build(src, region, items, heading)
 }
+
+/// Where a list item's pieces are, as either reader found them: what building a step or a
+/// detail from it needs.
+struct At {
+    /// The bullet, and the start of its line.
+    bullet: usize,
+    line_start: usize,
+    /// The item's first text, and the start of the line after it.
+    head: Option<Range<usize>>,
+    after_head: usize,
+    /// The start of the line after the item's last (its blank lines included).
+    after_item: usize,
+    /// The 1-based line of the head, where that line starts, and whether it ends in CRLF.
+    line: usize,
+    head_line_start: usize,
+    crlf: bool,
+}
+
+impl At {
+    fn of(src: &str, lines: &LineIndex, item: &Item) -> At {
+        let bullet = bullet_of(src, item);
+        let head_start = item.head.as_ref().map_or(bullet, |head| head.start);
+        At {
+            bullet,
+            line_start: lines.line_start(bullet),
+            head: item.head.clone(),
+            after_head: item
+                .head
+                .as_ref()
+                .map_or(0, |head| lines.next_line_start(src, head.end)),
+            after_item: lines.next_line_start(src, item.range.end),
+            line: lines.line_of(head_start) + 1,
+            head_line_start: lines.line_start(head_start),
+            crlf: src[..lines.line_end(head_start)].ends_with('\r'),
+        }
+    }
+}
+
+/// Turns a byte offset into a 1-based line and column, for an error message.
+type Locate<'a> = &'a dyn Fn(usize) -> (usize, usize);
 
 /// The checklist made of the list items a parse found.
 fn build(
@@ -309,12 +346,14 @@ fn build(
     heading: Option<String>,
 ) -> Result<Checklist, ParseError> {
     let lines = LineIndex::new(src);
+    let roots = items.iter().filter(|item| item.parent.is_none()).count();
     let mut checklist = Checklist {
         heading,
-        steps: Vec::new(),
+        steps: Vec::with_capacity(roots),
     };
     // Which step (index into checklist.steps, then sub-step index) each item became.
     let mut role: Vec<Role> = Vec::with_capacity(items.len());
+    let locate = |offset: usize| lines.line_col(src, offset);
     for item in &mut items {
         let parent_role = item.parent.map_or(Role::Root, |p| role[p]);
         let marker = match item.head {
@@ -335,20 +374,16 @@ fn build(
                 });
             }
             (Role::Root, MarkerScan::Marker { status, at }) => {
-                let step = build_step(src, &lines, item, status, at, Level::Top)?;
+                let place = At::of(src, &lines, item);
+                let step = build_step(src, &place, status, at, Level::Top, &locate)?;
                 checklist.steps.push(step);
                 Role::Step(checklist.steps.len() - 1, None)
             }
             (Role::Step(parent, None), MarkerScan::Marker { status, at }) => {
                 let parent_id = checklist.steps[parent].id;
-                let step = build_step(src, &lines, item, status, at, Level::Sub(parent_id))?;
-                let span = &mut checklist.steps[parent].span;
-                if !span.prefix_from_child {
-                    // A new detail line goes before the first sub-step: it must be indented
-                    // like it, or the sub-steps would end up nested under the detail.
-                    span.detail_prefix = detail_prefix_of(src, &lines, item);
-                    span.prefix_from_child = true;
-                }
+                let place = At::of(src, &lines, item);
+                let step = build_step(src, &place, status, at, Level::Sub(parent_id), &locate)?;
+                first_sub_step(&mut checklist.steps[parent], src, &place);
                 checklist.steps[parent].substeps.push(step);
                 Role::Step(parent, Some(checklist.steps[parent].substeps.len() - 1))
             }
@@ -366,15 +401,25 @@ fn build(
                     Some(sub) => &mut checklist.steps[parent].substeps[sub],
                     None => &mut checklist.steps[parent],
                 };
-                add_detail(src, &lines, step, item)?;
+                let place = At::of(src, &lines, item);
+                add_detail(src, step, &place, &mut item.code_spans, &locate)?;
                 Role::Detail
             }
             (Role::Detail | Role::Ignored, _) => Role::Ignored,
         };
         role.push(this);
     }
-    check_ids(src, &lines, &checklist)?;
+    check_ids(&checklist, &locate)?;
     Ok(checklist)
+}
+
+/// A new detail line goes before the first sub-step: it must be indented like it, or the
+/// sub-steps would end up nested under the detail.
+fn first_sub_step(parent: &mut Step, src: &str, sub: &At) {
+    if !parent.span.prefix_from_child {
+        parent.span.detail_prefix = detail_prefix_of(src, sub);
+        parent.span.prefix_from_child = true;
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -609,22 +654,22 @@ fn scan_marker(src: &str, at: usize, line_end: usize) -> MarkerScan {
 
 fn build_step(
     src: &str,
-    lines: &LineIndex,
-    item: &Item,
+    at: &At,
     status: StepStatus,
     marker: usize,
     level: Level,
+    locate: Locate<'_>,
 ) -> Result<Step, ParseError> {
-    let head = item.head.clone().unwrap_or(marker..marker);
+    let head = at.head.clone().unwrap_or(marker..marker);
     // `marker` is the character inside the brackets; the head goes on after `]`.
     let after_marker = marker + src[marker..].chars().next().map_or(1, char::len_utf8) + 1;
     let text = &src[after_marker.min(head.end)..head.end];
     let title_start = after_marker + (text.len() - text.trim_start().len());
     let text = text.trim_start();
-    let line = lines.line_of(marker - 1) + 1;
+    let line = at.line;
     // Columns are counted only for an error: they walk the line's characters.
     let at_marker = |message: String, hint: &str| {
-        let (line, col) = lines.line_col(src, marker - 1);
+        let (line, col) = locate(marker - 1);
         ParseError {
             line,
             col,
@@ -636,9 +681,8 @@ fn build_step(
     let title_at = title.as_ptr() as usize - src.as_ptr() as usize;
     let title_range =
         title_at + (title.len() - title.trim_start().len())..title_at + title.trim_end().len();
-    let bullet = bullet_of(src, item);
-    let item_lines = lines.line_start(bullet)..lines.next_line_start(src, item.range.end);
-    let line_prefix = src[lines.line_start(bullet)..marker - 1].to_owned();
+    let item_lines = at.line_start..at.after_item;
+    let line_prefix = shared_prefix(&src[at.line_start..marker - 1]);
     let id = match id {
         Some(id_text) => {
             let id: StepId = id_text.parse().map_err(|message| {
@@ -648,7 +692,7 @@ fn build_step(
                 )
             })?;
             check_id_level(id, level).map_err(|(message, hint)| {
-                let (line, col) = lines.line_col(src, title_start);
+                let (line, col) = locate(title_start);
                 ParseError {
                     line,
                     col,
@@ -667,17 +711,19 @@ fn build_step(
             "write what the step does after the checkbox, like `- [ ] S4 Update the login tests`",
         ));
     }
-    let eol = if src[..lines.line_end(marker)].ends_with('\r') {
-        "\r\n"
+    let eol = if at.crlf { "\r\n" } else { "\n" };
+    // Under the item's text: its indentation, bullet and space as blanks (tabs kept).
+    let indent = &src[at.head_line_start..marker - 1];
+    let detail_prefix = if indent.contains('\t') {
+        let mut blanks: String = indent
+            .chars()
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        blanks.push_str("- ");
+        Cow::Owned(blanks)
     } else {
-        "\n"
+        spaced_prefix(indent.chars().count(), '-')
     };
-    let content_start = marker - 1;
-    let line_start = lines.line_start(content_start);
-    let detail_prefix: String = src[line_start..content_start]
-        .chars()
-        .map(|c| if c == '\t' { '\t' } else { ' ' })
-        .collect();
     Ok(Step {
         id,
         status,
@@ -696,8 +742,8 @@ fn build_step(
         span: StepSpan {
             marker,
             title_start,
-            insert_at: lines.next_line_start(src, head.end),
-            detail_prefix: detail_prefix + "- ",
+            insert_at: at.after_head,
+            detail_prefix,
             prefix_from_child: false,
             eol,
             runner_lines: BTreeMap::new(),
@@ -772,29 +818,27 @@ const DETAIL_KEYS: [&str; 8] = [
 
 fn add_detail(
     src: &str,
-    lines: &LineIndex,
     step: &mut Step,
-    item: &mut Item,
+    at: &At,
+    code_spans: &mut Vec<String>,
+    locate: Locate<'_>,
 ) -> Result<(), ParseError> {
-    let item_line_start = lines.line_start(bullet_of(src, item));
-    let Some(head) = item.head.clone() else {
+    let item_line_start = at.line_start;
+    let Some(head) = at.head.clone() else {
         // A nested bullet that starts with a block (code, quote): a note, kept as written.
-        step.span.insert_at = step
-            .span
-            .insert_at
-            .max(lines.next_line_start(src, item.range.end));
+        step.span.insert_at = step.span.insert_at.max(at.after_item);
         return Ok(());
     };
     let text = &src[head.clone()];
-    let line_end = lines.next_line_start(src, head.end);
+    let line_end = at.after_head;
     step.span.insert_at = step.span.insert_at.max(line_end);
-    set_detail_prefix(&mut step.span.detail_prefix, src, lines, item);
+    set_detail_prefix(&mut step.span.detail_prefix, src, at);
     step.span.prefix_from_child = true;
-    let Some((key, _)) = text.split_once(':') else {
+    let Some(colon) = memchr::memchr(b':', text.as_bytes()) else {
         step.notes.push(collapse_whitespace(text));
         return Ok(());
     };
-    let key = key.trim();
+    let key = text[..colon].trim();
     let Some(key) = DETAIL_KEYS
         .iter()
         .copied()
@@ -803,14 +847,14 @@ fn add_detail(
         step.notes.push(collapse_whitespace(text));
         return Ok(());
     };
-    let value_start = head.start + key_len(text) + 1;
-    let value_start = value_start
-        + (src[value_start..head.end].len() - src[value_start..head.end].trim_start().len());
+    let value_start = head.start + colon + 1;
+    let rest = &src[value_start..head.end];
+    let value_start = value_start + (rest.len() - rest.trim_start().len());
     let value_end = head.start + text.trim_end().len();
     let raw_value = &src[value_start..value_end.max(value_start)];
     let value = || collapse_whitespace(raw_value);
     let at_value = |message: String, hint: &str| {
-        let (line, col) = lines.line_col(src, value_start);
+        let (line, col) = locate(value_start);
         ParseError {
             line,
             col,
@@ -831,15 +875,17 @@ fn add_detail(
         step.span.details.push((planned, item_line_start..line_end));
     }
     match key {
-        "files" => step.files.extend(split_list(&value())),
+        "files" => step.files.extend(split_list(&collapsed(raw_value))),
         "verify" => {
-            if item.code_spans.is_empty() {
+            if code_spans.is_empty() {
                 let value = value();
                 if !value.is_empty() {
                     step.verify.push(value);
                 }
+            } else if step.verify.is_empty() {
+                step.verify = std::mem::take(code_spans);
             } else {
-                step.verify.append(&mut item.code_spans);
+                step.verify.append(code_spans);
             }
         }
         "done when" => step.done_when = Some(value()),
@@ -849,7 +895,7 @@ fn add_detail(
             })?);
         }
         "depends" => {
-            for part in split_list(&value()) {
+            for part in split_list(&collapsed(raw_value)) {
                 let id: StepId = part.parse().map_err(|message| {
                     at_value(message, "list step ids, like `depends: S1, S2`")
                 })?;
@@ -873,11 +919,6 @@ fn add_detail(
     Ok(())
 }
 
-/// Bytes up to and including the `:` of a `key: value` text.
-fn key_len(text: &str) -> usize {
-    text.find(':').unwrap_or(text.len())
-}
-
 /// Where an item's bullet is. pulldown-cmark may start a nested item's range before it: at
 /// the parent's content column, or even at the newline ending the line above.
 fn bullet_of(src: &str, item: &Item) -> usize {
@@ -887,9 +928,9 @@ fn bullet_of(src: &str, item: &Item) -> usize {
 
 /// Sets `prefix` to [`detail_prefix_of`] `item`, without building a new string when it is that
 /// already (every detail line of a step usually lines up with the one before).
-fn set_detail_prefix(prefix: &mut String, src: &str, lines: &LineIndex, item: &Item) {
-    let item_start = bullet_of(src, item);
-    let indent = &src[lines.line_start(item_start)..item_start];
+fn set_detail_prefix(prefix: &mut Cow<'static, str>, src: &str, at: &At) {
+    let item_start = at.bullet;
+    let indent = &src[at.line_start..item_start];
     let bullet = match src.as_bytes().get(item_start) {
         Some(b @ (b'-' | b'*' | b'+')) => *b,
         _ => b'-',
@@ -898,53 +939,111 @@ fn set_detail_prefix(prefix: &mut String, src: &str, lines: &LineIndex, item: &I
         && prefix.starts_with(indent)
         && prefix.as_bytes()[indent.len()..] == [bullet, b' '];
     if !same {
-        *prefix = detail_prefix_of(src, lines, item);
+        *prefix = detail_prefix_of(src, at);
     }
 }
 
 /// The indentation and bullet of an existing nested item, so new lines line up with it.
-fn detail_prefix_of(src: &str, lines: &LineIndex, item: &Item) -> String {
-    let item_start = bullet_of(src, item);
-    let indent = &src[lines.line_start(item_start)..item_start];
-    let bullet = src[item_start..].chars().next();
-    match bullet {
-        Some(b @ ('-' | '*' | '+')) => format!("{indent}{b} "),
-        _ => format!("{indent}- "),
+fn detail_prefix_of(src: &str, at: &At) -> Cow<'static, str> {
+    let item_start = at.bullet;
+    let indent = &src[at.line_start..item_start];
+    let bullet = src[item_start..]
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '-' | '*' | '+'))
+        .unwrap_or('-');
+    if indent.bytes().all(|b| b == b' ') {
+        spaced_prefix(indent.len(), bullet)
+    } else {
+        Cow::Owned(format!("{indent}{bullet} "))
     }
 }
 
-/// `a, b` or `` `a`, `b` `` → `["a", "b"]`.
+/// The usual line prefixes (a bullet after 0 to 8 spaces), kept once for all the steps.
+const SHARED_PREFIXES: [[&str; 5]; 3] = [
+    ["- ", "  - ", "    - ", "      - ", "        - "],
+    ["* ", "  * ", "    * ", "      * ", "        * "],
+    ["+ ", "  + ", "    + ", "      + ", "        + "],
+];
+
+/// `spaces` spaces, `bullet` and a space.
+fn spaced_prefix(spaces: usize, bullet: char) -> Cow<'static, str> {
+    let row = match bullet {
+        '-' => Some(0),
+        '*' => Some(1),
+        '+' => Some(2),
+        _ => None,
+    };
+    match row {
+        Some(row) if spaces.is_multiple_of(2) && spaces <= 8 => {
+            Cow::Borrowed(SHARED_PREFIXES[row][spaces / 2])
+        }
+        _ => Cow::Owned(format!("{}{bullet} ", " ".repeat(spaces))),
+    }
+}
+
+/// `text` (indentation, a bullet and a space, from the file) without a copy of its own when it
+/// is one of the usual prefixes.
+fn shared_prefix(text: &str) -> Cow<'static, str> {
+    SHARED_PREFIXES
+        .iter()
+        .flatten()
+        .find(|usual| **usual == text)
+        .map_or_else(
+            || Cow::Owned(text.to_owned()),
+            |usual| Cow::Borrowed(*usual),
+        )
+}
+
+/// `a, b` or `` `a`, `b` `` → `["a", "b"]`. `value` is collapsed (its only whitespace is
+/// single spaces), so trimming spaces is trimming whitespace.
 fn split_list(value: &str) -> Vec<String> {
     value
         .split(',')
-        .map(|part| part.trim().trim_matches('`').trim())
+        .map(|part| trim_byte(trim_byte(trim_byte(part, b' '), b'`'), b' '))
         .filter(|part| !part.is_empty())
         .map(str::to_owned)
         .collect()
 }
 
-fn collapse_whitespace(text: &str) -> String {
-    // Most texts are collapsed already (words with one space between, once the ends are
-    // trimmed, as splitting would): copy them as they are.
-    let text = text.trim();
-    // The same test on bytes first, for ASCII text: whitespace other than a space (as
-    // `char::is_whitespace` has it), or two spaces in a row, means collapsing.
+/// `text` without `byte` (ASCII) at either end.
+fn trim_byte(text: &str, byte: u8) -> &str {
     let bytes = text.as_bytes();
-    let mut prev = 0u8;
-    let mut ascii_collapsed = true;
-    for &b in bytes {
-        if b >= 0x80
-            || matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-            || (b == b' ' && prev == b' ')
-        {
-            ascii_collapsed = false;
-            break;
-        }
-        prev = b;
+    let start = bytes.iter().position(|&b| b != byte).unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|&b| b != byte)
+        .map_or(start, |i| i + 1);
+    &text[start..end]
+}
+
+fn collapse_whitespace(text: &str) -> String {
+    collapsed(text).into_owned()
+}
+
+/// [`collapse_whitespace`], without a copy when the text is collapsed already.
+fn collapsed(text: &str) -> Cow<'_, str> {
+    // Most texts are collapsed already (words with one space between, once the ends are
+    // trimmed, as splitting would): they are kept as they are. First the test on bytes, for
+    // ASCII text: spaces at the ends go; a control character (all the ASCII whitespace but the
+    // space among them), a non-ASCII byte or two spaces in a row send it the long way.
+    let bytes = text.as_bytes();
+    let start = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|&b| b != b' ')
+        .map_or(start, |i| i + 1);
+    let mut unusual = 0u8;
+    let mut after_space = 0u8;
+    for &b in &bytes[start..end] {
+        let space = u8::from(b == b' ');
+        unusual |= u8::from(b < 0x20) | u8::from(b >= 0x80) | (space & after_space);
+        after_space = space;
     }
-    if ascii_collapsed {
-        return text.to_owned();
+    if unusual == 0 {
+        return Cow::Borrowed(&text[start..end]);
     }
+    let text = text.trim();
     let mut after_space = true;
     let mut already = true;
     for c in text.chars() {
@@ -959,9 +1058,9 @@ fn collapse_whitespace(text: &str) -> String {
     }
     // Trimmed, the text neither starts nor ends with a space.
     if already {
-        return text.to_owned();
+        return Cow::Borrowed(text);
     }
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    Cow::Owned(text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 pub fn first_heading(src: &str) -> Option<String> {
@@ -975,26 +1074,18 @@ pub fn first_heading(src: &str) -> Option<String> {
     heading.found
 }
 
-fn check_ids(src: &str, lines: &LineIndex, checklist: &Checklist) -> Result<(), ParseError> {
-    let mut seen: BTreeMap<StepId, usize> = BTreeMap::new();
-    for step in checklist.all_steps() {
-        if let Some(id) = step.id
-            && let Some(first) = seen.insert(id, step.line)
-        {
-            let (line, col) = lines.line_col(src, step.span.title_start);
-            return Err(ParseError {
-                    line,
-                    col,
-                    message: format!("duplicate step id `{id}` (also on line {first})"),
-                    hint: "ids are never reused; remove the id from the newer step and tick will assign a free one".into(),
-                });
-        }
+fn check_ids(checklist: &Checklist, locate: Locate<'_>) -> Result<(), ParseError> {
+    // The ids sorted (they mostly are already): a duplicate sits beside its twin, and a
+    // dependency is found by a binary search.
+    let mut known: Vec<StepId> = checklist.all_steps().filter_map(|step| step.id).collect();
+    known.sort_unstable();
+    if known.windows(2).any(|pair| pair[0] == pair[1]) {
+        duplicate_id(checklist, locate)?;
     }
-    let known: BTreeSet<StepId> = seen.keys().copied().collect();
     for step in checklist.all_steps() {
         for dep in &step.depends {
-            if !known.contains(dep) {
-                let (line, col) = lines.line_col(src, step.span.title_start);
+            if known.binary_search(dep).is_err() {
+                let (line, col) = locate(step.span.title_start);
                 return Err(ParseError {
                     line,
                     col,
@@ -1006,6 +1097,25 @@ fn check_ids(src: &str, lines: &LineIndex, checklist: &Checklist) -> Result<(), 
                     hint: "fix or remove its `depends:` line".into(),
                 });
             }
+        }
+    }
+    Ok(())
+}
+
+/// The error for the first step (in file order) whose id an earlier step has.
+fn duplicate_id(checklist: &Checklist, locate: Locate<'_>) -> Result<(), ParseError> {
+    let mut seen: BTreeMap<StepId, usize> = BTreeMap::new();
+    for step in checklist.all_steps() {
+        if let Some(id) = step.id
+            && let Some(first) = seen.insert(id, step.line)
+        {
+            let (line, col) = locate(step.span.title_start);
+            return Err(ParseError {
+                    line,
+                    col,
+                    message: format!("duplicate step id `{id}` (also on line {first})"),
+                    hint: "ids are never reused; remove the id from the newer step and tick will assign a free one".into(),
+                });
         }
     }
     Ok(())

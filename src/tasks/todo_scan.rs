@@ -11,7 +11,10 @@ use std::ops::Range;
 use memchr::memchr;
 use memchr::memmem::find;
 
-use super::{Item, first_heading};
+use super::{
+    At, Checklist, Level, Role, add_detail, build_step, check_ids, first_heading, first_sub_step,
+};
+use crate::plan::StepStatus;
 
 /// What the line before was, for the rules that depend on it.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -24,9 +27,10 @@ enum Prev {
     Item,
 }
 
-/// The list items of `src` and its first level-1 heading, as `collect_items` finds them;
-/// `None` when the file has a line this scanner does not read.
-pub(super) fn items(src: &str) -> Option<(Vec<Item>, Option<String>)> {
+/// The checklist of `src`, built as [`super::parse`] builds it from pulldown-cmark's list
+/// items; `None` when the file has a line this scanner does not read, or an error (which the
+/// full parse then reports, with its position).
+pub(super) fn checklist(src: &str) -> Option<Checklist> {
     let bytes = src.as_bytes();
     // Tabs, other control characters and a lone CR change how a line reads.
     let control = bytes.chunks(4096).any(|chunk| {
@@ -39,18 +43,26 @@ pub(super) fn items(src: &str) -> Option<(Vec<Item>, Option<String>)> {
     if control || memchr::memchr_iter(b'\r', bytes).any(|at| bytes.get(at + 1) != Some(&b'\n')) {
         return None;
     }
-    let mut items: Vec<Item> = Vec::with_capacity(src.len() / 48);
+    let steps = 1 + memchr::memmem::find_iter(bytes, b"\n- [").count();
+    let mut list = Checklist {
+        heading: None,
+        steps: Vec::with_capacity(steps),
+    };
     // The open items, outermost first: the item at depth d is indented 2 * d spaces.
-    let mut open: Vec<usize> = Vec::with_capacity(4);
-    let mut heading: Option<String> = None;
+    let mut open: Vec<Role> = Vec::with_capacity(4);
+    // Errors are reported by the full parse: here they only mean "not this way".
+    let locate = |_: usize| (0, 0);
     let mut prev = Prev::Block;
     let mut in_comment = false;
+    let mut line_number = 0;
     let mut pos = 0;
     while pos < bytes.len() {
+        line_number += 1;
         let newline = memchr(b'\n', &bytes[pos..]).map(|i| pos + i);
         let next = newline.map_or(bytes.len(), |nl| nl + 1);
         let mut end = newline.unwrap_or(bytes.len());
-        if end > pos && bytes[end - 1] == b'\r' {
+        let crlf = end > pos && bytes[end - 1] == b'\r';
+        if crlf {
             end -= 1;
         }
         let line = &bytes[pos..end];
@@ -76,33 +88,62 @@ pub(super) fn items(src: &str) -> Option<(Vec<Item>, Option<String>)> {
             }
             let content = indent + 2;
             let head_end = line.len() - line.iter().rev().take_while(|&&b| b == b' ').count();
-            match line.get(content)? {
+            let marker = match line.get(content)? {
                 b'[' => {
                     // A step's box: one marker character, a space, a title.
-                    let marker_ok = matches!(
-                        line.get(content + 1),
-                        Some(b' ' | b'x' | b'X' | b'-' | b'!' | b'~')
-                    ) && line.get(content + 2) == Some(&b']')
+                    let status = StepStatus::from_marker(char::from(*line.get(content + 1)?))?;
+                    let boxed = line.get(content + 2) == Some(&b']')
                         && line.get(content + 3) == Some(&b' ')
                         && head_end > content + 4;
-                    if !marker_ok {
+                    if !boxed {
                         return None;
                     }
+                    Some((status, pos + content + 1))
                 }
-                b if b.is_ascii_alphabetic() => {}
+                b if b.is_ascii_alphabetic() => None,
                 _ => return None,
-            }
-            close(&mut items, &mut open, indent / 2, pos);
+            };
+            close(&mut list, &mut open, indent / 2, pos);
             let head = pos + content..pos + head_end;
-            let code_spans = code_spans(&src[head.clone()])?;
-            items.push(Item {
-                range: pos..bytes.len(),
-                parent: open.last().copied(),
-                in_quote: false,
+            let mut code_spans = code_spans(&src[head.clone()])?;
+            let at = At {
+                bullet: pos + indent,
+                line_start: pos,
                 head: Some(head),
-                code_spans,
-            });
-            open.push(items.len() - 1);
+                after_head: next,
+                // Known when the item ends (`close`).
+                after_item: next,
+                line: line_number,
+                head_line_start: pos,
+                crlf,
+            };
+            let parent = open.last().copied().unwrap_or(Role::Root);
+            let role = match (parent, marker) {
+                (Role::Root, None) | (Role::Detail | Role::Ignored, _) => Role::Ignored,
+                (Role::Root, Some((status, marker))) => {
+                    let step = build_step(src, &at, status, marker, Level::Top, &locate).ok()?;
+                    list.steps.push(step);
+                    Role::Step(list.steps.len() - 1, None)
+                }
+                (Role::Step(parent, None), Some((status, marker))) => {
+                    let level = Level::Sub(list.steps[parent].id);
+                    let step = build_step(src, &at, status, marker, level, &locate).ok()?;
+                    first_sub_step(&mut list.steps[parent], src, &at);
+                    list.steps[parent].substeps.push(step);
+                    Role::Step(parent, Some(list.steps[parent].substeps.len() - 1))
+                }
+                // A checkbox under a sub-step is an error.
+                (Role::Step(_, Some(_)), Some(_)) => return None,
+                (Role::Step(parent, sub), None) => {
+                    let step = match sub {
+                        Some(sub) => &mut list.steps[parent].substeps[sub],
+                        None => &mut list.steps[parent],
+                    };
+                    add_detail(src, step, &at, &mut code_spans, &locate).ok()?;
+                    Role::Detail
+                }
+            };
+            open.push(role);
             prev = Prev::Item;
         } else if indent > 0 {
             // Indented text: a paragraph's continuation, code, or an item's second block.
@@ -112,9 +153,9 @@ pub(super) fn items(src: &str) -> Option<(Vec<Item>, Option<String>)> {
             if level > 6 || line.get(level).is_some_and(|&b| b != b' ') {
                 return None;
             }
-            close(&mut items, &mut open, 0, pos);
-            if level == 1 && heading.is_none() {
-                heading = first_heading(&src[pos..end]);
+            close(&mut list, &mut open, 0, pos);
+            if level == 1 && list.heading.is_none() {
+                list.heading = first_heading(&src[pos..end]);
             }
             prev = Prev::Block;
         } else if line.starts_with(b"<!--") {
@@ -122,7 +163,7 @@ pub(super) fn items(src: &str) -> Option<(Vec<Item>, Option<String>)> {
             if line[4..].starts_with(b">") || line[4..].starts_with(b"->") {
                 return None;
             }
-            close(&mut items, &mut open, 0, pos);
+            close(&mut list, &mut open, 0, pos);
             in_comment = find(&line[4..], b"-->").is_none();
             prev = Prev::Block;
         } else if first.is_ascii_alphabetic() {
@@ -131,24 +172,28 @@ pub(super) fn items(src: &str) -> Option<(Vec<Item>, Option<String>)> {
             if prev == Prev::Item {
                 return None;
             }
-            close(&mut items, &mut open, 0, pos);
+            close(&mut list, &mut open, 0, pos);
             prev = Prev::Paragraph;
         } else {
             return None;
         }
         pos = next;
     }
-    close(&mut items, &mut open, 0, bytes.len());
-    Some((items, heading))
+    close(&mut list, &mut open, 0, bytes.len());
+    check_ids(&list, &locate).ok()?;
+    Some(list)
 }
 
-/// Ends the open items at `depth` and deeper: their range stops where the line at `at`
-/// starts (blank lines before it belong to them, as in pulldown-cmark).
-fn close(items: &mut [Item], open: &mut Vec<usize>, depth: usize, at: usize) {
+/// Ends the open items at `depth` and deeper: their lines stop where the line at `at` starts
+/// (blank lines before it belong to them, as in pulldown-cmark).
+fn close(list: &mut Checklist, open: &mut Vec<Role>, depth: usize, at: usize) {
     while open.len() > depth {
-        if let Some(index) = open.pop() {
-            items[index].range.end = at;
-        }
+        let step = match open.pop() {
+            Some(Role::Step(step, None)) => &mut list.steps[step],
+            Some(Role::Step(step, Some(sub))) => &mut list.steps[step].substeps[sub],
+            _ => continue,
+        };
+        step.span.item_lines.end = at;
     }
 }
 
@@ -161,7 +206,8 @@ fn code_spans(text: &str) -> Option<Vec<String>> {
     if memchr(b'`', bytes).is_none() {
         return Some(Vec::new());
     }
-    if bytes.iter().any(|&b| b == b'\\' || b == b'<') || find(bytes, b"](").is_some() {
+    let link = bytes.windows(2).any(|pair| pair == b"](");
+    if link || bytes.iter().any(|&b| b == b'\\' || b == b'<') {
         return None;
     }
     let mut spans = Vec::new();

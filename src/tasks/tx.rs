@@ -92,7 +92,7 @@ impl Store {
         let base = self.load(task)?;
         Ok(Tx {
             store: self,
-            todo_src: base.todo_src.clone(),
+            todo_src: base.todo_src.to_string(),
             todo: Some(base.todo.clone()),
             state: base.state.clone(),
             plan_src: None,
@@ -356,10 +356,10 @@ impl Tx<'_> {
         {
             plan_src = Some(text);
         }
-        let plan_src = plan_src.filter(|text| *text != self.base.plan_src);
+        let plan_src = plan_src.filter(|text| *text != *self.base.plan_src);
         let old_state = state_yaml(&self.base.state)?;
         let state_src = state_yaml(&self.state)?;
-        let todo_changed = self.todo_src != self.base.todo_src;
+        let todo_changed = self.todo_src != *self.base.todo_src;
         let state_changed = state_src != old_state;
         let todo = self.todo.take().unwrap_or_default();
 
@@ -373,7 +373,7 @@ impl Tx<'_> {
         }
         // The lock keeps other tick processes out, not a person's editor.
         let on_disk = fsx::read_optional(&todo_path)?.unwrap_or_default();
-        if on_disk != self.base.todo_src {
+        if on_disk != *self.base.todo_src {
             return Err(Error::new(
                 ErrorKind::Busy,
                 format!("`{}` changed while tick read it", store.rel(&todo_path)),
@@ -410,15 +410,17 @@ impl Tx<'_> {
         let mut task = self.base;
         if let Some(plan) = plan_src {
             if replaced {
-                task.plan = plan_md::parse_without_steps(&plan)
-                    .map_err(|e| store.parse_error(&dir.join(PLAN_FILE), &e))?;
+                task.plan = Arc::new(
+                    plan_md::parse_without_steps(&plan)
+                        .map_err(|e| store.parse_error(&dir.join(PLAN_FILE), &e))?,
+                );
             } else {
                 // Only the `status:` value changed.
-                task.plan.front.status = Some(to);
+                Arc::make_mut(&mut task.plan).front.status = Some(to);
             }
-            task.plan_src = plan;
+            task.plan_src = Arc::new(plan);
         }
-        task.todo_src = self.todo_src;
+        task.todo_src = Arc::new(self.todo_src);
         task.todo = todo;
         task.state = self.state;
         // The runner reads the task again after each commit: it need not parse it.
@@ -667,7 +669,7 @@ mod tests {
         killed_after_record(&store, &task, 2);
         let theirs = TODO.replace("One", "One, by hand");
         std::fs::write(task.dir.join(TODO_FILE), &theirs).unwrap();
-        assert_eq!(store.load(&task).unwrap().todo_src, theirs);
+        assert_eq!(*store.load(&task).unwrap().todo_src, theirs);
         store.recover(&task).unwrap();
         assert_eq!(read(&task, TODO_FILE), theirs);
         // There was no state.yaml before the commit: there is none after the undo.

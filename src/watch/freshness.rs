@@ -72,9 +72,16 @@ fn unmatched(root: &Path, patterns: &[String], dirs: &mut HashMap<String, bool>)
             .trim_end_matches('/');
         let parent = clean.rsplit_once('/').map(|(dir, _)| dir);
         let dir_missing = match parent {
-            Some(dir) if !is_glob(clean) && !dir.is_empty() => !*dirs
-                .entry(dir.to_owned())
-                .or_insert_with(|| root.join(dir).is_dir()),
+            Some(dir) if !is_glob(clean) && !dir.is_empty() => {
+                let exists = if let Some(&exists) = dirs.get(dir) {
+                    exists
+                } else {
+                    let exists = root.join(dir).is_dir();
+                    dirs.insert(dir.to_owned(), exists);
+                    exists
+                };
+                !exists
+            }
             _ => false,
         };
         if dir_missing {
@@ -82,6 +89,10 @@ fn unmatched(root: &Path, patterns: &[String], dirs: &mut HashMap<String, bool>)
         } else {
             to_look_at.push(pattern.clone());
         }
+    }
+    if to_look_at.is_empty() {
+        // In the patterns' order already.
+        return surely_gone;
     }
     let looked = fingerprint::unmatched(root, &to_look_at);
     patterns
