@@ -603,14 +603,12 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
         std::str::from_utf8(&marker).unwrap_or("[?]"),
     );
     out.push(' ');
-    match step.id {
-        Some(id) => {
-            let _ = write!(out, "{id}");
-        }
+    match step.id() {
+        Some(id) => id.push_to(out),
         None => out.push_str("(new)"),
     }
     out.push(' ');
-    out.push_str(step.title);
+    out.push_str(step.title());
     if step.verified == Some(false) {
         push_styled(out, &Style::new().dim(), "  (not verified)");
     } else {
@@ -636,10 +634,10 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
             style("claimed done with no file changed and no command run").yellow()
         );
     }
-    if let Some(reason) = &step.blocked {
+    if let Some(reason) = &step.step.blocked {
         let _ = writeln!(out, "{indent}      {} {reason}", style("blocked:").red());
     }
-    if let Some(reason) = &step.stale {
+    if let Some(reason) = &step.step.stale {
         let _ = writeln!(out, "{indent}      {} {reason}", style("stale:").yellow());
     }
     for change in step.later_changes {
@@ -722,7 +720,10 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
             // Only the ids that are named are written out.
             let named: Vec<String> = unverified
                 .take(MAX_LISTED)
-                .map(|s| s.id.map_or_else(|| "(new)".to_owned(), |id| id.to_string()))
+                .map(|s| {
+                    s.id()
+                        .map_or_else(|| "(new)".to_owned(), |id| id.to_string())
+                })
                 .collect();
             warnings.push((
                 format!(
@@ -803,7 +804,7 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
             .steps
             .iter()
             .flat_map(|s| std::iter::once(s).chain(s.substeps.iter()))
-            .filter(|s| s.id.is_none())
+            .filter(|s| s.id().is_none())
             .count();
         if new_steps > 0 {
             warnings.push((

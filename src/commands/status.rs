@@ -127,25 +127,19 @@ pub struct ProgressReport {
     pub unverified: usize,
 }
 
-#[derive(Debug, Serialize)]
+/// One step as `status` reports it: the step itself (its id, title and details, as TODO.md
+/// has them) and what state.yaml says of it. Serialized with the step's fields inline; the
+/// order of the fields is part of the JSON format (`docs/json.md`).
+#[derive(Debug)]
 pub struct StepReport<'a> {
-    /// `null` for a step a person added without an id (tick assigns one at its next write).
-    pub id: Option<StepId>,
+    pub step: &'a Step,
     pub status: StepStatus,
-    pub title: &'a str,
     /// For a done step: whether the runner's verification backs the tick.
     pub verified: Option<bool>,
     /// Who last changed the step (`person` or `runner`), from state.yaml.
     pub changed_by: Option<Actor>,
     /// For a done step: the verification commands the runner ran, from state.yaml.
     pub evidence: Vec<EvidenceReport<'a>>,
-    pub files: &'a [String],
-    pub verify: &'a [String],
-    pub done_when: Option<&'a str>,
-    pub risk: Option<&'static str>,
-    pub depends: &'a [StepId],
-    pub blocked: Option<&'a str>,
-    pub stale: Option<&'a str>,
     /// For a done step: changes tick made to its files later, while running other tasks
     /// (`changed by task <id> S2`). Not stale; `tick check --strict` reports them.
     pub later_changes: &'a [LaterChange],
@@ -153,6 +147,42 @@ pub struct StepReport<'a> {
     /// command.
     pub claimed_without_changes: bool,
     pub substeps: Vec<StepReport<'a>>,
+}
+
+impl StepReport<'_> {
+    /// `None` for a step a person added without an id (tick assigns one at its next write).
+    pub fn id(&self) -> Option<StepId> {
+        self.step.id
+    }
+
+    pub fn title(&self) -> &str {
+        &self.step.title
+    }
+}
+
+impl Serialize for StepReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let step = self.step;
+        let mut out = serializer.serialize_struct("StepReport", 16)?;
+        out.serialize_field("id", &step.id)?;
+        out.serialize_field("status", &self.status)?;
+        out.serialize_field("title", &step.title)?;
+        out.serialize_field("verified", &self.verified)?;
+        out.serialize_field("changed_by", &self.changed_by)?;
+        out.serialize_field("evidence", &self.evidence)?;
+        out.serialize_field("files", &step.files)?;
+        out.serialize_field("verify", &step.verify)?;
+        out.serialize_field("done_when", &step.done_when)?;
+        out.serialize_field("risk", &step.risk.map(Risk::as_str))?;
+        out.serialize_field("depends", &step.depends)?;
+        out.serialize_field("blocked", &step.blocked)?;
+        out.serialize_field("stale", &step.stale)?;
+        out.serialize_field("later_changes", self.later_changes)?;
+        out.serialize_field("claimed_without_changes", &self.claimed_without_changes)?;
+        out.serialize_field("substeps", &self.substeps)?;
+        out.end()
+    }
 }
 
 /// Why a step is ticked: one verification command and how it ended.
@@ -176,9 +206,8 @@ fn step_report<'a>(task: &'a Task, step: &'a Step) -> StepReport<'a> {
     let status = step.effective_status();
     let record = step.id.and_then(|id| task.state.steps.get(&id));
     StepReport {
-        id: step.id,
+        step,
         status,
-        title: &step.title,
         verified: (status == StepStatus::Done)
             .then(|| step.id.is_some_and(|id| task.state.verified(id))),
         claimed_without_changes: status == StepStatus::Done
@@ -200,13 +229,6 @@ fn step_report<'a>(task: &'a Task, step: &'a Step) -> StepReport<'a> {
         } else {
             Vec::new()
         },
-        files: &step.files,
-        verify: &step.verify,
-        done_when: step.done_when.as_deref(),
-        risk: step.risk.map(Risk::as_str),
-        depends: &step.depends,
-        blocked: step.blocked.as_deref(),
-        stale: step.stale.as_deref(),
         later_changes: match (status, record) {
             (StepStatus::Done, Some(record)) => &record.later_changes,
             _ => &[],

@@ -45,6 +45,32 @@ impl fmt::Display for StepId {
     }
 }
 
+impl StepId {
+    /// Appends the id as [`fmt::Display`] writes it, without the formatting machinery (a
+    /// status of 10,000 steps writes 10,000 of them).
+    pub fn push_to(self, out: &mut String) {
+        fn number(out: &mut String, mut n: u32) {
+            let mut digits = [0u8; 10];
+            let mut at = digits.len();
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            out.extend(digits[at..].iter().map(|&d| char::from(d)));
+        }
+        out.push('S');
+        number(out, self.major);
+        if let Some(minor) = self.minor {
+            out.push('.');
+            number(out, minor);
+        }
+    }
+}
+
 impl FromStr for StepId {
     type Err = String;
 
@@ -179,6 +205,18 @@ impl FromStr for Risk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_to_writes_what_display_writes() {
+        for major in [0, 1, 9, 10, 99, 100, 12_345, u32::MAX] {
+            for minor in [None, Some(0), Some(7), Some(10), Some(u32::MAX)] {
+                let id = StepId { major, minor };
+                let mut out = "x".to_owned();
+                id.push_to(&mut out);
+                assert_eq!(out, format!("x{id}"));
+            }
+        }
+    }
 
     #[test]
     fn ids_parse_and_print() {

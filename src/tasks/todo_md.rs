@@ -838,7 +838,7 @@ fn add_detail(
         step.notes.push(collapse_whitespace(text));
         return Ok(());
     };
-    let key = text[..colon].trim();
+    let key = trim_end_ws(trim_start_ws(&text[..colon]));
     let Some(key) = DETAIL_KEYS
         .iter()
         .copied()
@@ -849,8 +849,8 @@ fn add_detail(
     };
     let value_start = head.start + colon + 1;
     let rest = &src[value_start..head.end];
-    let value_start = value_start + (rest.len() - rest.trim_start().len());
-    let value_end = head.start + text.trim_end().len();
+    let value_start = value_start + (rest.len() - trim_start_ws(rest).len());
+    let value_end = head.start + trim_end_ws(text).len();
     let raw_value = &src[value_start..value_end.max(value_start)];
     let value = || collapse_whitespace(raw_value);
     let at_value = |message: String, hint: &str| {
@@ -1006,6 +1006,35 @@ fn split_list(value: &str) -> Vec<String> {
         .collect()
 }
 
+/// `text.trim_start()`, quicker on the usual ASCII text.
+fn trim_start_ws(text: &str) -> &str {
+    let skip = text.bytes().take_while(|b| is_ascii_space(*b)).count();
+    match text.as_bytes().get(skip) {
+        Some(b) if *b >= 0x80 => text[skip..].trim_start(),
+        _ => &text[skip..],
+    }
+}
+
+/// `text.trim_end()`, quicker on the usual ASCII text.
+fn trim_end_ws(text: &str) -> &str {
+    let keep = text.len()
+        - text
+            .bytes()
+            .rev()
+            .take_while(|b| is_ascii_space(*b))
+            .count();
+    match text.as_bytes()[..keep].last() {
+        Some(b) if *b >= 0x80 => text[..keep].trim_end(),
+        _ => &text[..keep],
+    }
+}
+
+/// ASCII whitespace as `char::is_whitespace` has it (`u8::is_ascii_whitespace` leaves out
+/// the vertical tab).
+fn is_ascii_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
 /// `text` without `byte` (ASCII) at either end.
 fn trim_byte(text: &str, byte: u8) -> &str {
     let bytes = text.as_bytes();
@@ -1033,14 +1062,12 @@ fn collapsed(text: &str) -> Cow<'_, str> {
         .iter()
         .rposition(|&b| b != b' ')
         .map_or(start, |i| i + 1);
-    let mut unusual = 0u8;
-    let mut after_space = 0u8;
-    for &b in &bytes[start..end] {
-        let space = u8::from(b == b' ');
-        unusual |= u8::from(b < 0x20) | u8::from(b >= 0x80) | (space & after_space);
-        after_space = space;
-    }
-    if unusual == 0 {
+    let inner = &bytes[start..end];
+    let unusual = inner.iter().fold(0u8, |found, &b| {
+        found | u8::from(b < 0x20) | u8::from(b >= 0x80)
+    });
+    let double_space = memchr::memchr_iter(b' ', inner).any(|at| inner.get(at + 1) == Some(&b' '));
+    if unusual == 0 && !double_space {
         return Cow::Borrowed(&text[start..end]);
     }
     let text = text.trim();

@@ -542,6 +542,16 @@ proptest! {
         prop_assert_eq!(collapse_whitespace(&text), text.split_whitespace().collect::<Vec<_>>().join(" "));
     }
 
+    /// The quicker trims trim what `str::trim_start` and `str::trim_end` trim.
+    #[test]
+    fn quick_trims_are_the_trims(parts in prop::collection::vec(prop::sample::select(vec![
+        "a", "日本", " ", "\t", "\u{b}", "\u{c}", "\r\n", "\u{a0}", "\u{3000}", "\u{85}", "x:y", "",
+    ]), 0..8)) {
+        let text = parts.concat();
+        prop_assert_eq!(trim_start_ws(&text), text.trim_start());
+        prop_assert_eq!(trim_end_ws(&text), text.trim_end());
+    }
+
     /// Splitting a collapsed list on bytes says what the splitting on characters said.
     #[test]
     fn split_list_is_split_and_trim(parts in prop::collection::vec(prop::sample::select(vec![

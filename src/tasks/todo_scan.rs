@@ -206,8 +206,8 @@ fn code_spans(text: &str) -> Option<Vec<String>> {
     if memchr(b'`', bytes).is_none() {
         return Some(Vec::new());
     }
-    let link = bytes.windows(2).any(|pair| pair == b"](");
-    if link || bytes.iter().any(|&b| b == b'\\' || b == b'<') {
+    let link = memchr::memchr_iter(b']', bytes).any(|at| bytes.get(at + 1) == Some(&b'('));
+    if link || memchr::memchr2(b'\\', b'<', bytes).is_some() {
         return None;
     }
     let mut spans = Vec::new();

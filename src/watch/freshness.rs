@@ -63,8 +63,8 @@ pub fn missing_files(
 /// exist (a big plan names thousands of files under a few directories; `dirs` remembers which
 /// exist).
 fn unmatched(root: &Path, patterns: &[String], dirs: &mut HashMap<String, bool>) -> Vec<String> {
-    let mut surely_gone = Vec::new();
-    let mut to_look_at = Vec::new();
+    let mut surely_gone: Vec<&String> = Vec::new();
+    let mut to_look_at: Vec<&String> = Vec::new();
     for pattern in patterns {
         let clean = pattern
             .trim()
@@ -85,15 +85,16 @@ fn unmatched(root: &Path, patterns: &[String], dirs: &mut HashMap<String, bool>)
             _ => false,
         };
         if dir_missing {
-            surely_gone.push(pattern.clone());
+            surely_gone.push(pattern);
         } else {
-            to_look_at.push(pattern.clone());
+            to_look_at.push(pattern);
         }
     }
     if to_look_at.is_empty() {
         // In the patterns' order already.
-        return surely_gone;
+        return surely_gone.into_iter().cloned().collect();
     }
+    let to_look_at: Vec<String> = to_look_at.into_iter().cloned().collect();
     let looked = fingerprint::unmatched(root, &to_look_at);
     patterns
         .iter()
