@@ -189,9 +189,14 @@ impl Ui {
 
     /// One JSON document on one line of stdout.
     pub fn json(&self, value: &impl Serialize) {
-        match serde_json::to_string(value) {
-            Ok(text) => self.data(&text),
-            Err(err) => self.error(&Error::internal(format!("could not write JSON: {err}"))),
+        // Written as it is made: the status of 10,000 steps is megabytes of JSON.
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+        let written = serde_json::to_writer(&mut out, value);
+        let _ = out.write_all(b"\n");
+        let _ = out.flush();
+        drop(out);
+        if let Err(err) = written {
+            self.error(&Error::internal(format!("could not write JSON: {err}")));
         }
     }
 
@@ -234,10 +239,23 @@ impl Ui {
     }
 
     pub fn status(&self, report: &StatusReport) {
-        let (text, warnings) = status_text(report);
-        if !text.is_empty() {
-            self.data(&text);
+        // Written as it is made, a screenful at a time: 10,000 steps are not first gathered
+        // into one string.
+        let mut stdout = std::io::stdout().lock();
+        let mut ends_line = true;
+        let mut flush = |text: &mut String| {
+            if !text.is_empty() {
+                ends_line = text.ends_with('\n');
+                let _ = stdout.write_all(text.as_bytes());
+                text.clear();
+            }
+        };
+        let warnings = status_text_to(report, &mut flush);
+        if !ends_line {
+            let _ = stdout.write_all(b"\n");
         }
+        let _ = stdout.flush();
+        drop(stdout);
         // The lines `warn` and `hint` would write, in one write: a plan of 10,000 steps can
         // have thousands of warnings, and stderr is not buffered.
         let mut lines = String::new();
@@ -657,7 +675,10 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
     }
 }
 
-fn task_text(out: &mut String, task: &TaskReport) {
+/// How much text `status` gathers before it writes it out.
+const STATUS_CHUNK: usize = 64 * 1024;
+
+fn task_text(out: &mut String, task: &TaskReport, flush: &mut dyn FnMut(&mut String)) {
     let p = &task.progress;
     let _ = writeln!(out, "{}", style(&task.title).bold());
     let _ = writeln!(out, "task:   {}", task.id);
@@ -672,6 +693,9 @@ fn task_text(out: &mut String, task: &TaskReport) {
     let _ = writeln!(out);
     for step in &task.steps {
         step_lines(out, step, "  ");
+        if out.len() >= STATUS_CHUNK {
+            flush(out);
+        }
     }
 }
 
@@ -697,10 +721,29 @@ fn id_list(ids: &[String], count: usize) -> String {
 
 /// The human form of `tick status`: the text for stdout, and warnings (with hints) for stderr.
 pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String>)>) {
-    let mut out = String::new();
+    let mut text = String::new();
+    let warnings = status_text_to(report, &mut |chunk: &mut String| {
+        text.push_str(chunk);
+        chunk.clear();
+    });
+    (text, warnings)
+}
+
+/// [`status_text`], handing the text to `flush` in pieces (the last one at the end).
+fn status_text_to(
+    report: &StatusReport,
+    flush: &mut dyn FnMut(&mut String),
+) -> Vec<(String, Option<String>)> {
+    let mut out = String::with_capacity(STATUS_CHUNK + 4096);
+    // Whether anything was written before the piece in hand (the draft and the other tasks
+    // are set off from the task by a blank line).
+    let mut written = false;
     let mut warnings = Vec::new();
     if let Some(task) = &report.task {
-        task_text(&mut out, task);
+        task_text(&mut out, task, &mut |chunk: &mut String| {
+            written = true;
+            flush(chunk);
+        });
         if task.plan_changed_since_approval {
             warnings.push((
                 format!("`{}/PLAN.md` was edited after approval", task.path),
@@ -817,7 +860,7 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
         }
     }
     if let Some(draft) = &report.draft {
-        if !out.is_empty() {
+        if written || !out.is_empty() {
             out.push('\n');
         }
         let _ = writeln!(
@@ -831,7 +874,7 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
         );
     }
     if !report.attention.is_empty() {
-        if !out.is_empty() {
+        if written || !out.is_empty() {
             out.push('\n');
         }
         let _ = writeln!(out, "other tasks that need attention:");
@@ -855,7 +898,8 @@ pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String
             Some("write a plan with `tick plan \"goal\"` or `tick plan --from plan.md`".to_owned()),
         ));
     }
-    (out, warnings)
+    flush(&mut out);
+    warnings
 }
 
 /// The human form of `tick list`: one line per draft or task, columns aligned.

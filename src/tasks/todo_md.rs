@@ -834,7 +834,7 @@ fn add_detail(
     step.span.insert_at = step.span.insert_at.max(line_end);
     set_detail_prefix(&mut step.span.detail_prefix, src, at);
     step.span.prefix_from_child = true;
-    let Some(colon) = memchr::memchr(b':', text.as_bytes()) else {
+    let Some(colon) = text.bytes().position(|b| b == b':') else {
         step.notes.push(collapse_whitespace(text));
         return Ok(());
     };
@@ -875,7 +875,14 @@ fn add_detail(
         step.span.details.push((planned, item_line_start..line_end));
     }
     match key {
-        "files" => step.files.extend(split_list(&collapsed(raw_value))),
+        "files" => {
+            let files = split_list(&collapsed(raw_value));
+            if step.files.is_empty() {
+                step.files = files;
+            } else {
+                step.files.extend(files);
+            }
+        }
         "verify" => {
             if code_spans.is_empty() {
                 let value = value();
@@ -998,12 +1005,21 @@ fn shared_prefix(text: &str) -> Cow<'static, str> {
 /// `a, b` or `` `a`, `b` `` → `["a", "b"]`. `value` is collapsed (its only whitespace is
 /// single spaces), so trimming spaces is trimming whitespace.
 fn split_list(value: &str) -> Vec<String> {
-    value
-        .split(',')
-        .map(|part| trim_byte(trim_byte(trim_byte(part, b' '), b'`'), b' '))
-        .filter(|part| !part.is_empty())
-        .map(str::to_owned)
-        .collect()
+    let mut parts = Vec::new();
+    let mut rest = value;
+    loop {
+        // A plain loop: the lists are short, shorter than a vectorised search's set-up.
+        let comma = rest.bytes().position(|b| b == b',');
+        let part = &rest[..comma.unwrap_or(rest.len())];
+        let part = trim_byte(trim_byte(trim_byte(part, b' '), b'`'), b' ');
+        if !part.is_empty() {
+            parts.push(part.to_owned());
+        }
+        match comma {
+            Some(at) => rest = &rest[at + 1..],
+            None => return parts,
+        }
+    }
 }
 
 /// `text.trim_start()`, quicker on the usual ASCII text.
@@ -1066,8 +1082,13 @@ fn collapsed(text: &str) -> Cow<'_, str> {
     let unusual = inner.iter().fold(0u8, |found, &b| {
         found | u8::from(b < 0x20) | u8::from(b >= 0x80)
     });
-    let double_space = memchr::memchr_iter(b' ', inner).any(|at| inner.get(at + 1) == Some(&b' '));
-    if unusual == 0 && !double_space {
+    let doubled = inner
+        .iter()
+        .zip(inner.iter().skip(1))
+        .fold(0u8, |found, (&a, &b)| {
+            found | (u8::from(a == b' ') & u8::from(b == b' '))
+        });
+    if unusual | doubled == 0 {
         return Cow::Borrowed(&text[start..end]);
     }
     let text = text.trim();

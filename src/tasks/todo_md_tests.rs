@@ -736,6 +736,13 @@ fn scan_doc_strategy() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 20_000, ..ProptestConfig::default() })]
 
+    /// Read in two halves at once, a file gives the checklist it gives read in one go (and
+    /// is read at all exactly when it is read in one go).
+    #[test]
+    fn halves_read_at_once_are_the_whole(doc in scan_doc_strategy()) {
+        prop_assert_eq!(scan::checklist_split(&doc, 0), scan::checklist_split(&doc, usize::MAX), "{:?}", doc);
+    }
+
     /// Wherever the line scanner reads a file, it builds the checklist (heading, steps,
     /// details, and every offset the edits use) that pulldown-cmark's reading builds.
     #[test]

@@ -279,3 +279,42 @@ fn a_file_without_a_final_newline_still_has_none() {
     ws.ok(&["mark", "S3", "pending"]);
     assert_eq!(ws.read(&todo_path(&id)), bare);
 }
+
+/// A plan of thousands of steps: TODO.md is read in two halves at once and the status is
+/// written a piece at a time; neither may lose, repeat or reorder a step, or the blank line
+/// before the draft.
+#[test]
+fn a_big_plan_shows_every_step_in_order_and_then_the_draft() {
+    let ws = Workspace::new();
+    let steps = 3_000;
+    let mut plan = String::from("---\ntitle: Big\n---\n# Big\n\n## Steps\n\n");
+    for i in 1..=steps {
+        plan.push_str(&format!(
+            "- [ ] S{i} Change part {i} of the module, keeping its callers working\n  - files: src/part{i}.rs, tests/part{i}.rs\n  - verify: `cargo test part{i}`\n"
+        ));
+    }
+    let id = ws.approve(&plan);
+    assert!(
+        ws.read(&todo_path(&id)).len() > 256 * 1024,
+        "big enough to be read in halves"
+    );
+    ws.write("draft.md", SIMPLE);
+    ws.ok(&["plan", "--from", "draft.md"]);
+
+    let out = ws.ok(&["status"]).stdout;
+    let step_lines: Vec<&str> = out.lines().filter(|l| l.starts_with("  [ ] S")).collect();
+    let want: Vec<String> = (1..=steps)
+        .map(|i| format!("  [ ] S{i} Change part {i} of the module, keeping its callers working"))
+        .collect();
+    assert_eq!(step_lines, want);
+    let tail: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.contains(&format!("S{steps} ")))
+        .collect();
+    assert_eq!(tail[1], "", "one blank line before the draft: {tail:?}");
+    assert!(tail[2].starts_with("draft:  Simple"), "{tail:?}");
+
+    let json = status_json(&ws);
+    assert_eq!(json["task"]["steps"].as_array().unwrap().len(), steps);
+    assert_eq!(json["task"]["steps"][2999]["files"][1], "tests/part3000.rs");
+}
