@@ -506,6 +506,14 @@ impl Store {
         Ok(task)
     }
 
+    /// Lets go of the parse kept for the next [`Store::load`], so that a transaction can change
+    /// its checklist in place.
+    pub(crate) fn forget_parsed(&self) {
+        if let Ok(mut cache) = self.parsed.0.lock() {
+            *cache = None;
+        }
+    }
+
     /// Keeps `task` (as parsed from its texts and the state.yaml text `state_src`) for the next
     /// [`Store::load`] of the same texts.
     fn remember(&self, task: &Task, state_src: Option<String>) {

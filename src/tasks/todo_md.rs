@@ -234,19 +234,33 @@ pub fn patch_marker(
     id: StepId,
     status: StepStatus,
 ) -> bool {
-    let Some(step) = list.find_mut(id) else {
+    if !can_patch_marker(list, old, new, id, status) {
+        return false;
+    }
+    if let Some(step) = list.find_mut(id) {
+        step.status = status;
+    }
+    true
+}
+
+/// Whether [`patch_marker`] can bring `list` up to date: `new` is `old` with only step `id`'s
+/// marker character replaced by `status`'s.
+pub fn can_patch_marker(
+    list: &Checklist,
+    old: &str,
+    new: &str,
+    id: StepId,
+    status: StepStatus,
+) -> bool {
+    let Some(step) = list.find(id) else {
         return false;
     };
     let at = step.span.marker;
     let width = status.marker().len_utf8();
-    let same_rest = old.len() == new.len()
+    old.len() == new.len()
         && old.get(..at) == new.get(..at)
         && old.get(at + width..) == new.get(at + width..)
-        && old.get(at..at + width).is_some_and(|c| c.len() == width);
-    if same_rest {
-        step.status = status;
-    }
-    same_rest
+        && old.get(at..at + width).is_some_and(|c| c.len() == width)
 }
 
 /// Applies replacements of byte ranges (which must not overlap). Insertions at one offset

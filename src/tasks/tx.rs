@@ -44,6 +44,8 @@ pub struct Tx<'s> {
     todo: Option<Arc<Checklist>>,
     state: State,
     plan_src: Option<String>,
+    /// The task's phase when the transaction began.
+    base_phase: Phase,
 }
 
 /// What [`Tx::set_status`] did.
@@ -96,6 +98,7 @@ impl Store {
             todo: Some(base.todo.clone()),
             state: base.state.clone(),
             plan_src: None,
+            base_phase: base.phase(),
             base,
         })
     }
@@ -189,7 +192,8 @@ pub(super) fn pending(dir: &Path, todo_on_disk: &str) -> Option<(String, String,
 }
 
 impl Tx<'_> {
-    /// The task as it was read when the transaction began.
+    /// The task as it was read when the transaction began; its checklist is the
+    /// transaction's own once a status has changed (the two share it rather than copy it).
     pub fn base(&self) -> &Task {
         &self.base
     }
@@ -261,11 +265,18 @@ impl Tx<'_> {
             return Ok(SetStatus::Unchanged);
         }
         // Only the marker changed (the common case): the parse stays good, no need to redo it.
-        let patched = !id.is_sub()
-            && self.todo.as_mut().is_some_and(|list| {
-                todo_md::patch_marker(Arc::make_mut(list), &self.todo_src, &src, id, status)
+        // The checklist is patched in place, not copied: the store's cache and the base let
+        // go of it first (the base then shares the patched one).
+        let patchable = !id.is_sub()
+            && self.todo.as_ref().is_some_and(|list| {
+                todo_md::can_patch_marker(list, &self.todo_src, &src, id, status)
             });
-        if !patched {
+        if patchable && let Some(list) = self.todo.as_mut() {
+            self.store.forget_parsed();
+            self.base.todo = Arc::default();
+            todo_md::patch_marker(Arc::make_mut(list), &self.todo_src, &src, id, status);
+            self.base.todo = Arc::clone(list);
+        } else {
             self.todo = None;
         }
         self.todo_src = src;
@@ -313,7 +324,7 @@ impl Tx<'_> {
 
     /// The progress and the phase the commit would move to, or why the move is refused.
     pub fn phase_after(&mut self) -> Result<(Progress, std::result::Result<Phase, Refused>)> {
-        let from = self.base.phase();
+        let from = self.base_phase;
         let todo = self.todo()?;
         let progress =
             Progress::from_statuses(todo.steps.iter().map(todo_md::Step::progress_status));
@@ -336,7 +347,7 @@ impl Tx<'_> {
         let dir = self.base.dir.clone();
         let todo_path = self.todo_path();
         self.todo()?;
-        let from = self.base.phase();
+        let from = self.base_phase;
         let (_, next) = self.phase_after()?;
         let to = next.unwrap_or(from);
 
@@ -516,6 +527,26 @@ mod tests {
         assert!(read(&task, PLAN_FILE).contains("status: executing"));
         assert!(!task.dir.join(RUNS_DIR).join(TX_FILE).exists());
         assert!(journal::read(&task.dir).unwrap().len() == 1);
+    }
+
+    #[test]
+    fn a_marker_change_patches_the_checklist_in_place_and_the_next_load_sees_it() {
+        let (_root, store, task) = task();
+        // Found first (as `tick mark` finds the current task), then read under the lock.
+        store.load(&task).unwrap();
+        let mut tx = store.begin(&task).unwrap();
+        let read = Arc::as_ptr(&tx.base().todo);
+        tx.set_status(StepId::top(1), None, StepStatus::Done, None)
+            .unwrap();
+        let done = tx.commit(now(), "r").unwrap();
+        assert!(
+            std::ptr::eq(Arc::as_ptr(&done.task.todo), read),
+            "not copied"
+        );
+        assert_eq!(done.from, Phase::Approved);
+        let again = store.load(&task).unwrap();
+        assert_eq!(again.todo.steps[0].status, StepStatus::Done);
+        assert_eq!(*again.todo, todo_md::parse(&again.todo_src).unwrap());
     }
 
     #[test]
