@@ -75,7 +75,7 @@ pub struct Committed {
 }
 
 /// The record written before the files: enough to finish the commit, or to undo it.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Record {
     /// blake3 of the TODO.md the transaction read.
     old_todo_hash: String,
@@ -85,6 +85,91 @@ struct Record {
     state: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     plan: Option<String>,
+}
+
+/// The first line of a record: the texts follow a header as they are, not escaped into JSON
+/// (a TODO.md of megabytes is written and read back without being encoded). A record
+/// without it is the whole-JSON form of earlier versions, still read.
+const RECORD_MAGIC: &str = "tick-tx 2\n";
+
+/// A record's second line: the hashes, and the lengths of the texts after it, in order.
+#[derive(Debug, Serialize, Deserialize)]
+struct RecordHeader {
+    old_todo_hash: String,
+    todo_hash: String,
+    todo_len: usize,
+    state_len: usize,
+    old_state_len: Option<usize>,
+    plan_len: Option<usize>,
+}
+
+impl Record {
+    fn encode(
+        old_todo_hash: String,
+        todo_hash: String,
+        todo: &str,
+        old_state: Option<&str>,
+        state: &str,
+        plan: Option<&str>,
+    ) -> Result<String> {
+        let header = RecordHeader {
+            old_todo_hash,
+            todo_hash,
+            todo_len: todo.len(),
+            state_len: state.len(),
+            old_state_len: old_state.map(str::len),
+            plan_len: plan.map(str::len),
+        };
+        let header = serde_json::to_string(&header)
+            .map_err(|err| Error::internal(format!("could not write the transaction: {err}")))?;
+        let texts = [Some(todo), Some(state), old_state, plan];
+        let mut out = String::with_capacity(
+            RECORD_MAGIC.len()
+                + header.len()
+                + 1
+                + texts.iter().flatten().map(|t| t.len()).sum::<usize>(),
+        );
+        out.push_str(RECORD_MAGIC);
+        out.push_str(&header);
+        out.push('\n');
+        for text in texts.into_iter().flatten() {
+            out.push_str(text);
+        }
+        Ok(out)
+    }
+
+    /// A record as [`Record::encode`] (or an earlier version) wrote it; `None` when it is not
+    /// one (edited, or cut short: the lengths must add up exactly).
+    fn decode(text: &str) -> Option<Record> {
+        let Some(rest) = text.strip_prefix(RECORD_MAGIC) else {
+            return serde_json::from_str(text).ok();
+        };
+        let (header, mut rest) = rest.split_once('\n')?;
+        let header: RecordHeader = serde_json::from_str(header).ok()?;
+        let mut take = |len: usize| -> Option<String> {
+            let text = rest.get(..len)?;
+            rest = &rest[len..];
+            Some(text.to_owned())
+        };
+        let todo = take(header.todo_len)?;
+        let state = take(header.state_len)?;
+        let old_state = match header.old_state_len {
+            Some(len) => Some(take(len)?),
+            None => None,
+        };
+        let plan = match header.plan_len {
+            Some(len) => Some(take(len)?),
+            None => None,
+        };
+        (rest.is_empty() && hash(&todo) == header.todo_hash).then_some(Record {
+            old_todo_hash: header.old_todo_hash,
+            todo,
+            todo_hash: header.todo_hash,
+            old_state,
+            state,
+            plan,
+        })
+    }
 }
 
 impl Store {
@@ -137,7 +222,7 @@ impl Store {
             return Ok(false);
         };
         // Written atomically, so it is whole; unreadable means someone edited it: drop it.
-        if let Ok(record) = serde_json::from_str::<Record>(&text) {
+        if let Some(record) = Record::decode(&text) {
             let todo_path = task.dir.join(TODO_FILE);
             let state_path = task.dir.join(STATE_FILE);
             let on_disk = fsx::read_optional(&todo_path)?.unwrap_or_default();
@@ -182,7 +267,7 @@ pub fn needs_cleanup(dir: &Path) -> bool {
 /// lock: `(TODO.md, state.yaml, PLAN.md)`, when TODO.md on disk is the old or the new text.
 pub(super) fn pending(dir: &Path, todo_on_disk: &str) -> Option<(String, String, Option<String>)> {
     let text = std::fs::read_to_string(dir.join(RUNS_DIR).join(TX_FILE)).ok()?;
-    let record: Record = serde_json::from_str(&text).ok()?;
+    let record = Record::decode(&text)?;
     let hash = hash(todo_on_disk);
     (hash == record.old_todo_hash || hash == record.todo_hash).then_some((
         record.todo,
@@ -394,16 +479,15 @@ impl Tx<'_> {
 
         let runs = dir.join(RUNS_DIR);
         fsx::create_dir_all(&runs)?;
-        let record = Record {
-            old_todo_hash: hash(&self.base.todo_src),
-            todo_hash: hash(&self.todo_src),
-            todo: self.todo_src.clone(),
-            old_state: dir.join(STATE_FILE).exists().then_some(old_state),
-            state: state_src.clone(),
-            plan: plan_src.clone(),
-        };
-        let record_text = serde_json::to_string(&record)
-            .map_err(|err| Error::internal(format!("could not write the transaction: {err}")))?;
+        let old_state = dir.join(STATE_FILE).exists().then_some(old_state);
+        let record_text = Record::encode(
+            hash(&self.base.todo_src),
+            hash(&self.todo_src),
+            &self.todo_src,
+            old_state.as_deref(),
+            &state_src,
+            plan_src.as_deref(),
+        )?;
         let record_path = runs.join(TX_FILE);
         fsx::write_atomic(&record_path, record_text.as_bytes())?;
         if state_changed {
@@ -438,7 +522,7 @@ impl Tx<'_> {
         let state_on_disk = if state_changed {
             Some(state_src)
         } else {
-            record.old_state
+            old_state
         };
         store.remember(&task, state_on_disk);
         Ok(Committed {
@@ -655,17 +739,18 @@ mod tests {
         tx.record(|state| state.record_person(StepId::top(1), StepStatus::Done, now()));
         let new_todo = tx.todo_src().to_owned();
         let new_state = state_yaml(tx.state()).unwrap();
-        let record = Record {
-            old_todo_hash: hash(TODO),
-            todo_hash: hash(&new_todo),
-            todo: new_todo.clone(),
-            old_state: None,
-            state: new_state.clone(),
-            plan: None,
-        };
+        let record = Record::encode(
+            hash(TODO),
+            hash(&new_todo),
+            &new_todo,
+            None,
+            &new_state,
+            None,
+        )
+        .unwrap();
         let runs = task.dir.join(RUNS_DIR);
         std::fs::create_dir_all(&runs).unwrap();
-        std::fs::write(runs.join(TX_FILE), serde_json::to_string(&record).unwrap()).unwrap();
+        std::fs::write(runs.join(TX_FILE), record).unwrap();
         if files_written >= 1 {
             std::fs::write(task.dir.join(STATE_FILE), &new_state).unwrap();
         }
@@ -673,6 +758,41 @@ mod tests {
             std::fs::write(task.dir.join(TODO_FILE), &new_todo).unwrap();
         }
         (new_todo, new_state)
+    }
+
+    #[test]
+    fn a_record_keeps_its_texts_as_they_are_and_refuses_a_cut_or_edited_one() {
+        let texts = ("- [x] S1 \"quoted\" \\ 日本\r\n", "format: 1\n", "plan\n");
+        let encoded = Record::encode(
+            hash("old"),
+            hash(texts.0),
+            texts.0,
+            Some("old state\n"),
+            texts.1,
+            Some(texts.2),
+        )
+        .unwrap();
+        assert!(encoded.ends_with("- [x] S1 \"quoted\" \\ 日本\r\nformat: 1\nold state\nplan\n"));
+        let record = Record::decode(&encoded).unwrap();
+        assert_eq!(
+            (
+                record.todo.as_str(),
+                record.state.as_str(),
+                record.plan.as_deref()
+            ),
+            (texts.0, texts.1, Some(texts.2))
+        );
+        assert_eq!(record.old_state.as_deref(), Some("old state\n"));
+        assert_eq!(
+            Record::decode(&encoded[..encoded.len() - 1]),
+            None,
+            "cut short"
+        );
+        assert_eq!(Record::decode(&format!("{encoded}x")), None, "longer");
+        assert_eq!(Record::decode(&encoded.replace("S1", "S2")), None, "edited");
+        // A record in the form earlier versions wrote is still read.
+        let old_form = serde_json::to_string(&record).unwrap();
+        assert_eq!(Record::decode(&old_form), Some(record));
     }
 
     #[test]
