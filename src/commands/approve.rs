@@ -279,7 +279,7 @@ pub fn changes_since_approval(copy: &Path, current: &str) -> Option<String> {
 /// The draft's body with ids given to its id-less steps.
 fn with_ids(plan: &PlanDoc) -> Result<String> {
     let Some(region) = plan.steps_region.clone() else {
-        return Ok(plan.body.clone());
+        return Ok(plan.body.to_string());
     };
     let (body, _) = todo_md::assign_ids(&plan.body, &plan.steps);
     // The ids only add bytes inside the region; re-parse to be sure the result still reads.

@@ -606,7 +606,7 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool) -> Result<Outcome> {
     let mut doc = plan_md::parse(&src).map_err(located)?;
     plan_md::validate(&doc).map_err(located)?;
     if let Some(body) = prose_as_summary(&doc.body) {
-        doc.body = body;
+        doc.body = body.into();
     }
 
     store.ensure()?;

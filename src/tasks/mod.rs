@@ -480,7 +480,8 @@ impl Store {
         let state_text = state_src.clone();
         // An approved task's checklist is TODO.md: PLAN.md's steps need not be read again. (The
         // parsers check how deeply the markdown nests before pulldown-cmark reads it.)
-        let plan = plan_md::parse_without_steps(&plan_src)
+        let plan_src = Arc::new(plan_src);
+        let plan = plan_md::parse_shared_without_steps(&plan_src)
             .map_err(|e| self.parse_error(&plan_path, &e))?;
         let todo = todo_md::parse(&todo_src).map_err(|e| self.parse_error(&todo_path, &e))?;
         let state = match state_src {
@@ -496,7 +497,7 @@ impl Store {
         let task = Task {
             id: task.id.clone(),
             dir: task.dir.clone(),
-            plan_src: Arc::new(plan_src),
+            plan_src,
             plan: Arc::new(plan),
             todo_src: Arc::new(todo_src),
             todo: Arc::new(todo),

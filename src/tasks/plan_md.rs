@@ -2,7 +2,9 @@
 //! Pure: parsing, validation, the approval hash and targeted edits. The body is kept byte for
 //! byte; only the front matter is ever re-rendered.
 
-use std::ops::Range;
+use std::fmt;
+use std::ops::{Deref, Range};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
@@ -60,7 +62,7 @@ pub struct Approval {
 pub struct PlanDoc {
     pub front: FrontMatter,
     /// Everything after the front matter, exactly as in the file.
-    pub body: String,
+    pub body: Body,
     /// How many lines come before the body (the front matter and its fences).
     pub body_line: usize,
     /// The plan's title: front matter `title`, else the first `# ` heading.
@@ -68,6 +70,52 @@ pub struct PlanDoc {
     pub steps: Checklist,
     /// Where the `## Steps` section is in `body`, if there is one.
     pub steps_region: Option<Range<usize>>,
+}
+
+/// PLAN.md's text after the front matter. A task's is a view into the file's text it keeps
+/// anyway, not a copy of it (a plan of 10,000 steps is megabytes).
+#[derive(Clone)]
+pub struct Body {
+    text: Arc<String>,
+    start: usize,
+}
+
+/// Bodies are equal when their texts are, wherever they are kept.
+impl PartialEq for Body {
+    fn eq(&self, other: &Body) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Body {}
+
+impl Deref for Body {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.text[self.start..]
+    }
+}
+
+impl From<String> for Body {
+    fn from(text: String) -> Self {
+        Body {
+            text: Arc::new(text),
+            start: 0,
+        }
+    }
+}
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl fmt::Display for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self)
+    }
 }
 
 impl PlanDoc {
@@ -122,15 +170,24 @@ fn split_front_matter(src: &str) -> Result<(Option<&str>, &str, usize), ParseErr
 /// Parses PLAN.md's front matter and keeps its body, without reading the steps: for an
 /// approved task, whose checklist is TODO.md. [`parse`] reads everything.
 pub fn parse_without_steps(src: &str) -> Result<PlanDoc, ParseError> {
-    parse_with(src, false)
+    parse_with(src, false, None)
+}
+
+/// [`parse_without_steps`] of a text kept elsewhere: the body is a view into it.
+pub fn parse_shared_without_steps(src: &Arc<String>) -> Result<PlanDoc, ParseError> {
+    parse_with(src, false, Some(src))
 }
 
 /// Parses PLAN.md. Nothing is required here; see [`validate`] for what a plan must have.
 pub fn parse(src: &str) -> Result<PlanDoc, ParseError> {
-    parse_with(src, true)
+    parse_with(src, true, None)
 }
 
-fn parse_with(src: &str, with_steps: bool) -> Result<PlanDoc, ParseError> {
+fn parse_with(
+    src: &str,
+    with_steps: bool,
+    shared: Option<&Arc<String>>,
+) -> Result<PlanDoc, ParseError> {
     let (yaml, body, body_line) = split_front_matter(src)?;
     let front = match yaml {
         Some(yaml) if yaml.len() > MAX_FRONT_MATTER => {
@@ -185,9 +242,16 @@ fn parse_with(src: &str, with_steps: bool) -> Result<PlanDoc, ParseError> {
         .clone()
         .filter(|t| !t.trim().is_empty())
         .or_else(|| todo_md::first_heading(body));
+    let body = match shared {
+        Some(text) => Body {
+            text: Arc::clone(text),
+            start: body.as_ptr() as usize - src.as_ptr() as usize,
+        },
+        None => Body::from(body.to_owned()),
+    };
     Ok(PlanDoc {
         front,
-        body: body.to_owned(),
+        body,
         body_line,
         title,
         steps,
@@ -323,6 +387,20 @@ pub fn set_status_line(src: &str, phase: Phase) -> Option<String> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_shared_body_is_a_view_into_the_text_and_equals_a_copied_one() {
+        let text = Arc::new("---\ntitle: T\n---\n# T\n\nBody text.\n".to_owned());
+        let shared = parse_shared_without_steps(&text).unwrap();
+        let copied = parse_without_steps(&text).unwrap();
+        assert_eq!(&*shared.body, "# T\n\nBody text.\n");
+        assert!(std::ptr::eq(
+            shared.body.as_ptr(),
+            text[text.len() - shared.body.len()..].as_ptr()
+        ));
+        assert_eq!(shared.body, copied.body);
+        assert_eq!(approval_hash(&shared), approval_hash(&copied));
+    }
+
     const PLAN: &str = "---
 format: 1
 title: Refactor login module
@@ -365,7 +443,7 @@ Move the login code behind a compatibility layer.
     fn render_keeps_the_body_and_unknown_keys() {
         let doc = parse(PLAN).unwrap();
         let out = render(&doc.front, &doc.body).unwrap();
-        assert!(out.ends_with(&doc.body));
+        assert!(out.ends_with(&*doc.body));
         assert!(out.contains("owner: sam\n"), "{out}");
         let again = parse(&out).unwrap();
         assert_eq!(again.front, doc.front);

@@ -504,16 +504,17 @@ impl Tx<'_> {
 
         let mut task = self.base;
         if let Some(plan) = plan_src {
+            let plan = Arc::new(plan);
             if replaced {
                 task.plan = Arc::new(
-                    plan_md::parse_without_steps(&plan)
+                    plan_md::parse_shared_without_steps(&plan)
                         .map_err(|e| store.parse_error(&dir.join(PLAN_FILE), &e))?,
                 );
             } else {
                 // Only the `status:` value changed.
                 Arc::make_mut(&mut task.plan).front.status = Some(to);
             }
-            task.plan_src = Arc::new(plan);
+            task.plan_src = plan;
         }
         task.todo_src = Arc::new(self.todo_src);
         task.todo = todo;
