@@ -1019,7 +1019,7 @@ fn shared_prefix(text: &str) -> Cow<'static, str> {
 /// `a, b` or `` `a`, `b` `` → `["a", "b"]`. `value` is collapsed (its only whitespace is
 /// single spaces), so trimming spaces is trimming whitespace.
 fn split_list(value: &str) -> Vec<String> {
-    let mut parts = Vec::new();
+    let mut parts = Vec::with_capacity(1 + value.bytes().filter(|&b| b == b',').count());
     let mut rest = value;
     loop {
         // A plain loop: the lists are short, shorter than a vectorised search's set-up.
