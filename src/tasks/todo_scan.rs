@@ -8,7 +8,6 @@
 
 use std::ops::Range;
 
-use memchr::memchr;
 use memchr::memmem::find;
 
 use super::{
@@ -121,9 +120,11 @@ fn scan(src: &str, range: Range<usize>, lines_before: usize, room: usize) -> Opt
     let mut in_comment = false;
     let mut line_number = lines_before;
     let mut pos = range.start;
+    // One search over the part, not one per line.
+    let mut newlines = memchr::memchr_iter(b'\n', &bytes[range.start..]).map(|i| range.start + i);
     while pos < bytes.len() {
         line_number += 1;
-        let newline = memchr(b'\n', &bytes[pos..]).map(|i| pos + i);
+        let newline = newlines.next();
         let next = newline.map_or(bytes.len(), |nl| nl + 1);
         let mut end = newline.unwrap_or(bytes.len());
         let crlf = end > pos && bytes[end - 1] == b'\r';
