@@ -1,10 +1,9 @@
 //! A line scanner for the shape TODO.md almost always has: a heading, an HTML comment, prose,
 //! and list items indented two spaces a level. It builds the checklist pulldown-cmark's reading
 //! builds (the same steps, offsets and first heading), at a fraction of the cost, and answers
-//! `None` for any
-//! line whose reading it is not sure of: a tab, a code fence, a block quote, a setext
-//! underline, an ordered list, a line that could continue a paragraph, odd indentation. The
-//! caller then parses the file with pulldown-cmark. Property tests compare the two on
+//! `None` for any line whose reading it is not sure of: a tab, a code fence, a block quote, a
+//! setext underline, an ordered list, a line that could continue a paragraph, odd indentation.
+//! The caller then parses the file with pulldown-cmark. Property tests compare the two on
 //! generated files that mix both kinds of lines (`scanner_agrees_with_pulldown_cmark`,
 //! `halves_read_at_once_are_the_whole`).
 
