@@ -441,18 +441,30 @@ impl<'a> Runner<'a> {
         let store = self.store();
         let StepWrite { id, status, .. } = write;
         let written = write::step(store, &self.deps.task, self.deps.clock.now(), write, record)?;
-        let file = store.rel(&self.deps.task.dir.join(TODO_FILE));
+        self.write_events(id, status, written, sink);
+        Ok(())
+    }
+
+    /// The events of a write that did not go as asked: a person's marker kept, or the step
+    /// gone from TODO.md.
+    fn write_events(
+        &self,
+        id: StepId,
+        wanted: StepStatus,
+        written: StatusWrite,
+        sink: &mut Sink<'_>,
+    ) {
+        let file = self.store().rel(&self.deps.task.dir.join(TODO_FILE));
         match written {
             StatusWrite::Written(_) => {}
             StatusWrite::Kept { current } => sink(RunEvent::StatusKept {
                 step: id,
                 file,
                 current,
-                wanted: status,
+                wanted,
             }),
             StatusWrite::Missing => sink(RunEvent::StepMissing { step: id, file }),
         }
-        Ok(())
     }
 
     fn save_state(&self, update: impl FnMut(&mut crate::tasks::state::State)) -> Result<()> {
@@ -496,39 +508,20 @@ impl<'a> Runner<'a> {
             let (Some(id), StepStatus::Stale) = (step.id, step.status) else {
                 continue;
             };
-            let (mut verifier, mut recorder) = self.verifier(task, id, step);
-            let has_verify = verifier.has_commands();
-            let passed = has_verify
-                && matches!(
-                    verifier.verify(&mut recorder, &mut *sink),
-                    Verdict::Passed { .. }
-                );
-            let status = if passed {
-                StepStatus::Done
-            } else {
-                StepStatus::Pending
-            };
-            let prints = crate::watch::fingerprint(self.root(), &step.files, &[]);
-            let now = self.deps.clock.now();
-            let write = StepWrite {
-                id,
-                expected: Some(StepStatus::Stale),
-                status,
-                reason: None,
-            };
-            self.write_step(
-                write,
-                |state, written| {
-                    if written {
-                        state.record_runner(id, status, now, verifier.evidence(), prints.clone());
-                    }
-                },
+            let again = reverify::reverify_step(
+                self.store(),
+                &self.deps.task,
+                &task.id,
+                self.deps.registry.command_env(),
+                self.deps.clock,
+                step,
                 sink,
             )?;
+            self.write_events(id, again.status, again.written, sink);
             sink(RunEvent::StaleReverified {
                 step: id,
-                passed,
-                has_verify,
+                passed: again.passed,
+                has_verify: again.has_verify,
             });
         }
         Ok(())

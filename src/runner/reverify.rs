@@ -13,6 +13,7 @@ use super::{Clock, Sink};
 use crate::agent::executor::Verdict;
 use crate::error::Result;
 use crate::plan::{StepId, StepStatus};
+use crate::tasks::todo_md::Step;
 use crate::tasks::{Store, TaskRef};
 use crate::tools::bash::CommandEnv;
 
@@ -56,45 +57,16 @@ pub fn verify_steps(
             outcomes.push(Reverified::Unverifiable(id));
             continue;
         }
-        let mut verifier = StepVerifier::new(store.root(), env, id, &step.verify);
-        let mut recorder =
-            Recorder::new(store, &task.id, id, &step.files, clock, SystemTime::now());
-        let passed = verifier.has_commands()
-            && matches!(
-                verifier.verify(&mut recorder, &mut *sink),
-                Verdict::Passed { .. }
-            );
-        let status = if passed {
-            StepStatus::Done
-        } else {
-            StepStatus::Pending
-        };
-        let prints = crate::watch::fingerprint(store.root(), &step.files, &[]);
-        let now = clock.now();
-        let written = write::step(
-            store,
-            task_ref,
-            now,
-            StepWrite {
-                id,
-                expected: Some(was),
-                status,
-                reason: None,
-            },
-            |state, written| {
-                if written {
-                    state.record_runner(id, status, now, verifier.evidence(), prints.clone());
-                }
-            },
-        )?;
+        let again = reverify_step(store, task_ref, &task.id, env, clock, step, sink)?;
+        let (written, passed, has_verify) = (again.written, again.passed, again.has_verify);
         if was == StepStatus::Stale {
             sink(RunEvent::StaleReverified {
                 step: id,
                 passed,
-                has_verify: verifier.has_commands(),
+                has_verify,
             });
         }
-        outcomes.push(match (written, passed, verifier.has_commands()) {
+        outcomes.push(match (written, passed, has_verify) {
             (StatusWrite::Kept { .. } | StatusWrite::Missing, _, _) => Reverified::Kept(id),
             (_, true, _) => Reverified::Passed(id),
             (_, false, true) => Reverified::Failed(id),
@@ -102,4 +74,71 @@ pub fn verify_steps(
         });
     }
     Ok(outcomes)
+}
+
+/// What [`reverify_step`] did.
+pub(super) struct StepReverified {
+    /// The status it was given (unless `written` says a person's was kept).
+    pub status: StepStatus,
+    pub written: StatusWrite,
+    pub passed: bool,
+    /// Whether the step had a verification to run.
+    pub has_verify: bool,
+}
+
+/// Runs the verification of `step` (done or stale, id given) of task `task_id` again and
+/// writes what it showed: a pass is `[x]` with the new evidence and fingerprints; a failure, or
+/// nothing to run, is `[ ]`. A person's change of the marker while the commands ran is kept.
+/// The one re-verification of `tick verify` and of a run's stale steps.
+pub(super) fn reverify_step(
+    store: &Store,
+    task_ref: &TaskRef,
+    task_id: &str,
+    env: &CommandEnv,
+    clock: Clock,
+    step: &Step,
+    sink: &mut Sink<'_>,
+) -> Result<StepReverified> {
+    let Some(id) = step.id else {
+        return Err(crate::error::Error::internal(
+            "a step without an id was verified again",
+        ));
+    };
+    let mut verifier = StepVerifier::new(store.root(), env, id, &step.verify);
+    let mut recorder = Recorder::new(store, task_id, id, &step.files, clock, SystemTime::now());
+    let has_verify = verifier.has_commands();
+    let passed = has_verify
+        && matches!(
+            verifier.verify(&mut recorder, &mut *sink),
+            Verdict::Passed { .. }
+        );
+    let status = if passed {
+        StepStatus::Done
+    } else {
+        StepStatus::Pending
+    };
+    let prints = crate::watch::fingerprint(store.root(), &step.files, &[]);
+    let now = clock.now();
+    let written = write::step(
+        store,
+        task_ref,
+        now,
+        StepWrite {
+            id,
+            expected: Some(step.status),
+            status,
+            reason: None,
+        },
+        |state, written| {
+            if written {
+                state.record_runner(id, status, now, verifier.evidence(), prints.clone());
+            }
+        },
+    )?;
+    Ok(StepReverified {
+        status,
+        written,
+        passed,
+        has_verify,
+    })
 }
