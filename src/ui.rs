@@ -250,7 +250,7 @@ impl Ui {
                 text.clear();
             }
         };
-        let warnings = status_text_to(report, &mut flush);
+        let warnings = status_text(report, &mut flush);
         if !ends_line {
             let _ = stdout.write_all(b"\n");
         }
@@ -719,18 +719,9 @@ fn id_list(ids: &[String], count: usize) -> String {
     }
 }
 
-/// The human form of `tick status`: the text for stdout, and warnings (with hints) for stderr.
-pub fn status_text(report: &StatusReport) -> (String, Vec<(String, Option<String>)>) {
-    let mut text = String::new();
-    let warnings = status_text_to(report, &mut |chunk: &mut String| {
-        text.push_str(chunk);
-        chunk.clear();
-    });
-    (text, warnings)
-}
-
-/// [`status_text`], handing the text to `flush` in pieces (the last one at the end).
-fn status_text_to(
+/// The human form of `tick status`: the text for stdout, handed to `flush` in pieces (the last
+/// one at the end), and the warnings (with hints) for stderr.
+fn status_text(
     report: &StatusReport,
     flush: &mut dyn FnMut(&mut String),
 ) -> Vec<(String, Option<String>)> {
