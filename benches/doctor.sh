@@ -10,18 +10,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RUNS=${RUNS:-10}
 
-TICK="${TICK_BIN:-}"
-if [[ -z "$TICK" ]]; then
-    echo "building tick in release mode..." >&2
-    cargo build --release --locked --quiet --manifest-path "$ROOT/Cargo.toml"
-    TICK="${CARGO_TARGET_DIR:-$ROOT/target}/release/tick"
-fi
-TICK=$(cd "$(dirname "$TICK")" && pwd)/$(basename "$TICK")
-[[ -x "$TICK" ]] || { echo "error: no tick binary at \`$TICK\`" >&2; exit 1; }
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tick-bench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-while IFS='=' read -r name _; do unset "$name"; done < <(env | grep '^TICK_' || true)
+# shellcheck source=benches/setup.sh
+source "$ROOT/benches/setup.sh"
 export NO_COLOR=1 HOME="$WORK"
 git -C "$WORK" init -q
 

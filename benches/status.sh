@@ -16,19 +16,8 @@ RUNS=${RUNS:-20}
 TASKS=${TASKS:-1000}
 STEPS=${STEPS:-10000}
 
-TICK="${TICK_BIN:-}"
-if [[ -z "$TICK" ]]; then
-    echo "building tick in release mode..." >&2
-    cargo build --release --locked --quiet --manifest-path "$ROOT/Cargo.toml"
-    TICK="${CARGO_TARGET_DIR:-$ROOT/target}/release/tick"
-fi
-TICK=$(cd "$(dirname "$TICK")" && pwd)/$(basename "$TICK")
-[[ -x "$TICK" ]] || { echo "error: no tick binary at \`$TICK\`" >&2; exit 1; }
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/tick-bench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-# Fixed clock and no colour, as in the tests; no TICK_* from the caller.
-while IFS='=' read -r name _; do unset "$name"; done < <(env | grep '^TICK_' || true)
+# shellcheck source=benches/setup.sh
+source "$ROOT/benches/setup.sh"
 export NO_COLOR=1
 
 # A realistic plan: front matter, prose sections, steps with detail lines.
