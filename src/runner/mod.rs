@@ -220,7 +220,7 @@ impl StepHooks for Hooks<'_, '_, '_> {
 
     fn after_tool(&mut self, effects: &Effects) {
         self.check_guarded();
-        if effects.command_window.is_some() {
+        if effects.ran_command {
             self.agent_commands += 1;
         }
         self.recorder.tool_effects(effects);

@@ -134,7 +134,7 @@ impl Recorder {
         for file in &effects.files_written {
             self.tool_wrote(&file.path, &file.blake3);
         }
-        if effects.command_window.is_some() {
+        if effects.ran_command {
             self.command_ended();
         } else {
             // A tool that ran no command after all (refused arguments) leaves no record.
@@ -189,7 +189,7 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{CommandWindow, FileWritten};
+    use crate::tools::FileWritten;
     use std::time::Duration;
 
     const TASK: &str = "20261130-143012-t";
@@ -228,10 +228,9 @@ mod tests {
     }
 
     fn command_effects() -> Effects {
-        let at = SystemTime::now();
         Effects {
             files_written: Vec::new(),
-            command_window: Some(CommandWindow { start: at, end: at }),
+            ran_command: true,
             exit_code: Some(0),
         }
     }
@@ -244,7 +243,7 @@ mod tests {
                 path: "a.txt".into(),
                 blake3: "h1".into(),
             }],
-            command_window: None,
+            ran_command: false,
             exit_code: None,
         });
         // Seen a day later, the content still says whose it is.

@@ -20,7 +20,7 @@
 //!   group (`setsid`, a double-forking daemon) still dies with the command, because the whole
 //!   pid namespace does. The group handling here stays as the first layer, and the only one
 //!   without a sandbox.
-//! - The outcome carries the wall-clock window the command ran in, for the staleness journal.
+//! - The outcome says that a command ran; what it changed the runner learns from snapshots.
 //!
 //! A non-zero exit is not a failure of the tool: it is output the model reads, marked as an
 //! error so the model notices.
@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
@@ -43,7 +43,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::workspace::Workspace;
-use super::{CommandWindow, Effects, ToolOutcome, count, count_newlines, parse_args};
+use super::{Effects, ToolOutcome, count, count_newlines, parse_args};
 use crate::llm::ToolSpec;
 use crate::sandbox::Sandboxing;
 
@@ -277,7 +277,6 @@ pub struct CommandRun {
     /// Combined stdout and stderr, capped head and tail like the tool's output.
     pub output: String,
     pub duration: Duration,
-    pub window: CommandWindow,
 }
 
 impl CommandRun {
@@ -304,7 +303,6 @@ pub fn run_command(
         timed_out,
         output: finished.output,
         duration: finished.ran_for,
-        window: finished.window,
     })
 }
 
@@ -344,7 +342,6 @@ pub(crate) struct Finished {
     stopped_leftovers: bool,
     /// The pipe was still open when the call stopped waiting for it.
     output_held_open: bool,
-    window: CommandWindow,
 }
 
 impl Finished {
@@ -418,7 +415,7 @@ impl Finished {
             is_error,
             effects: Effects {
                 files_written: Vec::new(),
-                command_window: Some(self.window),
+                ran_command: true,
                 exit_code,
             },
         }
@@ -464,7 +461,6 @@ pub(crate) fn supervise(
     sandboxed: bool,
     timeout: Duration,
 ) -> io::Result<Finished> {
-    let start = SystemTime::now();
     let started = Instant::now();
     let (mut reader, writer) = io::pipe()?;
     // Under the sandbox, the helper says on this pipe (its stdin) whether it killed processes
@@ -562,10 +558,6 @@ pub(crate) fn supervise(
         ran_for,
         stopped_leftovers,
         output_held_open,
-        window: CommandWindow {
-            start,
-            end: SystemTime::now(),
-        },
     })
 }
 
@@ -772,23 +764,20 @@ mod tests {
     }
 
     #[test]
-    fn output_exit_code_and_window() {
+    fn output_exit_code_and_that_a_command_ran() {
         let (dir, ws) = setup();
-        let before = SystemTime::now();
         let (text, is_error, effects) = call(
             &ws,
             &env(&[]),
             &json!({"command": "echo out; echo err >&2; pwd; exit 3"}),
         );
-        let after = SystemTime::now();
         assert!(is_error);
         let root = dir.path().canonicalize().unwrap();
         let expected = format!("out\nerr\n{}\nexit code 3, ", root.display());
         assert!(text.starts_with(&expected), "{text}");
         assert!(text.ends_with(" s"), "{text}");
         assert!(effects.files_written.is_empty());
-        let window = effects.command_window.unwrap();
-        assert!(before <= window.start && window.start <= window.end && window.end <= after);
+        assert!(effects.ran_command);
 
         let (text, is_error, _) = call(&ws, &env(&[]), &json!({"command": "true"}));
         assert!(!is_error);
@@ -829,7 +818,7 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(effects.command_window.is_some());
+        assert!(effects.ran_command);
         for name in ["bg.pid", "fg.pid"] {
             let pid = read_pid(dir.path(), name);
             assert!(gone_soon(pid), "{name} {pid} still runs");

@@ -551,7 +551,7 @@ mod tests {
             effects.files_written[0].blake3,
             blake3::hash(expected.as_bytes()).to_hex().to_string()
         );
-        assert!(effects.command_window.is_none());
+        assert!(!effects.ran_command);
     }
 
     #[test]

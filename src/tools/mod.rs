@@ -11,8 +11,6 @@
 //! Writing tools also say what they changed ([`Effects`]): the runner journals its own writes
 //! so it can tell them from a person's (DESIGN §6).
 
-use std::time::SystemTime;
-
 pub mod allowlist;
 pub mod ask_user;
 pub mod bash;
@@ -112,15 +110,14 @@ impl ToolOutcome {
 }
 
 /// What one tool call changed, so the runner can tell its own writes from a person's
-/// (DESIGN §6): a file change that matches a written hash, or that falls inside a command's
-/// window, is tick's own; anything else is out-of-band.
+/// (DESIGN §6): the hashes the call wrote, and whether it ran a command (whose changes the
+/// runner finds by comparing snapshots before and after it, never by time).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Effects {
     /// Files the call wrote, with the content they were left with.
     pub files_written: Vec<FileWritten>,
-    /// When a command ran, from just before it started until its last process was gone. What
-    /// it changed is not known file by file: any change in the window may be its own.
-    pub command_window: Option<CommandWindow>,
+    /// Whether the call ran a command (and it ended).
+    pub ran_command: bool,
     /// The exit code of the command the call ran, when it ran one and it exited (for the
     /// events and the transcript); not a change.
     pub exit_code: Option<i32>,
@@ -128,7 +125,7 @@ pub struct Effects {
 
 impl Effects {
     pub fn is_empty(&self) -> bool {
-        self.files_written.is_empty() && self.command_window.is_none()
+        self.files_written.is_empty() && !self.ran_command
     }
 }
 
@@ -149,13 +146,6 @@ impl FileWritten {
             blake3: blake3::hash(content).to_hex().to_string(),
         }
     }
-}
-
-/// The wall-clock interval a command ran in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CommandWindow {
-    pub start: SystemTime,
-    pub end: SystemTime,
 }
 
 /// Caps on what one tool call may carry, from `limits:` in the config.

@@ -565,7 +565,7 @@ mod tests {
         };
         assert!(!is_error, "{text}");
         assert!(text.starts_with("x\none\n2\nexit code 0, "), "{text}");
-        assert!(effects.command_window.is_some());
+        assert!(effects.ran_command);
         assert!(matches!(
             build.execute("update_step", &json!({"id": "S1", "status": "done"})),
             ToolOutcome::StepUpdate(_)

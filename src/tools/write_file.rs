@@ -224,7 +224,7 @@ mod tests {
                         path: "src/deep/new.rs".to_owned(),
                         blake3: blake3::hash(b"fn a() {}\nfn b() {}").to_hex().to_string(),
                     }],
-                    command_window: None,
+                    ran_command: false,
                     exit_code: None,
                 },
             }
