@@ -662,7 +662,10 @@ async fn stale_steps_are_verified_again_before_anything_runs() {
 async fn a_persons_edit_during_a_step_is_told_to_the_model() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN).await;
-    let mut reply = Reply::sse(Vec::<String>::new()).delay(std::time::Duration::from_millis(900));
+    // The model answers after the person's edit has had time to reach the live watcher
+    // (150 ms of debounce), with room for a loaded machine: at 900 ms it was missed once, with
+    // the suite running beside a release build.
+    let mut reply = Reply::sse(Vec::<String>::new()).delay(std::time::Duration::from_millis(2_500));
     for chunk in openai_call_chunks(&[("c1", "read_file", json!({"path": "plan.txt"}))]) {
         reply = reply.chunk(chunk);
     }
