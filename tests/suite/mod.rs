@@ -19,6 +19,7 @@ mod real_model;
 mod run_command;
 mod run_json;
 mod run_output;
+mod run_snapshots;
 mod running;
 mod sandbox;
 mod secrets;
