@@ -28,6 +28,8 @@ pub enum Command {
     Discard(DiscardArgs),
     Approve(ApproveArgs),
     Mark(MarkArgs),
+    Answer(AnswerArgs),
+    Log(LogArgs),
     Run(RunArgs),
     Status(StatusArgs),
     List(ListArgs),
@@ -220,6 +222,36 @@ pub struct MarkArgs {
     pub task_flag: Option<String>,
 }
 
+/// Answer a blocked step's question: `tick answer S2 "keep both"`.
+///
+/// The answer is written under the step in TODO.md (`answer:`), the step is pending again,
+/// and the next `tick run` works on it with the question and your answer in view.
+#[derive(Debug, Args)]
+#[command(after_long_help = ANSWER_EXAMPLES)]
+pub struct AnswerArgs {
+    /// The blocked step, like `S2` or `S2.1`.
+    pub step: String,
+
+    /// Your answer.
+    pub answer: String,
+
+    /// The task (id, prefix or part of its name); default: the current task.
+    #[arg(value_name = "TASK")]
+    pub task: Option<String>,
+}
+
+/// The history of a task in time order: created, approved, steps done, blocks, answers,
+/// phase changes, failed attempts.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// The task (id, prefix or part of its name); default: the current task.
+    pub task: Option<String>,
+
+    /// Print JSON (the format is documented in `docs/json.md`).
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MarkStatus {
     Done,
@@ -308,6 +340,11 @@ Examples:
   tick mark S2.1 in-progress
   tick mark S4 blocked --reason \"the staging credentials are missing\"
   tick mark S1 pending login         # in the task whose name contains `login`";
+
+const ANSWER_EXAMPLES: &str = "\
+Examples:
+  tick answer S2 \"keep both: --lines adds a column\"
+  tick answer S2.1 \"use the staging database\" login   # in the task whose name contains `login`";
 
 const STATUS_EXAMPLES: &str = "\
 Examples:

@@ -233,6 +233,25 @@ impl Ui {
         }
     }
 
+    /// `tick log`: one line an event, time first, to stdout.
+    pub fn log(&self, report: &crate::tasks::history::Report) {
+        let mut out = format!("{} {}\n", style(&report.task).bold(), report.title);
+        for event in &report.events {
+            let step = event
+                .step
+                .as_deref()
+                .map(|s| format!("{s} "))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "{}  {:<9}  {step}{}\n",
+                event.at.format("%Y-%m-%d %H:%M:%S UTC"),
+                event.kind.as_str(),
+                crate::tasks::render::one_line(&event.text)
+            ));
+        }
+        self.data(out.trim_end());
+    }
+
     /// clap's help, version and usage errors, rendered by clap.
     pub fn clap(&self, err: &clap::Error) {
         let _ = err.print();
@@ -319,7 +338,7 @@ impl Ui {
                 self.end_live_text();
                 self.warn(&format!("{step} is blocked: {reason}"));
                 self.hint(&format!(
-                    "answer it (edit the code or PLAN.md), then `tick mark {step} pending` and `tick run`"
+                    "answer it with `tick answer {step} \"...\"` (or change the code or PLAN.md), then `tick run`"
                 ));
             }
             RunEvent::Limit {

@@ -29,6 +29,39 @@ fn id_of(step: &Step) -> String {
         .map_or_else(|| "(new)".to_owned(), |id| id.to_string())
 }
 
+/// What a person said about the step's last block: the question it stopped on and their
+/// answer (TODO.md's `answer:` line wins over the record, a person may have edited it), or
+/// that they made it pending without one. Empty for a step that was never unblocked.
+fn earlier_block(task: &Task, step: &Step) -> String {
+    let lifted = step
+        .id
+        .and_then(|id| task.state.steps.get(&id))
+        .and_then(|record| record.unblocked.last());
+    let question = step
+        .blocked
+        .as_deref()
+        .or_else(|| lifted.and_then(|u| u.question.as_deref()));
+    let answer = step
+        .answer
+        .as_deref()
+        .or_else(|| lifted.and_then(|u| u.answer.as_deref()));
+    if question.is_none() && answer.is_none() {
+        return String::new();
+    }
+    let mut out = String::from("\n### An earlier attempt at this step was blocked\n");
+    if let Some(question) = question {
+        out.push_str(&format!("It stopped on: {question}\n"));
+    }
+    match answer {
+        Some(answer) => out.push_str(&format!("The person's answer (follow it): {answer}\n")),
+        None => out.push_str(
+            "The person made the step pending again without an answer: check whether what \
+             blocked it still holds before you block again.\n",
+        ),
+    }
+    out
+}
+
 /// The user message that starts the work on `current`.
 pub fn pack(task: &Task, current: StepId) -> String {
     let mut out = String::new();
@@ -78,6 +111,7 @@ pub fn pack(task: &Task, current: StepId) -> String {
         if step.verify.is_empty() {
             out.push_str("- verify: (none given; tick ticks it unverified when you report done)\n");
         }
+        out.push_str(&earlier_block(task, step));
     }
 
     let upcoming: Vec<&&Step> = all[position + 1..]

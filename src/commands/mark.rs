@@ -96,6 +96,9 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
     }
     let before = step.effective_status();
     let step_files = step.files.clone();
+    // Lifting a block by hand keeps its question for the next turn on the step.
+    let lifted = (step.status == StepStatus::Blocked && status != StepStatus::Blocked)
+        .then(|| step.blocked.clone());
     let set = tx.set_status(id, None, status, reason)?;
     let (progress, next) = tx.phase_after()?;
     let next = next.map_err(|r| Error::input(r.reason).hint(r.hint))?;
@@ -116,6 +119,9 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
         return Ok(Outcome::Done);
     }
     tx.record(|state| {
+        if let Some(question) = &lifted {
+            state.record_unblock(id, question.as_deref(), None, now);
+        }
         state.record_person(id, status, now);
         if let Some(record) = state.steps.get_mut(&id) {
             // A person ticking a step vouches for its files as they are now: a later change

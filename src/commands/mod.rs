@@ -1,6 +1,7 @@
 //! One file per subcommand. Each takes its parsed `Args` and the [`Ctx`], does its work
 //! through the store, and hands what people should see to the [`Ui`].
 
+pub mod answer;
 pub mod approve;
 pub mod cancel;
 pub mod check;
@@ -11,6 +12,7 @@ pub mod doctor;
 pub mod edit;
 pub mod init;
 pub mod list;
+pub mod log;
 pub mod man;
 pub mod mark;
 pub mod next;
@@ -161,6 +163,8 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
             }
             mark::run(&ctx, &args)
         }
+        Command::Answer(args) => answer::run(&ctx, &args),
+        Command::Log(args) => log::run(&ctx, &args),
         Command::Run(args) => run::run(&ctx, &args),
         Command::Status(args) => status::run(&ctx, &args),
         Command::List(args) => list::run(&ctx, &args),

@@ -126,6 +126,21 @@ pub struct StepRecord {
     /// The model claimed the step done while no file changed and it ran no command.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub claimed_without_changes: bool,
+    /// The step's blocks that a person lifted, oldest first: the question and, when given
+    /// with `tick answer`, the answer. The next turn on the step is told the last one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unblocked: Vec<Unblock>,
+}
+
+/// A block a person lifted: `tick answer` (with the answer) or `tick mark … pending`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unblock {
+    pub at: DateTime<Utc>,
+    /// The `blocked:` reason the step had, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
 }
 
 /// A change tick made to a done step's file while running (another task's) step.
@@ -203,6 +218,22 @@ impl State {
     /// Forgets the failure record: an attempt since succeeded.
     pub fn clear_failure(&mut self) {
         self.last_attempt = None;
+    }
+
+    /// Records that a person lifted step `id`'s block at `now`: the question it had and the
+    /// answer, if one was given. The step's own status is recorded with [`State::record_person`].
+    pub fn record_unblock(
+        &mut self,
+        id: StepId,
+        question: Option<&str>,
+        answer: Option<&str>,
+        now: DateTime<Utc>,
+    ) {
+        self.steps.entry(id).or_default().unblocked.push(Unblock {
+            at: now,
+            question: question.map(str::to_owned),
+            answer: answer.map(str::to_owned),
+        });
     }
 
     /// Records that a person set step `id` to `status` at `now`. A person's tick carries no

@@ -20,12 +20,16 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use crate::plan::{Risk, StepId, StepStatus};
 
-/// A detail line key that only the runner writes (and removes).
+/// A detail line key tick writes (and removes): the runner's `blocked`, `stale`, `evidence`, and
+/// the `answer` that `tick answer` records for a person.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RunnerKey {
     Blocked,
     Stale,
     Evidence,
+    /// The person's answer to a block, written by `tick answer` (or by hand); it stays with
+    /// the step through later status changes, so every later turn on the step sees it.
+    Answer,
 }
 
 impl RunnerKey {
@@ -34,6 +38,7 @@ impl RunnerKey {
             RunnerKey::Blocked => "blocked",
             RunnerKey::Stale => "stale",
             RunnerKey::Evidence => "evidence",
+            RunnerKey::Answer => "answer",
         }
     }
 }
@@ -96,6 +101,8 @@ pub struct Step {
     pub blocked: Option<String>,
     pub stale: Option<String>,
     pub evidence: Option<String>,
+    /// The person's answer to the step's last block (`answer:`, from `tick answer`).
+    pub answer: Option<String>,
     /// Nested bullets that are not `key: value` details: a person's notes, kept as written.
     pub notes: Vec<String>,
     pub substeps: Vec<Step>,
@@ -755,6 +762,7 @@ fn build_step(
         blocked: None,
         stale: None,
         evidence: None,
+        answer: None,
         notes: Vec::new(),
         substeps: Vec::new(),
         line,
@@ -824,7 +832,7 @@ fn check_id_level(id: StepId, level: Level) -> Result<(), (String, String)> {
 /// The detail keys a person or the planner writes (the rest are the runner's).
 pub const PLANNED_KEYS: [&str; 5] = ["files", "verify", "done when", "risk", "depends"];
 
-const DETAIL_KEYS: [&str; 8] = [
+const DETAIL_KEYS: [&str; 9] = [
     "files",
     "verify",
     "done when",
@@ -833,6 +841,7 @@ const DETAIL_KEYS: [&str; 8] = [
     "blocked",
     "stale",
     "evidence",
+    "answer",
 ];
 
 fn add_detail(
@@ -939,6 +948,10 @@ fn add_detail(
         "evidence" => {
             step.evidence = Some(value());
             runner(RunnerKey::Evidence, step);
+        }
+        "answer" => {
+            step.answer = Some(value());
+            runner(RunnerKey::Answer, step);
         }
         _ => step.notes.push(collapse_whitespace(text)),
     }

@@ -297,6 +297,44 @@ fn blocking_adds_a_reason_line_and_unblocking_removes_it() {
 }
 
 #[test]
+fn an_answer_lifts_a_block_and_stays_through_later_status_changes() {
+    let blocked = "# T\n\n- [!] S1 one\n  - files: a.rs\n  - blocked: which DB?\n- [ ] S2 two\n";
+    let list = parse(blocked).unwrap();
+    let mut edit = StepEdit::status(StepStatus::Pending, None);
+    edit.set
+        .push((RunnerKey::Answer, "the staging\none".to_owned()));
+    let answered = edit_step(blocked, &list, StepId::top(1), &edit).unwrap();
+    assert_eq!(
+        answered,
+        "# T\n\n- [ ] S1 one\n  - files: a.rs\n  - answer: the staging one\n- [ ] S2 two\n"
+    );
+    let list = parse(&answered).unwrap();
+    assert_eq!(list.steps[0].answer.as_deref(), Some("the staging one"));
+    assert_eq!(list.steps[0].blocked, None);
+    assert!(list.steps[0].notes.is_empty(), "an answer is not a note");
+    // Work on the step, blocking it again, finishing it: the answer stays.
+    for status in [
+        StepStatus::InProgress,
+        StepStatus::Blocked,
+        StepStatus::Done,
+    ] {
+        let edited = edit_step(
+            &answered,
+            &list,
+            StepId::top(1),
+            &StepEdit::status(status, Some("again")),
+        )
+        .unwrap();
+        assert!(edited.contains("  - answer: the staging one\n"), "{edited}");
+    }
+    // A second answer replaces the first in place.
+    let mut again = StepEdit::status(StepStatus::Pending, None);
+    again.set.push((RunnerKey::Answer, "production".to_owned()));
+    let replaced = edit_step(&answered, &list, StepId::top(1), &again).unwrap();
+    assert_eq!(replaced, answered.replace("the staging one", "production"));
+}
+
+#[test]
 fn reason_lines_follow_indentation_line_endings_and_eof() {
     let cases = [
         ("- [ ] S1 a", "- [!] S1 a\n  - blocked: r"),
@@ -669,7 +707,7 @@ fn scan_item(depth: usize, detail: bool) -> impl Strategy<Value = String> {
     let key = prop_oneof![
         30 => prop::sample::select(vec![
             "files: ", "verify: ", "verify: ", "done when: ", "risk: ", "depends: ",
-            "blocked: ", "stale: ", "evidence: ", "note ",
+            "blocked: ", "stale: ", "evidence: ", "answer: ", "note ",
         ]),
         1 => Just(""),
     ];

@@ -1,5 +1,6 @@
 //! Integration tests, one file per area.
 
+mod answer;
 mod build_commands;
 mod cli_conventions;
 mod cli_doctor;

@@ -1,0 +1,26 @@
+//! `tick log [TASK]`: the task's history in time order (approvals, phase changes, blocks,
+//! answers, steps done, failed attempts), for a person or as JSON.
+
+use super::{Ctx, Outcome};
+use crate::cli::LogArgs;
+use crate::error::Result;
+use crate::tasks::{history, journal};
+
+pub fn run(ctx: &Ctx<'_>, args: &LogArgs) -> Result<Outcome> {
+    let store = &ctx.store;
+    let task_ref = store.resolve_or_current(args.task.as_deref())?;
+    let task = store.load(&task_ref)?;
+    let entries = journal::read(&task.dir)?;
+    let report = history::Report {
+        format: history::FORMAT,
+        task: task.id.clone(),
+        title: task.title(),
+        events: history::of(&task, &entries),
+    };
+    if args.json {
+        ctx.ui.json(&report);
+    } else {
+        ctx.ui.log(&report);
+    }
+    Ok(Outcome::Done)
+}

@@ -1,0 +1,159 @@
+//! A task's history in time order, for `tick log`: built from what the task keeps, with no
+//! I/O of its own. PLAN.md gives when it was created and approved, state.yaml when steps were
+//! done, blocked, and unblocked (with the question and the answer), and the last failed
+//! attempt; the task's journal (`runs/journal.jsonl`, local) adds each phase change and its
+//! reason. A fresh clone has no journal: the committed files still tell most of the story.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::Task;
+use super::journal::Entry;
+use super::state::Actor;
+use crate::plan::StepStatus;
+
+/// The version of `tick log --json`.
+pub const FORMAT: u32 = 1;
+
+/// `tick log --json`: one document, documented in `docs/json.md`.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub format: u32,
+    pub task: String,
+    pub title: String,
+    pub events: Vec<Event>,
+}
+
+/// What happened, one kind per row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Created,
+    Approved,
+    Phase,
+    Blocked,
+    Unblocked,
+    Answered,
+    Done,
+    Failed,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Created => "created",
+            Kind::Approved => "approved",
+            Kind::Phase => "phase",
+            Kind::Blocked => "blocked",
+            Kind::Unblocked => "unblocked",
+            Kind::Answered => "answered",
+            Kind::Done => "done",
+            Kind::Failed => "failed",
+        }
+    }
+}
+
+/// One row of the history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Event {
+    pub at: DateTime<Utc>,
+    pub kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    pub text: String,
+}
+
+/// The history of `task` (with its journal `entries`), oldest first; rows at the same
+/// instant keep the order of [`Kind`] (created before approved before the rest).
+pub fn of(task: &Task, entries: &[Entry]) -> Vec<Event> {
+    let mut events = Vec::new();
+    let front = &task.plan.front;
+    if let Some(at) = front.created {
+        let goal = front.goal.clone().unwrap_or_else(|| task.title());
+        events.push(event(at, Kind::Created, None, format!("planned: {goal}")));
+    }
+    let approved_at = task
+        .state
+        .approval
+        .as_ref()
+        .map(|a| a.approved_at)
+        .or(front.approved);
+    if let Some(at) = approved_at {
+        let mut text = String::from("approved by a person");
+        if let Some(approval) = &front.approval {
+            if approval.allow_deviation {
+                text.push_str("; files outside a step's `files` allowed");
+            }
+            if let Some(max) = approval.max_files_changed {
+                text.push_str(&format!("; at most {max} files changed"));
+            }
+        }
+        events.push(event(at, Kind::Approved, None, text));
+    }
+    for entry in entries {
+        if let Entry::Transition {
+            at,
+            from,
+            to,
+            reason,
+        } = entry
+        {
+            events.push(event(
+                *at,
+                Kind::Phase,
+                None,
+                format!("{from} → {to}: {reason}"),
+            ));
+        }
+    }
+    for (id, record) in &task.state.steps {
+        let step = Some(id.to_string());
+        for lifted in &record.unblocked {
+            let question = lifted.question.as_deref().unwrap_or("(no reason given)");
+            let (kind, text) = match &lifted.answer {
+                Some(answer) => (Kind::Answered, format!("{question} → {answer}")),
+                None => (
+                    Kind::Unblocked,
+                    format!("{question} → made pending without an answer"),
+                ),
+            };
+            events.push(event(lifted.at, kind, step.clone(), text));
+        }
+        if let (Some(at), Some(StepStatus::Blocked)) = (record.changed_at, record.status) {
+            let reason = task
+                .todo
+                .find(*id)
+                .and_then(|s| s.blocked.clone())
+                .unwrap_or_else(|| "(no reason given)".to_owned());
+            events.push(event(at, Kind::Blocked, step.clone(), reason));
+        }
+        if let Some(at) = record.done_at {
+            let how = match record.changed_by {
+                Some(Actor::Runner) if record.verified() => "verified by tick",
+                Some(Actor::Runner) => "done without verification",
+                _ => "marked done by a person (not verified)",
+            };
+            events.push(event(at, Kind::Done, step.clone(), how.to_owned()));
+        }
+    }
+    if let Some(attempt) = &task.state.last_attempt {
+        events.push(event(
+            attempt.at,
+            Kind::Failed,
+            attempt.step.map(|s| s.to_string()),
+            attempt.cause.clone(),
+        ));
+    }
+    // Stable: rows of one instant keep the order they were gathered in, by kind.
+    events.sort_by(|a, b| a.at.cmp(&b.at).then(a.kind.cmp(&b.kind)));
+    events
+}
+
+fn event(at: DateTime<Utc>, kind: Kind, step: Option<String>, text: String) -> Event {
+    Event {
+        at,
+        kind,
+        step,
+        text,
+    }
+}

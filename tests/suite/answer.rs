@@ -1,0 +1,213 @@
+//! Blocked is not the end: `tick answer` lifts a block with the person's answer, the next run
+//! works on the step with the question and the answer in its prompt, and `tick log` tells
+//! the story in order.
+
+use serde_json::json;
+
+use crate::common::fake_model::{FakeModel, Reply};
+use crate::common::project::{Project, stderr};
+use crate::common::scripts::openai_call;
+
+const PLAN: &str = "# Greet
+
+## Summary
+Write a greeting file.
+
+## Steps
+- [ ] S1 Write the greeting
+  - files: hello.txt
+  - verify: `grep -q bonjour hello.txt`
+- [ ] S2 Write the farewell
+  - files: bye.txt
+";
+
+const QUESTION: &str = "should the greeting be in English or French?";
+
+fn block(step: &str, reason: &str) -> Reply {
+    openai_call(
+        "b",
+        "update_step",
+        json!({"id": step, "status": "blocked", "reason": reason}),
+    )
+}
+
+fn done(step: &str) -> Reply {
+    openai_call(
+        "d",
+        "update_step",
+        json!({"id": step, "status": "done", "evidence": "wrote it"}),
+    )
+}
+
+fn write(path: &str, content: &str) -> Reply {
+    openai_call("w", "write_file", json!({"path": path, "content": content}))
+}
+
+/// `tick` at the instant `now` (commands of one test happen at different times).
+async fn tick_at(
+    project: &Project,
+    server: &FakeModel,
+    now: &str,
+    args: &[&str],
+) -> std::process::Output {
+    let now = now.to_owned();
+    project
+        .tick_with(server, args, move |cmd| {
+            cmd.env("TICK_NOW", now);
+        })
+        .await
+}
+
+/// A task whose S1 the model blocked with [`QUESTION`].
+async fn blocked_task(server: &FakeModel) -> (Project, String) {
+    let project = Project::new();
+    let id = project.approve_plan(server, PLAN).await;
+    server.push(block("S1", QUESTION));
+    let output = tick_at(&project, server, "2026-11-30T15:00:00Z", &["run"]).await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    (project, id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answered_block_goes_on_with_the_answer_in_the_prompt() {
+    let server = FakeModel::start().await;
+    let (project, id) = blocked_task(&server).await;
+    let todo = format!(".tasks/{id}/TODO.md");
+
+    let output = tick_at(
+        &project,
+        &server,
+        "2026-11-30T15:05:00Z",
+        &["answer", "S1", "French: write bonjour"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = project.read(&todo);
+    assert!(text.contains("- [ ] S1 Write the greeting\n"), "{text}");
+    assert!(
+        text.contains("  - answer: French: write bonjour\n"),
+        "{text}"
+    );
+    assert!(!text.contains("blocked:"), "{text}");
+    assert!(
+        stderr(&output).contains("`S1` answered and pending again"),
+        "{}",
+        stderr(&output)
+    );
+    let state = project.read(&format!(".tasks/{id}/state.yaml"));
+    assert!(
+        state.contains(QUESTION) && state.contains("French: write bonjour"),
+        "{state}"
+    );
+
+    let before = server.requests().len();
+    server.push(write("hello.txt", "bonjour\n"));
+    server.push(done("S1"));
+    server.push(write("bye.txt", "au revoir\n"));
+    server.push(done("S2"));
+    let output = tick_at(&project, &server, "2026-11-30T15:10:00Z", &["run"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let prompt = server.requests()[before].user_texts().join("\n");
+    assert!(
+        prompt.contains(&format!("It stopped on: {QUESTION}")),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("The person's answer (follow it): French: write bonjour"),
+        "{prompt}"
+    );
+    let text = project.read(&todo);
+    assert!(text.contains("- [x] S1 Write the greeting\n"), "{text}");
+    // The answer stays with the step: it is why the step reads as it does.
+    assert!(
+        text.contains("  - answer: French: write bonjour\n"),
+        "{text}"
+    );
+
+    let log = tick_at(&project, &server, "2026-11-30T15:20:00Z", &["log"]).await;
+    assert_eq!(log.status.code(), Some(0), "{}", stderr(&log));
+    let log = String::from_utf8_lossy(&log.stdout).replace(&id, "[TASK]");
+    insta::assert_snapshot!("log_block_answer_done", log);
+
+    let json = tick_at(
+        &project,
+        &server,
+        "2026-11-30T15:20:00Z",
+        &["log", "--json"],
+    )
+    .await;
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json["format"], 1);
+    let kinds: Vec<&str> = json["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    let answered = kinds.iter().position(|k| *k == "answered").unwrap();
+    let approved = kinds.iter().position(|k| *k == "approved").unwrap();
+    let done = kinds.iter().position(|k| *k == "done").unwrap();
+    assert!(approved < answered && answered < done, "{kinds:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_lifted_by_hand_still_reaches_the_next_prompt() {
+    let server = FakeModel::start().await;
+    let (project, _id) = blocked_task(&server).await;
+    let output = tick_at(
+        &project,
+        &server,
+        "2026-11-30T15:05:00Z",
+        &["mark", "S1", "pending"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let before = server.requests().len();
+    server.push(block("S1", "still unsure"));
+    let output = tick_at(&project, &server, "2026-11-30T15:10:00Z", &["run"]).await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let prompt = server.requests()[before].user_texts().join("\n");
+    assert!(
+        prompt.contains(&format!("It stopped on: {QUESTION}")),
+        "{prompt}"
+    );
+    assert!(prompt.contains("without an answer"), "{prompt}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answering_a_step_that_is_not_blocked_changes_nothing() {
+    let server = FakeModel::start().await;
+    let (project, id) = blocked_task(&server).await;
+    let todo = format!(".tasks/{id}/TODO.md");
+    let state = format!(".tasks/{id}/state.yaml");
+    let (todo_before, state_before) = (project.read(&todo), project.read(&state));
+    let output = tick_at(
+        &project,
+        &server,
+        "2026-11-30T15:05:00Z",
+        &["answer", "S2", "x"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("`S2` is not blocked (it is pending)"), "{err}");
+    assert!(err.contains("blocked: `S1`; nothing was changed"), "{err}");
+    let output = tick_at(
+        &project,
+        &server,
+        "2026-11-30T15:05:00Z",
+        &["answer", "S9", "x"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let output = tick_at(
+        &project,
+        &server,
+        "2026-11-30T15:05:00Z",
+        &["answer", "S1", "  "],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(project.read(&todo), todo_before);
+    assert_eq!(project.read(&state), state_before);
+}
