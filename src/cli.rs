@@ -470,8 +470,15 @@ pub enum Shell {
     Elvish,
 }
 
-/// Print tick's man page (roff).
+/// Print tick's man pages (roff): `tick(1)` and one page per subcommand, `tick-plan(1)`...
 ///
-/// For example: `tick man > ~/.local/share/man/man1/tick.1`, then `man tick`.
+/// For example: `tick man --dir ~/.local/share/man/man1`, then `man tick-plan`.
 #[derive(Debug, Args)]
-pub struct ManArgs {}
+pub struct ManArgs {
+    /// The subcommand whose page to print, like `plan` (default: the top page, `tick(1)`).
+    pub command: Option<String>,
+
+    /// Write every page into DIR (`tick.1`, `tick-plan.1`, ...) instead of printing one.
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    pub dir: Option<PathBuf>,
+}

@@ -40,6 +40,22 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
     sandbox::harden_this_process();
     let ui = Ui::new();
+    // A shell asking for completions (the script `tick completions` prints calls back).
+    if let Some(shell) = std::env::var_os(commands::completions::VAR)
+        && let Ok(cwd) = std::env::current_dir()
+        && let Some(answer) = commands::completions::complete(&shell.to_string_lossy(), &args, &cwd)
+    {
+        return match answer {
+            Ok(text) => {
+                ui.data(&text);
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                ui.error(&err);
+                ExitCode::from(err.exit_code())
+            }
+        };
+    }
     let cli = match cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => {

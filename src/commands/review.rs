@@ -387,6 +387,16 @@ pub fn open_in_editor(ctx: &Ctx<'_>, path: &Path) -> Result<()> {
         .arg(path)
         .status()
         .map_err(|err| Error::internal(format!("could not start the editor `{editor}`: {err}")))?;
+    // The shell's own codes for a program it could not find or run: no editor ever opened.
+    if matches!(status.code(), Some(126 | 127)) {
+        return Err(Error::input(format!(
+            "could not run the editor `{editor}`"
+        ))
+        .hint(format!(
+            "set `$VISUAL` or `$EDITOR` to an editor on your PATH (like `EDITOR=nano`); `{}` was not changed",
+            ctx.store.rel(path)
+        )));
+    }
     if !status.success() {
         ctx.ui
             .warn(&format!("the editor `{editor}` exited with {status}"));

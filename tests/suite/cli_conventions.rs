@@ -5,41 +5,6 @@ use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::{PLAN, Run, Workspace, git};
 
 #[test]
-fn bash_completions_parse() {
-    let ws = Workspace::new();
-    let run = ws.ok(&["completions", "bash"]);
-    assert_contains(&run.stdout, "complete -F");
-    for command in ["doctor", "review", "cancel", "next", "edit", "diff"] {
-        assert!(run.stdout.contains(command), "`{command}` completes");
-    }
-    let script = ws.temp().join("tick.bash");
-    std::fs::write(&script, &run.stdout).unwrap();
-    let check = std::process::Command::new("bash")
-        .arg("-n")
-        .arg(&script)
-        .output()
-        .unwrap();
-    assert!(check.status.success(), "{check:#?}");
-    for shell in ["zsh", "fish", "powershell"] {
-        let run = ws.ok(&["completions", shell]);
-        assert!(run.stdout.contains("tick"), "{shell}: {}", run.stdout);
-    }
-}
-
-#[test]
-fn man_page_is_roff_with_every_command() {
-    let ws = Workspace::new();
-    let run = ws.ok(&["man"]);
-    assert_contains(&run.stdout, ".TH tick 1");
-    for command in ["plan", "approve", "run", "doctor", "cancel"] {
-        assert!(
-            run.stdout.contains(&format!("tick\\-{command}")) || run.stdout.contains(command),
-            "{command}"
-        );
-    }
-}
-
-#[test]
 fn help_has_examples() {
     let ws = Workspace::new();
     for command in ["plan", "run", "status", "mark"] {

@@ -14,6 +14,7 @@ mod kill;
 mod lifecycle;
 mod llm;
 mod models;
+mod newcomer;
 mod ownership_runs;
 mod planning;
 mod real_model;

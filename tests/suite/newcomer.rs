@@ -1,0 +1,145 @@
+//! What a new user met on a first try, each pinned: completions that know task and step ids,
+//! a man page per subcommand, `tick show` showing where a task stands, and a missing editor
+//! that fails instead of exiting 0.
+
+use crate::common::text::assert_contains;
+use crate::common::workspace::{PLAN, Run, Workspace};
+
+/// What tick answers when bash asks for the completions of `words` (the last one being
+/// typed).
+fn bash_complete(ws: &Workspace, words: &[&str]) -> Vec<String> {
+    let index = (words.len() - 1).to_string();
+    let mut args = vec!["--"];
+    args.extend_from_slice(words);
+    let run: Run = ws.run_with(&args, |cmd| {
+        cmd.env("TICK_COMPLETE", "bash")
+            .env("_CLAP_IFS", "\n")
+            .env("_CLAP_COMPLETE_INDEX", &index);
+    });
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.stdout.lines().map(str::to_owned).collect()
+}
+
+#[test]
+fn completions_offer_subcommands_task_ids_and_step_ids() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    // `tick` then a word being typed: subcommands.
+    let words = bash_complete(&ws, &["tick", "ans"]);
+    assert_eq!(words, ["answer"]);
+    // A task argument: the task ids, from `.tasks/` as it is now.
+    let words = bash_complete(&ws, &["tick", "status", "2026"]);
+    assert_eq!(words, std::slice::from_ref(&id));
+    let words = bash_complete(&ws, &["tick", "mark", "S1", "done", ""]);
+    assert!(words.contains(&id), "{words:?}");
+    // A step argument: the current task's steps, sub-steps too.
+    let words = bash_complete(&ws, &["tick", "mark", "S"]);
+    assert_eq!(words, ["S1", "S2", "S2.1", "S2.2", "S3"]);
+    let words = bash_complete(&ws, &["tick", "run", "--step", "S2"]);
+    assert_eq!(words, ["S2", "S2.1", "S2.2"]);
+    // Fish gets the title and status as help.
+    let run = ws.run_with(&["--", "tick", "answer", "S3"], |cmd| {
+        cmd.env("TICK_COMPLETE", "fish");
+    });
+    assert_eq!(run.stdout, "S3\t[pending] Update the login tests\n");
+}
+
+#[test]
+fn completion_scripts_call_tick_back_and_parse() {
+    let ws = Workspace::new();
+    let run = ws.ok(&["completions", "bash"]);
+    assert_contains(&run.stdout, "TICK_COMPLETE=\"bash\"");
+    assert_contains(&run.stdout, "-F _clap_complete_tick tick");
+    let script = ws.temp().join("tick.bash");
+    std::fs::write(&script, &run.stdout).unwrap();
+    let check = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{check:#?}");
+    for shell in ["zsh", "fish", "powershell", "elvish"] {
+        let run = ws.ok(&["completions", shell]);
+        assert!(
+            run.stdout.contains("TICK_COMPLETE"),
+            "{shell}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn every_subcommand_has_its_own_man_page() {
+    let ws = Workspace::new();
+    let top = ws.ok(&["man"]);
+    assert_contains(&top.stdout, ".TH tick 1");
+    assert_contains(&top.stdout, "tick\\-plan(1)");
+    let plan = ws.ok(&["man", "plan"]);
+    assert_contains(&plan.stdout, ".TH tick-plan 1");
+    assert_contains(&plan.stdout, "\\-\\-revise");
+    let missing = ws.fails(&["man", "nope"], 2);
+    assert_contains(&missing.stderr, "there is no subcommand `nope`");
+    assert_contains(&missing.stderr, "`plan`");
+
+    let dir = ws.temp().join("man1");
+    let run = ws.ok(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_contains(&run.stderr, "man pages to");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    for page in [
+        "tick.1",
+        "tick-plan.1",
+        "tick-run.1",
+        "tick-answer.1",
+        "tick-man.1",
+    ] {
+        assert!(files.iter().any(|f| f == page), "{page} in {files:?}");
+    }
+    // Every page the top page names exists.
+    let named: Vec<String> = top
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("tick\\-")?.strip_suffix("(1)"))
+        .map(|name| format!("tick-{name}.1"))
+        .collect();
+    assert!(named.len() > 20, "{named:?}");
+    for file in named {
+        assert!(
+            files.contains(&file),
+            "{file} named by tick(1) in {files:?}"
+        );
+    }
+}
+
+#[test]
+fn show_on_a_task_shows_each_steps_marker() {
+    let ws = Workspace::new();
+    ws.approve(PLAN);
+    ws.ok(&["mark", "S1", "done"]);
+    ws.ok(&["mark", "S3", "blocked", "--reason", "waiting"]);
+    let run = ws.ok(&["show"]);
+    assert_contains(&run.stdout, "- [x] S1 Find the real login entry point");
+    assert_contains(&run.stdout, "- [ ] S2 Add a compatibility layer");
+    assert_contains(&run.stdout, "- [!] S3 Update the login tests");
+}
+
+#[test]
+fn a_missing_editor_is_an_error_and_changes_nothing() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    let before = ws.read(&format!(".tasks/{id}/PLAN.md"));
+    let run = ws.run_with(&["edit"], |cmd| {
+        cmd.env("EDITOR", "no-such-editor-anywhere")
+            .env_remove("VISUAL");
+    });
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_contains(
+        &run.stderr,
+        "could not run the editor `no-such-editor-anywhere`",
+    );
+    assert_contains(&run.stderr, "set `$VISUAL` or `$EDITOR`");
+    assert_eq!(ws.read(&format!(".tasks/{id}/PLAN.md")), before);
+}
