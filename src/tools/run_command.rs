@@ -14,7 +14,9 @@
 //! Around both: the program is found on a fixed safe `PATH` (system directories and cargo's),
 //! never in the workspace; the environment is rebuilt from a short list of harmless
 //! variables (no API keys, no `GIT_*`, git's system and global configuration off); git gets
-//! `-c` settings that turn off pagers, hooks, fsmonitor, signature programs and transports.
+//! settings (through `GIT_CONFIG_COUNT`, see [`git_settings`]) that turn off pagers, hooks,
+//! fsmonitor, signature programs, transports and lazy fetch, submodules, and every filter,
+//! diff and merge driver the repository configures.
 //! stdin is closed; the process group is stopped on timeout (default
 //! [`DEFAULT_TIMEOUT_S`] s, at most [`MAX_TIMEOUT_S`]); output is kept head and tail like
 //! `bash`'s.
@@ -218,15 +220,9 @@ pub fn run(
                 .join(":")
         ));
     };
+    let git_settings = (setup.allow_list_on && approved.program == "git")
+        .then(|| git_settings(workspace, &cwd, &approved.globals));
     let mut program_args: Vec<String> = Vec::new();
-    if setup.allow_list_on && approved.program == "git" {
-        program_args.extend(crate::git::inert_args());
-        for (key, value) in GIT_EXTRA_CONFIG {
-            program_args.push("-c".to_owned());
-            program_args.push(format!("{key}={value}"));
-        }
-        program_args.extend(filters_off(&cwd, &approved.globals));
-    }
     let cargo = setup.allow_list_on && approved.program == "cargo";
     program_args.extend(approved.args);
 
@@ -241,6 +237,9 @@ pub fn run(
     cmd.current_dir(&cwd);
     cmd.env_clear();
     cmd.envs(command_env(env, &path));
+    if let Some(settings) = &git_settings {
+        cmd.envs(crate::git::config_env(settings.iter().map(|(k, v)| (k, v))));
+    }
     if cargo {
         cmd.envs(CARGO_ENV);
     }
@@ -259,31 +258,31 @@ const CARGO_ENV: [(&str, &str); 3] = [
     ("RUSTC", "rustc"),
 ];
 
-/// `-c filter.<name>.clean=` (and `smudge`, `process`) for every filter driver the repository
-/// configures: an empty command switches a driver off, and `git status` or `git diff` would
-/// otherwise run a repository's clean filter. The names are read with tick's own inert git
-/// (`git config` runs nothing), from where the model's command will look (`globals`).
-fn filters_off(cwd: &Path, globals: &[String]) -> Vec<String> {
-    let mut args: Vec<&str> = globals.iter().map(String::as_str).collect();
-    args.extend(["config", "--name-only", "--get-regexp", r"^filter\."]);
-    let Ok(output) = crate::git::run(crate::git::command(cwd, &args)) else {
-        return Vec::new();
-    };
-    let listed = String::from_utf8_lossy(&output.stdout);
-    let mut names: Vec<&str> = listed
-        .lines()
-        .filter_map(|key| key.strip_prefix("filter."))
-        .filter_map(|rest| rest.rsplit_once('.').map(|(name, _)| name))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names
-        .into_iter()
-        .flat_map(|name| {
-            ["clean", "smudge", "process"]
-                .into_iter()
-                .flat_map(move |key| ["-c".to_owned(), format!("filter.{name}.{key}=")])
-        })
+/// The settings for the model's git command, passed through `GIT_CONFIG_COUNT` and friends
+/// (never `-c key=value`: git splits that at the first `=`, and a filter named `a=b` would
+/// keep its command): tick's own [`crate::git::INERT_CONFIG`], [`GIT_EXTRA_CONFIG`], and
+/// [`crate::git::driver_overrides`] for every filter, diff and merge driver, protocol and
+/// submodule the configuration names where the command will look (`globals`, such as `-C sub`
+/// or `--git-dir=x.git`), and every submodule the workspace's `.gitmodules` names (its own
+/// `ignore` would beat `diff.ignoreSubmodules`, and `git status` would run the submodule's
+/// filters). The names are read with tick's own git, which runs nothing.
+fn git_settings(workspace: &Workspace, cwd: &Path, globals: &[String]) -> Vec<(String, String)> {
+    let jail = crate::git::Jail::current();
+    let globals: Vec<&str> = globals.iter().map(String::as_str).collect();
+    let mut names = crate::git::configured_names(&jail, cwd, &globals);
+    let gitmodules = workspace.root().join(".gitmodules");
+    if std::fs::symlink_metadata(&gitmodules).is_ok_and(|m| m.is_file()) {
+        names.extend(crate::git::names_in_file(
+            &jail,
+            workspace.root(),
+            &gitmodules,
+        ));
+    }
+    crate::git::INERT_CONFIG
+        .iter()
+        .chain(GIT_EXTRA_CONFIG)
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .chain(crate::git::driver_overrides(names.iter().map(String::as_str)))
         .collect()
 }
 
