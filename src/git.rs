@@ -490,8 +490,8 @@ pub fn commit_paths_in(
             &args,
             settings.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         );
-        let output = run(command)
-            .map_err(|err| CommitError::Git(format!("could not run git: {err}")))?;
+        let output =
+            run(command).map_err(|err| CommitError::Git(format!("could not run git: {err}")))?;
         if output.status.success() {
             Ok(())
         } else {

@@ -282,7 +282,9 @@ fn git_settings(workspace: &Workspace, cwd: &Path, globals: &[String]) -> Vec<(S
         .iter()
         .chain(GIT_EXTRA_CONFIG)
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .chain(crate::git::driver_overrides(names.iter().map(String::as_str)))
+        .chain(crate::git::driver_overrides(
+            names.iter().map(String::as_str),
+        ))
         .collect()
 }
 
