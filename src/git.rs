@@ -1,31 +1,59 @@
 //! The little tick asks of git (which commit the workspace is on, what changed, a commit), run
-//! so that nothing in the repository can make git execute anything.
+//! so that nothing in the repository can make git execute anything, and so that whatever it
+//! executes anyway is confined.
 //!
-//! The agent's commands may have written the repository's configuration before (a cloned
-//! hostile repository, or a run without the sandbox): `core.fsmonitor`, `core.pager`,
-//! `diff.external` (see [`INERT_DIFF_FLAGS`]), hooks and the like would otherwise run with tick's environment, API key
-//! included, and no timeout. So every git tick runs goes through [`command`]: the
-//! [`INERT_CONFIG`] overrides on the command line (they win over every config file), a cleaned
-//! environment (no `GIT_*` from outside but the author and committer identity, no system or
-//! global config, no pager, no prompt, no credentials), stdin closed, its own process group,
-//! and a timeout.
+//! The agent's commands may have written the repository's configuration, attributes,
+//! submodules or nested repositories before (a cloned hostile repository, a run without the
+//! sandbox, a `.git` *file* in the workspace pointing at a git directory the agent made):
+//! `core.fsmonitor`, filters, textconv and merge drivers, hooks and the like would otherwise
+//! run with tick's environment, API key included. Two guards, as for the agent's tools:
+//!
+//! 1. Settings. Every git tick runs goes through [`command`]: `git` from the fixed
+//!    [`GIT_PATH`] only (never a relative or workspace `PATH` entry), a cleaned environment
+//!    ([`inert_env`]: no `GIT_*` from outside but the identity, no system or global config, no
+//!    pager, prompt, credentials, transports or lazy fetch, literal pathspecs), and the
+//!    [`INERT_CONFIG`] overrides plus [`driver_overrides`] for every filter, diff, merge,
+//!    protocol and submodule name the repository's configuration mentions. The settings travel
+//!    through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>` ([`config_env`]),
+//!    never `-c key=value`, which git splits at the first `=` (a filter named `a=b` would
+//!    escape). Status and diff never look into submodules (`--ignore-submodules=all`).
+//! 2. The sandbox ([`Jail`]). Where the kernel offers it, git runs inside the read-only
+//!    sandbox (`sandbox::Policy::read_only`): a setting missed still writes nothing and cannot
+//!    reach tick's environment. A commit must write the git directory: it runs under a build
+//!    policy whose only writable directories are the git directory and its common directory
+//!    (plus the sandbox's private `/tmp`), without network; the work tree stays read-only.
+//!    Without the sandbox (unavailable here) guard 1 holds alone.
+//!
+//! Around both: stdin closed, its own process group, and a timeout. A commit never records a
+//! nested repository as a gitlink ([`CommitError::NestedRepository`]).
 
 use std::ffi::OsString;
 use std::io::{self, Read};
+use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-/// `-c` overrides that keep git from running anything the repository configures: hooks,
-/// the fsmonitor daemon, pagers, external diff and textconv drivers, editors, signing
-/// programs, credential helpers, `ext::` transports; and from writing the untracked cache.
-/// The same list is meant for the model's own `git` calls (plan mode's `run_command`), as
-/// `git -c key=value …` in this order ([`inert_args`]).
+use crate::sandbox::{self, Kind, Policy};
+
+/// Where tick's own git is looked for, in this order (the same order as `run_command`'s, so
+/// the model's git and tick's are the same program). Absolute system directories only: a
+/// `PATH` such as `node_modules/.bin:/usr/bin` must not make a file the agent wrote tick's git.
+pub const GIT_PATH: [&str; 3] = ["/usr/local/bin", "/usr/bin", "/bin"];
+
+/// Settings that keep git from running anything the repository configures: hooks, the
+/// fsmonitor daemon, pagers, editors, signing programs, credential helpers, transports
+/// (every protocol, by name too: a repository's `protocol.file.allow=always` beats a bare
+/// `protocol.allow=never`), submodule recursion; and from writing the untracked cache or
+/// starting a background gc. Passed as command-line-scope configuration through
+/// [`config_env`], which wins over every config file. The model's own `git` calls (plan
+/// mode's `run_command`) get the same list.
 pub const INERT_CONFIG: &[(&str, &str)] = &[
     ("core.hooksPath", "/dev/null"),
     ("core.fsmonitor", "false"),
@@ -43,14 +71,28 @@ pub const INERT_CONFIG: &[(&str, &str)] = &[
     ("commit.gpgSign", "false"),
     ("tag.gpgSign", "false"),
     ("gpg.program", "false"),
+    ("gpg.ssh.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("log.showSignature", "false"),
+    ("protocol.allow", "never"),
+    ("protocol.file.allow", "never"),
+    ("protocol.git.allow", "never"),
+    ("protocol.ssh.allow", "never"),
+    ("protocol.http.allow", "never"),
+    ("protocol.https.allow", "never"),
     ("protocol.ext.allow", "never"),
+    ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"),
+    ("submodule.recurse", "false"),
+    ("fetch.recurseSubmodules", "false"),
     ("gc.auto", "0"),
     ("maintenance.auto", "false"),
 ];
 
 /// Flags every `diff`, `log -p`, `show` and `blame` must carry: `diff.external` cannot be
-/// switched off with `-c` (an empty value makes git try to run ""), only with
-/// `--no-ext-diff`; textconv drivers likewise only with `--no-textconv`.
+/// switched off with a setting (an empty value makes git try to run ""), only with
+/// `--no-ext-diff`; textconv drivers likewise only with `--no-textconv` (or
+/// [`driver_overrides`]).
 pub const INERT_DIFF_FLAGS: &[&str] = &["--no-ext-diff", "--no-textconv"];
 
 /// How long one of tick's git calls may take before it is killed.
@@ -66,18 +108,77 @@ const PASSED_GIT_VARS: [&str; 6] = [
     "GIT_COMMITTER_DATE",
 ];
 
-/// `-c key=value` for each of [`INERT_CONFIG`], to put before a git subcommand.
-pub fn inert_args() -> Vec<String> {
-    INERT_CONFIG
-        .iter()
-        .flat_map(|(key, value)| ["-c".to_owned(), format!("{key}={value}")])
-        .collect()
+/// `GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_<n>` and `GIT_CONFIG_VALUE_<n>` for `settings`: git
+/// reads them as command-line configuration (above every file) and, unlike `-c key=value`,
+/// takes the key whole, `=` and all.
+pub fn config_env<K: AsRef<str>, V: AsRef<str>>(
+    settings: impl IntoIterator<Item = (K, V)>,
+) -> Vec<(OsString, OsString)> {
+    let mut env = Vec::new();
+    let mut count = 0usize;
+    for (key, value) in settings {
+        env.push((
+            format!("GIT_CONFIG_KEY_{count}").into(),
+            key.as_ref().into(),
+        ));
+        env.push((
+            format!("GIT_CONFIG_VALUE_{count}").into(),
+            value.as_ref().into(),
+        ));
+        count += 1;
+    }
+    env.push(("GIT_CONFIG_COUNT".into(), count.to_string().into()));
+    env
+}
+
+/// Settings that switch off every driver named in the configuration keys `names` (as
+/// `git config --name-only --list` prints them, or a `.gitmodules` file's): each filter's
+/// `clean`, `smudge` and `process` emptied and `required` off (a required filter without a
+/// command would stop git), each diff driver's `textconv` made `cat` and its `command`
+/// `false`, each merge driver `false`, each protocol named `never`, and each submodule
+/// ignored (its own `ignore` setting would beat `diff.ignoreSubmodules`). Names may hold any
+/// character, `=` and `.` included: the section is before the first dot and the key after the
+/// last, as git reads them.
+pub fn driver_overrides<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<(String, String)> {
+    let mut subsections: Vec<(String, String)> = names
+        .into_iter()
+        .filter_map(|key| {
+            let (section, rest) = key.split_once('.')?;
+            let (name, _) = rest.rsplit_once('.')?;
+            Some((section.to_ascii_lowercase(), name.to_owned()))
+        })
+        .collect();
+    subsections.sort();
+    subsections.dedup();
+    let mut settings = Vec::new();
+    for (section, name) in subsections {
+        let pairs: &[(&str, &str)] = match section.as_str() {
+            "filter" => &[
+                ("clean", ""),
+                ("smudge", ""),
+                ("process", ""),
+                ("required", "false"),
+            ],
+            "diff" => &[("textconv", "cat"), ("command", "false")],
+            "merge" => &[("driver", "false")],
+            "protocol" => &[("allow", "never")],
+            "submodule" => &[("ignore", "all"), ("fetchRecurseSubmodules", "false")],
+            _ => &[],
+        };
+        settings.extend(
+            pairs
+                .iter()
+                .map(|(key, value)| (format!("{section}.{name}.{key}"), (*value).to_owned())),
+        );
+    }
+    settings
 }
 
 /// The environment tick's git calls (and the model's, through `run_command`) start from,
 /// given the variables they would otherwise inherit: no `GIT_*` but the identity, nothing
-/// that looks like a credential, no system or global config, no pager, no prompt, no locks
-/// that a read-only call would take.
+/// that looks like a credential, no system or global config or attributes, no pager, no
+/// prompt, no locks that a read-only call would take, no lazy fetch of missing objects (a
+/// partial clone's remote would run a program) and no protocol a user asks for.
 pub fn inert_env(
     vars: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
@@ -96,36 +197,202 @@ pub fn inert_env(
     for (name, value) in [
         ("GIT_CONFIG_NOSYSTEM", "1"),
         ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_ATTR_NOSYSTEM", "1"),
         ("GIT_TERMINAL_PROMPT", "0"),
         ("GIT_PAGER", "cat"),
         ("PAGER", "cat"),
         ("GIT_OPTIONAL_LOCKS", "0"),
         ("GIT_ASKPASS", "false"),
         ("SSH_ASKPASS", "false"),
+        ("GIT_NO_LAZY_FETCH", "1"),
+        ("GIT_PROTOCOL_FROM_USER", "0"),
     ] {
         env.push((name.into(), value.into()));
     }
     env
 }
 
-/// `git <INERT_CONFIG> <args>` in `root`, with the inert environment, stdin closed, in its
-/// own process group. Spawn it with [`run`] for the timeout.
-pub fn command(root: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new("git");
+/// Where tick's own git runs: inside the sandbox, or (the sandbox unavailable here) under the
+/// settings of guard 1 alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Jail {
+    /// The read-only sandbox (a commit: the one that writes only the git directory), set up
+    /// by `helper` (`None`: this process's own binary, which is tick).
+    Sandbox { helper: Option<PathBuf> },
+    /// No sandbox: the settings alone.
+    SettingsOnly,
+}
+
+static PROCESS_JAIL: OnceLock<Jail> = OnceLock::new();
+
+impl Jail {
+    /// The jail of this process: the sandbox when tick's binary can set it up here (probed
+    /// once, a few milliseconds), else the settings alone.
+    pub fn current() -> Jail {
+        PROCESS_JAIL
+            .get_or_init(|| {
+                if sandbox::available(Kind::ReadOnly).is_ok() {
+                    Jail::Sandbox { helper: None }
+                } else {
+                    Jail::SettingsOnly
+                }
+            })
+            .clone()
+    }
+
+    /// Fixes this process's jail before its first git call (a caller that is not tick's own
+    /// binary names the helper, as tests do). `false` when it was already fixed.
+    pub fn set_for_process(jail: Jail) -> bool {
+        PROCESS_JAIL.set(jail).is_ok()
+    }
+
+    /// The read-only sandbox's `Command` for `program` in `root`, or the plain one.
+    fn read_only(&self, root: &Path, program: &Path) -> Command {
+        match self {
+            Jail::Sandbox { helper } => {
+                let mut policy = Policy::read_only(root);
+                if let Some(helper) = helper {
+                    policy = policy.with_helper(helper);
+                }
+                policy.command(program, std::iter::empty::<&str>())
+            }
+            Jail::SettingsOnly => Command::new(program),
+        }
+    }
+
+    /// The sandbox's `Command` for `program` with writes allowed under `git_dirs` only (the
+    /// first one its "workspace"), without network; or the plain one.
+    fn writing(&self, git_dirs: &[PathBuf], program: &Path) -> Command {
+        match (self, git_dirs.split_first()) {
+            (Jail::Sandbox { helper }, Some((git_dir, others))) => {
+                let mut policy = Policy::build(git_dir)
+                    .with_network(false)
+                    .with_writable(others.iter().cloned());
+                if let Some(helper) = helper {
+                    policy = policy.with_helper(helper);
+                }
+                policy.command(program, std::iter::empty::<&str>())
+            }
+            _ => Command::new(program),
+        }
+    }
+}
+
+/// The first executable `git` in [`GIT_PATH`].
+pub fn program() -> Option<PathBuf> {
+    GIT_PATH
+        .iter()
+        .map(|dir| Path::new(dir).join("git"))
+        .find(|candidate| {
+            candidate
+                .metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// What tick's git cannot do without.
+fn git_or_missing() -> PathBuf {
+    // A path that does not exist: spawning it fails with "not found", like a missing git.
+    program().unwrap_or_else(|| PathBuf::from("/nonexistent/git"))
+}
+
+/// The names of every configuration key git sees in `root` (after `globals` such as
+/// `--git-dir=…`), read with the settings of guard 1 (`git config` runs nothing). Empty when
+/// git cannot say.
+pub fn configured_names(jail: &Jail, root: &Path, globals: &[&str]) -> Vec<String> {
+    config_names(jail, root, globals, &[])
+}
+
+/// The names of every key in the configuration file `file` (a `.gitmodules`), read as
+/// [`configured_names`] reads.
+pub fn names_in_file(jail: &Jail, root: &Path, file: &Path) -> Vec<String> {
+    let file = file.to_string_lossy();
+    config_names(jail, root, &[], &["--file", &file])
+}
+
+fn config_names(jail: &Jail, root: &Path, globals: &[&str], source: &[&str]) -> Vec<String> {
+    let mut args: Vec<&str> = globals.to_vec();
+    args.push("config");
+    args.extend(source);
+    args.extend(["--null", "--name-only", "--list"]);
+    let command = base(jail, root, &args, INERT_CONFIG.iter().copied());
+    let Ok(output) = run(command) else {
+        return Vec::new();
+    };
+    names_of(&output.stdout)
+}
+
+/// The NUL-separated names of `git config --null --name-only`.
+pub fn names_of(listed: &[u8]) -> Vec<String> {
+    listed
+        .split(|b| *b == 0)
+        .filter(|name| !name.is_empty())
+        .map(|name| String::from_utf8_lossy(name).into_owned())
+        .collect()
+}
+
+/// `git <args>` in `root` under the sandbox of `jail`, with `settings` through the
+/// environment: the fixed git, the inert environment, [`GIT_PATH`] as `PATH`, literal
+/// pathspecs, stdin closed, its own process group.
+fn base<'a>(
+    jail: &Jail,
+    root: &Path,
+    args: &[&str],
+    settings: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Command {
+    let mut command = jail.read_only(root, &git_or_missing());
+    configure(&mut command, root, args, settings);
+    command
+}
+
+fn configure<'a>(
+    command: &mut Command,
+    root: &Path,
+    args: &[&str],
+    settings: impl IntoIterator<Item = (&'a str, &'a str)>,
+) {
     command
         .arg("--no-pager")
-        .args(inert_args())
         .args(args)
         .current_dir(root)
         .env_clear()
         .envs(inert_env(std::env::vars_os()))
+        .envs(config_env(settings))
+        .env("PATH", GIT_PATH.join(":"))
+        .env("GIT_LITERAL_PATHSPECS", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    command
 }
 
+/// Every setting of guard 1 for a git call in `root`: [`INERT_CONFIG`], then the
+/// [`driver_overrides`] for what the repository configures.
+fn settings_for(jail: &Jail, root: &Path) -> Vec<(String, String)> {
+    let names = configured_names(jail, root, &[]);
+    INERT_CONFIG
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .chain(driver_overrides(names.iter().map(String::as_str)))
+        .collect()
+}
+
+/// `git <args>` in `root`, with both guards ([`Jail::current`]). Spawn it with [`run`] for
+/// the timeout.
+pub fn command(root: &Path, args: &[&str]) -> Command {
+    command_in(&Jail::current(), root, args)
+}
+
+/// [`command`] in `jail`.
+pub fn command_in(jail: &Jail, root: &Path, args: &[&str]) -> Command {
+    let settings = settings_for(jail, root);
+    base(
+        jail,
+        root,
+        args,
+        settings.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    )
+}
 /// Runs `command` (from [`command`]) to its end or [`TIMEOUT`], whichever comes first; on
 /// timeout its whole process group is killed.
 pub fn run(mut command: Command) -> io::Result<Output> {
@@ -172,23 +439,73 @@ fn kill_group(child: &mut Child) {
     let _ = child.wait();
 }
 
+/// Why [`commit_paths`] committed nothing.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CommitError {
+    /// Paths that are (or are inside) a nested repository, or already a submodule: git would
+    /// record them as a gitlink (mode 160000), a pointer to another repository's commit, and
+    /// from then on every `git status` would look into it.
+    #[error("{} a nested git repository, which tick does not commit: {}", if paths.len() == 1 { "this is" } else { "these are" }, paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "))]
+    NestedRepository { paths: Vec<String> },
+    /// git failed, or could not be run.
+    #[error("{0}")]
+    Git(String),
+}
+
+impl From<CommitError> for String {
+    fn from(err: CommitError) -> String {
+        err.to_string()
+    }
+}
+
 /// Stages `paths` and commits exactly them (other staged or changed files are left alone),
-/// without running any hook (`--no-verify`, and no hooks directory at all).
-pub fn commit_paths(root: &Path, paths: &[String], message: &str) -> Result<(), String> {
-    let run_git = |args: Vec<&str>| -> Result<(), String> {
+/// without running any hook (`--no-verify`, and no hooks directory at all). The paths are
+/// literal (a file named `:` is that file, not "everything"). A path that is a nested
+/// repository, inside one, or a submodule stops the commit before anything is staged.
+pub fn commit_paths(root: &Path, paths: &[String], message: &str) -> Result<(), CommitError> {
+    commit_paths_in(&Jail::current(), root, paths, message)
+}
+
+/// [`commit_paths`] in `jail`.
+pub fn commit_paths_in(
+    jail: &Jail,
+    root: &Path,
+    paths: &[String],
+    message: &str,
+) -> Result<(), CommitError> {
+    let mut nested = nested_repositories(root, paths);
+    nested.extend(gitlinks(jail, root, paths)?);
+    nested.sort();
+    nested.dedup();
+    if !nested.is_empty() {
+        return Err(CommitError::NestedRepository { paths: nested });
+    }
+    let git_dirs = git_dirs(jail, root)?;
+    let settings = settings_for(jail, root);
+    let run_git = |args: Vec<&str>| -> Result<(), CommitError> {
+        let mut command = jail.writing(&git_dirs, &git_or_missing());
+        configure(
+            &mut command,
+            root,
+            &args,
+            settings.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        );
         let output =
-            run(command(root, &args)).map_err(|err| format!("could not run git: {err}"))?;
+            run(command).map_err(|err| CommitError::Git(format!("could not run git: {err}")))?;
         if output.status.success() {
             Ok(())
         } else {
-            Err(format!(
+            Err(CommitError::Git(format!(
                 "`git {}` failed: {}",
-                args.first().copied().unwrap_or_default(),
+                args.iter()
+                    .find(|a| !a.starts_with('-') && !a.contains('='))
+                    .copied()
+                    .unwrap_or_default(),
                 String::from_utf8_lossy(&output.stderr).trim()
-            ))
+            )))
         }
     };
-    let identity = identity(root);
+    let identity = identity(jail, root);
     let mut add = vec!["add", "--all", "--"];
     add.extend(paths.iter().map(String::as_str));
     run_git(add)?;
@@ -198,26 +515,92 @@ pub fn commit_paths(root: &Path, paths: &[String], message: &str) -> Result<(), 
     run_git(commit)
 }
 
-/// `-c user.name=… -c user.email=…` as the person's own configuration says (the repository's,
-/// else their global one), since the inert environment hides the global file. Reading a
-/// value runs nothing.
-fn identity(root: &Path) -> Vec<String> {
+/// Of `paths` (relative to `root`), those that are a directory holding a `.git` (a nested
+/// repository) or lie inside one, named by the nested repository's own path. Read from the
+/// file system, without git: a `.git` file or directory, whatever it points to.
+pub fn nested_repositories(root: &Path, paths: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    for path in paths {
+        let mut prefix = PathBuf::new();
+        for component in Path::new(path.trim_end_matches('/')).components() {
+            let std::path::Component::Normal(part) = component else {
+                continue;
+            };
+            prefix.push(part);
+            let dir = root.join(&prefix);
+            let is_dir = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
+            if is_dir && std::fs::symlink_metadata(dir.join(".git")).is_ok() {
+                found.push(prefix.to_string_lossy().into_owned());
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// Of `paths`, those the index already records as a gitlink (a submodule): `git add` would
+/// stage the commit its checkout is on now.
+fn gitlinks(jail: &Jail, root: &Path, paths: &[String]) -> Result<Vec<String>, CommitError> {
+    let mut args = vec!["ls-files", "--stage", "-z", "--"];
+    args.extend(paths.iter().map(String::as_str));
+    let output = run(command_in(jail, root, &args))
+        .map_err(|err| CommitError::Git(format!("could not run git: {err}")))?;
+    if !output.status.success() {
+        return Err(CommitError::Git(format!(
+            "`git ls-files` failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    Ok(output
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|entry| {
+            let entry = String::from_utf8_lossy(entry);
+            let (meta, path) = entry.split_once('\t')?;
+            meta.starts_with("160000 ").then(|| path.to_owned())
+        })
+        .collect())
+}
+
+/// The git directory of `root` and, when it differs (a linked worktree), the common one:
+/// where a commit writes.
+fn git_dirs(jail: &Jail, root: &Path) -> Result<Vec<PathBuf>, CommitError> {
+    let listed = output_in(
+        jail,
+        root,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-dir",
+            "--git-common-dir",
+        ],
+    )
+    .ok_or_else(|| CommitError::Git(format!("`{}` is not in a git repository", root.display())))?;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for line in listed.lines().filter(|l| !l.is_empty()) {
+        let dir = PathBuf::from(line);
+        let dir = dir.canonicalize().unwrap_or(dir);
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    Ok(dirs)
+}
+
+/// `user.name=…` and `user.email=…` as `-c` arguments, as the person's own configuration says
+/// (the repository's, else their global one), since the inert environment hides the global
+/// file. Reading a value runs nothing. A value is data: `-c` splits at the first `=` of
+/// `user.name=<value>`, after the key.
+fn identity(jail: &Jail, root: &Path) -> Vec<String> {
     let mut args = Vec::new();
     for key in ["user.name", "user.email"] {
-        let mut config = Command::new("git");
-        config
-            .args(["config", "--includes", "--get", key])
-            .current_dir(root)
-            .env_clear()
-            .envs(
-                inert_env(std::env::vars_os())
-                    .into_iter()
-                    .filter(|(name, _)| name != "GIT_CONFIG_GLOBAL"),
-            )
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0);
+        let mut config = base(
+            jail,
+            root,
+            &["config", "--includes", "--get", key],
+            INERT_CONFIG.iter().copied(),
+        );
+        config.env_remove("GIT_CONFIG_GLOBAL");
         if let Ok(output) = run(config)
             && output.status.success()
         {
@@ -234,7 +617,12 @@ fn identity(root: &Path) -> Vec<String> {
 /// What `git <args>` prints in `root`, or `None` when git is missing, fails (outside a
 /// repository, say) or times out.
 pub fn output(root: &Path, args: &[&str]) -> Option<String> {
-    let output = run(command(root, args)).ok()?;
+    output_in(&Jail::current(), root, args)
+}
+
+/// [`output`] in `jail`.
+pub fn output_in(jail: &Jail, root: &Path, args: &[&str]) -> Option<String> {
+    let output = run(command_in(jail, root, args)).ok()?;
     output
         .status
         .success()
@@ -360,13 +748,5 @@ mod tests {
         assert_eq!(get("PATH"), ["/usr/bin"]);
         assert_eq!(get("PAGER"), ["cat"]);
         assert_eq!(get("GIT_TERMINAL_PROMPT"), ["0"]);
-    }
-
-    #[test]
-    fn inert_args_pair_each_override_with_c() {
-        let args = inert_args();
-        assert_eq!(args.len(), 2 * INERT_CONFIG.len());
-        assert_eq!(args[0], "-c");
-        assert_eq!(args[1], "core.hooksPath=/dev/null");
     }
 }

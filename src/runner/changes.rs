@@ -11,11 +11,21 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use crate::watch::fingerprint;
 
 /// Files git sees as changed or new, with their content hashes; `None` outside git. Paths
-/// under `.tasks/` are left out.
+/// under `.tasks/` are left out. git never looks into a submodule here
+/// (`--ignore-submodules=all`, which beats a submodule's own `ignore` setting): a `lib/.git`
+/// file the agent pointed at a git directory of its own would otherwise make tick's status
+/// run that directory's filters. A nested repository shows as its directory (`vendor/x/`),
+/// which a commit refuses ([`crate::git::CommitError::NestedRepository`]).
 pub fn dirty_files(root: &Path) -> Option<BTreeMap<String, String>> {
     let text = crate::git::output(
         root,
-        &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+        &[
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--ignore-submodules=all",
+        ],
     )?;
     Some(
         parse_porcelain(&text)

@@ -949,8 +949,16 @@ impl<'a> Runner<'a> {
             paths.push(store.rel(&task.dir.join(file)));
         }
         let message = format!("{title}\n\nTask: {}\nStep: {id}\n", task.id);
-        crate::git::commit_paths(store.root(), &paths, &message).map_err(|err| {
-            Error::internal(err).hint("the step is done and recorded; commit it by hand")
+        crate::git::commit_paths(store.root(), &paths, &message).map_err(|err| match err {
+            crate::git::CommitError::NestedRepository { .. } => {
+                Error::input(format!("{err}; nothing was committed")).hint(
+                    "the step is done and recorded; commit it by hand, after removing the nested \
+                 repository's `.git` or adding it as a submodule yourself (`git submodule add`)",
+                )
+            }
+            crate::git::CommitError::Git(_) => {
+                Error::internal(err).hint("the step is done and recorded; commit it by hand")
+            }
         })?;
         sink(RunEvent::Committed {
             step: id,

@@ -225,6 +225,9 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
         let mut keep = vec![workspace.clone()];
         keep.extend(policy.writable.iter().cloned());
         keep.extend(protected.iter().cloned());
+        // And the working directory, where that is outside the workspace: tick's own commit
+        // runs with the git directory as the workspace and the work tree as its directory.
+        keep.push(cwd.clone());
         private_tmp(&keep)?;
         for path in protected {
             bind_read_only(&path)?;

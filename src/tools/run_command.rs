@@ -14,7 +14,9 @@
 //! Around both: the program is found on a fixed safe `PATH` (system directories and cargo's),
 //! never in the workspace; the environment is rebuilt from a short list of harmless
 //! variables (no API keys, no `GIT_*`, git's system and global configuration off); git gets
-//! `-c` settings that turn off pagers, hooks, fsmonitor, signature programs and transports.
+//! settings (through `GIT_CONFIG_COUNT`, see [`git_settings`]) that turn off pagers, hooks,
+//! fsmonitor, signature programs, transports and lazy fetch, submodules, and every filter,
+//! diff and merge driver the repository configures.
 //! stdin is closed; the process group is stopped on timeout (default
 //! [`DEFAULT_TIMEOUT_S`] s, at most [`MAX_TIMEOUT_S`]); output is kept head and tail like
 //! `bash`'s.
@@ -218,15 +220,9 @@ pub fn run(
                 .join(":")
         ));
     };
+    let git_settings = (setup.allow_list_on && approved.program == "git")
+        .then(|| git_settings(workspace, &cwd, &approved.globals));
     let mut program_args: Vec<String> = Vec::new();
-    if setup.allow_list_on && approved.program == "git" {
-        program_args.extend(crate::git::inert_args());
-        for (key, value) in GIT_EXTRA_CONFIG {
-            program_args.push("-c".to_owned());
-            program_args.push(format!("{key}={value}"));
-        }
-        program_args.extend(filters_off(&cwd, &approved.globals));
-    }
     let cargo = setup.allow_list_on && approved.program == "cargo";
     program_args.extend(approved.args);
 
@@ -241,6 +237,9 @@ pub fn run(
     cmd.current_dir(&cwd);
     cmd.env_clear();
     cmd.envs(command_env(env, &path));
+    if let Some(settings) = &git_settings {
+        cmd.envs(crate::git::config_env(settings.iter().map(|(k, v)| (k, v))));
+    }
     if cargo {
         cmd.envs(CARGO_ENV);
     }
@@ -259,31 +258,33 @@ const CARGO_ENV: [(&str, &str); 3] = [
     ("RUSTC", "rustc"),
 ];
 
-/// `-c filter.<name>.clean=` (and `smudge`, `process`) for every filter driver the repository
-/// configures: an empty command switches a driver off, and `git status` or `git diff` would
-/// otherwise run a repository's clean filter. The names are read with tick's own inert git
-/// (`git config` runs nothing), from where the model's command will look (`globals`).
-fn filters_off(cwd: &Path, globals: &[String]) -> Vec<String> {
-    let mut args: Vec<&str> = globals.iter().map(String::as_str).collect();
-    args.extend(["config", "--name-only", "--get-regexp", r"^filter\."]);
-    let Ok(output) = crate::git::run(crate::git::command(cwd, &args)) else {
-        return Vec::new();
-    };
-    let listed = String::from_utf8_lossy(&output.stdout);
-    let mut names: Vec<&str> = listed
-        .lines()
-        .filter_map(|key| key.strip_prefix("filter."))
-        .filter_map(|rest| rest.rsplit_once('.').map(|(name, _)| name))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names
-        .into_iter()
-        .flat_map(|name| {
-            ["clean", "smudge", "process"]
-                .into_iter()
-                .flat_map(move |key| ["-c".to_owned(), format!("filter.{name}.{key}=")])
-        })
+/// The settings for the model's git command, passed through `GIT_CONFIG_COUNT` and friends
+/// (never `-c key=value`: git splits that at the first `=`, and a filter named `a=b` would
+/// keep its command): tick's own [`crate::git::INERT_CONFIG`], [`GIT_EXTRA_CONFIG`], and
+/// [`crate::git::driver_overrides`] for every filter, diff and merge driver, protocol and
+/// submodule the configuration names where the command will look (`globals`, such as `-C sub`
+/// or `--git-dir=x.git`), and every submodule the workspace's `.gitmodules` names (its own
+/// `ignore` would beat `diff.ignoreSubmodules`, and `git status` would run the submodule's
+/// filters). The names are read with tick's own git, which runs nothing.
+fn git_settings(workspace: &Workspace, cwd: &Path, globals: &[String]) -> Vec<(String, String)> {
+    let jail = crate::git::Jail::current();
+    let globals: Vec<&str> = globals.iter().map(String::as_str).collect();
+    let mut names = crate::git::configured_names(&jail, cwd, &globals);
+    let gitmodules = workspace.root().join(".gitmodules");
+    if std::fs::symlink_metadata(&gitmodules).is_ok_and(|m| m.is_file()) {
+        names.extend(crate::git::names_in_file(
+            &jail,
+            workspace.root(),
+            &gitmodules,
+        ));
+    }
+    crate::git::INERT_CONFIG
+        .iter()
+        .chain(GIT_EXTRA_CONFIG)
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .chain(crate::git::driver_overrides(
+            names.iter().map(String::as_str),
+        ))
         .collect()
 }
 
@@ -623,6 +624,245 @@ mod tests {
             ran.is_empty(),
             "the repository's configuration ran: {ran:?}"
         );
+    }
+
+    /// A workspace for the hostile git cases of issue 17, item 11: `repo/` and, beside it,
+    /// `ran/`, where `evil.sh <what>` leaves a file each time something runs it.
+    struct Hostile {
+        dir: tempfile::TempDir,
+    }
+
+    impl Hostile {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            fs::create_dir_all(dir.path().join("repo")).unwrap();
+            fs::create_dir_all(dir.path().join("ran")).unwrap();
+            let script = dir.path().join("evil.sh");
+            fs::write(
+                &script,
+                format!(
+                    "#!/bin/sh\ntouch {}/$1-$$\ncat\n",
+                    dir.path().join("ran").display()
+                ),
+            )
+            .unwrap();
+            fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+            Hostile { dir }
+        }
+
+        fn root(&self) -> PathBuf {
+            self.dir.path().join("repo")
+        }
+
+        fn evil(&self, what: &str) -> String {
+            format!("{} {what}", self.dir.path().join("evil.sh").display())
+        }
+
+        fn repo(&self, files: &[(&str, &str)]) {
+            let root = self.root();
+            for (path, text) in files {
+                fs::write(root.join(path), text).unwrap();
+            }
+            git(&root, &["init", "-q"]);
+            git(&root, &["add", "."]);
+            git(&root, &["commit", "-q", "-m", "init"]);
+        }
+
+        /// Runs each argv through `run_command` (no sandbox: the settings alone) and returns
+        /// what ran.
+        fn run(&self, argvs: &[serde_json::Value]) -> Vec<String> {
+            let ws = Workspace::new(self.root()).unwrap();
+            for argv in argvs {
+                let (text, _) = call(&ws, &env(&[]), &json!({ "argv": argv }));
+                assert!(!text.starts_with("`git` is allowed but"), "{text}");
+            }
+            let mut ran: Vec<String> = fs::read_dir(self.dir.path().join("ran"))
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            ran.sort();
+            ran
+        }
+    }
+
+    /// Same size, new time: git must read the files again, through their filters.
+    fn touch_later(dir: &Path, names: &[&str]) {
+        std::thread::sleep(Duration::from_millis(1100));
+        for name in names {
+            let path = dir.join(name);
+            let text = fs::read(&path).unwrap();
+            fs::write(&path, text).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_filter_whose_name_holds_an_equals_sign_runs_nothing() {
+        let h = Hostile::new();
+        h.repo(&[(".gitattributes", "*.txt filter=a=b\n"), ("x.txt", "x\n")]);
+        git(&h.root(), &["config", "filter.a=b.clean", &h.evil("clean")]);
+        git(&h.root(), &["config", "filter.a=b.required", "true"]);
+        touch_later(&h.root(), &["x.txt"]);
+        let ran = h.run(&[json!(["git", "status"]), json!(["git", "diff"])]);
+        assert_eq!(ran, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_filter_inside_a_submodule_runs_nothing() {
+        let h = Hostile::new();
+        let source = h.dir.path().join("libsrc");
+        fs::create_dir_all(&source).unwrap();
+        fs::write(source.join(".gitattributes"), "* filter=x\n").unwrap();
+        fs::write(source.join("a.txt"), "a\n").unwrap();
+        git(&source, &["init", "-q"]);
+        git(&source, &["add", "."]);
+        git(&source, &["commit", "-q", "-m", "lib"]);
+        h.repo(&[("README.md", "r\n")]);
+        let root = h.root();
+        let source = source.to_string_lossy().into_owned();
+        git(
+            &root,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                &source,
+                "lib",
+            ],
+        );
+        git(&root, &["commit", "-q", "-m", "lib"]);
+        let lib = root.join("lib");
+        git(&lib, &["config", "filter.x.clean", &h.evil("clean")]);
+        // The submodule's own setting would beat `diff.ignoreSubmodules`.
+        git(&root, &["config", "submodule.lib.ignore", "none"]);
+        touch_later(&lib, &["a.txt"]);
+        let ran = h.run(&[
+            json!(["git", "status"]),
+            json!(["git", "diff"]),
+            json!(["git", "-C", "lib", "status"]),
+        ]);
+        assert_eq!(ran, Vec::<String>::new());
+    }
+
+    #[test]
+    fn status_verbose_runs_no_textconv_driver() {
+        let h = Hostile::new();
+        h.repo(&[(".gitattributes", "*.txt diff=d\n"), ("x.txt", "x\n")]);
+        git(
+            &h.root(),
+            &["config", "diff.d.textconv", &h.evil("textconv")],
+        );
+        fs::write(h.root().join("x.txt"), "y\n").unwrap();
+        git(&h.root(), &["add", "x.txt"]);
+        fs::write(h.root().join("x.txt"), "z\n").unwrap();
+        let ran = h.run(&[
+            json!(["git", "status", "-v"]),
+            json!(["git", "status", "-vv"]),
+        ]);
+        assert_eq!(ran, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_partial_clone_fetches_nothing_and_runs_no_upload_pack() {
+        let h = Hostile::new();
+        let source = h.dir.path().join("source");
+        fs::create_dir_all(&source).unwrap();
+        fs::write(source.join("a.txt"), "a\n").unwrap();
+        git(&source, &["init", "-q"]);
+        git(&source, &["add", "."]);
+        git(&source, &["commit", "-q", "-m", "a"]);
+        git(&source, &["config", "uploadpack.allowFilter", "true"]);
+        fs::remove_dir_all(h.root()).unwrap();
+        let url = format!("file://{}", source.display());
+        let root = h.root().to_string_lossy().into_owned();
+        git(
+            h.dir.path(),
+            &[
+                "clone",
+                "-q",
+                "--no-checkout",
+                "--filter=blob:none",
+                &url,
+                &root,
+            ],
+        );
+        git(&h.root(), &["config", "protocol.file.allow", "always"]);
+        git(
+            &h.root(),
+            &["config", "remote.origin.uploadpack", &h.evil("uploadpack")],
+        );
+        let ran = h.run(&[
+            json!(["git", "show", "HEAD:a.txt"]),
+            json!(["git", "log", "-p"]),
+            json!(["git", "diff", "HEAD"]),
+        ]);
+        assert_eq!(ran, Vec::<String>::new());
+    }
+
+    #[test]
+    fn remerge_diff_runs_no_merge_driver() {
+        let h = Hostile::new();
+        h.repo(&[(".gitattributes", "*.txt merge=m\n"), ("x.txt", "base\n")]);
+        let root = h.root();
+        git(&root, &["checkout", "-q", "-b", "side"]);
+        fs::write(root.join("x.txt"), "side\n").unwrap();
+        git(&root, &["commit", "-q", "-am", "side"]);
+        git(&root, &["checkout", "-q", "-"]);
+        fs::write(root.join("x.txt"), "main\n").unwrap();
+        git(&root, &["commit", "-q", "-am", "main"]);
+        let merged = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(["merge", "-q", "side"])
+            .current_dir(&root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap();
+        assert!(!merged.success(), "the merge should conflict");
+        fs::write(root.join("x.txt"), "both\n").unwrap();
+        git(&root, &["commit", "-q", "-am", "merged"]);
+        git(&root, &["config", "merge.m.driver", &h.evil("merge")]);
+        let ran = h.run(&[
+            json!(["git", "show", "--remerge-diff", "HEAD"]),
+            json!(["git", "log", "--remerge-diff", "-1"]),
+        ]);
+        assert_eq!(ran, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_committed_bare_repository_used_with_git_dir_runs_nothing() {
+        let h = Hostile::new();
+        h.repo(&[("x.txt", "x\n")]);
+        let root = h.root();
+        git(&root, &["init", "-q", "--bare", "evil.git"]);
+        let config = root.join("evil.git/config");
+        let config = config.to_string_lossy();
+        git(&root, &["config", "--file", &config, "core.bare", "false"]);
+        git(&root, &["config", "--file", &config, "core.worktree", ".."]);
+        fs::write(root.join(".gitattributes"), "* filter=x=y diff=d\n").unwrap();
+        // The bare repository tracks the work tree too, so its status must read the files.
+        git(
+            &root,
+            &["--git-dir=evil.git", "add", "x.txt", ".gitattributes"],
+        );
+        for (key, value) in [
+            ("filter.x=y.clean", h.evil("clean")),
+            ("filter.x=y.required", "true".to_owned()),
+            ("diff.d.textconv", h.evil("textconv")),
+        ] {
+            git(&root, &["config", "--file", &config, key, &value]);
+        }
+        git(&root, &["add", "."]);
+        git(&root, &["commit", "-q", "-m", "evil.git"]);
+        touch_later(&root, &["x.txt"]);
+        let ran = h.run(&[
+            json!(["git", "--git-dir=evil.git", "status"]),
+            json!(["git", "--git-dir", "evil.git", "status", "-v"]),
+            json!(["git", "--git-dir=evil.git", "diff"]),
+        ]);
+        assert_eq!(ran, Vec::<String>::new());
     }
 
     #[test]

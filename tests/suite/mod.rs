@@ -9,6 +9,7 @@ mod cli_review;
 mod concurrency;
 mod errors;
 mod example_copy;
+mod git_guard;
 mod hostile;
 mod kill;
 mod lifecycle;
