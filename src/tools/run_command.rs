@@ -812,6 +812,246 @@ mod tests {
         );
     }
 
+    /// A workspace `ws` beside what it must not read: `outside.txt` and a repository `other`,
+    /// both holding `SECRET`.
+    struct Beside {
+        _parent: tempfile::TempDir,
+        parent: PathBuf,
+        ws: Workspace,
+    }
+
+    const SECRET: &str = "secret-from-outside";
+
+    fn beside() -> Beside {
+        let parent_dir = tempfile::tempdir().unwrap();
+        let parent = parent_dir.path().canonicalize().unwrap();
+        fs::write(parent.join("outside.txt"), format!("{SECRET}\n")).unwrap();
+        let other = parent.join("other");
+        fs::create_dir_all(&other).unwrap();
+        fs::write(other.join("s.txt"), format!("{SECRET}\n")).unwrap();
+        git(&other, &["init", "-q"]);
+        git(&other, &["add", "."]);
+        git(&other, &["commit", "-q", "-m", SECRET]);
+        let root = parent.join("ws");
+        fs::create_dir_all(root.join("sub")).unwrap();
+        fs::write(root.join("a.txt"), "a\n").unwrap();
+        fs::write(root.join("sub/a.txt"), "a\n").unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["add", "."]);
+        git(&root, &["commit", "-q", "-m", "init"]);
+        Beside {
+            _parent: parent_dir,
+            parent,
+            ws: Workspace::new(&root).unwrap(),
+        }
+    }
+
+    /// Issue 17, item 12: each of these read outside the workspace with nothing but an argv
+    /// (and files a clone can carry); each is refused before it runs.
+    #[test]
+    fn reads_outside_the_workspace_from_argv_alone_are_refused() {
+        let b = beside();
+        let root = b.ws.root();
+        std::os::unix::fs::symlink("../..", root.join("sub/up")).unwrap();
+        // A committed gitfile pointing at another repository.
+        fs::create_dir_all(root.join("gf")).unwrap();
+        fs::write(root.join("gf/.git"), "gitdir: ../../other/.git\n").unwrap();
+        // A bare repository whose work tree is above the workspace.
+        git(root, &["init", "-q", "--bare", "evil.git"]);
+        git(
+            root,
+            &["--git-dir=evil.git", "config", "core.bare", "false"],
+        );
+        git(
+            root,
+            &["--git-dir=evil.git", "config", "core.worktree", "../.."],
+        );
+        // A nested repository borrowing the other one's objects.
+        git(root, &["init", "-q", "alt"]);
+        fs::write(
+            root.join("alt/.git/objects/info/alternates"),
+            format!("{}\n", b.parent.join("other/.git/objects").display()),
+        )
+        .unwrap();
+        let head = String::from_utf8(
+            Command::new("git")
+                .args(["rev-parse", "HEAD"])
+                .current_dir(b.parent.join("other"))
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        let env = env(&[]);
+        for (argv, cwd) in [
+            (
+                json!(["git", "-C", "sub", "-C", "up", "grep", "--no-index", SECRET]),
+                None,
+            ),
+            (
+                json!([
+                    "git",
+                    "-C",
+                    "sub",
+                    "diff",
+                    "--no-index",
+                    "up/outside.txt",
+                    "a.txt"
+                ]),
+                None,
+            ),
+            (
+                json!(["git", "diff", "--no-index", "up/outside.txt", "a.txt"]),
+                Some("sub"),
+            ),
+            (
+                json!(["git", "blame", "--contents=../outside.txt", "a.txt"]),
+                None,
+            ),
+            (
+                json!(["git", "blame", "--contents=sub/up/outside.txt", "a.txt"]),
+                None,
+            ),
+            (json!(["git", "blame", "-S../outside.txt", "a.txt"]), None),
+            (
+                json!(["git", "blame", "-wSsub/up/outside.txt", "a.txt"]),
+                None,
+            ),
+            (json!(["file", "-kf../outside.txt"]), None),
+            (json!(["file", "--files=../outside.txt"]), None),
+            (json!(["file", "-m", "x:sub/up/outside.txt", "a.txt"]), None),
+            (json!(["wc", "--files0-from=../outside.txt"]), None),
+            (json!(["wc", "--files0=sub/up/outside.txt"]), None),
+            (json!(["tree", "-H", ".", "--hintro=../outside.txt"]), None),
+            (json!(["rg", "--files", ".."]), None),
+            (json!(["rg", "--files", "up"]), Some("sub")),
+            (json!(["git", "-C", "gf", "log", "-p"]), None),
+            (json!(["git", "log", "-p"]), Some("gf")),
+            (json!(["git", "-C", "gf", "grep", SECRET]), None),
+            (json!(["git", "--git-dir=evil.git", "status"]), None),
+            (
+                json!(["git", "-C", "evil.git", "grep", "--untracked", SECRET]),
+                None,
+            ),
+            (json!(["git", "-C", "alt", "show", head.trim()]), None),
+        ] {
+            let (text, is_error) = call(&b.ws, &env, &json!({"argv": argv, "cwd": cwd}));
+            assert!(is_error, "{argv} ran: {text}");
+            assert!(!text.contains(SECRET), "{argv}: {text}");
+            assert!(
+                text.contains("outside") || text.contains("elsewhere"),
+                "{argv}: {text}"
+            );
+        }
+    }
+
+    /// Its own repository, nested ones inside the workspace, and a worktree's git directory
+    /// (outside the workspace by design) stay usable.
+    #[test]
+    fn the_workspaces_own_and_nested_repositories_are_used() {
+        let b = beside();
+        let root = b.ws.root();
+        git(root, &["init", "-q", "nested"]);
+        let env = env(&[]);
+        for (argv, cwd) in [
+            (json!(["git", "log", "--oneline"]), None),
+            (json!(["git", "-C", "sub", "log", "--oneline"]), None),
+            (json!(["git", "status", "--short"]), Some("sub")),
+            (json!(["git", "-C", "nested", "status"]), None),
+            (json!(["git", "-C", ".git", "rev-parse", "--git-dir"]), None),
+            (json!(["git", "grep", "--no-index", "a", "--", "sub"]), None),
+        ] {
+            let (text, is_error) = call(&b.ws, &env, &json!({"argv": argv, "cwd": cwd}));
+            assert!(!is_error, "{argv}: {text}");
+        }
+        git(root, &["worktree", "add", "-q", "../wt"]);
+        let wt = Workspace::new(b.parent.join("wt")).unwrap();
+        for argv in [json!(["git", "log", "--oneline"]), json!(["git", "status"])] {
+            let (text, is_error) = call(&wt, &env, &json!({ "argv": argv }));
+            assert!(!is_error, "{argv}: {text}");
+        }
+    }
+
+    /// `blame.ignoreRevsFile` in `.git/config` names a file anywhere; `git blame` does not
+    /// read it (here it would fail on a line that is not a revision).
+    #[test]
+    fn blame_does_not_read_the_repositorys_ignore_revs_file() {
+        let b = beside();
+        git(
+            b.ws.root(),
+            &["config", "blame.ignoreRevsFile", "../outside.txt"],
+        );
+        let (text, is_error) = call(
+            &b.ws,
+            &env(&[]),
+            &json!({"argv": ["git", "blame", "a.txt"]}),
+        );
+        assert!(!is_error, "{text}");
+        assert!(!text.contains(SECRET), "{text}");
+    }
+
+    /// Issue 17, item 15: a value that starts with `/` after its option is a value; a path
+    /// outside gets the `--grep=` hint from git only.
+    #[test]
+    fn separate_values_starting_with_a_slash_are_values() {
+        let b = beside();
+        fs::write(b.ws.root().join("api.txt"), "see /api/ here\n").unwrap();
+        let env = env(&[]);
+        for argv in [
+            json!(["git", "log", "--grep", "/init/", "-i"]),
+            json!(["grep", "-e", "/api/", "api.txt"]),
+            json!(["git", "grep", "-e", "/api/"]),
+        ] {
+            let (text, _) = call(&b.ws, &env, &json!({ "argv": argv }));
+            assert!(!text.contains("outside the workspace"), "{argv}: {text}");
+        }
+        let (text, _) = call(&b.ws, &env, &json!({"argv": ["git", "log", "/api/"]}));
+        assert!(text.ends_with("attach it: `--grep=/api/`"), "{text}");
+        for argv in [
+            json!(["grep", "/api/", "/etc"]),
+            json!(["cat", "/etc/hostname"]),
+        ] {
+            let (text, is_error) = call(&b.ws, &env, &json!({ "argv": argv }));
+            assert!(is_error && !text.contains("--grep="), "{argv}: {text}");
+        }
+    }
+
+    /// Issue 17, item 15: without a `Cargo.lock`, `cargo tree` would have to write one.
+    #[test]
+    fn cargo_tree_without_a_lock_file_is_refused_with_what_to_do() {
+        let b = beside();
+        let root = b.ws.root();
+        fs::create_dir_all(root.join("c/src")).unwrap();
+        fs::write(
+            root.join("c/Cargo.toml"),
+            "[package]\nname = \"c\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )
+        .unwrap();
+        fs::write(root.join("c/src/lib.rs"), "").unwrap();
+        let env = env(&[]);
+        for (argv, cwd) in [
+            (json!(["cargo", "tree"]), Some("c")),
+            (
+                json!(["cargo", "tree", "--manifest-path", "c/Cargo.toml"]),
+                None,
+            ),
+            (
+                json!(["cargo", "tree", "--manifest-path=c/Cargo.toml"]),
+                None,
+            ),
+        ] {
+            let (text, is_error) = call(&b.ws, &env, &json!({"argv": argv, "cwd": cwd}));
+            assert!(is_error, "{argv}: {text}");
+            assert!(
+                text.starts_with(
+                    "`cargo tree` needs a `Cargo.lock`, and there is none for `c/Cargo.toml`"
+                ),
+                "{argv}: {text}"
+            );
+        }
+        assert!(!root.join("c/Cargo.lock").exists());
+    }
+
     #[test]
     fn a_failing_command_reports_its_exit_code() {
         let (_dir, ws) = setup();
