@@ -927,6 +927,13 @@ impl AllowList {
             .join(", ")
     }
 
+    /// Whether `program` is allowed with subcommand `subcommand`.
+    pub fn has_subcommand(&self, program: &str, subcommand: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.name == program && e.subcommands.iter().any(|s| s.name == subcommand))
+    }
+
     /// Whether `program` came from the configuration rather than tick's own table.
     pub fn is_configured(&self, program: &str) -> bool {
         self.entries
