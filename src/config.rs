@@ -250,7 +250,8 @@ pub struct Config {
     pub api_key: Option<String>,
     pub limits: Limits,
     pub tool_calls: ToolCalls,
-    /// `run_command`'s allow-list: tick's table plus the additions of both config files.
+    /// `run_command`'s allow-list: tick's table plus the user's additions (and the flags
+    /// either file refuses).
     pub run_command: AllowList,
     pub sandbox: crate::sandbox::Settings,
 }
@@ -391,6 +392,51 @@ fn refuse_loosened_sandbox(project: &FileConfig, shown: &str) -> Result<()> {
     ))
 }
 
+/// The repository's own config file travels with every clone, so its `run_command.allow`
+/// entries may only refuse more flags of programs already allowed (by tick's table or the
+/// person's own file): a new program or subcommand is the person's decision, in their file.
+fn refuse_widened_allow_list(
+    project: &FileConfig,
+    user: &FileConfig,
+    shown: &str,
+    user_shown: &str,
+) -> Result<()> {
+    let Some(project) = &project.run_command else {
+        return Ok(());
+    };
+    let user_entries = user.run_command.as_ref().map_or(&[][..], |r| &r.allow[..]);
+    // The user's entries were checked as that file was read.
+    let allowed = AllowList::with_entries(user_entries).unwrap_or_default();
+    for entry in &project.allow {
+        let program = entry.program.trim();
+        let what = if !allowed.programs().any(|p| p == program) {
+            format!("`{program}`")
+        } else if let Some(sub) = entry
+            .subcommands
+            .iter()
+            .find(|sub| !allowed.has_subcommand(program, sub))
+        {
+            format!("`{program} {sub}`")
+        } else {
+            continue;
+        };
+        let user_file = if user_shown.is_empty() {
+            "~/.config/tick/config.yaml"
+        } else {
+            user_shown
+        };
+        return Err(Error::input(format!(
+            "`{shown}` cannot add {what} to run_command's allow-list: the repository's own \
+             file comes with every clone of it"
+        ))
+        .hint(format!(
+            "a person adds programs under `run_command.allow` in their own `{user_file}`; \
+             `.tasks/config.yaml` may only add `reject` flags; the file was not changed"
+        )));
+    }
+    Ok(())
+}
+
 /// The sandbox settings from the files, with `~/` in `writable` expanded. Relative paths
 /// are refused: what they would mean depends on where tick runs.
 fn sandbox_settings(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandbox::Settings> {
@@ -434,6 +480,7 @@ pub fn resolve(
     // The repository's file is more specific than the user's: it wins.
     let project_file = read_file_config(project_config, project_shown)?;
     refuse_loosened_sandbox(&project_file, project_shown)?;
+    refuse_widened_allow_list(&project_file, &user_file, project_shown, &user_shown)?;
     merge(&mut file, project_file.clone());
 
     let env_provider = match env.var("TICK_PROVIDER") {
@@ -1064,18 +1111,41 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let user = dir.path().join(".config/tick/config.yaml");
         std::fs::create_dir_all(user.parent().unwrap()).unwrap();
-        std::fs::write(&user, "run_command:\n  allow:\n    - program: jq\n").unwrap();
+        std::fs::write(
+            &user,
+            "run_command:\n  allow:\n    - program: jq\n    - {program: git, subcommands: [shortlog]}\n",
+        )
+        .unwrap();
         let project = dir.path().join("config.yaml");
+        // The repository's file may refuse more, of anything allowed.
         std::fs::write(
             &project,
-            "run_command:\n  allow:\n    - {program: just, subcommands: [--list]}\n",
+            "run_command:\n  allow:\n    - {program: jq, reject: [--from-file]}\n    - {program: git, subcommands: [shortlog, log], reject: [--follow]}\n",
         )
         .unwrap();
         let e = env(&[], dir.path());
         let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
         let programs: Vec<&str> = config.run_command.programs().collect();
-        assert!(programs.ends_with(&["jq", "just"]), "{programs:?}");
-        assert!(programs.contains(&"git"));
+        assert!(programs.ends_with(&["cargo", "jq"]), "{programs:?}");
+        let argv = |items: &[&str]| items.iter().map(|&s| s.to_owned()).collect::<Vec<_>>();
+        assert!(
+            config
+                .run_command
+                .check(&argv(&["git", "shortlog"]))
+                .is_ok()
+        );
+        assert!(
+            config
+                .run_command
+                .check(&argv(&["jq", "--from-file", "x"]))
+                .is_err()
+        );
+        assert!(
+            config
+                .run_command
+                .check(&argv(&["git", "log", "--follow", "x"]))
+                .is_err()
+        );
 
         std::fs::write(&project, "run_command:\n  allow:\n    - program: ./x\n").unwrap();
         let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
@@ -1085,6 +1155,45 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    /// Issue 17, item 13: a cloned repository's `.tasks/config.yaml` cannot widen the
+    /// allow-list (`sh`, `python3`, `chmod`, git `commit`/`config`); the error names the
+    /// user's file, where a person can.
+    #[test]
+    fn the_repositorys_file_cannot_widen_the_allow_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.yaml");
+        std::fs::write(&user, "run_command:\n  allow:\n    - program: jq\n").unwrap();
+        let user_var = user.display().to_string();
+        let e = env(&[("TICK_CONFIG", &user_var)], dir.path());
+        let project = dir.path().join("config.yaml");
+        for (entry, what) in [
+            ("{program: sh}", "`sh`"),
+            ("{program: python3, reject: [-c]}", "`python3`"),
+            ("{program: chmod}", "`chmod`"),
+            ("{program: git, subcommands: [commit]}", "`git commit`"),
+            ("{program: git, subcommands: [log, config]}", "`git config`"),
+            ("{program: jq, subcommands: [x]}", "`jq x`"),
+        ] {
+            std::fs::write(&project, format!("run_command:\n  allow:\n    - {entry}\n")).unwrap();
+            let err = resolve(&project, ".tasks/config.yaml", &e, &Flags::default()).unwrap_err();
+            assert_eq!(
+                err.message,
+                format!(
+                    "`.tasks/config.yaml` cannot add {what} to run_command's allow-list: the \
+                     repository's own file comes with every clone of it"
+                ),
+                "{entry}"
+            );
+            assert!(
+                err.hints[0].starts_with(&format!(
+                    "a person adds programs under `run_command.allow` in their own `{user_var}`"
+                )),
+                "{:?}",
+                err.hints
+            );
+        }
     }
 
     #[test]

@@ -26,10 +26,16 @@
 //!   every option that takes a value. After `--` the other arguments are operands: they are not
 //!   read as flags, but those that name files are still checked inside the workspace.
 //!
-//! The table is extended from `.tasks/config.yaml` (`run_command.allow`) by additions only: a
-//! new program with its subcommands and rejected flags, or more subcommands or rejected flags
-//! for a program the table has. No entry can remove a rejected flag, a required flag or a
-//! program's global-option rules.
+//! The table is extended from the person's own `~/.config/tick/config.yaml`
+//! (`run_command.allow`) by additions only: a new program with its subcommands and rejected
+//! flags, or more subcommands or rejected flags for a program the table has. No entry can
+//! remove a rejected flag, a required flag or a program's global-option rules. A repository's
+//! `.tasks/config.yaml` comes with every clone, so there an entry may only refuse more
+//! (`config.rs` says so when it tries to add).
+//!
+//! Every option that names a file is known by its spellings (`--contents=x`, `--cont=x`,
+//! `-Sx`, `-wSx`, `-S x`) and its value checked; an option that takes a separate value
+//! (`--grep /api/`) makes that value a value, not a file.
 //!
 //! This guard is about what a command is *asked* to do. The sandbox (guard 2) is what makes a
 //! mistake here harmless: a plan-mode command cannot write anywhere whatever its flags say.
@@ -79,6 +85,9 @@ pub struct Global {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GlobalValue {
     None,
+    /// A directory the program changes into before anything else (`git -C`): every later
+    /// path is relative to it, and several apply in order.
+    Dir,
     /// A value that names a directory or file: checked inside the workspace.
     Path,
     /// Any other value.
@@ -89,6 +98,13 @@ const fn global(flag: &'static str) -> Global {
     Global {
         flag,
         value: GlobalValue::None,
+    }
+}
+
+const fn global_dir(flag: &'static str) -> Global {
+    Global {
+        flag,
+        value: GlobalValue::Dir,
     }
 }
 
@@ -120,6 +136,15 @@ pub struct Subcommand {
     /// Operands are allowed only together with one of these flags (`git branch --list`):
     /// without it, an operand would create something.
     pub operands_need: &'static [&'static str],
+    /// Options of this subcommand whose value names a file, as for [`Program::path_options`].
+    pub path_options: &'static [&'static str],
+    /// Options of this subcommand that take a separate value, as for
+    /// [`Program::value_options`].
+    pub value_options: &'static [&'static str],
+    /// Long options (without `--`) whose value must be attached with `=`, in every
+    /// abbreviation: given alone, their value is the next argument whatever it is, so
+    /// `git branch --format --list NAME` is not a listing but makes branch `NAME`.
+    pub equals_only: &'static [&'static str],
 }
 
 const fn sub(name: &'static str) -> Subcommand {
@@ -129,6 +154,9 @@ const fn sub(name: &'static str) -> Subcommand {
         inject: &[],
         ensure: &[],
         operands_need: &[],
+        path_options: &[],
+        value_options: &[],
+        equals_only: &[],
     }
 }
 
@@ -149,8 +177,19 @@ pub struct Program {
     /// Inserted right after the program name, before everything else.
     pub inject: &'static [&'static str],
     /// Options whose value names a file (`--manifest-path`, `grep -f`): the value is checked
-    /// inside the workspace.
+    /// inside the workspace in every spelling: `--file x`, `--file=x`, any abbreviation
+    /// (`--fi=x`), `-fx`, and the letter anywhere in a group (`-kfx`, `-kf x`). A single-dash
+    /// word (`-newer`) is matched whole; one ending in `*` (`-newer*`) by its start.
     pub path_options: &'static [&'static str],
+    /// The values of [`Program::path_options`] are `:`-separated lists of files (`file -m`).
+    pub path_lists: bool,
+    /// Options that take their value as the next argument, which is then a value and not an
+    /// operand (`grep -e /api/`, `git log --grep /api/`). Matched only as written (`-e`,
+    /// `--regexp`): a letter inside a group could be another option's value, and an
+    /// abbreviation could be another, valueless option; then the next argument is read as
+    /// an operand, which only checks more. An option listed here that takes no value would
+    /// let a file through unchecked: list only what the program's manual says takes one.
+    pub value_options: &'static [&'static str],
     pub operands: Operands,
 }
 
@@ -163,6 +202,8 @@ const fn program(name: &'static str, operands: Operands) -> Program {
         exact_ok: &[],
         inject: &[],
         path_options: &[],
+        path_lists: false,
+        value_options: &[],
         operands,
     }
 }
@@ -252,10 +293,44 @@ const GIT_TAG_REJECT: &[Rejected] = &[
 
 const LIST: &[&str] = &["--list", "-l"];
 
+/// The options of `git branch` and `git tag` that take a value (git's `-h`: `<commit>`,
+/// `<key>`, `<format>`, `<object>`); `--contains`, `--merged` and their `--no-` forms take
+/// the next argument as well, unless they are last.
+const REF_FILTER_VALUES: &[&str] = &[
+    "format",
+    "sort",
+    "contains",
+    "no-contains",
+    "merged",
+    "no-merged",
+    "points-at",
+];
+
+/// Options of `git log`, `show` and `diff` that take a separate value (revision.c and
+/// diff.c read `--grep /api/` as `--grep=/api/`).
+const GIT_LOG_VALUES: &[&str] = &[
+    "--grep",
+    "--author",
+    "--committer",
+    "-S",
+    "-G",
+    "-n",
+    "--max-count",
+    "--skip",
+    "--since",
+    "--after",
+    "--until",
+    "--before",
+    "--find-object",
+];
+
+/// `-O<orderfile>`: diff.c reads the order of files from it.
+const GIT_DIFF_FILES: &[&str] = &["-O"];
+
 const GIT: Program = Program {
     name: "git",
     globals: &[
-        global_path("-C"),
+        global_dir("-C"),
         global("--no-pager"),
         global("-P"),
         global("--no-replace-objects"),
@@ -274,35 +349,69 @@ const GIT: Program = Program {
         sub("status"),
         Subcommand {
             inject: DIFF_INJECT,
+            path_options: GIT_DIFF_FILES,
+            value_options: GIT_LOG_VALUES,
             ..sub("diff")
         },
         Subcommand {
             inject: DIFF_INJECT,
+            path_options: GIT_DIFF_FILES,
+            value_options: GIT_LOG_VALUES,
             ..sub("log")
         },
         Subcommand {
             inject: DIFF_INJECT,
+            path_options: GIT_DIFF_FILES,
+            value_options: GIT_LOG_VALUES,
             ..sub("show")
         },
         Subcommand {
-            inject: &["--no-textconv"],
+            // `blame.ignoreRevsFile` in the repository's config names a file anywhere;
+            // `--no-ignore-revs-file` empties the list (an empty `-c` value does not: the
+            // config list is kept sorted, so `""` comes first).
+            inject: &["--no-textconv", "--no-ignore-revs-file"],
+            path_options: &["--contents", "-S", "--ignore-revs-file"],
+            value_options: &["-L", "--since"],
             ..sub("blame")
         },
         Subcommand {
             inject: &["--no-textconv"],
             reject: &[no("-O", RUNS)],
+            path_options: &["-f"],
+            value_options: &[
+                "-e",
+                "-m",
+                "--max-count",
+                "-A",
+                "-B",
+                "-C",
+                "--after-context",
+                "--before-context",
+                "--context",
+                "--max-depth",
+                "--threads",
+            ],
             ..sub("grep")
         },
-        sub("ls-files"),
-        sub("rev-parse"),
+        Subcommand {
+            path_options: &["-X", "--exclude-from", "--exclude-per-directory"],
+            value_options: &["-x", "--exclude"],
+            ..sub("ls-files")
+        },
+        Subcommand {
+            path_options: &["--resolve-git-dir"],
+            ..sub("rev-parse")
+        },
         Subcommand {
             reject: GIT_BRANCH_REJECT,
             operands_need: LIST,
+            equals_only: REF_FILTER_VALUES,
             ..sub("branch")
         },
         Subcommand {
             reject: GIT_TAG_REJECT,
             operands_need: LIST,
+            equals_only: REF_FILTER_VALUES,
             ..sub("tag")
         },
     ],
@@ -311,6 +420,8 @@ const GIT: Program = Program {
     exact_ok: &["text"],
     inject: &["--no-pager", "--no-optional-locks"],
     path_options: &[],
+    path_lists: false,
+    value_options: &[],
     operands: Operands::Git,
 };
 
@@ -343,7 +454,10 @@ const CARGO: Program = Program {
             ..sub("metadata")
         },
         Subcommand {
-            ensure: &[&["--offline", "--frozen"]],
+            // `--locked`: a `Cargo.lock` that needs updating is an error that says so, not a
+            // failed write (the sandbox is read-only); `run_command` refuses a manifest
+            // without any `Cargo.lock` before starting cargo.
+            ensure: &[&["--offline", "--frozen"], &["--locked", "--frozen"]],
             ..sub("tree")
         },
     ],
@@ -351,6 +465,8 @@ const CARGO: Program = Program {
     exact_ok: &[],
     inject: &[],
     path_options: &["--manifest-path"],
+    path_lists: false,
+    value_options: &[],
     operands: Operands::None,
 };
 
@@ -368,7 +484,8 @@ const FIND: Program = Program {
         no("-fprintf", WRITES),
         no("-fls", WRITES),
     ],
-    path_options: &["-files0-from", "-newer", "-anewer", "-cnewer", "-samefile"],
+    // `-newerXY`: with any `Y` but `t`, the reference is a file.
+    path_options: &["-files0-from", "-newer*", "-anewer", "-cnewer", "-samefile"],
     ..program("find", Operands::Find)
 };
 
@@ -383,6 +500,42 @@ const RG: Program = Program {
         no("--hostname-bin", RUNS),
     ],
     path_options: &["--file", "-f", "--ignore-file"],
+    // ripgrep's `--help`: the flags written with a value (`-e PATTERN`, `-g GLOB`, ...).
+    value_options: &[
+        "-e",
+        "--regexp",
+        "-g",
+        "--glob",
+        "--iglob",
+        "-t",
+        "--type",
+        "-T",
+        "--type-not",
+        "--type-add",
+        "-m",
+        "--max-count",
+        "-A",
+        "--after-context",
+        "-B",
+        "--before-context",
+        "-C",
+        "--context",
+        "-M",
+        "--max-columns",
+        "-d",
+        "--max-depth",
+        "-j",
+        "--threads",
+        "-r",
+        "--replace",
+        "-E",
+        "--encoding",
+        "--sort",
+        "--sortr",
+        "--color",
+        "--colors",
+        "--max-filesize",
+    ],
     ..program("rg", Operands::PatternThenPaths)
 };
 
@@ -401,6 +554,29 @@ const GREP: Program = Program {
         ),
     ],
     path_options: &["--file", "-f", "--exclude-from"],
+    // grep 3.8's `--help`: the options written with `=NUM`, `=PATTERNS`, `=GLOB`, ...
+    value_options: &[
+        "-e",
+        "--regexp",
+        "-m",
+        "--max-count",
+        "-A",
+        "--after-context",
+        "-B",
+        "--before-context",
+        "-C",
+        "--context",
+        "--include",
+        "--exclude",
+        "--exclude-dir",
+        "--label",
+        "-d",
+        "--directories",
+        "-D",
+        "--devices",
+        "--binary-files",
+        "--group-separator",
+    ],
     ..program("grep", Operands::PatternThenPaths)
 };
 
@@ -424,6 +600,8 @@ const FILE: Program = Program {
         no("-Z", RUNS),
     ],
     path_options: &["--magic-file", "-m", "--files-from", "-f"],
+    // `-m a.mgc:b.mgc`
+    path_lists: true,
     ..program("file", Operands::Paths)
 };
 
@@ -433,7 +611,9 @@ const TREE: Program = Program {
         no("-o", WRITES),
         no("-R", "with `-H` it writes a file into every directory"),
     ],
-    path_options: &["--fromfile", "--gitfile", "--infofile"],
+    // tree 2.x: `--gitfile`, `--infofile`, and the HTML intro and outro read a file.
+    path_options: &["--gitfile", "--infofile", "--hintro", "--houtro"],
+    value_options: &["-L", "-P", "-I", "-H", "-T"],
     ..program("tree", Operands::Paths)
 };
 
@@ -522,6 +702,9 @@ struct SubRules {
     inject: Vec<String>,
     ensure: Vec<Vec<String>>,
     operands_need: Vec<String>,
+    path_options: Vec<String>,
+    value_options: Vec<String>,
+    equals_only: Vec<String>,
 }
 
 /// A program of the resolved table: the default entry plus what the configuration added.
@@ -534,6 +717,8 @@ struct Entry {
     exact_ok: Vec<String>,
     inject: Vec<String>,
     path_options: Vec<String>,
+    path_lists: bool,
+    value_options: Vec<String>,
     operands: Operands,
     /// From the configuration rather than tick's table.
     configured: bool,
@@ -573,12 +758,17 @@ impl From<&Program> for Entry {
                         .map(|spellings| strings(spellings))
                         .collect(),
                     operands_need: strings(sub.operands_need),
+                    path_options: strings(sub.path_options),
+                    value_options: strings(sub.value_options),
+                    equals_only: strings(sub.equals_only),
                 })
                 .collect(),
             reject: rules(program.reject),
             exact_ok: strings(program.exact_ok),
             inject: strings(program.inject),
             path_options: strings(program.path_options),
+            path_lists: program.path_lists,
+            value_options: strings(program.value_options),
             operands: program.operands,
             configured: false,
         }
@@ -614,10 +804,15 @@ impl Default for AllowList {
 pub struct Approved {
     /// The program's name, to be found on the safe `PATH`.
     pub program: String,
+    /// The subcommand, for a program that has them.
+    pub subcommand: Option<String>,
     /// The arguments to run it with: the model's, with tick's own inserted.
     pub args: Vec<String>,
-    /// Arguments that name files or directories, relative to the command's working directory
-    /// (or absolute): each must stay inside the workspace.
+    /// Directories the program changes into first, in order (`git -C a -C b` works in
+    /// `a/b`): each relative to the one before, the first to the command's working directory.
+    pub dirs: Vec<String>,
+    /// Arguments that name files or directories, relative to the directory the program ends
+    /// up in after [`Approved::dirs`] (or absolute): each must stay inside the workspace.
     pub paths: Vec<String>,
     /// The model's options before the subcommand (`-C src`), as given: where the program
     /// will look for its repository.
@@ -661,7 +856,7 @@ impl AllowList {
                 };
                 reject.push(Rule {
                     flag: parsed,
-                    why: "`.tasks/config.yaml` refuses it".to_owned(),
+                    why: "the configuration refuses it".to_owned(),
                 });
             }
             for subcommand in &entry.subcommands {
@@ -675,6 +870,9 @@ impl AllowList {
                 inject: Vec::new(),
                 ensure: Vec::new(),
                 operands_need: Vec::new(),
+                path_options: Vec::new(),
+                value_options: Vec::new(),
+                equals_only: Vec::new(),
             };
             if let Some(existing) = list.entries.iter_mut().find(|e| e.name == name) {
                 if existing.subcommands.is_empty() && !entry.subcommands.is_empty() {
@@ -698,6 +896,8 @@ impl AllowList {
                     exact_ok: Vec::new(),
                     inject: Vec::new(),
                     path_options: Vec::new(),
+                    path_lists: false,
+                    value_options: Vec::new(),
                     operands: Operands::Paths,
                     configured: true,
                 });
@@ -727,6 +927,13 @@ impl AllowList {
             .join(", ")
     }
 
+    /// Whether `program` is allowed with subcommand `subcommand`.
+    pub fn has_subcommand(&self, program: &str, subcommand: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.name == program && e.subcommands.iter().any(|s| s.name == subcommand))
+    }
+
     /// Whether `program` came from the configuration rather than tick's own table.
     pub fn is_configured(&self, program: &str) -> bool {
         self.entries
@@ -750,8 +957,8 @@ impl AllowList {
             };
             return Err(Refusal(format!(
                 "`{program}` is not on run_command's allow-list{hint}; the allowed programs are: \
-                 {}. A person can add programs under `run_command.allow` in \
-                 `.tasks/config.yaml`",
+                 {}. A person can add programs under `run_command.allow` in their own \
+                 `~/.config/tick/config.yaml`",
                 self.programs().collect::<Vec<_>>().join(", ")
             )));
         };
@@ -759,12 +966,16 @@ impl AllowList {
     }
 }
 
-/// Where an option's file-naming value is.
-enum PathValue {
-    /// In the same argument: `--file=x`, `-fx`.
-    Attached(String),
-    /// In the next argument.
-    Next,
+/// What an option argument says about the arguments' values.
+enum Takes {
+    /// Nothing this table knows of: a flag, or a value it carries itself.
+    Nothing,
+    /// A file, in the same argument: `--file=x`, `-fx`, `-kfx`.
+    PathAttached(String),
+    /// A file, in the next argument.
+    PathNext,
+    /// The next argument is a value, not an operand: `-e /api/`.
+    ValueNext,
 }
 
 /// One argv being checked against one program's entry.
@@ -778,6 +989,7 @@ impl Checker<'_> {
         let entry = self.entry;
         let mut out: Vec<String> = entry.inject.clone();
         let mut paths = Vec::new();
+        let mut dirs = Vec::new();
         let mut rest = self.args;
         let mut sub: Option<&SubRules> = None;
         let mut globals = Vec::new();
@@ -805,11 +1017,12 @@ impl Checker<'_> {
                     rest = tail;
                     break;
                 }
-                rest = self.global(arg, tail, &mut out, &mut paths)?;
+                rest = self.global(arg, tail, &mut out, &mut paths, &mut dirs)?;
             }
         }
         let sub_reject: &[Rule] = sub.map_or(&[], |s| &s.reject);
         if let Some(sub) = sub {
+            self.refuse_detached_values(sub)?;
             out.extend(sub.inject.iter().cloned());
             for spellings in &sub.ensure {
                 let present = spellings
@@ -843,17 +1056,22 @@ impl Checker<'_> {
                 if self.gives_pattern(arg) {
                     pattern_given = true;
                 }
-                match self.path_option_value(arg) {
-                    Some(PathValue::Attached(value)) => paths.push(value),
-                    Some(PathValue::Next) => {
+                let takes = self.takes(arg, sub);
+                match &takes {
+                    Takes::PathAttached(value) => self.push_path(&mut paths, value),
+                    Takes::PathNext | Takes::ValueNext => {
                         if let Some(next) = rest.get(i) {
-                            paths.push(next.clone());
-                            out.push(next.clone());
-                            self.refuse_rejected(next, sub_reject, sub)?;
                             i += 1;
+                            out.push(next.clone());
+                            // The table may be wrong about a value: a rejected flag stays
+                            // refused there too.
+                            self.refuse_rejected(next, sub_reject, sub)?;
+                            if matches!(takes, Takes::PathNext) {
+                                self.push_path(&mut paths, next);
+                            }
                         }
                     }
-                    None => {}
+                    Takes::Nothing => {}
                 }
                 continue;
             }
@@ -890,7 +1108,9 @@ impl Checker<'_> {
         }
         Ok(Approved {
             program: entry.name.clone(),
+            subcommand: sub.map(|s| s.name.clone()),
             args: out,
+            dirs,
             paths,
             globals,
         })
@@ -903,6 +1123,7 @@ impl Checker<'_> {
         tail: &'b [String],
         out: &mut Vec<String>,
         paths: &mut Vec<String>,
+        dirs: &mut Vec<String>,
     ) -> Result<&'b [String], Refusal> {
         let entry = self.entry;
         let (name, attached) = match arg.split_once('=') {
@@ -919,8 +1140,10 @@ impl Checker<'_> {
                 "`{name}` takes no value; write it without `=`"
             ))),
             (value, Some(v)) => {
-                if value == GlobalValue::Path {
-                    paths.push(v.to_owned());
+                match value {
+                    GlobalValue::Path => paths.push(v.to_owned()),
+                    GlobalValue::Dir => dirs.push(v.to_owned()),
+                    GlobalValue::None | GlobalValue::Word => {}
                 }
                 Ok(tail)
             }
@@ -928,8 +1151,10 @@ impl Checker<'_> {
                 let Some((v, tail)) = tail.split_first() else {
                     return Err(Refusal(format!("`{name}` needs a value after it")));
                 };
-                if value == GlobalValue::Path {
-                    paths.push(v.clone());
+                match value {
+                    GlobalValue::Path => paths.push(v.clone()),
+                    GlobalValue::Dir => dirs.push(v.clone()),
+                    GlobalValue::None | GlobalValue::Word => {}
                 }
                 out.push(v.clone());
                 Ok(tail)
@@ -1013,33 +1238,132 @@ impl Checker<'_> {
         }
         if let Some(long) = arg.strip_prefix("--") {
             let name = long.split_once('=').map_or(long, |(name, _)| name);
-            return name.len() >= 2 && ("regexp".starts_with(name) || "file".starts_with(name));
+            // `rg --files` lists files and takes no pattern: every operand is a directory.
+            return (name.len() >= 2 && ("regexp".starts_with(name) || "file".starts_with(name)))
+                || name == "files"
+                || name == "type-list";
         }
         arg.strip_prefix('-')
             .is_some_and(|cluster| cluster.contains('e') || cluster.contains('f'))
     }
 
-    /// Where the value of `arg` is, when `arg` is an option whose value names a file.
-    fn path_option_value(&self, arg: &str) -> Option<PathValue> {
-        for option in &self.entry.path_options {
-            if arg == option {
-                return Some(PathValue::Next);
+    /// What option `arg` says about values: a file attached or next, or a value next.
+    fn takes(&self, arg: &str, sub: Option<&SubRules>) -> Takes {
+        let entry = self.entry;
+        let none: &[String] = &[];
+        let path_options = || {
+            entry
+                .path_options
+                .iter()
+                .chain(sub.map_or(none, |s| &s.path_options))
+        };
+        let value_options = || {
+            entry
+                .value_options
+                .iter()
+                .chain(sub.map_or(none, |s| &s.value_options))
+        };
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (long, None),
+            };
+            if name.is_empty() {
+                return Takes::Nothing;
             }
-            if option.starts_with("--")
-                && let Some(value) = arg
-                    .strip_prefix(option.as_str())
-                    .and_then(|v| v.strip_prefix('='))
-            {
-                return Some(PathValue::Attached(value.to_owned()));
+            // Every abbreviation: git's parse-options and getopt_long take any unambiguous
+            // prefix, and an ambiguous one is an error (reading it as a file checks more).
+            // An exact match wins, as in getopt: `grep --exclude` is not `--exclude-from`.
+            let long_name = |option: &String| option.strip_prefix("--").map(str::to_owned);
+            let exact_path = path_options().any(|o| long_name(o).is_some_and(|o| o == name));
+            let exact_value = value_options().any(|o| long_name(o).is_some_and(|o| o == name));
+            let is_path = exact_path
+                || (!exact_value
+                    && path_options().any(|o| long_name(o).is_some_and(|o| o.starts_with(name))));
+            return match (is_path, exact_value, attached) {
+                (true, _, Some(value)) => Takes::PathAttached(value.to_owned()),
+                (true, _, None) => Takes::PathNext,
+                (false, true, None) => Takes::ValueNext,
+                (false, _, _) => Takes::Nothing,
+            };
+        }
+        let Some(cluster) = arg.strip_prefix('-') else {
+            return Takes::Nothing;
+        };
+        // Single-dash words (`find -newer`): whole, or by their start for `-newer*`.
+        let word = |option: &String| {
+            option.len() > 2
+                && match option.strip_suffix('*') {
+                    Some(start) => arg.starts_with(start),
+                    None => arg == option,
+                }
+        };
+        if path_options().any(word) {
+            return Takes::PathNext;
+        }
+        if entry.operands == Operands::Find {
+            return Takes::Nothing;
+        }
+        let short = |option: &String, c: char| {
+            option.len() == 2 && option.strip_prefix('-').is_some_and(|o| o.starts_with(c))
+        };
+        // A group of short options: the first that takes a value takes the rest of the group
+        // (`-kfx`: `-k`, then `-f x`), or the next argument when it ends the group.
+        for (at, c) in cluster.char_indices() {
+            let rest = &cluster[at + c.len_utf8()..];
+            if path_options().any(|option| short(option, c)) {
+                return if rest.is_empty() {
+                    Takes::PathNext
+                } else {
+                    Takes::PathAttached(rest.to_owned())
+                };
             }
-            if option.len() == 2
-                && !arg.starts_with("--")
-                && let Some(value) = arg.strip_prefix(option.as_str())
-            {
-                return Some(PathValue::Attached(value.to_owned()));
+            if value_options().any(|option| short(option, c)) {
+                // Only `-e` alone vouches for the next argument: in `-ie`, `-i` could be an
+                // option with a value this table does not know.
+                return if rest.is_empty() && at == 0 {
+                    Takes::ValueNext
+                } else {
+                    Takes::Nothing
+                };
             }
         }
-        None
+        Takes::Nothing
+    }
+
+    /// Adds a path option's `value`, split into its files where the program reads a list.
+    fn push_path(&self, paths: &mut Vec<String>, value: &str) {
+        if self.entry.path_lists {
+            paths.extend(value.split(':').map(str::to_owned));
+        } else {
+            paths.push(value.to_owned());
+        }
+    }
+
+    /// Refuses an option of `sub` that must carry its value after `=` but is written alone,
+    /// in any abbreviation (`git branch --form --list x`).
+    fn refuse_detached_values(&self, sub: &SubRules) -> Result<(), Refusal> {
+        if sub.equals_only.is_empty() {
+            return Ok(());
+        }
+        let found = self.args.iter().find_map(|arg| {
+            let name = arg
+                .strip_prefix("--")
+                .filter(|n| !n.is_empty() && !n.contains('='))?;
+            sub.equals_only
+                .iter()
+                .find(|option| option.starts_with(name))
+                .map(|option| (arg, option))
+        });
+        let Some((arg, option)) = found else {
+            return Ok(());
+        };
+        let (program, name) = (&self.entry.name, &sub.name);
+        Err(Refusal(format!(
+            "`{arg}` needs its value after `=` for `{program} {name}` (`--{option}=<value>`): \
+             written alone it takes the next argument as its value, so `{program} {name} \
+             --{option} --list x` would not list but create `x`"
+        )))
     }
 
     /// find's starting points: after its leading options (`-H`, `-L`, `-P`, `-D x`, `-O3`),

@@ -201,7 +201,8 @@ fn ordinary_commands_are_allowed_with_tick_flags_added() {
         &list,
         &["git", "--no-pager", "-C", "src", "show", "HEAD:src/main.rs"],
     );
-    assert_eq!(show.paths, argv(&["src", "HEAD:src/main.rs"]));
+    assert_eq!(show.dirs, argv(&["src"]));
+    assert_eq!(show.paths, argv(&["HEAD:src/main.rs"]));
     allowed(&list, &["git", "blame", "-L", "1,5", "src/main.rs"]);
     allowed(&list, &["git", "diff", "HEAD~1"]);
     allowed(&list, &["git", "status", "--short"]);
@@ -230,8 +231,8 @@ fn ordinary_commands_are_allowed_with_tick_flags_added() {
     let rg = allowed(&list, &["rg", "-n", "-e", "fn", "/etc"]);
     assert_eq!(
         rg.paths,
-        argv(&["fn", "/etc"]),
-        "with -e every operand may be a file"
+        argv(&["/etc"]),
+        "with -e every operand is a file, and -e's value is not"
     );
     let grep = allowed(&list, &["grep", "-f", "/etc/patterns", "src"]);
     assert_eq!(grep.paths, argv(&["/etc/patterns", "src"]));
@@ -275,7 +276,13 @@ fn cargo_gets_offline_and_no_deps_unless_given() {
     );
     assert_eq!(
         tree.args,
-        argv(&["tree", "--offline", "--manifest-path", "sub/Cargo.toml"])
+        argv(&[
+            "tree",
+            "--offline",
+            "--locked",
+            "--manifest-path",
+            "sub/Cargo.toml"
+        ])
     );
     assert_eq!(tree.paths, argv(&["sub/Cargo.toml"]));
     let tree = allowed(&list, &["cargo", "tree", "--manifest-path=/x/Cargo.toml"]);
@@ -382,7 +389,7 @@ fn subcommands_and_programs_outside_the_table_are_named_with_what_is_allowed() {
         message,
         "`sh` is not on run_command's allow-list; the allowed programs are: ls, pwd, cat, \
          head, tail, wc, file, stat, tree, find, rg, grep, git, cargo. A person can add \
-         programs under `run_command.allow` in `.tasks/config.yaml`"
+         programs under `run_command.allow` in their own `~/.config/tick/config.yaml`"
     );
     assert!(refused(&list, &["/usr/bin/git", "log"]).contains("not a path"));
     for program in [
@@ -516,4 +523,259 @@ fn configuration_adds_programs_and_subcommands_but_never_loosens() {
     let unknown: Result<Vec<AllowEntry>, _> =
         serde_yaml::from_str("- program: git\n  allow_flags: [--output]\n");
     assert!(unknown.is_err());
+}
+
+/// Every way a model could give option `option` the value `value` that the program reads as
+/// that option: `--name=v`, `--name v` and every abbreviation; `-xv`, `-x v`, and the letter
+/// after another in a group; a single-dash word whole.
+/// An abbreviation that is exactly another option the table knows (`grep --exclude`, a prefix
+/// of `--exclude-from`) is that option, as in getopt.
+fn value_spellings(option: &str, value: &str, filler: char, others: &[String]) -> Vec<Vec<String>> {
+    let v = value.to_owned();
+    if let Some(name) = option.strip_prefix("--") {
+        (1..=name.len())
+            .filter(|&end| !others.contains(&format!("--{}", &name[..end])))
+            .flat_map(|end| {
+                let prefix = &name[..end];
+                [
+                    vec![format!("--{prefix}={value}")],
+                    vec![format!("--{prefix}"), v.clone()],
+                ]
+            })
+            .collect()
+    } else if let Some(start) = option.strip_suffix('*') {
+        vec![
+            vec![format!("{start}mm"), v.clone()],
+            vec![format!("{start}ac"), v],
+        ]
+    } else if option.len() > 2 {
+        vec![vec![option.to_owned(), v]]
+    } else {
+        let c = &option[1..];
+        vec![
+            vec![format!("-{c}{value}")],
+            vec![format!("-{c}"), v.clone()],
+            vec![format!("-{filler}{c}{value}")],
+            vec![format!("-{filler}{c}"), v],
+        ]
+    }
+}
+
+/// A short option of no consequence to group with, per program: it takes no value and is
+/// not refused.
+fn filler(program: &str) -> char {
+    match program {
+        "file" => 'k',
+        "git" => 'w',
+        "find" | "cargo" => 'q',
+        _ => 'n',
+    }
+}
+
+/// Issue 17, item 12: every spelling of every option that names a file gives that file to the
+/// caller's path check (or is refused outright). A program whose option table forgot one
+/// spelling would read `../outside` unchecked.
+#[test]
+fn every_option_that_names_a_file_is_checked_in_every_spelling() {
+    let list = AllowList::default();
+    let outside = "../outside";
+    let mut checked = 0;
+    for entry in &list.entries {
+        let subs: Vec<Option<&SubRules>> = if entry.subcommands.is_empty() {
+            vec![None]
+        } else {
+            entry.subcommands.iter().map(Some).collect()
+        };
+        for sub in subs {
+            let options = entry
+                .path_options
+                .iter()
+                .chain(sub.map_or(&[][..], |s| &s.path_options));
+            let others: Vec<String> = entry
+                .value_options
+                .iter()
+                .chain(sub.map_or(&[][..], |s| &s.value_options))
+                .cloned()
+                .collect();
+            for option in options {
+                for spelling in value_spellings(option, outside, filler(&entry.name), &others) {
+                    let mut args = vec![entry.name.clone()];
+                    args.extend(sub.map(|s| s.name.clone()));
+                    if entry.operands == Operands::Find {
+                        args.push(".".to_owned());
+                    }
+                    args.extend(spelling);
+                    if let Ok(approved) = list.check(&args) {
+                        assert!(
+                            approved.paths.iter().any(|p| p == outside),
+                            "{args:?} reads `{outside}` unchecked: {approved:?}"
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 200, "only {checked} spellings were checked");
+}
+
+/// The spellings the issue found reading outside, each given to the path check.
+#[test]
+fn attached_clustered_and_abbreviated_file_options_name_files() {
+    let list = AllowList::default();
+    for (args, path) in [
+        (
+            &["git", "blame", "--contents=../outside.txt", "a.txt"][..],
+            "../outside.txt",
+        ),
+        (&["git", "blame", "--cont", "../o", "a.txt"], "../o"),
+        (&["git", "blame", "-S../x", "a.txt"], "../x"),
+        (&["git", "blame", "-wS../x", "a.txt"], "../x"),
+        (&["git", "blame", "--ignore-revs=../x", "a.txt"], "../x"),
+        (&["git", "log", "-O../order"], "../order"),
+        (&["git", "grep", "-f", "../patterns"], "../patterns"),
+        (&["git", "ls-files", "--exclude-from=../x"], "../x"),
+        (&["git", "ls-files", "-X../x"], "../x"),
+        (
+            &["git", "rev-parse", "--resolve-git-dir", "../x/.git"],
+            "../x/.git",
+        ),
+        (&["file", "-kf../x"], "../x"),
+        (&["file", "--files=../x"], "../x"),
+        (&["file", "-m", "a.mgc:../x.mgc", "a"], "../x.mgc"),
+        (&["file", "--magic=m:../x", "a"], "../x"),
+        (&["wc", "--files0-from=../x"], "../x"),
+        (&["wc", "--files0=../x"], "../x"),
+        (&["tree", "-H", ".", "--hintro=../x"], "../x"),
+        (&["tree", "--houtro", "../x"], "../x"),
+        (&["find", ".", "-newerma", "../x"], "../x"),
+        (&["grep", "--exclude-f=../x", "p", "."], "../x"),
+        (&["rg", "-nf../x"], "../x"),
+        (&["rg", "--files", ".."], ".."),
+        (&["rg", "--files", "--", "/etc"], "/etc"),
+    ] {
+        let approved = allowed(&list, args);
+        assert!(
+            approved.paths.iter().any(|p| p == path),
+            "{args:?}: {:?}",
+            approved.paths
+        );
+    }
+}
+
+/// Issue 17, item 15: a separate value after an option that takes one is that option's value,
+/// not a file, however it starts; grouped or unknown, it stays a file to check.
+#[test]
+fn a_separate_value_of_an_option_is_not_a_file() {
+    let list = AllowList::default();
+    for (args, paths) in [
+        (&["git", "log", "--grep", "/api/"][..], &[][..]),
+        (&["git", "log", "-S", "/api/", "--", "src"], &["src"]),
+        (&["git", "log", "--author", "/x/", "-G", "/y/"], &[]),
+        (&["git", "grep", "-e", "/api/", "--", "src"], &["src"]),
+        (
+            &["git", "blame", "-L", "/fn main/,+3", "src/main.rs"],
+            &["src/main.rs"],
+        ),
+        (&["git", "ls-files", "--exclude", "/target/"], &[]),
+        (&["grep", "-e", "/api/", "src"], &["src"]),
+        (&["grep", "-rn", "--regexp", "/api/", "src"], &["src"]),
+        (&["grep", "--exclude", "/x/*", "-r", "p", "src"], &["src"]),
+        (&["rg", "-e", "/api/"], &[]),
+        (&["rg", "-g", "/src/*.rs", "fn"], &[]),
+        (&["rg", "-r", "/x/", "fn", "src"], &["src"]),
+        (&["tree", "-P", "/x", "-I", "/y", "src"], &["src"]),
+        // A value letter inside a group vouches for nothing: the next argument is checked.
+        (&["grep", "-ie", "/api/", "src"], &["/api/", "src"]),
+        // So does an abbreviation of a value option.
+        (&["grep", "--regex", "/api/", "src"], &["/api/", "src"]),
+    ] {
+        let approved = allowed(&list, args);
+        assert_eq!(approved.paths, argv(paths), "{args:?}");
+    }
+}
+
+/// Issue 17, item 14: `git branch --format --list NAME` makes `--list` the format and branch
+/// `NAME`; every option of branch and tag that takes a value must have it after `=`.
+#[test]
+fn branch_and_tag_options_with_a_value_need_it_attached() {
+    let list = AllowList::default();
+    let mut checked = 0;
+    for sub in ["branch", "tag"] {
+        for option in REF_FILTER_VALUES {
+            for end in 1..=option.len() {
+                let prefix = &option[..end];
+                for args in [
+                    vec!["git", sub, &format!("--{prefix}"), "--list", "NAME"],
+                    vec![
+                        "git",
+                        sub,
+                        "--list",
+                        &format!("--{prefix}"),
+                        "--list",
+                        "NAME",
+                    ],
+                    vec!["git", sub, &format!("--{prefix}")],
+                ] {
+                    refused(&list, &args);
+                    checked += 1;
+                }
+            }
+            allowed(
+                &list,
+                &["git", sub, &format!("--{option}=HEAD"), "--list", "v*"],
+            );
+        }
+    }
+    assert!(checked > 100, "{checked}");
+    assert_eq!(
+        refused(&list, &["git", "branch", "--format", "--list", "NAME"]),
+        "`--format` needs its value after `=` for `git branch` (`--format=<value>`): written \
+         alone it takes the next argument as its value, so `git branch --format --list x` \
+         would not list but create `x`"
+    );
+    allowed(
+        &list,
+        &[
+            "git",
+            "branch",
+            "--format=%(refname)",
+            "--sort=-committerdate",
+        ],
+    );
+    allowed(&list, &["git", "tag", "--list", "--points-at=HEAD"]);
+    allowed(&list, &["git", "branch", "--no-sort", "--show-current"]);
+}
+
+/// `git -C a -C b`: both directories, in order, for the caller to follow; the paths after
+/// them are relative to where git ends up.
+#[test]
+fn git_directories_are_kept_in_order() {
+    let list = AllowList::default();
+    let grep = allowed(
+        &list,
+        &["git", "-C", "sub", "-C", "up", "grep", "--no-index", "x"],
+    );
+    assert_eq!(grep.dirs, argv(&["sub", "up"]));
+    assert_eq!(grep.globals, argv(&["-C", "sub", "-C", "up"]));
+    let diff = allowed(
+        &list,
+        &[
+            "git",
+            "-C",
+            "sub",
+            "diff",
+            "--no-index",
+            "up/outside.txt",
+            "a.txt",
+        ],
+    );
+    assert_eq!(diff.dirs, argv(&["sub"]));
+    assert_eq!(diff.paths, argv(&["up/outside.txt", "a.txt"]));
+    let blame = allowed(&list, &["git", "blame", "a.txt"]);
+    assert!(
+        blame.args.contains(&"--no-ignore-revs-file".to_owned()),
+        "{:?}",
+        blame.args
+    );
 }

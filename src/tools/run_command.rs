@@ -199,15 +199,17 @@ pub fn run(
         };
         Approved {
             program: program.clone(),
+            subcommand: None,
             args: rest.to_vec(),
+            dirs: Vec::new(),
             paths: Vec::new(),
             globals: Vec::new(),
         }
     };
-    for path in &approved.paths {
-        if let Err(message) = check_path(workspace, &cwd, path) {
-            return ToolOutcome::error(message);
-        }
+    if setup.allow_list_on
+        && let Err(message) = check_files(workspace, &cwd, &approved)
+    {
+        return ToolOutcome::error(message);
     }
     let path = safe_path(workspace, env);
     let Some(program) = find_program(&approved.program, &path) else {
@@ -302,27 +304,77 @@ fn working_dir(workspace: &Workspace, cwd: Option<&str>) -> Result<PathBuf, Stri
     Ok(resolved)
 }
 
+/// Everything `approved` will read stays inside the workspace: the directories it changes
+/// into, in order, then each file argument from the last of them; for git, the repository
+/// it will use; for `cargo tree`, a `Cargo.lock` to read, since it cannot write one.
+fn check_files(workspace: &Workspace, cwd: &Path, approved: &Approved) -> Result<(), String> {
+    let program = approved.program.as_str();
+    let dir = effective_dir(workspace, cwd, &approved.dirs, program)?;
+    for path in &approved.paths {
+        check_path(workspace, &dir, path, program)?;
+    }
+    if program == "git" {
+        check_git_repository(workspace, cwd, &approved.globals)?;
+    }
+    if approved.program == "cargo" && approved.subcommand.as_deref() == Some("tree") {
+        check_cargo_lock(workspace, &dir, &approved.args)?;
+    }
+    Ok(())
+}
+
+/// Where the program works after changing into `dirs` in order (`git -C sub -C up`), each
+/// relative to the one before and inside the workspace, symlinks followed.
+fn effective_dir(
+    workspace: &Workspace,
+    cwd: &Path,
+    dirs: &[String],
+    program: &str,
+) -> Result<PathBuf, String> {
+    let mut dir = cwd.to_path_buf();
+    for next in dirs {
+        // `git -C ""` stays where it is.
+        if next.is_empty() {
+            continue;
+        }
+        check_path(workspace, &dir, next, program)?;
+        let joined = dir.join(next);
+        dir = match joined.canonicalize() {
+            Ok(real) if real.is_dir() => real,
+            _ => {
+                return Err(format!(
+                    "`-C {next}`: there is no directory `{}`",
+                    workspace.display(&joined)
+                ));
+            }
+        };
+    }
+    Ok(dir)
+}
+
 /// An argument that names a file must stay inside the workspace: absolute paths only there,
 /// no `..`, no symlink that leads out. A relative one that names nothing is left alone (a
-/// revision, a pattern, a file the program will say is missing).
-fn check_path(workspace: &Workspace, cwd: &Path, arg: &str) -> Result<(), String> {
+/// revision, a pattern, a file the program will say is missing). `base` is the directory
+/// the program resolves it from.
+fn check_path(workspace: &Workspace, base: &Path, arg: &str, program: &str) -> Result<(), String> {
     if arg.is_empty() || arg == "-" {
         return Ok(());
     }
     let path = Path::new(arg);
     let relative = if path.is_absolute() {
-        match path.strip_prefix(workspace.root()) {
-            Ok(inside) => inside.to_path_buf(),
-            Err(_) => {
-                return Err(format!(
-                    "`{arg}` is outside the workspace; run_command reads only inside it \
-                     (paths are relative to `cwd`, the workspace root by default). If it is \
-                     not a path but an option's value, attach it: `--grep=/api/`"
-                ));
-            }
-        }
+        let Ok(inside) = path.strip_prefix(workspace.root()) else {
+            let hint = match program {
+                "git" => " If it is not a path but an option's value, attach it: `--grep=/api/`",
+                "grep" | "rg" => " If it is the pattern, give it after `-e`: [\"-e\", \"/api/\"]",
+                _ => "",
+            };
+            return Err(format!(
+                "`{arg}` is outside the workspace; run_command reads only inside it (paths are \
+                 relative to `cwd`, the workspace root by default).{hint}"
+            ));
+        };
+        inside.to_path_buf()
     } else {
-        let base = cwd.strip_prefix(workspace.root()).unwrap_or(Path::new(""));
+        let base = base.strip_prefix(workspace.root()).unwrap_or(Path::new(""));
         base.join(path)
     };
     if relative.components().any(|c| c == Component::ParentDir) {
@@ -336,6 +388,141 @@ fn check_path(workspace: &Workspace, cwd: &Path, arg: &str) -> Result<(), String
         Ok(_) | Err(PathError::NotFound { .. }) => Ok(()),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// The repository a git command finds, as `git rev-parse` reports it.
+#[derive(Debug, PartialEq, Eq)]
+struct GitRepository {
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+    /// `None` for a bare repository, or from inside the git directory.
+    work_tree: Option<PathBuf>,
+}
+
+/// What git finds started in `dir` with `globals` (`-C`, `--git-dir`, `--work-tree`), read
+/// with tick's own inert git; `None` outside any repository.
+fn git_repository(dir: &Path, globals: &[String]) -> Option<GitRepository> {
+    let mut args: Vec<&str> = globals.iter().map(String::as_str).collect();
+    args.extend([
+        "rev-parse",
+        "--path-format=absolute",
+        "--git-dir",
+        "--git-common-dir",
+        "--show-toplevel",
+    ]);
+    let output = crate::git::run(crate::git::command(dir, &args)).ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let real = |line: &str| {
+        let path = PathBuf::from(line);
+        path.canonicalize().unwrap_or(path)
+    };
+    // `--show-toplevel` fails last, after the two directories were printed, where there is
+    // no work tree.
+    let mut lines = text.lines();
+    let git_dir = real(lines.next()?);
+    let common_dir = real(lines.next()?);
+    let work_tree = lines.next().filter(|_| output.status.success()).map(real);
+    Some(GitRepository {
+        git_dir,
+        common_dir,
+        work_tree,
+    })
+}
+
+/// A git command may use a repository inside the workspace, or the workspace's own (which
+/// may live outside it: a worktree's git directory, a workspace inside a larger
+/// repository); not one a committed gitfile (`gitdir: ../other/.git`), `core.worktree`, or
+/// `objects/info/alternates` leads to elsewhere.
+fn check_git_repository(
+    workspace: &Workspace,
+    cwd: &Path,
+    globals: &[String],
+) -> Result<(), String> {
+    let Some(repository) = git_repository(cwd, globals) else {
+        // Outside any repository: only `--no-index` commands work, on checked paths.
+        return Ok(());
+    };
+    let root = workspace.root();
+    let alternates = repository
+        .common_dir
+        .join("objects/info/alternates")
+        .exists();
+    let mut used: Vec<(&str, &Path)> = vec![
+        ("git directory", &repository.git_dir),
+        ("git directory", &repository.common_dir),
+    ];
+    if let Some(tree) = &repository.work_tree {
+        used.push(("work tree", tree));
+    }
+    if !alternates && used.iter().all(|(_, path)| path.starts_with(root)) {
+        return Ok(());
+    }
+    let own = git_repository(root, &[]);
+    if own.as_ref() == Some(&repository) {
+        return Ok(());
+    }
+    let command = if globals.is_empty() {
+        "`git`".to_owned()
+    } else {
+        format!("`git {}`", globals.join(" "))
+    };
+    let hint = "run_command reads only inside the workspace and its own repository";
+    if let Some((what, path)) = used.iter().find(|(_, path)| {
+        !path.starts_with(root)
+            && own.as_ref().is_none_or(|own| {
+                ![
+                    Some(&own.git_dir),
+                    Some(&own.common_dir),
+                    own.work_tree.as_ref(),
+                ]
+                .contains(&Some(&path.to_path_buf()))
+            })
+    }) {
+        return Err(format!(
+            "{command} would use the {what} `{}`, outside the workspace (a `.git` file or the \
+             repository's configuration points there); {hint}",
+            path.display()
+        ));
+    }
+    if alternates && own.is_none_or(|own| own.common_dir != repository.common_dir) {
+        return Err(format!(
+            "{command} would use the repository `{}`, which borrows objects from elsewhere \
+             (`objects/info/alternates`); {hint}",
+            workspace.display(&repository.git_dir)
+        ));
+    }
+    Ok(())
+}
+
+/// `cargo tree` resolves the dependency graph and writes `Cargo.lock` when there is none,
+/// which the read-only sandbox refuses with an error that names no cause. Without a lock
+/// file (beside the manifest or in a directory above it, where a cargo workspace keeps it)
+/// it is refused before cargo starts, with what to do instead.
+fn check_cargo_lock(workspace: &Workspace, dir: &Path, args: &[String]) -> Result<(), String> {
+    let manifest = args.iter().enumerate().find_map(|(i, arg)| {
+        if arg == "--manifest-path" {
+            args.get(i + 1).cloned()
+        } else {
+            arg.strip_prefix("--manifest-path=").map(str::to_owned)
+        }
+    });
+    let start = match &manifest {
+        Some(manifest) => dir
+            .join(manifest)
+            .parent()
+            .map_or_else(|| dir.to_path_buf(), Path::to_path_buf),
+        None => dir.to_path_buf(),
+    };
+    if start.ancestors().any(|d| d.join("Cargo.lock").is_file()) {
+        return Ok(());
+    }
+    Err(format!(
+        "`cargo tree` needs a `Cargo.lock`, and there is none for `{}`: cargo would write one, \
+         and run_command cannot write. Read the dependencies from `Cargo.toml`, or use \
+         [\"cargo\", \"metadata\", \"--no-deps\", \"--format-version\", \"1\"]; a person can \
+         create the lock file with `cargo generate-lockfile`",
+        workspace.display(&start.join("Cargo.toml"))
+    ))
 }
 
 /// [`SAFE_PATH`] plus cargo's `bin` directory, minus anything inside the workspace.
@@ -863,6 +1050,246 @@ mod tests {
             json!(["git", "--git-dir=evil.git", "diff"]),
         ]);
         assert_eq!(ran, Vec::<String>::new());
+    }
+
+    /// A workspace `ws` beside what it must not read: `outside.txt` and a repository `other`,
+    /// both holding `SECRET`.
+    struct Beside {
+        _parent: tempfile::TempDir,
+        parent: PathBuf,
+        ws: Workspace,
+    }
+
+    const SECRET: &str = "secret-from-outside";
+
+    fn beside() -> Beside {
+        let parent_dir = tempfile::tempdir().unwrap();
+        let parent = parent_dir.path().canonicalize().unwrap();
+        fs::write(parent.join("outside.txt"), format!("{SECRET}\n")).unwrap();
+        let other = parent.join("other");
+        fs::create_dir_all(&other).unwrap();
+        fs::write(other.join("s.txt"), format!("{SECRET}\n")).unwrap();
+        git(&other, &["init", "-q"]);
+        git(&other, &["add", "."]);
+        git(&other, &["commit", "-q", "-m", SECRET]);
+        let root = parent.join("ws");
+        fs::create_dir_all(root.join("sub")).unwrap();
+        fs::write(root.join("a.txt"), "a\n").unwrap();
+        fs::write(root.join("sub/a.txt"), "a\n").unwrap();
+        git(&root, &["init", "-q"]);
+        git(&root, &["add", "."]);
+        git(&root, &["commit", "-q", "-m", "init"]);
+        Beside {
+            _parent: parent_dir,
+            parent,
+            ws: Workspace::new(&root).unwrap(),
+        }
+    }
+
+    /// Issue 17, item 12: each of these read outside the workspace with nothing but an argv
+    /// (and files a clone can carry); each is refused before it runs.
+    #[test]
+    fn reads_outside_the_workspace_from_argv_alone_are_refused() {
+        let b = beside();
+        let root = b.ws.root();
+        std::os::unix::fs::symlink("../..", root.join("sub/up")).unwrap();
+        // A committed gitfile pointing at another repository.
+        fs::create_dir_all(root.join("gf")).unwrap();
+        fs::write(root.join("gf/.git"), "gitdir: ../../other/.git\n").unwrap();
+        // A bare repository whose work tree is above the workspace.
+        git(root, &["init", "-q", "--bare", "evil.git"]);
+        git(
+            root,
+            &["--git-dir=evil.git", "config", "core.bare", "false"],
+        );
+        git(
+            root,
+            &["--git-dir=evil.git", "config", "core.worktree", "../.."],
+        );
+        // A nested repository borrowing the other one's objects.
+        git(root, &["init", "-q", "alt"]);
+        fs::write(
+            root.join("alt/.git/objects/info/alternates"),
+            format!("{}\n", b.parent.join("other/.git/objects").display()),
+        )
+        .unwrap();
+        let head = String::from_utf8(
+            Command::new("git")
+                .args(["rev-parse", "HEAD"])
+                .current_dir(b.parent.join("other"))
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        let env = env(&[]);
+        for (argv, cwd) in [
+            (
+                json!(["git", "-C", "sub", "-C", "up", "grep", "--no-index", SECRET]),
+                None,
+            ),
+            (
+                json!([
+                    "git",
+                    "-C",
+                    "sub",
+                    "diff",
+                    "--no-index",
+                    "up/outside.txt",
+                    "a.txt"
+                ]),
+                None,
+            ),
+            (
+                json!(["git", "diff", "--no-index", "up/outside.txt", "a.txt"]),
+                Some("sub"),
+            ),
+            (
+                json!(["git", "blame", "--contents=../outside.txt", "a.txt"]),
+                None,
+            ),
+            (
+                json!(["git", "blame", "--contents=sub/up/outside.txt", "a.txt"]),
+                None,
+            ),
+            (json!(["git", "blame", "-S../outside.txt", "a.txt"]), None),
+            (
+                json!(["git", "blame", "-wSsub/up/outside.txt", "a.txt"]),
+                None,
+            ),
+            (json!(["file", "-kf../outside.txt"]), None),
+            (json!(["file", "--files=../outside.txt"]), None),
+            (json!(["file", "-m", "x:sub/up/outside.txt", "a.txt"]), None),
+            (json!(["wc", "--files0-from=../outside.txt"]), None),
+            (json!(["wc", "--files0=sub/up/outside.txt"]), None),
+            (json!(["tree", "-H", ".", "--hintro=../outside.txt"]), None),
+            (json!(["rg", "--files", ".."]), None),
+            (json!(["rg", "--files", "up"]), Some("sub")),
+            (json!(["git", "-C", "gf", "log", "-p"]), None),
+            (json!(["git", "log", "-p"]), Some("gf")),
+            (json!(["git", "-C", "gf", "grep", SECRET]), None),
+            (json!(["git", "--git-dir=evil.git", "status"]), None),
+            (
+                json!(["git", "-C", "evil.git", "grep", "--untracked", SECRET]),
+                None,
+            ),
+            (json!(["git", "-C", "alt", "show", head.trim()]), None),
+        ] {
+            let (text, is_error) = call(&b.ws, &env, &json!({"argv": argv, "cwd": cwd}));
+            assert!(is_error, "{argv} ran: {text}");
+            assert!(!text.contains(SECRET), "{argv}: {text}");
+            assert!(
+                text.contains("outside") || text.contains("elsewhere"),
+                "{argv}: {text}"
+            );
+        }
+    }
+
+    /// Its own repository, nested ones inside the workspace, and a worktree's git directory
+    /// (outside the workspace by design) stay usable.
+    #[test]
+    fn the_workspaces_own_and_nested_repositories_are_used() {
+        let b = beside();
+        let root = b.ws.root();
+        git(root, &["init", "-q", "nested"]);
+        let env = env(&[]);
+        for (argv, cwd) in [
+            (json!(["git", "log", "--oneline"]), None),
+            (json!(["git", "-C", "sub", "log", "--oneline"]), None),
+            (json!(["git", "status", "--short"]), Some("sub")),
+            (json!(["git", "-C", "nested", "status"]), None),
+            (json!(["git", "-C", ".git", "rev-parse", "--git-dir"]), None),
+            (json!(["git", "grep", "--no-index", "a", "--", "sub"]), None),
+        ] {
+            let (text, is_error) = call(&b.ws, &env, &json!({"argv": argv, "cwd": cwd}));
+            assert!(!is_error, "{argv}: {text}");
+        }
+        git(root, &["worktree", "add", "-q", "../wt"]);
+        let wt = Workspace::new(b.parent.join("wt")).unwrap();
+        for argv in [json!(["git", "log", "--oneline"]), json!(["git", "status"])] {
+            let (text, is_error) = call(&wt, &env, &json!({ "argv": argv }));
+            assert!(!is_error, "{argv}: {text}");
+        }
+    }
+
+    /// `blame.ignoreRevsFile` in `.git/config` names a file anywhere; `git blame` does not
+    /// read it (here it would fail on a line that is not a revision).
+    #[test]
+    fn blame_does_not_read_the_repositorys_ignore_revs_file() {
+        let b = beside();
+        git(
+            b.ws.root(),
+            &["config", "blame.ignoreRevsFile", "../outside.txt"],
+        );
+        let (text, is_error) = call(
+            &b.ws,
+            &env(&[]),
+            &json!({"argv": ["git", "blame", "a.txt"]}),
+        );
+        assert!(!is_error, "{text}");
+        assert!(!text.contains(SECRET), "{text}");
+    }
+
+    /// Issue 17, item 15: a value that starts with `/` after its option is a value; a path
+    /// outside gets the `--grep=` hint from git only.
+    #[test]
+    fn separate_values_starting_with_a_slash_are_values() {
+        let b = beside();
+        fs::write(b.ws.root().join("api.txt"), "see /api/ here\n").unwrap();
+        let env = env(&[]);
+        for argv in [
+            json!(["git", "log", "--grep", "/init/", "-i"]),
+            json!(["grep", "-e", "/api/", "api.txt"]),
+            json!(["git", "grep", "-e", "/api/"]),
+        ] {
+            let (text, _) = call(&b.ws, &env, &json!({ "argv": argv }));
+            assert!(!text.contains("outside the workspace"), "{argv}: {text}");
+        }
+        let (text, _) = call(&b.ws, &env, &json!({"argv": ["git", "log", "/api/"]}));
+        assert!(text.ends_with("attach it: `--grep=/api/`"), "{text}");
+        for argv in [
+            json!(["grep", "/api/", "/etc"]),
+            json!(["cat", "/etc/hostname"]),
+        ] {
+            let (text, is_error) = call(&b.ws, &env, &json!({ "argv": argv }));
+            assert!(is_error && !text.contains("--grep="), "{argv}: {text}");
+        }
+    }
+
+    /// Issue 17, item 15: without a `Cargo.lock`, `cargo tree` would have to write one.
+    #[test]
+    fn cargo_tree_without_a_lock_file_is_refused_with_what_to_do() {
+        let b = beside();
+        let root = b.ws.root();
+        fs::create_dir_all(root.join("c/src")).unwrap();
+        fs::write(
+            root.join("c/Cargo.toml"),
+            "[package]\nname = \"c\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )
+        .unwrap();
+        fs::write(root.join("c/src/lib.rs"), "").unwrap();
+        let env = env(&[]);
+        for (argv, cwd) in [
+            (json!(["cargo", "tree"]), Some("c")),
+            (
+                json!(["cargo", "tree", "--manifest-path", "c/Cargo.toml"]),
+                None,
+            ),
+            (
+                json!(["cargo", "tree", "--manifest-path=c/Cargo.toml"]),
+                None,
+            ),
+        ] {
+            let (text, is_error) = call(&b.ws, &env, &json!({"argv": argv, "cwd": cwd}));
+            assert!(is_error, "{argv}: {text}");
+            assert!(
+                text.starts_with(
+                    "`cargo tree` needs a `Cargo.lock`, and there is none for `c/Cargo.toml`"
+                ),
+                "{argv}: {text}"
+            );
+        }
+        assert!(!root.join("c/Cargo.lock").exists());
     }
 
     #[test]

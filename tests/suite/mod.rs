@@ -20,6 +20,7 @@ mod ownership_runs;
 mod planning;
 mod real_model;
 mod run_command;
+mod run_command_guard;
 mod run_json;
 mod run_output;
 mod run_snapshots;

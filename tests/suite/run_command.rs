@@ -584,8 +584,9 @@ async fn the_configuration_extends_the_table() {
         return;
     }
     let project = Project::new();
+    // The person's own file (`HOME` is the project here): a repository's may not add.
     project.write(
-        ".tasks/config.yaml",
+        ".config/tick/config.yaml",
         "run_command:\n  allow:\n    - {program: date, reject: [--set, -s]}\n",
     );
     let first = openai_calls(&[
