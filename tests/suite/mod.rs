@@ -14,6 +14,7 @@ mod lifecycle;
 mod llm;
 mod models;
 mod ownership_runs;
+mod plan_output;
 mod planning;
 mod real_model;
 mod run_command;
