@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::review::{Edited, Keys, edit_checked, edited_error};
+use super::review::{Edited, edit_checked, edited_error};
 use super::{Ctx, Outcome};
 use crate::cli::EditArgs;
 use crate::error::{Error, Result};
@@ -39,8 +39,10 @@ fn check(ctx: &Ctx<'_>, path: &std::path::Path, text: &str, todo: bool) -> Resul
 pub fn run(ctx: &Ctx<'_>, args: &EditArgs) -> Result<Outcome> {
     let (path, task) = target(ctx, args)?;
     let shown = ctx.store.rel(&path);
-    let keys = Keys::new(ctx);
-    match edit_checked(ctx, &keys, &path, |text| check(ctx, &path, text, args.todo))? {
+    let mut person = crate::person::Terminal::new(ctx.ui, ctx.env.stdin_is_terminal);
+    match edit_checked(ctx, &mut person, &path, |text| {
+        check(ctx, &path, text, args.todo)
+    })? {
         Edited::Unchanged => ctx.ui.note(&format!("`{shown}` was not changed")),
         Edited::Valid => {
             ctx.ui.note(&format!("`{shown}` is valid"));
