@@ -288,3 +288,56 @@ fn with_ids(plan: &PlanDoc) -> Result<String> {
 fn render_error(err: serde_yaml::Error) -> Error {
     Error::internal(format!("could not render PLAN.md: {err}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Contract, Reapproved, approve_draft, reapprove};
+    use crate::tasks::{PLAN_FILE, Store};
+
+    const PLAN: &str = "---\ntitle: Greeting\n---\n# Greeting\n\n## Summary\nGreet.\n\n## Steps\n- [ ] S1 Create greeting.txt\n  - files: greeting.txt\n- [ ] Document it\n";
+
+    fn at(text: &str) -> chrono::DateTime<chrono::Utc> {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn a_draft_becomes_a_task_and_an_edit_is_approved_again_into_todo() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        super::super::draft::from_text(&store, "plan.md", PLAN, false, at("2026-11-30T14:29:55Z"))
+            .unwrap();
+        let contract = Contract {
+            max_files_changed: Some(5),
+            ..Contract::default()
+        };
+        let approved = approve_draft(&store, at("2026-11-30T14:30:12Z"), contract).unwrap();
+        assert_eq!(approved.id, "20261130-143012-greeting");
+        assert_eq!(approved.steps, 2);
+        assert!(!store.draft_dir().exists(), "the draft is gone");
+        let plan = std::fs::read_to_string(approved.dir.join(PLAN_FILE)).unwrap();
+        assert!(plan.contains("max_files_changed: 5"), "{plan}");
+        assert!(
+            plan.contains("- [ ] S2 Document it"),
+            "the new step got its id: {plan}"
+        );
+
+        let later = at("2026-11-30T15:00:00Z");
+        assert_eq!(
+            reapprove(&store, &approved.id, later, Contract::default()).unwrap(),
+            Reapproved::Unchanged
+        );
+        std::fs::write(
+            approved.dir.join(PLAN_FILE),
+            plan.replace("S2 Document it", "S2 Document it in README.md"),
+        )
+        .unwrap();
+        let Reapproved::Approved { step_diff, .. } =
+            reapprove(&store, &approved.id, later, Contract::default()).unwrap()
+        else {
+            panic!("the edited plan is approved again");
+        };
+        assert_eq!(step_diff.trim_end(), "~ S2: title");
+        let todo = std::fs::read_to_string(approved.dir.join("TODO.md")).unwrap();
+        assert!(todo.contains("- [ ] S2 Document it in README.md"), "{todo}");
+    }
+}
