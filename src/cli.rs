@@ -76,7 +76,8 @@ pub struct ModelArgs {
 #[derive(Debug, Args)]
 #[command(after_long_help = PLAN_EXAMPLES)]
 pub struct PlanArgs {
-    /// What you want done.
+    /// What you want done (with `--revise`: the task to re-plan, an id, prefix or part of
+    /// its name).
     pub goal: Option<String>,
 
     /// Take a plan you wrote (PLAN.md format; `-` reads stdin) as the draft instead of asking
@@ -84,8 +85,9 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["goal", "revise", "answer"])]
     pub from: Option<PathBuf>,
 
-    /// Ask the planner to revise the draft: what should change.
-    #[arg(long, value_name = "FEEDBACK", conflicts_with_all = ["goal", "answer"])]
+    /// Ask the planner to revise the draft, or re-plan an approved task (`tick plan
+    /// --revise "..." TASK`; without a draft, the current task): what should change.
+    #[arg(long, value_name = "FEEDBACK", conflicts_with = "answer")]
     pub revise: Option<String>,
 
     /// Answer the planner's open questions and let it go on.
@@ -106,10 +108,16 @@ pub struct PlanArgs {
 
 /// Print the draft, or a task's plan.
 #[derive(Debug, Args)]
+#[command(disable_version_flag = true)]
 pub struct ShowArgs {
     /// A task id, unique prefix or part of its name; without it, the draft (or the current
     /// task when there is no draft).
     pub task: Option<String>,
+
+    /// Print version N of the task's plan: 1 is the first approved plan; each re-plan
+    /// (`tick plan --revise "..." TASK`) makes the next.
+    #[arg(long, value_name = "N")]
+    pub version: Option<usize>,
 }
 
 /// Throw the draft away.

@@ -20,6 +20,7 @@ use crate::commands::status::{StatusReport, StepReport, TaskReport};
 use crate::commands::watch::WatchEvent;
 use crate::error::Error;
 use crate::plan::StepStatus;
+use crate::planning::PlanEvent;
 use crate::runner::{RunEvent, StepOutcome, Summary};
 
 /// How many lines of a failed verification's output the terminal shows.
@@ -968,4 +969,83 @@ pub fn list_text(report: &ListReport) -> String {
         );
     }
     out
+}
+
+impl Ui {
+    /// One event of `tick plan`: a JSON line on stdout with `--json`; otherwise lines for the
+    /// person on stderr (with the model's progress live on a terminal) and data (a revision's
+    /// step diff) on stdout.
+    pub fn plan_event(&self, event: &PlanEvent, json: bool, live: bool) {
+        if json {
+            self.json(event);
+            return;
+        }
+        match event {
+            PlanEvent::Agent(agent) => self.agent_event(agent, false, live),
+            PlanEvent::RunCommandUnavailable { reason } => self.warn(&format!(
+                "the planner plans without `run_command` (git log, blame, ls...): {reason}"
+            )),
+            PlanEvent::StepsChanged { diff } => {
+                self.end_live_text();
+                self.data(diff);
+            }
+            PlanEvent::Draft {
+                path,
+                title,
+                usage,
+                steps,
+                questions,
+                ..
+            } => {
+                self.end_live_text();
+                let tokens = usage.map_or_else(String::new, |usage| {
+                    format!(
+                        " ({} tokens in, {} out)",
+                        usage.input_tokens, usage.output_tokens
+                    )
+                });
+                if questions.is_empty() {
+                    self.note(&format!(
+                        "drafted `{}` with {steps} {} in `{path}`{tokens}",
+                        crate::tasks::render::one_line(title),
+                        if *steps == 1 { "step" } else { "steps" },
+                    ));
+                } else {
+                    self.note(&format!(
+                        "the planner needs answers before it can plan; its questions are in `{path}`{tokens}"
+                    ));
+                    for question in questions {
+                        self.note(&format!("  - {question}"));
+                    }
+                    self.hint("answer with `tick plan --answer \"...\"`");
+                }
+            }
+            PlanEvent::Revised {
+                task,
+                path,
+                version,
+                usage,
+            } => {
+                self.end_live_text();
+                let tokens = usage.map_or_else(String::new, |usage| {
+                    format!(
+                        " ({} tokens in, {} out)",
+                        usage.input_tokens, usage.output_tokens
+                    )
+                });
+                self.note(&format!(
+                    "re-planned `{task}`: version {version} of its plan is in `{path}`, waiting for your approval{tokens}"
+                ));
+                self.hint(&format!(
+                    "`tick approve {task}` to take it (unchanged steps keep their progress; the approved version is `history/PLAN.v{}.md`); nothing runs until then",
+                    version - 1
+                ));
+            }
+            // The person sees these otherwise: the questions at the terminal or in the draft,
+            // the failure as the command's error.
+            PlanEvent::PlanStarted { .. }
+            | PlanEvent::QuestionsAsked { .. }
+            | PlanEvent::AttemptFailed { .. } => {}
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! The conversation is kept by the caller, so `--revise` and `--answer` go on with it.
 
 use crate::llm::{LlmError, Message, Usage};
+use crate::person::Person;
 use crate::tools::{PlanSubmission, Questions, ToolOutcome};
 
 use super::{AgentEvent, AskError, Asked, Model};
@@ -40,21 +41,6 @@ pub enum PlanError {
     },
 }
 
-/// Answers the model's questions, if someone is there to answer.
-pub trait Asker {
-    /// The person's answers as text, or `None` when no one can answer now.
-    fn ask(&mut self, questions: &Questions) -> Option<String>;
-}
-
-/// Nobody to ask: questions make the draft `needs-input`.
-pub struct NoAsker;
-
-impl Asker for NoAsker {
-    fn ask(&mut self, _: &Questions) -> Option<String> {
-        None
-    }
-}
-
 pub struct Planner<'a> {
     pub model: Model<'a>,
 }
@@ -64,12 +50,13 @@ pub const DEFERRED: &str = "The person is not at a terminal. Your questions were
 draft; their answers will come in a later message.";
 
 impl Planner<'_> {
-    /// Runs the model on `messages` until it submits a plan or asks what no one can answer.
+    /// Runs the model on `messages` until it submits a plan or asks what no one can answer;
+    /// its questions go to `person` (who may be [`crate::person::Nobody`]).
     /// `messages` grows with the conversation, whatever the outcome.
     pub async fn run(
         &self,
         messages: &mut Vec<Message>,
-        asker: &mut dyn Asker,
+        person: &mut dyn Person,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         usage: &mut Usage,
     ) -> Result<PlanEnd, PlanError> {
@@ -130,7 +117,7 @@ impl Planner<'_> {
                             true,
                         ),
                         ToolOutcome::Questions(questions) => {
-                            if let Some(answers) = asker.ask(&questions) {
+                            if let Some(answers) = person.answer_questions(&questions) {
                                 (answers, false)
                             } else {
                                 open = Some(questions);

@@ -2,12 +2,13 @@
 //! check it when the editor closes. A file that no longer parses is shown once; the person
 //! edits again, puts the previous content back, or keeps it. Nothing is reverted unasked.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::review::{Edited, Keys, edit_checked, edited_error};
 use super::{Ctx, Outcome};
 use crate::cli::EditArgs;
 use crate::error::{Error, Result};
+use crate::fsx;
+use crate::person::Person;
 use crate::tasks::{PLAN_FILE, TODO_FILE, plan_md, todo_md};
 
 /// Which file to edit, and the task it belongs to (`None` for the draft).
@@ -39,8 +40,10 @@ fn check(ctx: &Ctx<'_>, path: &std::path::Path, text: &str, todo: bool) -> Resul
 pub fn run(ctx: &Ctx<'_>, args: &EditArgs) -> Result<Outcome> {
     let (path, task) = target(ctx, args)?;
     let shown = ctx.store.rel(&path);
-    let keys = Keys::new(ctx);
-    match edit_checked(ctx, &keys, &path, |text| check(ctx, &path, text, args.todo))? {
+    let mut person = crate::person::Terminal::new(ctx.ui, ctx.env.stdin_is_terminal);
+    match edit_checked(ctx, &mut person, &path, |text| {
+        check(ctx, &path, text, args.todo)
+    })? {
         Edited::Unchanged => ctx.ui.note(&format!("`{shown}` was not changed")),
         Edited::Valid => {
             ctx.ui.note(&format!("`{shown}` is valid"));
@@ -64,4 +67,106 @@ pub fn run(ctx: &Ctx<'_>, args: &EditArgs) -> Result<Outcome> {
         )),
     }
     Ok(Outcome::Done)
+}
+
+/// How [`edit_checked`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edited {
+    /// The file passed the check and is byte for byte what it was.
+    Unchanged,
+    /// The file changed and passed the check.
+    Valid,
+    /// The edit did not pass; the person put the previous content back.
+    Undone,
+    /// The edit did not pass; the person kept it as it is.
+    KeptBroken,
+}
+
+/// Opens `path` in the editor and runs `check` on its text when the editor closes. An edit
+/// that does not pass is shown once, and the person edits again, puts the previous content
+/// back, or keeps it; with no person at a terminal the error is returned and the edit stays in
+/// the file. `tick edit` and the review menu's `e` both edit through here.
+pub fn edit_checked(
+    ctx: &Ctx<'_>,
+    person: &mut dyn Person,
+    path: &Path,
+    check: impl Fn(&str) -> Result<()>,
+) -> Result<Edited> {
+    let before = fsx::read(path)?;
+    loop {
+        open_in_editor(ctx, path)?;
+        let after = fsx::read(path)?;
+        let Err(err) = check(&after) else {
+            return Ok(if after == before {
+                Edited::Unchanged
+            } else {
+                Edited::Valid
+            });
+        };
+        if !ctx.env.interactive {
+            return Err(err.hint("your edit is kept as you left it; `tick edit` to fix it"));
+        }
+        ctx.ui
+            .error(&err.hint("your edit is in the file as you left it"));
+        match person.choose(
+            "[e]dit again [u]ndo the edit [k]eep it as it is: ",
+            &['e', 'u', 'k'],
+        ) {
+            Some('e') => {}
+            Some('u') => {
+                fsx::write_atomic(path, before.as_bytes())?;
+                return Ok(Edited::Undone);
+            }
+            _ => return Ok(Edited::KeptBroken),
+        }
+    }
+}
+
+/// A parse error in a file a person just edited: where, and what to fix (not "the file was
+/// not changed": they just changed it).
+pub fn edited_error(ctx: &Ctx<'_>, path: &Path, err: &crate::tasks::todo_md::ParseError) -> Error {
+    let error = Error::input(format!(
+        "`{}:{}:{}`: {}",
+        ctx.store.rel(path),
+        err.line,
+        err.col,
+        err.message
+    ));
+    if err.hint.is_empty() {
+        error
+    } else {
+        error.hint(err.hint.clone())
+    }
+}
+
+/// Runs `$VISUAL`, else `$EDITOR`, else `vi` on `path` and waits for it.
+pub fn open_in_editor(ctx: &Ctx<'_>, path: &Path) -> Result<()> {
+    let editor = ctx
+        .env
+        .var("VISUAL")
+        .or_else(|| ctx.env.var("EDITOR"))
+        .unwrap_or("vi")
+        .to_owned();
+    // The editor setting may carry arguments (`code --wait`): let the shell split it.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(path)
+        .status()
+        .map_err(|err| Error::internal(format!("could not start the editor `{editor}`: {err}")))?;
+    // The shell's own codes for a program it could not find or run: no editor ever opened.
+    if matches!(status.code(), Some(126 | 127)) {
+        return Err(
+            Error::input(format!("could not run the editor `{editor}`")).hint(format!(
+                "set `$VISUAL` or `$EDITOR` to an editor on your PATH (like `EDITOR=nano`); `{}` was not changed",
+                ctx.store.rel(path)
+            )),
+        );
+    }
+    if !status.success() {
+        ctx.ui
+            .warn(&format!("the editor `{editor}` exited with {status}"));
+    }
+    Ok(())
 }

@@ -2,19 +2,20 @@
 //! `k`eep, `p`rint, `?` help), no default on Enter, the plan printed once. After `tick plan`
 //! in a terminal, and again whenever a person runs `tick review`.
 //!
-//! In a terminal the keys are read raw (no Enter needed); with `TICK_INTERACTIVE=1` and a
-//! piped stdin, one line per answer, so scripts and tests can drive it.
+//! The person answers through [`Person`] (at a terminal, [`Terminal`]: keys read raw, or one
+//! line per answer from a piped stdin with `TICK_INTERACTIVE=1`, so scripts and tests can
+//! drive it); approving and discarding are [`crate::planning`]'s.
 
-use std::io::BufRead as _;
 use std::path::Path;
 
-use console::{Key, Term};
-
+use super::edit::{Edited, edit_checked, edited_error};
+use super::plan::Request;
 use super::{Ctx, Outcome};
-use crate::cli::{ApproveArgs, DiscardArgs, PlanArgs, ReviewArgs};
+use crate::cli::ReviewArgs;
 use crate::error::{Error, Result};
-use crate::fsx;
+use crate::person::{Person, Terminal};
 use crate::plan::Phase;
+use crate::planning::approve::{self, Contract};
 use crate::tasks::plan_md;
 
 /// What the person chose that the caller carries out.
@@ -36,90 +37,6 @@ const HELP: &str = "  a  approve: the draft becomes a task (you choose the run's
   p  print the plan again
   ?  this help";
 
-/// Reads one answer: a key in a terminal, a line otherwise.
-pub struct Keys {
-    raw: bool,
-}
-
-impl Keys {
-    pub fn new(ctx: &Ctx<'_>) -> Keys {
-        Keys {
-            raw: ctx.env.stdin_is_terminal,
-        }
-    }
-
-    /// One of `choices` (lowercase). Enter alone chooses nothing and asks again; `None` when
-    /// the input ended.
-    pub fn choose(&self, ctx: &Ctx<'_>, prompt: &str, choices: &[char]) -> Option<char> {
-        loop {
-            ctx.ui.prompt(prompt);
-            let got = if self.raw {
-                match Term::stderr().read_key() {
-                    Ok(Key::Char(c)) => {
-                        ctx.ui.prompt(&format!("{c}\n"));
-                        Some(c)
-                    }
-                    Ok(Key::Enter) => {
-                        ctx.ui.prompt("\n");
-                        None
-                    }
-                    Ok(Key::CtrlC | Key::Escape) | Err(_) => {
-                        ctx.ui.prompt("\n");
-                        return None;
-                    }
-                    Ok(_) => None,
-                }
-            } else {
-                let line = read_line()?;
-                // A piped answer is not echoed by a terminal: show it, so the transcript reads.
-                ctx.ui.prompt(&format!("{}\n", line.trim()));
-                line.trim().chars().next()
-            };
-            match got.map(|c| c.to_ascii_lowercase()) {
-                Some(c) if choices.contains(&c) => return Some(c),
-                Some(c) => ctx
-                    .ui
-                    .warn(&format!("`{c}` is not a choice; `?` lists them")),
-                None => ctx.ui.note("choose one (there is no default)"),
-            }
-        }
-    }
-
-    /// A line of text; `None` when the input ended.
-    pub fn line(&self, ctx: &Ctx<'_>, prompt: &str) -> Option<String> {
-        ctx.ui.prompt(prompt);
-        if self.raw {
-            Term::stderr().read_line().ok().map(|l| l.trim().to_owned())
-        } else {
-            let line = read_line()?.trim().to_owned();
-            ctx.ui.prompt(&format!("{line}\n"));
-            Some(line)
-        }
-    }
-
-    /// Yes or no, with `default` taken on Enter (and shown in the prompt).
-    pub fn yes_no(&self, ctx: &Ctx<'_>, question: &str, default: bool) -> Option<bool> {
-        let shown = if default { "[Y/n]" } else { "[y/N]" };
-        loop {
-            let answer = self.line(ctx, &format!("{question} {shown} "))?;
-            match answer.to_ascii_lowercase().as_str() {
-                "" => return Some(default),
-                "y" | "yes" => return Some(true),
-                "n" | "no" => return Some(false),
-                other => ctx.ui.warn(&format!("`{other}` is not `y` or `n`")),
-            }
-        }
-    }
-}
-
-fn read_line() -> Option<String> {
-    let mut line = String::new();
-    match std::io::stdin().lock().read_line(&mut line) {
-        Ok(0) | Err(_) => None,
-        Ok(_) => Some(line),
-    }
-}
-
 /// `tick review`: the menu for the draft that waits; a revision plans again.
 pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
     // A draft that does not parse is reviewed too: the menu can edit or discard it.
@@ -131,28 +48,21 @@ pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
         return Err(Error::input("`tick review` needs a person at a terminal")
             .hint("read the draft with `tick show`, then `tick approve`, `tick plan --revise \"...\"` or `tick discard`"));
     }
-    let plan = |revise: Option<String>, answer: Option<String>| PlanArgs {
-        goal: None,
-        from: None,
-        revise,
-        answer,
-        force: false,
-        model: args.model.clone(),
-        json: false,
+    let mut person = Terminal::new(ctx.ui, ctx.env.stdin_is_terminal);
+    let request = match menu(ctx, &mut person)? {
+        Choice::Revise(feedback) => Request::Revise(feedback),
+        Choice::Answer(answers) => Request::Answer(answers),
+        Choice::Stop => return Ok(Outcome::Done),
     };
-    match menu(ctx)? {
-        // `tick plan` plans, then comes back to this menu.
-        Choice::Revise(feedback) => super::plan::run(ctx, &plan(Some(feedback), None)),
-        Choice::Answer(answer) => super::plan::run(ctx, &plan(None, Some(answer))),
-        Choice::Stop => Ok(Outcome::Done),
-    }
+    // Planning again comes back to this menu.
+    let config = super::model_config(ctx, &args.model)?;
+    super::plan::plan_and_review(ctx, &config, request, false)
 }
 
 /// The review menu. Prints the draft once, then reads choices until one ends the review.
-pub fn menu(ctx: &Ctx<'_>) -> Result<Choice> {
+pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Choice> {
     let ui = ctx.ui;
     let store = &ctx.store;
-    let keys = Keys::new(ctx);
     let draft = match store.load_draft() {
         Ok(Some(draft)) => Some(draft),
         Ok(None) => return Ok(Choice::Stop),
@@ -169,8 +79,8 @@ pub fn menu(ctx: &Ctx<'_>) -> Result<Choice> {
         && draft.plan.phase() == Some(Phase::NeedsInput)
     {
         super::show::print_draft(ctx, draft);
-        let answer = keys
-            .line(ctx, "your answers (one line; empty to answer later): ")
+        let answer = person
+            .line("your answers (one line; empty to answer later): ")
             .unwrap_or_default();
         if answer.is_empty() {
             ui.hint("answer later with `tick plan --answer \"...\"`");
@@ -182,8 +92,7 @@ pub fn menu(ctx: &Ctx<'_>) -> Result<Choice> {
         super::show::print_draft(ctx, draft);
     }
     loop {
-        let Some(choice) = keys.choose(
-            ctx,
+        let Some(choice) = person.choose(
             "[a]pprove [r]evise [e]dit [d]iscard [k]eep [p]rint [?]help: ",
             &['a', 'r', 'e', 'd', 'k', 'p', '?'],
         ) else {
@@ -192,11 +101,13 @@ pub fn menu(ctx: &Ctx<'_>) -> Result<Choice> {
         };
         match choice {
             'a' => {
-                let Some(args) = contract(ctx, &keys) else {
+                let Some((contract, commit)) = contract(ctx, person) else {
                     continue;
                 };
-                match super::approve::run(ctx, &args) {
-                    Ok(_) => return Ok(Choice::Stop),
+                let approved = approve::approve_draft(store, ctx.now(), contract)
+                    .and_then(|approved| super::approve::report_approved(ctx, &approved, commit));
+                match approved {
+                    Ok(()) => return Ok(Choice::Stop),
                     // Approved, but something after it failed (the commit): nothing to review.
                     Err(err) if !store.draft_plan_path().exists() => return Err(err),
                     // A draft that does not validate stays under review.
@@ -204,16 +115,16 @@ pub fn menu(ctx: &Ctx<'_>) -> Result<Choice> {
                 }
             }
             'r' => {
-                let feedback = keys.line(ctx, "what should change? ").unwrap_or_default();
+                let feedback = person.line("what should change? ").unwrap_or_default();
                 if !feedback.is_empty() {
                     return Ok(Choice::Revise(feedback));
                 }
                 ui.note("nothing to revise");
             }
-            'e' => edit_draft(ctx, &keys)?,
+            'e' => edit_draft(ctx, person)?,
             'd' => {
-                if keys.yes_no(ctx, "discard the draft?", false) == Some(true) {
-                    super::discard::run(ctx, &DiscardArgs { yes: true })?;
+                if person.yes_no("discard the draft?", false) == Some(true) {
+                    super::discard::discard_now(ctx)?;
                     return Ok(Choice::Stop);
                 }
             }
@@ -231,8 +142,9 @@ pub fn menu(ctx: &Ctx<'_>) -> Result<Choice> {
     }
 }
 
-/// The approval's contract, asked with its defaults shown; `None` to go back to the menu.
-fn contract(ctx: &Ctx<'_>, keys: &Keys) -> Option<ApproveArgs> {
+/// The approval's contract, asked with its defaults shown, and whether to commit the task
+/// folder; `None` to go back to the menu.
+fn contract(ctx: &Ctx<'_>, person: &mut dyn Person) -> Option<(Contract, bool)> {
     let existing = ctx
         .store
         .load_draft()
@@ -240,19 +152,17 @@ fn contract(ctx: &Ctx<'_>, keys: &Keys) -> Option<ApproveArgs> {
         .flatten()
         .and_then(|d| d.plan.front.approval)
         .unwrap_or_default();
-    let allow_deviation = keys.yes_no(
-        ctx,
+    let allow_deviation = person.yes_no(
         "may the run change files outside a step's `files` without pausing?",
         existing.allow_deviation,
     )?;
     let shown = existing
         .max_files_changed
         .map_or_else(|| "no limit".to_owned(), |n| n.to_string());
-    let max_files = loop {
-        let answer = keys.line(
-            ctx,
-            &format!("stop the run after how many changed files? [{shown}] "),
-        )?;
+    let max_files_changed = loop {
+        let answer = person.line(&format!(
+            "stop the run after how many changed files? [{shown}] "
+        ))?;
         if answer.is_empty() {
             break existing.max_files_changed;
         }
@@ -261,26 +171,24 @@ fn contract(ctx: &Ctx<'_>, keys: &Keys) -> Option<ApproveArgs> {
             _ => ctx.ui.warn(&format!("`{answer}` is not a positive number")),
         }
     };
-    let commit_steps = keys.yes_no(
-        ctx,
+    let commit_steps = person.yes_no(
         "commit each verified step when the task runs?",
         existing.commit_steps,
     )?;
-    let commit = keys.yes_no(ctx, "commit the approved task folder now?", false)?;
-    Some(ApproveArgs {
-        task: None,
+    let commit = person.yes_no("commit the approved task folder now?", false)?;
+    let contract = Contract {
         allow_deviation,
-        max_files,
-        commit,
+        max_files_changed,
         commit_steps,
-    })
+    };
+    Some((contract, commit))
 }
 
 /// Opens the draft in the editor; an edit that does not parse is shown once, and the person
 /// edits again, puts the previous content back, or keeps it as it is.
-fn edit_draft(ctx: &Ctx<'_>, keys: &Keys) -> Result<()> {
+fn edit_draft(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<()> {
     let path = ctx.store.draft_plan_path();
-    match edit_checked(ctx, keys, &path, |text| check_plan(ctx, &path, text))? {
+    match edit_checked(ctx, person, &path, |text| check_plan(ctx, &path, text))? {
         Edited::Unchanged => ctx.ui.note("the draft was not changed"),
         Edited::Valid => ctx.ui.note("the edited draft is valid"),
         Edited::Undone => ctx.ui.note("put the draft back as it was before the edit"),
@@ -292,114 +200,10 @@ fn edit_draft(ctx: &Ctx<'_>, keys: &Keys) -> Result<()> {
     Ok(())
 }
 
-/// How [`edit_checked`] ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Edited {
-    /// The file passed the check and is byte for byte what it was.
-    Unchanged,
-    /// The file changed and passed the check.
-    Valid,
-    /// The edit did not pass; the person put the previous content back.
-    Undone,
-    /// The edit did not pass; the person kept it as it is.
-    KeptBroken,
-}
-
-/// Opens `path` in the editor and runs `check` on its text when the editor closes. An edit
-/// that does not pass is shown once, and the person edits again, puts the previous content
-/// back, or keeps it; with no person at a terminal the error is returned and the edit stays in
-/// the file. `tick edit` and the review menu's `e` both edit through here.
-pub fn edit_checked(
-    ctx: &Ctx<'_>,
-    keys: &Keys,
-    path: &Path,
-    check: impl Fn(&str) -> Result<()>,
-) -> Result<Edited> {
-    let before = fsx::read(path)?;
-    loop {
-        open_in_editor(ctx, path)?;
-        let after = fsx::read(path)?;
-        let Err(err) = check(&after) else {
-            return Ok(if after == before {
-                Edited::Unchanged
-            } else {
-                Edited::Valid
-            });
-        };
-        if !ctx.env.interactive {
-            return Err(err.hint("your edit is kept as you left it; `tick edit` to fix it"));
-        }
-        ctx.ui
-            .error(&err.hint("your edit is in the file as you left it"));
-        match keys.choose(
-            ctx,
-            "[e]dit again [u]ndo the edit [k]eep it as it is: ",
-            &['e', 'u', 'k'],
-        ) {
-            Some('e') => {}
-            Some('u') => {
-                fsx::write_atomic(path, before.as_bytes())?;
-                return Ok(Edited::Undone);
-            }
-            _ => return Ok(Edited::KeptBroken),
-        }
-    }
-}
-
 /// Whether `text` (the content of the PLAN.md at `path`, just edited by a person) parses and
 /// validates.
 pub fn check_plan(ctx: &Ctx<'_>, path: &Path, text: &str) -> Result<()> {
     let located = |e: crate::tasks::todo_md::ParseError| edited_error(ctx, path, &e);
     let doc = plan_md::parse(text).map_err(located)?;
     plan_md::validate(&doc).map_err(located)
-}
-
-/// A parse error in a file a person just edited: where, and what to fix (not "the file was
-/// not changed": they just changed it).
-pub fn edited_error(ctx: &Ctx<'_>, path: &Path, err: &crate::tasks::todo_md::ParseError) -> Error {
-    let error = Error::input(format!(
-        "`{}:{}:{}`: {}",
-        ctx.store.rel(path),
-        err.line,
-        err.col,
-        err.message
-    ));
-    if err.hint.is_empty() {
-        error
-    } else {
-        error.hint(err.hint.clone())
-    }
-}
-
-/// Runs `$VISUAL`, else `$EDITOR`, else `vi` on `path` and waits for it.
-pub fn open_in_editor(ctx: &Ctx<'_>, path: &Path) -> Result<()> {
-    let editor = ctx
-        .env
-        .var("VISUAL")
-        .or_else(|| ctx.env.var("EDITOR"))
-        .unwrap_or("vi")
-        .to_owned();
-    // The editor setting may carry arguments (`code --wait`): let the shell split it.
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{editor} \"$1\""))
-        .arg("sh")
-        .arg(path)
-        .status()
-        .map_err(|err| Error::internal(format!("could not start the editor `{editor}`: {err}")))?;
-    // The shell's own codes for a program it could not find or run: no editor ever opened.
-    if matches!(status.code(), Some(126 | 127)) {
-        return Err(Error::input(format!(
-            "could not run the editor `{editor}`"
-        ))
-        .hint(format!(
-            "set `$VISUAL` or `$EDITOR` to an editor on your PATH (like `EDITOR=nano`); `{}` was not changed",
-            ctx.store.rel(path)
-        )));
-    }
-    if !status.success() {
-        ctx.ui
-            .warn(&format!("the editor `{editor}` exited with {status}"));
-    }
-    Ok(())
 }

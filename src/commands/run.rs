@@ -10,6 +10,7 @@ use crate::agent::context;
 use crate::cli::RunArgs;
 use crate::error::{Error, ErrorKind, Result};
 use crate::llm::Client;
+use crate::person::Terminal;
 use crate::plan::StepId;
 use crate::runner::{
     Confirm, EXECUTE_PROMPT, NeverGoOn, Next, RunEvent, RunOptions, Runner, RunnerDeps,
@@ -17,7 +18,6 @@ use crate::runner::{
 };
 use crate::tasks::TaskRef;
 use crate::tools::{Mode, Registry, Workspace};
-use crate::ui::Ui;
 
 pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     let store = &ctx.store;
@@ -84,7 +84,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     let ui = ctx.ui;
     let (json, live) = (args.json, ctx.env.stderr_is_terminal);
     let mut sink = move |event: RunEvent| ui.run_event(&event, json, live);
-    let mut terminal = TerminalConfirm { ui };
+    let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
     let confirm: &mut dyn Confirm = if ctx.env.interactive && !json {
         &mut terminal
     } else {
@@ -103,20 +103,6 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         StepOutcome::Limit => Outcome::Limit,
         StepOutcome::Interrupted => Outcome::Interrupted,
     })
-}
-
-/// Asks at the terminal whether the run goes on after a deviation.
-struct TerminalConfirm<'a> {
-    ui: &'a Ui,
-}
-
-impl Confirm for TerminalConfirm<'_> {
-    fn go_on_after_deviation(&mut self, _step: StepId, _files: &[String]) -> bool {
-        self.ui.prompt("continue with the next step? [y/N] ");
-        let mut answer = String::new();
-        let _ = std::io::stdin().read_line(&mut answer);
-        matches!(answer.trim(), "y" | "Y" | "yes")
-    }
 }
 
 /// Prints the exact prompt the next step would get, and runs nothing.

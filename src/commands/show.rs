@@ -3,7 +3,9 @@
 use super::{Ctx, Outcome};
 use crate::cli::ShowArgs;
 use crate::error::{Error, Result};
+use crate::fsx;
 use crate::plan::{Phase, StepId};
+use crate::planning::replan;
 use crate::tasks::todo_md::Checklist;
 use crate::tasks::{Draft, plan_md};
 
@@ -23,6 +25,9 @@ pub fn print_draft(ctx: &Ctx<'_>, draft: &Draft) -> Phase {
 
 pub fn run(ctx: &Ctx<'_>, args: &ShowArgs) -> Result<Outcome> {
     let store = &ctx.store;
+    if let Some(version) = args.version {
+        return show_version(ctx, args.task.as_deref(), version);
+    }
     if args.task.is_none()
         && let Some(draft) = store.load_draft()?
     {
@@ -54,6 +59,37 @@ pub fn run(ctx: &Ctx<'_>, args: &ShowArgs) -> Result<Outcome> {
         progress.total,
         store.rel(&task.dir.join(crate::tasks::PLAN_FILE)),
         body.trim_start_matches(['\n', '\r'])
+    ));
+    Ok(Outcome::Done)
+}
+
+/// `tick show --version N [TASK]`: version `version` of the task's plan, as it was approved
+/// (from `history/`), or the current PLAN.md for the newest version.
+fn show_version(ctx: &Ctx<'_>, task: Option<&str>, version: usize) -> Result<Outcome> {
+    let store = &ctx.store;
+    let task_ref = store.resolve_or_current(task)?;
+    let kept = replan::versions_kept(&task_ref.dir);
+    let path = if version == kept + 1 {
+        task_ref.dir.join(crate::tasks::PLAN_FILE)
+    } else if (1..=kept).contains(&version) {
+        replan::history_path(&task_ref.dir, version)
+    } else {
+        return Err(Error::input(format!(
+            "`{}` has no version {version} of its plan",
+            task_ref.id
+        ))
+        .hint(format!(
+            "its versions are 1 to {}; the newest is PLAN.md",
+            kept + 1
+        )));
+    };
+    let text = fsx::read_capped(&path, fsx::MAX_TEXT_FILE)?
+        .ok_or_else(|| Error::input(format!("`{}` is missing", store.rel(&path))))?;
+    ctx.ui.data(&format!(
+        "task:  {} (plan version {version} of {})\nfile:  {}\n\n{text}",
+        task_ref.id,
+        kept + 1,
+        store.rel(&path)
     ));
     Ok(Outcome::Done)
 }

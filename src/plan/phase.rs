@@ -128,6 +128,10 @@ pub enum Event {
     StepsChanged(Progress),
     /// A person gave the task up.
     Cancel,
+    /// A person asked the planner to re-plan an approved task (`tick plan --revise "..."
+    /// TASK`): a new version of its PLAN.md waits for approval; the task keeps its phase and
+    /// runs nothing until `tick approve TASK`.
+    Replan,
 }
 
 /// Why an event is not allowed in a phase, and what the person can do instead.
@@ -177,12 +181,17 @@ pub fn transition(from: Phase, event: Event) -> Result<Phase, Refusal> {
             "the task is already completed",
             "a completed task stays as a record; `tick list` shows it",
         ),
+        (P::Approved | P::Executing | P::Blocked | P::Completed, E::Replan) => Ok(from),
+        (P::Draft | P::NeedsInput, E::Replan) => refuse(
+            "the draft is not a task yet",
+            "revise the draft with `tick plan --revise \"...\"`",
+        ),
         (
             P::Approved | P::Executing | P::Blocked | P::Completed,
             E::AskQuestions | E::Revise | E::Discard,
         ) => refuse(
             "the plan was already approved; only drafts are revised or discarded",
-            "edit PLAN.md and TODO.md by hand, then `tick approve <task>` again, or plan anew with `tick plan`",
+            "re-plan it with `tick plan --revise \"...\" <task>`, or edit PLAN.md by hand, then `tick approve <task>` again",
         ),
 
         // Given up.
@@ -221,8 +230,9 @@ mod tests {
             ("run", E::Run),
             ("steps", E::StepsChanged(some)),
             ("cancel", E::Cancel),
+            ("replan", E::Replan),
         ];
-        let expected: [(P, [Option<P>; 7]); 7] = [
+        let expected: [(P, [Option<P>; 8]); 7] = [
             (
                 P::Draft,
                 [
@@ -233,6 +243,7 @@ mod tests {
                     None,
                     None,
                     Some(P::Cancelled),
+                    None,
                 ],
             ),
             (
@@ -245,6 +256,7 @@ mod tests {
                     None,
                     None,
                     Some(P::Cancelled),
+                    None,
                 ],
             ),
             (
@@ -257,6 +269,7 @@ mod tests {
                     Some(P::Executing),
                     Some(P::Executing),
                     Some(P::Cancelled),
+                    Some(P::Approved),
                 ],
             ),
             (
@@ -269,6 +282,7 @@ mod tests {
                     Some(P::Executing),
                     Some(P::Executing),
                     Some(P::Cancelled),
+                    Some(P::Executing),
                 ],
             ),
             (
@@ -281,6 +295,7 @@ mod tests {
                     Some(P::Executing),
                     Some(P::Executing),
                     Some(P::Cancelled),
+                    Some(P::Blocked),
                 ],
             ),
             (
@@ -293,9 +308,13 @@ mod tests {
                     Some(P::Completed),
                     Some(P::Executing),
                     None,
+                    Some(P::Completed),
                 ],
             ),
-            (P::Cancelled, [None, None, None, None, None, None, None]),
+            (
+                P::Cancelled,
+                [None, None, None, None, None, None, None, None],
+            ),
         ];
         for (from, row) in expected {
             for ((name, event), want) in events.iter().zip(row) {
@@ -308,7 +327,13 @@ mod tests {
     #[test]
     fn refusals_say_what_to_do() {
         for phase in Phase::ALL {
-            for event in [Event::Run, Event::Approve, Event::Discard, Event::Cancel] {
+            for event in [
+                Event::Run,
+                Event::Approve,
+                Event::Discard,
+                Event::Cancel,
+                Event::Replan,
+            ] {
                 if let Err(refusal) = transition(phase, event) {
                     assert!(!refusal.reason.is_empty());
                     assert!(

@@ -70,21 +70,11 @@ impl Clock {
     }
 }
 
-/// The runner's one question for a person: a step changed files outside its `files` and the
-/// approval does not allow that; may the run go on anyway?
-pub trait Confirm {
-    fn go_on_after_deviation(&mut self, step: StepId, files: &[String]) -> bool;
-}
-
-/// The answer when nobody can be asked: stop and let the person review.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NeverGoOn;
-
-impl Confirm for NeverGoOn {
-    fn go_on_after_deviation(&mut self, _step: StepId, _files: &[String]) -> bool {
-        false
-    }
-}
+/// The runner's one question for a person (a step changed files outside its `files` and the
+/// approval does not allow that; may the run go on anyway?) goes through the one seam to the
+/// person, [`crate::person::Person`]: `Confirm` is its name here, and `NeverGoOn` the answer
+/// when nobody can be asked (stop and let the person review).
+pub use crate::person::{Nobody as NeverGoOn, Person as Confirm};
 
 /// Everything a runner needs, resolved by its caller.
 pub struct RunnerDeps<'a> {
@@ -324,12 +314,12 @@ impl<'a> Runner<'a> {
         let task = store.load(&self.deps.task)?;
         store.require_steps(&task)?;
         if task.plan_changed() {
-            // The approved copy and its diff stay with `tick approve`, which writes them.
+            // The approved copy is written at each approval (`planning::approve`).
             let copy = task
                 .dir
                 .join(RUNS_DIR)
-                .join(crate::commands::approve::APPROVED_COPY);
-            let diff = crate::commands::approve::changes_since_approval(&copy, &task.plan_src);
+                .join(crate::tasks::approval::APPROVED_COPY);
+            let diff = crate::tasks::approval::changes_since_approval(&copy, &task.plan_src);
             sink(RunEvent::PlanChanged { diff });
             return Err(Error::input(format!(
                 "`{}` was edited after approval",

@@ -2,6 +2,7 @@
 //! files into one checked value. Parsing and editing of each file is pure and lives in its own
 //! module; this one does the reading, and names the file in every error.
 
+pub mod approval;
 pub mod folder_name;
 pub mod history;
 pub mod journal;
@@ -26,6 +27,8 @@ use crate::plan::{Phase, Progress, StepStatus};
 use plan_md::PlanDoc;
 use state::State;
 use todo_md::{Checklist, ParseError};
+
+pub use approval::{APPROVING_FILE, draft_hash, remove_draft};
 
 pub const TASKS_DIR: &str = ".tasks";
 pub const DRAFT_DIR: &str = "draft";
@@ -223,7 +226,7 @@ impl Store {
         )?;
         clean_up(&self.dir)?;
         clean_up(&self.draft_dir())?;
-        self.finish_approval()?;
+        approval::finish_cut_short(self)?;
         for stage in fsx::subdirs(&self.dir)? {
             let is_stage = stage
                 .file_name()
@@ -557,7 +560,7 @@ impl Store {
         let Some(src) = fsx::read_optional(&path)? else {
             return Ok(None);
         };
-        if self.approved_draft(&src)?.is_some() {
+        if approval::approved_as(self, &src)?.is_some() {
             return Ok(None);
         }
         let plan = plan_md::parse(&src).map_err(|e| self.parse_error(&path, &e))?;
@@ -567,45 +570,6 @@ impl Store {
     /// Where an approval in progress notes the task it is creating, inside the draft folder.
     pub fn approving_path(&self) -> PathBuf {
         self.draft_dir().join(APPROVING_FILE)
-    }
-
-    /// The task the draft `src` was already approved as, when an approval was cut short after
-    /// its task folder appeared (the draft is then only waiting to be removed).
-    fn approved_draft(&self, src: &str) -> Result<Option<String>> {
-        let Some(id) = fsx::read_optional(&self.approving_path())? else {
-            return Ok(None);
-        };
-        let id = id.trim().to_owned();
-        if !folder_name::is_task_folder(&id) {
-            return Ok(None);
-        }
-        let state = fsx::read_optional(&self.dir.join(&id).join(STATE_FILE))?;
-        let approved_from = state
-            .and_then(|text| serde_yaml::from_str::<State>(&text).ok())
-            .and_then(|state| state.approval)
-            .and_then(|approval| approval.draft_hash);
-        Ok((approved_from.as_deref() == Some(draft_hash(src).as_str())).then_some(id))
-    }
-
-    /// Finishes an approval a killed `tick approve` left behind: the task folder is there, so
-    /// the draft goes; or it is not, so the note goes and the draft stays to be approved. Under
-    /// the store lock.
-    fn finish_approval(&self) -> Result<()> {
-        let note = self.approving_path();
-        if !note.exists() {
-            return Ok(());
-        }
-        let draft = self.draft_plan_path();
-        let approved = match fsx::read_optional(&draft)? {
-            Some(src) => self.approved_draft(&src)?.is_some(),
-            // Killed while removing the draft: PLAN.md went first, so the rest goes too.
-            None => true,
-        };
-        if approved {
-            remove_draft(self)
-        } else {
-            fsx::remove_file(&note)
-        }
     }
 
     /// A parse error as a person reads it: file, line and column, and that nothing changed.
@@ -704,20 +668,6 @@ fn list_item_box(line: &str) -> Option<&str> {
     (text.len() < after_bullet.len())
         .then_some(text)?
         .strip_prefix('[')
-}
-
-/// The file an approval in progress writes into the draft folder.
-pub const APPROVING_FILE: &str = "approving";
-
-/// The hash recorded with a task of the draft's PLAN.md it was approved from.
-pub fn draft_hash(src: &str) -> String {
-    blake3::hash(src.as_bytes()).to_hex().to_string()
-}
-
-/// Removes the draft: its PLAN.md first, so a kill part-way leaves no draft to approve again.
-pub fn remove_draft(store: &Store) -> Result<()> {
-    fsx::remove_file(&store.draft_plan_path())?;
-    fsx::remove_dir_all(&store.draft_dir())
 }
 
 /// Removes temp files a killed writer left behind. Only called under the lock, so no writer is

@@ -130,6 +130,10 @@ pub struct StepRecord {
     /// with `tick answer`, the answer. The next turn on the step is told the last one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unblocked: Vec<Unblock>,
+    /// The evidence of the step's last tick before a re-approved plan changed the step and
+    /// reopened it: history, not proof of the step as it now reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_evidence: Vec<Evidence>,
 }
 
 /// A block a person lifted: `tick answer` (with the answer) or `tick mark … pending`.
@@ -234,6 +238,22 @@ impl State {
             question: question.map(str::to_owned),
             answer: answer.map(str::to_owned),
         });
+    }
+
+    /// Records that a re-approved plan changed step `id` and reopened it at `now`: its
+    /// evidence moves to `earlier_evidence`, its fingerprints go (nothing it relied on is
+    /// vouched for any more).
+    pub fn reopen(&mut self, id: StepId, now: DateTime<Utc>) {
+        let record = self.steps.entry(id).or_default();
+        if !record.evidence.is_empty() {
+            record.earlier_evidence = std::mem::take(&mut record.evidence);
+        }
+        record.status = Some(StepStatus::Pending);
+        record.changed_at = Some(now);
+        record.changed_by = Some(Actor::Person);
+        record.done_at = None;
+        record.fingerprints.clear();
+        record.later_changes.clear();
     }
 
     /// Records that a person set step `id` to `status` at `now`. A person's tick carries no

@@ -672,7 +672,11 @@ async fn without_the_sandbox_the_planner_is_not_offered_run_command() {
         let stdout = String::from_utf8_lossy(&output.stdout);
         let warning = "warning: the planner plans without `run_command` (git log, blame, ls...): ";
         if json {
-            let event: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+            let mut lines = stdout.lines();
+            let first: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+            assert_eq!(first["event"], "plan_started", "{stdout}");
+            assert_eq!(first["format"], 1, "{stdout}");
+            let event: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
             assert_eq!(event["event"], "run_command_unavailable", "{stdout}");
             assert!(event["reason"].as_str().unwrap().contains("sandbox"));
             assert!(!err.contains(warning), "{err}");

@@ -263,6 +263,7 @@ async fn plan_json_lines_are_the_documented_events() {
     assert_eq!(
         kinds,
         [
+            "plan_started",
             "request",
             "usage",
             "tool_call",
@@ -283,6 +284,7 @@ async fn plan_json_lines_are_the_documented_events() {
         .await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let events = self::events(&output, "`tick plan --json`");
-    assert_eq!(events.len(), 1);
-    assert!(!events[0]["error"]["message"].as_str().unwrap().is_empty());
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0]["event"], "plan_started");
+    assert!(!events[1]["error"]["message"].as_str().unwrap().is_empty());
 }

@@ -1,0 +1,367 @@
+//! Approval, the only way from a draft to a task (DESIGN §3): [`approve_draft`] makes the
+//! task folder (PLAN.md, TODO.md, state.yaml with the approval's hashes) and moves it into
+//! place in one rename; [`reapprove`] approves a task's edited PLAN.md again and merges its
+//! step changes into TODO.md by step id, keeping markers and runner-owned lines. The files of
+//! the protocol and its recovery after a kill are [`crate::tasks::approval`].
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+
+use crate::error::{Error, Result};
+use crate::fsx;
+use crate::plan::{Event, Phase, StepId, StepStatus, transition};
+use crate::tasks::approval::{self, APPROVED_COPY};
+use crate::tasks::plan_md::{self, Approval, FrontMatter, PlanDoc};
+use crate::tasks::render::render_todo;
+use crate::tasks::state::{ApprovalRecord, State};
+use crate::tasks::tx::SetStatus;
+use crate::tasks::{
+    PLAN_FILE, RUNS_DIR, SESSION_FILE, STATE_FILE, Store, TODO_FILE, draft_hash, folder_name,
+    merge, steps_hash, todo_md,
+};
+
+/// What the person approves the run under; each setting adds to what the plan already says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Contract {
+    /// The run may change files outside a step's `files` without pausing.
+    pub allow_deviation: bool,
+    /// Stop the run after this many changed files (replaces the plan's limit).
+    pub max_files_changed: Option<u32>,
+    /// Commit each verified step.
+    pub commit_steps: bool,
+}
+
+impl Contract {
+    fn applied_to(self, existing: Option<&Approval>) -> Approval {
+        let existing = existing.cloned().unwrap_or_default();
+        Approval {
+            allow_deviation: self.allow_deviation || existing.allow_deviation,
+            max_files_changed: self.max_files_changed.or(existing.max_files_changed),
+            commit_steps: self.commit_steps || existing.commit_steps,
+        }
+    }
+}
+
+/// A draft approved as a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Approved {
+    pub id: String,
+    pub dir: PathBuf,
+    pub title: String,
+    /// Its steps, sub-steps included.
+    pub steps: usize,
+}
+
+/// Finishes an approval a kill cut short, before anything looks for a draft: taking the
+/// store's lock does it (the rest of the draft folder goes), and removes the temp file a
+/// killed write of `.tasks/.current` left.
+pub fn finish_cut_short(store: &Store) -> Result<()> {
+    if store.approving_path().exists()
+        || fsx::has_stray_temps(store.dir(), &crate::tasks::WRITTEN_FILES)
+    {
+        drop(store.lock("tick approve")?);
+    }
+    Ok(())
+}
+
+/// Approves the draft under `contract`: the task folder is built beside its final place and
+/// moved in with one rename, so a crash leaves either no task or a whole one. The task
+/// becomes the current one.
+pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> Result<Approved> {
+    store.ensure()?;
+    let _lock = store.lock("tick approve")?;
+    let Some(draft) = store.load_draft()? else {
+        return Err(Error::input("there is no draft to approve"));
+    };
+    let path = draft.path.clone();
+    let phase = draft.plan.phase().unwrap_or(Phase::Draft);
+    transition(phase, Event::Approve).map_err(|r| Error::input(r.reason).hint(r.hint))?;
+    plan_md::validate(&draft.plan).map_err(|e| store.parse_error(&path, &e))?;
+
+    // Steps a person added to the draft without ids get them now, so PLAN.md and TODO.md
+    // name the same steps.
+    let body = with_ids(&draft.plan)?;
+    let plan = plan_md::parse(&plan_md::render(&draft.plan.front, &body).map_err(render_error)?)
+        .map_err(|e| store.parse_error(&path, &e))?;
+    // A title is one line: a newline in it would write markdown of its own into TODO.md.
+    let title = crate::tasks::render::one_line(&plan.title.clone().unwrap_or_default());
+
+    let ids = store.task_ids()?;
+    let base = folder_name::base_name(now, &title);
+    let id = (1..=10_000)
+        .map(|n| folder_name::candidate(&base, n))
+        .find(|candidate| !ids.contains(candidate) && !store.dir().join(candidate).exists())
+        .ok_or_else(|| Error::internal("no free task folder name"))?;
+
+    let front = FrontMatter {
+        format: Some(plan_md::FORMAT),
+        id: Some(id.clone()),
+        title: Some(title.clone()),
+        goal: plan.front.goal.clone(),
+        status: Some(Phase::Approved),
+        created: plan.front.created.or(Some(now)),
+        approved: Some(now),
+        approval: Some(contract.applied_to(plan.front.approval.as_ref())),
+        extra: plan.front.extra.clone(),
+    };
+    let plan_text = plan_md::render(&front, &body).map_err(render_error)?;
+    let approved = plan_md::parse(&plan_text).map_err(|e| store.parse_error(&path, &e))?;
+    let todo_text = render_todo(store, &id, &title, &approved.steps)?;
+    let mut state = State::new();
+    state.approval = Some(ApprovalRecord {
+        approved_at: now,
+        plan_hash: plan_md::approval_hash(&approved),
+        steps_hash: steps_hash(&approved.steps),
+        git_head: crate::git::head(store.root()),
+        draft_hash: Some(draft_hash(&draft.src)),
+    });
+    let state_text = crate::tasks::tx::state_yaml(&state)?;
+
+    let stage = store
+        .dir()
+        .join(format!(".staging-{}-{id}", std::process::id()));
+    fsx::create_dir_all(&stage)?;
+    fsx::write_atomic(&stage.join(PLAN_FILE), plan_text.as_bytes())?;
+    fsx::write_atomic(&stage.join(TODO_FILE), todo_text.as_bytes())?;
+    fsx::write_atomic(&stage.join(STATE_FILE), state_text.as_bytes())?;
+    let runs = stage.join(RUNS_DIR);
+    fsx::create_dir_all(&runs)?;
+    fsx::write_atomic(&runs.join(APPROVED_COPY), plan_text.as_bytes())?;
+    // Copied, not moved: until the task folder is in place, the draft stays whole.
+    let session = store.draft_dir().join(SESSION_FILE);
+    if let Some(text) = fsx::read_optional(&session)? {
+        fsx::write_atomic(&runs.join("plan-session.jsonl"), text.as_bytes())?;
+    }
+    fsx::sync_dir(&stage)?;
+    let task_dir = approval::install(store, &stage, &id)?;
+    crate::tasks::journal::transition(
+        &task_dir,
+        phase,
+        Phase::Approved,
+        "a person approved the draft",
+        now,
+    );
+    store.set_current(&store.task_ref(&id));
+    Ok(Approved {
+        id,
+        dir: task_dir,
+        title,
+        steps: approved.steps.all_steps().count(),
+    })
+}
+
+/// Commits the approved task's folder (and `.tasks/.gitignore`).
+pub fn commit_task(store: &Store, approved: &Approved) -> Result<()> {
+    let paths = vec![
+        store.rel(&approved.dir),
+        store.rel(&store.dir().join(".gitignore")),
+    ];
+    let message = format!(
+        "Approve plan: {}\n\nTask: {}\n",
+        approved.title, approved.id
+    );
+    crate::git::commit_paths(store.root(), &paths, &message)
+        .map_err(|err| Error::internal(err).hint("the task is approved; commit its folder by hand"))
+}
+
+/// How [`reapprove`] ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reapproved {
+    /// Neither the plan nor the contract changed.
+    Unchanged,
+    Approved {
+        /// PLAN.md against the copy kept at the last approval, when that copy exists.
+        plan_diff: Option<String>,
+        /// The TODO.md the step changes were applied to.
+        todo: PathBuf,
+        /// The step changes applied to it, as lines; empty when the steps did not change.
+        step_diff: String,
+    },
+}
+
+/// Approves task `id`'s PLAN.md again (after a person edited it, or for a new `contract`):
+/// its step changes are merged into TODO.md by step id, in one transaction with the new
+/// approval record. The task becomes the current one.
+pub fn reapprove(
+    store: &Store,
+    id: &str,
+    now: DateTime<Utc>,
+    contract: Contract,
+) -> Result<Reapproved> {
+    let task_ref = store.task_ref(id);
+    let _lock = store.lock_task(&task_ref, "tick approve")?;
+    store.set_current(&task_ref);
+    let task = store.load(&task_ref)?;
+    let phase = task.phase();
+    transition(phase, Event::Approve).map_err(|r| Error::input(r.reason).hint(r.hint))?;
+    let approval = contract.applied_to(task.plan.front.approval.as_ref());
+    let settings_changed = task.plan.front.approval.as_ref() != Some(&approval);
+    if !task.plan_changed() && !settings_changed {
+        return Ok(Reapproved::Unchanged);
+    }
+    let plan_path = task.dir.join(PLAN_FILE);
+    let todo_path = task.dir.join(TODO_FILE);
+    let copy = task.dir.join(RUNS_DIR).join(APPROVED_COPY);
+    // The steps as PLAN.md has them now: the contract TODO.md must follow.
+    let edited = plan_md::parse(&task.plan_src).map_err(|e| store.parse_error(&plan_path, &e))?;
+    plan_md::validate(&edited).map_err(|e| store.parse_error(&plan_path, &e))?;
+    // The steps as last approved; without the local copy (a fresh clone), TODO.md stands in.
+    let approved_copy = fsx::read_optional(&copy)?;
+    let old_steps = approved_copy
+        .as_deref()
+        .and_then(|text| plan_md::parse(text).ok())
+        .map_or_else(|| (*task.todo).clone(), |plan| plan.steps);
+    let (merged, diff) =
+        merge::apply_plan(&task.todo_src, &old_steps, &edited.steps).map_err(|e| {
+            Error::input(format!(
+                "`{}`: the edited steps cannot be applied to `{}`: {}",
+                store.rel(&plan_path),
+                store.rel(&todo_path),
+                e.message
+            ))
+            .hint("fix the steps in PLAN.md (a `depends` on a removed step?); nothing was changed")
+        })?;
+    let reopened: Vec<StepId> = diff
+        .changed
+        .iter()
+        .filter(|change| {
+            change
+                .fields
+                .iter()
+                .any(|f| matches!(*f, "title" | "files" | "verify" | "done when"))
+        })
+        .map(|change| change.id)
+        .filter(|id| {
+            task.todo
+                .find(*id)
+                .is_some_and(|step| step.status != StepStatus::Pending)
+        })
+        .collect();
+    let plan_diff = approval::changes_since_approval(&copy, &task.plan_src);
+    let mut front = task.plan.front.clone();
+    front.approved = Some(now);
+    front.approval = Some(approval);
+    front.status = Some(phase);
+    let plan_text = plan_md::render(&front, &task.plan.body).map_err(render_error)?;
+    let approved = plan_md::parse(&plan_text).map_err(|e| store.parse_error(&plan_path, &e))?;
+    let record = ApprovalRecord {
+        approved_at: now,
+        plan_hash: plan_md::approval_hash(&approved),
+        steps_hash: steps_hash(&approved.steps),
+        git_head: crate::git::head(store.root()),
+        draft_hash: task
+            .state
+            .approval
+            .as_ref()
+            .and_then(|a| a.draft_hash.clone()),
+    };
+    let ((), committed) =
+        store.transact(&task_ref, now, "a person approved the edited plan", |tx| {
+            tx.set_plan(plan_text.clone());
+            tx.edit_todo(|src, _| {
+                // A person may have saved TODO.md since it was read above: merge into theirs.
+                if src == task.todo_src.as_str() {
+                    Ok(merged.clone())
+                } else {
+                    merge::apply_plan(src, &old_steps, &edited.steps)
+                        .map(|(text, _)| text)
+                        .map_err(|e| store.parse_error(&todo_path, &e))
+                }
+            })?;
+            tx.assign_ids()?;
+            // A step whose contract changed is not what was verified or blocked: it starts
+            // again, its earlier evidence kept in state.yaml.
+            for id in &reopened {
+                if tx.set_status(*id, None, StepStatus::Pending, None)? == SetStatus::Set {
+                    tx.record(|state| state.reopen(*id, now));
+                }
+            }
+            tx.record(|state| state.approval = Some(record.clone()));
+            Ok(())
+        })?;
+    fsx::create_dir_all(&task.dir.join(RUNS_DIR))?;
+    fsx::write_atomic(&copy, committed.task.plan_src.as_bytes())?;
+    Ok(Reapproved::Approved {
+        plan_diff,
+        todo: todo_path,
+        step_diff: if diff.is_empty() {
+            String::new()
+        } else {
+            diff.to_string()
+        },
+    })
+}
+
+/// The draft's body with ids given to its id-less steps.
+fn with_ids(plan: &PlanDoc) -> Result<String> {
+    let Some(region) = plan.steps_region.clone() else {
+        return Ok(plan.body.to_string());
+    };
+    let (body, _) = todo_md::assign_ids(&plan.body, &plan.steps);
+    // The ids only add bytes inside the region; re-parse to be sure the result still reads.
+    todo_md::parse_region(&body, region.start..body.len())
+        .map_err(|e| Error::internal(format!("assigning step ids broke the plan: {e}")))?;
+    Ok(body)
+}
+
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "used as `map_err(render_error)`"
+)]
+fn render_error(err: serde_yaml::Error) -> Error {
+    Error::internal(format!("could not render PLAN.md: {err}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Contract, Reapproved, approve_draft, reapprove};
+    use crate::tasks::{PLAN_FILE, Store};
+
+    const PLAN: &str = "---\ntitle: Greeting\n---\n# Greeting\n\n## Summary\nGreet.\n\n## Steps\n- [ ] S1 Create greeting.txt\n  - files: greeting.txt\n- [ ] Document it\n";
+
+    fn at(text: &str) -> chrono::DateTime<chrono::Utc> {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn a_draft_becomes_a_task_and_an_edit_is_approved_again_into_todo() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        super::super::draft::from_text(&store, "plan.md", PLAN, false, at("2026-11-30T14:29:55Z"))
+            .unwrap();
+        let contract = Contract {
+            max_files_changed: Some(5),
+            ..Contract::default()
+        };
+        let approved = approve_draft(&store, at("2026-11-30T14:30:12Z"), contract).unwrap();
+        assert_eq!(approved.id, "20261130-143012-greeting");
+        assert_eq!(approved.steps, 2);
+        assert!(!store.draft_dir().exists(), "the draft is gone");
+        let plan = std::fs::read_to_string(approved.dir.join(PLAN_FILE)).unwrap();
+        assert!(plan.contains("max_files_changed: 5"), "{plan}");
+        assert!(
+            plan.contains("- [ ] S2 Document it"),
+            "the new step got its id: {plan}"
+        );
+
+        let later = at("2026-11-30T15:00:00Z");
+        assert_eq!(
+            reapprove(&store, &approved.id, later, Contract::default()).unwrap(),
+            Reapproved::Unchanged
+        );
+        std::fs::write(
+            approved.dir.join(PLAN_FILE),
+            plan.replace("S2 Document it", "S2 Document it in README.md"),
+        )
+        .unwrap();
+        let Reapproved::Approved { step_diff, .. } =
+            reapprove(&store, &approved.id, later, Contract::default()).unwrap()
+        else {
+            panic!("the edited plan is approved again");
+        };
+        assert_eq!(step_diff.trim_end(), "~ S2: title");
+        let todo = std::fs::read_to_string(approved.dir.join("TODO.md")).unwrap();
+        assert!(todo.contains("- [ ] S2 Document it in README.md"), "{todo}");
+    }
+}
