@@ -584,6 +584,10 @@ pub fn rename(from: &Path, to: &Path) -> Result<()> {
 
 /// Flushes a directory's entries (a rename inside it) to disk.
 pub fn sync_dir(path: &Path) -> Result<()> {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "opens tick's own directory to sync it; nothing is read"
+    )]
     fs::File::open(path)
         .and_then(|dir| dir.sync_all())
         .map_err(|err| Error::io("sync", path, &err))
@@ -757,6 +761,35 @@ mod tests {
         write_atomic(&task.join("TODO.md"), b"ok").unwrap();
         let mut log = open_append(&task.join("log.jsonl")).unwrap();
         std::io::Write::write_all(&mut log, b"x\n").unwrap();
+    }
+
+    #[test]
+    fn only_regular_files_are_opened_for_streaming() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let zero = dir.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        for path in [&fifo, &zero, &dir.path().to_path_buf()] {
+            let err = open_regular(path).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{path:?}");
+        }
+        let file = dir.path().join("f");
+        fs::write(&file, "x").unwrap();
+        assert!(open_regular(&file).is_ok());
+        // Hashing a step's file goes through it too: no hang, no endless read.
+        assert_eq!(
+            crate::watch::fingerprint::hash_file(&zero),
+            crate::watch::fingerprint::UNREADABLE
+        );
+        assert_eq!(
+            crate::watch::fingerprint::hash_file(&fifo),
+            crate::watch::fingerprint::UNREADABLE
+        );
     }
 
     #[test]
