@@ -553,9 +553,10 @@ pub struct Refused {
     pub hint: String,
 }
 
-/// state.yaml's text for `state`: deterministic (sorted keys).
+/// state.yaml's text for `state`: deterministic (sorted keys), file names holding a secret
+/// redacted ([`State::with_paths_redacted`]).
 pub fn state_yaml(state: &State) -> Result<String> {
-    serde_yaml::to_string(state)
+    serde_yaml::to_string(&*state.with_paths_redacted())
         .map_err(|err| Error::internal(format!("could not write state.yaml: {err}")))
 }
 

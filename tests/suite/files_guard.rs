@@ -85,3 +85,64 @@ fn the_pending_transaction_linked_to_dev_zero_is_not_read() {
     });
     assert_status_and_mark_end_naming(&ws, &rel, "a device");
 }
+
+const NOTES_PLAN: &str = "# Notes
+
+## Summary
+Write a note.
+
+## Steps
+- [ ] S1 Write the note
+  - files: notes/**
+  - verify: `true`
+";
+
+/// Issue 17, item 17: a token as a file name (`notes/ghp_….txt`) is recorded redacted in
+/// state.yaml (files changed, fingerprints) and in the journal, and the redacted name, which
+/// is no file on disk, does not make the step stale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_in_a_file_name_is_recorded_redacted() {
+    use serde_json::json;
+
+    use crate::common::fake_model::FakeModel;
+    use crate::common::project::{Project, assert_success, stdout};
+    use crate::common::scripts::{openai_call, openai_calls};
+
+    let token = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3sXyZ";
+    let name = format!("notes/{token}.txt");
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    let id = project.approve_plan(&server, NOTES_PLAN).await;
+    server.push(openai_calls(&[
+        (
+            "w1",
+            "update_step",
+            json!({"id": "S1", "status": "in_progress"}),
+        ),
+        (
+            "w2",
+            "write_file",
+            json!({"path": name, "content": "remember\n"}),
+        ),
+    ]));
+    server.push(openai_call(
+        "w3",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    assert_success(&project.tick(&server, &["run"]).await);
+    assert_eq!(project.read(&name), "remember\n");
+
+    let state = project.read(&format!(".tasks/{id}/state.yaml"));
+    assert!(!state.contains(token), "{state}");
+    assert!(state.contains("notes/[REDACTED].txt"), "{state}");
+    let journal = project.read(".tasks/journal.jsonl");
+    assert!(!journal.contains(token), "{journal}");
+    assert!(journal.contains("notes/[REDACTED].txt"), "{journal}");
+
+    let status = project.tick(&server, &["status"]).await;
+    assert_success(&status);
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [x] S1"), "{todo}");
+    assert!(!stdout(&status).contains("stale"), "{}", stdout(&status));
+}
