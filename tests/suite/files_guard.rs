@@ -146,3 +146,89 @@ async fn a_token_in_a_file_name_is_recorded_redacted() {
     assert!(todo.contains("- [x] S1"), "{todo}");
     assert!(!stdout(&status).contains("stale"), "{}", stdout(&status));
 }
+
+/// The peak resident memory of a running process so far (`VmHWM`), in KiB.
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Issue 17, item 18: a model streams a `write_file` whose arguments are 64 MiB, in 64 KiB
+/// fragments. tick keeps at most its cap of them (twice `limits.max_write_bytes` plus a
+/// little), runs nothing, and tells the model; its peak memory stays far below the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_streamed_argument_is_capped_while_it_arrives() {
+    use serde_json::json;
+
+    use crate::common::fake_model::{FakeModel, Reply};
+    use crate::common::project::{Project, stderr};
+    use crate::common::scripts::openai_call;
+
+    const FRAGMENT: usize = 64 * 1024;
+    const FRAGMENTS: usize = 1024;
+    let data = |chunk: &serde_json::Value| format!("data: {chunk}\n\n");
+    let fragment = |args: &str| {
+        data(&json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "function": {"arguments": args}}
+        ]}, "finish_reason": null}]}))
+    };
+    let mut chunks = vec![data(
+        &json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "big", "type": "function", "function": {"name": "write_file", "arguments": "{\"path\": \"big.txt\", \"content\": \""}}
+    ]}, "finish_reason": null}]}),
+    )];
+    let piece = fragment(&"x".repeat(FRAGMENT));
+    chunks.extend(std::iter::repeat_n(piece, FRAGMENTS));
+    chunks.push(fragment("\"}"));
+    chunks.push(data(
+        &json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ));
+    chunks.push("data: [DONE]\n\n".to_owned());
+
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    project.write(".tasks/config.yaml", "limits:\n  max_write_bytes: 100000\n");
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "config"]);
+    project.approve_plan(&server, NOTES_PLAN).await;
+    server.push(Reply::sse(chunks));
+    server.push(openai_call(
+        "stop",
+        "update_step",
+        json!({"id": "S1", "status": "blocked", "reason": "too big"}),
+    ));
+    let child = project
+        .command(&format!("{}/v1", server.url()), &["run"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (peak, output) = tokio::task::spawn_blocking(move || {
+        let pid = child.id();
+        let mut child = child;
+        let mut peak = 0;
+        while child.try_wait().unwrap().is_none() {
+            if let Some(kib) = peak_rss_kib(pid) {
+                peak = peak.max(kib);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        (peak, child.wait_with_output().unwrap())
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    assert!(!project.path("big.txt").exists());
+    // 64 MiB arrived; tick (about 40 MiB of its own, sandbox helper and runtime) never held
+    // them.
+    assert!(peak > 0 && peak < 80 * 1024, "peak RSS {peak} KiB");
+    let results = server.requests()[1].tool_results();
+    let (_, told) = results.iter().find(|(id, _)| id == "big").unwrap();
+    assert!(
+        told.contains("were larger than 265536 bytes") && told.contains("ran nothing"),
+        "{told}"
+    );
+}
