@@ -686,6 +686,7 @@ impl Config {
         client.idle_timeout = self.limits.idle_timeout;
         client.max_retries = self.limits.max_retries;
         client.answer_timeout = self.limits.answer_timeout;
+        client.max_answer_bytes = ClientConfig::answer_cap_for(self.limits.max_write_bytes);
         Ok(client)
     }
 }

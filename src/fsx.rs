@@ -223,6 +223,324 @@ fn refuse_folder_outside(path: &Path) -> Result<()> {
     }
 }
 
+/// Why a write or read beneath a directory failed. The text is written for the model, naming
+/// the file as it wrote it.
+#[derive(Debug, thiserror::Error)]
+pub enum BeneathError {
+    #[error(
+        "`{path}` changed while it was being opened (a part of it became a symbolic link or stopped being a directory); nothing was written; try again"
+    )]
+    Moved { path: String },
+    #[error("`{path}` cannot be created because `{file}` is a file, not a directory")]
+    NotADirectory { path: String, file: String },
+    #[error("`{path}` is a directory; give the path of a file inside it")]
+    Directory { path: String },
+    #[error("`{path}` is not a regular file")]
+    NotAFile { path: String },
+    #[error("`{path}` is {len} bytes, more than the {max} bytes allowed")]
+    TooLarge { path: String, len: u64, max: u64 },
+    #[error("could not {op} `{path}`: {errno}")]
+    Io {
+        op: &'static str,
+        path: String,
+        errno: nix::errno::Errno,
+    },
+}
+
+/// Opens the directory `relative` (plain names only) beneath `root` one component at a time,
+/// each `openat` relative to the directory already held and with `O_NOFOLLOW`, creating what
+/// is missing with `mkdirat` in that held directory. Nothing is looked up by name twice, so a
+/// process swapping a directory for a symbolic link can make the open fail but never move it
+/// out of `root`: the guarantee of `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, kept on
+/// any kernel (and through `mkdir`, which `openat2` cannot do).
+fn open_dir_beneath(
+    root: &Path,
+    relative: &Path,
+    shown: &str,
+    create: bool,
+) -> std::result::Result<std::os::fd::OwnedFd, BeneathError> {
+    use nix::errno::Errno;
+    use nix::fcntl::{OFlag, open, openat};
+    use nix::sys::stat::{Mode, mkdirat};
+
+    let dir_flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let io = |op, errno| BeneathError::Io {
+        op,
+        path: shown.to_owned(),
+        errno,
+    };
+    let mut dir = open(root, dir_flags, Mode::empty()).map_err(|e| io("open", e))?;
+    let mut walked = PathBuf::new();
+    for component in relative.components() {
+        let std::path::Component::Normal(name) = component else {
+            // The workspace policy hands over plain names only; anything else is a swap or a bug.
+            return Err(BeneathError::Moved {
+                path: shown.to_owned(),
+            });
+        };
+        walked.push(name);
+        let next = match openat(&dir, name, dir_flags, Mode::empty()) {
+            Err(Errno::ENOENT) if create => {
+                match mkdirat(&dir, name, Mode::from_bits_truncate(0o777)) {
+                    Ok(()) | Err(Errno::EEXIST) => {}
+                    Err(e) => return Err(io("create directory", e)),
+                }
+                openat(&dir, name, dir_flags, Mode::empty())
+            }
+            other => other,
+        };
+        dir = match next {
+            Ok(fd) => fd,
+            // A symbolic link where a directory was: `O_NOFOLLOW` with `O_DIRECTORY` fails
+            // with ELOOP or, on Linux, ENOTDIR.
+            Err(Errno::ELOOP) => {
+                return Err(BeneathError::Moved {
+                    path: shown.to_owned(),
+                });
+            }
+            Err(Errno::ENOTDIR) if is_symlink_at(&dir, name) => {
+                return Err(BeneathError::Moved {
+                    path: shown.to_owned(),
+                });
+            }
+            Err(Errno::ENOTDIR) => {
+                return Err(BeneathError::NotADirectory {
+                    path: shown.to_owned(),
+                    file: walked.display().to_string(),
+                });
+            }
+            Err(e) => return Err(io("open", e)),
+        };
+    }
+    Ok(dir)
+}
+
+fn is_symlink_at(dir: &std::os::fd::OwnedFd, name: &std::ffi::OsStr) -> bool {
+    use nix::fcntl::AtFlags;
+    use nix::sys::stat::{SFlag, fstatat};
+    fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW)
+        .is_ok_and(|stat| SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK)
+}
+
+/// Splits a workspace-relative file path into its directory and its name.
+fn split_file(
+    relative: &Path,
+    shown: &str,
+) -> std::result::Result<(PathBuf, PathBuf), BeneathError> {
+    match (relative.parent(), relative.file_name()) {
+        (Some(parent), Some(name)) => Ok((parent.to_path_buf(), PathBuf::from(name))),
+        _ => Err(BeneathError::Directory {
+            path: shown.to_owned(),
+        }),
+    }
+}
+
+/// What [`write_beneath`] replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replaced {
+    /// The size of the file that was there, `None` when the file is new.
+    pub previous_len: Option<u64>,
+}
+
+/// Writes `contents` to `relative` beneath `root` atomically and without following any
+/// symbolic link: the directory is opened by descriptor ([`open_dir_beneath`], creating
+/// missing directories), a temp file is made in it with `O_EXCL | O_NOFOLLOW`, written,
+/// fsynced and renamed over the name within that same directory, and the directory is
+/// fsynced. The original's permissions are kept. `relative` is a path the workspace policy
+/// resolved (no `..`, no symlink when it was checked); `shown` names it in errors.
+pub fn write_beneath(
+    root: &Path,
+    relative: &Path,
+    shown: &str,
+    contents: &[u8],
+) -> std::result::Result<Replaced, BeneathError> {
+    use std::os::unix::fs::PermissionsExt;
+
+    use nix::errno::Errno;
+    use nix::fcntl::{AtFlags, OFlag, openat, renameat};
+    use nix::sys::stat::{Mode, SFlag, fstatat};
+    use nix::unistd::{UnlinkatFlags, unlinkat};
+
+    let io = |op, errno| BeneathError::Io {
+        op,
+        path: shown.to_owned(),
+        errno,
+    };
+    let (parent, name) = split_file(relative, shown)?;
+    let dir = open_dir_beneath(root, &parent, shown, true)?;
+    let previous = match fstatat(&dir, &name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Ok(stat) => Some(stat),
+        Err(Errno::ENOENT) => None,
+        Err(e) => return Err(io("look at", e)),
+    };
+    let kind = previous.map(|stat| SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT);
+    if kind == Some(SFlag::S_IFDIR) {
+        return Err(BeneathError::Directory {
+            path: shown.to_owned(),
+        });
+    }
+    let keep_mode = previous
+        .filter(|_| kind == Some(SFlag::S_IFREG))
+        .map(|stat| stat.st_mode & 0o7777);
+
+    let file_name = name.to_string_lossy();
+    let create =
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let mut attempt = 0u32;
+    let (temp, fd) = loop {
+        let temp = PathBuf::from(format!(".{file_name}.{}", temp_suffix(attempt)));
+        match openat(&dir, &temp, create, Mode::from_bits_truncate(0o666)) {
+            Ok(fd) => break (temp, fd),
+            Err(Errno::EEXIST) if attempt < 100 => attempt += 1,
+            Err(e) => return Err(io("create a temporary file for", e)),
+        }
+    };
+    let mut file = fs::File::from(fd);
+    let written = (|| {
+        if let Some(mode) = keep_mode {
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
+        file.write_all(contents)?;
+        file.sync_all()
+    })();
+    drop(file);
+    let renamed = written
+        .map_err(|e| {
+            io(
+                "write",
+                Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)),
+            )
+        })
+        .and_then(|()| renameat(&dir, &temp, &dir, &name).map_err(|e| io("replace", e)));
+    if let Err(err) = renamed {
+        let _ = unlinkat(&dir, &temp, UnlinkatFlags::NoRemoveDir);
+        return Err(err);
+    }
+    fs::File::from(dir).sync_all().map_err(|e| {
+        io(
+            "sync",
+            Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)),
+        )
+    })?;
+    Ok(Replaced {
+        previous_len: previous
+            .filter(|_| kind == Some(SFlag::S_IFREG))
+            .and_then(|stat| u64::try_from(stat.st_size).ok()),
+    })
+}
+
+/// Six alphanumerics for a temp file's name, different per process, call and attempt, in the
+/// form [`is_stray_temp`] recognises.
+fn temp_suffix(attempt: u32) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&nanos.to_le_bytes());
+    hasher.update(&std::process::id().to_le_bytes());
+    hasher.update(&CALLS.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    hasher.update(&attempt.to_le_bytes());
+    hasher.finalize().as_bytes()[..6]
+        .iter()
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect()
+}
+
+/// Reads the regular file `relative` beneath `root` by descriptor, never through a symbolic
+/// link (see [`open_dir_beneath`]) and never blocking on a FIFO: at most `max_bytes`. A
+/// missing file is `Ok(None)`.
+pub fn read_beneath(
+    root: &Path,
+    relative: &Path,
+    shown: &str,
+    max_bytes: u64,
+) -> std::result::Result<Option<Vec<u8>>, BeneathError> {
+    use std::io::Read;
+
+    use nix::errno::Errno;
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+
+    let io = |op, errno| BeneathError::Io {
+        op,
+        path: shown.to_owned(),
+        errno,
+    };
+    let (parent, name) = split_file(relative, shown)?;
+    let dir = match open_dir_beneath(root, &parent, shown, false) {
+        Err(BeneathError::Io {
+            errno: Errno::ENOENT,
+            ..
+        }) => return Ok(None),
+        other => other?,
+    };
+    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    let fd = match openat(&dir, &name, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::ENOENT) => return Ok(None),
+        Err(Errno::ELOOP) => {
+            return Err(BeneathError::Moved {
+                path: shown.to_owned(),
+            });
+        }
+        Err(e) => return Err(io("open", e)),
+    };
+    let file = fs::File::from(fd);
+    let as_errno = |e: std::io::Error| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO));
+    let meta = file.metadata().map_err(|e| io("read", as_errno(e)))?;
+    if meta.is_dir() {
+        return Err(BeneathError::Directory {
+            path: shown.to_owned(),
+        });
+    }
+    if !meta.is_file() {
+        return Err(BeneathError::NotAFile {
+            path: shown.to_owned(),
+        });
+    }
+    if meta.len() > max_bytes {
+        return Err(BeneathError::TooLarge {
+            path: shown.to_owned(),
+            len: meta.len(),
+            max: max_bytes,
+        });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io("read", as_errno(e)))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(BeneathError::TooLarge {
+            path: shown.to_owned(),
+            len: bytes.len() as u64,
+            max: max_bytes,
+        });
+    }
+    Ok(Some(bytes))
+}
+
+/// Opens `path` for reading only if it is a regular file, without blocking on a FIFO or
+/// reading a device behind a link: for readers that stream a file themselves (hashing it,
+/// paging through it) rather than take it whole through [`read_capped`].
+pub fn open_regular(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ))
+    }
+}
+
 /// Writes `path` only if it does not exist yet. Returns whether it wrote.
 pub fn write_new(path: &Path, contents: &[u8]) -> Result<bool> {
     if path.exists() {
@@ -266,6 +584,10 @@ pub fn rename(from: &Path, to: &Path) -> Result<()> {
 
 /// Flushes a directory's entries (a rename inside it) to disk.
 pub fn sync_dir(path: &Path) -> Result<()> {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "opens tick's own directory to sync it; nothing is read"
+    )]
     fs::File::open(path)
         .and_then(|dir| dir.sync_all())
         .map_err(|err| Error::io("sync", path, &err))
@@ -439,6 +761,35 @@ mod tests {
         write_atomic(&task.join("TODO.md"), b"ok").unwrap();
         let mut log = open_append(&task.join("log.jsonl")).unwrap();
         std::io::Write::write_all(&mut log, b"x\n").unwrap();
+    }
+
+    #[test]
+    fn only_regular_files_are_opened_for_streaming() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let zero = dir.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        for path in [&fifo, &zero, &dir.path().to_path_buf()] {
+            let err = open_regular(path).unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{path:?}");
+        }
+        let file = dir.path().join("f");
+        fs::write(&file, "x").unwrap();
+        assert!(open_regular(&file).is_ok());
+        // Hashing a step's file goes through it too: no hang, no endless read.
+        assert_eq!(
+            crate::watch::fingerprint::hash_file(&zero),
+            crate::watch::fingerprint::UNREADABLE
+        );
+        assert_eq!(
+            crate::watch::fingerprint::hash_file(&fifo),
+            crate::watch::fingerprint::UNREADABLE
+        );
     }
 
     #[test]

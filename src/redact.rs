@@ -24,6 +24,16 @@ pub const REDACTED: &str = "[REDACTED]";
 /// otherwise hide the boundary.
 const BEFORE: &str = r#"(?P<pre>^|[^A-Za-z0-9_]|\\[nrtbf"/\\]|\\u[0-9a-fA-F]{4})"#;
 
+/// An AWS access key id, whose secret access key is redacted when it stands near.
+const AWS_KEY_ID: &str = "(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}";
+/// An AWS secret access key: 40 characters of base64 without padding.
+const AWS_SECRET: &str = "[A-Za-z0-9/+]{40}";
+/// What stands right before or after an AWS secret: a character not of base64, or a JSON
+/// escape (whose last letter would otherwise look like the secret's first).
+const AWS_EDGE: &str = r#"(?:[^A-Za-z0-9/+=\\]|\\[nrtbf"\\]|\\u[0-9a-fA-F]{4})"#;
+/// How far apart an access key id and its secret may stand: a few lines.
+const AWS_PAIR_GAP: usize = 200;
+
 /// Each pattern's `secret` group is replaced; `pre`, `key` (what names the secret) and `post`
 /// are kept.
 static PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
@@ -40,6 +50,15 @@ static PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         // GitHub tokens.
         anchored(r"gh[pousr]_[A-Za-z0-9]{30,}"),
         anchored(r"github_pat_[A-Za-z0-9_]{30,}"),
+        // AWS secret access keys without a name: 40 base64 characters within a few lines of an
+        // access key id (a credentials CSV, `id:secret`, an env file, JSON), after it or
+        // before it. Before the id's own pattern, which would hide the id.
+        format!(
+            r"(?P<key>{AWS_KEY_ID}[\s\S]{{0,{AWS_PAIR_GAP}}}?{AWS_EDGE})(?P<secret>{AWS_SECRET})(?P<post>[^A-Za-z0-9/+=]|$)"
+        ),
+        format!(
+            r"(?P<pre>^|{AWS_EDGE})(?P<secret>{AWS_SECRET})(?P<post>(?:[^A-Za-z0-9/+=]|$)[\s\S]{{0,{AWS_PAIR_GAP}}}?{AWS_KEY_ID})"
+        ),
         // AWS access key ids.
         anchored(r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}"),
         // Slack tokens.
@@ -228,6 +247,52 @@ mod tests {
         assert_eq!(redact(cut, &[]), REDACTED);
         let url = redact("https://user:pw12345@host/x", &[]);
         assert_eq!(url, "https://user:[REDACTED]@host/x");
+    }
+
+    /// Issue 17, item 17: the secret beside its key id, in the shapes AWS hands it out.
+    #[test]
+    fn an_aws_secret_beside_its_key_id_is_redacted() {
+        let (id, secret) = (SAMPLES[7].1, SAMPLES[8].1);
+        for text in [
+            format!("{id} {secret}"),
+            format!("{id}:{secret}"),
+            format!("Access key ID,Secret access key\n{id},{secret}\n"),
+            format!("AWS_ACCESS_KEY_ID={id}\nAWS_SECRET={secret}\n"),
+            format!("export KEY_ID={id}\nexport THE_OTHER_ONE=\"{secret}\""),
+            format!(r#"{{"AccessKeyId": "{id}", "Secret": "{secret}"}}"#),
+            format!("{secret} is the secret for {id}"),
+            format!("[default]\nkey = {id}\nvalue = {secret}"),
+        ] {
+            let out = redact(&text, &[]);
+            assert!(!out.contains(secret), "{text:?}: {out}");
+            assert!(!out.contains(id), "{text:?}: {out}");
+            // Inside JSON, where the newline is `\n`, too.
+            let encoded = serde_json::to_string(&text).unwrap();
+            let out = redact(&encoded, &[]);
+            assert!(!out.contains(secret), "{encoded}: {out}");
+        }
+        // Without a key id near, 40 characters of base64 are just that: a hash, a word.
+        let hash = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(
+            redact(&format!("commit {hash}"), &[]),
+            format!("commit {hash}")
+        );
+        let far = format!("{id}\n{}\n{hash}", "x".repeat(300));
+        assert!(redact(&far, &[]).contains(hash));
+        // A longer run is not a secret of 40.
+        let long = format!("{id} {}", "A".repeat(41));
+        assert!(redact(&long, &[]).contains(&"A".repeat(41)));
+    }
+
+    /// A token in a file name (a path tick records) goes like a token in text.
+    #[test]
+    fn a_token_in_a_path_is_redacted() {
+        let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4).get(..36).unwrap());
+        assert_eq!(
+            redact(&format!("notes/{token}.txt"), &[]),
+            "notes/[REDACTED].txt"
+        );
+        assert_eq!(redact(&format!("{token}.md"), &[]), "[REDACTED].md");
     }
 
     #[test]

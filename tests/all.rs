@@ -7,6 +7,10 @@
     clippy::expect_used,
     reason = "test code: a panic is a test failure"
 )]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests read files they wrote; clippy.toml bans them in tick's own code"
+)]
 
 mod common;
 mod suite;

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::assemble::{self, PartialCall};
+use super::assemble::{self, CappedText, PartialCall};
 use super::error::ProviderError;
 use super::openai::snippet;
 use super::sse::SseEvent;
@@ -108,7 +108,10 @@ enum Block {
 /// Accumulates one streamed answer.
 #[derive(Debug, Default)]
 pub(crate) struct Decoder {
-    text: String,
+    text: CappedText,
+    /// The most kept of the text, and of each call's arguments ([`CappedText`],
+    /// [`PartialCall::push_args`]); set by [`Decoder::with_cap`].
+    cap: usize,
     /// Blocks by their stream `index`.
     blocks: Vec<(u64, Block)>,
     finish: Option<FinishReason>,
@@ -117,8 +120,12 @@ pub(crate) struct Decoder {
 }
 
 impl Decoder {
-    pub fn new() -> Self {
-        Self::default()
+    /// A decoder that keeps at most `cap` bytes of the text and of each call's arguments.
+    pub fn with_cap(cap: usize) -> Self {
+        Self {
+            cap,
+            ..Self::default()
+        }
     }
 
     /// Whether the answer is whole: `message_stop` arrived, or the `stop_reason` that
@@ -208,8 +215,10 @@ impl Decoder {
                 if let Some(text) = block.get("text").and_then(Value::as_str)
                     && !text.is_empty()
                 {
-                    self.text.push_str(text);
-                    out.push(StreamEvent::TextDelta(text.to_owned()));
+                    let kept = self.text.push(text, self.cap);
+                    if !kept.is_empty() {
+                        out.push(StreamEvent::TextDelta(kept.to_owned()));
+                    }
                 }
                 Block::Text
             }
@@ -241,6 +250,7 @@ impl Decoder {
         let delta = &value["delta"];
         let kind = delta.get("type").and_then(Value::as_str);
         let mut text_delta = None;
+        let cap = self.cap;
         match (self.block_mut(value), kind) {
             (Some(Block::Text), Some("text_delta")) => {
                 if let Some(text) = delta.get("text").and_then(Value::as_str) {
@@ -250,8 +260,8 @@ impl Decoder {
             (Some(Block::Tool(call)), Some("input_json_delta")) => {
                 if let Some(part) = delta.get("partial_json").and_then(Value::as_str)
                     && !part.is_empty()
+                    && call.push_args(part, cap)
                 {
-                    call.args.push_str(part);
                     out.push(StreamEvent::ToolCallArgsDelta {
                         id: call.id.clone(),
                         delta: part.to_owned(),
@@ -260,11 +270,11 @@ impl Decoder {
             }
             _ => {}
         }
-        if let Some(text) = text_delta
-            && !text.is_empty()
-        {
-            self.text.push_str(&text);
-            out.push(StreamEvent::TextDelta(text));
+        if let Some(text) = text_delta {
+            let kept = self.text.push(&text, self.cap);
+            if !kept.is_empty() {
+                out.push(StreamEvent::TextDelta(kept.to_owned()));
+            }
         }
     }
 
@@ -285,7 +295,12 @@ impl Decoder {
             })
             .collect();
         let finish = self.finish.unwrap_or(FinishReason::Stop);
-        Ok(assemble::response(self.text, calls, finish, self.usage))
+        Ok(assemble::response(
+            self.text.finish(),
+            calls,
+            finish,
+            self.usage,
+        ))
     }
 }
 

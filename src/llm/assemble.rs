@@ -5,6 +5,12 @@ use serde_json::Value;
 
 use super::{FinishReason, Response, ToolCall, Usage};
 
+/// The most of one answer tick holds while it streams, unless the client is told otherwise:
+/// the text, and each tool call's arguments, separately. Beyond it the rest is counted and
+/// dropped, so a model streaming a gigabyte costs tick a few megabytes.
+pub(crate) const DEFAULT_MAX_ANSWER_BYTES: usize =
+    2 * crate::config::DEFAULT_MAX_WRITE_BYTES + 64 * 1024;
+
 /// A tool call while its arguments are still arriving.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct PartialCall {
@@ -14,6 +20,69 @@ pub(crate) struct PartialCall {
     /// The provider said this call's block ended (Anthropic's `content_block_stop`). OpenAI
     /// has no such signal; its decoder closes every call when the answer finishes.
     pub closed: bool,
+    /// Bytes of arguments received, kept or not.
+    pub received: usize,
+    /// The cap the arguments passed: they were dropped as they arrived, and the call becomes
+    /// an error for the model instead of running.
+    pub over_cap: Option<usize>,
+}
+
+impl PartialCall {
+    /// Appends a fragment of the arguments, unless they pass `cap` bytes: then what was
+    /// kept is freed and the rest only counted. Returns whether the fragment was kept.
+    pub fn push_args(&mut self, fragment: &str, cap: usize) -> bool {
+        self.received = self.received.saturating_add(fragment.len());
+        if self.received > cap {
+            if self.over_cap.is_none() {
+                self.args = String::new();
+                self.over_cap = Some(cap);
+            }
+            return false;
+        }
+        self.args.push_str(fragment);
+        true
+    }
+}
+
+/// An answer's text while it streams, kept up to a cap.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct CappedText {
+    pub text: String,
+    /// Bytes that arrived after the cap, dropped.
+    pub dropped: usize,
+}
+
+impl CappedText {
+    /// Appends `fragment` as far as `cap` bytes allow (cut at a character boundary); returns
+    /// the part kept, for the progress events.
+    pub fn push<'a>(&mut self, fragment: &'a str, cap: usize) -> &'a str {
+        if self.dropped > 0 {
+            self.dropped = self.dropped.saturating_add(fragment.len());
+            return "";
+        }
+        let room = cap.saturating_sub(self.text.len());
+        let mut keep = fragment.len().min(room);
+        while !fragment.is_char_boundary(keep) {
+            keep -= 1;
+        }
+        self.text.push_str(&fragment[..keep]);
+        self.dropped = fragment.len() - keep;
+        &fragment[..keep]
+    }
+
+    /// The text, with a note saying how much was dropped after the cap.
+    pub fn finish(self) -> String {
+        if self.dropped == 0 {
+            return self.text;
+        }
+        let mut text = self.text;
+        text.push_str(&format!(
+            "\n[tick dropped the rest of this answer: {} more bytes after the first {}]",
+            self.dropped,
+            text.len()
+        ));
+        text
+    }
 }
 
 /// Builds the response of a stream that completed.
@@ -27,6 +96,22 @@ pub(crate) fn response(
     let mut tool_calls = Vec::new();
     let mut truncated_tool_calls = Vec::new();
     for call in calls {
+        if let Some(cap) = call.over_cap {
+            // Never run, whatever its end: the model is told, and can write in parts.
+            tool_calls.push(ToolCall {
+                id: call.id,
+                name: call.name.clone(),
+                arguments: Value::Object(serde_json::Map::new()),
+                arguments_error: Some(format!(
+                    "the arguments of `{}` were larger than {cap} bytes, more than any tool takes \
+                     (`limits.max_write_bytes` caps a file's content); tick stopped reading them \
+                     after {cap} bytes and ran nothing. Write a large file in parts: create it with \
+                     write_file, then add to it with edit_file",
+                    call.name
+                )),
+            });
+            continue;
+        }
         let raw = call.args.trim();
         // A call with no arguments yet when the token limit hit is cut, not argument-less.
         if !call.closed || (cut_by_length && raw.is_empty()) {
@@ -83,7 +168,50 @@ mod tests {
             name: name.to_owned(),
             args: args.to_owned(),
             closed: true,
+            ..PartialCall::default()
         }
+    }
+
+    /// Issue 17, item 18: arguments stop growing at the cap, and the call comes back as an
+    /// error for the model, never run, even when the stream ends normally.
+    #[test]
+    fn arguments_over_the_cap_are_dropped_and_reported() {
+        let mut big = call("write_file", "");
+        let fragment = "x".repeat(1000);
+        let mut kept = 0;
+        for _ in 0..10_000 {
+            kept += usize::from(big.push_args(&fragment, 64 * 1024));
+        }
+        assert_eq!(kept, 65);
+        assert_eq!(big.received, 10_000_000);
+        assert!(big.args.is_empty() && big.args.capacity() == 0);
+        let small = call("read_file", "{\"path\":\"a\"}");
+        let r = response(
+            String::new(),
+            vec![big, small],
+            FinishReason::ToolCalls,
+            Usage::default(),
+        );
+        assert_eq!(r.tool_calls.len(), 2);
+        let error = r.tool_calls[0].arguments_error.as_deref().unwrap();
+        assert!(
+            error.starts_with("the arguments of `write_file` were larger than 65536 bytes"),
+            "{error}"
+        );
+        assert_eq!(r.tool_calls[1].arguments, json!({"path": "a"}));
+    }
+
+    #[test]
+    fn text_stops_at_the_cap_on_a_character_boundary() {
+        let mut text = CappedText::default();
+        // `é` is two bytes: the second would pass the cap, so neither is kept.
+        assert_eq!(text.push("héllo", 2), "h");
+        assert_eq!(text.push("more", 2), "");
+        assert_eq!(text.dropped, 9);
+        assert_eq!(
+            text.finish(),
+            "h\n[tick dropped the rest of this answer: 9 more bytes after the first 1]"
+        );
     }
 
     #[test]

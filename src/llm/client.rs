@@ -57,6 +57,11 @@ pub struct ClientConfig {
     pub retry_base_delay: Duration,
     /// Upper bound on any wait between attempts, `Retry-After` included.
     pub retry_max_delay: Duration,
+    /// The most kept of an answer's text and of each tool call's arguments while they stream
+    /// (and of one line of the stream); beyond it the rest is dropped as it arrives and the
+    /// call comes back as an error for the model. From `limits.max_write_bytes`
+    /// ([`ClientConfig::answer_cap_for`]).
+    pub max_answer_bytes: usize,
 }
 
 impl ClientConfig {
@@ -73,7 +78,15 @@ impl ClientConfig {
             max_retries: 4,
             retry_base_delay: Duration::from_secs(1),
             retry_max_delay: Duration::from_secs(30),
+            max_answer_bytes: super::assemble::DEFAULT_MAX_ANSWER_BYTES,
         }
+    }
+
+    /// The cap on a streamed answer for `max_write_bytes`: twice it (`edit_file` carries `old`
+    /// and `new`, each up to the limit, and JSON escapes grow text), plus room for the rest
+    /// of the call.
+    pub fn answer_cap_for(max_write_bytes: usize) -> usize {
+        max_write_bytes.saturating_mul(2).saturating_add(64 * 1024)
     }
 }
 
@@ -91,6 +104,7 @@ impl fmt::Debug for ClientConfig {
             .field("max_retries", &self.max_retries)
             .field("retry_base_delay", &self.retry_base_delay)
             .field("retry_max_delay", &self.retry_max_delay)
+            .field("max_answer_bytes", &self.max_answer_bytes)
             .finish()
     }
 }
@@ -260,8 +274,10 @@ impl Client {
             ));
         }
 
-        let mut decoder = Decoder::new(self.config.kind);
-        let mut parser = SseParser::new();
+        let mut decoder = Decoder::with_cap(self.config.kind, self.config.max_answer_bytes);
+        // One line of the stream carries at most one event: a fragment, or a whole answer from
+        // a server that does not stream. Room for a whole call at the cap, JSON-escaped again.
+        let mut parser = SseParser::with_max_line(self.config.max_answer_bytes.saturating_mul(2));
         let mut events = Vec::new();
         let mut out = Vec::new();
         let mut bytes = response.bytes_stream();
@@ -269,6 +285,14 @@ impl Client {
             let ended = match bytes.next().await {
                 Some(Ok(chunk)) => {
                     parser.push(&chunk, &mut events);
+                    if let Some(line) = parser.oversized() {
+                        return Err(LlmError::Protocol {
+                            message: format!(
+                                "one line of the answer was over {line} bytes; tick stopped \
+                                 reading it rather than hold it in memory"
+                            ),
+                        });
+                    }
                     false
                 }
                 Some(Err(err)) if err.is_timeout() => {
@@ -331,10 +355,16 @@ pub(crate) enum Decoder {
 }
 
 impl Decoder {
+    #[cfg(test)]
     pub(crate) fn new(kind: ProviderKind) -> Self {
+        Self::with_cap(kind, super::assemble::DEFAULT_MAX_ANSWER_BYTES)
+    }
+
+    /// A decoder keeping at most `cap` bytes of the text and of each call's arguments.
+    pub(crate) fn with_cap(kind: ProviderKind, cap: usize) -> Self {
         match kind {
-            ProviderKind::OpenAi => Self::OpenAi(openai::Decoder::new()),
-            ProviderKind::Anthropic => Self::Anthropic(anthropic::Decoder::new()),
+            ProviderKind::OpenAi => Self::OpenAi(openai::Decoder::with_cap(cap)),
+            ProviderKind::Anthropic => Self::Anthropic(anthropic::Decoder::with_cap(cap)),
         }
     }
 

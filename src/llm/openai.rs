@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::assemble::{self, PartialCall};
+use super::assemble::{self, CappedText, PartialCall};
 use super::error::ProviderError;
 use super::sse::SseEvent;
 use super::{
@@ -124,7 +124,10 @@ pub(crate) fn wants_max_completion_tokens(model: &str) -> bool {
 /// Accumulates one streamed answer.
 #[derive(Debug, Default)]
 pub(crate) struct Decoder {
-    text: String,
+    text: CappedText,
+    /// The most kept of the text, and of each call's arguments ([`CappedText`],
+    /// [`PartialCall::push_args`]); set by [`Decoder::with_cap`].
+    cap: usize,
     calls: Vec<OpenCall>,
     finish: Option<FinishReason>,
     usage: Usage,
@@ -139,8 +142,12 @@ struct OpenCall {
 }
 
 impl Decoder {
-    pub fn new() -> Self {
-        Self::default()
+    /// A decoder that keeps at most `cap` bytes of the text and of each call's arguments.
+    pub fn with_cap(cap: usize) -> Self {
+        Self {
+            cap,
+            ..Self::default()
+        }
     }
 
     /// Whether the answer is whole: `[DONE]` arrived, or a `finish_reason` did (a server that
@@ -193,8 +200,10 @@ impl Decoder {
         if let Some(text) = delta.get("content").and_then(Value::as_str)
             && !text.is_empty()
         {
-            self.text.push_str(text);
-            out.push(StreamEvent::TextDelta(text.to_owned()));
+            let kept = self.text.push(text, self.cap);
+            if !kept.is_empty() {
+                out.push(StreamEvent::TextDelta(kept.to_owned()));
+            }
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for fragment in calls {
@@ -260,8 +269,7 @@ impl Decoder {
                 name: open.call.name.clone(),
             });
         }
-        if !args.is_empty() {
-            open.call.args.push_str(args);
+        if !args.is_empty() && open.call.push_args(args, self.cap) {
             out.push(StreamEvent::ToolCallArgsDelta {
                 id: open.call.id.clone(),
                 delta: args.to_owned(),
@@ -291,7 +299,12 @@ impl Decoder {
                 ..c.call
             })
             .collect();
-        Ok(assemble::response(self.text, calls, finish, self.usage))
+        Ok(assemble::response(
+            self.text.finish(),
+            calls,
+            finish,
+            self.usage,
+        ))
     }
 }
 

@@ -22,13 +22,33 @@ pub(crate) struct SseParser {
     event: String,
     data: String,
     has_data: bool,
+    /// The longest line (and event) kept; `None` for no limit.
+    max_line: Option<usize>,
+    /// A line passed `max_line`: its bytes were dropped, the stream is not to be trusted.
+    oversized: bool,
 }
 
 const BOM: &str = "\u{feff}";
 
 impl SseParser {
+    #[cfg(test)]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A parser that holds at most `max_line` bytes of one line or one event's data: a
+    /// server sending more in one line makes [`SseParser::oversized`] say so, and the bytes
+    /// beyond are never kept.
+    pub fn with_max_line(max_line: usize) -> Self {
+        Self {
+            max_line: Some(max_line),
+            ..Self::default()
+        }
+    }
+
+    /// The limit a line or an event passed, if one did.
+    pub fn oversized(&self) -> Option<usize> {
+        self.max_line.filter(|_| self.oversized)
     }
 
     /// Feeds the next chunk of the body; events completed by it are appended to `out`.
@@ -45,6 +65,12 @@ impl SseParser {
                 b'\r' => {
                     self.after_cr = true;
                     self.end_line(out);
+                }
+                _ if self
+                    .max_line
+                    .is_some_and(|max| self.line.len() + self.data.len() >= max) =>
+                {
+                    self.oversized = true;
                 }
                 _ => self.line.push(byte),
             }
@@ -127,6 +153,21 @@ pub(crate) mod tests {
         }
         parser.finish(&mut out);
         out
+    }
+
+    /// A server sending one endless line: the parser keeps at most the limit and says so.
+    #[test]
+    fn a_line_over_the_limit_is_dropped_and_reported() {
+        let mut parser = SseParser::with_max_line(100);
+        let mut out = Vec::new();
+        parser.push(b"data: {\"ok\":1}\n\n", &mut out);
+        assert_eq!(parser.oversized(), None);
+        for _ in 0..1000 {
+            parser.push(&[b'x'; 1000], &mut out);
+        }
+        assert_eq!(parser.oversized(), Some(100));
+        assert!(parser.line.len() <= 100);
+        assert_eq!(out.len(), 1);
     }
 
     /// Parses `input` split at every byte position and checks each split gives the same events.

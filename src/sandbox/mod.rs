@@ -379,18 +379,24 @@ pub fn for_run(
         })
 }
 
+/// The most read of a `.git` file or a `commondir`: one path each. A clone controls both, so a
+/// FIFO or a link to `/dev/zero` in their place is refused, never read.
+const GIT_POINTER_MAX: u64 = 64 * 1024;
+
 /// `root/.git` and, when that is a worktree's `.git` file, the git directory it points to and
 /// that one's common directory. The last is where `config` and `hooks/` are.
 fn git_dirs(root: &Path) -> Vec<PathBuf> {
     let dot_git = root.join(".git");
     let mut dirs = vec![dot_git.clone()];
     if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_file())
-        && let Ok(text) = std::fs::read_to_string(&dot_git)
+        && let Ok(Some(text)) = crate::fsx::read_capped(&dot_git, GIT_POINTER_MAX)
         && let Some(target) = text.lines().find_map(|l| l.strip_prefix("gitdir:"))
     {
         let gitdir = root.join(target.trim());
         dirs.push(gitdir.clone());
-        if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
+        if let Ok(Some(common)) =
+            crate::fsx::read_capped(&gitdir.join("commondir"), GIT_POINTER_MAX)
+        {
             dirs.push(gitdir.join(common.trim()));
         }
     }
@@ -400,6 +406,38 @@ fn git_dirs(root: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A clone ships the `.git` file; the agent can make a FIFO or a link to `/dev/zero` as the
+    /// `commondir` it points to. Reading them would hang tick before every command.
+    #[test]
+    fn git_dirs_never_block_or_read_without_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join(".git"), "gitdir: g\n").unwrap();
+        std::fs::create_dir(root.join("g")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("g/commondir"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let owned = root.to_path_buf();
+        std::thread::spawn(move || tx.send(git_dirs(&owned)).unwrap());
+        let dirs = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("git_dirs blocked on a FIFO");
+        assert_eq!(dirs, [root.join(".git"), root.join("g")]);
+
+        std::fs::remove_file(root.join("g/commondir")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.join("g/commondir")).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let owned = root.to_path_buf();
+        std::thread::spawn(move || tx.send(git_dirs(&owned)).unwrap());
+        let dirs = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("git_dirs read /dev/zero");
+        assert_eq!(dirs, [root.join(".git"), root.join("g")]);
+    }
 
     #[test]
     fn a_policy_travels_to_the_helper_unchanged() {

@@ -1,7 +1,8 @@
 //! The journal of tick's own work, per workspace (`.tasks/journal.jsonl`, local and never
 //! committed): every file a tool wrote, with the hash it wrote, and every command tick ran for
 //! the agent, with the fingerprinted files' contents before and after it. The one attribution
-//! rule (`watch::attribution`) reads it to tell tick's changes from everyone else's.
+//! rule (`watch::attribution`) reads it to tell tick's changes from everyone else's. Every
+//! line is redacted like any text tick writes, file names included.
 //!
 //! Older versions kept one journal per task (`<task>/runs/journal.jsonl`, [`Entry`]); those
 //! are still read, and [`append`] still takes their entries (it files writes and commands in
@@ -153,7 +154,9 @@ fn append_line(path: &Path, value: &impl Serialize) -> Result<()> {
     if let Some(dir) = path.parent() {
         fsx::create_dir_all(dir)?;
     }
-    let mut line = serde_json::to_string(value)
+    // Paths are recorded as the redacted text everything else is: a token as a file name
+    // (the keys of `before`/`after` too, through the line guard) never reaches the file.
+    let mut line = crate::redact::json(value, &[])
         .map_err(|err| Error::internal(format!("could not write the journal: {err}")))?;
     line.push('\n');
     let mut file = fsx::open_append(path)?;

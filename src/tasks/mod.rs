@@ -464,7 +464,7 @@ impl Store {
         let mut state_src = fsx::read_capped(&state_path, fsx::MAX_STATE_FILE)?;
         // A commit a killed process left half done: read what it was writing (the writer that
         // next takes the lock finishes it on disk).
-        if let Some((todo, state, plan)) = tx::pending(&task.dir, &todo_src) {
+        if let Some((todo, state, plan)) = tx::pending(&task.dir, &todo_src)? {
             todo_src = todo;
             state_src = Some(state);
             if let Some(plan) = plan {

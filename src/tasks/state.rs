@@ -189,6 +189,51 @@ impl State {
         self.steps.get(&id).is_some_and(StepRecord::verified)
     }
 
+    /// The state as state.yaml records it: a file name holding something shaped like a
+    /// secret (a token as a name, `notes/ghp_….txt`) is written with the secret redacted, in
+    /// `files_changed`, `deviations`, `outside_edits`, `later_changes` and as a fingerprint's
+    /// key (the hash beside it is the content's, which holds no name). A redacted fingerprint
+    /// names no file on disk, so staleness leaves it out: such a file is not watched, the
+    /// price of never committing the secret.
+    pub fn with_paths_redacted(&self) -> std::borrow::Cow<'_, State> {
+        let clean = |path: &String| crate::redact::redact(path, &[]);
+        let needs = self.steps.values().any(|record| {
+            record
+                .files_changed
+                .iter()
+                .chain(&record.deviations)
+                .chain(&record.outside_edits)
+                .chain(record.fingerprints.keys())
+                .chain(record.later_changes.iter().flat_map(|c| &c.files))
+                .any(|path| clean(path) != *path)
+        });
+        if !needs {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut state = self.clone();
+        for record in state.steps.values_mut() {
+            for list in [
+                &mut record.files_changed,
+                &mut record.deviations,
+                &mut record.outside_edits,
+            ] {
+                for path in list.iter_mut() {
+                    *path = clean(path);
+                }
+            }
+            for change in &mut record.later_changes {
+                for path in &mut change.files {
+                    *path = clean(path);
+                }
+            }
+            record.fingerprints = std::mem::take(&mut record.fingerprints)
+                .into_iter()
+                .map(|(path, hash)| (clean(&path), hash))
+                .collect();
+        }
+        std::borrow::Cow::Owned(state)
+    }
+
     /// Records that the runner set step `id` to `status` at `now`, with the verification it
     /// ran (`evidence`). Only a done step keeps content `fingerprints`; for any other status
     /// they are dropped. Returns the record for the caller to add what else it knows.
@@ -302,7 +347,7 @@ fn update(task_dir: &Path, change: impl FnOnce(&mut State)) -> error::Result<()>
     if state == before {
         return Ok(());
     }
-    let text = serde_yaml::to_string(&state)
+    let text = serde_yaml::to_string(&*state.with_paths_redacted())
         .map_err(|err| error::Error::internal(format!("could not write state.yaml: {err}")))?;
     fsx::write_atomic(&path, text.as_bytes())
 }

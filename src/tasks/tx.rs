@@ -265,15 +265,26 @@ pub fn needs_cleanup(dir: &Path) -> bool {
 
 /// The new contents a pending record holds for a task, for a reader that does not hold the
 /// lock: `(TODO.md, state.yaml, PLAN.md)`, when TODO.md on disk is the old or the new text.
-pub(super) fn pending(dir: &Path, todo_on_disk: &str) -> Option<(String, String, Option<String>)> {
-    let text = std::fs::read_to_string(dir.join(RUNS_DIR).join(TX_FILE)).ok()?;
-    let record = Record::decode(&text)?;
+/// A clone can ship the record, so it is read like any file of the store (bounded, never a
+/// FIFO or a device): what cannot be read is an error naming it; what does not decode is no
+/// record.
+pub(super) type Pending = (String, String, Option<String>);
+
+pub(super) fn pending(dir: &Path, todo_on_disk: &str) -> Result<Option<Pending>> {
+    let Some(text) = fsx::read_optional(&dir.join(RUNS_DIR).join(TX_FILE))? else {
+        return Ok(None);
+    };
+    let Some(record) = Record::decode(&text) else {
+        return Ok(None);
+    };
     let hash = hash(todo_on_disk);
-    (hash == record.old_todo_hash || hash == record.todo_hash).then_some((
-        record.todo,
-        record.state,
-        record.plan,
-    ))
+    Ok(
+        (hash == record.old_todo_hash || hash == record.todo_hash).then_some((
+            record.todo,
+            record.state,
+            record.plan,
+        )),
+    )
 }
 
 impl Tx<'_> {
@@ -542,9 +553,10 @@ pub struct Refused {
     pub hint: String,
 }
 
-/// state.yaml's text for `state`: deterministic (sorted keys).
+/// state.yaml's text for `state`: deterministic (sorted keys), file names holding a secret
+/// redacted ([`State::with_paths_redacted`]).
 pub fn state_yaml(state: &State) -> Result<String> {
-    serde_yaml::to_string(state)
+    serde_yaml::to_string(&*state.with_paths_redacted())
         .map_err(|err| Error::internal(format!("could not write state.yaml: {err}")))
 }
 

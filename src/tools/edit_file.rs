@@ -15,6 +15,7 @@ use serde_json::json;
 use super::workspace::{Access, Workspace};
 use super::write_file::{line_count, run_writing, write_bytes};
 use super::{FileWritten, PayloadLimits, ToolOutcome, count, count_newlines, truncate_line};
+use crate::fsx;
 use crate::llm::ToolSpec;
 
 pub const NAME: &str = "edit_file";
@@ -110,35 +111,36 @@ fn edit(
     let path = workspace
         .resolve(shown, Access::Write)
         .map_err(|e| e.to_string())?;
-    // Looked at before reading: a FIFO would block the turn, a huge file fill memory.
-    match std::fs::metadata(&path) {
-        Ok(meta) if !meta.is_file() && !meta.is_dir() => {
-            return Err(format!(
-                "`{shown}` is not a regular file; edit_file changes text files only"
-            ));
-        }
-        Ok(meta) if meta.len() > limits.max_write_bytes as u64 => {
-            return Err(format!(
-                "`{shown}` is {} bytes, over the limit of {} bytes a tool may write \
-                 (`limits.max_write_bytes`); nothing was written. Change it with a command \
-                 (`sed`, a script) instead",
-                meta.len(),
-                limits.max_write_bytes
-            ));
-        }
-        _ => {}
-    }
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    // Read by descriptor beneath the root, like the write: never a FIFO (it would block the
+    // turn), never more than a tool may write, never through a link swapped in since `path`
+    // was resolved.
+    let relative = path
+        .strip_prefix(workspace.root())
+        .map_err(|_| format!("`{shown}` is outside the workspace"))?;
+    let max = limits.max_write_bytes as u64;
+    let bytes = match fsx::read_beneath(workspace.root(), relative, shown, max) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => {
             return Err(format!(
                 "`{shown}` does not exist; create it with write_file"
             ));
         }
-        Err(_) if path.is_dir() => {
+        Err(fsx::BeneathError::NotAFile { .. }) => {
+            return Err(format!(
+                "`{shown}` is not a regular file; edit_file changes text files only"
+            ));
+        }
+        Err(fsx::BeneathError::Directory { .. }) => {
             return Err(format!("`{shown}` is a directory, not a file"));
         }
-        Err(e) => return Err(format!("`{shown}` could not be read: {e}")),
+        Err(fsx::BeneathError::TooLarge { len, .. }) => {
+            return Err(format!(
+                "`{shown}` is {len} bytes, over the limit of {max} bytes a tool may write \
+                 (`limits.max_write_bytes`); nothing was written. Change it with a command \
+                 (`sed`, a script) instead"
+            ));
+        }
+        Err(e) => return Err(e.to_string()),
     };
     let Ok(text) = String::from_utf8(bytes) else {
         return Err(format!(
@@ -154,7 +156,7 @@ fn edit(
             limits.max_write_bytes
         ));
     }
-    let written = write_bytes(workspace, &path, edit.text.as_bytes())?;
+    let (written, _) = write_bytes(workspace, &path, shown, edit.text.as_bytes())?;
     Ok((edit.report(&written.path), written))
 }
 

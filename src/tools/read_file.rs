@@ -7,7 +7,6 @@
 //! in Latin-1 are still worth reading.
 
 use std::fmt::Write as _;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 
 use serde::Deserialize;
@@ -97,7 +96,7 @@ fn read(workspace: &Workspace, arguments: &serde_json::Value) -> Result<String, 
         ));
     }
     let io_error = |e: io::Error| format!("`{shown}` could not be read: {e}");
-    let file = File::open(&path).map_err(io_error)?;
+    let file = crate::fsx::open_regular(&path).map_err(io_error)?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
 
     let probe = reader.fill_buf().map_err(io_error)?;
@@ -249,6 +248,24 @@ mod tests {
     use super::*;
     use crate::tools::test_support::text_of;
     use std::fs;
+
+    /// The agent's `bash` can make a FIFO; opening it to read would block the turn forever.
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let (dir, ws) = setup();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(call(&ws, json!({"path": "pipe"}))).unwrap());
+        let (text, is_error) = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("read_file blocked on a FIFO");
+        assert!(is_error);
+        assert_eq!(text, "`pipe` could not be read: not a regular file");
+    }
 
     fn setup() -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().unwrap();

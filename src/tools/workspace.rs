@@ -19,8 +19,10 @@
 //! - A path that does not exist yet resolves through its nearest existing ancestor (for writing
 //!   a new file); for reading it is an error.
 //!
-//! Resolution is a check at the time of the call: a process that swaps a directory for a
-//! symlink between the check and the use is outside what this policy can see.
+//! Resolution is a check at the time of the call. A process that swaps a directory for a
+//! symlink between the check and the use cannot move a write: `write_file` and `edit_file`
+//! open the resolved path again beneath the root by descriptor, never following a link
+//! (`fsx::write_beneath`, `fsx::read_beneath`), so a swap makes them fail instead.
 
 use std::ffi::OsStr;
 use std::io;

@@ -1,8 +1,9 @@
 //! `write_file`: create or replace a whole file in the workspace, and the one write path that
 //! `edit_file` shares.
 //!
-//! Writes go through [`crate::fsx::write_atomic`] (temp file, fsync, rename, permissions kept),
-//! so a crash or a watcher never sees half a file. Every successful write is reported in the
+//! Writes go through [`crate::fsx::write_beneath`] (temp file, fsync, rename, permissions kept,
+//! all within a directory opened by descriptor beneath the root), so a crash or a watcher
+//! never sees half a file and a racing symlink swap cannot move the write. Every successful write is reported in the
 //! outcome's [`Effects`] with the hash of what was written, for the runner's journal.
 
 use std::path::Path;
@@ -89,19 +90,7 @@ fn write(workspace: &Workspace, args: &Args) -> Result<(String, FileWritten), St
     let path = workspace
         .resolve(shown, Access::Write)
         .map_err(|e| e.to_string())?;
-    let previous = match path.symlink_metadata() {
-        Ok(meta) if meta.is_dir() => {
-            return Err(format!(
-                "`{shown}` is a directory; give the path of a file inside it"
-            ));
-        }
-        Ok(meta) => Some(meta.len()),
-        Err(_) => None,
-    };
-    if let Some(parent) = path.parent() {
-        fsx::create_dir_all(parent).map_err(|e| in_workspace(workspace, &e.message))?;
-    }
-    let written = write_bytes(workspace, &path, args.content.as_bytes())?;
+    let (written, previous) = write_bytes(workspace, &path, shown, args.content.as_bytes())?;
     let what = match previous {
         None => "new file".to_owned(),
         Some(bytes) => format!("replaced {}", count_bytes(bytes)),
@@ -116,21 +105,25 @@ fn write(workspace: &Workspace, args: &Args) -> Result<(String, FileWritten), St
 }
 
 /// Write `content` to `path` (already resolved for [`Access::Write`]) atomically and say what
-/// was written. The error text is for the model and names the path as the model knows it.
+/// was written, and the size of the file it replaced. The write opens `path` again beneath
+/// the root by descriptor, never by name ([`fsx::write_beneath`]): a directory swapped for a
+/// symbolic link since `path` was resolved makes it fail, never land elsewhere. The error
+/// text is for the model and names the path as the model wrote it (`shown`).
 pub(crate) fn write_bytes(
     workspace: &Workspace,
     path: &Path,
+    shown: &str,
     content: &[u8],
-) -> Result<FileWritten, String> {
-    fsx::write_atomic(path, content).map_err(|e| in_workspace(workspace, &e.message))?;
-    Ok(FileWritten::new(workspace.display(path), content))
-}
-
-/// An `fsx` message with the workspace root taken out of its paths: the model writes paths
-/// relative to the root, and the absolute root is noise to it.
-fn in_workspace(workspace: &Workspace, message: &str) -> String {
-    let root = format!("{}/", workspace.root().display());
-    message.replace(&root, "")
+) -> Result<(FileWritten, Option<u64>), String> {
+    let relative = path
+        .strip_prefix(workspace.root())
+        .map_err(|_| format!("`{shown}` is outside the workspace"))?;
+    let replaced = fsx::write_beneath(workspace.root(), relative, shown, content)
+        .map_err(|e| e.to_string())?;
+    Ok((
+        FileWritten::new(workspace.display(path), content),
+        replaced.previous_len,
+    ))
 }
 
 /// Lines as an editor counts them: a last line without a newline still counts.
@@ -317,6 +310,114 @@ mod tests {
             fs::read_to_string(outside.path().join("x")).unwrap(),
             "outside"
         );
+    }
+
+    /// Issue 17, item 7: a process swapping a directory and a symbolic link
+    /// (`renameat2(RENAME_EXCHANGE)`, atomic) while the model writes `d/TODO.md` over and over.
+    /// Resolving by name and then reopening by name put the content in the task's TODO.md or
+    /// outside the workspace within a few tries; opened by descriptor it lands in `d/` or the
+    /// write fails.
+    #[test]
+    fn a_racing_symlink_swap_never_moves_a_write() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+
+        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+
+        let outside = tempfile::tempdir().unwrap();
+        let (dir, ws) = setup();
+        let root = dir.path();
+        fs::create_dir_all(root.join(".tasks/t")).unwrap();
+        fs::write(root.join(".tasks/t/TODO.md"), "- [ ] S2 the real step\n").unwrap();
+        fs::create_dir(root.join("d")).unwrap();
+        for (link, target) in [
+            ("to_tasks", root.join(".tasks/t")),
+            ("to_outside", outside.path().to_path_buf()),
+        ] {
+            symlink(&target, root.join(link)).unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let swapper = {
+                let stop = Arc::clone(&stop);
+                let (d, l) = (root.join("d"), root.join(link));
+                std::thread::spawn(move || {
+                    let mut swaps = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        renameat2(AT_FDCWD, &d, AT_FDCWD, &l, RenameFlags::RENAME_EXCHANGE)
+                            .unwrap();
+                        swaps += 1;
+                    }
+                    swaps
+                })
+            };
+            let mut landed = 0;
+            for i in 0..10_000 {
+                let content = format!("- [x] S2 the real step {i}\n");
+                let outcome = run(&ws, &json!({"path": "d/TODO.md", "content": content}));
+                if !matches!(outcome, ToolOutcome::Output { is_error: true, .. }) {
+                    landed += 1;
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+            let swaps = swapper.join().unwrap();
+            assert!(swaps > 100, "{link}: only {swaps} swaps");
+            assert!(landed > 0, "{link}: no write got through");
+            assert_eq!(
+                fs::read_to_string(root.join(".tasks/t/TODO.md")).unwrap(),
+                "- [ ] S2 the real step\n",
+                "{link}: a write landed in `.tasks/`"
+            );
+            assert!(
+                fs::read_dir(outside.path()).unwrap().next().is_none(),
+                "{link}: a write landed outside the workspace"
+            );
+            // Whichever name holds the real directory now, it is the real one again as `d`.
+            if fs::symlink_metadata(root.join("d"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+            {
+                renameat2(
+                    AT_FDCWD,
+                    &root.join("d"),
+                    AT_FDCWD,
+                    &root.join(link),
+                    RenameFlags::RENAME_EXCHANGE,
+                )
+                .unwrap();
+            }
+        }
+        assert!(
+            fs::read_to_string(root.join("d/TODO.md"))
+                .unwrap()
+                .starts_with("- [x] S2")
+        );
+        // No temp file left anywhere the writes went.
+        let names: Vec<_> = fs::read_dir(root.join("d"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["TODO.md"]);
+    }
+
+    #[test]
+    fn a_parent_directory_linked_outside_is_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        let (dir, ws) = setup();
+        fs::create_dir(dir.path().join("a")).unwrap();
+        symlink(outside.path(), dir.path().join("a/b")).unwrap();
+        let outcome = run(&ws, &json!({"path": "a/b/c/new.txt", "content": "x"}));
+        assert!(
+            matches!(&outcome, ToolOutcome::Output { is_error: true, text, .. } if text.contains("leads outside the workspace")),
+            "{outcome:?}"
+        );
+        assert!(fs::read_dir(outside.path()).unwrap().next().is_none());
+        // Reached by descriptor, a link is never followed even when the check passed.
+        let err = fsx::write_beneath(ws.root(), Path::new("a/b/new.txt"), "a/b/new.txt", b"x")
+            .unwrap_err();
+        assert!(matches!(err, fsx::BeneathError::Moved { .. }), "{err}");
+        let err = fsx::read_beneath(ws.root(), Path::new("a/b"), "a/b", 10).unwrap_err();
+        assert!(matches!(err, fsx::BeneathError::Moved { .. }), "{err}");
+        assert!(fs::read_dir(outside.path()).unwrap().next().is_none());
     }
 
     #[test]

@@ -14,7 +14,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
-use std::fs::File;
 use std::path::{Component, Path};
 
 use chrono::{DateTime, Utc};
@@ -45,9 +44,10 @@ pub fn fingerprint(root: &Path, patterns: &[String], extra: &[String]) -> BTreeM
         .collect()
 }
 
-/// The blake3 hex of the file's content, [`MISSING`] or [`UNREADABLE`].
+/// The blake3 hex of the file's content, [`MISSING`] or [`UNREADABLE`] (also for a FIFO or a
+/// device: a link to `/dev/zero` is not hashed forever).
 pub fn hash_file(path: &Path) -> String {
-    match File::open(path) {
+    match crate::fsx::open_regular(path) {
         Ok(mut file) => {
             let mut hasher = blake3::Hasher::new();
             match std::io::copy(&mut file, &mut hasher) {

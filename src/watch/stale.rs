@@ -94,7 +94,8 @@ pub fn watched_paths(checklist: &Checklist, state: &State) -> BTreeSet<String> {
         .chain(stale)
         .filter_map(|id| state.steps.get(&id))
         .flat_map(|record| record.fingerprints.keys())
-        .filter(|path| !is_task_file(path))
+        // A name recorded redacted (it held a secret) is no file on disk.
+        .filter(|path| !is_task_file(path) && !path.contains(crate::redact::REDACTED))
         .cloned()
         .collect()
 }

@@ -9,6 +9,7 @@ mod cli_review;
 mod concurrency;
 mod errors;
 mod example_copy;
+mod files_guard;
 mod git_guard;
 mod hostile;
 mod kill;
