@@ -44,16 +44,22 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     let secrets: Vec<String> = config.api_key_env.iter().cloned().collect();
     let sandboxing = crate::sandbox::for_run(&config.sandbox, store.root(), args.no_sandbox)?;
     let sandboxed = sandboxing.policy().is_some();
+    // Ctrl-C (or SIGTERM, or a closed terminal's SIGHUP) stops the agent's command under way
+    // at once and the run at the next safe point, leaving the step in progress; a second one
+    // ends the process at once, and the sandbox with it. Every write is atomic either way.
+    let interrupted = Arc::new(AtomicBool::new(false));
     let registry = Registry::for_mode(Mode::Build, workspace)
         .with_secret_env(secrets)
         .with_sandbox(sandboxing)
         .with_run_command(crate::tools::run_command::Setup::new(
             config.run_command.clone(),
-        ));
-    // Ctrl-C (or SIGTERM) asks the run to stop at the next safe point, leaving the step in
-    // progress; a second one ends the process at once. Every write is atomic either way.
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        ))
+        .with_interrupt(Arc::clone(&interrupted));
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
         signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupted))
             .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&interrupted)))
             .map_err(|err| Error::internal(format!("could not handle Ctrl-C: {err}")))?;
