@@ -87,6 +87,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
             state.unsandboxed_run = Some(ctx.now());
         })?;
     }
+    warn_about_hard_links(ctx, store.root());
     let ui = ctx.ui;
     let (json, live) = (args.json, ctx.env.stderr_is_terminal);
     let mut sink = move |event: RunEvent| ui.run_event(&event, json, live);
@@ -109,6 +110,27 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         StepOutcome::Limit => Outcome::Limit,
         StepOutcome::Interrupted => Outcome::Interrupted,
     })
+}
+
+/// Names the workspace's files that are also files elsewhere (hard links): no sandbox can
+/// keep a command that may write the one from writing the other.
+fn warn_about_hard_links(ctx: &Ctx<'_>, root: &std::path::Path) {
+    let Ok(leaving) = crate::sandbox::links_leaving(root) else {
+        return;
+    };
+    if leaving.is_empty() {
+        return;
+    }
+    let mut list: Vec<String> = leaving.iter().take(5).map(|p| format!("`{p}`")).collect();
+    if leaving.len() > list.len() {
+        list.push(format!("and {} more", leaving.len() - list.len()));
+    }
+    ctx.ui.warn(&format!(
+        "{} {} hard links outside the workspace (or into `.git/`, `.tasks/`): a command that \
+         writes them writes there too",
+        list.join(", "),
+        if leaving.len() == 1 { "has" } else { "have" }
+    ));
 }
 
 /// Asks at the terminal whether the run goes on after a deviation.
