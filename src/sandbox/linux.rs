@@ -4,9 +4,9 @@
 //! (`tick __sandbox-init`) is PID 1 of the new pid namespace, starts stage 3 and reaps; stage
 //! 3 (`tick __sandbox-exec`) confines itself (a user namespace of its own, Landlock) and
 //! becomes the command. Each stage is a fresh exec of tick's binary, so each is
-//! single-threaded when it unshares, as the kernel requires. A stage that cannot set something up prints one line
-//! `tick-sandbox: unavailable: <feature>: <detail>` on stderr and exits with
-//! [`SETUP_FAILED`]; nothing of the command has run then.
+//! single-threaded when it unshares, as the kernel requires. A stage that cannot set
+//! something up prints one line `tick-sandbox: unavailable: <feature>: <detail>` on stderr
+//! and exits with [`SETUP_FAILED`]; nothing of the command has run then.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -77,7 +77,7 @@ pub fn helper_main(sub: &str, rest: &[OsString]) -> ExitCode {
         INIT_ARG => stage2(rest),
         EXEC_ARG => stage3(rest),
         PROBE_ARG => {
-            // Inside the sandbox: everything was set up, or stage 1 or 2 would have stopped.
+            // Inside the sandbox: everything was set up, or a stage before would have stopped.
             let _ = writeln!(io::stdout(), "{PROBE_OK}");
             Ok(ExitCode::SUCCESS)
         }
@@ -381,8 +381,9 @@ fn bind_read_only(path: &Path) -> Result<(), Failure> {
     remount(path, MsFlags::MS_RDONLY).map_err(|err| mount_failed("remounting read-only", path, err))
 }
 
-/// Bind-mounts `path` over itself, writable (the mount it lies on may be read-only by then)
-/// but `nosuid` and `nodev`: a setuid file the command makes there does nothing.
+/// Bind-mounts `path` over itself, `nosuid` and `nodev` (a setuid file the command makes
+/// there does nothing): a mount of its own, which stays writable when every other one is
+/// made read-only.
 fn bind_writable(path: &Path) -> Result<(), Failure> {
     bind_over_itself(path)?;
     remount(path, MsFlags::MS_NOSUID | MsFlags::MS_NODEV)
