@@ -44,16 +44,22 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     let secrets: Vec<String> = config.api_key_env.iter().cloned().collect();
     let sandboxing = crate::sandbox::for_run(&config.sandbox, store.root(), args.no_sandbox)?;
     let sandboxed = sandboxing.policy().is_some();
+    // Ctrl-C (or SIGTERM, or a closed terminal's SIGHUP) stops the agent's command under way
+    // at once and the run at the next safe point, leaving the step in progress; a second one
+    // ends the process at once, and the sandbox with it. Every write is atomic either way.
+    let interrupted = Arc::new(AtomicBool::new(false));
     let registry = Registry::for_mode(Mode::Build, workspace)
         .with_secret_env(secrets)
         .with_sandbox(sandboxing)
         .with_run_command(crate::tools::run_command::Setup::new(
             config.run_command.clone(),
-        ));
-    // Ctrl-C (or SIGTERM) asks the run to stop at the next safe point, leaving the step in
-    // progress; a second one ends the process at once. Every write is atomic either way.
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        ))
+        .with_interrupt(Arc::clone(&interrupted));
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
         signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupted))
             .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&interrupted)))
             .map_err(|err| Error::internal(format!("could not handle Ctrl-C: {err}")))?;
@@ -81,6 +87,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
             state.unsandboxed_run = Some(ctx.now());
         })?;
     }
+    warn_about_hard_links(ctx, store.root());
     let ui = ctx.ui;
     let (json, live) = (args.json, ctx.env.stderr_is_terminal);
     let mut sink = move |event: RunEvent| ui.run_event(&event, json, live);
@@ -103,6 +110,27 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         StepOutcome::Limit => Outcome::Limit,
         StepOutcome::Interrupted => Outcome::Interrupted,
     })
+}
+
+/// Names the workspace's files that are also files elsewhere (hard links): no sandbox can
+/// keep a command that may write the one from writing the other.
+fn warn_about_hard_links(ctx: &Ctx<'_>, root: &std::path::Path) {
+    let Ok(leaving) = crate::sandbox::links_leaving(root) else {
+        return;
+    };
+    if leaving.is_empty() {
+        return;
+    }
+    let mut list: Vec<String> = leaving.iter().take(5).map(|p| format!("`{p}`")).collect();
+    if leaving.len() > list.len() {
+        list.push(format!("and {} more", leaving.len() - list.len()));
+    }
+    ctx.ui.warn(&format!(
+        "{} {} hard links outside the workspace (or into `.git/`, `.tasks/`): a command that \
+         writes them writes there too",
+        list.join(", "),
+        if leaving.len() == 1 { "has" } else { "have" }
+    ));
 }
 
 /// Prints the exact prompt the next step would get, and runs nothing.

@@ -170,6 +170,8 @@ impl Hooks<'_, '_, '_> {
         let after = tamper::Snapshot::take(self.root).unwrap_or_default();
         let found = tamper::diff(&before, &after, &|_, _| false);
         if !found.is_empty() {
+            // Put back at once, so nothing planted there runs before the person looks.
+            let found = tamper::restore(&before, &after, found);
             self.emitter.emit(RunEvent::Tampered {
                 step: self.step,
                 files: found.iter().map(|t| t.path.clone()).collect(),
@@ -728,8 +730,9 @@ impl<'a> Runner<'a> {
                 list.join(", ")
             ))
             .hint(
-                "look at the change (`git diff`, `git status .tasks`), put back what you did not \
-                 make, then `tick run` again; run with the sandbox on so commands cannot write there",
+                "tick put back what it could, as it was before the command; look at what is left \
+                 (`git diff`, `git status .tasks`), then `tick run` again; run with the sandbox on \
+                 so commands cannot write there",
             ));
         }
         let end = match result {

@@ -1,11 +1,12 @@
-//! The Linux sandbox: the two helper stages and the probe behind [`super::available`].
+//! The Linux sandbox: the three helper stages and the probe behind [`super::available`].
 //!
 //! Stage 1 (`tick __sandbox`) runs in the caller's namespaces and builds new ones; stage 2
-//! (`tick __sandbox-init`) is PID 1 of the new pid namespace and runs the command. Each stage
-//! is a fresh exec of tick's binary, so each is single-threaded when it unshares, as the
-//! kernel requires. A stage that cannot set something up prints one line
-//! `tick-sandbox: unavailable: <feature>: <detail>` on stderr and exits with
-//! [`SETUP_FAILED`]; nothing of the command has run then.
+//! (`tick __sandbox-init`) is PID 1 of the new pid namespace, starts stage 3 and reaps; stage
+//! 3 (`tick __sandbox-exec`) confines itself (a user namespace of its own, Landlock) and
+//! becomes the command. Each stage is a fresh exec of tick's binary, so each is
+//! single-threaded when it unshares, as the kernel requires. A stage that cannot set
+//! something up prints one line `tick-sandbox: unavailable: <feature>: <detail>` on stderr
+//! and exits with [`SETUP_FAILED`]; nothing of the command has run then.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -25,7 +26,7 @@ use nix::sys::statvfs::{FsFlags, statvfs};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::{Gid, Pid, Uid};
 
-use super::{Feature, INIT_ARG, Kind, PROBE_ARG, Policy, Unavailable};
+use super::{EXEC_ARG, Feature, INIT_ARG, Kind, PROBE_ARG, Policy, Unavailable};
 
 /// The exit code of a helper stage that could not set the sandbox up.
 pub const SETUP_FAILED: u8 = 125;
@@ -37,6 +38,10 @@ const PREFIX: &str = "tick-sandbox: unavailable: ";
 /// without Landlock is refused.
 const LANDLOCK_ABI: ABI = ABI::V9;
 const SHM: &str = "/dev/shm";
+/// The uid and gid the command has inside its user namespace when tick runs as root: any
+/// other than 0, so that it holds no capability after `execve`. Files of the caller show as
+/// this id's inside (the namespace maps it to the caller).
+const ROOT_STAND_IN: &str = "1000";
 const RUN_USER: &str = "/run/user";
 /// Sockets of daemons that run what they are asked as someone else (root, often).
 const DAEMON_SOCKETS: [&str; 6] = [
@@ -70,8 +75,9 @@ pub fn helper_main(sub: &str, rest: &[OsString]) -> ExitCode {
     let result = match sub {
         super::HELPER_ARG => stage1(rest),
         INIT_ARG => stage2(rest),
+        EXEC_ARG => stage3(rest),
         PROBE_ARG => {
-            // Inside the sandbox: everything was set up, or stage 1 or 2 would have stopped.
+            // Inside the sandbox: everything was set up, or a stage before would have stopped.
             let _ = writeln!(io::stdout(), "{PROBE_OK}");
             Ok(ExitCode::SUCCESS)
         }
@@ -135,6 +141,7 @@ fn feature_id(feature: Feature) -> &'static str {
         Feature::Mounts => "mounts",
         Feature::PidNamespace => "pid-namespace",
         Feature::NetworkNamespace => "network-namespace",
+        Feature::IpcNamespace => "ipc-namespace",
         Feature::Landlock => "landlock",
         Feature::Helper => "helper",
     }
@@ -147,6 +154,7 @@ fn feature_from_id(id: &str) -> Option<Feature> {
         Feature::Mounts,
         Feature::PidNamespace,
         Feature::NetworkNamespace,
+        Feature::IpcNamespace,
         Feature::Landlock,
         Feature::Helper,
     ]
@@ -179,8 +187,14 @@ fn parse_args(
     Ok((policy, extras, argv))
 }
 
-/// Stage 1: new namespaces, read-only `.git`/`.tasks`, private `/tmp`, then stage 2.
+/// Stage 1: new namespaces; every mount read-only but the writable directories (build:
+/// the workspace without `.git`/`.tasks`, a private `/tmp`); then stage 2.
 fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
+    // When tick ends, however it ends (a second Ctrl-C, a signal, a panic, SIGKILL), this
+    // process gets SIGKILL, and its death kills stage 2 and with it the whole namespace. The
+    // signal follows the thread that spawned this process: see `Policy::command`.
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
+        .map_err(|err| Failure::new(Feature::PidNamespace, "PR_SET_PDEATHSIG", err))?;
     let (policy, _, argv) = parse_args(rest, 0)?;
     // The caller's working directory (the workspace, or a directory in it), entered again by
     // path once the mounts are in place: a directory under /tmp is then the one bound back.
@@ -197,6 +211,9 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
         .map_err(|err| Failure::new(Feature::Mounts, "unshare(CLONE_NEWNS)", err))?;
     unshare(CloneFlags::CLONE_NEWPID)
         .map_err(|err| Failure::new(Feature::PidNamespace, "unshare(CLONE_NEWPID)", err))?;
+    // SysV shared memory, semaphores and message queues, and POSIX queues, of its own.
+    unshare(CloneFlags::CLONE_NEWIPC)
+        .map_err(|err| Failure::new(Feature::IpcNamespace, "unshare(CLONE_NEWIPC)", err))?;
     if !policy.network {
         unshare(CloneFlags::CLONE_NEWNET)
             .map_err(|err| Failure::new(Feature::NetworkNamespace, "unshare(CLONE_NEWNET)", err))?;
@@ -219,6 +236,8 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
             err,
         )
     })?;
+    // The mounts that stay writable; every other one is made read-only below.
+    let mut writable = Vec::new();
     if policy.kind == Kind::Build {
         let protected = protected_paths(&workspace);
         // The git directories of a worktree may live under /tmp too: they stay visible.
@@ -229,10 +248,25 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
         // runs with the git directory as the workspace and the work tree as its directory.
         keep.push(cwd.clone());
         private_tmp(&keep)?;
+        writable.push(workspace.clone());
+        writable.extend(
+            policy
+                .writable
+                .iter()
+                .filter_map(|p| fs::canonicalize(p).ok()),
+        );
+        for path in &writable {
+            bind_writable(path)?;
+        }
+        writable.push(PathBuf::from("/tmp"));
+        writable.push(PathBuf::from(SHM));
         for path in protected {
             bind_read_only(&path)?;
         }
     }
+    // Landlock has no right for chmod, utimes or extended attributes: a read-only mount
+    // refuses them.
+    read_only_except(&writable)?;
 
     let (mut status_reader, status_writer) =
         io::pipe().map_err(|err| Failure::new(Feature::Helper, "pipe", err))?;
@@ -344,16 +378,30 @@ fn hide_user_sockets() -> Result<(), Failure> {
     Ok(())
 }
 
-/// Bind-mounts `path` read-only over itself. Flags the kernel locked on the original mount
-/// (nosuid, nodev, noexec, atime) must be kept, or the remount is refused.
+/// Bind-mounts `path` read-only over itself.
 fn bind_read_only(path: &Path) -> Result<(), Failure> {
-    let failed = |what: &str, err: nix::Error| {
-        Failure::new(
-            Feature::Mounts,
-            &format!("{what} `{}`", path.display()),
-            err,
-        )
-    };
+    bind_over_itself(path)?;
+    remount(path, MsFlags::MS_RDONLY).map_err(|err| mount_failed("remounting read-only", path, err))
+}
+
+/// Bind-mounts `path` over itself, `nosuid` and `nodev` (a setuid file the command makes
+/// there does nothing): a mount of its own, which stays writable when every other one is
+/// made read-only.
+fn bind_writable(path: &Path) -> Result<(), Failure> {
+    bind_over_itself(path)?;
+    remount(path, MsFlags::MS_NOSUID | MsFlags::MS_NODEV)
+        .map_err(|err| mount_failed("remounting nosuid", path, err))
+}
+
+fn mount_failed(what: &str, path: &Path, err: nix::Error) -> Failure {
+    Failure::new(
+        Feature::Mounts,
+        &format!("{what} `{}`", path.display()),
+        err,
+    )
+}
+
+fn bind_over_itself(path: &Path) -> Result<(), Failure> {
     mount(
         Some(path),
         path,
@@ -361,9 +409,61 @@ fn bind_read_only(path: &Path) -> Result<(), Failure> {
         MsFlags::MS_BIND | MsFlags::MS_REC,
         None::<&str>,
     )
-    .map_err(|err| failed("bind-mounting", err))?;
-    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
-    let existing = statvfs(path).map_err(|err| failed("statvfs", err))?.flags();
+    .map_err(|err| mount_failed("bind-mounting", path, err))
+}
+
+/// Every mount of this namespace read-only, but those at or under `writable`. The kernel
+/// can do this in one call (`mount_setattr` with `AT_RECURSIVE`), which neither `nix` nor
+/// safe Rust offers: each mount of `/proc/self/mountinfo` is remounted on its own. A mount
+/// point this process cannot reach by path is out of the command's reach too, and skipped.
+fn read_only_except(writable: &[PathBuf]) -> Result<(), Failure> {
+    // The kernel's own table of this namespace, not a file a repository can ship (and a
+    // proc file, which the regular-file reader would refuse).
+    #[allow(clippy::disallowed_methods)]
+    let info = fs::read_to_string("/proc/self/mountinfo")
+        .map_err(|err| Failure::new(Feature::Mounts, "reading /proc/self/mountinfo", err))?;
+    for line in info.lines() {
+        let mut fields = line.split(' ');
+        let (Some(point), Some(options)) = (fields.nth(4), fields.next()) else {
+            continue;
+        };
+        let point = PathBuf::from(unescape_mount_point(point));
+        if options.split(',').any(|o| o == "ro") || writable.iter().any(|w| point.starts_with(w)) {
+            continue;
+        }
+        match remount(&point, MsFlags::MS_RDONLY) {
+            Ok(()) | Err(nix::Error::ENOENT | nix::Error::EACCES) => {}
+            Err(err) => return Err(mount_failed("remounting read-only", &point, err)),
+        }
+    }
+    Ok(())
+}
+
+/// A mount point as `/proc/self/mountinfo` writes it, with `\040` for a space (and `\011`,
+/// `\012`, `\134` for tab, newline and backslash).
+fn unescape_mount_point(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut rest = field;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let code = rest.get(at + 1..at + 4);
+        if let Some(byte) = code.and_then(|c| u8::from_str_radix(c, 8).ok()) {
+            out.push(char::from(byte));
+            rest = &rest[at + 4..];
+        } else {
+            out.push('\\');
+            rest = &rest[at + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Remounts the mount at `path` with `add` (read-only, nosuid...). Flags the kernel locked
+/// on the original mount (nosuid, nodev, noexec, atime) must be kept, or it refuses.
+fn remount(path: &Path, add: MsFlags) -> Result<(), nix::Error> {
+    let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | add;
+    let existing = statvfs(path)?.flags();
     for (st, ms) in [
         (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
         (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
@@ -377,7 +477,6 @@ fn bind_read_only(path: &Path) -> Result<(), Failure> {
         }
     }
     mount(None::<&str>, path, None::<&str>, flags, None::<&str>)
-        .map_err(|err| failed("remounting read-only", err))
 }
 
 /// A fresh tmpfs on `/tmp` (and `/dev/shm`). The `keep` paths that lived under the old `/tmp`
@@ -456,12 +555,21 @@ fn private_tmp(keep: &[PathBuf]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Stage 2, PID 1 of the new pid namespace: `/proc`, the caller's uid, Landlock, the command.
+/// Stage 2, PID 1 of the new pid namespace: `/proc`, then stage 3, which becomes the
+/// command; it reaps every process of the namespace until the command ends.
+///
+/// It stays out of the command's reach: in stage 1's user namespace (the command's is a
+/// child, so its capabilities, if any, count for nothing here), not dumpable, and outside
+/// the command's Landlock domain, so neither `ptrace` nor `/proc/1/fd/0` (the status pipe
+/// to stage 1) nor its parent-death signal can be touched.
 fn stage2(rest: &[OsString]) -> Result<ExitCode, Failure> {
-    let (policy, ids, argv) = parse_args(rest, 2)?;
-    // If stage 1 dies (tick killed it), this process dies, and with it the namespace.
+    let (_, ids, argv) = parse_args(rest, 2)?;
+    // If stage 1 dies (tick killed it, or tick died), this process dies, and with it the
+    // namespace.
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
         .map_err(|err| Failure::new(Feature::PidNamespace, "PR_SET_PDEATHSIG", err))?;
+    nix::sys::prctl::set_dumpable(false)
+        .map_err(|err| Failure::new(Feature::PidNamespace, "PR_SET_DUMPABLE", err))?;
     // A session of its own, without the person's terminal: the command cannot open
     // `/dev/tty` and push keystrokes into the shell tick was started from (TIOCSTI).
     nix::unistd::setsid().map_err(|err| Failure::new(Feature::Helper, "setsid", err))?;
@@ -473,34 +581,18 @@ fn stage2(rest: &[OsString]) -> Result<ExitCode, Failure> {
         None::<&str>,
     )
     .map_err(|err| Failure::new(Feature::PidNamespace, "mounting `/proc`", err))?;
-    // The command runs as the caller's own uid, with no capability over these namespaces.
-    unshare(CloneFlags::CLONE_NEWUSER)
-        .map_err(|err| Failure::new(Feature::UserNamespaces, "unshare(CLONE_NEWUSER)", err))?;
-    map_ids(&ids[0], "0", &ids[1], "0")?;
-    nix::sys::prctl::set_no_new_privs()
-        .map_err(|err| Failure::new(Feature::Landlock, "PR_SET_NO_NEW_PRIVS", err))?;
-    restrict_files(&policy)?;
 
-    let mut command = Command::new(&argv[0]);
-    command.args(&argv[1..]).stdin(Stdio::null());
-    let child = command.spawn();
-    let child = match child {
-        Ok(child) => child,
-        Err(err) => {
-            // Like a shell: 127 when the program is not there, 126 when it cannot run.
-            let _ = writeln!(
-                io::stderr(),
-                "tick-sandbox: could not run `{}`: {err}",
-                argv[0].to_string_lossy()
-            );
-            let code = if err.kind() == io::ErrorKind::NotFound {
-                127
-            } else {
-                126
-            };
-            return Ok(ExitCode::from(code));
-        }
-    };
+    let mut command = Command::new("/proc/self/exe");
+    command
+        .arg(EXEC_ARG)
+        .arg(&rest[0])
+        .args(&ids)
+        .arg("--")
+        .args(argv)
+        .stdin(Stdio::null());
+    let child = command
+        .spawn()
+        .map_err(|err| Failure::new(Feature::Helper, "starting the command's stage", err))?;
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
     drop(command);
     // Reap every process that ends here (orphans are re-parented to this one) until the
@@ -529,6 +621,32 @@ fn stage2(rest: &[OsString]) -> Result<ExitCode, Failure> {
     };
     let _ = nix::unistd::write(io::stdin(), report.as_bytes());
     Ok(ExitCode::from(code))
+}
+
+/// Stage 3, the command's own process: a user namespace of its own in which it is not root
+/// (so `execve` leaves it no capability), `no_new_privs`, Landlock, then `execve` of the
+/// command. A setup failure here exits [`SETUP_FAILED`] like the other stages; a command
+/// that cannot be run exits 127 (not found) or 126, like a shell.
+fn stage3(rest: &[OsString]) -> Result<ExitCode, Failure> {
+    let (policy, ids, argv) = parse_args(rest, 2)?;
+    unshare(CloneFlags::CLONE_NEWUSER)
+        .map_err(|err| Failure::new(Feature::UserNamespaces, "unshare(CLONE_NEWUSER)", err))?;
+    let inner = |id: &str| if id == "0" { ROOT_STAND_IN } else { id }.to_owned();
+    map_ids(&inner(&ids[0]), "0", &inner(&ids[1]), "0")?;
+    nix::sys::prctl::set_no_new_privs()
+        .map_err(|err| Failure::new(Feature::Landlock, "PR_SET_NO_NEW_PRIVS", err))?;
+    restrict_files(&policy)?;
+    let err = std::os::unix::process::CommandExt::exec(Command::new(&argv[0]).args(&argv[1..]));
+    let _ = writeln!(
+        io::stderr(),
+        "tick-sandbox: could not run `{}`: {err}",
+        argv[0].to_string_lossy()
+    );
+    Ok(ExitCode::from(if err.kind() == io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    }))
 }
 
 /// Whether anything but this process is still alive in the namespace. Everything left is a
@@ -591,4 +709,17 @@ fn restrict_files(policy: &Policy) -> Result<(), Failure> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_points_are_read_as_the_kernel_escapes_them() {
+        assert_eq!(unescape_mount_point("/a\\040b/c"), "/a b/c");
+        assert_eq!(unescape_mount_point("/x\\134y\\011"), "/x\\y\t");
+        assert_eq!(unescape_mount_point("/odd\\9"), "/odd\\9");
+        assert_eq!(unescape_mount_point("/é\\040"), "/é ");
+    }
 }

@@ -4,22 +4,29 @@
 //! How a command is contained (Linux; `docs/sandbox.md` says what each layer stops):
 //!
 //! 1. tick runs the command through its own binary, `tick __sandbox <policy> -- argv…`
-//!    ([`Policy::command`]). That helper, still single-threaded, unshares a user, mount and
-//!    pid namespace (and a network namespace when the policy has no network), bind-mounts
-//!    `.git` and `.tasks` read-only over themselves and mounts a private tmpfs on `/tmp`.
-//! 2. It starts `tick __sandbox-init`, PID 1 of the new pid namespace, which mounts a fresh
-//!    `/proc` (tick's processes are not in it), drops back to the caller's uid in a nested user
-//!    namespace, sets `PR_SET_NO_NEW_PRIVS` and a Landlock ruleset (read everywhere, write
-//!    only where the policy says; Landlock also forbids any further mount or unmount), and
-//!    runs the command. It reaps every orphan, and when the command ends it exits: the kernel
-//!    then kills whatever is left in the namespace, `setsid` and double forks included.
-//! 3. tick's own process is not dumpable (`PR_SET_DUMPABLE 0`, [`harden_this_process`]), and
+//!    ([`Policy::command`]). That helper, still single-threaded, dies with tick
+//!    (`PR_SET_PDEATHSIG`), unshares a user, mount, pid and IPC namespace (and a network
+//!    namespace when the policy has no network), mounts a private tmpfs on `/tmp` (build),
+//!    bind-mounts the workspace `nosuid` and `.git` and `.tasks` read-only over themselves,
+//!    and remounts every other mount read-only (all of them for the read-only policy).
+//! 2. It starts `tick __sandbox-init`, PID 1 of the new pid namespace, which dies with stage
+//!    1, is not dumpable, mounts a fresh `/proc` (tick's processes are not in it) and starts
+//!    `tick __sandbox-exec`. It reaps every orphan, and when the command ends it exits: the
+//!    kernel then kills whatever is left in the namespace, `setsid` and double forks
+//!    included.
+//! 3. `tick __sandbox-exec` enters a user namespace of its own as a uid other than 0, sets
+//!    `PR_SET_NO_NEW_PRIVS` and a Landlock ruleset (read everywhere, write only where the
+//!    policy says; Landlock also forbids any further mount or unmount, and ptrace or signals
+//!    out of its domain, so PID 1 is out of reach), and `execve`s the command, which then has
+//!    no capability.
+//! 4. tick's own process is not dumpable (`PR_SET_DUMPABLE 0`, [`harden_this_process`]), and
 //!    the command's environment is the cleaned one the caller gives the helper.
 //!
 //! No string checks anywhere: a command is not inspected, only confined.
 
 #[cfg(target_os = "linux")]
 mod linux;
+mod scan;
 pub mod tamper;
 
 use std::ffi::{OsStr, OsString};
@@ -29,6 +36,8 @@ use std::process::{Command, ExitCode};
 
 use serde::{Deserialize, Serialize};
 
+pub use scan::{clear_setuid, links_leaving};
+
 /// The line the helper writes to its stdin pipe when the command left processes running,
 /// which the sandbox then killed (see [`Policy::command`]).
 pub const LEFTOVERS: &str = "leftovers";
@@ -36,6 +45,8 @@ pub const LEFTOVERS: &str = "leftovers";
 pub const HELPER_ARG: &str = "__sandbox";
 /// The hidden subcommand that runs as PID 1 inside the sandbox (stage 2).
 pub const INIT_ARG: &str = "__sandbox-init";
+/// The hidden subcommand that confines itself and becomes the command (stage 3).
+pub const EXEC_ARG: &str = "__sandbox-exec";
 /// The hidden subcommand that only checks the sandbox can be set up ([`available`]).
 pub const PROBE_ARG: &str = "__sandbox-probe";
 
@@ -151,6 +162,11 @@ impl Policy {
     /// When the returned process ends (or is killed), every process the command started is
     /// gone. Before relying on it, check [`available`] once: this function does not.
     ///
+    /// The helper dies when the thread that spawns it ends (`PR_SET_PDEATHSIG` follows the
+    /// thread, not the process), and the whole sandbox with it: spawn it from a thread that
+    /// outlives the command, such as the one that waits for it. That is what kills the
+    /// command when tick exits, however it exits.
+    ///
     /// The command's own stdin is always `/dev/null`. A caller that wants to know more gives
     /// the returned `Command` the write end of a pipe as stdin: the helper writes one line per
     /// fact to it before it exits, today only [`LEFTOVERS`].
@@ -194,6 +210,8 @@ pub enum Feature {
     PidNamespace,
     /// A network namespace, for a policy without network.
     NetworkNamespace,
+    /// An IPC namespace (System V shared memory, semaphores, message queues).
+    IpcNamespace,
     /// The Landlock LSM (Linux 5.13+, enabled in `lsm=`).
     Landlock,
     /// tick's own binary, which runs the sandbox helper.
@@ -208,6 +226,7 @@ impl Feature {
             Feature::Mounts => "mount namespaces",
             Feature::PidNamespace => "pid namespaces",
             Feature::NetworkNamespace => "network namespaces",
+            Feature::IpcNamespace => "IPC namespaces",
             Feature::Landlock => "Landlock",
             Feature::Helper => "tick's sandbox helper",
         }
@@ -286,7 +305,7 @@ impl Sandboxing {
 /// process is still single-threaded (namespaces require it).
 pub fn helper_main(args: &[OsString]) -> Option<ExitCode> {
     let sub = args.get(1)?.to_str()?;
-    if ![HELPER_ARG, INIT_ARG, PROBE_ARG].contains(&sub) {
+    if ![HELPER_ARG, INIT_ARG, EXEC_ARG, PROBE_ARG].contains(&sub) {
         return None;
     }
     #[cfg(target_os = "linux")]

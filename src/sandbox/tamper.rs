@@ -2,10 +2,13 @@
 //! next (`.tasks/`, `.git/config`, `.git/hooks/`) and was not written by tick.
 //!
 //! The sandbox makes these read-only for the agent's commands; this is the check that holds
-//! without it (`--no-sandbox`), or if a layer fails. The runner takes a [`Snapshot`] before a
-//! step and one after, and [`diff`] names every change tick did not make itself; a step with
-//! such a change is not ticked and the run stops, naming them. Nothing is read from the
-//! tampered files to decide that: only their hashes are compared.
+//! without it (`--no-sandbox`), or if a layer fails (a hard link into `.git/` made before
+//! the run is one the sandbox cannot see). The runner takes a [`Snapshot`] before each of the
+//! agent's commands and one after, and [`diff`] names every change tick did not make itself;
+//! [`restore`] then puts each path back as the first snapshot had it (which is why it keeps
+//! the content of small files), so the person's next `git status` does not run what was
+//! planted. A step with such a change is not ticked and the run stops, naming them. Nothing
+//! is read from the tampered files to decide that: only their hashes are compared.
 //!
 //! Left out: a task's `runs/` (transcripts and the journal, which tick appends to during the
 //! step), the workspace journal `.tasks/journal.jsonl` (appended to around every command) and
@@ -13,8 +16,9 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io;
-use std::path::Path;
+use std::io::{self, Read as _};
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
 
 use crate::watch::fingerprint::{self, MISSING};
 
@@ -23,6 +27,10 @@ use crate::watch::fingerprint::{self, MISSING};
 const MAX_ENTRIES: usize = 20_000;
 /// At most this deep below a watched directory.
 const MAX_DEPTH: usize = 16;
+/// Files up to this size are kept whole, so that they can be put back.
+const MAX_KEPT_FILE: u64 = 1024 * 1024;
+/// At most this much content is kept in all.
+const MAX_KEPT: u64 = 16 * 1024 * 1024;
 
 /// The watched files of one workspace at one moment: workspace-relative path (with `.git/…`
 /// as seen from the workspace, also for a worktree whose git directory lives elsewhere) →
@@ -31,6 +39,16 @@ const MAX_DEPTH: usize = 16;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot {
     files: BTreeMap<String, String>,
+    /// Where each path is, and what [`restore`] needs to put it back.
+    kept: BTreeMap<String, Kept>,
+    kept_bytes: u64,
+}
+
+/// One watched path: where it is, and its content and mode when it is a small regular file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Kept {
+    path: PathBuf,
+    content: Option<(Vec<u8>, u32)>,
 }
 
 /// How one watched path changed.
@@ -57,11 +75,30 @@ pub struct Tampered {
     /// Workspace-relative, like `.git/hooks/pre-commit` or `.tasks/<task>/TODO.md`.
     pub path: String,
     pub change: Change,
+    /// What [`restore`] did about it; `None` before it ran.
+    pub repair: Option<Repair>,
+}
+
+/// How a tampered path was put back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Repair {
+    /// Its content (or link) and mode are as before the command.
+    PutBack,
+    /// It did not exist before, and is gone again.
+    Removed,
+    /// It could not be: why.
+    Failed(String),
 }
 
 impl std::fmt::Display for Tampered {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "`{}` {}", self.path, self.change.as_str())
+        write!(f, "`{}` {}", self.path, self.change.as_str())?;
+        match &self.repair {
+            None => Ok(()),
+            Some(Repair::PutBack) => write!(f, " (put back as it was)"),
+            Some(Repair::Removed) => write!(f, " (removed)"),
+            Some(Repair::Failed(why)) => write!(f, " (could not be put back: {why})"),
+        }
     }
 }
 
@@ -85,8 +122,22 @@ impl Snapshot {
     }
 
     fn add(&mut self, path: &Path, rel: &str) -> io::Result<()> {
-        if let Some(hash) = entry_hash(path)? {
+        let room = MAX_KEPT_FILE.min(MAX_KEPT - self.kept_bytes);
+        let content = read_small(path, room)?;
+        let hash = match &content {
+            Some((bytes, _)) => Some(blake3::hash(bytes).to_hex().to_string()),
+            None => entry_hash(path)?,
+        };
+        if let Some(hash) = hash {
             self.files.insert(rel.to_owned(), hash);
+            self.kept_bytes += content.as_ref().map_or(0, |(b, _)| b.len() as u64);
+            self.kept.insert(
+                rel.to_owned(),
+                Kept {
+                    path: path.to_path_buf(),
+                    content,
+                },
+            );
         }
         Ok(())
     }
@@ -129,6 +180,29 @@ impl Snapshot {
     }
 }
 
+/// The content and mode of the regular file at `path` (never through a final symlink, never
+/// blocking on a FIFO swapped in), if it has at most `max` bytes.
+fn read_small(path: &Path, max: u64) -> io::Result<Option<(Vec<u8>, u32)>> {
+    // Missing, a symlink (ELOOP), a directory to walk: not a file to keep.
+    let Ok(file) = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+    else {
+        return Ok(None);
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > max {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Ok(None);
+    }
+    Ok(Some((bytes, meta.permissions().mode())))
+}
+
 /// The hash of what is at `path` without following a final symlink, or `None` if nothing.
 fn entry_hash(path: &Path) -> io::Result<Option<String>> {
     let meta = match fs::symlink_metadata(path) {
@@ -167,6 +241,7 @@ pub fn diff(
             changes.push(Tampered {
                 path: path.clone(),
                 change,
+                repair: None,
             });
         }
     }
@@ -175,6 +250,7 @@ pub fn diff(
             changes.push(Tampered {
                 path: path.clone(),
                 change: Change::Removed,
+                repair: None,
             });
         }
     }
@@ -182,9 +258,63 @@ pub fn diff(
     changes
 }
 
+/// Puts each of `changes` (from [`diff`]`(before, after, …)`) back as `before` had it: an
+/// added path is removed, a modified or removed file gets its content and mode back (a
+/// symlink its target). Writes are atomic (a new file renamed over the old one), so a hard
+/// link that led into the file from elsewhere no longer does. Returns the changes with what
+/// was done about each.
+pub fn restore(before: &Snapshot, after: &Snapshot, changes: Vec<Tampered>) -> Vec<Tampered> {
+    changes
+        .into_iter()
+        .map(|mut tampered| {
+            let repair = match tampered.change {
+                Change::Added => {
+                    after
+                        .kept
+                        .get(&tampered.path)
+                        .map(|now| match fs::remove_file(&now.path) {
+                            Ok(()) => Repair::Removed,
+                            Err(err) if err.kind() == io::ErrorKind::NotFound => Repair::Removed,
+                            Err(err) => Repair::Failed(err.to_string()),
+                        })
+                }
+                Change::Modified | Change::Removed => before
+                    .kept
+                    .get(&tampered.path)
+                    .map(|was| put_back(was, &before.files[&tampered.path])),
+            };
+            tampered.repair =
+                Some(repair.unwrap_or_else(|| Repair::Failed("not in the snapshot".to_owned())));
+            tampered
+        })
+        .collect()
+}
+
+/// Writes `was` back at its path; `hash` is its entry in the snapshot.
+fn put_back(was: &Kept, hash: &str) -> Repair {
+    let result = if let Some((content, mode)) = &was.content {
+        crate::fsx::write_atomic(&was.path, content)
+            .map_err(|err| err.to_string())
+            .and_then(|()| {
+                fs::set_permissions(&was.path, fs::Permissions::from_mode(*mode))
+                    .map_err(|err| err.to_string())
+            })
+    } else if let Some(target) = hash.strip_prefix("symlink:") {
+        let _ = fs::remove_file(&was.path);
+        std::os::unix::fs::symlink(target, &was.path).map_err(|err| err.to_string())
+    } else {
+        Err("it was larger than tick keeps, or not a regular file".to_owned())
+    };
+    match result {
+        Ok(()) => Repair::PutBack,
+        Err(why) => Repair::Failed(why),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::fs::symlink;
 
     fn workspace() -> tempfile::TempDir {
@@ -203,6 +333,47 @@ mod tests {
 
     fn never(_: &str, _: &str) -> bool {
         false
+    }
+
+    #[test]
+    fn tampered_files_are_put_back_as_they_were() {
+        let dir = workspace();
+        let root = dir.path();
+        let config = root.join(".git/config");
+        std::fs::set_permissions(&config, fs::Permissions::from_mode(0o600)).unwrap();
+        let outside = root.join("linked");
+        fs::hard_link(&config, &outside).unwrap();
+        let before = Snapshot::take(root).unwrap();
+        let todo = fs::read(root.join(".tasks/t1/TODO.md")).unwrap();
+        fs::write(&outside, "[core]\nfsmonitor = env\n").unwrap();
+        fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\nenv\n").unwrap();
+        fs::remove_file(root.join(".tasks/t1/TODO.md")).unwrap();
+        fs::remove_file(root.join(".tasks/config.yaml")).unwrap();
+        symlink("/etc/passwd", root.join(".tasks/config.yaml")).unwrap();
+        let after = Snapshot::take(root).unwrap();
+        let restored = restore(&before, &after, diff(&before, &after, &never));
+        let shown: Vec<String> = restored.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "`.git/config` modified (put back as it was)",
+                "`.git/hooks/pre-commit` added (removed)",
+                "`.tasks/config.yaml` modified (put back as it was)",
+                "`.tasks/t1/TODO.md` removed (put back as it was)",
+            ]
+        );
+        assert_eq!(Snapshot::take(root).unwrap().files(), before.files());
+        assert_eq!(fs::read_to_string(&config).unwrap(), "[core]\n");
+        assert_eq!(
+            fs::metadata(&config).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(fs::read(root.join(".tasks/t1/TODO.md")).unwrap(), todo);
+        // The link no longer leads into `.git/config`.
+        assert_eq!(
+            fs::read_to_string(&outside).unwrap(),
+            "[core]\nfsmonitor = env\n"
+        );
     }
 
     fn changes(list: &[Tampered]) -> Vec<(String, Change)> {

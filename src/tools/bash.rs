@@ -20,6 +20,11 @@
 //!   group (`setsid`, a double-forking daemon) still dies with the command, because the whole
 //!   pid namespace does. The group handling here stays as the first layer, and the only one
 //!   without a sandbox.
+//! - When the caller's interrupt flag is set (Ctrl-C in `tick run`,
+//!   [`CommandEnv::with_interrupt`]), the command is stopped at once, the same way as on a
+//!   timeout, instead of being waited for.
+//! - Setuid and setgid bits a sandboxed command leaves on files of the workspace are cleared
+//!   after it ([`crate::sandbox::clear_setuid`]), and the output says so.
 //! - The outcome says that a command ran; what it changed the runner learns from snapshots.
 //!
 //! A non-zero exit is not a failure of the tool: it is output the model reads, marked as an
@@ -32,6 +37,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -65,6 +71,8 @@ const TERM_GRACE: Duration = Duration::from_secs(2);
 const EOF_GRACE: Duration = Duration::from_secs(2);
 /// How often to look whether a signalled group is gone.
 const POLL: Duration = Duration::from_millis(10);
+/// How often to look at the interrupt flag while a command runs.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 /// The environment variables holding provider API keys, removed from every command's
 /// environment unless told otherwise.
@@ -86,6 +94,7 @@ pub struct CommandEnv {
     /// `Off` unless the caller says: only the caller knows the workspace, the configuration
     /// and whether the person opted out. `tick run` always says.
     sandbox: Sandboxing,
+    interrupt: InterruptFlag,
 }
 
 impl Default for CommandEnv {
@@ -94,9 +103,35 @@ impl Default for CommandEnv {
             base: None,
             secrets: DEFAULT_SECRET_ENV.iter().map(|&s| s.to_owned()).collect(),
             sandbox: Sandboxing::Off,
+            interrupt: InterruptFlag::default(),
         }
     }
 }
+
+/// The flag that stops the command under way (Ctrl-C in `tick run`), if any. Two are equal
+/// when they are the same flag.
+#[derive(Debug, Clone, Default)]
+struct InterruptFlag(Option<Arc<AtomicBool>>);
+
+impl InterruptFlag {
+    fn is_set(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for InterruptFlag {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for InterruptFlag {}
 
 /// Whether a variable's name says it holds a credential (`*_API_KEY`, `*_TOKEN`,
 /// `*_SECRET*`, `*PASSWORD*`...). Such variables never reach a command, whatever their
@@ -140,6 +175,14 @@ impl CommandEnv {
     #[must_use]
     pub fn with_sandbox(mut self, sandbox: Sandboxing) -> Self {
         self.sandbox = sandbox;
+        self
+    }
+
+    /// Stop a running command at once when `flag` is set (by the Ctrl-C handler), with
+    /// everything it started, instead of waiting for it.
+    #[must_use]
+    pub fn with_interrupt(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.interrupt = InterruptFlag(Some(flag));
         self
     }
 
@@ -297,11 +340,20 @@ pub fn run_command(
     let (exit_code, timed_out) = match finished.end {
         End::Exited(status) => (status.code(), false),
         End::TimedOut => (None, true),
+        End::Interrupted => (None, false),
     };
+    let mut output = finished.output;
+    for note in finished.notes {
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(&note);
+        output.push('\n');
+    }
     Ok(CommandRun {
         exit_code,
         timed_out,
-        output: finished.output,
+        output,
         duration: finished.ran_for,
     })
 }
@@ -329,6 +381,8 @@ pub(crate) fn timeout(seconds: f64, max_s: u64) -> Result<(Duration, Option<Stri
 enum End {
     Exited(ExitStatus),
     TimedOut,
+    /// Stopped because the interrupt flag was set.
+    Interrupted,
 }
 
 /// Everything known once the command and its group are gone.
@@ -342,6 +396,8 @@ pub(crate) struct Finished {
     stopped_leftovers: bool,
     /// The pipe was still open when the call stopped waiting for it.
     output_held_open: bool,
+    /// What tick did after the command that the reader should know (`note: …`).
+    notes: Vec<String>,
 }
 
 impl Finished {
@@ -349,7 +405,7 @@ impl Finished {
     pub(crate) fn exit_code(&self) -> Option<i32> {
         match &self.end {
             End::Exited(status) => status.code(),
-            End::TimedOut => None,
+            End::TimedOut | End::Interrupted => None,
         }
     }
 
@@ -379,6 +435,12 @@ impl Finished {
                 );
                 true
             }
+            End::Interrupted => {
+                text.push_str(
+                    "stopped, with every process it started: tick was interrupted (Ctrl-C)",
+                );
+                true
+            }
             End::Exited(status) => {
                 let duration = seconds(self.ran_for);
                 if let Some(code) = status.code() {
@@ -399,6 +461,7 @@ impl Finished {
                     .to_owned(),
             );
         }
+        notes.extend(self.notes);
         if self.output_held_open {
             notes.push(
                 "note: a process that left the command's process group still holds its output \
@@ -448,7 +511,28 @@ fn execute(
     };
     cmd.current_dir(root);
     env.apply(&mut cmd);
-    supervise(cmd, env.sandbox().policy().is_some(), timeout)
+    let policy = env.sandbox().policy();
+    let mut finished = watch(cmd, policy.is_some(), timeout, &env.interrupt)?;
+    if let Some(policy) = policy.filter(|p| p.kind() == crate::sandbox::Kind::Build) {
+        // The namespace is gone: nothing of the command can set the bits again meanwhile.
+        finished
+            .notes
+            .push(match crate::sandbox::clear_setuid(policy.workspace()) {
+                Ok(cleared) if cleared.is_empty() => return Ok(finished),
+                Ok(cleared) => {
+                    let list: Vec<String> = cleared.iter().map(|p| format!("`{p}`")).collect();
+                    format!(
+                        "note: the setuid and setgid bits the command set were cleared: {}",
+                        list.join(", ")
+                    )
+                }
+                Err(err) => format!(
+                    "warning: the workspace could not be checked for setuid files the command \
+                     made: {err}"
+                ),
+            });
+    }
+    Ok(finished)
 }
 
 /// Runs `cmd` (its program, arguments, directory and environment already set) the way this
@@ -456,10 +540,16 @@ fn execute(
 /// group stopped on timeout and after the main process exits. `sandboxed`: `cmd` is a
 /// [`crate::sandbox::Policy::command`], whose helper reports on its stdin. `run_command`
 /// uses it too.
-pub(crate) fn supervise(
+pub(crate) fn supervise(cmd: Command, sandboxed: bool, timeout: Duration) -> io::Result<Finished> {
+    watch(cmd, sandboxed, timeout, &InterruptFlag::default())
+}
+
+/// [`supervise`], also stopping the command as soon as `interrupt` is set.
+fn watch(
     mut cmd: Command,
     sandboxed: bool,
     timeout: Duration,
+    interrupt: &InterruptFlag,
 ) -> io::Result<Finished> {
     let started = Instant::now();
     let (mut reader, writer) = io::pipe()?;
@@ -518,7 +608,24 @@ pub(crate) fn supervise(
         let _ = exit_tx.send(child.wait());
     });
 
-    let (end, ran_for, stopped_leftovers) = match exit_rx.recv_timeout(timeout) {
+    let waited = loop {
+        if interrupt.is_set() {
+            break Err(End::Interrupted);
+        }
+        let left = timeout.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            break Err(End::TimedOut);
+        }
+        match exit_rx.recv_timeout(left.min(INTERRUPT_POLL)) {
+            Ok(status) => break Ok(status),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                stop_group(group);
+                return Err(io::Error::other("lost track of the command's process"));
+            }
+        }
+    };
+    let (end, ran_for, stopped_leftovers) = match waited {
         Ok(status) => {
             let ran_for = started.elapsed();
             let leftovers = group_exists(group);
@@ -537,15 +644,13 @@ pub(crate) fn supervise(
                 leftovers || killed_in_sandbox,
             )
         }
-        Err(mpsc::RecvTimeoutError::Timeout) => {
+        Err(end) => {
+            // Under the sandbox the group is the helper alone, which SIGTERM ends at once;
+            // its death ends the namespace (see `Policy::command`).
             stop_group(group);
             // Reap the main process, which SIGKILL has ended by now.
             let _ = exit_rx.recv_timeout(TERM_GRACE);
-            (End::TimedOut, timeout, false)
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            stop_group(group);
-            return Err(io::Error::other("lost track of the command's process"));
+            (end, started.elapsed().min(timeout), false)
         }
     };
     // If the pipe is still open, the reader thread is left blocked on it; it ends when the
@@ -558,6 +663,7 @@ pub(crate) fn supervise(
         ran_for,
         stopped_leftovers,
         output_held_open,
+        notes: Vec::new(),
     })
 }
 

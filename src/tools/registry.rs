@@ -259,6 +259,13 @@ impl Registry {
         self
     }
 
+    /// Stop the command under way as soon as `flag` is set (by Ctrl-C in `tick run`).
+    #[must_use]
+    pub fn with_interrupt(mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
+        self.command_env = self.command_env.with_interrupt(flag);
+        self
+    }
+
     pub fn command_env(&self) -> &CommandEnv {
         &self.command_env
     }

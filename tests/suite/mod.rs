@@ -7,6 +7,7 @@ mod cli_doctor;
 mod cli_first_run;
 mod cli_review;
 mod concurrency;
+mod containment;
 mod errors;
 mod example_copy;
 mod files_guard;

@@ -1,0 +1,540 @@
+//! Containment, second pass (issue 17): what a hostile command tries against the sandbox's
+//! own processes, against other programs' IPC, against "read-only", and against tick's exit.
+//!
+//! The sandbox-level tests run commands the way the `bash` tool does
+//! (`tick::tools::bash::run_command`), with the real tick binary as the sandbox helper; the
+//! Ctrl-C and tamper tests run `tick run` against the fake model. Like `sandbox.rs`, they fail
+//! where the sandbox cannot be set up unless `TICK_TEST_NO_SANDBOX=1`.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::json;
+use tick::sandbox::{self, Kind, Policy, Sandboxing};
+use tick::tools::CommandEnv;
+use tick::tools::bash::{CommandRun, run_command};
+
+use crate::common::fake_model::FakeModel;
+use crate::common::project::{Project, stderr};
+use crate::common::scripts::{openai_call, openai_calls};
+use crate::common::text::assert_contains;
+
+const TICK: &str = env!("CARGO_BIN_EXE_tick");
+
+fn sandbox_required() -> bool {
+    if std::env::var("TICK_TEST_NO_SANDBOX").is_ok_and(|v| v == "1") {
+        return false;
+    }
+    for kind in [Kind::Build, Kind::ReadOnly] {
+        if let Err(unavailable) = sandbox::available_with(kind, Some(Path::new(TICK))) {
+            panic!("the sandbox is not available ({unavailable}); TICK_TEST_NO_SANDBOX=1 skips");
+        }
+    }
+    true
+}
+
+/// Runs `command` with `bash -c` in `root` under `policy`, the way the `bash` tool does, with
+/// `HOME` set to `home`.
+fn sandboxed(policy: Policy, root: &Path, home: &Path, command: &str) -> CommandRun {
+    let env = CommandEnv::default()
+        .with_base(vec![
+            ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
+            ("HOME".to_owned(), home.display().to_string()),
+        ])
+        .with_sandbox(Sandboxing::On(policy.with_helper(TICK)));
+    run_command(root, &env, command, Duration::from_secs(30)).unwrap()
+}
+
+/// A workspace (`ws/`, a git repository with `.tasks/`) beside a file outside it and a home
+/// directory, all in one temporary directory.
+struct Layout {
+    dir: tempfile::TempDir,
+}
+
+impl Layout {
+    fn new() -> Self {
+        // Not under /tmp, which build mode replaces with its own: outside and home stay visible.
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join(".tasks")).unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        let status = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&ws)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::write(ws.join("a.txt"), "a\n").unwrap();
+        std::fs::write(ws.join(".tasks/t.txt"), "t\n").unwrap();
+        std::fs::write(dir.path().join("outside.txt"), "o\n").unwrap();
+        std::fs::write(dir.path().join("home/h.txt"), "h\n").unwrap();
+        Layout { dir }
+    }
+
+    fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+}
+
+/// A number no other test or process uses, to find this test's processes by.
+fn unique() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{}{nanos:09}", std::process::id() % 1000)
+}
+
+/// Pids of live processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<(i32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(marker) {
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
+fn kill_all(found: &[(i32, String)]) {
+    for (pid, _) in found {
+        let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
+    }
+}
+
+/// `ipcmk args` from outside any sandbox: the id it printed.
+fn ipcmk(args: &[&str]) -> String {
+    let output = Command::new("ipcmk").args(args).output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+/// Writes to a System V shared memory segment and sends to a message queue, by id, with perl.
+const IPC_PERL: &str = r#"perl -e '
+    print shmwrite($ARGV[0], "owned", 0, 5) ? "shm-written\n" : "shm-refused $!\n";
+    print msgsnd($ARGV[1], pack("l! a*", 1, "owned"), 0) ? "queue-written\n" : "queue-refused $!\n";
+'"#;
+
+/// Issue 17, item 8: from inside, a command read and overwrote an outside process's System V
+/// shared memory and read its message queue.
+#[test]
+fn other_programs_shared_memory_and_queues_are_out_of_reach() {
+    if !sandbox_required() {
+        return;
+    }
+    let layout = Layout::new();
+    let shm = ipcmk(&["-M", "4096"]);
+    let queue = ipcmk(&["-Q"]);
+    let command = format!("{IPC_PERL} {shm} {queue}; ipcs -m -q");
+    // The same command reaches both from outside: the ids are right.
+    let outside = Command::new("bash")
+        .arg("-c")
+        .arg(&command)
+        .output()
+        .unwrap();
+    let inside = sandboxed(
+        Policy::build(layout.ws()),
+        &layout.ws(),
+        &layout.home(),
+        &command,
+    );
+    let _ = Command::new("ipcrm")
+        .args(["-m", &shm, "-q", &queue])
+        .status();
+    let outside = String::from_utf8_lossy(&outside.stdout);
+    assert_contains(&outside, "shm-written");
+    assert_contains(&outside, "queue-written");
+    assert_contains(&inside.output, "shm-refused");
+    assert_contains(&inside.output, "queue-refused");
+    let listed = inside.output.lines().filter(|l| l.contains("0x")).count();
+    assert_eq!(listed, 0, "{}", inside.output);
+}
+
+/// Issue 17, item 5: as root, the command ran as root in its user namespace with every
+/// capability in it.
+#[test]
+fn the_command_runs_without_capabilities_and_not_as_root() {
+    if !sandbox_required() {
+        return;
+    }
+    let layout = Layout::new();
+    for policy in [Policy::build(layout.ws()), Policy::read_only(layout.ws())] {
+        let run = sandboxed(
+            policy,
+            &layout.ws(),
+            &layout.home(),
+            "id -u; id -g; grep -E '^(Cap|NoNewPrivs)' /proc/self/status",
+        );
+        let mut lines = run.output.lines();
+        assert_ne!(lines.next(), Some("0"), "{}", run.output);
+        assert_ne!(lines.next(), Some("0"), "{}", run.output);
+        for cap in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
+            assert_contains(&run.output, &format!("{cap}:\t0000000000000000"));
+        }
+        assert_contains(&run.output, "NoNewPrivs:\t1");
+    }
+}
+
+/// Issue 17, item 5: a double-forked daemon attached to the sandbox's PID 1 with ptrace (to
+/// clear its parent-death signal and keep it stopped), and outlived `tick run`.
+#[test]
+fn a_daemon_cannot_ptrace_the_sandboxs_init() {
+    if !sandbox_required() {
+        return;
+    }
+    let layout = Layout::new();
+    let marker = unique();
+    // PTRACE_SEIZE (0x4206) and PTRACE_ATTACH (16) on PID 1, from a daemon of its own session.
+    let command = format!(
+        r#"setsid -f perl -e '
+            my $seize = syscall(101, 0x4206, 1, 0, 0) == 0 ? "seized" : "seize-refused $!";
+            my $attach = syscall(101, 16, 1, 0, 0) == 0 ? "attached" : "attach-refused $!";
+            open my $f, ">", "ptrace.txt"; print $f "$seize\n$attach\n"; close $f;
+            exec "sleep", "1000.{marker}"'
+        while [ ! -s ptrace.txt ]; do sleep 0.05; done; sleep 0.2; cat ptrace.txt"#
+    );
+    let run = sandboxed(
+        Policy::build(layout.ws()),
+        &layout.ws(),
+        &layout.home(),
+        &command,
+    );
+    let left = processes_with(&marker);
+    kill_all(&left);
+    assert_contains(&run.output, "seize-refused");
+    assert_contains(&run.output, "attach-refused");
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Issue 17, item 5: as root, a command forged its own exit status by writing to the
+/// helper's status pipe through `/proc/1/fd/0`.
+#[test]
+fn the_command_cannot_reach_the_helpers_status_pipe() {
+    if !sandbox_required() {
+        return;
+    }
+    let layout = Layout::new();
+    let run = sandboxed(
+        Policy::build(layout.ws()),
+        &layout.ws(),
+        &layout.home(),
+        "(echo 'signal 9' > /proc/1/fd/0) 2>/dev/null && echo forged || echo refused; \
+         ls -l /proc/1/fd/ 2>&1 | grep -c pipe; exit 3",
+    );
+    assert_eq!(run.exit_code, Some(3), "{}", run.output);
+    assert!(run.output.starts_with("refused\n0\n"), "{}", run.output);
+}
+
+/// Issue 17, item 5: as root, a command left setuid-root files (`chmod 4755`) in the
+/// workspace.
+#[test]
+fn setuid_and_setgid_bits_do_not_survive_the_command() {
+    if !sandbox_required() {
+        return;
+    }
+    let layout = Layout::new();
+    for name in ["tool", "sub/other"] {
+        let path = layout.ws().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "#!/bin/sh\nid -u\n").unwrap();
+        std::fs::set_permissions(&path, PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    let run = sandboxed(
+        Policy::build(layout.ws()),
+        &layout.ws(),
+        &layout.home(),
+        "chmod 4755 tool && chmod 6755 sub/other && echo set; ./tool",
+    );
+    assert_contains(&run.output, "set\n");
+    for name in ["tool", "sub/other"] {
+        let mode = std::fs::metadata(layout.ws().join(name)).unwrap().mode();
+        assert_eq!(mode & 0o7777, 0o755, "{name}: {mode:o}");
+    }
+    assert_contains(
+        &run.output,
+        "note: the setuid and setgid bits the command set were cleared: `sub/other`, `tool`",
+    );
+}
+
+/// Each of `chmod`, `touch -d` and a `user.` xattr on `paths`, as one command that prints
+/// what succeeded.
+fn metadata_writes(python: &str, paths: &[&str]) -> String {
+    let mut command = String::new();
+    for path in paths {
+        command.push_str(&format!(
+            "chmod 600 {path} 2>/dev/null && echo \"chmod {path}\"; \
+             touch -d 2001-01-01 {path} 2>/dev/null && echo \"touch {path}\"; \
+             {python} -c 'import os,sys; os.setxattr(sys.argv[1], \"user.x\", b\"1\")' {path} \
+             2>/dev/null && echo \"xattr {path}\"; "
+        ));
+    }
+    command.push_str("echo end");
+    command
+}
+
+fn python() -> String {
+    let output = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// Issue 17, item 10: Landlock has no right for chmod, utimes or xattrs, so under the plan
+/// mode sandbox they succeeded everywhere; build mode must hold `.git`/`.tasks` (and what
+/// lies outside the workspace) the same way.
+#[test]
+fn read_only_covers_modes_times_and_xattrs() {
+    if !sandbox_required() {
+        return;
+    }
+    let python = python();
+    let layout = Layout::new();
+    let home = layout.home();
+    let home_file = format!("{}/h.txt", home.display());
+    let everywhere = [
+        "a.txt",
+        ".git/config",
+        ".tasks/t.txt",
+        home_file.as_str(),
+        "../outside.txt",
+    ];
+    let stat = |rel: &str| {
+        let meta = std::fs::metadata(layout.ws().join(rel)).unwrap();
+        (meta.mode(), meta.mtime())
+    };
+    let before: Vec<_> = everywhere.iter().map(|p| stat(p)).collect();
+    let run = sandboxed(
+        Policy::read_only(layout.ws()),
+        &layout.ws(),
+        &home,
+        &metadata_writes(&python, &everywhere),
+    );
+    assert_eq!(run.output, "end\n", "under the read-only policy");
+    let after: Vec<_> = everywhere.iter().map(|p| stat(p)).collect();
+    assert_eq!(before, after);
+
+    // Build mode: the workspace's own files may change; nothing else may.
+    let guarded = &everywhere[1..];
+    let run = sandboxed(
+        Policy::build(layout.ws()),
+        &layout.ws(),
+        &home,
+        &metadata_writes(&python, &everywhere),
+    );
+    assert_eq!(
+        run.output, "chmod a.txt\ntouch a.txt\nxattr a.txt\nend\n",
+        "under the build policy"
+    );
+    let after: Vec<_> = guarded.iter().map(|p| stat(p)).collect();
+    assert_eq!(before[1..], after[..]);
+}
+
+const PLAN: &str = "# Contained
+
+## Summary
+One step.
+
+## Steps
+- [ ] S1 Make a file
+  - files: made.txt
+  - verify: `test -f made.txt`
+";
+
+/// `tick run` whose first bash call is `sleep 6; echo x > slow.txt`; `signals` are sent to
+/// tick once the sleep runs. Checks that tick ends within a few seconds, that no process of
+/// the command is left when it has, and that `slow.txt` never appears.
+async fn interrupted_during_a_command(signals: &[Signal]) {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    project.approve_plan(&server, PLAN).await;
+    let marker = unique();
+    let sleep = format!("sleep 6.{marker}");
+    server.push(openai_call(
+        "slow",
+        "bash",
+        json!({"command": format!("{sleep}; echo x > slow.txt"), "timeout_s": 60}),
+    ));
+    server.push(openai_call(
+        "block",
+        "update_step",
+        json!({"id": "S1", "status": "blocked", "reason": "test"}),
+    ));
+    let mut cmd = project.command(&format!("{}/v1", server.url()), &["run"]);
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while processes_with(&sleep).is_empty() {
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let started = Instant::now();
+    let tick = Pid::from_raw(i32::try_from(child.id()).unwrap());
+    for &signal in signals {
+        kill(tick, signal).unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    // On a second signal tick exits at once, and the kernel kills the namespace as it does
+    // (the helpers' parent-death signals): give that a moment on a loaded machine.
+    let exited = Instant::now();
+    let mut left = processes_with(&marker);
+    while !left.is_empty() && exited.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(10));
+        left = processes_with(&marker);
+    }
+    kill_all(&left);
+    assert!(
+        left.is_empty(),
+        "left running 1 s after tick exited: {left:?}"
+    );
+    assert!(took < Duration::from_secs(4), "tick took {took:?} to stop");
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    // Past the moment the command would have written it.
+    tokio::time::sleep(Duration::from_secs(7).saturating_sub(started.elapsed())).await;
+    assert!(!project.path("slow.txt").exists(), "the command went on");
+}
+
+/// Issue 17, item 6: a single Ctrl-C waited for the command to finish.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_ctrl_c_stops_the_running_command_at_once() {
+    if !sandbox_required() {
+        return;
+    }
+    interrupted_during_a_command(&[Signal::SIGINT]).await;
+}
+
+/// Issue 17, item 6: a second Ctrl-C made tick exit at once and left the command running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_ctrl_cs_leave_no_command_behind() {
+    if !sandbox_required() {
+        return;
+    }
+    interrupted_during_a_command(&[Signal::SIGINT, Signal::SIGINT]).await;
+}
+
+/// Issue 17, item 6: the same for Ctrl-C then SIGTERM.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_then_sigterm_leaves_no_command_behind() {
+    if !sandbox_required() {
+        return;
+    }
+    interrupted_during_a_command(&[Signal::SIGINT, Signal::SIGTERM]).await;
+}
+
+/// A closed terminal (SIGHUP) stops the command like Ctrl-C.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hangup_leaves_no_command_behind() {
+    if !sandbox_required() {
+        return;
+    }
+    interrupted_during_a_command(&[Signal::SIGHUP]).await;
+}
+
+/// Issue 17, item 9: through a hard link to `.git/config` made before the run, the agent
+/// added `core.fsmonitor`; tamper detection stopped the step but the line stayed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_config_changed_through_a_hard_link_is_put_back() {
+    if !sandbox_required() {
+        return;
+    }
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    project.approve_plan(&server, PLAN).await;
+    std::fs::hard_link(project.path(".git/config"), project.path("cfg")).unwrap();
+    let config = std::fs::read(project.path(".git/config")).unwrap();
+    server.push(openai_calls(&[(
+        "link",
+        "bash",
+        json!({"command": "printf '[core]\\n\\tfsmonitor = env\\n' >> cfg && echo appended"}),
+    )]));
+    server.push(openai_call(
+        "done",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let output = project.tick(&server, &["run"]).await;
+    assert_eq!(std::fs::read(project.path(".git/config")).unwrap(), config);
+    let err = stderr(&output);
+    assert_contains(&err, "`.git/config` modified (put back as it was)");
+    // The person was told before the step ran.
+    assert_contains(
+        &err,
+        "warning: `cfg` has hard links outside the workspace (or into `.git/`, `.tasks/`)",
+    );
+    assert_ne!(output.status.code(), Some(0), "{err}");
+}
+
+/// Without the sandbox, tamper detection is the guard that holds: a planted hook is removed
+/// and a changed TODO.md is put back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_sandbox_tampered_files_are_put_back() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    let id = project.approve_plan(&server, PLAN).await;
+    let todo = format!(".tasks/{id}/TODO.md");
+    server.push(openai_calls(&[(
+        "plant",
+        "bash",
+        json!({"command": format!(
+            "printf '#!/bin/sh\\nenv\\n' > .git/hooks/pre-commit; echo '- [x] S9 planted' >> {todo}"
+        )}),
+    )]));
+    server.push(openai_call(
+        "done",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let output = project
+        .tick_with(&server, &["run"], |cmd| {
+            cmd.env("TICK_SANDBOX", "off");
+        })
+        .await;
+    let err = stderr(&output);
+    assert!(!project.path(".git/hooks/pre-commit").exists(), "{err}");
+    assert!(!project.read(&todo).contains("S9"), "{err}");
+    assert_contains(&err, "`.git/hooks/pre-commit` added (removed)");
+    assert_contains(&err, &format!("`{todo}` modified (put back as it was)"));
+}
+
+/// Issue 17, item 9: files whose other hard links lie outside the writable workspace (a
+/// package store, `.git/config`) are named, so the person knows a write there goes further.
+#[test]
+fn hard_links_that_leave_the_workspace_are_named() {
+    let layout = Layout::new();
+    let ws = layout.ws();
+    std::fs::hard_link(layout.dir.path().join("outside.txt"), ws.join("store.txt")).unwrap();
+    std::fs::hard_link(ws.join(".git/config"), ws.join("sub-config")).unwrap();
+    std::fs::write(ws.join("one.txt"), "1").unwrap();
+    std::fs::hard_link(ws.join("one.txt"), ws.join("two.txt")).unwrap();
+    assert_eq!(
+        sandbox::links_leaving(&ws).unwrap(),
+        ["store.txt", "sub-config"]
+    );
+}
