@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::commands::Env;
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
@@ -841,14 +841,7 @@ mod tests {
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
         map.insert("HOME".into(), home.display().to_string());
-        Env {
-            cwd: home.to_path_buf(),
-            now: chrono::Utc::now(),
-            vars: map,
-            stdin_is_terminal: false,
-            stderr_is_terminal: false,
-            interactive: false,
-        }
+        Env::fixed(home.to_path_buf(), map, chrono::DateTime::UNIX_EPOCH)
     }
 
     #[test]

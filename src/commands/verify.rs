@@ -65,7 +65,7 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
         &task_ref,
         registry.command_env(),
         &only,
-        clock,
+        &clock,
         &mut sink,
     )?;
     if outcomes.is_empty() {

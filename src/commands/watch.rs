@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use chrono::{DateTime, SubsecRound, Utc};
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::{Ctx, Outcome, status};
@@ -47,21 +46,7 @@ type Shown = BTreeMap<String, (StepStatus, Option<String>, String)>;
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<Outcome> {
     let task = ctx.store.resolve_or_current(args.task.as_deref())?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|err| Error::internal(format!("could not start the runtime: {err}")))?;
-    runtime.block_on(watch(ctx, &task))
-}
-
-/// The time a change is stamped with: the fixed clock if the environment set one (tests,
-/// demos), else the time of the change, not the time the view started.
-fn now(ctx: &Ctx<'_>) -> DateTime<Utc> {
-    if ctx.env.var("TICK_NOW").is_some() {
-        ctx.now()
-    } else {
-        Utc::now().trunc_subsecs(0)
-    }
+    crate::rt::block_on(watch(ctx, &task))?
 }
 
 async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
@@ -159,12 +144,12 @@ async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
 
 /// Marks what is stale (unless a run holds the task: it marks its own) and reads the task back.
 fn check(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Task> {
-    let found = watch::refresh_or_detect(&ctx.store, task_ref, now(ctx))?;
+    let found = watch::refresh_or_detect(&ctx.store, task_ref, ctx.now())?;
     let mut task = ctx.store.load(task_ref)?;
     if !found.marked
         && !found.stale.is_empty()
         // Show the verdict anyway, in memory; the file is left to the process that holds it.
-        && let Ok(text) = stale::mark_stale(&task.todo_src, &found.stale, now(ctx))
+        && let Ok(text) = stale::mark_stale(&task.todo_src, &found.stale, ctx.now())
         && let Ok(list) = crate::tasks::todo_md::parse(&text)
     {
         task.todo = list.into();

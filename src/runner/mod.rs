@@ -23,11 +23,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
-use chrono::{DateTime, Utc};
-
 use crate::agent::executor::{Executor, StepEnd, StepError, StepHooks, Verdict};
 use crate::agent::{AgentEvent, Model, context};
 use crate::config::Limits;
+pub use crate::env::Clock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsx;
 use crate::llm::{Client, Message, Usage};
@@ -51,24 +50,6 @@ pub const EXECUTE_PROMPT: &str = include_str!("../../prompts/execute.md");
 
 /// Where the runner's events go.
 pub type Sink<'s> = dyn FnMut(RunEvent) + Send + 's;
-
-/// Where the runner's time comes from: the times it records in state.yaml and the journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Clock {
-    /// The wall clock, read at each record.
-    System,
-    /// One fixed time for everything (tests and demos).
-    Fixed(DateTime<Utc>),
-}
-
-impl Clock {
-    pub fn now(self) -> DateTime<Utc> {
-        match self {
-            Clock::System => Utc::now(),
-            Clock::Fixed(at) => at,
-        }
-    }
-}
 
 /// The runner's one question for a person: a step changed files outside its `files` and the
 /// approval does not allow that; may the run go on anyway?
@@ -105,6 +86,7 @@ pub struct RunnerDeps<'a> {
     pub sandboxed: bool,
     /// Values redacted from the transcripts in `runs/` (the API key).
     pub secrets: Vec<String>,
+    /// Where the times it records come from, read at each record.
     pub clock: Clock,
     /// Set (by Ctrl-C) to stop at the next safe point; the running step stays in progress.
     pub interrupted: Arc<AtomicBool>,
@@ -273,10 +255,7 @@ impl<'a> Runner<'a> {
     /// watcher. The watcher is a help, not a requirement: without it, edits are still caught
     /// by the fingerprints at the next command.
     pub fn new(deps: RunnerDeps<'a>) -> Result<Self> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
+        let runtime = crate::rt::runtime()?;
         let watcher = if deps.watch {
             let root = deps.store.root();
             runtime
@@ -311,7 +290,7 @@ impl<'a> Runner<'a> {
         crate::watch::refresh_locked(
             self.deps.store,
             &self.deps.task,
-            self.deps.clock.now(),
+            self.deps.clock.precise(),
             self.deps.lock,
         )?;
         Ok(())
@@ -341,7 +320,7 @@ impl<'a> Runner<'a> {
             )));
         }
         if task.todo.needs_ids() {
-            let steps = write::assign_ids(store, &self.deps.task, self.deps.clock.now())?;
+            let steps = write::assign_ids(store, &self.deps.task, self.deps.clock.precise())?;
             sink(RunEvent::IdsAssigned { steps });
             return store.load(&self.deps.task);
         }
@@ -440,7 +419,13 @@ impl<'a> Runner<'a> {
     ) -> Result<()> {
         let store = self.store();
         let StepWrite { id, status, .. } = write;
-        let written = write::step(store, &self.deps.task, self.deps.clock.now(), write, record)?;
+        let written = write::step(
+            store,
+            &self.deps.task,
+            self.deps.clock.precise(),
+            write,
+            record,
+        )?;
         self.write_events(id, status, written, sink);
         Ok(())
     }
@@ -468,7 +453,12 @@ impl<'a> Runner<'a> {
     }
 
     fn save_state(&self, update: impl FnMut(&mut crate::tasks::state::State)) -> Result<()> {
-        write::save_state(self.store(), &self.deps.task, self.deps.clock.now(), update)
+        write::save_state(
+            self.store(),
+            &self.deps.task,
+            self.deps.clock.precise(),
+            update,
+        )
     }
 
     /// A journal of what tick does for step `id` of `task`, whose files are `scope`.
@@ -478,7 +468,7 @@ impl<'a> Runner<'a> {
             &task.id,
             id,
             scope,
-            self.deps.clock,
+            self.deps.clock.clone(),
             SystemTime::now(),
         )
     }
@@ -513,7 +503,7 @@ impl<'a> Runner<'a> {
                 &self.deps.task,
                 &task.id,
                 self.deps.registry.command_env(),
-                self.deps.clock,
+                &self.deps.clock,
                 step,
                 sink,
             )?;
@@ -544,7 +534,7 @@ impl<'a> Runner<'a> {
             Verdict::Passed { .. }
         );
         let prints = crate::watch::fingerprint(self.root(), &step.files, &[]);
-        let now = self.deps.clock.now();
+        let now = self.deps.clock.precise();
         if passed {
             // The parent's box was ticked with its last sub-step: only its record is new.
             self.save_state(|state| {
@@ -615,7 +605,7 @@ impl<'a> Runner<'a> {
             step: id,
             title: step.title.clone(),
         });
-        let now = self.deps.clock.now();
+        let now = self.deps.clock.precise();
         let start = StepWrite {
             id,
             expected: None,
@@ -747,7 +737,7 @@ impl<'a> Runner<'a> {
             Err(err) => {
                 // The failure is recorded with what the attempt changed, in one write.
                 let err = step_error(err, id);
-                let attempt = LastAttempt::from_error(self.deps.clock.now(), Some(id), &err);
+                let attempt = LastAttempt::from_error(self.deps.clock.precise(), Some(id), &err);
                 self.save_state(|state| {
                     state
                         .steps
@@ -760,7 +750,7 @@ impl<'a> Runner<'a> {
                 return Err(err);
             }
         };
-        let now = self.deps.clock.now();
+        let now = self.deps.clock.precise();
         match end {
             StepEnd::Done { note } => {
                 let prints = crate::watch::fingerprint(&root, &scope, &files_changed);
@@ -922,7 +912,7 @@ impl<'a> Runner<'a> {
         let dir = task_dir.join(RUNS_DIR);
         let name = format!(
             "{}-{id}.jsonl",
-            self.deps.clock.now().format("%Y%m%d-%H%M%S")
+            self.deps.clock.precise().format("%Y%m%d-%H%M%S")
         );
         if fsx::create_dir_all(&dir).is_ok() {
             let _ = fsx::write_atomic(&dir.join(name), text.as_bytes());

@@ -28,7 +28,10 @@ pub fn runnable_by_tick(program: &str) -> bool {
 }
 
 /// `found`, printing that `what` is left out because `program` is missing when it is not.
-#[allow(clippy::print_stderr, reason = "a skipped case is told in the test's output")]
+#[allow(
+    clippy::print_stderr,
+    reason = "a skipped case is told in the test's output"
+)]
 pub fn or_skip(found: bool, program: &str, what: &str) -> bool {
     if !found {
         eprintln!("skipped {what}: `{program}` is not installed (CI installs it)");

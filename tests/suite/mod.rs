@@ -8,6 +8,7 @@ mod cli_review;
 mod concurrency;
 mod errors;
 mod example_copy;
+mod foundations;
 mod hostile;
 mod kill;
 mod lifecycle;
