@@ -184,6 +184,17 @@ pub struct Limits {
     pub max_reminders: u32,
 }
 
+impl From<&Limits> for crate::tools::PayloadLimits {
+    fn from(limits: &Limits) -> Self {
+        Self {
+            max_write_bytes: limits.max_write_bytes,
+        }
+    }
+}
+
+/// The commented `.tasks/config.yaml` that `tick init` writes.
+pub const CONFIG_TEMPLATE: &str = include_str!("../templates/config.yaml");
+
 /// The default wall-clock limit of one answer from a server on this machine.
 pub const LOCAL_ANSWER_TIMEOUT: Duration = Duration::from_secs(900);
 
@@ -202,8 +213,7 @@ impl Limits {
     }
 }
 
-/// `limits.max_write_bytes`: 4 MiB, far over any source file a step should write whole.
-pub const DEFAULT_MAX_WRITE_BYTES: usize = 4 * 1024 * 1024;
+pub use crate::tools::DEFAULT_MAX_WRITE_BYTES;
 /// `limits.max_tool_result_bytes`: 64 KiB, about 16k tokens.
 pub const DEFAULT_MAX_TOOL_RESULT_BYTES: usize = 64 * 1024;
 /// `limits.max_transcript_entry_bytes`: 256 KiB.
@@ -1102,7 +1112,7 @@ mod tests {
 
     #[test]
     fn the_config_template_states_the_real_precedence() {
-        let template = crate::commands::init::CONFIG_TEMPLATE;
+        let template = CONFIG_TEMPLATE;
         let order = [
             "1. ~/.config/tick/config.yaml",
             "2. this file",

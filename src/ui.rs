@@ -14,12 +14,12 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::agent::AgentEvent;
-use crate::commands::check::CheckReport;
-use crate::commands::list::ListReport;
-use crate::commands::status::{StatusReport, StepReport, TaskReport};
-use crate::commands::watch::WatchEvent;
 use crate::error::Error;
 use crate::plan::StepStatus;
+use crate::report::check::{CheckReport, FindingKind};
+use crate::report::list::ListReport;
+use crate::report::status::{StatusReport, StepReport, TaskReport};
+use crate::report::watch::WatchEvent;
 use crate::runner::{RunEvent, StepOutcome, Summary};
 
 /// How many lines of a failed verification's output the terminal shows.
@@ -519,12 +519,12 @@ impl Ui {
                 .map(|s| format!(" `{s}`"))
                 .unwrap_or_default();
             let kind = match finding.kind {
-                crate::commands::check::FindingKind::ChangedByTask => "changed by tick",
-                crate::commands::check::FindingKind::Unverified => "unverified",
-                crate::commands::check::FindingKind::Stale => "stale",
-                crate::commands::check::FindingKind::PlanChanged => "plan changed",
-                crate::commands::check::FindingKind::Unparseable => "unparseable",
-                crate::commands::check::FindingKind::FailedAttempt => "failed attempt",
+                FindingKind::ChangedByTask => "changed by tick",
+                FindingKind::Unverified => "unverified",
+                FindingKind::Stale => "stale",
+                FindingKind::PlanChanged => "plan changed",
+                FindingKind::Unparseable => "unparseable",
+                FindingKind::FailedAttempt => "failed attempt",
             };
             let _ = writeln!(out, "{}{step}: {kind}: {}", finding.task, finding.message);
         }

@@ -26,7 +26,7 @@ use plan_md::PlanDoc;
 use state::State;
 use todo_md::{Checklist, ParseError};
 
-pub const TASKS_DIR: &str = ".tasks";
+pub use crate::store_path::TASKS_DIR;
 pub const DRAFT_DIR: &str = "draft";
 pub const PLAN_FILE: &str = "PLAN.md";
 pub const TODO_FILE: &str = "TODO.md";
