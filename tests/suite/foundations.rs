@@ -48,3 +48,29 @@ fn a_timestamp_written_an_hour_into_a_process_is_that_later_time() {
         "stamped with the time of the write"
     );
 }
+
+/// `tick mark` on a task with a stale step says so once, not once before and once after the
+/// mark (it printed each `warning:` line twice).
+#[test]
+fn a_mark_on_a_task_with_a_stale_step_warns_once() {
+    let ws = Workspace::new();
+    ws.write("src/routes.ts", "export const routes = [];\n");
+    ws.approve(PLAN);
+    ws.ok(&["mark", "S1", "done"]);
+    ws.write("src/routes.ts", "export const routes = ['/login'];\n");
+
+    let marked = ws.ok(&["mark", "S2.1", "done"]);
+    let warning = "warning: `S1` is stale: src/routes.ts changed outside tick";
+    assert_eq!(
+        marked.stderr.matches(warning).count(),
+        1,
+        "{}",
+        marked.stderr
+    );
+    assert_eq!(
+        marked.stderr.matches("warning:").count(),
+        1,
+        "{}",
+        marked.stderr
+    );
+}
