@@ -7,6 +7,11 @@
     clippy::expect_used,
     reason = "test code: a panic is a test failure"
 )]
+// An end-to-end test reads as one terminal session, top to bottom: its length is the story's.
+#![allow(
+    clippy::too_many_lines,
+    reason = "an end-to-end test is one scenario told in order"
+)]
 
 mod common;
 mod suite;

@@ -627,7 +627,16 @@ impl<'a> Runner<'a> {
                     evidence,
                     idle: changes.files_changed.is_empty() && work.agent_commands == 0,
                 };
-                self.record_done(task, id, &step.title, &scope, &changes, done, confirm, sink)
+                self.record_done(
+                    task,
+                    id,
+                    &step.title,
+                    &scope,
+                    &changes,
+                    &done,
+                    confirm,
+                    sink,
+                )
             }
             StepEnd::Blocked { reason } => {
                 self.record_blocked(id, &reason, &evidence, &changes, sink)
@@ -759,7 +768,7 @@ impl<'a> Runner<'a> {
         title: &str,
         scope: &[String],
         changes: &Attributed,
-        done: Done,
+        done: &Done,
         confirm: &mut dyn Confirm,
         sink: &mut Sink<'_>,
     ) -> Result<StepOutcome> {
