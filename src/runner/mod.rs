@@ -9,6 +9,7 @@
 //! caller's [`Confirm`]. Its writes to TODO.md and state.yaml go through [`write`]; its
 //! journal of tick's own changes through [`record::Recorder`].
 
+pub mod build;
 pub mod changes;
 pub mod events;
 pub mod record;
