@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::commands::Env;
+use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
@@ -184,6 +184,17 @@ pub struct Limits {
     pub max_reminders: u32,
 }
 
+impl From<&Limits> for crate::tools::PayloadLimits {
+    fn from(limits: &Limits) -> Self {
+        Self {
+            max_write_bytes: limits.max_write_bytes,
+        }
+    }
+}
+
+/// The commented `.tasks/config.yaml` that `tick init` writes.
+pub const CONFIG_TEMPLATE: &str = include_str!("../templates/config.yaml");
+
 /// The default wall-clock limit of one answer from a server on this machine.
 pub const LOCAL_ANSWER_TIMEOUT: Duration = Duration::from_secs(900);
 
@@ -202,8 +213,7 @@ impl Limits {
     }
 }
 
-/// `limits.max_write_bytes`: 4 MiB, far over any source file a step should write whole.
-pub const DEFAULT_MAX_WRITE_BYTES: usize = 4 * 1024 * 1024;
+pub use crate::tools::DEFAULT_MAX_WRITE_BYTES;
 /// `limits.max_tool_result_bytes`: 64 KiB, about 16k tokens.
 pub const DEFAULT_MAX_TOOL_RESULT_BYTES: usize = 64 * 1024;
 /// `limits.max_transcript_entry_bytes`: 256 KiB.
@@ -483,13 +493,7 @@ pub fn resolve(
     refuse_widened_allow_list(&project_file, &user_file, project_shown, &user_shown)?;
     merge(&mut file, project_file.clone());
 
-    let env_provider = match env.var("TICK_PROVIDER") {
-        Some(text) => Some(Provider::parse(text).ok_or_else(|| {
-            Error::input(format!("`TICK_PROVIDER={text}` is not a provider"))
-                .hint("use `openai`, `anthropic`, `ollama` or `llamacpp`")
-        })?),
-        None => None,
-    };
+    let env_provider = env_provider(env)?;
     let provider = flags
         .provider
         .or(env_provider)
@@ -504,27 +508,8 @@ pub fn resolve(
         .var("TICK_PLAN_MODEL")
         .map(str::to_owned)
         .or(file.plan_model);
-    // A provider chosen on the command line or in the environment brings its own server
-    // unless a URL is given at the same level or later.
-    let (base_url, base_url_source) = if let Some(url) = flags.base_url.clone() {
-        (url, "`--base-url`".to_owned())
-    } else if let Some(url) = env.var("TICK_BASE_URL") {
-        (url.to_owned(), "`TICK_BASE_URL`".to_owned())
-    } else if let Some(url) = file
-        .base_url
-        .clone()
-        .filter(|_| flags.provider.is_none() && env_provider.is_none())
-    {
-        (
-            url,
-            "`base_url` in `.tasks/config.yaml` or `~/.config/tick/config.yaml`".to_owned(),
-        )
-    } else {
-        (
-            provider.default_base_url().to_owned(),
-            format!("the default of `provider: {}`", provider.as_str()),
-        )
-    };
+    let (base_url, base_url_source) =
+        base_url(flags, env, file.base_url.clone(), provider, env_provider);
     let api_key_env = file
         .api_key_env
         .clone()
@@ -538,39 +523,14 @@ pub fn resolve(
     if let Some(key) = &api_key {
         crate::redact::register(key);
     }
-    let tool_calls = match env.var("TICK_TOOL_CALLS") {
-        Some(text) => match text.trim().to_ascii_lowercase().as_str() {
-            "native" => ToolCalls::Native,
-            "text" => ToolCalls::Text,
-            "auto" => ToolCalls::Auto,
-            _ => {
-                return Err(Error::input(format!(
-                    "`TICK_TOOL_CALLS={text}` is not a tool-call mode"
-                ))
-                .hint("use `native`, `text` or `auto`"));
-            }
-        },
-        None => file.tool_calls.unwrap_or_default(),
-    };
+    let tool_calls = tool_calls(env, file.tool_calls)?;
     let allow = file.run_command.map(|r| r.allow).unwrap_or_default();
     // Each file's entries were checked as it was read; together they can only fail on a
     // conflict between the files, which is reported without a file.
     let run_command = AllowList::with_entries(&allow)
         .map_err(|err| Error::input(err.to_string()).hint("the file was not changed"))?;
-    let defaults = Limits::default();
-    let limits = file.limits.unwrap_or_default();
-    let mut sandbox = sandbox_settings(file.sandbox, env)?;
-    match env.var("TICK_SANDBOX") {
-        None => {}
-        Some("on" | "1" | "true") => sandbox.enabled = true,
-        Some("off" | "0" | "false") => sandbox.enabled = false,
-        Some(other) => {
-            return Err(
-                Error::input(format!("`TICK_SANDBOX={other}` is not `on` or `off`"))
-                    .hint("use `TICK_SANDBOX=off` to run without the sandbox, or unset it"),
-            );
-        }
-    }
+    let sandbox = sandbox_from(file.sandbox, env)?;
+    let limits = limits(&file.limits.unwrap_or_default(), &base_url);
     Ok(Config {
         sources: sources(
             &Layers {
@@ -589,42 +549,122 @@ pub fn resolve(
         base_url_source,
         api_key_env,
         api_key,
-        limits: Limits {
-            max_turns: limits.max_turns.unwrap_or(defaults.max_turns).max(1),
-            max_tokens: limits.max_tokens.unwrap_or(defaults.max_tokens),
-            idle_timeout: limits
-                .idle_timeout_s
-                .map_or(defaults.idle_timeout, Duration::from_secs),
-            max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
-            max_write_bytes: limits.max_write_bytes.unwrap_or(defaults.max_write_bytes),
-            // A result too small to say how to get the rest would only confuse the model.
-            max_tool_result_bytes: limits
-                .max_tool_result_bytes
-                .unwrap_or(defaults.max_tool_result_bytes)
-                .max(1024),
-            max_transcript_entry_bytes: limits
-                .max_transcript_entry_bytes
-                .unwrap_or(defaults.max_transcript_entry_bytes)
-                .max(1024),
-            max_output_tokens: limits.max_output_tokens.map(|n| n.max(1)),
-            answer_timeout: limits.answer_timeout_s.map_or_else(
-                || {
-                    // A model on this machine may write a few tokens a second: a whole plan
-                    // can take minutes without looping.
-                    if is_loopback(&base_url) {
-                        LOCAL_ANSWER_TIMEOUT
-                    } else {
-                        defaults.answer_timeout
-                    }
-                },
-                |s| Duration::from_secs(s.max(1)),
-            ),
-            max_reminders: limits.max_reminders.unwrap_or(defaults.max_reminders),
-        },
+        limits,
         tool_calls,
         run_command,
         sandbox,
     })
+}
+
+/// `TICK_PROVIDER`, when set.
+fn env_provider(env: &Env) -> Result<Option<Provider>> {
+    match env.var("TICK_PROVIDER") {
+        Some(text) => Ok(Some(Provider::parse(text).ok_or_else(|| {
+            Error::input(format!("`TICK_PROVIDER={text}` is not a provider"))
+                .hint("use `openai`, `anthropic`, `ollama` or `llamacpp`")
+        })?)),
+        None => Ok(None),
+    }
+}
+
+/// The server's URL and where it came from. A provider chosen on the command line or in the
+/// environment brings its own server unless a URL is given at the same level or later.
+fn base_url(
+    flags: &Flags,
+    env: &Env,
+    file_url: Option<String>,
+    provider: Provider,
+    env_provider: Option<Provider>,
+) -> (String, String) {
+    if let Some(url) = flags.base_url.clone() {
+        (url, "`--base-url`".to_owned())
+    } else if let Some(url) = env.var("TICK_BASE_URL") {
+        (url.to_owned(), "`TICK_BASE_URL`".to_owned())
+    } else if let Some(url) =
+        file_url.filter(|_| flags.provider.is_none() && env_provider.is_none())
+    {
+        (
+            url,
+            "`base_url` in `.tasks/config.yaml` or `~/.config/tick/config.yaml`".to_owned(),
+        )
+    } else {
+        (
+            provider.default_base_url().to_owned(),
+            format!("the default of `provider: {}`", provider.as_str()),
+        )
+    }
+}
+
+/// How tool calls are read: `TICK_TOOL_CALLS`, else the files' `tool_calls`.
+fn tool_calls(env: &Env, file_value: Option<ToolCalls>) -> Result<ToolCalls> {
+    Ok(match env.var("TICK_TOOL_CALLS") {
+        Some(text) => match text.trim().to_ascii_lowercase().as_str() {
+            "native" => ToolCalls::Native,
+            "text" => ToolCalls::Text,
+            "auto" => ToolCalls::Auto,
+            _ => {
+                return Err(Error::input(format!(
+                    "`TICK_TOOL_CALLS={text}` is not a tool-call mode"
+                ))
+                .hint("use `native`, `text` or `auto`"));
+            }
+        },
+        None => file_value.unwrap_or_default(),
+    })
+}
+
+/// The sandbox from the files' `sandbox:`, then `TICK_SANDBOX`.
+fn sandbox_from(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandbox::Settings> {
+    let mut sandbox = sandbox_settings(file, env)?;
+    match env.var("TICK_SANDBOX") {
+        None => {}
+        Some("on" | "1" | "true") => sandbox.enabled = true,
+        Some("off" | "0" | "false") => sandbox.enabled = false,
+        Some(other) => {
+            return Err(
+                Error::input(format!("`TICK_SANDBOX={other}` is not `on` or `off`"))
+                    .hint("use `TICK_SANDBOX=off` to run without the sandbox, or unset it"),
+            );
+        }
+    }
+    Ok(sandbox)
+}
+
+/// The files' `limits:` over the defaults, each kept within what works.
+fn limits(limits: &FileLimits, base_url: &str) -> Limits {
+    let defaults = Limits::default();
+    Limits {
+        max_turns: limits.max_turns.unwrap_or(defaults.max_turns).max(1),
+        max_tokens: limits.max_tokens.unwrap_or(defaults.max_tokens),
+        idle_timeout: limits
+            .idle_timeout_s
+            .map_or(defaults.idle_timeout, Duration::from_secs),
+        max_retries: limits.max_retries.unwrap_or(defaults.max_retries),
+        max_write_bytes: limits.max_write_bytes.unwrap_or(defaults.max_write_bytes),
+        // A result too small to say how to get the rest would only confuse the model.
+        max_tool_result_bytes: limits
+            .max_tool_result_bytes
+            .unwrap_or(defaults.max_tool_result_bytes)
+            .max(1024),
+        max_transcript_entry_bytes: limits
+            .max_transcript_entry_bytes
+            .unwrap_or(defaults.max_transcript_entry_bytes)
+            .max(1024),
+        max_output_tokens: limits.max_output_tokens.map(|n| n.max(1)),
+        answer_timeout: limits.answer_timeout_s.map_or_else(
+            || {
+                // A model on this machine may write a few tokens a second: a whole plan
+                // can take minutes without looping.
+                if is_loopback(base_url) {
+                    LOCAL_ANSWER_TIMEOUT
+                } else {
+                    defaults.answer_timeout
+                }
+            },
+            |s| Duration::from_secs(s.max(1)),
+        ),
+        max_reminders: limits.max_reminders.unwrap_or(defaults.max_reminders),
+    }
 }
 
 /// Whether `url` points at this machine (where a local server needs no key).
@@ -889,14 +929,7 @@ mod tests {
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
         map.insert("HOME".into(), home.display().to_string());
-        Env {
-            cwd: home.to_path_buf(),
-            now: chrono::Utc::now(),
-            vars: map,
-            stdin_is_terminal: false,
-            stderr_is_terminal: false,
-            interactive: false,
-        }
+        Env::fixed(home.to_path_buf(), map, chrono::DateTime::UNIX_EPOCH)
     }
 
     #[test]
@@ -1219,7 +1252,7 @@ mod tests {
 
     #[test]
     fn the_config_template_states_the_real_precedence() {
-        let template = crate::commands::init::CONFIG_TEMPLATE;
+        let template = CONFIG_TEMPLATE;
         let order = [
             "1. ~/.config/tick/config.yaml",
             "2. this file",

@@ -71,7 +71,7 @@ impl Error {
     pub fn io(action: &str, path: &Path, err: &std::io::Error) -> Self {
         Error::internal(format!(
             "could not {action} `{}`: {err}",
-            crate::fsx::shown(path)
+            crate::store_path::shown(path)
         ))
     }
 

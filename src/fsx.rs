@@ -9,6 +9,8 @@ use std::time::{Duration, SystemTime};
 use atomic_write_file::AtomicWriteFile;
 
 use crate::error::{Error, Result};
+pub use crate::store_path::shown;
+use crate::store_path::workspace_of;
 
 /// The most tick reads of a markdown task file (TODO.md, PLAN.md) and of any other text file
 /// it reads without a cap of its own (prompts, templates, the journal, transcripts).
@@ -101,36 +103,6 @@ fn line_col(valid: &[u8]) -> (usize, usize) {
     let line = valid.split(|&b| b == b'\n').count();
     let col = std::str::from_utf8(&valid[line_start..]).map_or(1, |last| last.chars().count() + 1);
     (line, col)
-}
-
-/// `path` as a person reads it in an error: from `.tasks/` on for a file in the store (never
-/// the absolute path of a temp directory or a home), else as given.
-pub fn shown(path: &Path) -> String {
-    let parts: Vec<String> = path
-        .components()
-        .filter_map(|c| match c {
-            std::path::Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect();
-    match parts
-        .iter()
-        .position(|part| part == crate::tasks::TASKS_DIR)
-    {
-        Some(start) => parts[start..].join("/"),
-        None => path.display().to_string(),
-    }
-}
-
-/// The workspace a path in the store belongs to: the directory holding its `.tasks/`.
-fn workspace_of(path: &Path) -> Option<PathBuf> {
-    path.ancestors()
-        .find(|dir| {
-            dir.file_name()
-                .is_some_and(|n| n == crate::tasks::TASKS_DIR)
-        })
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
 }
 
 fn read_failed(name: &str, err: &std::io::Error) -> Error {

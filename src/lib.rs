@@ -14,6 +14,7 @@ pub mod agent;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod env;
 pub mod error;
 pub mod fsx;
 pub mod git;
@@ -22,8 +23,11 @@ pub mod person;
 pub mod plan;
 pub mod planning;
 pub mod redact;
+pub mod report;
+pub mod rt;
 pub mod runner;
 pub mod sandbox;
+pub mod store_path;
 pub mod tasks;
 pub mod tools;
 pub mod transcript;
@@ -31,13 +35,11 @@ pub mod ui;
 pub mod watch;
 
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use chrono::{DateTime, SubsecRound, Utc};
 use clap::Parser;
 
-use crate::commands::Env;
+use crate::env::Env;
 use crate::error::Error;
 use crate::ui::Ui;
 
@@ -101,44 +103,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         };
         ExitCode::from(code)
     };
-    let env = match process_env() {
+    let env = match Env::from_process() {
         Ok(env) => env,
         Err(err) => return end(Err(err)),
     };
     end(commands::dispatch(cli, &env, &ui).map(commands::Outcome::exit_code))
-}
-
-/// The outside world, read once. `TICK_NOW` (RFC 3339) fixes the clock, for reproducible
-/// files in tests and demos.
-fn process_env() -> Result<Env, Error> {
-    let vars: std::collections::BTreeMap<String, String> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .collect();
-    let now = match vars.get("TICK_NOW").filter(|v| !v.is_empty()) {
-        Some(text) => DateTime::parse_from_rfc3339(text)
-            .map_err(|err| {
-                Error::input(format!("`TICK_NOW` is not an RFC 3339 time: {err}"))
-                    .hint("like `2026-11-30T14:30:12Z`, or unset it")
-            })?
-            .with_timezone(&Utc),
-        None => Utc::now(),
-    };
-    let cwd = std::env::current_dir()
-        .map_err(|err| Error::internal(format!("could not read the current directory: {err}")))?;
-    let stdin_is_terminal = std::io::stdin().is_terminal();
-    let stderr_is_terminal = std::io::stderr().is_terminal();
-    // `TICK_INTERACTIVE=1|0` overrides the terminal check, for scripted sessions and tests.
-    let interactive = match vars.get("TICK_INTERACTIVE").map(String::as_str) {
-        Some("1" | "true" | "yes") => true,
-        Some("0" | "false" | "no") => false,
-        _ => stdin_is_terminal && stderr_is_terminal,
-    };
-    Ok(Env {
-        cwd,
-        now: now.trunc_subsecs(0),
-        vars,
-        stdin_is_terminal,
-        stderr_is_terminal,
-        interactive,
-    })
 }

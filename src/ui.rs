@@ -14,13 +14,13 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::agent::AgentEvent;
-use crate::commands::check::CheckReport;
-use crate::commands::list::ListReport;
-use crate::commands::status::{StatusReport, StepReport, TaskReport};
-use crate::commands::watch::WatchEvent;
 use crate::error::Error;
 use crate::plan::StepStatus;
 use crate::planning::PlanEvent;
+use crate::report::check::{CheckReport, FindingKind};
+use crate::report::list::ListReport;
+use crate::report::status::{StatusReport, StepReport, TaskReport};
+use crate::report::watch::WatchEvent;
 use crate::runner::{RunEvent, StepOutcome, Summary};
 
 /// How many lines of a failed verification's output the terminal shows.
@@ -354,6 +354,36 @@ impl Ui {
                     "review the changes; raise the limit with `tick approve {task} --max-files N`"
                 ));
             }
+            RunEvent::Paused { .. } => self.hint(
+                "review them (`git diff`), then `tick run` to go on; `tick approve --allow-deviation` stops these pauses",
+            ),
+            RunEvent::Deviation { .. }
+            | RunEvent::Tampered { .. }
+            | RunEvent::OutsideEdit { .. }
+            | RunEvent::StatusKept { .. }
+            | RunEvent::StepMissing { .. } => self.files_event(event),
+            RunEvent::Interrupted { step, in_progress } => {
+                self.end_live_text();
+                if *in_progress {
+                    self.warn(&format!(
+                        "stopped; `{step}` stays in progress and `tick run` picks it up again"
+                    ));
+                } else {
+                    self.warn("stopped after the step, as asked");
+                }
+            }
+            _ => {
+                if let Some(line) = run_event_line(event) {
+                    self.note(&line);
+                }
+            }
+        }
+    }
+
+    /// The events of `tick run` about files: changed outside a step's `files`, by someone
+    /// other than tick, or by a person while the step ran.
+    fn files_event(&self, event: &RunEvent) {
+        match event {
             RunEvent::Deviation {
                 step,
                 files,
@@ -367,9 +397,6 @@ impl Ui {
                     self.warn(&text);
                 }
             }
-            RunEvent::Paused { .. } => self.hint(
-                "review them (`git diff`), then `tick run` to go on; `tick approve --allow-deviation` stops these pauses",
-            ),
             RunEvent::Tampered { step, files } => {
                 let list: Vec<String> = files.iter().map(|f| format!("`{f}`")).collect();
                 self.warn(&format!(
@@ -397,21 +424,7 @@ impl Ui {
             RunEvent::StepMissing { step, file } => self.warn(&format!(
                 "`{step}` is no longer in `{file}`; its status was not written"
             )),
-            RunEvent::Interrupted { step, in_progress } => {
-                self.end_live_text();
-                if *in_progress {
-                    self.warn(&format!(
-                        "stopped; `{step}` stays in progress and `tick run` picks it up again"
-                    ));
-                } else {
-                    self.warn("stopped after the step, as asked");
-                }
-            }
-            _ => {
-                if let Some(line) = run_event_line(event) {
-                    self.note(&line);
-                }
-            }
+            _ => {}
         }
     }
 
@@ -539,12 +552,12 @@ impl Ui {
                 .map(|s| format!(" `{s}`"))
                 .unwrap_or_default();
             let kind = match finding.kind {
-                crate::commands::check::FindingKind::ChangedByTask => "changed by tick",
-                crate::commands::check::FindingKind::Unverified => "unverified",
-                crate::commands::check::FindingKind::Stale => "stale",
-                crate::commands::check::FindingKind::PlanChanged => "plan changed",
-                crate::commands::check::FindingKind::Unparseable => "unparseable",
-                crate::commands::check::FindingKind::FailedAttempt => "failed attempt",
+                FindingKind::ChangedByTask => "changed by tick",
+                FindingKind::Unverified => "unverified",
+                FindingKind::Stale => "stale",
+                FindingKind::PlanChanged => "plan changed",
+                FindingKind::Unparseable => "unparseable",
+                FindingKind::FailedAttempt => "failed attempt",
             };
             let _ = writeln!(out, "{}{step}: {kind}: {}", finding.task, finding.message);
         }
@@ -755,121 +768,150 @@ fn status_text(
             written = true;
             flush(chunk);
         });
-        if task.plan_changed_since_approval {
-            warnings.push((
-                format!("`{}/PLAN.md` was edited after approval", task.path),
-                Some(format!(
-                    "`tick run` refuses until you approve it again: `tick approve {}`",
-                    task.id
-                )),
-            ));
-        }
-        let unverified = task
-            .steps
-            .iter()
-            .flat_map(|s| std::iter::once(s).chain(s.substeps.iter()))
-            .filter(|s| s.verified == Some(false));
-        let count = unverified.clone().count();
-        if count > 0 {
-            // Only the ids that are named are written out.
-            let named: Vec<String> = unverified
-                .take(MAX_LISTED)
-                .map(|s| {
-                    s.id()
-                        .map_or_else(|| "(new)".to_owned(), |id| id.to_string())
-                })
-                .collect();
-            warnings.push((
-                format!(
-                    "{} {} done without verification",
-                    id_list(&named, count),
-                    if count == 1 { "is" } else { "are" }
-                ),
-                None,
-            ));
-        }
-        if let Some(at) = task.unsandboxed_run {
-            warnings.push((
-                format!(
-                    "commands of this task ran without the sandbox (last at {})",
-                    at.format("%Y-%m-%d %H:%M UTC")
-                ),
-                Some(
-                    "what they did was not contained: check `.git/` and `.tasks/` by hand"
-                        .to_owned(),
-                ),
-            ));
-        }
-        for found in &task.stale_found {
-            warnings.push((
-                format!(
-                    "`{}` is stale: {} changed outside tick",
-                    found.id,
-                    found.files.join(", ")
-                ),
-                Some(if found.marked {
-                    "`tick run` re-verifies it first; or check it and `tick mark` it".to_owned()
-                } else {
-                    "another tick process holds the task and marks it".to_owned()
-                }),
-            ));
-        }
-        // A few steps one by one, the rest counted; the hint once, after them.
-        let missing = &task.plan_may_be_out_of_date;
-        let shown = if missing.len() > MAX_LISTED {
-            MAX_LISTED - 1
-        } else {
-            missing.len()
-        };
-        for step in &missing[..shown] {
-            warnings.push((
-                format!(
-                    "`{}` names files that no longer exist: {}; the plan may be out of date",
-                    step.id,
-                    step.files
-                        .iter()
-                        .map(|f| format!("`{f}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                None,
-            ));
-        }
-        if missing.len() > shown {
-            warnings.push((
-                format!(
-                    "{} more pending steps name files that no longer exist (`tick status --json` lists them)",
-                    missing.len() - shown
-                ),
-                None,
-            ));
-        }
-        if let Some(last) = warnings.last_mut().filter(|_| !missing.is_empty()) {
-            last.1 = Some(format!(
-                "edit `{}/PLAN.md` and approve it again, or edit the {} in TODO.md",
-                task.path,
-                if missing.len() == 1 { "step" } else { "steps" }
-            ));
-        }
-        if let Some(attempt) = &task.last_attempt {
-            warnings.push((attempt.summary.clone(), attempt.hint.clone()));
-        }
-        let new_steps = task
-            .steps
-            .iter()
-            .flat_map(|s| std::iter::once(s).chain(s.substeps.iter()))
-            .filter(|s| s.id().is_none())
-            .count();
-        if new_steps > 0 {
-            warnings.push((
-                format!(
-                    "{new_steps} new {} without an id; tick assigns ids at its next write",
-                    if new_steps == 1 { "step" } else { "steps" }
-                ),
-                None,
-            ));
-        }
+        warnings.extend(task_warnings(task));
     }
+    others_text(&mut out, report, written);
+    if let Some(attempt) = &report.plan_attempt {
+        warnings.push((
+            format!("planning: {}", attempt.summary),
+            attempt.hint.clone(),
+        ));
+    }
+    if report.task.is_none() && report.draft.is_none() {
+        warnings.push((
+            "no tasks yet".to_owned(),
+            Some("write a plan with `tick plan \"goal\"` or `tick plan --from plan.md`".to_owned()),
+        ));
+    }
+    flush(&mut out);
+    warnings
+}
+
+/// The warnings `tick status` gives about `task` (with their hints), in the order shown.
+fn task_warnings(task: &TaskReport) -> Vec<(String, Option<String>)> {
+    let mut warnings = Vec::new();
+    if task.plan_changed_since_approval {
+        warnings.push((
+            format!("`{}/PLAN.md` was edited after approval", task.path),
+            Some(format!(
+                "`tick run` refuses until you approve it again: `tick approve {}`",
+                task.id
+            )),
+        ));
+    }
+    let unverified = task
+        .steps
+        .iter()
+        .flat_map(|s| std::iter::once(s).chain(s.substeps.iter()))
+        .filter(|s| s.verified == Some(false));
+    let count = unverified.clone().count();
+    if count > 0 {
+        // Only the ids that are named are written out.
+        let named: Vec<String> = unverified
+            .take(MAX_LISTED)
+            .map(|s| {
+                s.id()
+                    .map_or_else(|| "(new)".to_owned(), |id| id.to_string())
+            })
+            .collect();
+        warnings.push((
+            format!(
+                "{} {} done without verification",
+                id_list(&named, count),
+                if count == 1 { "is" } else { "are" }
+            ),
+            None,
+        ));
+    }
+    if let Some(at) = task.unsandboxed_run {
+        warnings.push((
+            format!(
+                "commands of this task ran without the sandbox (last at {})",
+                at.format("%Y-%m-%d %H:%M UTC")
+            ),
+            Some("what they did was not contained: check `.git/` and `.tasks/` by hand".to_owned()),
+        ));
+    }
+    for found in &task.stale_found {
+        warnings.push((
+            format!(
+                "`{}` is stale: {} changed outside tick",
+                found.id,
+                found.files.join(", ")
+            ),
+            Some(if found.marked {
+                "`tick run` re-verifies it first; or check it and `tick mark` it".to_owned()
+            } else {
+                "another tick process holds the task and marks it".to_owned()
+            }),
+        ));
+    }
+    missing_files_warnings(task, &mut warnings);
+    if let Some(attempt) = &task.last_attempt {
+        warnings.push((attempt.summary.clone(), attempt.hint.clone()));
+    }
+    let new_steps = task
+        .steps
+        .iter()
+        .flat_map(|s| std::iter::once(s).chain(s.substeps.iter()))
+        .filter(|s| s.id().is_none())
+        .count();
+    if new_steps > 0 {
+        warnings.push((
+            format!(
+                "{new_steps} new {} without an id; tick assigns ids at its next write",
+                if new_steps == 1 { "step" } else { "steps" }
+            ),
+            None,
+        ));
+    }
+    warnings
+}
+
+/// The pending steps of `task` that name files that no longer exist: a few one by one, the
+/// rest counted; the hint once, after them.
+fn missing_files_warnings(task: &TaskReport, warnings: &mut Vec<(String, Option<String>)>) {
+    let missing = &task.plan_may_be_out_of_date;
+    let shown = if missing.len() > MAX_LISTED {
+        MAX_LISTED - 1
+    } else {
+        missing.len()
+    };
+    for step in &missing[..shown] {
+        warnings.push((
+            format!(
+                "`{}` names files that no longer exist: {}; the plan may be out of date",
+                step.id,
+                step.files
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None,
+        ));
+    }
+    if missing.len() > shown {
+        warnings.push((
+            format!(
+                "{} more pending steps name files that no longer exist (`tick status --json` lists them)",
+                missing.len() - shown
+            ),
+            None,
+        ));
+    }
+    if let Some(last) = warnings.last_mut().filter(|_| !missing.is_empty()) {
+        last.1 = Some(format!(
+            "edit `{}/PLAN.md` and approve it again, or edit the {} in TODO.md",
+            task.path,
+            if missing.len() == 1 { "step" } else { "steps" }
+        ));
+    }
+}
+
+/// The draft and the other tasks that need attention, after the task (set off by a blank line
+/// when anything was `written` before).
+fn others_text(out: &mut String, report: &StatusReport, written: bool) {
     if let Some(draft) = &report.draft {
         if written || !out.is_empty() {
             out.push('\n');
@@ -897,20 +939,6 @@ fn status_text(
             let _ = writeln!(out, "  {}  {} ({why})", other.id, other.title);
         }
     }
-    if let Some(attempt) = &report.plan_attempt {
-        warnings.push((
-            format!("planning: {}", attempt.summary),
-            attempt.hint.clone(),
-        ));
-    }
-    if report.task.is_none() && report.draft.is_none() {
-        warnings.push((
-            "no tasks yet".to_owned(),
-            Some("write a plan with `tick plan \"goal\"` or `tick plan --from plan.md`".to_owned()),
-        ));
-    }
-    flush(&mut out);
-    warnings
 }
 
 /// The human form of `tick list`: one line per draft or task, columns aligned.

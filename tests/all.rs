@@ -11,6 +11,11 @@
     clippy::disallowed_methods,
     reason = "tests read files they wrote; clippy.toml bans them in tick's own code"
 )]
+// An end-to-end test reads as one terminal session, top to bottom: its length is the story's.
+#![allow(
+    clippy::too_many_lines,
+    reason = "an end-to-end test is one scenario told in order"
+)]
 
 mod common;
 mod suite;

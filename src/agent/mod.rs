@@ -213,6 +213,10 @@ impl Model<'_> {
 
     /// Sends the conversation, streams the model's text to `sink`, counts tokens against the
     /// limit, and adds the answer to `messages`.
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one answer as it happens: the request, its stream, the retries and the count"
+    )]
     pub async fn ask(
         &self,
         turn: u32,

@@ -1,66 +1,17 @@
 //! `tick check`: every task's health for CI and pre-commit hooks, as an exit code. Runs the
 //! start-up staleness detection on each task first (marking what it finds, like every
-//! command), then lists what needs a person. The codes are in `tick check --help`.
-
-use serde::Serialize;
+//! command), then lists what needs a person ([`crate::report::check`]). The codes are in
+//! `tick check --help`.
 
 use super::{Ctx, Outcome};
 use crate::cli::CheckArgs;
 use crate::error::{ErrorKind, Result};
-use crate::plan::{Phase, StepStatus};
+use crate::plan::Phase;
+use crate::report::check::{
+    CheckReport, Finding, FindingKind, JSON_FORMAT, attempt_message, task_findings,
+};
 use crate::tasks::TaskRef;
 use crate::watch;
-
-/// The version of the JSON below.
-pub const JSON_FORMAT: u32 = 1;
-
-/// Why a task needs a look. The exit code of each is documented in `tick check --help`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FindingKind {
-    // Ordered from least to most severe: the most severe finding sets the exit code.
-    /// The last planning or run attempt failed (a warning: the files are consistent).
-    FailedAttempt,
-    /// Only with `--strict`: tick changed a done step's files later, running another task.
-    ChangedByTask,
-    Unverified,
-    Stale,
-    PlanChanged,
-    Unparseable,
-}
-
-impl FindingKind {
-    pub fn exit_code(self) -> u8 {
-        match self {
-            FindingKind::FailedAttempt => 14,
-            FindingKind::ChangedByTask => 9,
-            FindingKind::Stale => 10,
-            FindingKind::Unverified => 11,
-            FindingKind::PlanChanged => 12,
-            FindingKind::Unparseable => 13,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Finding {
-    pub task: String,
-    pub kind: FindingKind,
-    /// The step, for `stale` and `unverified`.
-    pub step: Option<String>,
-    /// What a person reads: the `stale:` reason, the parse error, ...
-    pub message: String,
-}
-
-#[derive(Debug, Serialize)]
-pub struct CheckReport {
-    pub format: u32,
-    pub tasks_checked: usize,
-    /// Steps this check itself marked `[~]`, per task: `(task, step)`.
-    pub newly_stale: Vec<(String, String)>,
-    pub findings: Vec<Finding>,
-    pub exit_code: u8,
-}
 
 pub fn run(ctx: &Ctx<'_>, args: &CheckArgs) -> Result<Outcome> {
     let store = &ctx.store;
@@ -146,90 +97,8 @@ fn check_task(
                 .map(|s| (task.id.clone(), s.id.to_string())),
         );
     }
-    let mut findings = Vec::new();
-    if task.plan_changed() {
-        findings.push(Finding {
-            task: task.id.clone(),
-            kind: FindingKind::PlanChanged,
-            step: None,
-            message: format!(
-                "`{}/PLAN.md` changed since it was approved",
-                store.rel(&task.dir)
-            ),
-        });
-    }
-    for step in task.todo.all_steps() {
-        if step.status == StepStatus::Stale {
-            findings.push(Finding {
-                task: task.id.clone(),
-                kind: FindingKind::Stale,
-                step: step.id.map(|id| id.to_string()),
-                message: step.stale.clone().unwrap_or_else(|| "stale".to_owned()),
-            });
-        }
-    }
-    // Found while another tick process held the task: not marked yet, still stale.
-    if !refreshed.marked {
-        for stale in &refreshed.stale {
-            findings.push(Finding {
-                task: task.id.clone(),
-                kind: FindingKind::Stale,
-                step: Some(stale.id.to_string()),
-                message: watch::stale::reason(&stale.files, ctx.now()),
-            });
-        }
-    }
-    if strict {
-        for step in task.todo.all_steps() {
-            let Some(id) = step
-                .id
-                .filter(|_| step.effective_status() == StepStatus::Done)
-            else {
-                continue;
-            };
-            let changes = task
-                .state
-                .steps
-                .get(&id)
-                .map(|r| r.later_changes.as_slice());
-            for change in changes.unwrap_or_default() {
-                findings.push(Finding {
-                    task: task.id.clone(),
-                    kind: FindingKind::ChangedByTask,
-                    step: Some(id.to_string()),
-                    message: format!(
-                        "{}: {}",
-                        watch::stale::later_change_text(change),
-                        change.files.join(", ")
-                    ),
-                });
-            }
-        }
-    }
-    for step in task.unverified() {
-        findings.push(Finding {
-            task: task.id.clone(),
-            kind: FindingKind::Unverified,
-            step: step.id.map(|id| id.to_string()),
-            message: "done without verification".to_owned(),
-        });
-    }
-    if let Some(attempt) = &task.state.last_attempt {
-        findings.push(Finding {
-            task: task.id.clone(),
-            kind: FindingKind::FailedAttempt,
-            step: attempt.step.map(|id| id.to_string()),
-            message: attempt_message(attempt),
-        });
-    }
-    report.findings.extend(findings);
+    report
+        .findings
+        .extend(task_findings(store, &task, &refreshed, strict, ctx.now()));
     Ok(())
-}
-
-fn attempt_message(attempt: &crate::tasks::state::LastAttempt) -> String {
-    if attempt.hint.is_empty() {
-        attempt.summary()
-    } else {
-        format!("{} (hint: {})", attempt.summary(), attempt.hint)
-    }
 }

@@ -307,17 +307,14 @@ fn tool_call(config: &Config) -> Check {
         max_tokens: Some(200),
         temperature: Some(0.0),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => return Check::new("tool_call", Some(false), err.to_string(), None),
-    };
-    let answer = runtime.block_on(async {
+    let answer = crate::rt::block_on(async {
         let mut sink = |_event| {};
         tokio::time::timeout(ANSWER_BUDGET * 2, client.complete(&request, &mut sink)).await
     });
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(err) => return Check::new("tool_call", Some(false), err.message, None),
+    };
     let response = match answer {
         Err(_) => {
             return Check::new(
@@ -477,21 +474,16 @@ mod tests {
 
     fn config_for(url: &str) -> Config {
         let dir = tempfile::tempdir().unwrap();
-        let env = crate::commands::Env {
-            cwd: dir.path().to_path_buf(),
-            now: chrono::Utc::now(),
-            vars: [
-                ("TICK_PROVIDER", "ollama"),
-                ("TICK_MODEL", "m"),
-                ("TICK_BASE_URL", url),
-            ]
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect(),
-            stdin_is_terminal: false,
-            stderr_is_terminal: false,
-            interactive: false,
-        };
+        let vars = [
+            ("TICK_PROVIDER", "ollama"),
+            ("TICK_MODEL", "m"),
+            ("TICK_BASE_URL", url),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        let env =
+            crate::env::Env::fixed(dir.path().to_path_buf(), vars, chrono::DateTime::UNIX_EPOCH);
         let path = dir.path().join("config.yaml");
         crate::config::resolve(&path, "config.yaml", &env, &crate::config::Flags::default())
             .unwrap()

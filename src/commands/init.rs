@@ -2,10 +2,9 @@
 
 use super::{Ctx, Outcome};
 use crate::cli::InitArgs;
+use crate::config::CONFIG_TEMPLATE;
 use crate::error::Result;
 use crate::fsx;
-
-pub const CONFIG_TEMPLATE: &str = include_str!("../../templates/config.yaml");
 
 pub fn run(ctx: &Ctx<'_>, _args: &InitArgs) -> Result<Outcome> {
     let store = &ctx.store;

@@ -6,35 +6,14 @@ use super::{Ctx, Outcome};
 use crate::cli::{MarkArgs, MarkStatus};
 use crate::error::{Error, Result};
 use crate::plan::{StepId, StepStatus};
-use crate::tasks::TODO_FILE;
-use crate::tasks::tx::SetStatus;
+use crate::runner::write::check_substeps;
+use crate::tasks::todo_md::Step;
+use crate::tasks::tx::{SetStatus, Tx};
+use crate::tasks::{Store, TODO_FILE};
 
 pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
     let store = &ctx.store;
-    let id: StepId = args
-        .step
-        .parse()
-        .map_err(|msg: String| Error::input(msg).hint("`tick status` lists the steps"))?;
-    let status = match args.status {
-        MarkStatus::Done => StepStatus::Done,
-        MarkStatus::Pending => StepStatus::Pending,
-        MarkStatus::InProgress => StepStatus::InProgress,
-        MarkStatus::Blocked => StepStatus::Blocked,
-    };
-    let reason = args
-        .reason
-        .as_deref()
-        .map(str::trim)
-        .filter(|r| !r.is_empty());
-    if status == StepStatus::Blocked && reason.is_none() {
-        return Err(Error::input("a blocked step needs a reason").hint(format!(
-            "`tick mark {id} blocked --reason \"what is missing\"`"
-        )));
-    }
-    if status != StepStatus::Blocked && reason.is_some() {
-        return Err(Error::input("`--reason` goes with `blocked`"));
-    }
-
+    let (id, status, reason) = parse(args)?;
     let task_ref = store.resolve_or_current(args.task.as_deref())?;
     let _lock = store.lock_task(&task_ref, "tick mark")?;
     store.set_current(&task_ref);
@@ -53,62 +32,17 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
         ));
     }
     tx.assign_ids()?;
-    let todo_path = tx.base().dir.join(TODO_FILE);
-    let list = tx.todo()?;
-    let Some(step) = list.find(id) else {
-        let ids: Vec<String> = list
-            .all_steps()
-            .filter_map(|s| s.id.map(|id| format!("`{id}`")))
-            .collect();
-        return Err(Error::input(format!(
-            "there is no step `{id}` in `{}`",
-            store.rel(&todo_path)
-        ))
-        .hint(format!("its steps are {}", ids.join(", "))));
+    let (before, step_files, lifted) = {
+        let step = find(store, &mut tx, id)?;
+        check_substeps(step, status)?;
+        // Lifting a block by hand keeps its question for the next turn on the step.
+        let lifted = (step.status == StepStatus::Blocked && status != StepStatus::Blocked)
+            .then(|| step.blocked.clone());
+        (step.effective_status(), step.files.clone(), lifted)
     };
-    if status == StepStatus::Done {
-        let open: Vec<String> = step
-            .substeps
-            .iter()
-            .filter(|sub| sub.status != StepStatus::Done)
-            .filter_map(|sub| sub.id.map(|id| format!("`{id}`")))
-            .collect();
-        if !open.is_empty() {
-            return Err(
-                Error::input(format!("`{id}` has open sub-steps: {}", open.join(", ")))
-                    .hint("a step is done when all its sub-steps are; mark those instead"),
-            );
-        }
-    }
-    // A parent whose sub-steps are all done is done whatever its own marker says, so any other
-    // status would be written but not take effect.
-    if status != StepStatus::Done
-        && !step.substeps.is_empty()
-        && step
-            .substeps
-            .iter()
-            .all(|sub| sub.status == StepStatus::Done)
-    {
-        return Err(Error::input(format!(
-            "`{id}` is done because all its sub-steps are"
-        ))
-        .hint("a step is done when all its sub-steps are; mark one of those instead; nothing was changed"));
-    }
-    let before = step.effective_status();
-    let step_files = step.files.clone();
-    // Lifting a block by hand keeps its question for the next turn on the step.
-    let lifted = (step.status == StepStatus::Blocked && status != StepStatus::Blocked)
-        .then(|| step.blocked.clone());
     let set = tx.set_status(id, None, status, reason)?;
     let (progress, next) = tx.phase_after()?;
     let next = next.map_err(|r| Error::input(r.reason).hint(r.hint))?;
-    for stale in &verdict.stale {
-        ctx.ui.warn(&format!(
-            "`{}` is stale: {} changed outside tick",
-            stale.id,
-            stale.files.join(", ")
-        ));
-    }
     if set != SetStatus::Set {
         // Nothing of the mark to write; what the staleness check found still is.
         tx.commit(now, "files of done steps changed outside tick")?;
@@ -147,4 +81,49 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
         next
     ));
     Ok(Outcome::Done)
+}
+
+/// The step, the status and the `blocked` reason asked for, checked before anything is read.
+fn parse(args: &MarkArgs) -> Result<(StepId, StepStatus, Option<&str>)> {
+    let id: StepId = args
+        .step
+        .parse()
+        .map_err(|msg: String| Error::input(msg).hint("`tick status` lists the steps"))?;
+    let status = match args.status {
+        MarkStatus::Done => StepStatus::Done,
+        MarkStatus::Pending => StepStatus::Pending,
+        MarkStatus::InProgress => StepStatus::InProgress,
+        MarkStatus::Blocked => StepStatus::Blocked,
+    };
+    let reason = args
+        .reason
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    if status == StepStatus::Blocked && reason.is_none() {
+        return Err(Error::input("a blocked step needs a reason").hint(format!(
+            "`tick mark {id} blocked --reason \"what is missing\"`"
+        )));
+    }
+    if status != StepStatus::Blocked && reason.is_some() {
+        return Err(Error::input("`--reason` goes with `blocked`"));
+    }
+    Ok((id, status, reason))
+}
+
+/// Step `id` of the task as `tx` has it, or an error listing the steps there are.
+fn find<'t>(store: &Store, tx: &'t mut Tx<'_>, id: StepId) -> Result<&'t Step> {
+    let todo_path = tx.base().dir.join(TODO_FILE);
+    let list = tx.todo()?;
+    list.find(id).ok_or_else(|| {
+        let ids: Vec<String> = list
+            .all_steps()
+            .filter_map(|s| s.id.map(|id| format!("`{id}`")))
+            .collect();
+        Error::input(format!(
+            "there is no step `{id}` in `{}`",
+            store.rel(&todo_path)
+        ))
+        .hint(format!("its steps are {}", ids.join(", ")))
+    })
 }

@@ -24,36 +24,13 @@ pub mod status;
 pub mod verify;
 pub mod watch;
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-
 use chrono::{DateTime, Utc};
 
 use crate::cli::{Cli, Command};
+use crate::env::Env;
 use crate::error::Result;
 use crate::tasks::Store;
 use crate::ui::Ui;
-
-/// What a command gets from the outside world, passed in so tests can fix it.
-#[derive(Debug, Clone)]
-pub struct Env {
-    pub cwd: PathBuf,
-    pub now: DateTime<Utc>,
-    pub vars: BTreeMap<String, String>,
-    pub stdin_is_terminal: bool,
-    pub stderr_is_terminal: bool,
-    /// Whether tick may ask questions and show menus: a person at a terminal.
-    pub interactive: bool,
-}
-
-impl Env {
-    pub fn var(&self, name: &str) -> Option<&str> {
-        self.vars
-            .get(name)
-            .map(String::as_str)
-            .filter(|v| !v.is_empty())
-    }
-}
 
 /// Everything a command needs.
 pub struct Ctx<'a> {
@@ -63,19 +40,16 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The time now, to the second: read at each call, so a long-lived process stamps each
+    /// write with the time it happened.
     pub fn now(&self) -> DateTime<Utc> {
-        self.env.now
+        self.env.now()
     }
 
-    /// The clock the runner reads while it works: fixed at [`Ctx::now`] when `TICK_NOW` fixes
-    /// it (tests), the system's otherwise. Attribution compares content, never times, so a
-    /// fixed clock is safe.
-    pub fn runner_clock(&self) -> crate::runner::Clock {
-        if self.env.var("TICK_NOW").is_some() {
-            crate::runner::Clock::Fixed(self.now())
-        } else {
-            crate::runner::Clock::System
-        }
+    /// The clock the runner reads while it works (the environment's: fixed when `TICK_NOW`
+    /// fixes it). Attribution compares content, never times, so a fixed clock is safe.
+    pub fn runner_clock(&self) -> crate::env::Clock {
+        self.env.clock.clone()
     }
 }
 

@@ -73,7 +73,7 @@ pub fn plan_and_review(
     let deps = PlanDeps {
         config,
         run_command: run_command(ctx, config),
-        now: ctx.now(),
+        clock: ctx.runner_clock(),
     };
     let mut session = Session::open(&ctx.store, Target::Draft, deps);
     let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
@@ -135,7 +135,7 @@ fn revise_task(
     let deps = PlanDeps {
         config,
         run_command: run_command(ctx, config),
-        now: ctx.now(),
+        clock: ctx.runner_clock(),
     };
     let mut session = Session::open(&ctx.store, Target::Draft, deps);
     let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);

@@ -8,16 +8,14 @@ use std::sync::atomic::AtomicBool;
 use super::{Ctx, Outcome};
 use crate::agent::context;
 use crate::cli::RunArgs;
-use crate::error::{Error, ErrorKind, Result};
-use crate::llm::Client;
+use crate::error::{Error, Result};
 use crate::person::Terminal;
 use crate::plan::StepId;
+use crate::runner::build::Parts;
 use crate::runner::{
-    Confirm, EXECUTE_PROMPT, NeverGoOn, Next, RunEvent, RunOptions, Runner, RunnerDeps,
-    StepOutcome, next_step,
+    Confirm, EXECUTE_PROMPT, NeverGoOn, Next, RunEvent, RunOptions, Runner, StepOutcome, next_step,
 };
 use crate::tasks::TaskRef;
-use crate::tools::{Mode, Registry, Workspace};
 
 pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     let store = &ctx.store;
@@ -33,28 +31,13 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     let lock = store.lock_task_now(&task_ref, "tick run")?;
     store.set_current(&task_ref);
     let config = super::model_config(ctx, &args.model)?;
-    let model = config.model.clone().ok_or_else(|| {
-        Error::input("no model is configured")
-            .hint("set `model:` in `.tasks/config.yaml`, or `TICK_MODEL`, or pass `--model`")
-    })?;
-    let client = Client::new(config.client_config()?)
-        .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
-    let workspace = Workspace::new(store.root())
-        .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
-    let secrets: Vec<String> = config.api_key_env.iter().cloned().collect();
-    let sandboxing = crate::sandbox::for_run(&config.sandbox, store.root(), args.no_sandbox)?;
-    let sandboxed = sandboxing.policy().is_some();
     // Ctrl-C (or SIGTERM, or a closed terminal's SIGHUP) stops the agent's command under way
     // at once and the run at the next safe point, leaving the step in progress; a second one
     // ends the process at once, and the sandbox with it. Every write is atomic either way.
     let interrupted = Arc::new(AtomicBool::new(false));
-    let registry = Registry::for_mode(Mode::Build, workspace)
-        .with_secret_env(secrets)
-        .with_sandbox(sandboxing)
-        .with_run_command(crate::tools::run_command::Setup::new(
-            config.run_command.clone(),
-        ))
-        .with_interrupt(Arc::clone(&interrupted));
+    let parts =
+        Parts::new(&config, store, args.no_sandbox)?.with_interrupt(Arc::clone(&interrupted));
+    let sandboxed = parts.sandboxed;
     for signal in [
         signal_hook::consts::SIGINT,
         signal_hook::consts::SIGTERM,
@@ -64,23 +47,16 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
             .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&interrupted)))
             .map_err(|err| Error::internal(format!("could not handle Ctrl-C: {err}")))?;
     }
-    let mut runner = Runner::new(RunnerDeps {
+    let mut runner = Runner::new(parts.deps(
+        &config,
         store,
-        task: task_ref.clone(),
-        lock: &lock,
-        client: &client,
-        model,
-        system: store.prompt("execute.md", EXECUTE_PROMPT)?,
-        registry: &registry,
-        limits: config.limits,
-        tool_calls: config.tool_calls,
-        secrets: config.api_key.iter().cloned().collect(),
-        clock: ctx.runner_clock(),
+        task_ref.clone(),
+        &lock,
+        ctx.runner_clock(),
         interrupted,
-        commit: args.commit,
-        watch: true,
-        sandboxed,
-    })?;
+        args.commit,
+        true,
+    ))?;
     if !sandboxed {
         ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
         crate::runner::write::save_state(store, &task_ref, ctx.now(), |state| {

@@ -8,7 +8,6 @@ use crate::error::{Error, Result};
 use crate::plan::StepId;
 use crate::runner::RunEvent;
 use crate::runner::reverify::{Reverified, verify_steps};
-use crate::tools::{Mode, Registry, Workspace};
 
 pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
     let store = &ctx.store;
@@ -32,15 +31,10 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
     let lock = store.lock_task_now(&task_ref, "tick verify")?;
     store.set_current(&task_ref);
     let config = super::resolved_config(ctx, &ModelArgs::default())?;
-    let sandboxing = crate::sandbox::for_run(&config.sandbox, store.root(), args.no_sandbox)?;
-    if sandboxing.policy().is_none() {
+    let (registry, sandboxed) = crate::runner::build::registry(&config, store, args.no_sandbox)?;
+    if !sandboxed {
         ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
     }
-    let workspace = Workspace::new(store.root())
-        .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
-    let registry = Registry::for_mode(Mode::Build, workspace)
-        .with_secret_env(config.api_key_env.iter().cloned().collect())
-        .with_sandbox(sandboxing);
     // What changed while tick was not looking is marked stale first, like every command.
     crate::watch::refresh_locked(store, &task_ref, ctx.now(), &lock)?;
     let task = store.load(&task_ref)?;
@@ -65,7 +59,7 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
         &task_ref,
         registry.command_env(),
         &only,
-        clock,
+        &clock,
         &mut sink,
     )?;
     if outcomes.is_empty() {

@@ -2,66 +2,22 @@
 //! then one line per change as TODO.md or a fingerprinted file changes, and marks steps whose
 //! files changed outside tick stale as it happens. Ctrl-C (or SIGTERM) ends it cleanly.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use chrono::{DateTime, SubsecRound, Utc};
 use tokio::signal::unix::{SignalKind, signal};
 
-use super::{Ctx, Outcome, status};
+use super::{Ctx, Outcome};
 use crate::cli::WatchArgs;
 use crate::error::{Error, ErrorKind, Result};
-use crate::plan::{StepId, StepStatus};
+use crate::report::status;
+use crate::report::watch::{Shown, WatchEvent, diff, snapshot};
 use crate::tasks::{PLAN_FILE, STATE_FILE, TODO_FILE, Task, TaskRef};
 use crate::watch::live::{Change, LiveOptions, LiveWatcher};
 use crate::watch::{self, stale};
 
-/// One line of the live view.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WatchEvent {
-    /// A step's status changed. `detail` is the blocked/stale reason or how it was verified.
-    Step {
-        id: String,
-        status: StepStatus,
-        title: String,
-        detail: Option<String>,
-    },
-    /// A step appeared (a person added it) or went away.
-    Added {
-        id: String,
-        title: String,
-    },
-    Removed {
-        id: String,
-    },
-    /// PLAN.md changed since approval.
-    PlanChanged,
-    /// A file could not be read or parsed; the view waits for the next save.
-    Problem(String),
-    /// The watcher lost events and re-checked everything.
-    Rescan(String),
-}
-
-/// What the view last showed of each step.
-type Shown = BTreeMap<String, (StepStatus, Option<String>, String)>;
-
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<Outcome> {
     let task = ctx.store.resolve_or_current(args.task.as_deref())?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|err| Error::internal(format!("could not start the runtime: {err}")))?;
-    runtime.block_on(watch(ctx, &task))
-}
-
-/// The time a change is stamped with: the fixed clock if the environment set one (tests,
-/// demos), else the time of the change, not the time the view started.
-fn now(ctx: &Ctx<'_>) -> DateTime<Utc> {
-    if ctx.env.var("TICK_NOW").is_some() {
-        ctx.now()
-    } else {
-        Utc::now().trunc_subsecs(0)
-    }
+    crate::rt::block_on(watch(ctx, &task))?
 }
 
 async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
@@ -159,80 +115,16 @@ async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
 
 /// Marks what is stale (unless a run holds the task: it marks its own) and reads the task back.
 fn check(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Task> {
-    let found = watch::refresh_or_detect(&ctx.store, task_ref, now(ctx))?;
+    let found = watch::refresh_or_detect(&ctx.store, task_ref, ctx.now())?;
     let mut task = ctx.store.load(task_ref)?;
     if !found.marked
         && !found.stale.is_empty()
         // Show the verdict anyway, in memory; the file is left to the process that holds it.
-        && let Ok(text) = stale::mark_stale(&task.todo_src, &found.stale, now(ctx))
+        && let Ok(text) = stale::mark_stale(&task.todo_src, &found.stale, ctx.now())
         && let Ok(list) = crate::tasks::todo_md::parse(&text)
     {
         task.todo = list.into();
         task.todo_src = Arc::new(text);
     }
     Ok(task)
-}
-
-fn snapshot(task: &Task) -> Shown {
-    task.todo
-        .all_steps()
-        .filter_map(|step| {
-            let id = step.id?.to_string();
-            let detail = match step.status {
-                StepStatus::Blocked => step.blocked.clone(),
-                StepStatus::Stale => step.stale.clone(),
-                _ => None,
-            };
-            Some((id, (step.status, detail, step.title.clone())))
-        })
-        .collect()
-}
-
-fn diff(before: &Shown, after: &Shown, task: &Task) -> Vec<WatchEvent> {
-    let mut events = Vec::new();
-    for (id, (status, detail, title)) in after {
-        match before.get(id) {
-            None if !before.is_empty() => events.push(WatchEvent::Added {
-                id: id.clone(),
-                title: title.clone(),
-            }),
-            Some((old_status, old_detail, _)) if old_status == status && old_detail == detail => {}
-            _ => {
-                let detail = if *status == StepStatus::Done {
-                    Some(verification(task, id))
-                } else {
-                    detail.clone()
-                };
-                events.push(WatchEvent::Step {
-                    id: id.clone(),
-                    status: *status,
-                    title: title.clone(),
-                    detail,
-                });
-            }
-        }
-    }
-    for id in before.keys() {
-        if !after.contains_key(id) {
-            events.push(WatchEvent::Removed { id: id.clone() });
-        }
-    }
-    events
-}
-
-/// "verified in 3.1s", or that nothing verified it.
-fn verification(task: &Task, id: &str) -> String {
-    let record = id
-        .parse::<StepId>()
-        .ok()
-        .and_then(|id| task.state.steps.get(&id));
-    match record {
-        Some(record) if record.verified() => {
-            let ms: u64 = record.evidence.iter().map(|e| e.duration_ms).sum();
-            #[allow(clippy::cast_precision_loss, reason = "a duration shown to 0.1 s")]
-            let secs = ms as f64 / 1000.0;
-            format!("verified in {secs:.1}s")
-        }
-        _ => "not verified".to_owned(),
-    }
 }

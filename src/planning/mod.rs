@@ -89,8 +89,9 @@ impl RunCommand {
 pub struct PlanDeps<'a> {
     pub config: &'a Config,
     pub run_command: RunCommand,
-    /// The time written into the draft (`created:`) and the attempt record.
-    pub now: DateTime<Utc>,
+    /// The clock for what the session writes (`created:`, the attempt record), read at
+    /// each write: a session can last an hour.
+    pub clock: crate::env::Clock,
 }
 
 /// A draft as a planning run left it.
@@ -207,7 +208,7 @@ impl<'a> Session<'a> {
 
     /// The time this session writes.
     fn now(&self) -> DateTime<Utc> {
-        self.deps.now
+        self.deps.clock.now()
     }
 
     fn plan_with_model(
@@ -285,7 +286,7 @@ impl<'a> Session<'a> {
                 person,
                 emitter: &emitter,
             };
-            block_on(planner.run(messages, &mut asking, &mut on_agent, &mut usage))?
+            crate::rt::block_on(planner.run(messages, &mut asking, &mut on_agent, &mut usage))?
         };
         let end = end.map_err(|err| planning_error(err, config))?;
         Ok((end, usage))
@@ -403,15 +404,6 @@ pub fn draft_event(store: &Store, drafted: &Drafted) -> PlanEvent {
         steps: drafted.steps,
         questions: drafted.questions.clone(),
     }
-}
-
-/// Runs the planner's turn on a runtime of its own, on this thread.
-fn block_on<F: std::future::Future>(future: F) -> Result<F::Output> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
-    Ok(runtime.block_on(future))
 }
 
 /// The sink, shared by the model's events and the questions while the planner's turn runs.

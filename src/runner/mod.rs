@@ -9,6 +9,7 @@
 //! caller's [`Confirm`]. Its writes to TODO.md and state.yaml go through [`write`]; its
 //! journal of tick's own changes through [`record::Recorder`].
 
+pub mod build;
 pub mod changes;
 pub mod events;
 pub mod record;
@@ -23,11 +24,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
-use chrono::{DateTime, Utc};
-
 use crate::agent::executor::{Executor, StepEnd, StepError, StepHooks, Verdict};
 use crate::agent::{AgentEvent, Model, context};
 use crate::config::Limits;
+pub use crate::env::Clock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsx;
 use crate::llm::{Client, Message, Usage};
@@ -51,24 +51,6 @@ pub const EXECUTE_PROMPT: &str = include_str!("../../prompts/execute.md");
 
 /// Where the runner's events go.
 pub type Sink<'s> = dyn FnMut(RunEvent) + Send + 's;
-
-/// Where the runner's time comes from: the times it records in state.yaml and the journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Clock {
-    /// The wall clock, read at each record.
-    System,
-    /// One fixed time for everything (tests and demos).
-    Fixed(DateTime<Utc>),
-}
-
-impl Clock {
-    pub fn now(self) -> DateTime<Utc> {
-        match self {
-            Clock::System => Utc::now(),
-            Clock::Fixed(at) => at,
-        }
-    }
-}
 
 /// The runner's one question for a person (a step changed files outside its `files` and the
 /// approval does not allow that; may the run go on anyway?) goes through the one seam to the
@@ -95,6 +77,7 @@ pub struct RunnerDeps<'a> {
     pub sandboxed: bool,
     /// Values redacted from the transcripts in `runs/` (the API key).
     pub secrets: Vec<String>,
+    /// Where the times it records come from, read at each record.
     pub clock: Clock,
     /// Set (by Ctrl-C) to stop at the next safe point; the running step stays in progress.
     pub interrupted: Arc<AtomicBool>,
@@ -265,10 +248,7 @@ impl<'a> Runner<'a> {
     /// watcher. The watcher is a help, not a requirement: without it, edits are still caught
     /// by the fingerprints at the next command.
     pub fn new(deps: RunnerDeps<'a>) -> Result<Self> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
+        let runtime = crate::rt::runtime()?;
         let watcher = if deps.watch {
             let root = deps.store.root();
             runtime
@@ -303,7 +283,7 @@ impl<'a> Runner<'a> {
         crate::watch::refresh_locked(
             self.deps.store,
             &self.deps.task,
-            self.deps.clock.now(),
+            self.deps.clock.precise(),
             self.deps.lock,
         )?;
         Ok(())
@@ -316,7 +296,7 @@ impl<'a> Runner<'a> {
         let task = store.load(&self.deps.task)?;
         store.require_steps(&task)?;
         if task.plan_changed() {
-            // The approved copy is written at each approval (`planning::approve`).
+            // The approved copy and its diff stay with `tick approve`, which writes them.
             let copy = task
                 .dir
                 .join(RUNS_DIR)
@@ -333,7 +313,7 @@ impl<'a> Runner<'a> {
             )));
         }
         if task.todo.needs_ids() {
-            let steps = write::assign_ids(store, &self.deps.task, self.deps.clock.now())?;
+            let steps = write::assign_ids(store, &self.deps.task, self.deps.clock.precise())?;
             sink(RunEvent::IdsAssigned { steps });
             return store.load(&self.deps.task);
         }
@@ -432,7 +412,13 @@ impl<'a> Runner<'a> {
     ) -> Result<()> {
         let store = self.store();
         let StepWrite { id, status, .. } = write;
-        let written = write::step(store, &self.deps.task, self.deps.clock.now(), write, record)?;
+        let written = write::step(
+            store,
+            &self.deps.task,
+            self.deps.clock.precise(),
+            write,
+            record,
+        )?;
         self.write_events(id, status, written, sink);
         Ok(())
     }
@@ -460,7 +446,12 @@ impl<'a> Runner<'a> {
     }
 
     fn save_state(&self, update: impl FnMut(&mut crate::tasks::state::State)) -> Result<()> {
-        write::save_state(self.store(), &self.deps.task, self.deps.clock.now(), update)
+        write::save_state(
+            self.store(),
+            &self.deps.task,
+            self.deps.clock.precise(),
+            update,
+        )
     }
 
     /// A journal of what tick does for step `id` of `task`, whose files are `scope`.
@@ -470,7 +461,7 @@ impl<'a> Runner<'a> {
             &task.id,
             id,
             scope,
-            self.deps.clock,
+            self.deps.clock.clone(),
             SystemTime::now(),
         )
     }
@@ -505,7 +496,7 @@ impl<'a> Runner<'a> {
                 &self.deps.task,
                 &task.id,
                 self.deps.registry.command_env(),
-                self.deps.clock,
+                &self.deps.clock,
                 step,
                 sink,
             )?;
@@ -536,7 +527,7 @@ impl<'a> Runner<'a> {
             Verdict::Passed { .. }
         );
         let prints = crate::watch::fingerprint(self.root(), &step.files, &[]);
-        let now = self.deps.clock.now();
+        let now = self.deps.clock.precise();
         if passed {
             // The parent's box was ticked with its last sub-step: only its record is new.
             self.save_state(|state| {
@@ -587,10 +578,6 @@ impl<'a> Runner<'a> {
     /// on it from a fresh context pack, verifies its `done` claim, and records the outcome in
     /// TODO.md and state.yaml. A provider or limit failure is an error; the step then stays
     /// in progress.
-    #[allow(
-        clippy::too_many_lines,
-        reason = "one step's lifecycle reads best top to bottom"
-    )]
     pub fn run_step(
         &mut self,
         task: &Task,
@@ -603,11 +590,67 @@ impl<'a> Runner<'a> {
             .find(id)
             .ok_or_else(|| Error::internal(format!("step `{id}` vanished")))?
             .clone();
+        self.start(id, &step.title, sink)?;
+        let scope = step_scope(task, id, &step);
+        // What earlier (blocked or failed) attempts of this step changed.
+        let earlier: BTreeSet<String> = task
+            .state
+            .steps
+            .get(&id)
+            .map(|r| r.files_changed.iter().cloned().collect())
+            .unwrap_or_default();
+        let root = self.deps.store.root().to_path_buf();
+        let before = Snapshot::take(&root, &scope, &earlier);
+        let work = self.work(task, id, &step, &scope, sink);
+        let changes = attribute(&root, &scope, &earlier, &before, &work);
+        if !work.tampered.is_empty() {
+            // Nothing is taken from the tampered files and nothing is written into them: the
+            // step is not ticked, and the person sees what changed.
+            return Err(tampered_error(id, &work.tampered));
+        }
+        let end = match work.result {
+            Ok(end) => end,
+            Err(err) => return Err(self.record_failure(id, step_error(err, id), &changes)?),
+        };
+        let evidence = work.verifier.evidence().to_vec();
+        match end {
+            StepEnd::Done { note } => {
+                let done = Done {
+                    note,
+                    evidence,
+                    idle: changes.files_changed.is_empty() && work.agent_commands == 0,
+                };
+                self.record_done(
+                    task,
+                    id,
+                    &step.title,
+                    &scope,
+                    &changes,
+                    &done,
+                    confirm,
+                    sink,
+                )
+            }
+            StepEnd::Blocked { reason } => {
+                self.record_blocked(id, &reason, &evidence, &changes, sink)
+            }
+            StepEnd::Interrupted => {
+                sink(RunEvent::Interrupted {
+                    step: id,
+                    in_progress: true,
+                });
+                Ok(StepOutcome::Interrupted)
+            }
+        }
+    }
+
+    /// A step starts: the event, and `[-]` in TODO.md with its record in state.yaml.
+    fn start(&self, id: StepId, title: &str, sink: &mut Sink<'_>) -> Result<()> {
         sink(RunEvent::StepStarted {
             step: id,
-            title: step.title.clone(),
+            title: title.to_owned(),
         });
-        let now = self.deps.clock.now();
+        let now = self.deps.clock.precise();
         let start = StepWrite {
             id,
             expected: None,
@@ -622,244 +665,211 @@ impl<'a> Runner<'a> {
                 }
             },
             sink,
-        )?;
-        // What earlier (blocked or failed) attempts of this step changed.
-        let earlier: BTreeSet<String> = task
-            .state
-            .steps
-            .get(&id)
-            .map(|r| r.files_changed.iter().cloned().collect())
-            .unwrap_or_default();
+        )
+    }
 
-        // A sub-step works within its own files and its parent's.
-        let mut scope = step.files.clone();
-        if let Some(parent) = Some(id)
-            .filter(|i| i.is_sub())
-            .and_then(|i| task.todo.find(i.parent()))
-        {
-            scope.extend(parent.files.iter().cloned());
-        }
+    /// The model's turn on a step, from a fresh context pack, with the runner's hooks around
+    /// each tool call and its `done` claim; the transcript is saved whatever the end.
+    fn work(
+        &mut self,
+        task: &Task,
+        id: StepId,
+        step: &crate::tasks::todo_md::Step,
+        scope: &[String],
+        sink: &mut Sink<'_>,
+    ) -> Work {
         let root = self.deps.store.root().to_path_buf();
-        let before = Snapshot::take(&root, &scope, &earlier);
         let mut messages = vec![Message::user(context::pack(task, id))];
         // Changes from before this step (tick's own TODO.md write, say) are not news.
         if let Some(watcher) = self.watcher.as_mut() {
             while watcher.try_next().is_some() {}
         }
-        let (result, verifier, recorder, outside, tampered, agent_commands) = {
-            let emitter = Emitter::new(&mut *sink);
-            let (verifier, recorder) = (
-                StepVerifier::new(&root, self.deps.registry.command_env(), id, &step.verify),
-                self.recorder(task, id, &scope),
-            );
-            let mut hooks = Hooks {
-                root: &root,
-                step: id,
-                verifier,
-                recorder,
-                watcher: self.watcher.as_mut(),
-                outside: BTreeSet::new(),
-                emitter: &emitter,
-                guarded: None,
-                tampered: Vec::new(),
-                agent_commands: 0,
-            };
-            let executor = Executor {
-                model: Model {
-                    client: self.deps.client,
-                    model: self.deps.model.clone(),
-                    system: self.deps.system.clone(),
-                    registry: self.deps.registry,
-                    limits: self.deps.limits,
-                    tool_calls: self.deps.tool_calls,
-                },
-                step: id,
-                interrupted: &self.deps.interrupted,
-            };
-            let mut agent = |agent: AgentEvent| emitter.emit(RunEvent::Agent { step: id, agent });
-            let result = self.runtime.block_on(executor.run(
-                &mut messages,
-                &mut hooks,
-                &mut agent,
-                &mut self.usage,
-            ));
-            (
-                result,
-                hooks.verifier,
-                hooks.recorder,
-                hooks.outside,
-                hooks.tampered,
-                hooks.agent_commands,
-            )
+        let emitter = Emitter::new(&mut *sink);
+        let (verifier, recorder) = (
+            StepVerifier::new(&root, self.deps.registry.command_env(), id, &step.verify),
+            self.recorder(task, id, scope),
+        );
+        let mut hooks = Hooks {
+            root: &root,
+            step: id,
+            verifier,
+            recorder,
+            watcher: self.watcher.as_mut(),
+            outside: BTreeSet::new(),
+            emitter: &emitter,
+            guarded: None,
+            tampered: Vec::new(),
+            agent_commands: 0,
+        };
+        let executor = Executor {
+            model: Model {
+                client: self.deps.client,
+                model: self.deps.model.clone(),
+                system: self.deps.system.clone(),
+                registry: self.deps.registry,
+                limits: self.deps.limits,
+                tool_calls: self.deps.tool_calls,
+            },
+            step: id,
+            interrupted: &self.deps.interrupted,
+        };
+        let mut agent = |agent: AgentEvent| emitter.emit(RunEvent::Agent { step: id, agent });
+        let result = self.runtime.block_on(executor.run(
+            &mut messages,
+            &mut hooks,
+            &mut agent,
+            &mut self.usage,
+        ));
+        let work = Work {
+            result,
+            verifier: hooks.verifier,
+            recorder: hooks.recorder,
+            outside: hooks.outside,
+            tampered: hooks.tampered,
+            agent_commands: hooks.agent_commands,
         };
         self.save_transcript(&task.dir, id, &messages);
+        work
+    }
 
-        // What the step changed: what its tools wrote, what differs from before it, and what
-        // earlier attempts changed that is still changed.
-        let after = Snapshot::take(&root, &scope, &before.files.keys().cloned().collect());
-        // A file a person changed meanwhile is theirs, unless the step's tools wrote it too:
-        // what the watcher reported, and what the attribution rule does not give to tick (the
-        // watcher may not have said so yet).
-        let mut outside = outside;
-        for path in before.changed(&after) {
-            if recorder.written().contains_key(&path) || outside.contains(&path) {
-                continue;
-            }
-            let hash = after
-                .files
-                .get(&path)
-                .map_or(crate::watch::fingerprint::MISSING, String::as_str);
-            if !recorder.owns(&path, hash, None) {
-                outside.insert(path);
-            }
-        }
-        let mut changed: BTreeSet<String> = recorder.written().keys().cloned().collect();
-        changed.extend(before.changed(&after).difference(&outside).cloned());
-        if let Some(dirty) = &after.dirty {
-            changed.extend(earlier.intersection(dirty).cloned());
-        }
-        changed.retain(|p| !p.starts_with(".tasks/") && !p.starts_with(".git/"));
-        let files_changed: Vec<String> = changed.iter().cloned().collect();
-        let evidence = verifier.evidence().to_vec();
-        if !tampered.is_empty() {
-            // Nothing is taken from the tampered files and nothing is written into them: the
-            // step is not ticked, and the person sees what changed.
-            let list: Vec<String> = tampered.iter().map(ToString::to_string).collect();
-            return Err(Error::input(format!(
-                "something other than tick changed {} while `{id}` ran; the step was not ticked",
-                list.join(", ")
-            ))
-            .hint(
-                "tick put back what it could, as it was before the command; look at what is left \
-                 (`git diff`, `git status .tasks`), then `tick run` again; run with the sandbox on \
-                 so commands cannot write there",
-            ));
-        }
-        let end = match result {
-            Ok(end) => end,
-            Err(err) => {
-                // The failure is recorded with what the attempt changed, in one write.
-                let err = step_error(err, id);
-                let attempt = LastAttempt::from_error(self.deps.clock.now(), Some(id), &err);
-                self.save_state(|state| {
-                    state
-                        .steps
-                        .entry(id)
-                        .or_default()
-                        .files_changed
-                        .clone_from(&files_changed);
-                    state.record_failure(attempt.clone());
-                })?;
-                return Err(err);
-            }
+    /// A failed attempt (the provider, a limit), recorded with what it changed in one write;
+    /// the step stays in progress. Returns the error to end the run with.
+    fn record_failure(&self, id: StepId, err: Error, changes: &Attributed) -> Result<Error> {
+        let attempt = LastAttempt::from_error(self.deps.clock.precise(), Some(id), &err);
+        self.save_state(|state| {
+            state
+                .steps
+                .entry(id)
+                .or_default()
+                .files_changed
+                .clone_from(&changes.files_changed);
+            state.record_failure(attempt.clone());
+        })?;
+        Ok(err)
+    }
+
+    /// A verified (or unverifiable) step is ticked with its evidence and fingerprints; its
+    /// parent settles, `--commit` commits it, then the file limit and its deviations.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the parts of one step's end, each named at the one call"
+    )]
+    fn record_done(
+        &self,
+        task: &Task,
+        id: StepId,
+        title: &str,
+        scope: &[String],
+        changes: &Attributed,
+        done: &Done,
+        confirm: &mut dyn Confirm,
+        sink: &mut Sink<'_>,
+    ) -> Result<StepOutcome> {
+        let Attributed {
+            changed,
+            files_changed,
+            outside,
+        } = changes;
+        let root = self.root();
+        let now = self.deps.clock.precise();
+        let prints = crate::watch::fingerprint(root, scope, files_changed);
+        let deviation = changes::deviations(scope, changed);
+        let write = StepWrite {
+            id,
+            expected: Some(StepStatus::InProgress),
+            status: StepStatus::Done,
+            reason: None,
         };
-        let now = self.deps.clock.now();
-        match end {
-            StepEnd::Done { note } => {
-                let prints = crate::watch::fingerprint(&root, &scope, &files_changed);
-                let deviation = changes::deviations(&scope, &changed);
-                // Claimed done, yet no file changed and the agent ran no command.
-                let idle = files_changed.is_empty() && agent_commands == 0;
-                let done = StepWrite {
-                    id,
-                    expected: Some(StepStatus::InProgress),
-                    status: StepStatus::Done,
-                    reason: None,
+        self.write_step(
+            write,
+            |state, written| {
+                let record = if written {
+                    state.clear_failure();
+                    let record = state.record_runner(
+                        id,
+                        StepStatus::Done,
+                        now,
+                        &done.evidence,
+                        prints.clone(),
+                    );
+                    record.claimed_without_changes = done.idle;
+                    record
+                } else {
+                    state.steps.entry(id).or_default()
                 };
-                self.write_step(
-                    done,
-                    |state, written| {
-                        let record = if written {
-                            state.clear_failure();
-                            let record = state.record_runner(
-                                id,
-                                StepStatus::Done,
-                                now,
-                                &evidence,
-                                prints.clone(),
-                            );
-                            record.claimed_without_changes = idle;
-                            record
-                        } else {
-                            state.steps.entry(id).or_default()
-                        };
-                        record.files_changed.clone_from(&files_changed);
-                        record.deviations.clone_from(&deviation);
-                        record.outside_edits = outside.iter().cloned().collect();
-                        record.note = note.as_deref().map(|n| crate::redact::redact(n, &[]));
-                    },
-                    sink,
-                )?;
-                sink(RunEvent::StepDone {
-                    step: id,
-                    verified: !evidence.is_empty(),
-                    files_changed: files_changed.clone(),
-                });
-                let parent_blocked = id.is_sub() && self.settle_parent(id.parent(), sink)?;
-                // `--commit`, or the approval's contract (`approve --commit-steps`).
-                let commit_steps = task
-                    .plan
-                    .front
-                    .approval
-                    .as_ref()
-                    .is_some_and(|a| a.commit_steps);
-                if self.deps.commit || commit_steps {
-                    let dirty: BTreeSet<String> = changes::dirty_files(&root)
-                        .ok_or_else(|| {
-                            Error::input("`--commit` needs a git repository, and git sees none here")
-                                .hint("the step is done and recorded; run without `--commit`, or `git init`")
-                        })?
-                        .into_keys()
-                        .collect();
-                    let files = changes::commit_set(&scope, &changed, &dirty);
-                    self.commit_step(task, id, &step.title, &files, sink)?;
-                }
-                if parent_blocked {
-                    return Ok(StepOutcome::Blocked);
-                }
-                self.after_done(id, &deviation, confirm, sink)
-            }
-            StepEnd::Blocked { reason } => {
-                let reason = crate::redact::redact(&reason, &[]);
-                let blocked = StepWrite {
-                    id,
-                    expected: Some(StepStatus::InProgress),
-                    status: StepStatus::Blocked,
-                    reason: Some(&reason),
-                };
-                self.write_step(
-                    blocked,
-                    |state, written| {
-                        let record = if written {
-                            state.record_runner(
-                                id,
-                                StepStatus::Blocked,
-                                now,
-                                &evidence,
-                                BTreeMap::new(),
-                            )
-                        } else {
-                            state.steps.entry(id).or_default()
-                        };
-                        record.files_changed.clone_from(&files_changed);
-                    },
-                    sink,
-                )?;
-                sink(RunEvent::StepBlocked {
-                    step: id,
-                    reason,
-                    before_run: false,
-                });
-                Ok(StepOutcome::Blocked)
-            }
-            StepEnd::Interrupted => {
-                sink(RunEvent::Interrupted {
-                    step: id,
-                    in_progress: true,
-                });
-                Ok(StepOutcome::Interrupted)
-            }
+                record.files_changed.clone_from(files_changed);
+                record.deviations.clone_from(&deviation);
+                record.outside_edits = outside.iter().cloned().collect();
+                record.note = done.note.as_deref().map(|n| crate::redact::redact(n, &[]));
+            },
+            sink,
+        )?;
+        sink(RunEvent::StepDone {
+            step: id,
+            verified: !done.evidence.is_empty(),
+            files_changed: files_changed.clone(),
+        });
+        let parent_blocked = id.is_sub() && self.settle_parent(id.parent(), sink)?;
+        // `--commit`, or the approval's contract (`approve --commit-steps`).
+        let commit_steps = task
+            .plan
+            .front
+            .approval
+            .as_ref()
+            .is_some_and(|a| a.commit_steps);
+        if self.deps.commit || commit_steps {
+            let dirty: BTreeSet<String> = changes::dirty_files(root)
+                .ok_or_else(|| {
+                    Error::input("`--commit` needs a git repository, and git sees none here").hint(
+                        "the step is done and recorded; run without `--commit`, or `git init`",
+                    )
+                })?
+                .into_keys()
+                .collect();
+            let files = changes::commit_set(scope, changed, &dirty);
+            self.commit_step(task, id, title, &files, sink)?;
         }
+        if parent_blocked {
+            return Ok(StepOutcome::Blocked);
+        }
+        self.after_done(id, &deviation, confirm, sink)
+    }
+
+    /// The model said the step is blocked: `[!]` with its reason, and what it changed.
+    fn record_blocked(
+        &self,
+        id: StepId,
+        reason: &str,
+        evidence: &[crate::tasks::state::Evidence],
+        changes: &Attributed,
+        sink: &mut Sink<'_>,
+    ) -> Result<StepOutcome> {
+        let now = self.deps.clock.precise();
+        let reason = crate::redact::redact(reason, &[]);
+        let blocked = StepWrite {
+            id,
+            expected: Some(StepStatus::InProgress),
+            status: StepStatus::Blocked,
+            reason: Some(&reason),
+        };
+        self.write_step(
+            blocked,
+            |state, written| {
+                let record = if written {
+                    state.record_runner(id, StepStatus::Blocked, now, evidence, BTreeMap::new())
+                } else {
+                    state.steps.entry(id).or_default()
+                };
+                record.files_changed.clone_from(&changes.files_changed);
+            },
+            sink,
+        )?;
+        sink(RunEvent::StepBlocked {
+            step: id,
+            reason,
+            before_run: false,
+        });
+        Ok(StepOutcome::Blocked)
     }
 
     /// After a done step: the task's file limit, then the step's deviations.
@@ -915,7 +925,7 @@ impl<'a> Runner<'a> {
         let dir = task_dir.join(RUNS_DIR);
         let name = format!(
             "{}-{id}.jsonl",
-            self.deps.clock.now().format("%Y%m%d-%H%M%S")
+            self.deps.clock.precise().format("%Y%m%d-%H%M%S")
         );
         if fsx::create_dir_all(&dir).is_ok() {
             let _ = fsx::write_atomic(&dir.join(name), text.as_bytes());
@@ -988,6 +998,101 @@ impl<'a> Runner<'a> {
             sandboxed: self.deps.sandboxed,
         })
     }
+}
+
+/// What the model's turn on a step left: how it ended, and what the hooks saw meanwhile.
+struct Work {
+    result: std::result::Result<StepEnd, StepError>,
+    verifier: StepVerifier,
+    recorder: Recorder,
+    /// Files a person changed while the step ran, as the watcher saw them.
+    outside: BTreeSet<String>,
+    tampered: Vec<tamper::Tampered>,
+    agent_commands: usize,
+}
+
+/// What a step changed, and what a person changed meanwhile.
+struct Attributed {
+    /// Paths the step changed (its tools' writes, the differences it made, and earlier
+    /// attempts' changes still there), without `.tasks/` and `.git/`.
+    changed: BTreeSet<String>,
+    /// The same, as state.yaml records them.
+    files_changed: Vec<String>,
+    /// Files a person changed while the step ran.
+    outside: BTreeSet<String>,
+}
+
+/// How a step the model claimed done ended.
+struct Done {
+    note: Option<String>,
+    evidence: Vec<crate::tasks::state::Evidence>,
+    /// Claimed done, yet no file changed and the agent ran no command.
+    idle: bool,
+}
+
+/// The files a step works within: its own, and a sub-step's parent's.
+fn step_scope(task: &Task, id: StepId, step: &crate::tasks::todo_md::Step) -> Vec<String> {
+    let mut scope = step.files.clone();
+    if let Some(parent) = Some(id)
+        .filter(|i| i.is_sub())
+        .and_then(|i| task.todo.find(i.parent()))
+    {
+        scope.extend(parent.files.iter().cloned());
+    }
+    scope
+}
+
+/// What the step changed: what its tools wrote, what differs from `before` it, and what
+/// `earlier` attempts changed that is still changed. A file a person changed meanwhile is
+/// theirs, unless the step's tools wrote it too: what the watcher reported, and what the
+/// attribution rule does not give to tick (the watcher may not have said so yet).
+fn attribute(
+    root: &Path,
+    scope: &[String],
+    earlier: &BTreeSet<String>,
+    before: &Snapshot,
+    work: &Work,
+) -> Attributed {
+    let after = Snapshot::take(root, scope, &before.files.keys().cloned().collect());
+    let recorder = &work.recorder;
+    let mut outside = work.outside.clone();
+    for path in before.changed(&after) {
+        if recorder.written().contains_key(&path) || outside.contains(&path) {
+            continue;
+        }
+        let hash = after
+            .files
+            .get(&path)
+            .map_or(crate::watch::fingerprint::MISSING, String::as_str);
+        if !recorder.owns(&path, hash, None) {
+            outside.insert(path);
+        }
+    }
+    let mut changed: BTreeSet<String> = recorder.written().keys().cloned().collect();
+    changed.extend(before.changed(&after).difference(&outside).cloned());
+    if let Some(dirty) = &after.dirty {
+        changed.extend(earlier.intersection(dirty).cloned());
+    }
+    changed.retain(|p| !p.starts_with(".tasks/") && !p.starts_with(".git/"));
+    Attributed {
+        files_changed: changed.iter().cloned().collect(),
+        changed,
+        outside,
+    }
+}
+
+/// The error of a step during which something other than tick changed guarded files.
+fn tampered_error(id: StepId, tampered: &[tamper::Tampered]) -> Error {
+    let list: Vec<String> = tampered.iter().map(ToString::to_string).collect();
+    Error::input(format!(
+        "something other than tick changed {} while `{id}` ran; the step was not ticked",
+        list.join(", ")
+    ))
+    .hint(
+        "tick put back what it could, as it was before the command; look at what is left \
+         (`git diff`, `git status .tasks`), then `tick run` again; run with the sandbox on so \
+         commands cannot write there",
+    )
 }
 
 /// Why a step whose guarded files changed cannot be ticked, for the model.

@@ -85,7 +85,7 @@ impl Recorder {
         self.journal(Record::Write {
             path: path.to_owned(),
             hash: hash.to_owned(),
-            at: self.clock.now(),
+            at: self.clock.precise(),
             task: self.task.clone(),
             step: Some(self.step.to_string()),
         });
@@ -96,7 +96,7 @@ impl Recorder {
     pub fn command_started(&mut self) {
         let root = self.store.root();
         self.running = Some(Running {
-            start: self.clock.now(),
+            start: self.clock.precise(),
             before: crate::watch::command_snapshot(&self.store, &self.scope).ok(),
             dirty: super::changes::dirty_files(root).unwrap_or_default(),
         });
@@ -120,7 +120,7 @@ impl Recorder {
         };
         self.journal(Record::Command {
             start: running.start,
-            end: self.clock.now(),
+            end: self.clock.precise(),
             task: self.task.clone(),
             step: Some(self.step.to_string()),
             scope: self.scope.clone(),
@@ -217,7 +217,7 @@ mod tests {
             TASK,
             StepId::top(2),
             &["gen/**".to_owned()],
-            Clock::Fixed(now()),
+            Clock::fixed(now()),
             started,
         );
         (root, store, recorder)

@@ -39,7 +39,7 @@ pub fn verify_steps(
     task_ref: &TaskRef,
     env: &CommandEnv,
     only: &[StepId],
-    clock: Clock,
+    clock: &Clock,
     sink: &mut Sink<'_>,
 ) -> Result<Vec<Reverified>> {
     let task = store.load(task_ref)?;
@@ -95,7 +95,7 @@ pub(super) fn reverify_step(
     task_ref: &TaskRef,
     task_id: &str,
     env: &CommandEnv,
-    clock: Clock,
+    clock: &Clock,
     step: &Step,
     sink: &mut Sink<'_>,
 ) -> Result<StepReverified> {
@@ -105,7 +105,14 @@ pub(super) fn reverify_step(
         ));
     };
     let mut verifier = StepVerifier::new(store.root(), env, id, &step.verify);
-    let mut recorder = Recorder::new(store, task_id, id, &step.files, clock, SystemTime::now());
+    let mut recorder = Recorder::new(
+        store,
+        task_id,
+        id,
+        &step.files,
+        clock.clone(),
+        SystemTime::now(),
+    );
     let has_verify = verifier.has_commands();
     let passed = has_verify
         && matches!(
@@ -118,7 +125,7 @@ pub(super) fn reverify_step(
         StepStatus::Pending
     };
     let prints = crate::watch::fingerprint(store.root(), &step.files, &[]);
-    let now = clock.now();
+    let now = clock.precise();
     let written = write::step(
         store,
         task_ref,

@@ -6,6 +6,7 @@ use std::net::TcpListener;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::*;
@@ -128,7 +129,7 @@ fn with_runner<T>(
         registry: &registry,
         limits: Limits::default(),
         secrets: Vec::new(),
-        clock: Clock::Fixed(at()),
+        clock: Clock::fixed(at()),
         interrupted: Arc::new(AtomicBool::new(false)),
         commit: false,
         watch: false,

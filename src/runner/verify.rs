@@ -175,7 +175,7 @@ mod tests {
             "20261130-143012-t",
             StepId::top(2),
             &["a.txt".to_owned()],
-            Clock::System,
+            Clock::system(),
             SystemTime::now(),
         )
     }

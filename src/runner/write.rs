@@ -6,9 +6,10 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::plan::{Phase, StepId, StepStatus};
 use crate::tasks::state::State;
+use crate::tasks::todo_md::Step;
 use crate::tasks::tx::SetStatus;
 use crate::tasks::{Store, TaskRef};
 
@@ -97,6 +98,43 @@ fn settled_parent(
         tx.record(|state| {
             state.record_runner(parent, StepStatus::Done, now, &[], prints);
         });
+    }
+    Ok(())
+}
+
+/// Whether `status` may be written for `step` by hand, under the rule the writes above follow:
+/// a step is done when all its sub-steps are. So a step with open sub-steps cannot be marked
+/// done, and a parent whose sub-steps are all done is done whatever its own marker says (any
+/// other status would be written but not take effect).
+pub fn check_substeps(step: &Step, status: StepStatus) -> Result<()> {
+    let id = step
+        .id
+        .map_or_else(|| step.title.clone(), |id| id.to_string());
+    if status == StepStatus::Done {
+        let open: Vec<String> = step
+            .substeps
+            .iter()
+            .filter(|sub| sub.status != StepStatus::Done)
+            .filter_map(|sub| sub.id.map(|id| format!("`{id}`")))
+            .collect();
+        if !open.is_empty() {
+            return Err(
+                Error::input(format!("`{id}` has open sub-steps: {}", open.join(", ")))
+                    .hint("a step is done when all its sub-steps are; mark those instead"),
+            );
+        }
+    }
+    if status != StepStatus::Done
+        && !step.substeps.is_empty()
+        && step
+            .substeps
+            .iter()
+            .all(|sub| sub.status == StepStatus::Done)
+    {
+        return Err(Error::input(format!(
+            "`{id}` is done because all its sub-steps are"
+        ))
+        .hint("a step is done when all its sub-steps are; mark one of those instead; nothing was changed"));
     }
     Ok(())
 }

@@ -30,7 +30,7 @@ use todo_md::{Checklist, ParseError};
 
 pub use approval::{APPROVING_FILE, draft_hash, remove_draft};
 
-pub const TASKS_DIR: &str = ".tasks";
+pub use crate::store_path::TASKS_DIR;
 pub const DRAFT_DIR: &str = "draft";
 pub const PLAN_FILE: &str = "PLAN.md";
 pub const TODO_FILE: &str = "TODO.md";

@@ -8,7 +8,6 @@ use crate::error::{Error, Result};
 use crate::plan::StepId;
 use crate::tasks::todo_md::{self, Checklist, Step};
 use crate::tasks::{Store, plan_md, templates};
-use crate::tools::PlanSubmission;
 
 #[derive(Serialize)]
 struct TodoContext<'a> {
@@ -177,46 +176,73 @@ pub fn prose(text: &str) -> String {
         .join("\n")
 }
 
+/// A plan to draft as PLAN.md, as the planner submitted it (`submit_plan`'s arguments,
+/// validated). Its steps have no ids of their own: the n-th step is `S<n>`.
+#[derive(Debug, Clone)]
+pub struct PlanInput<'a> {
+    pub title: &'a str,
+    pub summary: &'a str,
+    pub context: Option<&'a str>,
+    pub assumptions: &'a [String],
+    pub steps: Vec<StepInput<'a>>,
+    pub risks: &'a [String],
+    pub verification: Option<&'a str>,
+    pub out_of_scope: &'a [String],
+    pub open_questions: &'a [String],
+}
+
+/// One step of a [`PlanInput`].
+#[derive(Debug, Clone, Copy)]
+pub struct StepInput<'a> {
+    pub title: &'a str,
+    pub files: &'a [String],
+    pub verify: &'a [String],
+    pub done_when: Option<&'a str>,
+    pub risk: Option<crate::plan::Risk>,
+    pub depends: &'a [String],
+}
+
 /// The markdown body of a draft PLAN.md for a submitted plan, through the (overridable)
 /// template. The steps are parsed back from the result and must be exactly the submitted
 /// ones.
-pub fn plan_body(store: &Store, plan: &PlanSubmission) -> Result<String> {
+pub fn plan_body<'a>(store: &Store, plan: impl Into<PlanInput<'a>>) -> Result<String> {
+    let plan: PlanInput<'a> = plan.into();
     let steps: Vec<StepContext> = plan
         .steps
         .iter()
         .enumerate()
         .map(|(index, step)| {
             let details = Details {
-                files: &step.files,
-                verify: &step.verify,
-                done_when: step.done_when.as_deref(),
+                files: step.files,
+                verify: step.verify,
+                done_when: step.done_when,
                 risk: step.risk.map(crate::plan::Risk::as_str),
-                depends: step.depends.clone(),
+                depends: step.depends.to_vec(),
                 notes: &[],
             };
             StepContext {
-                id: PlanSubmission::step_id(index),
-                title: one_line(&step.title),
+                id: format!("S{}", index + 1),
+                title: one_line(step.title),
                 details: details.lines(),
                 substeps: Vec::new(),
-                files: step.files.clone(),
-                verify: step.verify.clone(),
-                done_when: step.done_when.clone(),
+                files: step.files.to_vec(),
+                verify: step.verify.to_vec(),
+                done_when: step.done_when.map(str::to_owned),
                 risk: details.risk.map(str::to_owned),
-                depends: step.depends.clone(),
+                depends: step.depends.to_vec(),
                 notes: Vec::new(),
             }
         })
         .collect();
     let context = PlanContext {
-        title: one_line(&plan.title),
-        summary: prose(&plan.summary),
-        context: plan.context.as_deref().map(prose),
+        title: one_line(plan.title),
+        summary: prose(plan.summary),
+        context: plan.context.map(prose),
         assumptions: plan.assumptions.iter().map(|a| one_line(a)).collect(),
         steps,
         risks: plan.risks.iter().map(|r| one_line(r)).collect(),
-        verification: plan.verification.as_deref().map(prose),
-        out_of_scope: &plan.out_of_scope,
+        verification: plan.verification.map(prose),
+        out_of_scope: plan.out_of_scope,
         open_questions: plan.open_questions.iter().map(|q| one_line(q)).collect(),
     };
     let body = templates::render(&store.templates_dir(), templates::PLAN_MD, &context)?;

@@ -937,21 +937,15 @@ fn add_detail(
                 step.depends.push(id);
             }
         }
-        "blocked" => {
-            step.blocked = Some(value());
-            runner(RunnerKey::Blocked, step);
-        }
-        "stale" => {
-            step.stale = Some(value());
-            runner(RunnerKey::Stale, step);
-        }
-        "evidence" => {
-            step.evidence = Some(value());
-            runner(RunnerKey::Evidence, step);
-        }
-        "answer" => {
-            step.answer = Some(value());
-            runner(RunnerKey::Answer, step);
+        "blocked" | "stale" | "evidence" | "answer" => {
+            let (slot, tick_key) = match key {
+                "blocked" => (&mut step.blocked, RunnerKey::Blocked),
+                "stale" => (&mut step.stale, RunnerKey::Stale),
+                "evidence" => (&mut step.evidence, RunnerKey::Evidence),
+                _ => (&mut step.answer, RunnerKey::Answer),
+            };
+            *slot = Some(value());
+            runner(tick_key, step);
         }
         _ => step.notes.push(collapse_whitespace(text)),
     }

@@ -102,6 +102,11 @@ struct Part {
 /// Reads the lines in `range` (which starts at a line's start, after `lines_before` lines):
 /// their steps, without checking ids across them. `room` is how many steps to make room for
 /// (0: as many as the part has).
+#[allow(
+    clippy::too_many_lines,
+    reason = "one pass over the lines, its state (open items, comment, previous line) in locals of \
+              this hot loop rather than threaded through calls"
+)]
 fn scan(src: &str, range: Range<usize>, lines_before: usize, room: usize) -> Option<Part> {
     let bytes = &src.as_bytes()[..range.end];
     let room = if room == 0 {

@@ -155,18 +155,13 @@ pub struct PayloadLimits {
     pub max_write_bytes: usize,
 }
 
+/// `limits.max_write_bytes`: 4 MiB, far over any source file a step should write whole.
+pub const DEFAULT_MAX_WRITE_BYTES: usize = 4 * 1024 * 1024;
+
 impl Default for PayloadLimits {
     fn default() -> Self {
         Self {
-            max_write_bytes: crate::config::DEFAULT_MAX_WRITE_BYTES,
-        }
-    }
-}
-
-impl From<&crate::config::Limits> for PayloadLimits {
-    fn from(limits: &crate::config::Limits) -> Self {
-        Self {
-            max_write_bytes: limits.max_write_bytes,
+            max_write_bytes: DEFAULT_MAX_WRITE_BYTES,
         }
     }
 }

@@ -60,6 +60,34 @@ pub struct PlanStep {
     pub depends: Vec<String>,
 }
 
+/// A submitted plan is drafted as PLAN.md by [`crate::tasks::render::plan_body`].
+impl<'a> From<&'a PlanSubmission> for crate::tasks::render::PlanInput<'a> {
+    fn from(plan: &'a PlanSubmission) -> Self {
+        Self {
+            title: &plan.title,
+            summary: &plan.summary,
+            context: plan.context.as_deref(),
+            assumptions: &plan.assumptions,
+            steps: plan
+                .steps
+                .iter()
+                .map(|step| crate::tasks::render::StepInput {
+                    title: &step.title,
+                    files: &step.files,
+                    verify: &step.verify,
+                    done_when: step.done_when.as_deref(),
+                    risk: step.risk,
+                    depends: &step.depends,
+                })
+                .collect(),
+            risks: &plan.risks,
+            verification: plan.verification.as_deref(),
+            out_of_scope: &plan.out_of_scope,
+            open_questions: &plan.open_questions,
+        }
+    }
+}
+
 impl PlanSubmission {
     /// The id of the step at `index` (0-based): `S1` for the first.
     pub fn step_id(index: usize) -> String {

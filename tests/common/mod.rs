@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
 pub mod fake_model;
+pub mod programs;
 pub mod project;
 pub mod scripts;
 pub mod text;

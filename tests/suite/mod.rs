@@ -11,6 +11,7 @@ mod containment;
 mod errors;
 mod example_copy;
 mod files_guard;
+mod foundations;
 mod git_guard;
 mod hostile;
 mod kill;

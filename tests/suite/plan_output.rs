@@ -209,14 +209,7 @@ mod session {
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
-        let env = tick::commands::Env {
-            cwd: project.root().to_path_buf(),
-            now: NOW.parse().unwrap(),
-            vars,
-            stdin_is_terminal: false,
-            stderr_is_terminal: false,
-            interactive: false,
-        };
+        let env = tick::env::Env::fixed(project.root().to_path_buf(), vars, NOW.parse().unwrap());
         let store = Store::at(project.root());
         tick::config::resolve(&store.config_path(), "config", &env, &Flags::default()).unwrap()
     }
@@ -235,7 +228,7 @@ mod session {
             let deps = PlanDeps {
                 config: &config,
                 run_command: RunCommand::Unavailable("not in this test".into()),
-                now: NOW.parse().unwrap(),
+                clock: tick::env::Clock::fixed(NOW.parse().unwrap()),
             };
             let mut session = Session::open(&store, Target::Draft, deps);
             let events = Mutex::new(Vec::new());

@@ -1,0 +1,269 @@
+//! What `tick status` reports of a task and the draft: its phase, progress and steps, what
+//! state.yaml says of each step, and the other tasks that need a person. The JSON form is a
+//! stable format, documented in `docs/json.md`; `ui` renders the human form. Built from a
+//! loaded [`Task`], borrowing its texts.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::plan::{Phase, Risk, StepId, StepStatus};
+use crate::tasks::state::{Actor, LastAttempt, LaterChange};
+use crate::tasks::todo_md::Step;
+use crate::tasks::{Draft, Store, Task};
+use crate::watch::freshness::MissingFiles;
+
+/// The version of the JSON below; bumped only when a field changes meaning or goes away.
+pub const JSON_FORMAT: u32 = 1;
+
+/// What `status` shows, borrowing the steps' texts from the task it reports on (a task of
+/// 10,000 steps is not copied to be printed).
+#[derive(Debug, Serialize)]
+pub struct StatusReport<'a> {
+    pub format: u32,
+    pub draft: Option<DraftReport>,
+    pub task: Option<TaskReport<'a>>,
+    /// Without a named task: the other tasks that need a person (blocked, stale, or left
+    /// executing), newest first.
+    pub attention: Vec<AttentionReport>,
+    /// The last planning attempt, when it failed (`.tasks/draft/last_attempt.yaml`).
+    pub plan_attempt: Option<AttemptReport>,
+}
+
+/// Another task that needs a look, for one line of `tick status`.
+#[derive(Debug, Serialize)]
+pub struct AttentionReport {
+    pub id: String,
+    pub title: String,
+    pub phase: Phase,
+    pub done: usize,
+    pub total: usize,
+    pub blocked: usize,
+    pub stale: usize,
+}
+
+/// One line of `tick status` for `task`, which needs a look.
+pub fn attention_report(task: &Task) -> AttentionReport {
+    let progress = task.progress();
+    AttentionReport {
+        id: task.id.clone(),
+        title: task.title(),
+        phase: task.phase(),
+        done: progress.done,
+        total: progress.total,
+        blocked: progress.blocked,
+        stale: progress.stale,
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct DraftReport {
+    pub title: Option<String>,
+    pub phase: Phase,
+    pub path: String,
+    pub steps: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TaskReport<'a> {
+    pub id: String,
+    pub title: String,
+    pub goal: Option<String>,
+    pub phase: Phase,
+    pub path: String,
+    pub approved_at: Option<DateTime<Utc>>,
+    pub progress: ProgressReport,
+    pub plan_changed_since_approval: bool,
+    pub steps: Vec<StepReport<'a>>,
+    /// Done steps this command found stale: files they relied on changed outside tick.
+    /// `marked` says whether it also marked them `[~]` (not while another tick process holds
+    /// the task).
+    pub stale_found: Vec<StaleFound>,
+    /// Pending steps whose `files` no longer exist: the plan may be out of date.
+    pub plan_may_be_out_of_date: Vec<MissingFiles>,
+    /// When a `tick run` of this task last ran the agent's commands without the sandbox.
+    pub unsandboxed_run: Option<DateTime<Utc>>,
+    /// The last run attempt, when it failed (from state.yaml).
+    pub last_attempt: Option<AttemptReport>,
+}
+
+/// A failed attempt's record, as `status` shows it.
+#[derive(Debug, Serialize)]
+pub struct AttemptReport {
+    pub at: DateTime<Utc>,
+    pub step: Option<String>,
+    pub cause: String,
+    pub hint: Option<String>,
+    /// The line `status` prints.
+    #[serde(skip)]
+    pub summary: String,
+}
+
+impl From<&LastAttempt> for AttemptReport {
+    fn from(attempt: &LastAttempt) -> Self {
+        AttemptReport {
+            at: attempt.at,
+            step: attempt.step.map(|s| s.to_string()),
+            cause: attempt.cause.clone(),
+            hint: (!attempt.hint.is_empty()).then(|| attempt.hint.clone()),
+            summary: attempt.summary(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct StaleFound {
+    pub id: String,
+    pub files: Vec<String>,
+    pub marked: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ProgressReport {
+    pub done: usize,
+    pub total: usize,
+    pub in_progress: usize,
+    pub blocked: usize,
+    pub stale: usize,
+    pub unverified: usize,
+}
+
+/// One step as `status` reports it: the step itself (its id, title and details, as TODO.md
+/// has them) and what state.yaml says of it. Serialized with the step's fields inline; the
+/// order of the fields is part of the JSON format (`docs/json.md`).
+#[derive(Debug)]
+pub struct StepReport<'a> {
+    pub step: &'a Step,
+    pub status: StepStatus,
+    /// For a done step: whether the runner's verification backs the tick.
+    pub verified: Option<bool>,
+    /// Who last changed the step (`person` or `runner`), from state.yaml.
+    pub changed_by: Option<Actor>,
+    /// For a done step: the verification commands the runner ran, from state.yaml.
+    pub evidence: Vec<EvidenceReport<'a>>,
+    /// For a done step: changes tick made to its files later, while running other tasks
+    /// (`changed by task <id> S2`). Not stale; `tick check --strict` reports them.
+    pub later_changes: &'a [LaterChange],
+    /// For a done step: the model claimed it done while no file changed and it ran no
+    /// command.
+    pub claimed_without_changes: bool,
+    pub substeps: Vec<StepReport<'a>>,
+}
+
+impl StepReport<'_> {
+    /// `None` for a step a person added without an id (tick assigns one at its next write).
+    pub fn id(&self) -> Option<StepId> {
+        self.step.id
+    }
+
+    pub fn title(&self) -> &str {
+        &self.step.title
+    }
+}
+
+impl Serialize for StepReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let step = self.step;
+        let mut out = serializer.serialize_struct("StepReport", 16)?;
+        out.serialize_field("id", &step.id)?;
+        out.serialize_field("status", &self.status)?;
+        out.serialize_field("title", &step.title)?;
+        out.serialize_field("verified", &self.verified)?;
+        out.serialize_field("changed_by", &self.changed_by)?;
+        out.serialize_field("evidence", &self.evidence)?;
+        out.serialize_field("files", &step.files)?;
+        out.serialize_field("verify", &step.verify)?;
+        out.serialize_field("done_when", &step.done_when)?;
+        out.serialize_field("risk", &step.risk.map(Risk::as_str))?;
+        out.serialize_field("depends", &step.depends)?;
+        out.serialize_field("blocked", &step.blocked)?;
+        out.serialize_field("stale", &step.stale)?;
+        out.serialize_field("later_changes", self.later_changes)?;
+        out.serialize_field("claimed_without_changes", &self.claimed_without_changes)?;
+        out.serialize_field("substeps", &self.substeps)?;
+        out.end()
+    }
+}
+
+/// Why a step is ticked: one verification command and how it ended.
+#[derive(Debug, Serialize)]
+pub struct EvidenceReport<'a> {
+    pub command: &'a str,
+    pub exit_code: i32,
+    pub duration_ms: u64,
+}
+
+pub fn draft_report(store: &Store, draft: &Draft) -> DraftReport {
+    DraftReport {
+        title: draft.plan.title.clone(),
+        phase: draft.plan.phase().unwrap_or(Phase::Draft),
+        path: store.rel(&draft.path),
+        steps: draft.plan.steps.all_steps().count(),
+    }
+}
+
+fn step_report<'a>(task: &'a Task, step: &'a Step) -> StepReport<'a> {
+    let status = step.effective_status();
+    let record = step.id.and_then(|id| task.state.steps.get(&id));
+    StepReport {
+        step,
+        status,
+        verified: (status == StepStatus::Done)
+            .then(|| step.id.is_some_and(|id| task.state.verified(id))),
+        claimed_without_changes: status == StepStatus::Done
+            && record.is_some_and(|r| r.claimed_without_changes),
+        changed_by: record.and_then(|r| r.changed_by),
+        evidence: if status == StepStatus::Done {
+            record
+                .map(|r| {
+                    r.evidence
+                        .iter()
+                        .map(|e| EvidenceReport {
+                            command: &e.command,
+                            exit_code: e.exit_code,
+                            duration_ms: e.duration_ms,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        },
+        later_changes: match (status, record) {
+            (StepStatus::Done, Some(record)) => &record.later_changes,
+            _ => &[],
+        },
+        substeps: step.substeps.iter().map(|s| step_report(task, s)).collect(),
+    }
+}
+
+pub fn task_report<'a>(store: &Store, task: &'a Task) -> TaskReport<'a> {
+    let progress = task.progress();
+    TaskReport {
+        id: task.id.clone(),
+        title: task.title(),
+        goal: task.plan.front.goal.clone(),
+        phase: task.phase(),
+        path: store.rel(&task.dir),
+        approved_at: task.state.approval.as_ref().map(|a| a.approved_at),
+        progress: ProgressReport {
+            done: progress.done,
+            total: progress.total,
+            in_progress: progress.in_progress,
+            blocked: progress.blocked,
+            stale: progress.stale,
+            unverified: task.unverified().len(),
+        },
+        plan_changed_since_approval: task.plan_changed(),
+        steps: task
+            .todo
+            .steps
+            .iter()
+            .map(|s| step_report(task, s))
+            .collect(),
+        stale_found: Vec::new(),
+        plan_may_be_out_of_date: Vec::new(),
+        last_attempt: task.state.last_attempt.as_ref().map(AttemptReport::from),
+        unsandboxed_run: task.state.unsandboxed_run,
+    }
+}
