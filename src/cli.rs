@@ -412,6 +412,10 @@ pub struct VerifyArgs {
     /// Print the verification events as JSON lines (the `tick run --json` events).
     #[arg(long)]
     pub json: bool,
+    /// Say which steps would be verified with which commands, and run nothing (a step whose
+    /// check fails is opened again, so look first).
+    #[arg(long, conflicts_with = "json")]
+    pub dry_run: bool,
 }
 
 /// Say which step runs next, and the command that runs it.

@@ -354,9 +354,20 @@ impl Ui {
                     "review the changes; raise the limit with `tick approve {task} --max-files N`"
                 ));
             }
-            RunEvent::Paused { .. } => self.hint(
-                "review them (`git diff`), then `tick run` to go on; `tick approve --allow-deviation` stops these pauses",
-            ),
+            RunEvent::Paused { files, more, .. } => {
+                let list: Vec<String> = files.iter().map(|f| format!("`{f}`")).collect();
+                let review = format!(
+                    "review {} (`git status` shows new files, `git diff` changed ones)",
+                    list.join(", ")
+                );
+                self.hint(&if *more {
+                    format!(
+                        "{review}, then `tick run` to go on; `tick approve --allow-deviation` stops these pauses"
+                    )
+                } else {
+                    format!("{review}; no step is left to run")
+                });
+            }
             RunEvent::Deviation { .. }
             | RunEvent::Tampered { .. }
             | RunEvent::OutsideEdit { .. }
@@ -814,13 +825,22 @@ fn task_warnings(task: &TaskReport) -> Vec<(String, Option<String>)> {
                     .map_or_else(|| "(new)".to_owned(), |id| id.to_string())
             })
             .collect();
+        let with_verify = task
+            .steps
+            .iter()
+            .flat_map(|s| std::iter::once(s).chain(s.substeps.iter()))
+            .filter(|s| s.verified == Some(false) && !s.step.verify.is_empty())
+            .count();
         warnings.push((
             format!(
                 "{} {} done without verification",
                 id_list(&named, count),
                 if count == 1 { "is" } else { "are" }
             ),
-            None,
+            (with_verify > 0).then(|| {
+                "`tick verify` runs their `verify` commands now, no model needed (`--dry-run` shows which first)"
+                    .to_owned()
+            }),
         ));
     }
     if let Some(at) = task.unsandboxed_run {
@@ -840,7 +860,10 @@ fn task_warnings(task: &TaskReport) -> Vec<(String, Option<String>)> {
                 found.files.join(", ")
             ),
             Some(if found.marked {
-                "`tick run` re-verifies it first; or check it and `tick mark` it".to_owned()
+                format!(
+                    "`tick verify {}` checks it again now (no model needed); `tick run` does it first too",
+                    found.id
+                )
             } else {
                 "another tick process holds the task and marks it".to_owned()
             }),

@@ -28,6 +28,9 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
         }
     }
     let task_ref = store.resolve_or_current(task)?;
+    if args.dry_run {
+        return dry_run(ctx, &task_ref, &only);
+    }
     let lock = store.lock_task_now(&task_ref, "tick verify")?;
     store.set_current(&task_ref);
     let config = super::resolved_config(ctx, &ModelArgs::default())?;
@@ -92,4 +95,38 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
     } else {
         Outcome::Done
     })
+}
+
+/// `tick verify --dry-run`: the steps `tick verify` would check, each with its commands and
+/// what a failure would do; nothing runs and nothing is written.
+fn dry_run(ctx: &Ctx<'_>, task_ref: &crate::tasks::TaskRef, only: &[StepId]) -> Result<Outcome> {
+    let task = ctx.store.load(task_ref)?;
+    ctx.store.require_steps(&task)?;
+    let steps = crate::runner::reverify::to_verify(&task.todo, only);
+    if steps.is_empty() {
+        ctx.ui.note("no done or stale step to verify");
+        return Ok(Outcome::Done);
+    }
+    let mut out = String::new();
+    for step in steps {
+        let id = step.id.map(|id| id.to_string()).unwrap_or_default();
+        let marker = step.status.marker();
+        if step.verify.is_empty() {
+            let what = if step.status == crate::plan::StepStatus::Stale {
+                "no verification: would be opened again, to be redone"
+            } else {
+                "no verification: left as it is"
+            };
+            out.push_str(&format!("[{marker}] {id} {}\n    {what}\n", step.title));
+            continue;
+        }
+        out.push_str(&format!("[{marker}] {id} {}\n", step.title));
+        for command in &step.verify {
+            out.push_str(&format!("    $ {command}\n"));
+        }
+    }
+    ctx.ui.data(out.trim_end());
+    ctx.ui
+        .hint("`tick verify` runs these: a step that passes is `[x]`, one that fails is opened again (`[ ]`)");
+    Ok(Outcome::Done)
 }

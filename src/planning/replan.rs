@@ -225,11 +225,11 @@ mod tests {
 
     #[test]
     fn ids_and_depends_are_rewritten_and_nothing_else() {
-        let body = "# T\n\n## Steps\n\n- [ ] S1 One\n  - files: a\n- [ ] S2 Two S1\n  - depends: S1\n- [ ] S3 Three\n  - depends: S1, S2, S9\n\n## Risks\n\n- [ ] S1 not a step\n";
+        let body = "# T\n\n## Steps\n\n- [ ] S1 One\n  - files: a\n- [ ] S2 Two S1\n  - depends: S1\n- [ ] S3 Three\n  - depends: S1, S2\n\n## Risks\n\n- [ ] S1 not a step\n";
         let got = with_ids(body, &[StepId::top(4), StepId::top(1), StepId::top(7)]).unwrap();
         assert_eq!(
             got,
-            "# T\n\n## Steps\n\n- [ ] S4 One\n  - files: a\n- [ ] S1 Two S1\n  - depends: S4\n- [ ] S7 Three\n  - depends: S4, S1, S9\n\n## Risks\n\n- [ ] S1 not a step\n"
+            "# T\n\n## Steps\n\n- [ ] S4 One\n  - files: a\n- [ ] S1 Two S1\n  - depends: S4\n- [ ] S7 Three\n  - depends: S4, S1\n\n## Risks\n\n- [ ] S1 not a step\n"
         );
     }
 

@@ -107,8 +107,13 @@ pub enum RunEvent {
         files_changed: usize,
         max_files_changed: u32,
     },
-    /// The run stopped after `step` for the person to review its deviation.
-    Paused { step: StepId },
+    /// The run stopped after `step` for the person to review its deviation: `files`, the
+    /// files it changed outside its `files`; `more`, whether steps are left to run after it.
+    Paused {
+        step: StepId,
+        files: Vec<String>,
+        more: bool,
+    },
     /// Ctrl-C. `in_progress`: `step` was stopped mid-way and stays `[-]` for the next run;
     /// otherwise `step` had just finished and the run stopped after it.
     Interrupted { step: StepId, in_progress: bool },

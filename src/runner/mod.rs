@@ -910,7 +910,15 @@ impl<'a> Runner<'a> {
         if allowed || confirm.go_on_after_deviation(id, deviation) {
             return Ok(StepOutcome::Done);
         }
-        sink(RunEvent::Paused { step: id });
+        let more = task
+            .todo
+            .all_steps()
+            .any(|s| s.id != Some(id) && s.status != StepStatus::Done);
+        sink(RunEvent::Paused {
+            step: id,
+            files: deviation.to_vec(),
+            more,
+        });
         Ok(StepOutcome::Paused)
     }
 

@@ -34,6 +34,21 @@ pub enum Reverified {
 
 /// Verifies the done (`[x]`) and stale (`[~]`) steps of `task_ref` again, or only `only`
 /// when it is not empty, top to bottom. The caller holds the task lock.
+/// The steps `tick verify` checks again: the done and stale ones (of `only`, when it names
+/// some), in file order.
+pub fn to_verify<'t>(
+    todo: &'t crate::tasks::todo_md::Checklist,
+    only: &[StepId],
+) -> Vec<&'t crate::tasks::todo_md::Step> {
+    todo.all_steps()
+        .filter(|step| {
+            step.id
+                .is_some_and(|id| only.is_empty() || only.contains(&id))
+        })
+        .filter(|step| matches!(step.status, StepStatus::Done | StepStatus::Stale))
+        .collect()
+}
+
 pub fn verify_steps(
     store: &Store,
     task_ref: &TaskRef,
@@ -44,15 +59,9 @@ pub fn verify_steps(
 ) -> Result<Vec<Reverified>> {
     let task = store.load(task_ref)?;
     let mut outcomes = Vec::new();
-    for step in task.todo.all_steps() {
+    for step in to_verify(&task.todo, only) {
         let Some(id) = step.id else { continue };
-        if !only.is_empty() && !only.contains(&id) {
-            continue;
-        }
         let was = step.status;
-        if !matches!(was, StepStatus::Done | StepStatus::Stale) {
-            continue;
-        }
         if step.verify.is_empty() && was == StepStatus::Done {
             outcomes.push(Reverified::Unverifiable(id));
             continue;

@@ -272,8 +272,9 @@ fn a_failed_verification_goes_back_and_a_deviation_pauses_unless_confirmed() {
             files: vec!["extra.txt".into()],
             allowed: false,
         }));
-        let paused = events.contains(&RunEvent::Paused {
-            step: StepId::top(1),
+        let paused = events.iter().any(|e| {
+            matches!(e, RunEvent::Paused { step, files, .. }
+                if *step == StepId::top(1) && *files == ["extra.txt"])
         });
         if go_on {
             assert_eq!(outcome, StepOutcome::Done);

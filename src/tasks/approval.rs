@@ -89,6 +89,13 @@ pub fn finish_cut_short(store: &Store) -> Result<()> {
 /// A unified diff of PLAN.md against the copy kept at the last approval, if there is one.
 pub fn changes_since_approval(copy: &Path, current: &str) -> Option<String> {
     let old = fsx::read_optional(copy).ok()??;
+    // tick keeps the front matter's `status:` up to date itself: not a change of the plan.
+    let old = match (status_line(&old), status_line(current)) {
+        (Some(was), Some(now)) => {
+            format!("{}{}{}", &old[..was.start], &current[now], &old[was.end..])
+        }
+        _ => old,
+    };
     if old == current {
         return None;
     }
@@ -99,4 +106,41 @@ pub fn changes_since_approval(copy: &Path, current: &str) -> Option<String> {
             .header("PLAN.md (approved)", "PLAN.md (now)")
             .to_string(),
     )
+}
+
+/// Where the front matter's `status:` line of a PLAN.md text is, its line end included.
+fn status_line(text: &str) -> Option<std::ops::Range<usize>> {
+    let body = text.strip_prefix("---")?;
+    let mut at = 3 + body.find('\n')? + 1;
+    for line in text[at..].split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            return None;
+        }
+        if line.starts_with("status:") {
+            return Some(at..at + line.len());
+        }
+        at += line.len();
+    }
+    None
+}
+
+#[cfg(test)]
+mod status_line_tests {
+    use super::*;
+
+    #[test]
+    fn ticks_own_status_line_is_no_change_and_the_rest_still_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("approved-PLAN.md");
+        let approved = "---\nid: x\nstatus: approved\n---\n# T\n\n## Steps\n- [ ] S1 a\n";
+        fsx::write_atomic(&copy, approved.as_bytes()).unwrap();
+        let running = approved.replace("status: approved", "status: executing");
+        assert_eq!(changes_since_approval(&copy, &running), None);
+        let edited = running.replace("S1 a", "S1 b");
+        let diff = changes_since_approval(&copy, &edited).unwrap();
+        assert!(diff.contains("-- [ ] S1 a\n+- [ ] S1 b"), "{diff}");
+        assert!(!diff.contains("status:"), "{diff}");
+        // A `status:` line in the body is the body's.
+        assert_eq!(status_line("# T\nstatus: x\n"), None);
+    }
 }

@@ -1,6 +1,7 @@
 //! Integration tests, one file per area.
 
 mod answer;
+mod blocked_findings;
 mod build_commands;
 mod cli_conventions;
 mod cli_doctor;
