@@ -36,6 +36,7 @@ pub enum Kind {
     Answered,
     Done,
     Failed,
+    Replanned,
 }
 
 impl Kind {
@@ -49,6 +50,7 @@ impl Kind {
             Kind::Answered => "answered",
             Kind::Done => "done",
             Kind::Failed => "failed",
+            Kind::Replanned => "replanned",
         }
     }
 }
@@ -63,9 +65,10 @@ pub struct Event {
     pub text: String,
 }
 
-/// The history of `task` (with its journal `entries`), oldest first; rows at the same
-/// instant keep the order of [`Kind`] (created before approved before the rest).
-pub fn of(task: &Task, entries: &[Entry]) -> Vec<Event> {
+/// The history of `task` (with its journal `entries`, and when each earlier version of its
+/// plan in `history/` was approved: `earlier[0]` is version 1), oldest first; rows at the
+/// same instant keep the order of [`Kind`] (created before approved before the rest).
+pub fn of(task: &Task, entries: &[Entry], earlier: &[Option<DateTime<Utc>>]) -> Vec<Event> {
     let mut events = Vec::new();
     let front = &task.plan.front;
     if let Some(at) = front.created {
@@ -78,8 +81,29 @@ pub fn of(task: &Task, entries: &[Entry]) -> Vec<Event> {
         .as_ref()
         .map(|a| a.approved_at)
         .or(front.approved);
+    for (index, at) in earlier.iter().enumerate() {
+        if let Some(at) = at {
+            events.push(event(
+                *at,
+                Kind::Approved,
+                None,
+                format!("version {} of the plan approved by a person", index + 1),
+            ));
+        }
+    }
+    // A revision waiting for approval (a re-plan keeps the approved version in `history/`
+    // as it writes the new one): the approval on record is the last version kept.
+    let pending = task.plan_changed();
+    let approved_at = approved_at.filter(|_| !(pending && !earlier.is_empty()));
     if let Some(at) = approved_at {
-        let mut text = String::from("approved by a person");
+        let mut text = if earlier.is_empty() {
+            String::from("approved by a person")
+        } else {
+            format!(
+                "version {} of the plan approved by a person (re-planned)",
+                earlier.len() + 1
+            )
+        };
         if let Some(approval) = &front.approval {
             if approval.allow_deviation {
                 text.push_str("; files outside a step's `files` allowed");
@@ -134,6 +158,22 @@ pub fn of(task: &Task, entries: &[Entry]) -> Vec<Event> {
                 _ => "marked done by a person (not verified)",
             };
             events.push(event(at, Kind::Done, step.clone(), how.to_owned()));
+        }
+    }
+    if pending {
+        // A revision (a re-plan or a hand edit) waits; it has no time of its own: it shows
+        // after the approval it revises.
+        let after = task.state.approval.as_ref().map(|a| a.approved_at);
+        if let Some(at) = after {
+            events.push(event(
+                at,
+                Kind::Replanned,
+                None,
+                format!(
+                    "version {} of the plan waits for approval (`tick approve`)",
+                    earlier.len().max(1) + 1
+                ),
+            ));
         }
     }
     if let Some(attempt) = &task.state.last_attempt {

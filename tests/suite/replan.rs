@@ -134,6 +134,12 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
     );
     assert!(revised.contains("- [ ] S2 Write the farewell"), "{revised}");
     assert!(revised.contains("depends: S4"), "{revised}");
+    let log = project.tick(&server, &["log", &id]).await;
+    assert!(
+        stdout(&log).contains("version 2 of the plan waits for approval"),
+        "{}",
+        stdout(&log)
+    );
     assert!(!revised.contains("S3"), "{revised}");
     assert_eq!(
         project.read(&format!(".tasks/{id}/history/PLAN.v1.md")),
@@ -192,6 +198,18 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
         stderr(&v3).contains("its versions are 1 to 2"),
         "{}",
         stderr(&v3)
+    );
+
+    // The log tells both versions apart.
+    let log = project.tick(&server, &["log", &id]).await;
+    let log = stdout(&log);
+    assert!(
+        log.contains("version 1 of the plan approved by a person"),
+        "{log}"
+    );
+    assert!(
+        log.contains("version 2 of the plan approved by a person (re-planned)"),
+        "{log}"
     );
 
     // The run goes on with the new step.
