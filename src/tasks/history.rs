@@ -69,18 +69,45 @@ pub struct Event {
 /// plan in `history/` was approved: `earlier[0]` is version 1), oldest first; rows at the
 /// same instant keep the order of [`Kind`] (created before approved before the rest).
 pub fn of(task: &Task, entries: &[Entry], earlier: &[Option<DateTime<Utc>>]) -> Vec<Event> {
+    let mut events = plan_events(task, earlier);
+    for entry in entries {
+        if let Entry::Transition {
+            at,
+            from,
+            to,
+            reason,
+        } = entry
+        {
+            events.push(event(
+                *at,
+                Kind::Phase,
+                None,
+                format!("{from} → {to}: {reason}"),
+            ));
+        }
+    }
+    events.extend(step_events(task));
+    if let Some(attempt) = &task.state.last_attempt {
+        events.push(event(
+            attempt.at,
+            Kind::Failed,
+            attempt.step.map(|s| s.to_string()),
+            attempt.cause.clone(),
+        ));
+    }
+    // Stable: rows of one instant keep the order they were gathered in, by kind.
+    events.sort_by(|a, b| a.at.cmp(&b.at).then(a.kind.cmp(&b.kind)));
+    events
+}
+
+/// The plan's own events: created, each version approved, a revision waiting.
+fn plan_events(task: &Task, earlier: &[Option<DateTime<Utc>>]) -> Vec<Event> {
     let mut events = Vec::new();
     let front = &task.plan.front;
     if let Some(at) = front.created {
         let goal = front.goal.clone().unwrap_or_else(|| task.title());
         events.push(event(at, Kind::Created, None, format!("planned: {goal}")));
     }
-    let approved_at = task
-        .state
-        .approval
-        .as_ref()
-        .map(|a| a.approved_at)
-        .or(front.approved);
     for (index, at) in earlier.iter().enumerate() {
         if let Some(at) = at {
             events.push(event(
@@ -91,10 +118,13 @@ pub fn of(task: &Task, entries: &[Entry], earlier: &[Option<DateTime<Utc>>]) -> 
             ));
         }
     }
+    let on_record = task.state.approval.as_ref().map(|a| a.approved_at);
     // A revision waiting for approval (a re-plan keeps the approved version in `history/`
     // as it writes the new one): the approval on record is the last version kept.
     let pending = task.plan_changed();
-    let approved_at = approved_at.filter(|_| !(pending && !earlier.is_empty()));
+    let approved_at = on_record
+        .or(front.approved)
+        .filter(|_| !pending || earlier.is_empty());
     if let Some(at) = approved_at {
         let mut text = if earlier.is_empty() {
             String::from("approved by a person")
@@ -114,22 +144,25 @@ pub fn of(task: &Task, entries: &[Entry], earlier: &[Option<DateTime<Utc>>]) -> 
         }
         events.push(event(at, Kind::Approved, None, text));
     }
-    for entry in entries {
-        if let Entry::Transition {
+    // A revision (a re-plan or a hand edit) has no time of its own: it shows after the
+    // approval it revises.
+    if pending && let Some(at) = on_record {
+        events.push(event(
             at,
-            from,
-            to,
-            reason,
-        } = entry
-        {
-            events.push(event(
-                *at,
-                Kind::Phase,
-                None,
-                format!("{from} → {to}: {reason}"),
-            ));
-        }
+            Kind::Replanned,
+            None,
+            format!(
+                "version {} of the plan waits for approval (`tick approve`)",
+                earlier.len().max(1) + 1
+            ),
+        ));
     }
+    events
+}
+
+/// Each step's blocks lifted (answered or not), its block now, and its tick.
+fn step_events(task: &Task) -> Vec<Event> {
+    let mut events = Vec::new();
     for (id, record) in &task.state.steps {
         let step = Some(id.to_string());
         for lifted in &record.unblocked {
@@ -160,32 +193,6 @@ pub fn of(task: &Task, entries: &[Entry], earlier: &[Option<DateTime<Utc>>]) -> 
             events.push(event(at, Kind::Done, step.clone(), how.to_owned()));
         }
     }
-    if pending {
-        // A revision (a re-plan or a hand edit) waits; it has no time of its own: it shows
-        // after the approval it revises.
-        let after = task.state.approval.as_ref().map(|a| a.approved_at);
-        if let Some(at) = after {
-            events.push(event(
-                at,
-                Kind::Replanned,
-                None,
-                format!(
-                    "version {} of the plan waits for approval (`tick approve`)",
-                    earlier.len().max(1) + 1
-                ),
-            ));
-        }
-    }
-    if let Some(attempt) = &task.state.last_attempt {
-        events.push(event(
-            attempt.at,
-            Kind::Failed,
-            attempt.step.map(|s| s.to_string()),
-            attempt.cause.clone(),
-        ));
-    }
-    // Stable: rows of one instant keep the order they were gathered in, by kind.
-    events.sort_by(|a, b| a.at.cmp(&b.at).then(a.kind.cmp(&b.kind)));
     events
 }
 
