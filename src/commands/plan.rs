@@ -45,15 +45,26 @@ pub fn run(ctx: &Ctx<'_>, args: &PlanArgs) -> Result<Outcome> {
     };
     let config = super::model_config(ctx, &args.model)?;
     let commands = run_command_setup(ctx, &config, args.json);
+    let ui = ctx.ui;
+    let (json, live) = (args.json, ctx.env.stderr_is_terminal);
+    let mut sink = move |event: AgentEvent| ui.agent_event(&event, json, live);
+    let mut terminal = TerminalAsker { ctx };
+    let asker: &mut dyn Asker = if ctx.env.interactive && !json {
+        &mut terminal
+    } else {
+        &mut NoAsker
+    };
     let mut next = Some(request);
     while let Some(request) = next.take() {
-        let planned = plan_with_model(ctx, &config, commands.as_ref(), request, args);
-        if let Err(err) = &planned
-            && matches!(err.kind, ErrorKind::Provider | ErrorKind::Limit)
-        {
-            record_plan_attempt(&ctx.store, &LastAttempt::from_error(ctx.now(), None, err))?;
-        }
-        planned?;
+        plan_once(
+            ctx,
+            &config,
+            commands.as_ref(),
+            request,
+            args,
+            asker,
+            &mut sink,
+        )?;
         if args.json || !ctx.env.interactive {
             break;
         }
@@ -66,8 +77,28 @@ pub fn run(ctx: &Ctx<'_>, args: &PlanArgs) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
+/// One planning run: the model's turn, the draft written, and a failure the model or a limit
+/// caused recorded for `tick status`. Questions go to `asker`, progress to `sink`.
+pub(crate) fn plan_once(
+    ctx: &Ctx<'_>,
+    config: &Config,
+    commands: Option<&run_command::Setup>,
+    request: Continue,
+    args: &PlanArgs,
+    asker: &mut dyn Asker,
+    sink: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Result<()> {
+    let planned = plan_with_model(ctx, config, commands, request, args, asker, sink);
+    if let Err(err) = &planned
+        && matches!(err.kind, ErrorKind::Provider | ErrorKind::Limit)
+    {
+        record_plan_attempt(&ctx.store, &LastAttempt::from_error(ctx.now(), None, err))?;
+    }
+    planned
+}
+
 /// What a planning run starts from.
-enum Continue {
+pub(crate) enum Continue {
     New(String),
     Revise(String),
     Answer(String),
@@ -177,6 +208,8 @@ fn plan_with_model(
     commands: Option<&run_command::Setup>,
     request: Continue,
     args: &PlanArgs,
+    asker: &mut dyn Asker,
+    sink: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Result<()> {
     let store = &ctx.store;
     store.ensure()?;
@@ -269,16 +302,8 @@ fn plan_with_model(
         .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
     let ui = ctx.ui;
     let json = args.json;
-    let live = ctx.env.stderr_is_terminal;
-    let mut sink = move |event: AgentEvent| ui.agent_event(&event, json, live);
     let mut usage = Usage::default();
-    let mut terminal = TerminalAsker { ctx };
-    let asker: &mut dyn Asker = if ctx.env.interactive && !json {
-        &mut terminal
-    } else {
-        &mut NoAsker
-    };
-    let end = runtime.block_on(planner.run(&mut messages, asker, &mut sink, &mut usage));
+    let end = runtime.block_on(planner.run(&mut messages, asker, sink, &mut usage));
     ui.end_live_text();
     let end = end.map_err(|err| planning_error(err, config))?;
 
@@ -398,7 +423,11 @@ fn plan_with_model(
 ///
 /// Plan mode never runs a command outside the read-only sandbox: with the sandbox switched off
 /// (`sandbox: off`, `TICK_SANDBOX=off`) the planner is not offered `run_command` either.
-fn run_command_setup(ctx: &Ctx<'_>, config: &Config, json: bool) -> Option<run_command::Setup> {
+pub(crate) fn run_command_setup(
+    ctx: &Ctx<'_>,
+    config: &Config,
+    json: bool,
+) -> Option<run_command::Setup> {
     let why = if config.sandbox.enabled {
         sandbox::available(sandbox::Kind::ReadOnly)
             .err()

@@ -1,0 +1,1051 @@
+//! The session's state and what each key, line and engine event does to it. No terminal and no
+//! engine here: [`App`] answers with [`Effect`]s that the event loop carries out (send a
+//! request to the worker, stop a run, open the editor, save the mode, reload the panel, quit).
+
+use std::sync::mpsc::Sender;
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use crate::agent::AgentEvent;
+use crate::error::Error;
+use crate::plan::{Phase, StepId, StepStatus};
+use crate::runner::{RunEvent, StepOutcome};
+use crate::tools::Questions;
+
+use super::input::{self, COMMANDS, Input, Line};
+use super::mode::Mode;
+use super::panel;
+use super::seam::{Answer, Contract, EngineEvent, PlanView, Selection, Snapshot};
+
+/// One line of the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// What the person typed.
+    Person(String),
+    /// The model's streamed text.
+    Model(String),
+    /// A tool call and, once it finished, how.
+    Tool {
+        name: String,
+        detail: String,
+        result: Option<String>,
+    },
+    /// A verification command and how it ended.
+    Verify {
+        step: String,
+        command: String,
+        passed: bool,
+        summary: String,
+    },
+    /// A step started, done or blocked.
+    Step(String),
+    /// A note from tick (mode switches, the subcommands' own notes).
+    Note(String),
+    /// An error with its hints.
+    Error(String),
+}
+
+/// What the worker is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Busy {
+    /// `planning`, `running`, `approving`...
+    pub what: &'static str,
+    /// What happens now, for the status line.
+    pub detail: String,
+}
+
+/// A request for the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    Plan(String),
+    Revise(String),
+    Answer(Answer),
+    Approve(Contract),
+    Discard,
+    Run(Selection),
+    Diff(Option<StepId>),
+}
+
+impl Request {
+    fn busy(&self) -> &'static str {
+        match self {
+            Request::Plan(_) | Request::Revise(_) => "planning",
+            Request::Answer(Answer::Planner(_)) => "planning",
+            Request::Answer(Answer::Step { .. }) => "answering",
+            Request::Approve(_) => "approving",
+            Request::Discard => "discarding",
+            Request::Run(_) => "running",
+            Request::Diff(_) => "diffing",
+        }
+    }
+}
+
+/// What the event loop does for the app.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    Engine(Request),
+    /// Ask the run to stop at the next safe point.
+    Stop,
+    /// Open the draft in the editor (the terminal is handed over meanwhile).
+    Edit,
+    /// Keep the mode for the next session.
+    SaveMode,
+    /// Read the draft and the task again.
+    Reload,
+    Quit,
+}
+
+/// The worker's question waiting for the person, with where the answer goes.
+#[derive(Debug)]
+pub enum Asked {
+    Questions {
+        lines: Vec<String>,
+        reply: Option<Sender<Option<String>>>,
+    },
+    Deviation {
+        step: StepId,
+        files: Vec<String>,
+        reply: Option<Sender<bool>>,
+    },
+}
+
+/// What the keys answer right now, when it is not the input line.
+#[derive(Debug)]
+pub enum Prompt {
+    /// The review menu after the planner submitted.
+    Review,
+    /// The approval contract's questions, one at a time.
+    Contract(ContractForm),
+    /// Discard the draft? y/N.
+    ConfirmDiscard,
+    /// The input line holds the feedback for a revision.
+    Revise,
+    /// The engine asks.
+    Asked(Asked),
+}
+
+/// The approval contract being asked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ContractForm {
+    pub question: u8,
+    pub contract: Contract,
+}
+
+impl ContractForm {
+    pub fn text(self) -> &'static str {
+        match self.question {
+            0 => "may the run change files outside a step's `files` without pausing? [y/N]",
+            1 => "stop the run after how many changed files? (a number, Enter for no limit)",
+            _ => "commit each verified step when the task runs? [y/N]",
+        }
+    }
+}
+
+pub struct App {
+    pub mode: Mode,
+    pub snapshot: Snapshot,
+    pub timeline: Vec<Entry>,
+    pub input: Input,
+    pub busy: Option<Busy>,
+    pub prompt: Option<Prompt>,
+    /// Colour, unless `NO_COLOR`.
+    pub color: bool,
+    /// Lines scrolled up from the end of the timeline.
+    pub scroll: usize,
+    /// The command names Tab found last, when there were several.
+    pub completions: Vec<&'static str>,
+    pub quit: bool,
+    /// Ctrl-C was pressed once: the next one quits.
+    ctrl_c_armed: bool,
+    stop_requested: bool,
+    /// The mode changed and is not saved yet (saving waits while the worker is busy, so a
+    /// running step never sees `.tasks/` change under it).
+    pub mode_unsaved: bool,
+}
+
+impl App {
+    pub fn new(mode: Mode, snapshot: Snapshot, color: bool) -> App {
+        App {
+            mode,
+            snapshot,
+            timeline: Vec::new(),
+            input: Input::default(),
+            busy: None,
+            prompt: None,
+            color,
+            scroll: 0,
+            completions: Vec::new(),
+            quit: false,
+            ctrl_c_armed: false,
+            stop_requested: false,
+            mode_unsaved: false,
+        }
+    }
+
+    /// The plan the panel shows.
+    pub fn shown(&self) -> Option<&PlanView> {
+        panel::shown(&self.snapshot, self.mode)
+    }
+
+    pub fn running(&self) -> bool {
+        self.busy.as_ref().is_some_and(|b| b.what == "running")
+    }
+
+    pub fn next_action(&self) -> String {
+        panel::next_action(&self.snapshot, self.mode, self.running())
+    }
+
+    fn note(&mut self, text: impl Into<String>) {
+        self.timeline.push(Entry::Note(text.into()));
+        self.scroll = 0;
+    }
+
+    fn error(&mut self, text: impl Into<String>) {
+        self.timeline.push(Entry::Error(text.into()));
+        self.scroll = 0;
+    }
+
+    /// Shows an engine error with its hints.
+    pub fn show_error(&mut self, err: &Error) {
+        let mut text = format!("error: {}", err.message);
+        for hint in &err.hints {
+            text.push_str(&format!("\nhint: {hint}"));
+        }
+        self.error(text);
+    }
+
+    /// A line the subcommands printed (captured from stdout and stderr).
+    pub fn output(&mut self, line: &str) {
+        let line = strip_ansi(line);
+        if line.trim().is_empty() {
+            return;
+        }
+        if line.starts_with("error:") {
+            self.error(line);
+        } else {
+            self.note(line);
+        }
+    }
+
+    pub fn set_snapshot(&mut self, snapshot: Snapshot) {
+        self.snapshot = snapshot;
+    }
+
+    fn set_mode(&mut self, mode: Mode) -> Vec<Effect> {
+        if mode == self.mode {
+            return Vec::new();
+        }
+        self.mode = mode;
+        self.mode_unsaved = true;
+        self.note(mode.switched_note());
+        vec![Effect::SaveMode]
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            return self.ctrl_c();
+        }
+        self.ctrl_c_armed = false;
+        if ctrl && key.code == KeyCode::Char('d') && self.input.is_empty() {
+            self.quit = true;
+            return vec![Effect::Quit];
+        }
+        if key.code == KeyCode::Tab || key.code == KeyCode::BackTab {
+            if key.code == KeyCode::Tab && self.input.completing() {
+                self.completions = self.input.complete();
+                if self.completions.len() == 1 {
+                    self.completions.clear();
+                }
+                return Vec::new();
+            }
+            return self.set_mode(self.mode.toggled());
+        }
+        self.completions.clear();
+        match key.code {
+            KeyCode::PageUp => {
+                self.scroll += 10;
+                return Vec::new();
+            }
+            KeyCode::PageDown => {
+                self.scroll = self.scroll.saturating_sub(10);
+                return Vec::new();
+            }
+            _ => {}
+        }
+        if let Some(effects) = self.prompt_key(key) {
+            return effects;
+        }
+        match key.code {
+            KeyCode::Enter => {
+                let line = self.input.take();
+                self.submit(&line)
+            }
+            KeyCode::Esc => {
+                self.input.take();
+                Vec::new()
+            }
+            KeyCode::Char('w') if ctrl => {
+                self.input.delete_word();
+                Vec::new()
+            }
+            KeyCode::Char('u') if ctrl => {
+                self.input.take();
+                Vec::new()
+            }
+            KeyCode::Char('a') if ctrl => {
+                self.input.home();
+                Vec::new()
+            }
+            KeyCode::Char('e') if ctrl => {
+                self.input.end();
+                Vec::new()
+            }
+            KeyCode::Char(c) if !ctrl => {
+                self.input.insert(c);
+                Vec::new()
+            }
+            KeyCode::Backspace => {
+                self.input.backspace();
+                Vec::new()
+            }
+            KeyCode::Delete => {
+                self.input.delete();
+                Vec::new()
+            }
+            KeyCode::Left => {
+                self.input.left();
+                Vec::new()
+            }
+            KeyCode::Right => {
+                self.input.right();
+                Vec::new()
+            }
+            KeyCode::Home => {
+                self.input.home();
+                Vec::new()
+            }
+            KeyCode::End => {
+                self.input.end();
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Ctrl-C: once stops a run at the next safe point (or arms the quit when idle), twice
+    /// quits.
+    pub fn ctrl_c(&mut self) -> Vec<Effect> {
+        if self.ctrl_c_armed {
+            self.quit = true;
+            return vec![Effect::Stop, Effect::Quit];
+        }
+        self.ctrl_c_armed = true;
+        if self.running() {
+            self.stop_requested = true;
+            self.note("stopping at the next safe point; Ctrl-C again quits");
+            return vec![Effect::Stop];
+        }
+        if let Some(busy) = &self.busy {
+            let what = busy.what;
+            self.note(format!(
+                "{what} cannot be stopped half-way; Ctrl-C again quits and leaves every file consistent"
+            ));
+        } else {
+            self.input.take();
+            self.note("press Ctrl-C again to quit (or type /quit)");
+        }
+        Vec::new()
+    }
+
+    /// The keys a prompt takes; `None` when the key goes to the input line.
+    fn prompt_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
+        let prompt = self.prompt.take()?;
+        let code = key.code;
+        let lower = |c: char| c.to_ascii_lowercase();
+        match prompt {
+            Prompt::Review if self.input.is_empty() => {
+                let KeyCode::Char(c) = code else {
+                    if code == KeyCode::Esc {
+                        self.note("kept the draft for later: /approve, /revise, /edit or /discard when you are ready");
+                        return Some(Vec::new());
+                    }
+                    self.prompt = Some(Prompt::Review);
+                    return Some(Vec::new());
+                };
+                match lower(c) {
+                    'a' => self.prompt = Some(Prompt::Contract(ContractForm::default())),
+                    'r' => {
+                        self.prompt = Some(Prompt::Revise);
+                    }
+                    'e' => {
+                        self.prompt = Some(Prompt::Review);
+                        return Some(vec![Effect::Edit]);
+                    }
+                    'd' => self.prompt = Some(Prompt::ConfirmDiscard),
+                    'k' => self.note(
+                        "kept the draft for later: /approve, /revise, /edit or /discard when you are ready",
+                    ),
+                    // `/` starts a command instead.
+                    '/' => {
+                        self.input.insert('/');
+                    }
+                    _ => self.prompt = Some(Prompt::Review),
+                }
+                Some(Vec::new())
+            }
+            Prompt::Review => {
+                self.prompt = Some(Prompt::Review);
+                None
+            }
+            Prompt::ConfirmDiscard => {
+                if matches!(code, KeyCode::Char('y' | 'Y')) {
+                    return Some(self.request(Request::Discard));
+                }
+                self.note("kept the draft");
+                self.prompt = Some(Prompt::Review);
+                Some(Vec::new())
+            }
+            Prompt::Contract(mut form) => {
+                if code == KeyCode::Esc {
+                    self.input.take();
+                    self.prompt = Some(Prompt::Review);
+                    return Some(Vec::new());
+                }
+                if form.question == 1 {
+                    match code {
+                        KeyCode::Enter => {
+                            let text = self.input.take();
+                            let text = text.trim();
+                            if text.is_empty() {
+                                form.contract.max_files = None;
+                            } else if let Ok(n @ 1..) = text.parse::<u32>() {
+                                form.contract.max_files = Some(n);
+                            } else {
+                                self.error(format!("`{text}` is not a positive number"));
+                                self.prompt = Some(Prompt::Contract(form));
+                                return Some(Vec::new());
+                            }
+                            form.question = 2;
+                        }
+                        KeyCode::Char(c) if c.is_ascii_digit() => self.input.insert(c),
+                        KeyCode::Backspace => self.input.backspace(),
+                        _ => {}
+                    }
+                    self.prompt = Some(Prompt::Contract(form));
+                    return Some(Vec::new());
+                }
+                let answer = match code {
+                    KeyCode::Char('y' | 'Y') => true,
+                    KeyCode::Char('n' | 'N') | KeyCode::Enter => false,
+                    _ => {
+                        self.prompt = Some(Prompt::Contract(form));
+                        return Some(Vec::new());
+                    }
+                };
+                if form.question == 0 {
+                    form.contract.allow_deviation = answer;
+                    form.question = 1;
+                    self.prompt = Some(Prompt::Contract(form));
+                    return Some(Vec::new());
+                }
+                form.contract.commit_steps = answer;
+                Some(self.request(Request::Approve(form.contract)))
+            }
+            Prompt::Revise => {
+                if code == KeyCode::Esc {
+                    self.input.take();
+                    self.prompt = Some(Prompt::Review);
+                    return Some(Vec::new());
+                }
+                if code == KeyCode::Enter {
+                    let text = self.input.take();
+                    let text = text.trim();
+                    if text.is_empty() {
+                        self.prompt = Some(Prompt::Review);
+                        return Some(Vec::new());
+                    }
+                    self.timeline.push(Entry::Person(text.to_owned()));
+                    return Some(self.request(Request::Revise(text.to_owned())));
+                }
+                self.prompt = Some(Prompt::Revise);
+                None
+            }
+            Prompt::Asked(Asked::Deviation { step, files, reply }) => {
+                let go_on = match code {
+                    KeyCode::Char('y' | 'Y') => true,
+                    KeyCode::Char('n' | 'N') | KeyCode::Enter | KeyCode::Esc => false,
+                    _ => {
+                        self.prompt = Some(Prompt::Asked(Asked::Deviation { step, files, reply }));
+                        return Some(Vec::new());
+                    }
+                };
+                self.note(if go_on {
+                    format!("going on after {step}")
+                } else {
+                    format!("pausing after {step} for your review")
+                });
+                if let Some(reply) = reply {
+                    let _ = reply.send(go_on);
+                }
+                Some(Vec::new())
+            }
+            Prompt::Asked(Asked::Questions { lines, reply }) => {
+                let answer = match code {
+                    KeyCode::Esc => None,
+                    KeyCode::Enter => Some(self.input.take()),
+                    _ => {
+                        self.prompt = Some(Prompt::Asked(Asked::Questions { lines, reply }));
+                        return None;
+                    }
+                };
+                let answer = answer.map(|a| a.trim().to_owned());
+                match &answer {
+                    Some(text) if !text.is_empty() => {
+                        self.timeline.push(Entry::Person(text.clone()));
+                    }
+                    _ => self.note("left the questions open: the draft waits for your answers"),
+                }
+                if let Some(reply) = reply {
+                    let _ = reply.send(answer.filter(|a| !a.is_empty()));
+                }
+                Some(Vec::new())
+            }
+        }
+    }
+
+    /// A line entered on the input.
+    pub fn submit(&mut self, line: &str) -> Vec<Effect> {
+        self.scroll = 0;
+        let parsed = match input::parse(line) {
+            Ok(parsed) => parsed,
+            Err(message) => {
+                self.error(format!("error: {message}"));
+                return Vec::new();
+            }
+        };
+        match parsed {
+            Line::Empty => Vec::new(),
+            Line::Message(text) => {
+                self.timeline.push(Entry::Person(text.clone()));
+                self.message(text)
+            }
+            Line::Plan(goal) => {
+                let mut effects = self.set_mode(Mode::Plan);
+                if let Some(goal) = goal {
+                    self.timeline.push(Entry::Person(goal.clone()));
+                    effects.extend(self.message(goal));
+                }
+                effects
+            }
+            Line::Build => self.set_mode(Mode::Build),
+            Line::Status => {
+                self.status();
+                vec![Effect::Reload]
+            }
+            Line::Approve(contract) => {
+                let waiting = self.snapshot.draft.is_some()
+                    || self.snapshot.task.as_ref().is_some_and(|t| t.plan_changed);
+                if !waiting {
+                    self.error("error: there is no draft to approve\nhint: describe a goal in PLAN mode first");
+                    return Vec::new();
+                }
+                match contract {
+                    Some(contract) => self.request(Request::Approve(contract)),
+                    None if self.snapshot.draft.is_some() => {
+                        self.prompt = Some(Prompt::Contract(ContractForm::default()));
+                        Vec::new()
+                    }
+                    None => self.request(Request::Approve(Contract::default())),
+                }
+            }
+            Line::Revise(feedback) => {
+                self.timeline.push(Entry::Person(feedback.clone()));
+                self.request(Request::Revise(feedback))
+            }
+            Line::Discard => {
+                if self.snapshot.draft.is_none() {
+                    self.error("error: there is no draft to discard");
+                    return Vec::new();
+                }
+                self.prompt = Some(Prompt::ConfirmDiscard);
+                Vec::new()
+            }
+            Line::Run(selection) => self.run(selection),
+            Line::Stop => {
+                if self.running() {
+                    self.stop_requested = true;
+                    self.note("stopping at the next safe point");
+                    vec![Effect::Stop]
+                } else {
+                    self.note("nothing is running");
+                    Vec::new()
+                }
+            }
+            Line::Answer { step, text } => {
+                self.timeline
+                    .push(Entry::Person(format!("/answer {step} {text}")));
+                self.request(Request::Answer(Answer::Step { step, text }))
+            }
+            Line::Diff(step) => self.request(Request::Diff(step)),
+            Line::Edit => {
+                if self.snapshot.draft.is_none() {
+                    self.error("error: there is no draft to edit");
+                    return Vec::new();
+                }
+                vec![Effect::Edit]
+            }
+            Line::Help => {
+                self.help();
+                Vec::new()
+            }
+            Line::Quit => {
+                self.quit = true;
+                vec![Effect::Quit]
+            }
+        }
+    }
+
+    /// A plain message: planning in PLAN mode, the runner in BUILD mode.
+    fn message(&mut self, text: String) -> Vec<Effect> {
+        match self.mode {
+            Mode::Plan => match self.snapshot.draft.as_ref().map(|d| d.phase) {
+                Some(Some(Phase::NeedsInput)) => {
+                    self.request(Request::Answer(Answer::Planner(text)))
+                }
+                Some(_) => self.request(Request::Revise(text)),
+                None => self.request(Request::Plan(text)),
+            },
+            Mode::Build => {
+                let words = text.to_lowercase();
+                let next_only = words.contains("next");
+                let go = ["continue", "run", "go", "next", "resume", "proceed"]
+                    .iter()
+                    .any(|w| words.split(|c: char| !c.is_alphanumeric()).any(|x| x == *w));
+                if !go {
+                    self.note("BUILD mode runs the approved plan: say `continue` or `run the next step`, or use /run; to change the plan, Tab to PLAN mode");
+                    return Vec::new();
+                }
+                self.run(if next_only {
+                    Selection::Steps(1)
+                } else {
+                    Selection::All
+                })
+            }
+        }
+    }
+
+    fn run(&mut self, selection: Selection) -> Vec<Effect> {
+        if self.mode != Mode::Build {
+            self.note("running needs BUILD mode: press Tab to switch, then /run");
+            return Vec::new();
+        }
+        let runnable = self
+            .snapshot
+            .task
+            .as_ref()
+            .is_some_and(|t| t.problem.is_none() && !t.phase.is_some_and(Phase::is_finished));
+        if !runnable {
+            let text = if self.snapshot.draft.is_some() {
+                "BUILD mode needs an approved task: the draft waits for /approve (its review menu is in PLAN mode)"
+            } else if self
+                .snapshot
+                .task
+                .as_ref()
+                .is_some_and(|t| t.phase == Some(Phase::Completed))
+            {
+                "the task is completed: every step is done; Tab to PLAN mode to plan the next goal"
+            } else {
+                "BUILD mode needs an approved task: Tab to PLAN mode, describe a goal, then /approve the plan"
+            };
+            self.note(text);
+            return Vec::new();
+        }
+        self.request(Request::Run(selection))
+    }
+
+    fn request(&mut self, request: Request) -> Vec<Effect> {
+        if let Some(busy) = &self.busy {
+            let what = busy.what;
+            self.note(format!(
+                "tick is {what}; wait for it to finish{}",
+                if what == "running" {
+                    ", or /stop it"
+                } else {
+                    ""
+                }
+            ));
+            return Vec::new();
+        }
+        self.prompt = None;
+        self.stop_requested = false;
+        self.busy = Some(Busy {
+            what: request.busy(),
+            detail: String::new(),
+        });
+        vec![Effect::Engine(request)]
+    }
+
+    fn status(&mut self) {
+        let Some(view) = self.shown().cloned() else {
+            self.note("no draft and no task yet; type a goal in PLAN mode");
+            return;
+        };
+        let (done, total) = panel::progress(&view);
+        let what = match &view.id {
+            Some(id) => format!("task `{id}`"),
+            None => "draft".to_owned(),
+        };
+        let phase = view.phase.map_or("unreadable", Phase::as_str);
+        self.note(format!(
+            "{what}: {} ({phase}, {done}/{total} done)",
+            view.title
+        ));
+        for step in &view.steps {
+            let indent = if step.sub { "    " } else { "  " };
+            let mut line = format!(
+                "{indent}{} {} {}",
+                panel::marker(step.status),
+                panel::step_id(step),
+                step.title
+            );
+            if let Some(reason) = step.blocked.as_ref().or(step.stale.as_ref()) {
+                line.push_str(&format!(" — {reason}"));
+            }
+            self.note(line);
+        }
+        let next = self.next_action();
+        self.note(format!("next: {next}"));
+    }
+
+    fn help(&mut self) {
+        self.note("Keys: Tab switches PLAN/BUILD (or completes a /command); Enter sends; Ctrl-C stops a run, twice quits; PgUp/PgDn scroll.");
+        for (name, text) in COMMANDS {
+            self.note(format!("  {name} {text}"));
+        }
+    }
+
+    /// Something the engine did.
+    pub fn on_engine(&mut self, event: EngineEvent) -> Vec<Effect> {
+        self.scroll = 0;
+        match event {
+            EngineEvent::Agent(event) => {
+                self.on_agent(event);
+                Vec::new()
+            }
+            EngineEvent::Run(event) => self.on_run(event),
+        }
+    }
+
+    fn set_detail(&mut self, detail: String) {
+        if let Some(busy) = &mut self.busy {
+            busy.detail = detail;
+        }
+    }
+
+    fn on_agent(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::Request { turn } => {
+                self.set_detail(format!("waiting for the model (turn {turn})"));
+            }
+            AgentEvent::Text { text } => {
+                if let Some(Entry::Model(last)) = self.timeline.last_mut() {
+                    last.push_str(&text);
+                } else {
+                    self.timeline.push(Entry::Model(text));
+                }
+                self.set_detail("the model is writing".to_owned());
+            }
+            AgentEvent::ToolCall { name, detail } => {
+                self.set_detail(format!("{name} {detail}"));
+                self.timeline.push(Entry::Tool {
+                    name,
+                    detail,
+                    result: None,
+                });
+            }
+            AgentEvent::ToolResult {
+                name,
+                is_error,
+                exit_code,
+            } => {
+                let summary = match (is_error, exit_code) {
+                    (true, _) => "failed; the model is told why".to_owned(),
+                    (false, Some(code)) => format!("exit {code}"),
+                    (false, None) => "ok".to_owned(),
+                };
+                let open = self
+                    .timeline
+                    .iter_mut()
+                    .rev()
+                    .find_map(|entry| match entry {
+                        Entry::Tool {
+                            name: called,
+                            result: result @ None,
+                            ..
+                        } if *called == name => Some(result),
+                        _ => None,
+                    });
+                if let Some(result) = open {
+                    *result = Some(summary);
+                }
+            }
+            AgentEvent::Reminder { text } => {
+                let first = text.split(". ").next().unwrap_or(&text).to_owned();
+                self.note(format!(
+                    "warning: reminding the model: {}",
+                    first.trim_end_matches('.')
+                ));
+            }
+            AgentEvent::TextProtocol { .. } => {
+                self.note("the model writes its tool calls as text; tick reads them from now on");
+            }
+            AgentEvent::Usage { usage } => {
+                if self.busy.as_ref().is_some_and(|b| b.detail.is_empty()) {
+                    self.set_detail(format!(
+                        "{} tokens so far",
+                        usage.input_tokens + usage.output_tokens
+                    ));
+                }
+            }
+        }
+    }
+
+    fn on_run(&mut self, event: RunEvent) -> Vec<Effect> {
+        match event {
+            RunEvent::RunStarted { title, .. } => self.note(format!("running `{title}`")),
+            RunEvent::PlanChanged { .. } => {
+                self.note("PLAN.md changed since its approval: /approve it again");
+            }
+            RunEvent::IdsAssigned { steps } => self.note(format!(
+                "gave ids to new steps: {}",
+                steps.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            )),
+            RunEvent::StaleReverified { step, passed, .. } => self.timeline.push(Entry::Step(
+                if passed {
+                    format!("{step} verified again: [x]")
+                } else {
+                    format!("{step} failed verification again: redo [ ]")
+                },
+            )),
+            RunEvent::StepStarted { step, title } => {
+                self.set_detail(format!("{step} {title}"));
+                self.timeline.push(Entry::Step(format!("{step} {title}: started [-]")));
+            }
+            RunEvent::Agent { agent, .. } => self.on_agent(agent),
+            RunEvent::Verification {
+                step,
+                command,
+                passed,
+                exit_code,
+                timed_out,
+                duration_ms,
+                output_tail,
+            } => {
+                let mut summary = match (passed, exit_code, timed_out) {
+                    (true, _, _) => format!("passed in {duration_ms} ms"),
+                    (false, _, true) => "timed out".to_owned(),
+                    (false, Some(code), _) => format!("failed with exit code {code}"),
+                    (false, None, _) => "was killed".to_owned(),
+                };
+                if !passed && let Some(last) = output_tail.lines().rev().find(|l| !l.trim().is_empty()) {
+                    summary.push_str(&format!(": {}", last.trim()));
+                }
+                self.timeline.push(Entry::Verify {
+                    step: step.to_string(),
+                    command,
+                    passed,
+                    summary,
+                });
+            }
+            RunEvent::OutsideEdit { step, files } => self.note(format!(
+                "{step}: you changed {} while it ran; the model is told",
+                files.join(", ")
+            )),
+            RunEvent::Tampered { step, files } => self.error(format!(
+                "error: {step}: something other than tick changed {}; the step is not ticked",
+                files.join(", ")
+            )),
+            RunEvent::StatusKept { step, current, .. } => self.note(format!(
+                "{step}: kept your marker {} in TODO.md",
+                panel::marker(current)
+            )),
+            RunEvent::StepMissing { step, .. } => {
+                self.note(format!("{step} is no longer in TODO.md; its status was not written"));
+            }
+            RunEvent::StepDone { step, verified, .. } => self.timeline.push(Entry::Step(
+                if verified {
+                    format!("{step} done and verified [x]")
+                } else {
+                    format!("{step} done, without verification [x]")
+                },
+            )),
+            RunEvent::StepBlocked { step, reason, .. } => {
+                self.timeline.push(Entry::Step(format!("{step} blocked [!]: {reason}")));
+                self.note(format!("answer it with /answer {step} <text>, then /run"));
+            }
+            RunEvent::Committed { step, commit, .. } => self.note(format!(
+                "committed {step}{}",
+                commit.map(|c| format!(" as {}", &c[..c.len().min(12)])).unwrap_or_default()
+            )),
+            RunEvent::CommitSkipped { step } => {
+                self.note(format!("{step} changed no code: nothing to commit"));
+            }
+            RunEvent::Deviation {
+                step,
+                files,
+                allowed,
+            } => self.note(format!(
+                "{step} changed files outside its `files`: {}{}",
+                files.join(", "),
+                if allowed { " (allowed)" } else { "" }
+            )),
+            RunEvent::Limit {
+                files_changed,
+                max_files_changed,
+                ..
+            } => self.error(format!(
+                "error: the task changed {files_changed} files, over its limit of {max_files_changed}; the run stopped"
+            )),
+            RunEvent::Paused { step } => {
+                self.note(format!("paused after {step} for your review; /run goes on"));
+            }
+            RunEvent::Interrupted { step, in_progress } => self.note(if in_progress {
+                format!("stopped: {step} stays in progress [-] for the next /run")
+            } else {
+                format!("stopped after {step}")
+            }),
+            RunEvent::NothingToRun { step } => self.note(match step {
+                Some(step) => format!("{step} is done already"),
+                None => "every step is done; nothing to run".to_owned(),
+            }),
+            RunEvent::Summary(summary) => self.note(format!(
+                "{}/{} done; {}",
+                summary.done,
+                summary.total,
+                match summary.outcome {
+                    StepOutcome::Done => "the run ended",
+                    StepOutcome::Blocked => "a step is blocked",
+                    StepOutcome::Paused => "paused for review",
+                    StepOutcome::Limit => "the changed-files limit was reached",
+                    StepOutcome::Interrupted => "stopped",
+                }
+            )),
+        }
+        vec![Effect::Reload]
+    }
+
+    /// The worker asks the planner's questions.
+    pub fn on_questions(&mut self, questions: &Questions, reply: Option<Sender<Option<String>>>) {
+        let lines: Vec<String> = questions
+            .questions
+            .iter()
+            .map(|q| {
+                let mut line = q.question.clone();
+                if !q.options.is_empty() {
+                    line.push_str(&format!(" ({})", q.options.join(" / ")));
+                }
+                line
+            })
+            .collect();
+        self.note("the planner asks:");
+        for line in &lines {
+            self.note(format!("  ? {line}"));
+        }
+        self.note("type your answers on one line and press Enter (Esc leaves them open)");
+        self.prompt = Some(Prompt::Asked(Asked::Questions { lines, reply }));
+    }
+
+    /// The worker asks whether the run goes on after a deviation.
+    pub fn on_deviation(&mut self, step: StepId, files: Vec<String>, reply: Option<Sender<bool>>) {
+        self.prompt = Some(Prompt::Asked(Asked::Deviation { step, files, reply }));
+    }
+
+    /// The worker finished `request`.
+    pub fn on_done(&mut self, request: &Request, result: Result<(), Error>) -> Vec<Effect> {
+        self.busy = None;
+        self.stop_requested = false;
+        if let Some(Prompt::Asked(_)) = self.prompt {
+            self.prompt = None;
+        }
+        let failed = result.is_err();
+        if let Err(err) = result {
+            self.show_error(&err);
+        }
+        let mut effects = vec![Effect::Reload];
+        if self.mode_unsaved {
+            effects.push(Effect::SaveMode);
+        }
+        if failed {
+            if matches!(request, Request::Revise(_) | Request::Approve(_))
+                && self.snapshot.draft.is_some()
+            {
+                self.prompt = Some(Prompt::Review);
+            }
+            return effects;
+        }
+        match request {
+            Request::Approve(_) => {
+                self.note(match self.mode {
+                    Mode::Plan => "approved: Tab to BUILD mode, then /run",
+                    Mode::Build => "approved: /run executes it",
+                });
+            }
+            Request::Discard => self.note("the draft is gone; type a new goal to plan"),
+            _ => {}
+        }
+        effects
+    }
+
+    /// After a reload that followed planning: a fresh draft opens the review menu.
+    pub fn after_reload(&mut self, planned: bool) {
+        if !planned || self.busy.is_some() {
+            return;
+        }
+        match self.snapshot.draft.as_ref().map(|d| d.phase) {
+            Some(Some(Phase::NeedsInput)) => {
+                self.note(
+                    "the planner needs answers before it can plan: type them and press Enter",
+                );
+            }
+            Some(_) => self.prompt = Some(Prompt::Review),
+            None => {}
+        }
+    }
+
+    /// Whether a step of the shown task is blocked (for the panel's question line).
+    pub fn blocked_step(&self) -> Option<(String, String)> {
+        let view = self.shown()?;
+        view.steps
+            .iter()
+            .find(|s| s.status == StepStatus::Blocked)
+            .map(|s| (panel::step_id(s), s.blocked.clone().unwrap_or_default()))
+    }
+}
+
+/// `text` without ANSI escape sequences (the subcommands' notes may carry colour).
+pub fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        if c == '\r' {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,354 @@
+//! The adapter: [`Engine`] implemented with today's library — the planning, approval, answer,
+//! discard and diff functions of `src/commands/`, the runner of `src/runner/`, and the store.
+//! Thin on purpose: each method is the body of the matching subcommand with the session's
+//! [`Person`] in place of the terminal, and no session logic lives here.
+//!
+//! The subcommands' own notes (`approved ... as ...`, `drafted ...`) are printed by their
+//! [`Ui`]; while the session runs, the process's stdout and stderr are a pipe into the
+//! timeline (`terminal.rs`), so those notes appear there word for word.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::seam::{
+    Answer, Contract, Engine, EngineEvent, Person, PlanView, Selection, Snapshot, StepView,
+};
+use crate::agent::planner::Asker;
+use crate::cli::{AnswerArgs, ApproveArgs, DiffArgs, DiscardArgs, ModelArgs, PlanArgs};
+use crate::commands::{Ctx, Env, plan};
+use crate::error::{Error, ErrorKind, Result};
+use crate::llm::Client;
+use crate::plan::{Phase, StepId};
+use crate::runner::{Confirm, EXECUTE_PROMPT, RunOptions, Runner, RunnerDeps, StepOutcome};
+use crate::tasks::todo_md::Step;
+use crate::tasks::{Store, Task};
+use crate::tools::{Mode, Questions, Registry, Workspace};
+use crate::ui::Ui;
+
+/// tick's engine for one workspace.
+pub struct TickEngine {
+    store: Store,
+    /// The environment as the subcommands see it, but never interactive: the session asks
+    /// the person itself, through [`Person`].
+    env: Env,
+    ui: Ui,
+    /// The step the last run worked on, for `/diff` without a step.
+    last_step: Mutex<Option<StepId>>,
+}
+
+impl TickEngine {
+    pub fn new(store: Store, env: &Env) -> TickEngine {
+        let mut env = env.clone();
+        env.interactive = false;
+        env.stdin_is_terminal = false;
+        env.stderr_is_terminal = false;
+        TickEngine {
+            store,
+            env,
+            ui: Ui::new(),
+            last_step: Mutex::new(None),
+        }
+    }
+
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            store: self.store.clone(),
+            env: &self.env,
+            ui: &self.ui,
+        }
+    }
+
+    fn planning(&self, request: plan::Continue, person: &mut dyn Person) -> Result<()> {
+        let ctx = self.ctx();
+        let args = PlanArgs {
+            goal: None,
+            from: None,
+            revise: None,
+            answer: None,
+            force: false,
+            model: ModelArgs::default(),
+            json: false,
+        };
+        let config = crate::commands::model_config(&ctx, &args.model)?;
+        let commands = plan::run_command_setup(&ctx, &config, false);
+        let person = Mutex::new(person);
+        let mut asker = PersonAsker(&person);
+        let mut sink = |event| {
+            person
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .event(EngineEvent::Agent(event));
+        };
+        plan::plan_once(
+            &ctx,
+            &config,
+            commands.as_ref(),
+            request,
+            &args,
+            &mut asker,
+            &mut sink,
+        )
+    }
+}
+
+struct PersonAsker<'p, 'q>(&'p Mutex<&'q mut dyn Person>);
+
+impl Asker for PersonAsker<'_, '_> {
+    fn ask(&mut self, questions: &Questions) -> Option<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ask(questions)
+    }
+}
+
+struct PersonConfirm<'p, 'q>(&'p Mutex<&'q mut dyn Person>);
+
+impl Confirm for PersonConfirm<'_, '_> {
+    fn go_on_after_deviation(&mut self, step: StepId, files: &[String]) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .go_on_after_deviation(step, files)
+    }
+}
+
+impl Engine for TickEngine {
+    fn status(&self) -> Snapshot {
+        let draft = match self.store.load_draft() {
+            Ok(Some(draft)) => Some(PlanView {
+                id: None,
+                title: draft.plan.title.clone().unwrap_or_default(),
+                goal: draft.plan.front.goal.clone(),
+                phase: Some(draft.plan.phase().unwrap_or(Phase::Draft)),
+                steps: steps_view(&draft.plan.steps.steps),
+                problem: None,
+                plan_changed: false,
+                questions: crate::tasks::plan_md::section_range(&draft.plan.body, "Open questions")
+                    .map(|range| question_lines(&draft.plan.body[range]))
+                    .unwrap_or_default(),
+            }),
+            Ok(None) => None,
+            Err(err) => Some(PlanView {
+                problem: Some(err.message),
+                ..PlanView::default()
+            }),
+        };
+        let task = match self.store.current_loaded() {
+            Ok(Some((_, Some(task)))) => Some(task_view(&task)),
+            Ok(Some((task, None))) => Some(PlanView {
+                id: Some(task.id.clone()),
+                problem: Some(
+                    self.store
+                        .load(&task)
+                        .err()
+                        .map_or_else(|| "the task cannot be read".to_owned(), |e| e.message),
+                ),
+                ..PlanView::default()
+            }),
+            Ok(None) => None,
+            Err(err) => Some(PlanView {
+                problem: Some(err.message),
+                ..PlanView::default()
+            }),
+        };
+        Snapshot { draft, task }
+    }
+
+    fn plan(&self, goal: &str, person: &mut dyn Person) -> Result<()> {
+        self.planning(plan::Continue::New(goal.to_owned()), person)
+    }
+
+    fn revise(&self, feedback: &str, person: &mut dyn Person) -> Result<()> {
+        self.planning(plan::Continue::Revise(feedback.to_owned()), person)
+    }
+
+    fn answer(&self, answer: &Answer, person: &mut dyn Person) -> Result<()> {
+        match answer {
+            Answer::Planner(text) => self.planning(plan::Continue::Answer(text.clone()), person),
+            Answer::Step { step, text } => crate::commands::answer::run(
+                &self.ctx(),
+                &AnswerArgs {
+                    step: step.to_string(),
+                    answer: text.clone(),
+                    task: None,
+                },
+            )
+            .map(drop),
+        }
+    }
+
+    fn approve(&self, contract: &Contract, _person: &mut dyn Person) -> Result<()> {
+        let args = ApproveArgs {
+            task: None,
+            allow_deviation: contract.allow_deviation,
+            max_files: contract.max_files,
+            commit: false,
+            commit_steps: contract.commit_steps,
+        };
+        crate::commands::approve::run(&self.ctx(), &args).map(drop)
+    }
+
+    fn discard(&self, _person: &mut dyn Person) -> Result<()> {
+        crate::commands::discard::run(&self.ctx(), &DiscardArgs { yes: true }).map(drop)
+    }
+
+    fn run(
+        &self,
+        selection: Selection,
+        person: &mut dyn Person,
+        stop: Arc<AtomicBool>,
+    ) -> Result<StepOutcome> {
+        // The body of `tick run`, with the person in place of the terminal.
+        let ctx = self.ctx();
+        let store = &ctx.store;
+        let task_ref = store.resolve_or_current(None)?;
+        let lock = store.lock_task_now(&task_ref, "tick run")?;
+        store.set_current(&task_ref);
+        let config = crate::commands::model_config(&ctx, &ModelArgs::default())?;
+        let model = config.model.clone().ok_or_else(|| {
+            Error::input("no model is configured")
+                .hint("set `model:` in `.tasks/config.yaml`, or `TICK_MODEL`, or pass `--model`")
+        })?;
+        let client = Client::new(config.client_config()?)
+            .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
+        let workspace = Workspace::new(store.root())
+            .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
+        let secrets: Vec<String> = config.api_key_env.iter().cloned().collect();
+        let sandboxing = crate::sandbox::for_run(&config.sandbox, store.root(), false)?;
+        let sandboxed = sandboxing.policy().is_some();
+        let registry = Registry::for_mode(Mode::Build, workspace)
+            .with_secret_env(secrets)
+            .with_sandbox(sandboxing)
+            .with_run_command(crate::tools::run_command::Setup::new(
+                config.run_command.clone(),
+            ));
+        let task = store.load(&task_ref)?;
+        let commit = task
+            .plan
+            .front
+            .approval
+            .as_ref()
+            .is_some_and(|a| a.commit_steps);
+        let mut runner = Runner::new(RunnerDeps {
+            store,
+            task: task_ref.clone(),
+            lock: &lock,
+            client: &client,
+            model,
+            system: store.prompt("execute.md", EXECUTE_PROMPT)?,
+            registry: &registry,
+            limits: config.limits,
+            tool_calls: config.tool_calls,
+            secrets: config.api_key.iter().cloned().collect(),
+            clock: ctx.runner_clock(),
+            interrupted: stop,
+            commit,
+            watch: true,
+            sandboxed,
+        })?;
+        let person = Mutex::new(person);
+        let last_step = &self.last_step;
+        let mut sink = |event: crate::runner::RunEvent| {
+            if let crate::runner::RunEvent::StepStarted { step, .. } = &event {
+                *last_step.lock().unwrap_or_else(PoisonError::into_inner) = Some(*step);
+            }
+            person
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .event(EngineEvent::Run(event));
+        };
+        let mut confirm = PersonConfirm(&person);
+        let options = match selection {
+            Selection::All => RunOptions::default(),
+            Selection::Step(step) => RunOptions {
+                only: Some(step),
+                max_steps: None,
+            },
+            Selection::Steps(n) => RunOptions {
+                only: None,
+                max_steps: Some(n),
+            },
+        };
+        Ok(runner.run(options, &mut confirm, &mut sink)?.ended)
+    }
+
+    fn diff(&self, step: Option<StepId>, _person: &mut dyn Person) -> Result<()> {
+        let step = step
+            .or(*self
+                .last_step
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner))
+            .ok_or_else(|| {
+                Error::input("say which step: `/diff S3`").hint("`/status` lists the steps")
+            })?;
+        crate::commands::diff::run(
+            &self.ctx(),
+            &DiffArgs {
+                step: step.to_string(),
+                task: None,
+            },
+        )
+        .map(drop)
+    }
+
+    fn draft_file(&self) -> PathBuf {
+        self.store.draft_plan_path()
+    }
+
+    fn check_draft(&self) -> Result<()> {
+        let path = self.store.draft_plan_path();
+        let text = crate::fsx::read(&path)?;
+        crate::commands::review::check_plan(&self.ctx(), &path, &text)
+    }
+}
+
+fn task_view(task: &Task) -> PlanView {
+    PlanView {
+        id: Some(task.id.clone()),
+        title: task.title(),
+        goal: task.plan.front.goal.clone(),
+        phase: Some(task.phase()),
+        steps: steps_view(&task.todo.steps),
+        problem: None,
+        plan_changed: task.plan_changed(),
+        questions: Vec::new(),
+    }
+}
+
+fn steps_view(steps: &[Step]) -> Vec<StepView> {
+    let mut out = Vec::new();
+    for step in steps {
+        out.push(step_view(step, false));
+        out.extend(step.substeps.iter().map(|sub| step_view(sub, true)));
+    }
+    out
+}
+
+fn step_view(step: &Step, sub: bool) -> StepView {
+    StepView {
+        id: step.id,
+        sub,
+        status: if sub {
+            step.status
+        } else {
+            step.progress_status()
+        },
+        title: step.title.clone(),
+        files: step.files.clone(),
+        risk: step.risk.map(|r| r.as_str().to_owned()),
+        blocked: step.blocked.clone(),
+        stale: step.stale.clone(),
+        answer: step.answer.clone(),
+    }
+}
+
+/// The bullet items of a draft's `## Open questions` section.
+fn question_lines(section: &str) -> Vec<String> {
+    section
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("- "))
+        .map(str::to_owned)
+        .collect()
+}
