@@ -29,8 +29,7 @@ use crate::ui::Ui;
 /// tick's engine for one workspace.
 pub struct TickEngine {
     store: Store,
-    /// The environment as the subcommands see it, but never interactive: the session asks
-    /// the person itself, through [`Person`].
+    /// The environment as the subcommands see it.
     env: Env,
     ui: Ui,
     /// The step the last run worked on, for `/diff` without a step.
@@ -40,7 +39,9 @@ pub struct TickEngine {
 impl TickEngine {
     pub fn new(store: Store, env: &Env) -> TickEngine {
         let mut env = env.clone();
-        env.interactive = false;
+        // A person is here (the subcommands then skip their "run `tick approve` next" hints),
+        // but nothing reads the terminal: every question goes through the [`Person`].
+        env.interactive = true;
         env.stdin_is_terminal = false;
         env.stderr_is_terminal = false;
         TickEngine {

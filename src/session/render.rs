@@ -191,19 +191,24 @@ fn push_wrapped(
 
 pub fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
     let width = width.max(indent.chars().count() + 8);
+    // Leading spaces are kept: they indent the first line.
+    let body = text.trim_start_matches(' ');
+    let lead = text.len() - body.len();
     let mut out = Vec::new();
-    let mut current = String::new();
-    let mut len = 0;
-    for word in text.split(' ') {
+    let mut current = " ".repeat(lead.min(width / 2));
+    let mut len = current.len();
+    let mut has_word = false;
+    for word in body.split(' ') {
         let word_len = word.chars().count();
-        if len > 0 && len + 1 + word_len > width {
+        if has_word && len + 1 + word_len > width {
             out.push(std::mem::take(&mut current));
             current.push_str(indent);
             len = indent.chars().count();
-        } else if len > 0 {
+        } else if has_word {
             current.push(' ');
             len += 1;
         }
+        has_word = true;
         let mut rest: Vec<char> = word.chars().collect();
         while len + rest.len() > width {
             let room = width - len;
@@ -229,7 +234,7 @@ fn badge_line<'a>(app: &App, paint: &Paint, view: Option<&PlanView>) -> Line<'a>
         let phase = view.phase.map_or("unreadable", Phase::as_str);
         let (done, total) = panel::progress(view);
         spans.push(Span::raw(format!(
-            " {what} · {phase} · {done}/{total} done"
+            " {what} · {phase} · {done}/{total} done "
         )));
     }
     Line::from(spans)
@@ -281,18 +286,18 @@ fn draw_sidebar(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
             lines.push(Line::raw(""));
             for step in &view.steps {
                 let indent = if step.sub { "  " } else { "" };
-                let head = format!(" {} {}", panel::step_id(step), step.title);
+                let head = format!("{} {}", panel::step_id(step), step.title);
                 let mut first = true;
-                for piece in wrap(&head, width.saturating_sub(3 + indent.len()), "   ") {
+                for piece in wrap(&head, width.saturating_sub(4 + indent.len()), "") {
                     if first {
                         lines.push(Line::from(vec![
                             Span::raw(indent.to_owned()),
                             Span::styled(panel::marker(step.status), paint.marker(step.status)),
-                            Span::raw(piece),
+                            Span::raw(format!(" {piece}")),
                         ]));
                         first = false;
                     } else {
-                        lines.push(Line::raw(format!("{indent}   {piece}")));
+                        lines.push(Line::raw(format!("{indent}    {piece}")));
                     }
                 }
                 let detail_indent = format!("{indent}    ");
@@ -513,5 +518,6 @@ mod tests {
         assert_eq!(wrap("abcdefghijkl", 10, ""), vec!["abcdefghij", "kl"]);
         assert_eq!(wrap("", 10, ""), vec![""]);
         assert_eq!(wrap("äöü äöü", 4 + 8, ""), vec!["äöü äöü"]);
+        assert_eq!(wrap("    files: a, b", 40, "    "), vec!["    files: a, b"]);
     }
 }

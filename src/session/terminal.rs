@@ -110,8 +110,14 @@ impl Screen {
             restore();
             return Err(failed("set up the terminal", err));
         }
+        // A full redraw on the fresh screen. (`Terminal::clear` would ask the terminal where
+        // its cursor is and wait for the answer; resizing to the same size clears without.)
+        let size = self
+            .terminal
+            .size()
+            .map_err(|e| failed("read the terminal's size", e))?;
         self.terminal
-            .clear()
+            .resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))
             .map_err(|e| failed("draw on the terminal", e))?;
         Ok(())
     }
