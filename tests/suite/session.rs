@@ -18,7 +18,7 @@ use tick::session::mode::Mode;
 use tick::session::{Engine, EngineEvent, render};
 use tick::tasks::Store;
 
-use crate::common::fake_model::FakeModel;
+use crate::common::fake_model::{FakeModel, Reply};
 use crate::common::project::{NOW, Project};
 use crate::common::scripts::{openai_call, openai_calls, openai_text};
 use crate::common::workspace::Workspace;
@@ -593,4 +593,218 @@ fn without_a_terminal_tick_alone_prints_the_usage_as_before() {
         run.stderr.contains("'tick' requires a subcommand"),
         "{run:#?}"
     );
+}
+
+#[test]
+fn a_blocked_step_shows_its_question_and_is_answered_inline() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    ws.ok(&["mark", "S1", "done"]);
+    ws.ok(&[
+        "mark",
+        "S2",
+        "blocked",
+        "--reason",
+        "should shout.sh be POSIX sh or bash?",
+    ]);
+    let root = ws.root().to_path_buf();
+    let mut pty = Pty::spawn(&root, "", &[], &[]);
+    pty.wait_for("PLAN ›");
+    pty.send("\t");
+    let screen = pty.wait_for("BUILD ›");
+    assert!(
+        screen.contains("blocked: should shout.sh be POSIX sh or"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("next: answer it: /answer S2 <text>, then /run"),
+        "{screen}"
+    );
+    pty.line("/answer S2 POSIX sh, no bashisms");
+    let screen = pty.wait_for("task · executing · 1/3 done");
+    assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
+    pty.line("/quit");
+    assert_eq!(pty.wait_exit(), 0);
+    // Exactly what `tick answer` writes.
+    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(
+        todo.contains("- [ ] S2 Add a shout script\n  - files: shout.sh\n  - verify: `sh shout.sh | grep -q HELLO`\n  - risk: medium\n  - answer: POSIX sh, no bashisms\n"),
+        "{todo}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_planners_questions_are_answered_in_the_timeline() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    server.push(openai_call(
+        "call_q",
+        "ask_user",
+        json!({"questions": [{"question": "Which greeting word?", "options": ["hello", "hi"]}]}),
+    ));
+    server.push(openai_call("call_1", "submit_plan", greeting_plan()));
+    let url = format!("{}/v1", server.url());
+    let root = project.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        pty.wait_for("PLAN ›");
+        pty.line("Greet people");
+        let screen = pty.wait_for("? Which greeting word? (hello / hi)");
+        assert!(screen.contains("your answers"), "{screen}");
+        pty.line("hello, always lowercase");
+        pty.wait_for("[a]pprove");
+        // Keep it for later: no approval happened.
+        pty.send("k");
+        pty.wait_for("kept the draft for later");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+    let results = server.requests()[1].tool_results();
+    assert!(
+        results
+            .iter()
+            .any(|(_, text)| text.contains("hello, always lowercase")),
+        "{results:?}"
+    );
+    assert!(project.path(".tasks/draft/PLAN.md").exists());
+    assert!(
+        !project
+            .read(".tasks/draft/PLAN.md")
+            .contains("status: approved")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_run_at_the_next_safe_point_and_leaves_the_step_in_progress() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    let id = project.approve_plan(&server, PLAN).await;
+    // The model never answers the first step's turn.
+    server.push(Reply::silent());
+    let url = format!("{}/v1", server.url());
+    let root = project.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        pty.wait_for("PLAN ›");
+        pty.send("\t");
+        pty.wait_for("BUILD ›");
+        pty.line("continue");
+        pty.wait_for("S1 Create greeting.txt: started [-]");
+        pty.send("\u{3}");
+        let screen = pty.wait_for("stopped: S1 stays in progress [-] for the next /run");
+        assert!(screen.contains("[-] S1 Create greeting.txt"), "{screen}");
+        // Still running: the session is usable.
+        pty.line("/status");
+        pty.wait_for("next: /run (next: S1 Create greeting.txt)");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [-] S1 Create greeting.txt"), "{todo}");
+}
+
+#[test]
+fn a_resize_redraws_with_the_card_instead_of_the_sidebar() {
+    let ws = Workspace::new();
+    ws.approve(PLAN);
+    let mut pty = Pty::spawn(ws.root(), "", &[], &[]);
+    let screen = pty.wait_for("PLAN ›");
+    assert!(screen.contains("┌ plan "), "{screen}");
+    pty._master
+        .resize(portable_pty::PtySize {
+            rows: 30,
+            cols: 100,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    pty.screen
+        .lock()
+        .unwrap()
+        .screen_mut()
+        .set_size(30.try_into().unwrap(), 100.try_into().unwrap());
+    let screen = pty.wait_until("the card", |s| {
+        s.contains("now: [ ] S1 Create greeting.txt") && !s.contains("┌ plan ")
+    });
+    assert!(screen.contains("task · approved · 0/3 done"), "{screen}");
+    pty.line("/quit");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+#[test]
+fn sigterm_ends_the_session_and_restores_the_terminal() {
+    let ws = Workspace::new();
+    let mut pty = Pty::spawn(ws.root(), "", &[], &[]);
+    pty.wait_for("PLAN ›");
+    assert!(pty.screen.lock().unwrap().screen().alternate_screen());
+    let pid = pty.child.process_id().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert_eq!(pty.wait_exit(), 0);
+    let parser = pty.screen.lock().unwrap();
+    assert!(!parser.screen().alternate_screen());
+    assert!(!parser.screen().hide_cursor());
+}
+
+#[test]
+fn an_edit_that_breaks_the_draft_shows_the_error_and_returns_to_the_menu() {
+    let ws = Workspace::new();
+    let run = ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let editor = ws.script("break-plan", "printf -- '- [?] S9 Broken\\n' >> \"$1\"\n");
+    let mut pty = Pty::spawn(ws.root(), "", &[], &[("EDITOR", editor.as_str())]);
+    pty.wait_for("PLAN ›");
+    pty.line("/edit");
+    let screen = pty.wait_for("unknown step marker");
+    assert!(screen.contains("press `e` to edit it again"), "{screen}");
+    assert!(screen.contains("[a]pprove"), "{screen}");
+    pty.send("k");
+    pty.line("/quit");
+    assert_eq!(pty.wait_exit(), 0);
+    assert!(ws.read(".tasks/draft/PLAN.md").contains("[?] S9 Broken"));
+}
+
+#[test]
+fn no_color_draws_without_colour_but_the_same_text() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    set_markers(&ws, &id, |todo| todo.replace("- [ ] S1", "- [x] S1"));
+    let render = |color: bool| {
+        let app = App::new(Mode::Build, engine(&ws).status(), color);
+        let mut terminal = Terminal::new(TestBackend::new(160, 40)).unwrap();
+        terminal.draw(|f| render::draw(f, &app, 0)).unwrap();
+        terminal.backend().buffer().clone()
+    };
+    let plain = render(false);
+    let coloured = render(true);
+    assert!(
+        plain
+            .content()
+            .iter()
+            .all(|cell| cell.fg == ratatui::style::Color::Reset
+                && cell.bg == ratatui::style::Color::Reset),
+        "NO_COLOR draws without colour"
+    );
+    assert!(
+        coloured
+            .content()
+            .iter()
+            .any(|cell| cell.fg == ratatui::style::Color::Green),
+        "the done marker is green with colour"
+    );
+    let text = |buffer: &ratatui::buffer::Buffer| -> String {
+        buffer
+            .content()
+            .iter()
+            .map(ratatui::buffer::Cell::symbol)
+            .collect()
+    };
+    assert_eq!(text(&plain), text(&coloured));
 }
