@@ -238,7 +238,7 @@ struct Pty {
     screen: Arc<Mutex<vt100::Parser>>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
-    _master: Box<dyn portable_pty::MasterPty + Send>,
+    master: Box<dyn portable_pty::MasterPty + Send>,
 }
 
 const ROWS: u16 = 40;
@@ -303,7 +303,7 @@ impl Pty {
             screen,
             writer,
             child,
-            _master: pty.master,
+            master: pty.master,
         }
     }
 
@@ -714,7 +714,7 @@ fn a_resize_redraws_with_the_card_instead_of_the_sidebar() {
     let mut pty = Pty::spawn(ws.root(), "", &[], &[]);
     let screen = pty.wait_for("PLAN ›");
     assert!(screen.contains("┌ plan "), "{screen}");
-    pty._master
+    pty.master
         .resize(portable_pty::PtySize {
             rows: 30,
             cols: 100,
