@@ -1049,3 +1049,251 @@ pub fn strip_ansi(text: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    use super::*;
+    use crate::session::seam::StepView;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn ctrl_c() -> KeyEvent {
+        KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)
+    }
+
+    fn draft(phase: Phase) -> Snapshot {
+        Snapshot {
+            draft: Some(PlanView {
+                title: "T".into(),
+                phase: Some(phase),
+                ..PlanView::default()
+            }),
+            task: None,
+        }
+    }
+
+    fn approved() -> Snapshot {
+        Snapshot {
+            draft: None,
+            task: Some(PlanView {
+                id: Some("t".into()),
+                title: "T".into(),
+                phase: Some(Phase::Approved),
+                steps: vec![StepView {
+                    id: Some("S1".parse().unwrap()),
+                    sub: false,
+                    status: StepStatus::Pending,
+                    title: "one".into(),
+                    files: Vec::new(),
+                    risk: None,
+                    blocked: None,
+                    stale: None,
+                    answer: None,
+                }],
+                ..PlanView::default()
+            }),
+        }
+    }
+
+    fn engine_requests(effects: &[Effect]) -> Vec<&Request> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Engine(r) => Some(r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_message_in_plan_mode_plans_revises_or_answers() {
+        let mut app = App::new(Mode::Plan, Snapshot::default(), false);
+        assert_eq!(
+            app.submit("add a flag"),
+            vec![Effect::Engine(Request::Plan("add a flag".into()))]
+        );
+        let mut app = App::new(Mode::Plan, draft(Phase::Draft), false);
+        assert_eq!(
+            app.submit("split S2"),
+            vec![Effect::Engine(Request::Revise("split S2".into()))]
+        );
+        let mut app = App::new(Mode::Plan, draft(Phase::NeedsInput), false);
+        assert_eq!(
+            app.submit("use the table"),
+            vec![Effect::Engine(Request::Answer(Answer::Planner(
+                "use the table".into()
+            )))]
+        );
+    }
+
+    #[test]
+    fn a_message_in_build_mode_drives_the_runner_only_with_an_approved_task() {
+        let mut app = App::new(Mode::Build, approved(), false);
+        assert_eq!(
+            app.submit("run the next step"),
+            vec![Effect::Engine(Request::Run(Selection::Steps(1)))]
+        );
+        app.busy = None;
+        assert_eq!(
+            app.submit("continue"),
+            vec![Effect::Engine(Request::Run(Selection::All))]
+        );
+        // Busy: a second request waits.
+        assert!(app.submit("/run").is_empty());
+
+        let mut app = App::new(Mode::Build, Snapshot::default(), false);
+        assert!(app.submit("continue").is_empty());
+        assert!(
+            matches!(app.timeline.last(), Some(Entry::Note(n)) if n.contains("needs an approved task"))
+        );
+        let mut app = App::new(Mode::Build, draft(Phase::Draft), false);
+        assert!(app.submit("/run").is_empty());
+        assert!(
+            matches!(app.timeline.last(), Some(Entry::Note(n)) if n.contains("waits for /approve"))
+        );
+        let mut app = App::new(Mode::Build, approved(), false);
+        assert!(app.submit("make it faster").is_empty());
+    }
+
+    #[test]
+    fn run_needs_build_mode() {
+        let mut app = App::new(Mode::Plan, approved(), false);
+        assert!(app.submit("/run").is_empty());
+        assert!(
+            matches!(app.timeline.last(), Some(Entry::Note(n)) if n.contains("needs BUILD mode"))
+        );
+    }
+
+    #[test]
+    fn tab_switches_modes_with_the_notes_and_never_approves() {
+        let mut app = App::new(Mode::Plan, draft(Phase::Draft), false);
+        app.prompt = Some(Prompt::Review);
+        let effects = app.on_key(key(KeyCode::Tab));
+        assert_eq!(effects, vec![Effect::SaveMode]);
+        assert_eq!(app.mode, Mode::Build);
+        assert_eq!(
+            app.timeline.last(),
+            Some(&Entry::Note(
+                "Switched to Build mode. Implementation tools are active.".into()
+            ))
+        );
+        let effects = app.on_key(key(KeyCode::BackTab));
+        assert_eq!(effects, vec![Effect::SaveMode]);
+        assert_eq!(
+            app.timeline.last(),
+            Some(&Entry::Note(
+                "Switched to Plan mode. Read-only planning is active.".into()
+            ))
+        );
+        // Tab completes a command name instead of switching.
+        for c in "/app".chars() {
+            app.input.insert(c);
+        }
+        assert!(app.on_key(key(KeyCode::Tab)).is_empty());
+        assert_eq!(app.input.text(), "/approve ");
+        assert_eq!(app.mode, Mode::Plan);
+    }
+
+    #[test]
+    fn the_review_menu_takes_single_keys_and_the_contract() {
+        let mut app = App::new(Mode::Plan, draft(Phase::Draft), false);
+        app.prompt = Some(Prompt::Review);
+        assert!(app.on_key(key(KeyCode::Char('a'))).is_empty());
+        assert!(app.on_key(key(KeyCode::Char('y'))).is_empty());
+        for c in ['1', '2'] {
+            app.on_key(key(KeyCode::Char(c)));
+        }
+        assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+        let effects = app.on_key(key(KeyCode::Enter));
+        assert_eq!(
+            engine_requests(&effects),
+            vec![&Request::Approve(Contract {
+                allow_deviation: true,
+                max_files: Some(12),
+                commit_steps: false,
+            })]
+        );
+
+        let mut app = App::new(Mode::Plan, draft(Phase::Draft), false);
+        app.prompt = Some(Prompt::Review);
+        app.on_key(key(KeyCode::Char('d')));
+        assert!(app.on_key(key(KeyCode::Char('n'))).is_empty());
+        assert!(matches!(app.prompt, Some(Prompt::Review)));
+        app.on_key(key(KeyCode::Char('d')));
+        assert_eq!(
+            engine_requests(&app.on_key(key(KeyCode::Char('y')))),
+            vec![&Request::Discard]
+        );
+
+        let mut app = App::new(Mode::Plan, draft(Phase::Draft), false);
+        app.prompt = Some(Prompt::Review);
+        assert_eq!(app.on_key(key(KeyCode::Char('e'))), vec![Effect::Edit]);
+        app.on_key(key(KeyCode::Char('r')));
+        for c in "more tests".chars() {
+            app.on_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(
+            engine_requests(&app.on_key(key(KeyCode::Enter))),
+            vec![&Request::Revise("more tests".into())]
+        );
+    }
+
+    #[test]
+    fn ctrl_c_stops_a_run_first_and_quits_the_second_time() {
+        let mut app = App::new(Mode::Build, approved(), false);
+        app.submit("/run");
+        assert!(app.running());
+        assert_eq!(app.on_key(ctrl_c()), vec![Effect::Stop]);
+        assert!(!app.quit);
+        assert_eq!(app.on_key(ctrl_c()), vec![Effect::Stop, Effect::Quit]);
+        assert!(app.quit);
+
+        // Idle: the first one only warns; another key in between starts over.
+        let mut app = App::new(Mode::Plan, Snapshot::default(), false);
+        assert!(app.on_key(ctrl_c()).is_empty());
+        app.on_key(key(KeyCode::Char('x')));
+        assert!(app.on_key(ctrl_c()).is_empty());
+        assert!(!app.quit);
+        assert_eq!(app.on_key(ctrl_c()), vec![Effect::Stop, Effect::Quit]);
+    }
+
+    #[test]
+    fn tool_results_close_their_call_and_text_streams_into_one_entry() {
+        let mut app = App::new(Mode::Plan, Snapshot::default(), false);
+        for text in ["Let me ", "look."] {
+            app.on_engine(EngineEvent::Agent(AgentEvent::Text { text: text.into() }));
+        }
+        app.on_engine(EngineEvent::Agent(AgentEvent::ToolCall {
+            name: "read_file".into(),
+            detail: "a.rs".into(),
+        }));
+        app.on_engine(EngineEvent::Agent(AgentEvent::ToolResult {
+            name: "read_file".into(),
+            is_error: true,
+            exit_code: None,
+        }));
+        assert_eq!(
+            app.timeline,
+            vec![
+                Entry::Model("Let me look.".into()),
+                Entry::Tool {
+                    name: "read_file".into(),
+                    detail: "a.rs".into(),
+                    result: Some("failed; the model is told why".into()),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn captured_output_loses_its_colour_codes() {
+        assert_eq!(
+            strip_ansi("\u{1b}[1;36mnote:\u{1b}[0m done\r"),
+            "note: done"
+        );
+    }
+}

@@ -94,6 +94,10 @@ struct Session<'c, 'e> {
     signals: Signals,
 }
 
+/// See [`Session::panic_for_tests`].
+#[cfg(debug_assertions)]
+pub const PANIC_FOR_TESTS: &str = "TICK_TEST_SESSION_PANIC";
+
 /// How long the loop waits for a key before it looks at the other sources.
 const TICK: Duration = Duration::from_millis(60);
 /// Watcher events closer together than this reload the panel once.
@@ -125,6 +129,8 @@ impl Session<'_, '_> {
             if event::poll(TICK).map_err(drawn)? {
                 match event::read().map_err(drawn)? {
                     Event::Key(key) => {
+                        #[cfg(debug_assertions)]
+                        self.panic_for_tests(app, key);
                         let effects = app.on_key(key);
                         self.apply(screen, app, effects)?;
                     }
@@ -236,6 +242,19 @@ impl Session<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// In a debug build with `TICK_TEST_SESSION_PANIC=1`, Enter on the line `panic` panics on
+    /// the UI thread: the test that the terminal is restored on a panic. Release builds do
+    /// not have it.
+    #[cfg(debug_assertions)]
+    fn panic_for_tests(&self, app: &App, key: event::KeyEvent) {
+        if key.code == event::KeyCode::Enter
+            && app.input.text() == "panic"
+            && self.ctx.env.var(PANIC_FOR_TESTS) == Some("1")
+        {
+            panic!("a panic the tests asked for");
+        }
     }
 
     /// The review menu's `e`: the draft in the person's editor, checked when it closes, and

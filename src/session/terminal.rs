@@ -6,7 +6,8 @@
 //! Whatever happens — a normal end, an error, a panic, a signal — [`restore`] puts everything
 //! back: raw mode off, the main screen, the cursor shown, stdout and stderr the terminal
 //! again. A [`Screen`] restores when dropped, and a panic hook restores before the panic
-//! message is printed.
+//! message is printed (a panic of the worker thread is caught there instead, and shown as an
+//! error in the timeline).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -30,6 +31,10 @@ struct Saved {
     stderr: OwnedFd,
     /// Whether the session holds the terminal now.
     active: bool,
+    /// The thread that draws. A panic there ends the session, so the hook restores the
+    /// terminal first; a panic on another thread (the worker) is reported in the timeline
+    /// and the session goes on.
+    ui_thread: std::thread::ThreadId,
 }
 
 static SAVED: Mutex<Option<Saved>> = Mutex::new(None);
@@ -70,11 +75,19 @@ pub fn take(on_output: impl Fn(String) + Send + 'static) -> Result<Screen> {
         stdout,
         stderr,
         active: false,
+        ui_thread: std::thread::current().id(),
     });
     PANIC_HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            restore();
+            let on_ui_thread = SAVED
+                .try_lock()
+                .ok()
+                .and_then(|saved| saved.as_ref().map(|s| s.ui_thread))
+                .is_none_or(|ui| ui == std::thread::current().id());
+            if on_ui_thread {
+                restore();
+            }
             previous(info);
         }));
     });

@@ -41,7 +41,14 @@ impl Worker {
                 for request in incoming {
                     flag.store(false, Ordering::SeqCst);
                     let mut person = ChannelPerson { out: out.clone() };
-                    let result = serve(engine.as_ref(), &request, &mut person, &flag);
+                    // A bug in the engine is an error in the timeline, not a dead session.
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        serve(engine.as_ref(), &request, &mut person, &flag)
+                    }))
+                    .unwrap_or_else(|_| {
+                        Err(Error::internal("tick's engine failed (a panic; its message is above)")
+                            .hint("this is a bug in tick; the files are as the last atomic write left them"))
+                    });
                     if out.send(Msg::Done(request, result)).is_err() {
                         break;
                     }

@@ -333,7 +333,12 @@ impl Pty {
         loop {
             let screen = self.contents();
             if done(&screen) {
-                return screen;
+                // The rest of the frame being drawn, for the assertions that follow.
+                std::thread::sleep(Duration::from_millis(150));
+                let screen = self.contents();
+                if done(&screen) {
+                    return screen;
+                }
             }
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("tick exited ({status:?}) before showing {what:?}:\n{screen}");
@@ -452,6 +457,9 @@ async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
             "{screen}"
         );
 
+        pty.line("/diff S1");
+        pty.wait_for("S1 changed `greeting.txt`");
+
         pty.line("/quit");
         assert_eq!(pty.wait_exit(), 0);
     })
@@ -511,7 +519,8 @@ async fn an_edit_to_todo_md_from_another_editor_shows_in_the_panel() {
     let url = format!("{}/v1", server.url());
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut pty = Pty::spawn(&root, &url, &["-C", "."], &[]);
+        let dir = root.display().to_string();
+        let mut pty = Pty::spawn(Path::new("/"), &url, &["-C", &dir], &[]);
         pty.wait_for("PLAN ›");
         pty.send("\t");
         pty.wait_for("BUILD ›");
@@ -643,6 +652,12 @@ async fn the_planners_questions_are_answered_in_the_timeline() {
         json!({"questions": [{"question": "Which greeting word?", "options": ["hello", "hi"]}]}),
     ));
     server.push(openai_call("call_1", "submit_plan", greeting_plan()));
+    let mut revised = greeting_plan();
+    revised["steps"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"title": "Mention it in the README", "files": ["README.md"]}));
+    server.push(openai_call("call_2", "submit_plan", revised));
     let url = format!("{}/v1", server.url());
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
@@ -652,6 +667,13 @@ async fn the_planners_questions_are_answered_in_the_timeline() {
         let screen = pty.wait_for("? Which greeting word? (hello / hi)");
         assert!(screen.contains("your answers"), "{screen}");
         pty.line("hello, always lowercase");
+        pty.wait_for("[a]pprove");
+        // Revise from the menu: the feedback goes to the planner, the new draft comes back
+        // to the menu.
+        pty.send("r");
+        pty.wait_for("what should change?");
+        pty.line("add a README step");
+        pty.wait_for("S3 Mention it in the README");
         pty.wait_for("[a]pprove");
         // Keep it for later: no approval happened.
         pty.send("k");
@@ -668,12 +690,11 @@ async fn the_planners_questions_are_answered_in_the_timeline() {
             .any(|(_, text)| text.contains("hello, always lowercase")),
         "{results:?}"
     );
-    assert!(project.path(".tasks/draft/PLAN.md").exists());
-    assert!(
-        !project
-            .read(".tasks/draft/PLAN.md")
-            .contains("status: approved")
-    );
+    let revise = server.requests()[2].last_user_text();
+    assert!(revise.contains("add a README step"), "{revise}");
+    let draft = project.read(".tasks/draft/PLAN.md");
+    assert!(draft.contains("S3 Mention it in the README"), "{draft}");
+    assert!(draft.contains("status: draft"), "{draft}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -766,9 +787,16 @@ fn an_edit_that_breaks_the_draft_shows_the_error_and_returns_to_the_menu() {
     assert!(screen.contains("press `e` to edit it again"), "{screen}");
     assert!(screen.contains("[a]pprove"), "{screen}");
     pty.send("k");
+    pty.wait_for("kept the draft for later");
+    assert!(ws.read(".tasks/draft/PLAN.md").contains("[?] S9 Broken"));
+    // A draft that does not parse can still be thrown away, after a question.
+    pty.line("/discard");
+    pty.wait_for("discard the draft? [y/N]");
+    pty.send("y");
+    pty.wait_for("discarded the draft");
     pty.line("/quit");
     assert_eq!(pty.wait_exit(), 0);
-    assert!(ws.read(".tasks/draft/PLAN.md").contains("[?] S9 Broken"));
+    assert!(!ws.exists(".tasks/draft"));
 }
 
 #[test]
@@ -807,4 +835,52 @@ fn no_color_draws_without_colour_but_the_same_text() {
             .collect()
     };
     assert_eq!(text(&plain), text(&coloured));
+}
+
+#[test]
+fn a_panic_restores_the_terminal_before_its_message() {
+    let ws = Workspace::new();
+    let mut pty = Pty::spawn(ws.root(), "", &[], &[("TICK_TEST_SESSION_PANIC", "1")]);
+    pty.wait_for("PLAN ›");
+    pty.line("panic");
+    let code = pty.wait_exit();
+    assert_ne!(code, 0);
+    let parser = pty.screen.lock().unwrap();
+    assert!(!parser.screen().alternate_screen());
+    assert!(!parser.screen().hide_cursor());
+    let screen = parser.screen().contents();
+    assert!(screen.contains("a panic the tests asked for"), "{screen}");
+}
+
+#[test]
+fn approving_in_the_session_writes_what_tick_approve_writes() {
+    let by_command = Workspace::new();
+    let by_session = Workspace::new();
+    for ws in [&by_command, &by_session] {
+        let run = ws.run_stdin(&["plan", "--from", "-"], PLAN);
+        assert_eq!(run.code, 0, "{run:#?}");
+    }
+    by_command.ok(&["approve", "--max-files", "7", "--commit-steps"]);
+
+    let now = [("TICK_NOW", crate::common::workspace::NOW)];
+    let mut pty = Pty::spawn(by_session.root(), "", &[], &now);
+    pty.wait_for("PLAN ›");
+    pty.line("/approve");
+    pty.wait_for("without pausing? [y/N]");
+    pty.send("n");
+    pty.wait_for("how many changed files");
+    pty.send("7\r");
+    pty.wait_for("commit each verified step");
+    pty.send("y");
+    pty.wait_for("approved `Greeting`");
+    pty.line("/quit");
+    assert_eq!(pty.wait_exit(), 0);
+
+    let ids = by_command.task_ids();
+    assert_eq!(ids, by_session.task_ids());
+    assert_eq!(
+        by_command.task_files(&ids[0]),
+        by_session.task_files(&ids[0])
+    );
+    assert!(!by_session.exists(".tasks/draft"));
 }
