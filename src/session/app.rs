@@ -835,7 +835,12 @@ impl App {
                 self.set_detail(format!("{step} {title}"));
                 self.timeline.push(Entry::Step(format!("{step} {title}: started [-]")));
             }
-            RunEvent::Agent { agent, .. } => self.on_agent(agent),
+            RunEvent::Agent { agent, .. } => {
+                // The model's own events change nothing on disk worth reading again (the
+                // watcher sees the files it writes).
+                self.on_agent(agent);
+                return Vec::new();
+            }
             RunEvent::Verification {
                 step,
                 command,

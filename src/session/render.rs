@@ -230,12 +230,10 @@ fn badge_line<'a>(app: &App, paint: &Paint, view: Option<&PlanView>) -> Line<'a>
         paint.badge(app.mode),
     )];
     if let Some(view) = view {
-        let what = if view.id.is_some() { "task" } else { "draft" };
+        // The phase says draft or task (`draft`, `needs-input` are drafts).
         let phase = view.phase.map_or("unreadable", Phase::as_str);
         let (done, total) = panel::progress(view);
-        spans.push(Span::raw(format!(
-            " {what} · {phase} · {done}/{total} done "
-        )));
+        spans.push(Span::raw(format!(" {phase} · {done}/{total} done ")));
     }
     Line::from(spans)
 }

@@ -225,9 +225,9 @@ fn the_panel_shows_the_draft_in_plan_mode_and_the_task_in_build_mode() {
     );
     assert_eq!(run.code, 0, "{run:#?}");
     let plan = screen(&app(&ws, Mode::Plan), 160, 40);
-    assert!(plan.contains("draft · draft · 0/1 done"), "{plan}");
+    assert!(plan.contains("draft · 0/1 done"), "{plan}");
     let build = screen(&app(&ws, Mode::Build), 160, 40);
-    assert!(build.contains("task · approved · 0/3 done"), "{build}");
+    assert!(build.contains("approved · 0/3 done"), "{build}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -426,7 +426,7 @@ async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
         assert!(screen.contains("[ ] S1 Create greeting.txt"), "{screen}");
         assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
         assert!(screen.contains("→ submit_plan Greeting"), "{screen}");
-        assert!(screen.contains("draft · draft · 0/2 done"), "{screen}");
+        assert!(screen.contains("draft · 0/2 done"), "{screen}");
 
         // Approve with a key; the contract's three questions take their defaults.
         pty.send("a");
@@ -437,7 +437,7 @@ async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
         pty.wait_for("commit each verified step");
         pty.send("\r");
         let screen = pty.wait_for("approved `Greeting`");
-        assert!(screen.contains("task · approved · 0/2 done"), "{screen}");
+        assert!(screen.contains("approved · 0/2 done"), "{screen}");
 
         pty.send("\t");
         let screen = pty.wait_for("Switched to Build mode. Implementation tools are active.");
@@ -447,7 +447,7 @@ async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
         let screen = pty.wait_for("2/2 done; the run ended");
         assert!(screen.contains("[x] S1 Create greeting.txt"), "{screen}");
         assert!(screen.contains("[x] S2 Add a shout script"), "{screen}");
-        assert!(screen.contains("task · completed · 2/2 done"), "{screen}");
+        assert!(screen.contains("completed · 2/2 done"), "{screen}");
         assert!(
             screen.contains("✓ S1 verify `grep -q hello greeting.txt` passed"),
             "{screen}"
@@ -524,7 +524,7 @@ async fn an_edit_to_todo_md_from_another_editor_shows_in_the_panel() {
         pty.wait_for("PLAN ›");
         pty.send("\t");
         pty.wait_for("BUILD ›");
-        let screen = pty.wait_for("task · approved · 0/3 done");
+        let screen = pty.wait_for("approved · 0/3 done");
         assert!(screen.contains("[ ] S1 Create greeting.txt"), "{screen}");
 
         let path = root.join(format!(".tasks/{id}/TODO.md"));
@@ -630,7 +630,7 @@ fn a_blocked_step_shows_its_question_and_is_answered_inline() {
         "{screen}"
     );
     pty.line("/answer S2 POSIX sh, no bashisms");
-    let screen = pty.wait_for("task · executing · 1/3 done");
+    let screen = pty.wait_for("executing · 1/3 done");
     assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
     pty.line("/quit");
     assert_eq!(pty.wait_exit(), 0);
@@ -751,7 +751,7 @@ fn a_resize_redraws_with_the_card_instead_of_the_sidebar() {
     let screen = pty.wait_until("the card", |s| {
         s.contains("now: [ ] S1 Create greeting.txt") && !s.contains("┌ plan ")
     });
-    assert!(screen.contains("task · approved · 0/3 done"), "{screen}");
+    assert!(screen.contains("approved · 0/3 done"), "{screen}");
     pty.line("/quit");
     assert_eq!(pty.wait_exit(), 0);
 }
@@ -883,4 +883,58 @@ fn approving_in_the_session_writes_what_tick_approve_writes() {
         by_session.task_files(&ids[0])
     );
     assert!(!by_session.exists(".tasks/draft"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deviation_asks_the_person_whether_the_run_goes_on() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    let id = project.approve_plan(&server, PLAN).await;
+    server.push(openai_calls(&[
+        (
+            "call_start",
+            "update_step",
+            json!({"id": "S1", "status": "in_progress"}),
+        ),
+        (
+            "call_write",
+            "write_file",
+            json!({"path": "greeting.txt", "content": "hello\n"}),
+        ),
+        (
+            "call_extra",
+            "write_file",
+            json!({"path": "extra.txt", "content": "not in the plan\n"}),
+        ),
+    ]));
+    server.push(openai_call(
+        "call_done",
+        "update_step",
+        json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+    ));
+    let url = format!("{}/v1", server.url());
+    let root = project.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        pty.wait_for("PLAN ›");
+        pty.send("\t");
+        pty.wait_for("BUILD ›");
+        pty.line("/run");
+        let screen = pty.wait_for("go on? [y/N]");
+        assert!(
+            screen.contains("S1 changed files outside its `files` (extra.txt)"),
+            "{screen}"
+        );
+        pty.send("n");
+        let screen = pty.wait_for("paused after S1 for your review");
+        assert!(screen.contains("[x] S1 Create greeting.txt"), "{screen}");
+        assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [ ] S2"), "{todo}");
+    assert_eq!(server.requests().len(), 2, "S2 did not start");
 }
