@@ -389,9 +389,10 @@ impl App {
                     'k' => self.note(
                         "kept the draft for later: /approve, /revise, /edit or /discard when you are ready",
                     ),
-                    // `/` starts a command instead.
+                    // `/` starts a command; the menu stays for when it is done.
                     '/' => {
                         self.input.insert('/');
+                        self.prompt = Some(Prompt::Review);
                     }
                     _ => self.prompt = Some(Prompt::Review),
                 }

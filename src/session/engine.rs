@@ -225,13 +225,6 @@ impl Engine for TickEngine {
             .with_run_command(crate::tools::run_command::Setup::new(
                 config.run_command.clone(),
             ));
-        let task = store.load(&task_ref)?;
-        let commit = task
-            .plan
-            .front
-            .approval
-            .as_ref()
-            .is_some_and(|a| a.commit_steps);
         let mut runner = Runner::new(RunnerDeps {
             store,
             task: task_ref.clone(),
@@ -245,10 +238,18 @@ impl Engine for TickEngine {
             secrets: config.api_key.iter().cloned().collect(),
             clock: ctx.runner_clock(),
             interrupted: stop,
-            commit,
+            // As `tick run` without `--commit`: the runner commits each step itself when the
+            // approval's contract says so (`commit_steps`).
+            commit: false,
             watch: true,
             sandboxed,
         })?;
+        if !sandboxed {
+            ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
+            crate::runner::write::save_state(store, &task_ref, ctx.now(), |state| {
+                state.unsandboxed_run = Some(ctx.now());
+            })?;
+        }
         let person = Mutex::new(person);
         let last_step = &self.last_step;
         let mut sink = |event: crate::runner::RunEvent| {

@@ -938,3 +938,60 @@ async fn a_deviation_asks_the_person_whether_the_run_goes_on() {
     assert!(todo.contains("- [ ] S2"), "{todo}");
     assert_eq!(server.requests().len(), 2, "S2 did not start");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_in_the_session_writes_what_tick_run_writes() {
+    let by_command = Project::new();
+    let by_session = Project::new();
+    let server = FakeModel::start().await;
+    let id = by_command.approve_plan(&server, PLAN).await;
+    assert_eq!(by_session.approve_plan(&server, PLAN).await, id);
+    // Unsandboxed, so the record of that is compared too.
+    let unsandboxed = |cmd: &mut std::process::Command| {
+        cmd.env("TICK_SANDBOX", "off");
+    };
+    for (step, file, content) in [
+        ("S1", "greeting.txt", "hello\n"),
+        ("S2", "shout.sh", "echo HELLO\n"),
+    ] {
+        work(&server, step, file, content);
+    }
+    let output = by_command
+        .tick_with(&server, &["run", "--steps", "2"], unsandboxed)
+        .await;
+    assert_eq!(output.status.code(), Some(0));
+    for (step, file, content) in [
+        ("S1", "greeting.txt", "hello\n"),
+        ("S2", "shout.sh", "echo HELLO\n"),
+    ] {
+        work(&server, step, file, content);
+    }
+    let url = format!("{}/v1", server.url());
+    let root = by_session.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, &url, &[], &[("TICK_SANDBOX", "off")]);
+        pty.wait_for("PLAN ›");
+        pty.send("\t");
+        pty.wait_for("BUILD ›");
+        pty.line("/run 2");
+        pty.wait_for("2/3 done; the run ended");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+
+    let durations = regex::Regex::new(r"duration_ms: \d+").unwrap();
+    for file in ["PLAN.md", "TODO.md", "state.yaml"] {
+        let path = format!(".tasks/{id}/{file}");
+        let (a, b) = (by_command.read(&path), by_session.read(&path));
+        assert_eq!(
+            durations.replace_all(&a, "duration_ms: _"),
+            durations.replace_all(&b, "duration_ms: _"),
+            "{file}"
+        );
+    }
+    let state = by_session.read(&format!(".tasks/{id}/state.yaml"));
+    assert!(state.contains("unsandboxed_run:"), "{state}");
+    assert_eq!(by_session.read("shout.sh"), "echo HELLO\n");
+}
