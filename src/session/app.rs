@@ -192,7 +192,11 @@ impl App {
     }
 
     pub fn next_action(&self) -> String {
-        panel::next_action(&self.snapshot, self.mode, self.running())
+        panel::next_action(
+            &self.snapshot,
+            self.mode,
+            self.busy.as_ref().map(|b| b.what),
+        )
     }
 
     fn note(&mut self, text: impl Into<String>) {

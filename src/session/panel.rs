@@ -60,10 +60,16 @@ pub fn marker(status: StepStatus) -> &'static str {
     }
 }
 
-/// What the person can do next, in one line.
-pub fn next_action(snapshot: &Snapshot, mode: Mode, running: bool) -> String {
-    if running {
-        return "running: /stop (or Ctrl-C) stops at the next safe point".to_owned();
+/// What the person can do next, in one line; `busy` is what the worker does now, if anything.
+pub fn next_action(snapshot: &Snapshot, mode: Mode, busy: Option<&str>) -> String {
+    match busy {
+        Some("running") => {
+            return "running: /stop (or Ctrl-C) stops at the next safe point".to_owned();
+        }
+        Some("planning") => {
+            return "planning: the planner reads the repository; its draft shows here".to_owned();
+        }
+        _ => {}
     }
     let Some(view) = shown(snapshot, mode) else {
         return match mode {
@@ -90,7 +96,7 @@ pub fn next_action(snapshot: &Snapshot, mode: Mode, running: bool) -> String {
         Mode::Plan => format!("Tab to BUILD, then {what}"),
     };
     match (phase, step) {
-        (Phase::Completed, _) => "done: every step is verified; /plan a new goal".to_owned(),
+        (Phase::Completed, _) => "done: every step is ticked; /plan a new goal".to_owned(),
         (Phase::Cancelled, _) => "the task is cancelled; /plan a new goal".to_owned(),
         (_, Some(step)) if step.status == StepStatus::Blocked => {
             let id = step_id(step);
@@ -143,10 +149,10 @@ mod tests {
     #[test]
     fn the_next_action_follows_the_task() {
         assert_eq!(
-            next_action(&Snapshot::default(), Mode::Plan, false),
+            next_action(&Snapshot::default(), Mode::Plan, None),
             "type a goal and press Enter to plan it"
         );
-        assert!(next_action(&Snapshot::default(), Mode::Build, false).contains("no approved task"));
+        assert!(next_action(&Snapshot::default(), Mode::Build, None).contains("no approved task"));
         let snap = task(
             vec![
                 step("S1", StepStatus::Done),
@@ -155,11 +161,11 @@ mod tests {
             Phase::Executing,
         );
         assert_eq!(
-            next_action(&snap, Mode::Build, false),
+            next_action(&snap, Mode::Build, None),
             "/run (next: S2 step S2)"
         );
         assert_eq!(
-            next_action(&snap, Mode::Plan, false),
+            next_action(&snap, Mode::Plan, None),
             "Tab to BUILD, then /run (next: S2 step S2)"
         );
         let snap = task(
@@ -170,12 +176,12 @@ mod tests {
             Phase::Blocked,
         );
         assert_eq!(
-            next_action(&snap, Mode::Build, false),
+            next_action(&snap, Mode::Build, None),
             "answer it: /answer S2 <text>, then /run"
         );
         let snap = task(vec![step("S1", StepStatus::Done)], Phase::Completed);
-        assert!(next_action(&snap, Mode::Build, false).starts_with("done"));
-        assert!(next_action(&snap, Mode::Build, true).starts_with("running"));
+        assert!(next_action(&snap, Mode::Build, None).starts_with("done"));
+        assert!(next_action(&snap, Mode::Build, Some("running")).starts_with("running"));
     }
 
     #[test]
