@@ -17,6 +17,7 @@ pub mod panel;
 pub mod render;
 pub mod seam;
 pub mod terminal;
+pub mod timeline;
 pub mod worker;
 
 use std::sync::Arc;
@@ -268,9 +269,9 @@ impl Session<'_, '_> {
             app.show_error(&err);
         } else {
             match self.engine.check_draft() {
-                Ok(()) => app
-                    .timeline
-                    .push(app::Entry::Note("the edited draft is valid".to_owned())),
+                Ok(()) => app.timeline.push(timeline::Entry::Note(
+                    "the edited draft is valid".to_owned(),
+                )),
                 Err(err) => {
                     app.show_error(&err.hint("press `e` to edit it again"));
                 }

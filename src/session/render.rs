@@ -11,10 +11,11 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 
 use crate::plan::{Phase, StepStatus};
 
-use super::app::{App, Asked, Entry, Prompt};
+use super::app::{App, Asked, Prompt};
 use super::mode::Mode;
 use super::panel;
 use super::seam::PlanView;
+use super::timeline::Entry;
 
 /// From this width on, the panel is a sidebar.
 pub const SIDEBAR_MIN_WIDTH: u16 = 120;

@@ -12,9 +12,10 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use tick::plan::StepId;
 use tick::runner::RunEvent;
-use tick::session::app::{App, Busy, Entry, Prompt};
+use tick::session::app::{App, Busy, Prompt};
 use tick::session::engine::TickEngine;
 use tick::session::mode::Mode;
+use tick::session::timeline::Entry;
 use tick::session::{Engine, EngineEvent, render};
 use tick::tasks::Store;
 
