@@ -130,8 +130,7 @@ pub struct App {
     /// Ctrl-C was pressed once: the next one quits.
     ctrl_c_armed: bool,
     stop_requested: bool,
-    /// The mode changed and is not saved yet (saving waits while the worker is busy, so a
-    /// running step never sees `.tasks/` change under it).
+    /// The mode changed and is not saved yet (saving waits while the worker is busy).
     pub mode_unsaved: bool,
 }
 
@@ -214,6 +213,11 @@ impl App {
         self.mode = mode;
         self.mode_unsaved = true;
         self.note(mode.switched_note());
+        // Saved when the worker is idle: a running step must never see `.tasks/` change under
+        // it (the runner would take it for tampering). [`App::on_done`] saves it then.
+        if self.busy.is_some() {
+            return Vec::new();
+        }
         vec![Effect::SaveMode]
     }
 
@@ -931,6 +935,16 @@ mod tests {
         assert!(app.on_key(key(KeyCode::Tab)).is_empty());
         assert_eq!(app.input.text(), "/approve ");
         assert_eq!(app.mode, Mode::Plan);
+    }
+
+    #[test]
+    fn a_mode_switched_during_a_run_is_saved_when_the_run_ends() {
+        let mut app = App::new(Mode::Build, approved(), false);
+        app.submit("/run");
+        assert!(app.on_key(key(KeyCode::Tab)).is_empty());
+        assert_eq!(app.mode, Mode::Plan);
+        let effects = app.on_done(&Request::Run(Selection::All), Ok(()));
+        assert!(effects.contains(&Effect::SaveMode), "{effects:?}");
     }
 
     #[test]

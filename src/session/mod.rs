@@ -225,16 +225,10 @@ impl Session<'_, '_> {
                 }
                 Effect::Stop => self.worker.stop.store(true, Ordering::SeqCst),
                 Effect::Edit => self.edit(screen, app)?,
-                Effect::SaveMode => {
-                    // Never while the worker runs: a running step must not see `.tasks/`
-                    // change under it. Saved when the worker is done.
-                    if app.busy.is_none() {
-                        match mode::save(&self.ctx.store, app.mode) {
-                            Ok(()) => app.mode_unsaved = false,
-                            Err(err) => app.show_error(&err),
-                        }
-                    }
-                }
+                Effect::SaveMode => match mode::save(&self.ctx.store, app.mode) {
+                    Ok(()) => app.mode_unsaved = false,
+                    Err(err) => app.show_error(&err),
+                },
                 Effect::Reload => app.set_snapshot(self.engine.status()),
                 Effect::Quit => {
                     self.worker.stop.store(true, Ordering::SeqCst);

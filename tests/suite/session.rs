@@ -438,6 +438,7 @@ async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
 
         pty.line("Greet people from the command line");
         let screen = pty.wait_for("[a]pprove");
+        assert!(screen.contains("Let me plan this."), "{screen}");
         assert!(screen.contains("[ ] S1 Create greeting.txt"), "{screen}");
         assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
         assert!(screen.contains("→ submit_plan Greeting"), "{screen}");
