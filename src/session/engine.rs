@@ -52,16 +52,27 @@ impl TickEngine {
         }
     }
 
-    fn ctx(&self) -> Ctx<'_> {
+    /// The environment of one action: the session's, with the time read now (a subcommand
+    /// reads it when it starts; a session lasts for hours). `TICK_NOW` still fixes it.
+    fn env_now(&self) -> Env {
+        let mut env = self.env.clone();
+        if env.var("TICK_NOW").is_none() {
+            env.now = chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 0);
+        }
+        env
+    }
+
+    fn ctx<'e>(&'e self, env: &'e Env) -> Ctx<'e> {
         Ctx {
             store: self.store.clone(),
-            env: &self.env,
+            env,
             ui: &self.ui,
         }
     }
 
     fn planning(&self, request: plan::Continue, person: &mut dyn Person) -> Result<()> {
-        let ctx = self.ctx();
+        let env = self.env_now();
+        let ctx = self.ctx(&env);
         let args = PlanArgs {
             goal: None,
             from: None,
@@ -169,7 +180,7 @@ impl Engine for TickEngine {
         match answer {
             Answer::Planner(text) => self.planning(plan::Continue::Answer(text.clone()), person),
             Answer::Step { step, text } => crate::commands::answer::run(
-                &self.ctx(),
+                &self.ctx(&self.env_now()),
                 &AnswerArgs {
                     step: step.to_string(),
                     answer: text.clone(),
@@ -188,11 +199,12 @@ impl Engine for TickEngine {
             commit: false,
             commit_steps: contract.commit_steps,
         };
-        crate::commands::approve::run(&self.ctx(), &args).map(drop)
+        crate::commands::approve::run(&self.ctx(&self.env_now()), &args).map(drop)
     }
 
     fn discard(&self, _person: &mut dyn Person) -> Result<()> {
-        crate::commands::discard::run(&self.ctx(), &DiscardArgs { yes: true }).map(drop)
+        crate::commands::discard::run(&self.ctx(&self.env_now()), &DiscardArgs { yes: true })
+            .map(drop)
     }
 
     fn run(
@@ -202,7 +214,8 @@ impl Engine for TickEngine {
         stop: Arc<AtomicBool>,
     ) -> Result<StepOutcome> {
         // The body of `tick run`, with the person in place of the terminal.
-        let ctx = self.ctx();
+        let env = self.env_now();
+        let ctx = self.ctx(&env);
         let store = &ctx.store;
         let task_ref = store.resolve_or_current(None)?;
         let lock = store.lock_task_now(&task_ref, "tick run")?;
@@ -286,13 +299,32 @@ impl Engine for TickEngine {
                 Error::input("say which step: `/diff S3`").hint("`/status` lists the steps")
             })?;
         crate::commands::diff::run(
-            &self.ctx(),
+            &self.ctx(&self.env_now()),
             &DiffArgs {
                 step: step.to_string(),
                 task: None,
             },
         )
         .map(drop)
+    }
+
+    fn refresh(&self) -> Result<()> {
+        // What `tick status` does first, without waiting: a task another tick process holds
+        // is left to that process.
+        let Some((task_ref, Some(task))) = self.store.current_loaded()? else {
+            return Ok(());
+        };
+        if !crate::watch::needs_refresh(&self.store, &task)? {
+            return Ok(());
+        }
+        let Ok(lock) = self
+            .store
+            .lock_task_now(&task_ref, "tick (staleness check)")
+        else {
+            return Ok(());
+        };
+        let now = self.env_now().now;
+        crate::watch::refresh_locked(&self.store, &task_ref, now, &lock).map(drop)
     }
 
     fn draft_file(&self) -> PathBuf {
@@ -302,7 +334,7 @@ impl Engine for TickEngine {
     fn check_draft(&self) -> Result<()> {
         let path = self.store.draft_plan_path();
         let text = crate::fsx::read(&path)?;
-        crate::commands::review::check_plan(&self.ctx(), &path, &text)
+        crate::commands::review::check_plan(&self.ctx(&self.env), &path, &text)
     }
 }
 

@@ -40,7 +40,13 @@ use worker::{Msg, Worker};
 pub fn run(ctx: &Ctx<'_>) -> Result<Outcome> {
     let engine: Arc<dyn Engine> = Arc::new(engine::TickEngine::new(ctx.store.clone(), ctx.env));
     let color = ctx.env.var("NO_COLOR").is_none();
+    // Like every command, the session starts by marking what went stale while tick was not
+    // looking.
+    let refreshed = engine.refresh();
     let mut app = App::new(mode::load(&ctx.store), engine.status(), color);
+    if let Err(err) = &refreshed {
+        app.show_error(err);
+    }
     let (tx, rx) = channel::<Msg>();
     let worker = Worker::start(Arc::clone(&engine), tx.clone())
         .map_err(|err| Error::internal(format!("could not start the session's worker: {err}")))?;
@@ -57,6 +63,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Outcome> {
         worker,
         watcher,
         signals,
+        refresh_error: refreshed.err().map(|err| err.message),
     };
     let result = session.run(&mut screen, &mut app, &rx);
     drop(screen);
@@ -93,6 +100,8 @@ struct Session<'c, 'e> {
     worker: Worker,
     watcher: Option<LiveWatcher>,
     signals: Signals,
+    /// The last staleness check's error, shown once rather than at every reload.
+    refresh_error: Option<String>,
 }
 
 /// See [`Session::panic_for_tests`].
@@ -155,7 +164,7 @@ impl Session<'_, '_> {
                 }
             }
             if reload_wanted && last_reload.elapsed() >= RELOAD_EVERY {
-                app.set_snapshot(self.engine.status());
+                self.reload(app);
                 reload_wanted = false;
                 last_reload = Instant::now();
                 dirty = true;
@@ -229,7 +238,7 @@ impl Session<'_, '_> {
                     Ok(()) => app.mode_unsaved = false,
                     Err(err) => app.show_error(&err),
                 },
-                Effect::Reload => app.set_snapshot(self.engine.status()),
+                Effect::Reload => self.reload(app),
                 Effect::Quit => {
                     self.worker.stop.store(true, Ordering::SeqCst);
                     app.quit = true;
@@ -237,6 +246,24 @@ impl Session<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// Reads the draft and the task again; when the worker is idle, first marks what went
+    /// stale (a person's edit to a done step's file shows as `[~]` at once, as `tick watch`
+    /// marks it; during a run the runner does that itself).
+    fn reload(&mut self, app: &mut App) {
+        if app.busy.is_none() {
+            match self.engine.refresh() {
+                Ok(()) => self.refresh_error = None,
+                Err(err) => {
+                    if self.refresh_error.as_deref() != Some(err.message.as_str()) {
+                        app.show_error(&err);
+                    }
+                    self.refresh_error = Some(err.message);
+                }
+            }
+        }
+        app.set_snapshot(self.engine.status());
     }
 
     /// In a debug build with `TICK_TEST_SESSION_PANIC=1`, Enter on the line `panic` panics on

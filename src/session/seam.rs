@@ -41,6 +41,10 @@ pub trait Engine: Send + Sync {
     ) -> Result<StepOutcome, Error>;
     /// `tick diff S3` (`None`: the step that ran last).
     fn diff(&self, step: Option<StepId>, person: &mut dyn Person) -> Result<(), Error>;
+    /// What every subcommand does first: marks the current task's done steps whose files
+    /// changed outside tick stale (`[~]`). Never waits: a task another tick process holds is
+    /// left to it.
+    fn refresh(&self) -> Result<(), Error>;
     /// The draft's PLAN.md, for the person's editor.
     fn draft_file(&self) -> PathBuf;
     /// Whether the draft parses and validates, as `tick approve` will check it.

@@ -1010,3 +1010,27 @@ async fn running_in_the_session_writes_what_tick_run_writes() {
     assert!(state.contains("unsandboxed_run:"), "{state}");
     assert_eq!(by_session.read("shout.sh"), "echo HELLO\n");
 }
+
+#[test]
+fn a_done_steps_file_changed_outside_tick_turns_stale_in_the_panel() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    ws.write("greeting.txt", "hello\n");
+    ws.ok(&["mark", "S1", "done"]);
+    let mut pty = Pty::spawn(ws.root(), "", &[], &[]);
+    pty.wait_for("PLAN ›");
+    pty.send("\t");
+    let screen = pty.wait_for("BUILD ›");
+    assert!(screen.contains("[x] S1 Create greeting.txt"), "{screen}");
+    ws.write("greeting.txt", "hello, world\n");
+    let screen = pty.wait_for("[~] S1 Create greeting.txt");
+    assert!(
+        screen.contains("stale: greeting.txt changed outside tick"),
+        "{screen}"
+    );
+    pty.line("/quit");
+    assert_eq!(pty.wait_exit(), 0);
+    // Marked on disk, as `tick status` would have marked it.
+    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [~] S1 Create greeting.txt"), "{todo}");
+}
