@@ -52,7 +52,22 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Outcome> {
         .map_err(|err| Error::internal(format!("could not start the session's worker: {err}")))?;
     let signals = Signals::register()?;
     // Without a watcher the panel still follows the engine's own events.
-    let watcher = LiveWatcher::start(ctx.store.root(), LiveOptions::default()).ok();
+    let watcher = match LiveWatcher::start(ctx.store.root(), LiveOptions::default()) {
+        Ok(watcher) => Some(watcher),
+        Err(err) => {
+            app.show_error(
+                &Error {
+                    message: format!(
+                        "the panel cannot follow edits made outside tick: {}",
+                        err.message
+                    ),
+                    ..err
+                }
+                .hint("`/status` reads the files again"),
+            );
+            None
+        }
+    };
     let output = tx.clone();
     let mut screen = terminal::take(move |line| {
         let _ = output.send(Msg::Output(line));
@@ -66,9 +81,9 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Outcome> {
         refresh_error: refreshed.err().map(|err| err.message),
     };
     let result = session.run(&mut screen, &mut app, &rx);
+    // The terminal is the person's again before anything is printed.
     drop(screen);
-    let ended = result?;
-    Ok(ended)
+    result
 }
 
 /// SIGTERM, SIGHUP and SIGINT while the session runs (in raw mode Ctrl-C is a key, so SIGINT
