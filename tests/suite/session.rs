@@ -1034,3 +1034,21 @@ fn a_done_steps_file_changed_outside_tick_turns_stale_in_the_panel() {
     let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
     assert!(todo.contains("- [~] S1 Create greeting.txt"), "{todo}");
 }
+
+#[test]
+fn page_up_scrolls_the_timeline_back() {
+    let ws = Workspace::new();
+    let mut app = app(&ws, Mode::Plan);
+    for n in 1..=60 {
+        app.timeline.push(Entry::Note(format!("line {n}")));
+    }
+    let bottom = screen(&app, 100, 30);
+    assert!(bottom.contains("line 60"), "{bottom}");
+    assert!(!bottom.contains("line 40 "), "{bottom}");
+    app.on_key(ratatui::crossterm::event::KeyEvent::from(
+        ratatui::crossterm::event::KeyCode::PageUp,
+    ));
+    let scrolled = screen(&app, 100, 30);
+    assert!(scrolled.contains("line 50"), "{scrolled}");
+    assert!(!scrolled.contains("line 60"), "{scrolled}");
+}
