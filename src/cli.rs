@@ -11,13 +11,18 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// Plans live in `.tasks/` as PLAN.md and TODO.md: read them, edit them, commit them.
 #[derive(Debug, Parser)]
 #[command(name = "tick", version, about, long_about = None, propagate_version = true)]
+#[command(
+    after_help = "Without a command, in a terminal: the interactive session (a timeline, the plan panel, \
+PLAN and BUILD modes; `/help` inside lists its keys and commands)."
+)]
 pub struct Cli {
     /// Run as if tick was started in DIR.
     #[arg(short = 'C', long = "directory", value_name = "DIR", global = true)]
     pub directory: Option<PathBuf>,
 
+    /// `None`: the interactive session (in a terminal).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]

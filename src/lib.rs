@@ -27,6 +27,7 @@ pub mod report;
 pub mod rt;
 pub mod runner;
 pub mod sandbox;
+pub mod session;
 pub mod store_path;
 pub mod tasks;
 pub mod tools;
@@ -35,6 +36,7 @@ pub mod ui;
 pub mod watch;
 
 use std::ffi::OsString;
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -69,7 +71,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             }
         };
     }
-    let cli = match cli::Cli::try_parse_from(args) {
+    let cli = match cli::Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(err) => {
             // clap renders help and usage errors itself; printing is still the ui's job.
@@ -78,11 +80,21 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // Without a command, only a person at a terminal gets the session; anything else gets
+    // clap's "requires a subcommand" with the list, as before the session existed.
+    if cli.command.is_none() && !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal())
+    {
+        let required = <cli::Cli as clap::CommandFactory>::command().subcommand_required(true);
+        if let Err(err) = required.try_get_matches_from(&args) {
+            ui.clap(&err);
+            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
+        }
+    }
     // `run --json` and `plan --json` print an event stream; its last line is always the
     // result, so a script knows how it ended without parsing stderr.
     let stream = match &cli.command {
-        cli::Command::Run(args) => args.json,
-        cli::Command::Plan(args) => args.json,
+        Some(cli::Command::Run(args)) => args.json,
+        Some(cli::Command::Plan(args)) => args.json,
         _ => false,
     };
     let end = |result: Result<u8, Error>| {

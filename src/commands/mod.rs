@@ -124,7 +124,10 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         env,
         ui,
     };
-    match cli.command {
+    let Some(command) = cli.command else {
+        return crate::session::run(&ctx);
+    };
+    match command {
         Command::Init(args) => init::run(&ctx, &args),
         Command::Plan(args) => plan::run(&ctx, &args),
         Command::Show(args) => show::run(&ctx, &args),

@@ -63,6 +63,7 @@ draft/session.jsonl
 .staging-*/
 .current
 journal.jsonl
+session.yaml
 ";
 
 /// What older versions wrote as `.tasks/.gitignore`; [`Store::ensure`] brings it up to date
@@ -341,17 +342,24 @@ impl Store {
     /// A `.tasks/.gitignore` written before `.current` existed gets its line, so the file
     /// stays local.
     fn ignore_current(&self) {
+        self.keep_local(CURRENT_FILE);
+    }
+
+    /// Lists `name` (a file directly under `.tasks/`) in `.tasks/.gitignore` when it is not
+    /// there yet, so a file a newer tick writes stays local in a workspace an older one set up.
+    /// Best effort, like `.current` itself.
+    pub fn keep_local(&self, name: &str) {
         let path = self.dir.join(".gitignore");
         let Ok(Some(mut text)) = fsx::read_optional(&path) else {
             return;
         };
-        if text.lines().any(|line| line.trim() == CURRENT_FILE) {
+        if text.lines().any(|line| line.trim() == name) {
             return;
         }
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
-        text.push_str(CURRENT_FILE);
+        text.push_str(name);
         text.push('\n');
         let _ = fsx::write_atomic(&path, text.as_bytes());
     }

@@ -33,6 +33,7 @@ mod run_snapshots;
 mod running;
 mod sandbox;
 mod secrets;
+mod session;
 mod snapshots;
 mod staleness;
 mod titles;

@@ -452,7 +452,9 @@ async fn ordinary_commands_show_what_a_person_would_see() {
             "login.rs",
         ],
         vec!["rg", "-n", "--sort", "path", "fn"],
-        vec!["ls", "-l", "src"],
+        // Not `ls -l`: under the sandbox the command runs as a non-root user, so files a root
+        // tick sees as root's are shown with that user's name.
+        vec!["ls", "-1F", "src"],
         vec!["find", ".", "-name", "*.rs"],
         vec![
             "cargo",

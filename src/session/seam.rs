@@ -1,0 +1,136 @@
+//! The one seam between the session and tick's engine: the [`Engine`] trait (everything the
+//! session asks of planning, approval and the runner), the [`Person`] the engine talks back to
+//! while it works, and the plain data that crosses between them. The session is written
+//! against this file only; `engine.rs` implements it with today's library.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::agent::AgentEvent;
+use crate::error::Error;
+use crate::plan::{Phase, StepId, StepStatus};
+use crate::runner::{RunEvent, StepOutcome};
+use crate::tools::Questions;
+
+/// Everything the session asks of tick's engine. Each call does exactly what the matching
+/// subcommand does on disk; long calls run on the session's worker thread and report through
+/// the [`Person`].
+pub trait Engine: Send + Sync {
+    /// The draft and the current task as they are on disk now. Never fails: a file that
+    /// does not parse is reported in the view's `problem`.
+    fn status(&self) -> Snapshot;
+    /// `tick plan "goal"`.
+    fn plan(&self, goal: &str, person: &mut dyn Person) -> Result<(), Error>;
+    /// `tick plan --revise "feedback"`.
+    fn revise(&self, feedback: &str, person: &mut dyn Person) -> Result<(), Error>;
+    /// `tick plan --answer "text"` for the planner's open questions, or `tick answer S2
+    /// "text"` for a blocked step.
+    fn answer(&self, answer: &Answer, person: &mut dyn Person) -> Result<(), Error>;
+    /// `tick approve` with the contract's flags.
+    fn approve(&self, contract: &Contract, person: &mut dyn Person) -> Result<(), Error>;
+    /// `tick discard --yes` (the session asked first).
+    fn discard(&self, person: &mut dyn Person) -> Result<(), Error>;
+    /// `tick run`, `tick run --step S3` or `tick run --steps N`; `stop` set asks it to stop at
+    /// the next safe point, as Ctrl-C does.
+    fn run(
+        &self,
+        selection: Selection,
+        person: &mut dyn Person,
+        stop: Arc<AtomicBool>,
+    ) -> Result<StepOutcome, Error>;
+    /// `tick diff S3` (`None`: the step that ran last).
+    fn diff(&self, step: Option<StepId>, person: &mut dyn Person) -> Result<(), Error>;
+    /// What every subcommand does first: marks the current task's done steps whose files
+    /// changed outside tick stale (`[~]`). Never waits: a task another tick process holds is
+    /// left to it.
+    fn refresh(&self) -> Result<(), Error>;
+    /// The draft's PLAN.md, for the person's editor.
+    fn draft_file(&self) -> PathBuf;
+    /// Whether the draft parses and validates, as `tick approve` will check it.
+    fn check_draft(&self) -> Result<(), Error>;
+}
+
+/// What the engine reports to, and asks of, the person while it works.
+pub trait Person: Send {
+    fn event(&mut self, event: EngineEvent);
+    /// The planner's questions; `None` leaves them open in the draft (`needs-input`).
+    fn ask(&mut self, questions: &Questions) -> Option<String>;
+    /// A step changed files outside its `files`: may the run go on?
+    fn go_on_after_deviation(&mut self, step: StepId, files: &[String]) -> bool;
+}
+
+/// Something the engine did, for the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineEvent {
+    Agent(AgentEvent),
+    Run(RunEvent),
+}
+
+/// An answer typed by the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// To the planner's open questions.
+    Planner(String),
+    /// To the question a blocked step stopped on.
+    Step { step: StepId, text: String },
+}
+
+/// The approval contract (`tick approve --allow-deviation --max-files N --commit-steps`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Contract {
+    pub allow_deviation: bool,
+    pub max_files: Option<u32>,
+    pub commit_steps: bool,
+}
+
+/// Which steps a run may run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Selection {
+    /// Until done, blocked or stopped.
+    #[default]
+    All,
+    /// Only this step.
+    Step(StepId),
+    /// At most this many steps.
+    Steps(usize),
+}
+
+/// The draft and the current task, as the panel shows them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    pub draft: Option<PlanView>,
+    pub task: Option<PlanView>,
+}
+
+/// A draft or a task, reduced to what the panel shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanView {
+    /// The task's id; `None` for the draft.
+    pub id: Option<String>,
+    pub title: String,
+    pub goal: Option<String>,
+    pub phase: Option<Phase>,
+    pub steps: Vec<StepView>,
+    /// Why the files could not be read, when they could not.
+    pub problem: Option<String>,
+    /// PLAN.md changed since its approval: it must be approved again.
+    pub plan_changed: bool,
+    /// The planner's open questions (a draft that needs input).
+    pub questions: Vec<String>,
+}
+
+/// One step (or sub-step) as the panel shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepView {
+    /// `None` for a step a person added without an id.
+    pub id: Option<StepId>,
+    pub sub: bool,
+    pub status: StepStatus,
+    pub title: String,
+    pub files: Vec<String>,
+    pub risk: Option<String>,
+    pub blocked: Option<String>,
+    pub stale: Option<String>,
+    pub answer: Option<String>,
+}

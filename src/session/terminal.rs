@@ -1,0 +1,170 @@
+//! The terminal while the session owns it: raw mode and the alternate screen, drawn through
+//! a duplicate of the original stdout, and the process's stdout and stderr turned into a pipe
+//! whose lines go to the timeline (the subcommands the session calls print their notes; a
+//! stray print must never tear the screen).
+//!
+//! Whatever happens — a normal end, an error, a panic, a signal — [`restore`] puts everything
+//! back: raw mode off, the main screen, the cursor shown, stdout and stderr the terminal
+//! again. A [`Screen`] restores when dropped, and a panic hook restores before the panic
+//! message is printed (a panic of the worker thread is caught there instead, and shown as an
+//! error in the timeline).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::OwnedFd;
+use std::sync::{Mutex, Once, PoisonError};
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::cursor::Show;
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+
+use crate::error::{Error, Result};
+
+/// What [`restore`] needs, kept where the panic hook can reach it.
+struct Saved {
+    /// The original stdout and stderr.
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+    /// Whether the session holds the terminal now.
+    active: bool,
+    /// The thread that draws. A panic there ends the session, so the hook restores the
+    /// terminal first; a panic on another thread (the worker) is reported in the timeline
+    /// and the session goes on.
+    ui_thread: std::thread::ThreadId,
+}
+
+static SAVED: Mutex<Option<Saved>> = Mutex::new(None);
+static PANIC_HOOK: Once = Once::new();
+
+/// The session's screen; restores the terminal when dropped.
+pub struct Screen {
+    pub terminal: Terminal<CrosstermBackend<File>>,
+    /// The write end of the capture pipe, put on stdout and stderr again after a suspend.
+    capture: OwnedFd,
+}
+
+fn failed(what: &str, err: impl std::fmt::Display) -> Error {
+    Error::internal(format!("could not {what}: {err}"))
+        .hint("the terminal was restored; `tick status` and the other subcommands work without the session")
+}
+
+/// Takes over the terminal. `on_output` gets each line written to stdout or stderr while the
+/// session runs, on a thread of its own.
+pub fn take(on_output: impl Fn(String) + Send + 'static) -> Result<Screen> {
+    let stdout = nix::unistd::dup(std::io::stdout()).map_err(|e| failed("copy stdout", e))?;
+    let stderr = nix::unistd::dup(std::io::stderr()).map_err(|e| failed("copy stderr", e))?;
+    let drawing = File::from(stdout.try_clone().map_err(|e| failed("copy stdout", e))?);
+    let (reader, writer) = std::io::pipe().map_err(|e| failed("make a pipe", e))?;
+    let capture = OwnedFd::from(writer);
+    std::thread::Builder::new()
+        .name("tick-session-output".to_owned())
+        .spawn(move || {
+            for line in BufReader::new(reader).lines() {
+                match line {
+                    Ok(line) => on_output(line),
+                    Err(_) => break,
+                }
+            }
+        })
+        .map_err(|e| failed("start the output thread", e))?;
+    *SAVED.lock().unwrap_or_else(PoisonError::into_inner) = Some(Saved {
+        stdout,
+        stderr,
+        active: false,
+        ui_thread: std::thread::current().id(),
+    });
+    PANIC_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let on_ui_thread = SAVED
+                .try_lock()
+                .ok()
+                .and_then(|saved| saved.as_ref().map(|s| s.ui_thread))
+                .is_none_or(|ui| ui == std::thread::current().id());
+            if on_ui_thread {
+                restore();
+            }
+            previous(info);
+        }));
+    });
+    let terminal =
+        Terminal::new(CrosstermBackend::new(drawing)).map_err(|e| failed("use the terminal", e))?;
+    let mut screen = Screen { terminal, capture };
+    screen.resume()?;
+    Ok(screen)
+}
+
+impl Screen {
+    /// Hands the terminal back (for the person's editor); [`Screen::resume`] takes it again.
+    pub fn suspend(&mut self) {
+        restore();
+    }
+
+    /// Takes the terminal (again): output captured, raw mode, the alternate screen.
+    pub fn resume(&mut self) -> Result<()> {
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        nix::unistd::dup2_stdout(&self.capture).map_err(|e| failed("capture stdout", e))?;
+        nix::unistd::dup2_stderr(&self.capture).map_err(|e| failed("capture stderr", e))?;
+        if let Some(saved) = SAVED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+        {
+            saved.active = true;
+        }
+        let entered = enable_raw_mode()
+            .and_then(|()| execute!(self.terminal.backend_mut(), EnterAlternateScreen));
+        if let Err(err) = entered {
+            restore();
+            return Err(failed("set up the terminal", err));
+        }
+        // A full redraw on the fresh screen. (`Terminal::clear` would ask the terminal where
+        // its cursor is and wait for the answer; resizing to the same size clears without.)
+        let size = self
+            .terminal
+            .size()
+            .map_err(|e| failed("read the terminal's size", e))?;
+        self.terminal
+            .resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))
+            .map_err(|e| failed("draw on the terminal", e))?;
+        Ok(())
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        restore();
+        *SAVED.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+/// Puts the terminal back as the session found it. Safe to call at any time, any number of
+/// times, from any thread (the panic hook calls it).
+pub fn restore() {
+    // A panic while the lock is held must not hang the hook: then there is nothing to do.
+    let mut guard = match SAVED.try_lock() {
+        Ok(guard) => guard,
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return,
+    };
+    let Some(saved) = guard.as_mut() else {
+        return;
+    };
+    if !saved.active {
+        return;
+    }
+    saved.active = false;
+    let _ = disable_raw_mode();
+    if let Ok(fd) = saved.stdout.try_clone() {
+        let mut out = File::from(fd);
+        let _ = execute!(out, LeaveAlternateScreen, Show);
+        let _ = out.flush();
+    }
+    let _ = nix::unistd::dup2_stdout(&saved.stdout);
+    let _ = nix::unistd::dup2_stderr(&saved.stderr);
+}

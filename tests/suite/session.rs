@@ -1,0 +1,1051 @@
+//! The interactive session (`tick` alone in a terminal): what it draws in each phase of a task
+//! at a narrow and a wide size (ratatui's `TestBackend`, state read from real task files), and
+//! the real binary driven in a pseudo-terminal against the fake model.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use tick::plan::StepId;
+use tick::runner::RunEvent;
+use tick::session::app::{App, Busy, Prompt};
+use tick::session::engine::TickEngine;
+use tick::session::mode::Mode;
+use tick::session::timeline::Entry;
+use tick::session::{Engine, EngineEvent, render};
+use tick::tasks::Store;
+
+use crate::common::fake_model::{FakeModel, Reply};
+use crate::common::project::{NOW, Project};
+use crate::common::scripts::{openai_call, openai_calls, openai_text};
+use crate::common::workspace::Workspace;
+
+const PLAN: &str = "# Greeting
+
+## Summary
+Greet people from the command line.
+
+## Steps
+- [ ] S1 Create greeting.txt
+  - files: greeting.txt
+  - verify: `grep -q hello greeting.txt`
+  - risk: low
+- [ ] S2 Add a shout script
+  - files: shout.sh
+  - verify: `sh shout.sh | grep -q HELLO`
+  - risk: medium
+- [ ] S3 Document it
+  - files: NOTES.md
+";
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+fn engine(ws: &Workspace) -> TickEngine {
+    let env = tick::env::Env::fixed(
+        ws.root().to_path_buf(),
+        std::collections::BTreeMap::new(),
+        NOW.parse().unwrap(),
+    );
+    TickEngine::new(Store::discover(ws.root()), &env)
+}
+
+fn app(ws: &Workspace, mode: Mode) -> App {
+    App::new(mode, engine(ws).status(), false)
+}
+
+fn screen(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| render::draw(f, app, 0)).unwrap();
+    format!("{}", terminal.backend())
+}
+
+/// Snapshots the app at 100×30 (the card) and 160×40 (the sidebar).
+fn snapshot_both(name: &str, app: &App) {
+    let narrow = screen(app, 100, 30);
+    let wide = screen(app, 160, 40);
+    assert!(
+        !narrow.contains("│ plan "),
+        "narrow has no sidebar:\n{narrow}"
+    );
+    assert!(wide.contains(" plan "), "wide has the sidebar:\n{wide}");
+    insta::with_settings!({ prepend_module_to_snapshot => false }, {
+        insta::assert_snapshot!(format!("session_{name}_100x30"), narrow);
+        insta::assert_snapshot!(format!("session_{name}_160x40"), wide);
+    });
+}
+
+fn set_markers(ws: &Workspace, id: &str, edit: impl Fn(String) -> String) {
+    let path = format!(".tasks/{id}/TODO.md");
+    let todo = ws.read(&path);
+    ws.write(&path, edit(todo));
+}
+
+#[test]
+fn renders_an_empty_session() {
+    let ws = Workspace::new();
+    let app = app(&ws, Mode::Plan);
+    snapshot_both("empty", &app);
+}
+
+#[test]
+fn renders_drafting() {
+    let ws = Workspace::new();
+    let mut app = app(&ws, Mode::Plan);
+    app.timeline
+        .push(Entry::Person("Greet people from the command line".into()));
+    app.busy = Some(Busy {
+        what: "planning",
+        detail: "read_file README.md".into(),
+    });
+    app.on_engine(EngineEvent::Agent(tick::agent::AgentEvent::Text {
+        text: "Let me look at the repository first.\n".into(),
+    }));
+    for (name, detail) in [("list_files", "."), ("read_file", "README.md")] {
+        app.on_engine(EngineEvent::Agent(tick::agent::AgentEvent::ToolCall {
+            name: name.into(),
+            detail: detail.into(),
+        }));
+    }
+    app.on_engine(EngineEvent::Agent(tick::agent::AgentEvent::ToolResult {
+        name: "list_files".into(),
+        is_error: false,
+        exit_code: None,
+    }));
+    snapshot_both("drafting", &app);
+}
+
+#[test]
+fn renders_a_draft_under_review_with_the_menu() {
+    let ws = Workspace::new();
+    let run = ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let mut app = app(&ws, Mode::Plan);
+    app.timeline
+        .push(Entry::Person("Greet people from the command line".into()));
+    app.timeline.push(Entry::Tool {
+        name: "submit_plan".into(),
+        detail: "Greeting".into(),
+        result: Some("ok".into()),
+    });
+    app.after_reload(true);
+    assert!(matches!(app.prompt, Some(Prompt::Review)));
+    snapshot_both("review", &app);
+}
+
+#[test]
+fn renders_executing_with_a_step_in_progress() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    set_markers(&ws, &id, |todo| {
+        todo.replace("- [ ] S1", "- [x] S1")
+            .replace("- [ ] S2", "- [-] S2")
+    });
+    let mut app = app(&ws, Mode::Build);
+    app.busy = Some(Busy {
+        what: "running",
+        detail: String::new(),
+    });
+    let s2: StepId = "S2".parse().unwrap();
+    app.on_engine(EngineEvent::Run(RunEvent::StepStarted {
+        step: s2,
+        title: "Add a shout script".into(),
+    }));
+    app.on_engine(EngineEvent::Run(RunEvent::Agent {
+        step: s2,
+        agent: tick::agent::AgentEvent::ToolCall {
+            name: "write_file".into(),
+            detail: "shout.sh".into(),
+        },
+    }));
+    snapshot_both("executing", &app);
+}
+
+#[test]
+fn renders_a_blocked_step_with_its_question() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    ws.ok(&["mark", "S1", "done"]);
+    ws.ok(&[
+        "mark",
+        "S2",
+        "blocked",
+        "--reason",
+        "should shout.sh be POSIX sh or bash?",
+    ]);
+    let _ = id;
+    let mut app = app(&ws, Mode::Build);
+    app.on_engine(EngineEvent::Run(RunEvent::StepBlocked {
+        step: "S2".parse().unwrap(),
+        reason: "should shout.sh be POSIX sh or bash?".into(),
+        before_run: false,
+    }));
+    snapshot_both("blocked", &app);
+}
+
+#[test]
+fn renders_a_stale_step() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    set_markers(&ws, &id, |todo| {
+        todo.replace(
+            "- [ ] S1 Create greeting.txt\n",
+            "- [~] S1 Create greeting.txt\n  - stale: greeting.txt changed outside tick at 2026-11-30 14:31 UTC\n",
+        )
+    });
+    let app = app(&ws, Mode::Build);
+    snapshot_both("stale", &app);
+}
+
+#[test]
+fn renders_a_completed_task() {
+    let ws = Workspace::new();
+    ws.approve(PLAN);
+    for step in ["S1", "S2", "S3"] {
+        ws.ok(&["mark", step, "done"]);
+    }
+    let mut app = app(&ws, Mode::Build);
+    app.on_engine(EngineEvent::Run(RunEvent::NothingToRun { step: None }));
+    snapshot_both("completed", &app);
+}
+
+#[test]
+fn the_panel_shows_the_draft_in_plan_mode_and_the_task_in_build_mode() {
+    let ws = Workspace::new();
+    ws.approve(PLAN);
+    let run = ws.run_stdin(
+        &["plan", "--from", "-"],
+        "# Second plan\n\n## Steps\n- [ ] S1 Another thing\n",
+    );
+    assert_eq!(run.code, 0, "{run:#?}");
+    let plan = screen(&app(&ws, Mode::Plan), 160, 40);
+    assert!(plan.contains("draft · 0/1 done"), "{plan}");
+    let build = screen(&app(&ws, Mode::Build), 160, 40);
+    assert!(build.contains("approved · 0/3 done"), "{build}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real binary in a pseudo-terminal
+
+/// `tick` running in a pseudo-terminal, its screen kept by a terminal emulator.
+struct Pty {
+    screen: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+const ROWS: u16 = 40;
+const COLS: u16 = 160;
+
+impl Pty {
+    fn spawn(root: &Path, base_url: &str, args: &[&str], extra_env: &[(&str, &str)]) -> Pty {
+        let pty = portable_pty::native_pty_system()
+            .openpty(portable_pty::PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = portable_pty::CommandBuilder::new(env!("CARGO_BIN_EXE_tick"));
+        cmd.args(args);
+        cmd.cwd(root);
+        cmd.env_clear();
+        for (name, value) in [
+            ("PATH", std::env::var("PATH").unwrap_or_default().as_str()),
+            ("HOME", &root.display().to_string()),
+            ("TERM", "xterm-256color"),
+            ("TICK_NOW", NOW),
+            ("TICK_PROVIDER", "openai"),
+            ("TICK_BASE_URL", base_url),
+            ("TICK_MODEL", "test-model"),
+            ("GIT_AUTHOR_NAME", "t"),
+            ("GIT_AUTHOR_EMAIL", "t@example.com"),
+            ("GIT_COMMITTER_NAME", "t"),
+            ("GIT_COMMITTER_EMAIL", "t@example.com"),
+            ("NO_COLOR", "1"),
+        ] {
+            cmd.env(name, value);
+        }
+        if std::env::var("TICK_TEST_NO_SANDBOX").is_ok_and(|v| v == "1") {
+            cmd.env("TICK_SANDBOX", "off");
+        }
+        for (name, value) in extra_env {
+            cmd.env(name, value);
+        }
+        let child = pty.slave.spawn_command(cmd).unwrap();
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        let writer = pty.master.take_writer().unwrap();
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(
+            ROWS.try_into().unwrap(),
+            COLS.try_into().unwrap(),
+            0,
+        )));
+        let shared = Arc::clone(&screen);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                shared.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        Pty {
+            screen,
+            writer,
+            child,
+            master: pty.master,
+        }
+    }
+
+    fn contents(&self) -> String {
+        self.screen.lock().unwrap().screen().contents()
+    }
+
+    fn send(&mut self, text: &str) {
+        self.writer.write_all(text.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    /// Types a line and presses Enter.
+    fn line(&mut self, text: &str) {
+        self.send(text);
+        std::thread::sleep(Duration::from_millis(50));
+        self.send("\r");
+    }
+
+    /// Waits (up to 30 s) until the screen shows `text`; returns the screen.
+    fn wait_for(&mut self, text: &str) -> String {
+        self.wait_until(text, |screen| screen.contains(text))
+    }
+
+    /// Waits (up to 30 s) until the screen shows `text`; returns how long that took.
+    fn time_until_shown(&mut self, text: &str) -> Duration {
+        let start = Instant::now();
+        while !self.contents().contains(text) {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the screen never showed {text:?}:\n{}",
+                self.contents()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        start.elapsed()
+    }
+
+    fn wait_until(&mut self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.contents();
+            if done(&screen) {
+                // The rest of the frame being drawn, for the assertions that follow.
+                std::thread::sleep(Duration::from_millis(150));
+                let screen = self.contents();
+                if done(&screen) {
+                    return screen;
+                }
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("tick exited ({status:?}) before showing {what:?}:\n{screen}");
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the screen never showed {what:?}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
+    /// Waits for the process to end; returns its exit code.
+    fn wait_exit(&mut self) -> u32 {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.exit_code();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "tick did not exit:\n{}",
+                self.contents()
+            );
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn greeting_plan() -> serde_json::Value {
+    json!({
+        "title": "Greeting",
+        "summary": "Greet people from the command line.",
+        "steps": [
+            {"title": "Create greeting.txt", "files": ["greeting.txt"], "verify": ["grep -q hello greeting.txt"], "risk": "low"},
+            {"title": "Add a shout script", "files": ["shout.sh"], "verify": ["sh shout.sh | grep -q HELLO"], "depends": ["S1"]}
+        ]
+    })
+}
+
+/// One step's script: start and write a file, then claim done.
+fn work(server: &FakeModel, id: &str, path: &str, content: &str) {
+    server.push(openai_calls(&[
+        (
+            &format!("call_{id}_start"),
+            "update_step",
+            json!({"id": id, "status": "in_progress"}),
+        ),
+        (
+            &format!("call_{id}_write"),
+            "write_file",
+            json!({"path": path, "content": content}),
+        ),
+    ]));
+    server.push(openai_call(
+        &format!("call_{id}_done"),
+        "update_step",
+        json!({"id": id, "status": "done", "evidence": "wrote it"}),
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    server.push(openai_text("Let me plan this.\n"));
+    server.push(openai_call("call_1", "submit_plan", greeting_plan()));
+    work(&server, "S1", "greeting.txt", "hello\n");
+    work(&server, "S2", "shout.sh", "echo HELLO\n");
+    let url = format!("{}/v1", server.url());
+    let root = project.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        let screen = pty.wait_for("PLAN ›");
+        assert!(screen.contains("No plan yet."), "{screen}");
+
+        pty.line("Greet people from the command line");
+        let screen = pty.wait_for("[a]pprove");
+        assert!(screen.contains("Let me plan this."), "{screen}");
+        assert!(screen.contains("[ ] S1 Create greeting.txt"), "{screen}");
+        assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
+        assert!(screen.contains("→ submit_plan Greeting"), "{screen}");
+        assert!(screen.contains("draft · 0/2 done"), "{screen}");
+
+        // Approve with a key; the contract's three questions take their defaults.
+        pty.send("a");
+        pty.wait_for("without pausing? [y/N]");
+        pty.send("\r");
+        pty.wait_for("how many changed files");
+        pty.send("\r");
+        pty.wait_for("commit each verified step");
+        pty.send("\r");
+        let screen = pty.wait_for("approved `Greeting`");
+        assert!(screen.contains("approved · 0/2 done"), "{screen}");
+
+        pty.send("\t");
+        let screen = pty.wait_for("Switched to Build mode. Implementation tools are active.");
+        assert!(screen.contains("BUILD ›"), "{screen}");
+
+        pty.line("/run");
+        let screen = pty.wait_for("2/2 done; the run ended");
+        assert!(screen.contains("[x] S1 Create greeting.txt"), "{screen}");
+        assert!(screen.contains("[x] S2 Add a shout script"), "{screen}");
+        assert!(screen.contains("completed · 2/2 done"), "{screen}");
+        assert!(
+            screen.contains("✓ S1 verify `grep -q hello greeting.txt` passed"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("→ write_file greeting.txt · ok"),
+            "{screen}"
+        );
+
+        pty.line("/diff S1");
+        pty.wait_for("S1 changed `greeting.txt`");
+
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+
+    assert_eq!(project.read("greeting.txt"), "hello\n");
+    let id = project.task_id();
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [x] S1 Create greeting.txt"), "{todo}");
+    assert!(todo.contains("- [x] S2 Add a shout script"), "{todo}");
+    assert!(!project.path(".tasks/draft").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mode_chosen_with_tab_is_restored_by_the_next_session() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    let url = format!("{}/v1", server.url());
+    let root = project.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        pty.wait_for("PLAN ›");
+        pty.send("\t");
+        pty.wait_for("Switched to Build mode.");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        let screen = pty.wait_for("BUILD ›");
+        assert!(screen.contains("no approved task"), "{screen}");
+        pty.send("\t");
+        pty.wait_for("Switched to Plan mode. Read-only planning is active.");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        pty.wait_for("PLAN ›");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+    let state = project.read(".tasks/session.yaml");
+    assert_eq!(state, "mode: plan\n");
+    let ignored = project.git(&["check-ignore", ".tasks/session.yaml"]);
+    assert_eq!(ignored, ".tasks/session.yaml");
+    // Switching modes approved nothing and wrote nothing else.
+    assert!(!project.path(".tasks/draft").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_to_todo_md_from_another_editor_shows_in_the_panel() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    let id = project.approve_plan(&server, PLAN).await;
+    let url = format!("{}/v1", server.url());
+    let root = project.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let dir = root.display().to_string();
+        let mut pty = Pty::spawn(Path::new("/"), &url, &["-C", &dir], &[]);
+        pty.wait_for("PLAN ›");
+        pty.send("\t");
+        pty.wait_for("BUILD ›");
+        let screen = pty.wait_for("approved · 0/3 done");
+        assert!(screen.contains("[ ] S1 Create greeting.txt"), "{screen}");
+
+        let path = root.join(format!(".tasks/{id}/TODO.md"));
+        let todo = std::fs::read_to_string(&path).unwrap();
+        let edited = todo
+            .replace("- [ ] S1", "- [x] S1")
+            .replace("- [ ] S3 Document it", "- [ ] S3 Document it in the README");
+        // Saved as editors save: a temp file renamed over the original.
+        let temp = root.join(format!(".tasks/{id}/.TODO.md.swp"));
+        std::fs::write(&temp, edited).unwrap();
+        std::fs::rename(&temp, &path).unwrap();
+        let seen = pty.time_until_shown("S3 Document it in the README");
+        let screen = pty.wait_for("S3 Document it in the README");
+        assert!(screen.contains("[x] S1 Create greeting.txt"), "{screen}");
+        assert!(screen.contains("1/3 done"), "{screen}");
+        assert!(seen < Duration::from_secs(1), "seen after {seen:?}");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_opens_without_a_model_and_says_how_to_configure_one() {
+    let project = Project::new();
+    let root = project.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, "", &[], &[("TICK_MODEL", "")]);
+        pty.wait_for("PLAN ›");
+        pty.line("/status");
+        pty.wait_for("no draft and no task yet");
+        pty.line("Greet people");
+        let screen = pty.wait_for("tick cannot talk to a model yet: it needs a model");
+        assert!(screen.contains("hint:"), "{screen}");
+        // Still usable afterwards.
+        pty.line("/help");
+        pty.wait_for("/approve [--allow-deviation]");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+    assert!(!project.path(".tasks/draft/PLAN.md").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_twice_quits_and_the_terminal_is_restored() {
+    let project = Project::new();
+    let root = project.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, "", &[], &[]);
+        pty.wait_for("PLAN ›");
+        pty.send("\u{3}");
+        pty.wait_for("press Ctrl-C again to quit");
+        pty.send("\u{3}");
+        assert_eq!(pty.wait_exit(), 0);
+        // The alternate screen is left: the emulator shows the main screen again, and the
+        // cursor is visible.
+        let parser = pty.screen.lock().unwrap();
+        assert!(!parser.screen().alternate_screen());
+        assert!(!parser.screen().hide_cursor());
+    })
+    .await
+    .unwrap();
+}
+
+#[test]
+fn without_a_terminal_tick_alone_prints_the_usage_as_before() {
+    let ws = Workspace::new();
+    let run = ws.run(&[]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.stderr.contains("'tick' requires a subcommand"),
+        "{run:#?}"
+    );
+}
+
+#[test]
+fn a_blocked_step_shows_its_question_and_is_answered_inline() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    ws.ok(&["mark", "S1", "done"]);
+    ws.ok(&[
+        "mark",
+        "S2",
+        "blocked",
+        "--reason",
+        "should shout.sh be POSIX sh or bash?",
+    ]);
+    let root = ws.root().to_path_buf();
+    let mut pty = Pty::spawn(&root, "", &[], &[]);
+    pty.wait_for("PLAN ›");
+    pty.send("\t");
+    let screen = pty.wait_for("BUILD ›");
+    assert!(
+        screen.contains("blocked: should shout.sh be POSIX sh or"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("next: answer it: /answer S2 <text>, then /run"),
+        "{screen}"
+    );
+    pty.line("/answer S2 POSIX sh, no bashisms");
+    let screen = pty.wait_for("executing · 1/3 done");
+    assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
+    pty.line("/quit");
+    assert_eq!(pty.wait_exit(), 0);
+    // Exactly what `tick answer` writes.
+    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(
+        todo.contains("- [ ] S2 Add a shout script\n  - files: shout.sh\n  - verify: `sh shout.sh | grep -q HELLO`\n  - risk: medium\n  - answer: POSIX sh, no bashisms\n"),
+        "{todo}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_planners_questions_are_answered_in_the_timeline() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    server.push(openai_call(
+        "call_q",
+        "ask_user",
+        json!({"questions": [{"question": "Which greeting word?", "options": ["hello", "hi"]}]}),
+    ));
+    server.push(openai_call("call_1", "submit_plan", greeting_plan()));
+    let mut revised = greeting_plan();
+    revised["steps"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"title": "Mention it in the README", "files": ["README.md"]}));
+    server.push(openai_call("call_2", "submit_plan", revised));
+    let url = format!("{}/v1", server.url());
+    let root = project.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        pty.wait_for("PLAN ›");
+        pty.line("Greet people");
+        let screen = pty.wait_for("? Which greeting word? (hello / hi)");
+        assert!(screen.contains("your answers"), "{screen}");
+        pty.line("hello, always lowercase");
+        pty.wait_for("[a]pprove");
+        // Revise from the menu: the feedback goes to the planner, the new draft comes back
+        // to the menu.
+        pty.send("r");
+        pty.wait_for("what should change?");
+        pty.line("add a README step");
+        pty.wait_for("S3 Mention it in the README");
+        pty.wait_for("[a]pprove");
+        // Keep it for later: no approval happened.
+        pty.send("k");
+        pty.wait_for("kept the draft for later");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+    let results = server.requests()[1].tool_results();
+    assert!(
+        results
+            .iter()
+            .any(|(_, text)| text.contains("hello, always lowercase")),
+        "{results:?}"
+    );
+    let revise = server.requests()[2].last_user_text();
+    assert!(revise.contains("add a README step"), "{revise}");
+    let draft = project.read(".tasks/draft/PLAN.md");
+    assert!(draft.contains("S3 Mention it in the README"), "{draft}");
+    assert!(draft.contains("status: draft"), "{draft}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_run_at_the_next_safe_point_and_leaves_the_step_in_progress() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    let id = project.approve_plan(&server, PLAN).await;
+    // The model never answers the first step's turn.
+    server.push(Reply::silent());
+    let url = format!("{}/v1", server.url());
+    let root = project.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        pty.wait_for("PLAN ›");
+        pty.send("\t");
+        pty.wait_for("BUILD ›");
+        pty.line("continue");
+        pty.wait_for("S1 Create greeting.txt: started [-]");
+        pty.send("\u{3}");
+        let screen = pty.wait_for("stopped: S1 stays in progress [-] for the next /run");
+        assert!(screen.contains("[-] S1 Create greeting.txt"), "{screen}");
+        // Still running: the session is usable.
+        pty.line("/status");
+        pty.wait_for("next: /run (next: S1 Create greeting.txt)");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [-] S1 Create greeting.txt"), "{todo}");
+}
+
+#[test]
+fn a_resize_redraws_with_the_card_instead_of_the_sidebar() {
+    let ws = Workspace::new();
+    ws.approve(PLAN);
+    let mut pty = Pty::spawn(ws.root(), "", &[], &[]);
+    let screen = pty.wait_for("PLAN ›");
+    assert!(screen.contains("┌ plan "), "{screen}");
+    pty.master
+        .resize(portable_pty::PtySize {
+            rows: 30,
+            cols: 100,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    pty.screen
+        .lock()
+        .unwrap()
+        .screen_mut()
+        .set_size(30.try_into().unwrap(), 100.try_into().unwrap());
+    let screen = pty.wait_until("the card", |s| {
+        s.contains("now: [ ] S1 Create greeting.txt") && !s.contains("┌ plan ")
+    });
+    assert!(screen.contains("approved · 0/3 done"), "{screen}");
+    pty.line("/quit");
+    assert_eq!(pty.wait_exit(), 0);
+}
+
+#[test]
+fn sigterm_ends_the_session_and_restores_the_terminal() {
+    let ws = Workspace::new();
+    let mut pty = Pty::spawn(ws.root(), "", &[], &[]);
+    pty.wait_for("PLAN ›");
+    assert!(pty.screen.lock().unwrap().screen().alternate_screen());
+    let pid = pty.child.process_id().unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert_eq!(pty.wait_exit(), 0);
+    let parser = pty.screen.lock().unwrap();
+    assert!(!parser.screen().alternate_screen());
+    assert!(!parser.screen().hide_cursor());
+}
+
+#[test]
+fn an_edit_that_breaks_the_draft_shows_the_error_and_returns_to_the_menu() {
+    let ws = Workspace::new();
+    let run = ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let editor = ws.script("break-plan", "printf -- '- [?] S9 Broken\\n' >> \"$1\"\n");
+    let mut pty = Pty::spawn(ws.root(), "", &[], &[("EDITOR", editor.as_str())]);
+    pty.wait_for("PLAN ›");
+    pty.line("/edit");
+    let screen = pty.wait_for("unknown step marker");
+    assert!(screen.contains("press `e` to edit it again"), "{screen}");
+    assert!(screen.contains("[a]pprove"), "{screen}");
+    pty.send("k");
+    pty.wait_for("kept the draft for later");
+    assert!(ws.read(".tasks/draft/PLAN.md").contains("[?] S9 Broken"));
+    // A draft that does not parse can still be thrown away, after a question.
+    pty.line("/discard");
+    pty.wait_for("discard the draft? [y/N]");
+    pty.send("y");
+    pty.wait_for("discarded the draft");
+    pty.line("/quit");
+    assert_eq!(pty.wait_exit(), 0);
+    assert!(!ws.exists(".tasks/draft"));
+}
+
+#[test]
+fn no_color_draws_without_colour_but_the_same_text() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    set_markers(&ws, &id, |todo| todo.replace("- [ ] S1", "- [x] S1"));
+    let render = |color: bool| {
+        let app = App::new(Mode::Build, engine(&ws).status(), color);
+        let mut terminal = Terminal::new(TestBackend::new(160, 40)).unwrap();
+        terminal.draw(|f| render::draw(f, &app, 0)).unwrap();
+        terminal.backend().buffer().clone()
+    };
+    let plain = render(false);
+    let coloured = render(true);
+    assert!(
+        plain
+            .content()
+            .iter()
+            .all(|cell| cell.fg == ratatui::style::Color::Reset
+                && cell.bg == ratatui::style::Color::Reset),
+        "NO_COLOR draws without colour"
+    );
+    assert!(
+        coloured
+            .content()
+            .iter()
+            .any(|cell| cell.fg == ratatui::style::Color::Green),
+        "the done marker is green with colour"
+    );
+    let text = |buffer: &ratatui::buffer::Buffer| -> String {
+        buffer
+            .content()
+            .iter()
+            .map(ratatui::buffer::Cell::symbol)
+            .collect()
+    };
+    assert_eq!(text(&plain), text(&coloured));
+}
+
+#[test]
+fn a_panic_restores_the_terminal_before_its_message() {
+    let ws = Workspace::new();
+    let mut pty = Pty::spawn(ws.root(), "", &[], &[("TICK_TEST_SESSION_PANIC", "1")]);
+    pty.wait_for("PLAN ›");
+    pty.line("panic");
+    let code = pty.wait_exit();
+    assert_ne!(code, 0);
+    let parser = pty.screen.lock().unwrap();
+    assert!(!parser.screen().alternate_screen());
+    assert!(!parser.screen().hide_cursor());
+    let screen = parser.screen().contents();
+    assert!(screen.contains("a panic the tests asked for"), "{screen}");
+}
+
+#[test]
+fn approving_in_the_session_writes_what_tick_approve_writes() {
+    let by_command = Workspace::new();
+    let by_session = Workspace::new();
+    for ws in [&by_command, &by_session] {
+        let run = ws.run_stdin(&["plan", "--from", "-"], PLAN);
+        assert_eq!(run.code, 0, "{run:#?}");
+    }
+    by_command.ok(&["approve", "--max-files", "7", "--commit-steps"]);
+
+    let now = [("TICK_NOW", crate::common::workspace::NOW)];
+    let mut pty = Pty::spawn(by_session.root(), "", &[], &now);
+    pty.wait_for("PLAN ›");
+    pty.line("/approve");
+    pty.wait_for("without pausing? [y/N]");
+    pty.send("n");
+    pty.wait_for("how many changed files");
+    pty.send("7\r");
+    pty.wait_for("commit each verified step");
+    pty.send("y");
+    pty.wait_for("approved `Greeting`");
+    pty.line("/quit");
+    assert_eq!(pty.wait_exit(), 0);
+
+    let ids = by_command.task_ids();
+    assert_eq!(ids, by_session.task_ids());
+    assert_eq!(
+        by_command.task_files(&ids[0]),
+        by_session.task_files(&ids[0])
+    );
+    assert!(!by_session.exists(".tasks/draft"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deviation_asks_the_person_whether_the_run_goes_on() {
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    let id = project.approve_plan(&server, PLAN).await;
+    server.push(openai_calls(&[
+        (
+            "call_start",
+            "update_step",
+            json!({"id": "S1", "status": "in_progress"}),
+        ),
+        (
+            "call_write",
+            "write_file",
+            json!({"path": "greeting.txt", "content": "hello\n"}),
+        ),
+        (
+            "call_extra",
+            "write_file",
+            json!({"path": "extra.txt", "content": "not in the plan\n"}),
+        ),
+    ]));
+    server.push(openai_call(
+        "call_done",
+        "update_step",
+        json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+    ));
+    let url = format!("{}/v1", server.url());
+    let root = project.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        pty.wait_for("PLAN ›");
+        pty.send("\t");
+        pty.wait_for("BUILD ›");
+        pty.line("/run");
+        let screen = pty.wait_for("go on? [y/N]");
+        assert!(
+            screen.contains("S1 changed files outside its `files` (extra.txt)"),
+            "{screen}"
+        );
+        pty.send("n");
+        let screen = pty.wait_for("paused after S1 for your review");
+        assert!(screen.contains("[x] S1 Create greeting.txt"), "{screen}");
+        assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [ ] S2"), "{todo}");
+    assert_eq!(server.requests().len(), 2, "S2 did not start");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_in_the_session_writes_what_tick_run_writes() {
+    let by_command = Project::new();
+    let by_session = Project::new();
+    let server = FakeModel::start().await;
+    let id = by_command.approve_plan(&server, PLAN).await;
+    assert_eq!(by_session.approve_plan(&server, PLAN).await, id);
+    // Unsandboxed, so the record of that is compared too.
+    let unsandboxed = |cmd: &mut std::process::Command| {
+        cmd.env("TICK_SANDBOX", "off");
+    };
+    for (step, file, content) in [
+        ("S1", "greeting.txt", "hello\n"),
+        ("S2", "shout.sh", "echo HELLO\n"),
+    ] {
+        work(&server, step, file, content);
+    }
+    let output = by_command
+        .tick_with(&server, &["run", "--steps", "2"], unsandboxed)
+        .await;
+    assert_eq!(output.status.code(), Some(0));
+    for (step, file, content) in [
+        ("S1", "greeting.txt", "hello\n"),
+        ("S2", "shout.sh", "echo HELLO\n"),
+    ] {
+        work(&server, step, file, content);
+    }
+    let url = format!("{}/v1", server.url());
+    let root = by_session.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, &url, &[], &[("TICK_SANDBOX", "off")]);
+        pty.wait_for("PLAN ›");
+        pty.send("\t");
+        pty.wait_for("BUILD ›");
+        pty.line("/run 2");
+        pty.wait_for("2/3 done; the run ended");
+        pty.line("/quit");
+        assert_eq!(pty.wait_exit(), 0);
+    })
+    .await
+    .unwrap();
+
+    let durations = regex::Regex::new(r"duration_ms: \d+").unwrap();
+    for file in ["PLAN.md", "TODO.md", "state.yaml"] {
+        let path = format!(".tasks/{id}/{file}");
+        let (a, b) = (by_command.read(&path), by_session.read(&path));
+        assert_eq!(
+            durations.replace_all(&a, "duration_ms: _"),
+            durations.replace_all(&b, "duration_ms: _"),
+            "{file}"
+        );
+    }
+    let state = by_session.read(&format!(".tasks/{id}/state.yaml"));
+    assert!(state.contains("unsandboxed_run:"), "{state}");
+    assert_eq!(by_session.read("shout.sh"), "echo HELLO\n");
+}
+
+#[test]
+fn a_done_steps_file_changed_outside_tick_turns_stale_in_the_panel() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    ws.write("greeting.txt", "hello\n");
+    ws.ok(&["mark", "S1", "done"]);
+    let mut pty = Pty::spawn(ws.root(), "", &[], &[]);
+    pty.wait_for("PLAN ›");
+    pty.send("\t");
+    let screen = pty.wait_for("BUILD ›");
+    assert!(screen.contains("[x] S1 Create greeting.txt"), "{screen}");
+    ws.write("greeting.txt", "hello, world\n");
+    let screen = pty.wait_for("[~] S1 Create greeting.txt");
+    assert!(
+        screen.contains("stale: greeting.txt changed outside tick"),
+        "{screen}"
+    );
+    pty.line("/quit");
+    assert_eq!(pty.wait_exit(), 0);
+    // Marked on disk, as `tick status` would have marked it.
+    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [~] S1 Create greeting.txt"), "{todo}");
+}
+
+#[test]
+fn page_up_scrolls_the_timeline_back() {
+    let ws = Workspace::new();
+    let mut app = app(&ws, Mode::Plan);
+    for n in 1..=60 {
+        app.timeline.push(Entry::Note(format!("line {n}")));
+    }
+    let bottom = screen(&app, 100, 30);
+    assert!(bottom.contains("line 60"), "{bottom}");
+    assert!(!bottom.contains("line 40 "), "{bottom}");
+    app.on_key(ratatui::crossterm::event::KeyEvent::from(
+        ratatui::crossterm::event::KeyCode::PageUp,
+    ));
+    let scrolled = screen(&app, 100, 30);
+    assert!(scrolled.contains("line 50"), "{scrolled}");
+    assert!(!scrolled.contains("line 60"), "{scrolled}");
+}
