@@ -1049,12 +1049,7 @@ impl Ui {
                 ..
             } => {
                 self.end_live_text();
-                let tokens = usage.map_or_else(String::new, |usage| {
-                    format!(
-                        " ({} tokens in, {} out)",
-                        usage.input_tokens, usage.output_tokens
-                    )
-                });
+                let tokens = tokens_note(*usage);
                 if questions.is_empty() {
                     self.note(&format!(
                         "drafted `{}` with {steps} {} in `{path}`{tokens}",
@@ -1078,12 +1073,7 @@ impl Ui {
                 usage,
             } => {
                 self.end_live_text();
-                let tokens = usage.map_or_else(String::new, |usage| {
-                    format!(
-                        " ({} tokens in, {} out)",
-                        usage.input_tokens, usage.output_tokens
-                    )
-                });
+                let tokens = tokens_note(*usage);
                 self.note(&format!(
                     "re-planned `{task}`: version {version} of its plan is in `{path}`, waiting for your approval{tokens}"
                 ));
@@ -1099,4 +1089,14 @@ impl Ui {
             | PlanEvent::AttemptFailed { .. } => {}
         }
     }
+}
+
+/// ` (N tokens in, M out)` for a planning run's usage; empty without one.
+fn tokens_note(usage: Option<crate::llm::Usage>) -> String {
+    usage.map_or_else(String::new, |usage| {
+        format!(
+            " ({} tokens in, {} out)",
+            usage.input_tokens, usage.output_tokens
+        )
+    })
 }

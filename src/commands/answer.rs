@@ -8,7 +8,6 @@ use super::{Ctx, Outcome};
 use crate::cli::AnswerArgs;
 use crate::error::{Error, Result};
 use crate::plan::{StepId, StepStatus};
-use crate::tasks::TODO_FILE;
 use crate::tasks::todo_md::{self, RunnerKey, StepEdit};
 
 pub fn run(ctx: &Ctx<'_>, args: &AnswerArgs) -> Result<Outcome> {
@@ -29,30 +28,11 @@ pub fn run(ctx: &Ctx<'_>, args: &AnswerArgs) -> Result<Outcome> {
     store.set_current(&task_ref);
     let now = ctx.now();
     let mut tx = store.begin(&task_ref)?;
-    let verdict = crate::watch::examine(store, tx.base())?;
-    crate::watch::apply(&mut tx, &verdict, now)?;
-    for stale in &verdict.stale {
-        ctx.ui.warn(&format!(
-            "`{}` is stale: {} changed outside tick",
-            stale.id,
-            stale.files.join(", ")
-        ));
-    }
-    tx.assign_ids()?;
-    let todo_path = tx.base().dir.join(TODO_FILE);
-    let list = tx.todo()?;
-    let Some(step) = list.find(id) else {
-        let ids: Vec<String> = list
-            .all_steps()
-            .filter_map(|s| s.id.map(|id| format!("`{id}`")))
-            .collect();
-        return Err(Error::input(format!(
-            "there is no step `{id}` in `{}`",
-            store.rel(&todo_path)
-        ))
-        .hint(format!("its steps are {}", ids.join(", "))));
-    };
-    if step.status != StepStatus::Blocked {
+    super::settle(ctx, &mut tx)?;
+    let step = super::mark::find(store, &mut tx, id)?;
+    let (status, question) = (step.status, step.blocked.clone());
+    if status != StepStatus::Blocked {
+        let list = tx.todo()?;
         let blocked: Vec<String> = list
             .all_steps()
             .filter(|s| s.status == StepStatus::Blocked)
@@ -65,11 +45,10 @@ pub fn run(ctx: &Ctx<'_>, args: &AnswerArgs) -> Result<Outcome> {
         };
         return Err(Error::input(format!(
             "`{id}` is not blocked (it is {})",
-            step.status.as_str().replace('_', " ")
+            status.as_str().replace('_', " ")
         ))
         .hint(hint));
     }
-    let question = step.blocked.clone();
 
     tx.edit_todo(|src, list| {
         let mut edit = StepEdit::status(StepStatus::Pending, None);

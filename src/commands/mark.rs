@@ -22,16 +22,7 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
     // One transaction: what went stale while tick was not looking (like every command), the
     // ids of steps a person added, and the mark itself, written together.
     let mut tx = store.begin(&task_ref)?;
-    let verdict = crate::watch::examine(store, tx.base())?;
-    crate::watch::apply(&mut tx, &verdict, now)?;
-    for stale in &verdict.stale {
-        ctx.ui.warn(&format!(
-            "`{}` is stale: {} changed outside tick",
-            stale.id,
-            stale.files.join(", ")
-        ));
-    }
-    tx.assign_ids()?;
+    super::settle(ctx, &mut tx)?;
     let (before, step_files, lifted) = {
         let step = find(store, &mut tx, id)?;
         check_substeps(step, status)?;
@@ -112,7 +103,7 @@ fn parse(args: &MarkArgs) -> Result<(StepId, StepStatus, Option<&str>)> {
 }
 
 /// Step `id` of the task as `tx` has it, or an error listing the steps there are.
-fn find<'t>(store: &Store, tx: &'t mut Tx<'_>, id: StepId) -> Result<&'t Step> {
+pub(super) fn find<'t>(store: &Store, tx: &'t mut Tx<'_>, id: StepId) -> Result<&'t Step> {
     let todo_path = tx.base().dir.join(TODO_FILE);
     let list = tx.todo()?;
     list.find(id).ok_or_else(|| {

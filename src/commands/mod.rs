@@ -158,3 +158,20 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Man(args) => man::run(&ctx, &args),
     }
 }
+
+/// What every command that changes a task by hand does first, in its transaction `tx`: what
+/// went stale while tick was not looking is marked (and said once), and steps a person added
+/// get their ids.
+pub fn settle(ctx: &Ctx<'_>, tx: &mut crate::tasks::tx::Tx<'_>) -> Result<()> {
+    let verdict = crate::watch::examine(&ctx.store, tx.base())?;
+    crate::watch::apply(tx, &verdict, ctx.now())?;
+    for stale in &verdict.stale {
+        ctx.ui.warn(&format!(
+            "`{}` is stale: {} changed outside tick",
+            stale.id,
+            stale.files.join(", ")
+        ));
+    }
+    tx.assign_ids()?;
+    Ok(())
+}

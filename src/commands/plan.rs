@@ -70,12 +70,7 @@ pub fn plan_and_review(
     let ui = ctx.ui;
     let live = ctx.env.stderr_is_terminal;
     let mut sink = move |event: PlanEvent| ui.plan_event(&event, json, live);
-    let deps = PlanDeps {
-        config,
-        run_command: run_command(ctx, config),
-        clock: ctx.runner_clock(),
-    };
-    let mut session = Session::open(&ctx.store, Target::Draft, deps);
+    let mut session = session(ctx, config);
     let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
     let mut next = Some(first);
     while let Some(request) = next.take() {
@@ -121,6 +116,17 @@ fn task_to_revise(ctx: &Ctx<'_>, named: Option<&str>) -> Result<Option<String>> 
     Ok(ctx.store.current()?.map(|task| task.id))
 }
 
+/// A planning session for this command: the config's model, `run_command` as the sandbox
+/// allows, the command's clock.
+fn session<'a>(ctx: &'a Ctx<'_>, config: &'a Config) -> Session<'a> {
+    let deps = PlanDeps {
+        config,
+        run_command: run_command(ctx, config),
+        clock: ctx.runner_clock(),
+    };
+    Session::open(&ctx.store, Target::Draft, deps)
+}
+
 /// Re-plans an approved task: a new version of its PLAN.md, waiting for approval.
 fn revise_task(
     ctx: &Ctx<'_>,
@@ -132,12 +138,7 @@ fn revise_task(
     let ui = ctx.ui;
     let live = ctx.env.stderr_is_terminal;
     let mut sink = move |event: PlanEvent| ui.plan_event(&event, json, live);
-    let deps = PlanDeps {
-        config,
-        run_command: run_command(ctx, config),
-        clock: ctx.runner_clock(),
-    };
-    let mut session = Session::open(&ctx.store, Target::Draft, deps);
+    let mut session = session(ctx, config);
     let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
     let person: &mut dyn Person = if ctx.env.interactive && !json {
         &mut terminal
