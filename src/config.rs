@@ -685,10 +685,19 @@ pub fn is_loopback(url: &str) -> bool {
 impl Config {
     /// The hint when the server cannot be reached: which URL, and what set it.
     pub fn server_hint(&self) -> String {
-        format!(
-            "is the model server running? tick connects to `{}`, set by {}",
-            self.base_url, self.base_url_source
-        )
+        if is_loopback(&self.base_url) {
+            format!(
+                "is the model server running? tick connects to `{}`, set by {}",
+                self.base_url, self.base_url_source
+            )
+        } else {
+            // A hosted API is not "running" or not: its name, the network or a proxy is wrong.
+            format!(
+                "check the address and this machine's network (DNS, proxy, firewall): tick \
+                 connects to `{}`, set by {}",
+                self.base_url, self.base_url_source
+            )
+        }
     }
 
     /// The model for planning: `plan_model` if set, else `model`.
@@ -930,6 +939,32 @@ mod tests {
             .collect();
         map.insert("HOME".into(), home.display().to_string());
         Env::fixed(home.to_path_buf(), map, chrono::DateTime::UNIX_EPOCH)
+    }
+
+    #[test]
+    fn a_hosted_api_that_cannot_be_reached_is_not_a_server_to_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let hint = |url: &str| {
+            let config = resolve(
+                &dir.path().join("none.yaml"),
+                "none.yaml",
+                &env(&[("TICK_BASE_URL", url)], dir.path()),
+                &Flags::default(),
+            )
+            .unwrap();
+            config.server_hint()
+        };
+        let local = hint("http://127.0.0.1:8080/v1");
+        assert!(local.starts_with("is the model server running?"), "{local}");
+        let hosted = hint("https://api.example.com/v1");
+        assert!(
+            hosted.starts_with("check the address and this machine's network"),
+            "{hosted}"
+        );
+        assert!(
+            hosted.contains("`https://api.example.com/v1`, set by"),
+            "{hosted}"
+        );
     }
 
     #[test]

@@ -30,6 +30,11 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     }
     let lock = store.lock_task_now(&task_ref, "tick run")?;
     store.set_current(&task_ref);
+    let ui = ctx.ui;
+    let (json, live) = (args.json, ctx.env.stderr_is_terminal);
+    let mut sink = move |event: RunEvent| ui.run_event(&event, json, live);
+    // What needs no model is said before the model's settings are asked for.
+    crate::runner::check_runnable(store, &store.load(&task_ref)?, &mut sink)?;
     let config = super::model_config(ctx, &args.model)?;
     // Ctrl-C (or SIGTERM, or a closed terminal's SIGHUP) stops the agent's command under way
     // at once and the run at the next safe point, leaving the step in progress; a second one
@@ -64,9 +69,6 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         })?;
     }
     warn_about_hard_links(ctx, store.root());
-    let ui = ctx.ui;
-    let (json, live) = (args.json, ctx.env.stderr_is_terminal);
-    let mut sink = move |event: RunEvent| ui.run_event(&event, json, live);
     let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
     let confirm: &mut dyn Confirm = if ctx.env.interactive && !json {
         &mut terminal

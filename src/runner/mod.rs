@@ -52,6 +52,34 @@ pub const EXECUTE_PROMPT: &str = include_str!("../../prompts/execute.md");
 /// Where the runner's events go.
 pub type Sink<'s> = dyn FnMut(RunEvent) + Send + 's;
 
+/// Whether `task` can run at all, with nothing but its files: it has steps, its PLAN.md is
+/// the approved one (else the diff is reported and the run refused), and its phase allows a
+/// run (not cancelled). `tick run` asks this before it needs a model, so a problem that needs
+/// no model is named first.
+pub fn check_runnable(store: &Store, task: &Task, sink: &mut Sink<'_>) -> Result<()> {
+    store.require_steps(task)?;
+    if task.plan_changed() {
+        // The approved copy and its diff stay with `tick approve`, which writes them.
+        let copy = task
+            .dir
+            .join(RUNS_DIR)
+            .join(crate::tasks::approval::APPROVED_COPY);
+        let diff = crate::tasks::approval::changes_since_approval(&copy, &task.plan_src);
+        sink(RunEvent::PlanChanged { diff });
+        return Err(Error::input(format!(
+            "`{}` was edited after approval",
+            store.rel(&task.dir.join(PLAN_FILE))
+        ))
+        .hint(format!(
+            "review the change, then approve it with `tick approve {}`; nothing was run",
+            task.id
+        )));
+    }
+    transition(task.phase(), Event::Run)
+        .map(drop)
+        .map_err(|r| Error::input(r.reason).hint(r.hint))
+}
+
 /// The runner's one question for a person (a step changed files outside its `files` and the
 /// approval does not allow that; may the run go on anyway?) goes through the one seam to the
 /// person, [`crate::person::Person`]: `Confirm` is its name here, and `NeverGoOn` the answer
@@ -294,24 +322,7 @@ impl<'a> Runner<'a> {
     pub fn load(&self, sink: &mut Sink<'_>) -> Result<Task> {
         let store = self.store();
         let task = store.load(&self.deps.task)?;
-        store.require_steps(&task)?;
-        if task.plan_changed() {
-            // The approved copy and its diff stay with `tick approve`, which writes them.
-            let copy = task
-                .dir
-                .join(RUNS_DIR)
-                .join(crate::tasks::approval::APPROVED_COPY);
-            let diff = crate::tasks::approval::changes_since_approval(&copy, &task.plan_src);
-            sink(RunEvent::PlanChanged { diff });
-            return Err(Error::input(format!(
-                "`{}` was edited after approval",
-                store.rel(&task.dir.join(PLAN_FILE))
-            ))
-            .hint(format!(
-                "review the change, then approve it with `tick approve {}`; nothing was run",
-                task.id
-            )));
-        }
+        check_runnable(store, &task, sink)?;
         if task.todo.needs_ids() {
             let steps = write::assign_ids(store, &self.deps.task, self.deps.clock.precise())?;
             sink(RunEvent::IdsAssigned { steps });

@@ -456,8 +456,13 @@ impl Store {
         match query {
             Some(query) => self.resolve(query),
             None => self.current()?.ok_or_else(|| {
-                Error::input("there are no tasks yet")
-                    .hint("write a plan and `tick plan --from plan.md`, then `tick approve`")
+                if self.draft_plan_path().is_file() {
+                    Error::input("there is no approved task yet: a draft is waiting for review")
+                        .hint("read it with `tick show`, then `tick approve` (or `tick review`)")
+                } else {
+                    Error::input("there are no tasks yet")
+                        .hint("write a plan and `tick plan --from plan.md`, then `tick approve`")
+                }
             }),
         }
     }

@@ -143,3 +143,38 @@ fn a_missing_editor_is_an_error_and_changes_nothing() {
     assert_contains(&run.stderr, "set `$VISUAL` or `$EDITOR`");
     assert_eq!(ws.read(&format!(".tasks/{id}/PLAN.md")), before);
 }
+
+#[test]
+fn with_only_a_draft_run_points_at_the_draft() {
+    let ws = Workspace::new();
+    ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    for command in [&["run"][..], &["next"], &["verify"]] {
+        let run = ws.fails(command, 2);
+        assert_contains(
+            &run.stderr,
+            "there is no approved task yet: a draft is waiting for review",
+        );
+        assert_contains(&run.stderr, "`tick show`, then `tick approve`");
+    }
+}
+
+#[test]
+fn run_names_problems_that_need_no_model_before_the_missing_model() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    // PLAN.md edited after approval: that, not the missing model, is what `run` says.
+    let plan = format!(".tasks/{id}/PLAN.md");
+    let text = ws.read(&plan);
+    ws.write(
+        &plan,
+        text.replace("Update the login tests", "Update the login tests first"),
+    );
+    let run = ws.fails(&["run"], 2);
+    assert_contains(&run.stderr, "was edited after approval");
+    assert!(!run.stderr.contains("model"), "{}", run.stderr);
+    ws.write(&plan, text);
+    ws.ok(&["cancel"]);
+    let run = ws.fails(&["run"], 2);
+    assert_contains(&run.stderr, "the task was cancelled");
+    assert!(!run.stderr.contains("model"), "{}", run.stderr);
+}
