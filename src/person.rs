@@ -165,6 +165,28 @@ impl Person for Terminal<'_> {
 
     fn yes_no(&mut self, question: &str, default: bool) -> Option<bool> {
         let shown = if default { "[Y/n]" } else { "[y/N]" };
+        if self.raw {
+            // One key, like the menu it follows: no Enter needed (Enter takes the default).
+            let ui = self.ui;
+            loop {
+                ui.prompt(&format!("{question} {shown} "));
+                let (echo, answer) = match Term::stderr().read_key() {
+                    Ok(Key::Char('y' | 'Y')) => ("y", Some(true)),
+                    Ok(Key::Char('n' | 'N')) => ("n", Some(false)),
+                    Ok(Key::Enter) => ("", Some(default)),
+                    Ok(Key::CtrlC | Key::Escape) | Err(_) => {
+                        ui.prompt("\n");
+                        return None;
+                    }
+                    Ok(_) => ("", None),
+                };
+                ui.prompt(&format!("{echo}\n"));
+                if answer.is_some() {
+                    return answer;
+                }
+                ui.warn("press `y` or `n`");
+            }
+        }
         loop {
             let answer = self.line(&format!("{question} {shown} "))?;
             match answer.to_ascii_lowercase().as_str() {

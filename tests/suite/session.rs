@@ -1049,3 +1049,21 @@ fn page_up_scrolls_the_timeline_back() {
     assert!(scrolled.contains("line 50"), "{scrolled}");
     assert!(!scrolled.contains("line 60"), "{scrolled}");
 }
+
+/// The subcommands' menus in a terminal: a yes/no after a single-key choice takes one key
+/// too, no Enter (`tick review`, then `d`, then `y`).
+#[test]
+fn the_review_menus_yes_no_takes_one_key() {
+    let ws = Workspace::new();
+    let run = ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let now = [("TICK_NOW", crate::common::workspace::NOW)];
+    let mut pty = Pty::spawn(ws.root(), "", &["review"], &now);
+    pty.wait_for("[d]iscard");
+    pty.send("d");
+    pty.wait_for("discard the draft? [y/N]");
+    pty.send("y");
+    pty.wait_for("discarded");
+    assert_eq!(pty.wait_exit(), 0);
+    assert!(!ws.exists(".tasks/draft/PLAN.md"));
+}
