@@ -19,6 +19,7 @@ pub mod error;
 pub mod fsx;
 pub mod git;
 pub mod llm;
+pub mod pager;
 pub mod person;
 pub mod plan;
 pub mod planning;
@@ -119,5 +120,15 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(env) => env,
         Err(err) => return end(Err(err)),
     };
-    end(commands::dispatch(cli, &env, &ui).map(commands::Outcome::exit_code))
+    // What people read at length goes through their pager at a terminal.
+    let pageable = match &cli.command {
+        Some(cli::Command::Show(_)) => true,
+        Some(cli::Command::Status(args)) => !args.json,
+        Some(cli::Command::Log(args)) => !args.json,
+        _ => false,
+    };
+    let pager = pager::start(&env, pageable);
+    let code = end(commands::dispatch(cli, &env, &ui).map(commands::Outcome::exit_code));
+    drop(pager);
+    code
 }

@@ -1067,3 +1067,21 @@ fn the_review_menus_yes_no_takes_one_key() {
     assert_eq!(pty.wait_exit(), 0);
     assert!(!ws.exists(".tasks/draft/PLAN.md"));
 }
+
+/// Long output at a terminal goes through the person's pager (`$PAGER`, like git); piped
+/// output never does (every other test reads `tick show` piped).
+#[test]
+fn show_at_a_terminal_goes_through_the_pager() {
+    let ws = Workspace::new();
+    ws.approve(PLAN);
+    let now = [
+        ("TICK_NOW", crate::common::workspace::NOW),
+        ("PAGER", "sed 's/^/PAGED: /'"),
+    ];
+    let mut pty = Pty::spawn(ws.root(), "", &["show"], &now);
+    let screen = pty.wait_for("PAGED: - [ ] S1");
+    assert!(screen.contains("PAGED: task:  Greeting"), "{screen}");
+    assert_eq!(pty.wait_exit(), 0);
+    let piped = ws.ok(&["show"]);
+    assert!(!piped.stdout.contains("PAGED"), "{}", piped.stdout);
+}
