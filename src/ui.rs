@@ -100,6 +100,7 @@ impl Ui {
                 } => {
                     Self::err_line(&format!("   {name} failed; the model is told why"));
                 }
+                AgentEvent::Retry { .. } => Self::err_line(&retry_line(event)),
                 _ => {}
             }
             return;
@@ -157,6 +158,15 @@ impl Ui {
                         usage.input_tokens + usage.output_tokens
                     ));
                 }
+            }
+            AgentEvent::Retry { .. } => {
+                live.flush_text();
+                live.print(&format!(
+                    "{} {}",
+                    style("note:").cyan().bold(),
+                    retry_line(event)
+                ));
+                live.spinner().set_message("waiting to ask the model again");
             }
             AgentEvent::ToolResult { .. } => {}
         }
@@ -1099,4 +1109,20 @@ fn tokens_note(usage: Option<crate::llm::Usage>) -> String {
             usage.input_tokens, usage.output_tokens
         )
     })
+}
+
+/// One line for a retry: why the request failed, how long tick waits, which attempt is next.
+pub fn retry_line(event: &AgentEvent) -> String {
+    let AgentEvent::Retry {
+        attempt,
+        of,
+        wait_ms,
+        reason,
+    } = event
+    else {
+        return String::new();
+    };
+    #[allow(clippy::cast_precision_loss, reason = "a wait in tenths of a second")]
+    let seconds = *wait_ms as f64 / 1000.0;
+    format!("{reason}; asking again in {seconds:.1} s (attempt {attempt} of {of})")
 }

@@ -50,6 +50,14 @@ pub enum AgentEvent {
     TextProtocol { note: String },
     /// Tokens used so far in this command.
     Usage { usage: Usage },
+    /// The request to the model failed before any answer (`reason`: a 500, a dropped
+    /// connection, a rate limit) and goes out again in `wait_ms`: attempt `attempt` of `of`.
+    Retry {
+        attempt: u32,
+        of: u32,
+        wait_ms: u64,
+        reason: String,
+    },
 }
 
 /// The argument of a tool call that best says what it does, for a one-line progress view.
@@ -252,10 +260,20 @@ impl Model<'_> {
             temperature: None,
         };
         let mut response = {
-            let mut forward = |event: StreamEvent| {
-                if let StreamEvent::TextDelta(text) = event {
-                    sink(AgentEvent::Text { text });
-                }
+            let mut forward = |event: StreamEvent| match event {
+                StreamEvent::TextDelta(text) => sink(AgentEvent::Text { text }),
+                StreamEvent::Retrying {
+                    attempt,
+                    of,
+                    wait,
+                    reason,
+                } => sink(AgentEvent::Retry {
+                    attempt,
+                    of,
+                    wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                    reason,
+                }),
+                _ => {}
             };
             self.client
                 .complete(&request, &mut forward)

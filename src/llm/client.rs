@@ -226,6 +226,13 @@ impl Client {
                 .retry_after()
                 .unwrap_or(backoff)
                 .min(self.config.retry_max_delay);
+            // Said before the wait, so a person (or a `--json` reader) knows why nothing comes.
+            sink(StreamEvent::Retrying {
+                attempt: attempts + 1,
+                of: self.config.max_retries.saturating_add(1),
+                wait: delay,
+                reason: err.to_string(),
+            });
             tokio::time::sleep(delay).await;
         }
     }

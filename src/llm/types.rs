@@ -145,4 +145,12 @@ pub enum StreamEvent {
     },
     /// The call's token totals so far (not an increment); usually once, near the end.
     Usage(Usage),
+    /// The request failed before any answer (`reason`) and goes out again after `wait`:
+    /// attempt `attempt` of at most `of`. Not part of an answer.
+    Retrying {
+        attempt: u32,
+        of: u32,
+        wait: std::time::Duration,
+        reason: String,
+    },
 }

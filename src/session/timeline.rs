@@ -61,6 +61,10 @@ impl App {
             AgentEvent::Request { turn } => {
                 self.set_detail(format!("waiting for the model (turn {turn})"));
             }
+            AgentEvent::Retry { .. } => {
+                self.note(crate::ui::retry_line(&event));
+                self.set_detail("waiting to ask the model again".to_owned());
+            }
             AgentEvent::Text { text } => {
                 if let Some(Entry::Model(last)) = self.timeline.last_mut() {
                     last.push_str(&text);

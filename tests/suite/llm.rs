@@ -236,7 +236,23 @@ async fn server_errors_are_retried_a_bounded_number_of_times() {
 
     let (events, result) = complete(&client, &request(vec![Message::user("hi")])).await;
     let err = result.unwrap_err();
-    assert!(events.is_empty());
+    // No answer, but each retry is told before its wait.
+    let retries: Vec<(u32, u32)> = events
+        .iter()
+        .map(|event| match event {
+            StreamEvent::Retrying {
+                attempt,
+                of,
+                reason,
+                ..
+            } => {
+                assert!(reason.contains("Failed to parse input"), "{reason}");
+                (*attempt, *of)
+            }
+            other => panic!("not a retry: {other:?}"),
+        })
+        .collect();
+    assert_eq!(retries, [(2, 3), (3, 3)]);
     assert_eq!(server.requests().len(), 3);
     assert_eq!(
         err.to_string(),

@@ -178,3 +178,45 @@ fn run_names_problems_that_need_no_model_before_the_missing_model() {
     assert_contains(&run.stderr, "the task was cancelled");
     assert!(!run.stderr.contains("model"), "{}", run.stderr);
 }
+
+/// A server that fails before answering is asked again, and the person sees each retry and
+/// its wait, on screen and in `--json`: not minutes of "waiting for the model".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_retry_is_shown_with_its_wait() {
+    use crate::common::fake_model::{FakeModel, Reply};
+    use crate::common::project::Project;
+    use crate::common::scripts::submit_login_plan;
+    let server = FakeModel::start().await;
+    let project = Project::new();
+    server.push(Reply::status(500).header("retry-after", "0"));
+    server.push(Reply::status(503).header("retry-after", "0"));
+    server.push(submit_login_plan());
+    let output = project
+        .tick(&server, &["plan", "--json", "Refactor login"])
+        .await;
+    assert_eq!(output.status.code(), Some(0));
+    let retries: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|event| event["event"] == "retry")
+        .collect();
+    assert_eq!(retries.len(), 2, "{retries:?}");
+    assert_eq!(retries[0]["attempt"], 2);
+    assert_eq!(retries[1]["attempt"], 3);
+    assert_eq!(retries[0]["wait_ms"], 0);
+    assert!(
+        retries[0]["reason"].as_str().unwrap().contains("500"),
+        "{retries:?}"
+    );
+
+    // Piped human output says it too, one line per retry.
+    project.git(&["clean", "-fdq", ".tasks"]);
+    server.push(Reply::status(500).header("retry-after", "0"));
+    server.push(submit_login_plan());
+    let output = project
+        .tick(&server, &["plan", "--force", "Refactor login"])
+        .await;
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(err.contains("asking again in 0.0 s (attempt 2 of"), "{err}");
+}
