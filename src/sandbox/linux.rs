@@ -633,6 +633,7 @@ fn stage3(rest: &[OsString]) -> Result<ExitCode, Failure> {
         .map_err(|err| Failure::new(Feature::UserNamespaces, "unshare(CLONE_NEWUSER)", err))?;
     let inner = |id: &str| if id == "0" { ROOT_STAND_IN } else { id }.to_owned();
     map_ids(&inner(&ids[0]), "0", &inner(&ids[1]), "0")?;
+    drop_bounding_set()?;
     nix::sys::prctl::set_no_new_privs()
         .map_err(|err| Failure::new(Feature::Landlock, "PR_SET_NO_NEW_PRIVS", err))?;
     restrict_files(&policy)?;
@@ -647,6 +648,27 @@ fn stage3(rest: &[OsString]) -> Result<ExitCode, Failure> {
     } else {
         126
     }))
+}
+
+/// Empties this process's capability bounding set (it holds every capability of its new
+/// user namespace for this moment, `CAP_SETPCAP` included): whatever the command execs, a
+/// setuid file or a file with capabilities, can never gain one.
+fn drop_bounding_set() -> Result<(), Failure> {
+    use rustix::thread::{CapabilitySet, remove_capability_from_bounding_set};
+    for capability in CapabilitySet::all().iter() {
+        match remove_capability_from_bounding_set(capability) {
+            // A capability this kernel does not know is in no bounding set.
+            Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+            Err(err) => {
+                return Err(Failure::new(
+                    Feature::UserNamespaces,
+                    "PR_CAPBSET_DROP",
+                    io::Error::from(err),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether anything but this process is still alive in the namespace. Everything left is a

@@ -188,7 +188,8 @@ fn the_command_runs_without_capabilities_and_not_as_root() {
         let mut lines = run.output.lines();
         assert_ne!(lines.next(), Some("0"), "{}", run.output);
         assert_ne!(lines.next(), Some("0"), "{}", run.output);
-        for cap in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
+        // The bounding set too: nothing the command execs can ever gain a capability.
+        for cap in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
             assert_contains(&run.output, &format!("{cap}:\t0000000000000000"));
         }
         assert_contains(&run.output, "NoNewPrivs:\t1");
