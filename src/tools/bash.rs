@@ -544,6 +544,17 @@ pub(crate) fn supervise(cmd: Command, sandboxed: bool, timeout: Duration) -> io:
     watch(cmd, sandboxed, timeout, &InterruptFlag::default())
 }
 
+/// [`supervise`], also stopping the command as soon as `env`'s interrupt flag is set (a
+/// person's Ctrl-C), like `bash` does.
+pub(crate) fn supervise_in(
+    cmd: Command,
+    sandboxed: bool,
+    timeout: Duration,
+    env: &CommandEnv,
+) -> io::Result<Finished> {
+    watch(cmd, sandboxed, timeout, &env.interrupt)
+}
+
 /// [`supervise`], also stopping the command as soon as `interrupt` is set.
 fn watch(
     mut cmd: Command,

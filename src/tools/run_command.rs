@@ -246,7 +246,7 @@ pub fn run(
         cmd.envs(CARGO_ENV);
     }
     let sandboxed = env.sandbox().policy().is_some();
-    match bash::supervise(cmd, sandboxed, timeout) {
+    match bash::supervise_in(cmd, sandboxed, timeout, env) {
         Ok(finished) => finished.into_outcome(timeout, MAX_TIMEOUT_S, notes),
         Err(e) => ToolOutcome::error(format!("`{}` could not be started: {e}", approved.program)),
     }
@@ -1290,6 +1290,30 @@ mod tests {
             );
         }
         assert!(!root.join("c/Cargo.lock").exists());
+    }
+
+    #[test]
+    fn a_persons_ctrl_c_stops_the_command_at_once() {
+        let (_dir, ws) = setup();
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let env = env(&[]).with_interrupt(std::sync::Arc::clone(&flag));
+        let setup = Setup::new(AllowList::default()).without_allow_list_for_tests();
+        let pressed = std::sync::Arc::clone(&flag);
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            pressed.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        let started = std::time::Instant::now();
+        let outcome = run(&ws, &env, &setup, &json!({"argv": ["sleep", "20"]}));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "waited {:?} for a command a person stopped",
+            started.elapsed()
+        );
+        let ToolOutcome::Output { text, .. } = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert!(text.contains("interrupted (Ctrl-C)"), "{text}");
     }
 
     #[test]
