@@ -537,15 +537,9 @@ fn execute(
 
 /// Runs `cmd` (its program, arguments, directory and environment already set) the way this
 /// file describes: its own process group, stdin closed, output captured head and tail, the
-/// group stopped on timeout and after the main process exits. `sandboxed`: `cmd` is a
-/// [`crate::sandbox::Policy::command`], whose helper reports on its stdin. `run_command`
-/// uses it too.
-pub(crate) fn supervise(cmd: Command, sandboxed: bool, timeout: Duration) -> io::Result<Finished> {
-    watch(cmd, sandboxed, timeout, &InterruptFlag::default())
-}
-
-/// [`supervise`], also stopping the command as soon as `env`'s interrupt flag is set (a
-/// person's Ctrl-C), like `bash` does.
+/// group stopped on timeout, on `env`'s interrupt flag (a person's Ctrl-C) and after the main
+/// process exits. `sandboxed`: `cmd` is a [`crate::sandbox::Policy::command`], whose helper
+/// reports on its stdin. `run_command` uses it too.
 pub(crate) fn supervise_in(
     cmd: Command,
     sandboxed: bool,
@@ -555,7 +549,7 @@ pub(crate) fn supervise_in(
     watch(cmd, sandboxed, timeout, &env.interrupt)
 }
 
-/// [`supervise`], also stopping the command as soon as `interrupt` is set.
+/// Runs `cmd`, stopping it at `timeout` or as soon as `interrupt` is set.
 fn watch(
     mut cmd: Command,
     sandboxed: bool,
