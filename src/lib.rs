@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod cli;
 pub mod commands;
+pub mod compact;
 pub mod config;
 pub mod error;
 pub mod fsx;

@@ -306,6 +306,7 @@ fn tool_call(config: &Config) -> Check {
         }],
         max_tokens: Some(200),
         temperature: Some(0.0),
+        structured: None,
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

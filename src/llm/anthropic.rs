@@ -82,12 +82,26 @@ pub(crate) fn request_body(req: &Request) -> Value {
         body.insert("system".into(), system.clone().into());
     }
     body.insert("messages".into(), Value::Array(messages));
-    if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
+    let mut tools: Vec<Value> = req
+        .tools
+        .iter()
+        .map(
+            |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
+        )
+        .collect();
+    // Anthropic has one way to constrain an answer: a tool the model is made to call.
+    if let Some(structured) = &req.structured {
+        tools.push(json!({
+            "name": structured.name,
+            "description": "Give the answer as this tool's input.",
+            "input_schema": structured.schema,
+        }));
+        body.insert(
+            "tool_choice".into(),
+            json!({"type": "tool", "name": structured.name}),
+        );
+    }
+    if !tools.is_empty() {
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(t) = req.temperature {
@@ -185,6 +199,7 @@ impl Decoder {
             self.usage.input_tokens = input
                 + field("cache_creation_input_tokens").unwrap_or(0)
                 + field("cache_read_input_tokens").unwrap_or(0);
+            self.usage.cached_tokens = field("cache_read_input_tokens").unwrap_or(0);
         }
         if let Some(output) = field("output_tokens") {
             self.usage.output_tokens = output;
@@ -349,7 +364,8 @@ mod tests {
             r.usage,
             Usage {
                 input_tokens: 30,
-                output_tokens: 42
+                output_tokens: 42,
+                cached_tokens: 5,
             }
         );
         assert!(events.contains(&StreamEvent::ToolCallStarted {
@@ -431,6 +447,7 @@ mod tests {
             }],
             max_tokens: None,
             temperature: Some(0.5),
+            structured: None,
         };
         assert_eq!(
             request_body(&req),
