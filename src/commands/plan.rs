@@ -9,6 +9,7 @@ use super::{Ctx, Outcome};
 use crate::agent::planner::{Asker, NoAsker, PlanEnd, PlanError, Planner};
 use crate::agent::{AgentEvent, Model};
 use crate::cli::PlanArgs;
+use crate::compact;
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsx;
@@ -253,20 +254,28 @@ fn plan_with_model(
             .with_run_command(setup.clone());
     }
     let system = store.prompt("plan.md", PLAN_PROMPT)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
+    let path_var = ctx.env.var("PATH").map(Into::into);
+    let compact = runtime.block_on(compact::setup::Setup::resolve(
+        &client,
+        config,
+        store,
+        path_var,
+        old_draft.is_none(),
+    ))?;
     let planner = Planner {
         model: Model {
             client: &client,
             model: config.planner_model()?,
             system,
             registry: &registry,
-            limits: config.limits,
+            limits: compact.agent_limits(config.limits),
             tool_calls: config.tool_calls,
         },
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
     let ui = ctx.ui;
     let json = args.json;
     let live = ctx.env.stderr_is_terminal;
@@ -278,7 +287,29 @@ fn plan_with_model(
     } else {
         &mut NoAsker
     };
-    let end = runtime.block_on(planner.run(&mut messages, asker, &mut sink, &mut usage));
+    // Small models: the compact pipeline (src/compact/) plans instead of the agent loop.
+    let end = match compact.choice {
+        compact::Choice::Compact => None,
+        compact::Choice::Agent { .. } => {
+            match runtime.block_on(planner.run(&mut messages, asker, &mut sink, &mut usage)) {
+                Err(PlanError::NoSubmission { .. }) if compact.falls_back() => None,
+                end => Some(end),
+            }
+        }
+    };
+    let end = if let Some(end) = end {
+        end
+    } else {
+        let mut forward = |e| compact::agent_event(&e).into_iter().for_each(&mut sink);
+        let draft = runtime.block_on(compact.plan(&client, store.root(), &goal, &mut forward));
+        ui.end_live_text();
+        let draft = draft.map_err(|err| match err {
+            compact::CompactError::Llm(err) => planning_error(PlanError::Llm(err), config),
+            unusable @ compact::CompactError::Unusable { .. } => unusable.into_error(),
+        })?;
+        (messages, usage) = (draft.messages, usage.plus(&draft.usage));
+        Ok(PlanEnd::Submitted(draft.submission))
+    };
     ui.end_live_text();
     let end = end.map_err(|err| planning_error(err, config))?;
 

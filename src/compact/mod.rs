@@ -23,6 +23,7 @@ pub mod cache;
 pub mod context;
 pub mod guards;
 pub mod outline;
+pub mod setup;
 pub mod test_command;
 pub mod validate;
 
@@ -419,6 +420,14 @@ impl Conversation<'_> {
         max_tokens: u32,
         sink: &mut (dyn FnMut(CompactEvent) + Send),
     ) -> Result<Result<Value, String>, CompactError> {
+        // The answer is checked against the schema without its lists of allowed paths: those
+        // guide the server's decoding, and a path outside them is the repository check's to
+        // report, in words the model can act on.
+        let checked = Structured {
+            name: stage.schema_name().to_owned(),
+            schema: without_enums(&schema),
+            method: self.options.method,
+        };
         self.requests += 1;
         sink(CompactEvent::Request {
             stage,
@@ -450,7 +459,7 @@ impl Conversation<'_> {
         };
         self.usage.add(&response.usage);
         sink(CompactEvent::Usage { usage: self.usage });
-        let value = structured.value(&response);
+        let value = checked.value(&response);
         self.messages.push(Message::Assistant {
             text: response.text.clone(),
             tool_calls: response.tool_calls.clone(),
@@ -557,6 +566,25 @@ fn localize_schema(context: &Context, max: usize) -> Value {
             },
         },
     })
+}
+
+/// `schema` without any `enum` of strings.
+fn without_enums(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, value)| {
+                    !(*key == "enum"
+                        && value
+                            .as_array()
+                            .is_some_and(|a| a.iter().all(Value::is_string)))
+                })
+                .map(|(key, value)| (key.clone(), without_enums(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_enums).collect()),
+        other => other.clone(),
+    }
 }
 
 /// Whether `program` is an executable file in one of `path_var`'s directories.

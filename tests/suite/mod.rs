@@ -5,6 +5,7 @@ mod cli_conventions;
 mod cli_doctor;
 mod cli_first_run;
 mod cli_review;
+mod compact;
 mod concurrency;
 mod errors;
 mod example_copy;
