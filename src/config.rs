@@ -1046,6 +1046,40 @@ mod tests {
     }
 
     #[test]
+    fn the_planner_defaults_by_provider_and_is_read_from_file_and_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(&project, "provider: llamacpp\nmodel: m\n").unwrap();
+        let resolved = |vars: &[(&str, &str)]| {
+            resolve(
+                &project,
+                "config.yaml",
+                &env(vars, dir.path()),
+                &Flags::default(),
+            )
+        };
+        assert_eq!(resolved(&[]).unwrap().planner, Planner::Auto);
+        assert_eq!(
+            resolved(&[("TICK_PROVIDER", "openai")]).unwrap().planner,
+            Planner::Agent
+        );
+        assert_eq!(
+            resolved(&[("TICK_PLANNER", "compact")]).unwrap().planner,
+            Planner::Compact
+        );
+        let err = resolved(&[("TICK_PLANNER", "small")]).unwrap_err();
+        assert!(
+            err.message.contains("TICK_PLANNER=small"),
+            "{}",
+            err.message
+        );
+        std::fs::write(&project, "provider: openai\nplanner: compact\n").unwrap();
+        assert_eq!(resolved(&[]).unwrap().planner, Planner::Compact);
+        std::fs::write(&project, "planner: tiny\n").unwrap();
+        assert!(resolved(&[]).is_err());
+    }
+
+    #[test]
     fn answer_limits_and_the_tool_call_mode_are_read() {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("config.yaml");

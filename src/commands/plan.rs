@@ -307,6 +307,9 @@ fn plan_with_model(
             compact::CompactError::Llm(err) => planning_error(PlanError::Llm(err), config),
             unusable @ compact::CompactError::Unusable { .. } => unusable.into_error(),
         })?;
+        for warning in &draft.warnings {
+            ui.warn(&format!("tick's check of the draft, kept in it: {warning}"));
+        }
         (messages, usage) = (draft.messages, usage.plus(&draft.usage));
         Ok(PlanEnd::Submitted(draft.submission))
     };

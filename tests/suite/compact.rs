@@ -179,6 +179,10 @@ async fn a_still_wrong_draft_keeps_its_warnings() {
     .await;
     assert_success(&output);
     assert_eq!(model_requests(&server).len(), 2, "no second repair");
+    assert_contains(
+        &stderr(&output),
+        "warning: tick's check of the draft, kept in it: S1 names `src/auth/session.rs`",
+    );
     let plan_md = project.read(".tasks/draft/PLAN.md");
     assert_contains(
         &plan_md,
