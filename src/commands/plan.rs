@@ -183,6 +183,10 @@ fn plan_with_model(
     store.ensure()?;
     let _lock = store.lock("tick plan")?;
     let draft = store.load_draft()?;
+    let feedback = match &request {
+        Continue::Revise(feedback) => Some(feedback.clone()),
+        Continue::New(_) | Continue::Answer(_) => None,
+    };
     let (goal, mut messages, old_draft) = match request {
         Continue::New(goal) => {
             check_no_draft(store, args.force)?;
@@ -264,7 +268,7 @@ fn plan_with_model(
         config,
         store,
         path_var,
-        old_draft.is_none(),
+        old_draft.is_none() || feedback.is_some(),
     ))?;
     let planner = Planner {
         model: Model {
@@ -301,6 +305,7 @@ fn plan_with_model(
         end
     } else {
         let mut forward = |e| compact::agent_event(&e).into_iter().for_each(&mut sink);
+        let goal = compact::with_feedback(&goal, feedback.as_deref());
         let draft = runtime.block_on(compact.plan(&client, store.root(), &goal, &mut forward));
         ui.end_live_text();
         let draft = draft.map_err(|err| match err {

@@ -205,6 +205,18 @@ pub enum CompactError {
     Unusable { stage: &'static str, why: String },
 }
 
+/// The goal of a compact re-plan: the goal and what the person asked of the earlier draft
+/// (the pipeline plans afresh; a small model does better without the old draft to copy).
+pub fn with_feedback(goal: &str, feedback: Option<&str>) -> String {
+    match feedback {
+        Some(feedback) => format!(
+            "{goal}\n\nA person reviewed an earlier plan for this goal and asks: {}",
+            feedback.trim()
+        ),
+        None => goal.to_owned(),
+    }
+}
+
 /// Plans `goal` for the repository at `root` with `client`: context, an optional localize
 /// call, the plan call, validation, at most one repair call.
 pub async fn plan(

@@ -28,8 +28,8 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// Resolves the planner for a plan of a new goal (`fresh`); revising or answering goes on
-    /// with the agent, which holds that conversation.
+    /// Resolves the planner for a new goal or a revision (`fresh`); answering the agent's
+    /// questions goes on with the agent, which holds that conversation.
     pub async fn resolve(
         client: &Client,
         config: &Config,

@@ -403,3 +403,43 @@ async fn doctor_reports_when_no_method_holds() {
     // Informational: the exit code is the other checks'.
     assert_eq!(output.status.code(), Some(0), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revision_plans_again_with_the_persons_feedback() {
+    let project = Project::new();
+    let (output, server) = compact_plan(
+        &project,
+        vec![
+            props(16_384),
+            json_answer(&plan(&["src/login.rs"], "grep -n login src/login.rs")),
+            props(16_384),
+            json_answer(&plan(
+                &["src/login.rs", "src/main.rs"],
+                "grep -n login src/main.rs",
+            )),
+        ],
+        &["plan", "Reject empty passwords in login"],
+    )
+    .await;
+    assert_success(&output);
+    let output = project
+        .tick_with(
+            &server,
+            &["plan", "--revise", "Also check the caller in main"],
+            |cmd| {
+                cmd.env("TICK_PLANNER", "compact");
+            },
+        )
+        .await;
+    assert_success(&output);
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 2);
+    assert_contains(
+        &requests[1].last_user_text(),
+        "Goal: Reject empty passwords in login\n\nA person reviewed an earlier plan for this goal and asks: Also check the caller in main",
+    );
+    assert_contains(
+        &project.read(".tasks/draft/PLAN.md"),
+        "files: src/login.rs, src/main.rs",
+    );
+}
