@@ -136,6 +136,8 @@ pub struct Context {
     /// Files whose path or text matches an identifier of the goal, best first.
     pub matched: Vec<String>,
     pub tokens: usize,
+    /// About how many tokens the text files not shown whole hold.
+    pub left_out: usize,
 }
 
 impl Context {
@@ -414,6 +416,13 @@ pub fn build(repo: &Repo, goal: &str, budget: usize) -> Context {
             .iter()
             .zip(&shown)
             .all(|(f, (_, s))| f.text.is_none() || *s == Shown::Whole);
+    let left_out = repo
+        .files
+        .iter()
+        .zip(&shown)
+        .filter(|(_, (_, s))| *s != Shown::Whole)
+        .filter_map(|(f, _)| f.text.as_deref().map(estimate_tokens))
+        .sum();
     Context {
         text,
         files: shown,
@@ -421,6 +430,7 @@ pub fn build(repo: &Repo, goal: &str, budget: usize) -> Context {
         test,
         matched,
         tokens: used,
+        left_out,
     }
 }
 
@@ -555,6 +565,7 @@ mod tests {
         let context = build(&repo(), "make stats.mean return None", 300);
         assert!(!context.complete);
         assert!(context.tokens <= 300, "{}", context.tokens);
+        assert!(context.left_out > 600, "{}", context.left_out);
         let stats = context
             .files
             .iter()

@@ -4,10 +4,10 @@
 //! - [`context`]: the context tick builds itself (file list, small files whole, outlines of
 //!   large ones, files matching the goal first, the repository's test command), within a
 //!   token budget sized to the server's context;
-//! - [`plan`]: a localize call (`{files_to_read}`) when the repository does not fit, one plan
-//!   call with a schema a 1.5B model can fill, validation against the repository
-//!   ([`validate`]), and one repair call listing the problems; what is still wrong is kept as
-//!   warnings in the draft, never dropped;
+//! - [`plan`]: a localize call (`{files_to_read}`) when much of the repository does not fit
+//!   (a quarter of the budget or more left out), one plan call with a schema a 1.5B model can
+//!   fill, validation against the repository ([`validate`]), and one repair call listing the
+//!   problems; what is still wrong is kept as warnings in the draft, never dropped;
 //! - [`guards`]: the checks a compact step's edits pass (only the step's files, flexible
 //!   search/replace, no definition removed that the step does not name), on the same
 //!   [`outline`]s as the context;
@@ -76,18 +76,19 @@ pub fn choose(setting: Planner, loopback: bool, context_tokens: Option<u32>) -> 
 }
 
 /// Tokens the repository may take in the prompt, from the server's context size: half of it
-/// less the answer, at most 3,000 on this machine (a small local model reads a prompt at
-/// 10-50 tokens a second) and 24,000 elsewhere; 8k (local) or 32k (remote) when the server
-/// does not say.
+/// less the answer, at most 1,200 on this machine and 24,000 elsewhere; 8k (local) or 32k
+/// (remote) when the server does not say. The local cap is about time, not room: a 1.5B model
+/// on one core of a busy 2-core machine reads a prompt at about 17 tokens a second and writes
+/// 4, so 1,200 tokens of repository and a plan of 250 tokens already take about 100 s.
 pub fn budget(context_tokens: Option<u32>, loopback: bool) -> usize {
     let total = context_tokens.unwrap_or(if loopback { 8192 } else { 32_768 }) as usize;
-    let cap = if loopback { 3000 } else { 24_000 };
+    let cap = if loopback { 1200 } else { 24_000 };
     (total / 2)
         .saturating_sub(PLAN_TOKENS as usize)
         .clamp(500, cap)
 }
 
-/// Output tokens of the plan call: enough for six steps; the schema's lengths bound it too.
+/// Output tokens of the plan call: enough for five steps; the schema's lengths bound it too.
 pub const PLAN_TOKENS: u32 = 1200;
 const LOCALIZE_TOKENS: u32 = 300;
 
@@ -244,7 +245,8 @@ pub async fn plan(
         requests: 0,
     };
     let plan_ask = plan_instruction(&context);
-    if context.complete {
+    // A few small files left out (a README, a config) are not worth a call of their own.
+    if context.complete || context.left_out < options.budget / 4 {
         talk.messages.push(Message::user(format!(
             "{}\nGoal: {goal}\n\n{plan_ask}",
             context.text
@@ -273,9 +275,17 @@ pub async fn plan(
                 .collect(),
             Err(_) => Vec::new(),
         };
+        // Only text files the first message did not show whole are worth reading.
+        let unread = |path: &String| {
+            repo.file(path).is_some_and(|f| f.text.is_some())
+                && context
+                    .files
+                    .iter()
+                    .any(|(p, shown)| p == path && *shown != Shown::Whole)
+        };
         let mut files: Vec<String> = chosen
             .into_iter()
-            .filter(|p: &String| repo.file(p).is_some_and(|f| f.text.is_some()))
+            .filter(|p| unread(p))
             .take(options.max_read_files)
             .collect();
         // The model chose nothing usable: the files the goal names are the best guess.
@@ -283,11 +293,18 @@ pub async fn plan(
             files = context
                 .matched
                 .iter()
+                .filter(|p| unread(p))
                 .take(options.max_read_files)
                 .cloned()
                 .collect();
         }
-        let (text, read) = context::read_files(&repo, &files, options.budget);
+        // What the first message left of the budget, and at least a third of it: the prompt
+        // stays near the budget, which on this machine is about time.
+        let room = options
+            .budget
+            .saturating_sub(context.tokens)
+            .max(options.budget / 3);
+        let (text, read) = context::read_files(&repo, &files, room);
         sink(CompactEvent::Read { files: read });
         talk.messages
             .push(Message::user(format!("{text}{plan_ask}")));
@@ -495,8 +512,8 @@ fn plan_instruction(context: &Context) -> String {
         |t| format!("The repository's test command is `{}`.", t.command),
     );
     format!(
-        "Write the plan for the goal as JSON: a short title, a summary of two sentences, and \
-         2 to 5 small ordered steps. Each step has a title saying what it changes, `files`: \
+        "Write the plan for the goal as JSON: a short title, a summary of one or two sentences, \
+         and 2 to 4 small ordered steps. Each step has a title saying what it changes, `files`: \
          the existing files it changes, `new_files`: files it creates (in existing \
          directories), and `verify`: one shell command that shows the step worked. {test}"
     )
@@ -532,11 +549,11 @@ pub fn plan_schema(repo: &Repo) -> Value {
         "required": ["title", "summary", "steps"],
         "properties": {
             "title": {"type": "string", "maxLength": 80},
-            "summary": {"type": "string", "maxLength": 400},
+            "summary": {"type": "string", "maxLength": 240},
             "steps": {
                 "type": "array",
                 "minItems": 1,
-                "maxItems": 6,
+                "maxItems": 5,
                 "items": {
                     "type": "object",
                     "additionalProperties": false,
@@ -634,10 +651,10 @@ mod tests {
 
     #[test]
     fn the_budget_follows_the_context_within_caps() {
-        assert_eq!(budget(Some(16_384), true), 3000);
+        assert_eq!(budget(Some(16_384), true), 1200);
         assert_eq!(budget(Some(4096), true), 848);
         assert_eq!(budget(Some(2048), true), 500);
-        assert_eq!(budget(None, true), 2896);
+        assert_eq!(budget(None, true), 1200);
         assert_eq!(budget(Some(200_000), false), 24_000);
         assert_eq!(budget(None, false), 15_184);
     }
