@@ -435,8 +435,14 @@ pub fn build(repo: &Repo, goal: &str, budget: usize) -> Context {
 }
 
 /// The text of `paths` for the model, each whole when it fits in `budget` tokens, else its
-/// outline; paths that are not text files of the repository are skipped.
-pub fn read_files(repo: &Repo, paths: &[String], budget: usize) -> (String, Vec<String>) {
+/// outline unless `context` showed that already; paths that are not text files of the
+/// repository are skipped.
+pub fn read_files(
+    repo: &Repo,
+    context: &Context,
+    paths: &[String],
+    budget: usize,
+) -> (String, Vec<String>) {
     let mut text = String::new();
     let mut read = Vec::new();
     for path in paths {
@@ -444,13 +450,18 @@ pub fn read_files(repo: &Repo, paths: &[String], budget: usize) -> (String, Vec<
             continue;
         };
         let whole = format!("=== {path} ===\n{}\n\n", body.trim_end());
+        let outlined = context
+            .files
+            .iter()
+            .any(|(p, shown)| p == path && *shown == Shown::Outline);
         let piece = if estimate_tokens(&text) + estimate_tokens(&whole) <= budget {
             whole
         } else {
-            format!(
-                "=== {path} (outline: its definitions by line) ===\n{}\n",
-                outline::render(&outline::outline(path, body))
-            )
+            let sketch = outline::render(&outline::outline(path, body));
+            if outlined || sketch.is_empty() {
+                continue;
+            }
+            format!("=== {path} (outline: its definitions by line) ===\n{sketch}\n")
         };
         if estimate_tokens(&text) + estimate_tokens(&piece) > budget {
             continue;
@@ -588,18 +599,20 @@ mod tests {
     #[test]
     fn read_files_falls_back_to_outlines_and_skips_unknown_paths() {
         let repo = repo();
-        let (text, read) = read_files(
-            &repo,
-            &[
-                "csvstat/stats.py".into(),
-                "nope.py".into(),
-                "csvstat/cli.py".into(),
-            ],
-            200,
-        );
+        let listed = build(&repo, "x", 60);
+        let paths = [
+            "csvstat/stats.py".into(),
+            "nope.py".into(),
+            "csvstat/cli.py".into(),
+        ];
+        let (text, read) = read_files(&repo, &listed, &paths, 200);
         assert_eq!(read, vec!["csvstat/stats.py", "csvstat/cli.py"]);
         assert!(text.contains("(outline: its definitions by line)"));
         assert!(text.contains("=== csvstat/cli.py ===\nimport argparse"));
+        // An outline the context showed already is not sent again.
+        let outlined = build(&repo, "make stats.mean return None", 300);
+        let (_, read) = read_files(&repo, &outlined, &paths, 200);
+        assert_eq!(read, vec!["csvstat/cli.py"]);
     }
 
     #[test]

@@ -76,19 +76,19 @@ pub fn choose(setting: Planner, loopback: bool, context_tokens: Option<u32>) -> 
 }
 
 /// Tokens the repository may take in the prompt, from the server's context size: half of it
-/// less the answer, at most 1,200 on this machine and 24,000 elsewhere; 8k (local) or 32k
+/// less the answer, at most 1,600 on this machine and 24,000 elsewhere; 8k (local) or 32k
 /// (remote) when the server does not say. The local cap is about time, not room: a 1.5B model
 /// on one core of a busy 2-core machine reads a prompt at about 17 tokens a second and writes
-/// 4, so 1,200 tokens of repository and a plan of 250 tokens already take about 100 s.
+/// 4, so 1,300 tokens of prompt and a plan of 200 tokens already take about 110 s.
 pub fn budget(context_tokens: Option<u32>, loopback: bool) -> usize {
     let total = context_tokens.unwrap_or(if loopback { 8192 } else { 32_768 }) as usize;
-    let cap = if loopback { 1200 } else { 24_000 };
+    let cap = if loopback { 1600 } else { 24_000 };
     (total / 2)
         .saturating_sub(PLAN_TOKENS as usize)
         .clamp(500, cap)
 }
 
-/// Output tokens of the plan call: enough for five steps; the schema's lengths bound it too.
+/// Output tokens of the plan call: enough for four steps; the schema's lengths bound it too.
 pub const PLAN_TOKENS: u32 = 1200;
 const LOCALIZE_TOKENS: u32 = 300;
 
@@ -304,7 +304,7 @@ pub async fn plan(
             .budget
             .saturating_sub(context.tokens)
             .max(options.budget / 3);
-        let (text, read) = context::read_files(&repo, &files, room);
+        let (text, read) = context::read_files(&repo, &context, &files, room);
         sink(CompactEvent::Read { files: read });
         talk.messages
             .push(Message::user(format!("{text}{plan_ask}")));
@@ -512,8 +512,8 @@ fn plan_instruction(context: &Context) -> String {
         |t| format!("The repository's test command is `{}`.", t.command),
     );
     format!(
-        "Write the plan for the goal as JSON: a short title, a summary of one or two sentences, \
-         and 2 to 4 small ordered steps. Each step has a title saying what it changes, `files`: \
+        "Write the plan for the goal as JSON: a short title, a one-sentence summary, and 2 or 3 \
+         small ordered steps. Each step has a title saying what it changes, `files`: \
          the existing files it changes, `new_files`: files it creates (in existing \
          directories), and `verify`: one shell command that shows the step worked. {test}"
     )
@@ -548,25 +548,25 @@ pub fn plan_schema(repo: &Repo) -> Value {
         "additionalProperties": false,
         "required": ["title", "summary", "steps"],
         "properties": {
-            "title": {"type": "string", "maxLength": 80},
-            "summary": {"type": "string", "maxLength": 240},
+            "title": {"type": "string", "maxLength": 60},
+            "summary": {"type": "string", "maxLength": 200},
             "steps": {
                 "type": "array",
                 "minItems": 1,
-                "maxItems": 5,
+                "maxItems": 4,
                 "items": {
                     "type": "object",
                     "additionalProperties": false,
                     "required": ["title", "files", "new_files", "verify"],
                     "properties": {
-                        "title": {"type": "string", "maxLength": 100},
+                        "title": {"type": "string", "maxLength": 80},
                         "files": {"type": "array", "maxItems": 4, "items": file},
                         "new_files": {
                             "type": "array",
                             "maxItems": 3,
                             "items": {"type": "string", "maxLength": 120},
                         },
-                        "verify": {"type": "string", "maxLength": 160},
+                        "verify": {"type": "string", "maxLength": 120},
                     },
                 },
             },
@@ -651,10 +651,10 @@ mod tests {
 
     #[test]
     fn the_budget_follows_the_context_within_caps() {
-        assert_eq!(budget(Some(16_384), true), 1200);
+        assert_eq!(budget(Some(16_384), true), 1600);
         assert_eq!(budget(Some(4096), true), 848);
         assert_eq!(budget(Some(2048), true), 500);
-        assert_eq!(budget(None, true), 1200);
+        assert_eq!(budget(None, true), 1600);
         assert_eq!(budget(Some(200_000), false), 24_000);
         assert_eq!(budget(None, false), 15_184);
     }
