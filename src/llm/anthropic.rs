@@ -375,6 +375,22 @@ mod tests {
     }
 
     #[test]
+    fn structured_output_is_a_forced_tool() {
+        let body = request_body(&Request {
+            model: "claude".into(),
+            structured: Some(crate::llm::Structured {
+                name: "plan".into(),
+                schema: json!({"type": "object"}),
+                method: crate::llm::StructuredMethod::ForcedTool,
+            }),
+            ..Request::default()
+        });
+        assert_eq!(body["tools"][0]["name"], "plan");
+        assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
+        assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "plan"}));
+    }
+
+    #[test]
     fn max_tokens_cuts_the_open_tool_use() {
         let fixture = TEXT_AND_TOOL_USE.replace("档/🦀.md\\\"}", "档/").replace(
             "\"tool_use\",\"stop_sequence\"",

@@ -229,7 +229,10 @@ impl Decoder {
             out.push(StreamEvent::Usage(self.usage));
         }
         // llama.cpp's own account of its prompt cache, beside (or instead of) the usage.
-        if let Some(cached) = chunk["timings"]["cache_n"].as_u64() {
+        if let Some(cached) = chunk["timings"]["cache_n"]
+            .as_u64()
+            .or_else(|| chunk["tokens_cached"].as_u64())
+        {
             self.usage.cached_tokens = cached;
         }
         Ok(())
@@ -459,6 +462,59 @@ mod tests {
         };
         assert_eq!(r.usage, usage);
         assert_eq!(events.last(), Some(&StreamEvent::Usage(usage)));
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_read_from_usage_or_llama_cpp_timings() {
+        let openai = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":900,\"completion_tokens\":9,\"prompt_tokens_details\":{\"cached_tokens\":640}}}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (_, result) = decode_every_split(openai);
+        assert_eq!(result.unwrap().usage.cached_tokens, 640);
+        // An older llama.cpp: no details in the usage, its timings beside it.
+        let llama = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":900,\"completion_tokens\":9},\"timings\":{\"cache_n\":512,\"prompt_n\":388}}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (_, result) = decode_every_split(llama);
+        let usage = result.unwrap().usage;
+        assert_eq!((usage.input_tokens, usage.cached_tokens), (900, 512));
+        let (_, result) = decode_every_split(PLAIN_TEXT);
+        assert_eq!(result.unwrap().usage.cached_tokens, 0);
+    }
+
+    #[test]
+    fn structured_output_goes_where_each_method_puts_it() {
+        let schema = json!({"type": "object"});
+        let body = |method| {
+            request_body(&Request {
+                model: "m".into(),
+                structured: Some(Structured {
+                    name: "plan".into(),
+                    schema: schema.clone(),
+                    method,
+                }),
+                ..Request::default()
+            })
+        };
+        let format = body(StructuredMethod::ResponseFormat);
+        assert_eq!(
+            format["response_format"],
+            json!({"type": "json_schema", "json_schema": {"name": "plan", "schema": schema, "strict": true}})
+        );
+        assert!(format.get("tools").is_none() && format.get("tool_choice").is_none());
+        let ollama = body(StructuredMethod::OllamaFormat);
+        assert_eq!(ollama["format"], schema);
+        let forced = body(StructuredMethod::ForcedTool);
+        assert_eq!(forced["tools"][0]["function"]["name"], "plan");
+        assert_eq!(forced["tools"][0]["function"]["parameters"], schema);
+        assert_eq!(
+            forced["tool_choice"],
+            json!({"type": "function", "function": {"name": "plan"}})
+        );
+        assert!(forced.get("response_format").is_none());
     }
 
     const PARALLEL_FRAGMENTED: &str = concat!(
