@@ -12,7 +12,7 @@ use super::{
 };
 use crate::config::{Config, Limits, Planner, Provider, is_loopback};
 use crate::error::{Error, ErrorKind, Result};
-use crate::llm::{Client, context_tokens};
+use crate::llm::{Client, ProviderKind, context_tokens};
 use crate::tasks::Store;
 
 /// The files the localize call may ask for.
@@ -40,7 +40,9 @@ impl Setup {
         let loopback = is_loopback(&config.base_url);
         let ollama = config.provider == Provider::Ollama;
         let model = config.planner_model()?;
-        let context_tokens = if fresh && config.planner != Planner::Agent && (loopback || ollama) {
+        // Only llama.cpp (`/props`) and Ollama (`/api/show`) say; both speak OpenAI's format.
+        let asks = config.provider.kind() == ProviderKind::OpenAi && (loopback || ollama);
+        let context_tokens = if fresh && config.planner != Planner::Agent && asks {
             context_tokens(client, &model, ollama).await
         } else {
             None

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
 use crate::common::project::{Project, assert_success, stderr, stdout};
-use crate::common::scripts::{openai_call, openai_text};
+use crate::common::scripts::{anthropic_call, openai_call, openai_text};
 use crate::common::text::assert_contains;
 
 /// llama.cpp's `GET /props`, stating a context of `n_ctx` tokens.
@@ -445,4 +445,59 @@ async fn a_revision_plans_again_with_the_persons_feedback() {
         &project.read(".tasks/draft/PLAN.md"),
         "files: src/login.rs, src/main.rs",
     );
+}
+
+/// Anthropic constrains an answer only through a forced tool: the plan arrives as a tool call,
+/// and the repair turn answers that call before it says what was wrong, as the API requires.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_gets_a_forced_tool_and_a_valid_repair_turn() {
+    let project = Project::new();
+    let server = FakeModel::start().await;
+    server.push(anthropic_call(
+        "toolu_1",
+        "plan",
+        &plan(&["src/auth/session.rs"], "grep -n login src/login.rs"),
+    ));
+    server.push(anthropic_call(
+        "toolu_2",
+        "plan",
+        &plan(&["src/login.rs"], "grep -n login src/login.rs"),
+    ));
+    let url = server.url();
+    let output = project
+        .tick_with(
+            &server,
+            &["plan", "Reject empty passwords in login"],
+            |cmd| {
+                cmd.env("TICK_PROVIDER", "anthropic")
+                    .env("TICK_BASE_URL", &url)
+                    .env("ANTHROPIC_API_KEY", "test-key")
+                    .env("TICK_PLANNER", "compact");
+            },
+        )
+        .await;
+    assert_success(&output);
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "no context question to a server that is not llama.cpp"
+    );
+    for request in &requests {
+        assert_eq!(
+            request.body["tool_choice"],
+            json!({"type": "tool", "name": "plan"})
+        );
+        assert_eq!(request.body["tools"][0]["name"], "plan");
+    }
+    let messages = requests[1].messages();
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    assert_eq!(messages[1]["content"][1]["type"], "tool_use");
+    assert_eq!(messages[2]["content"][0]["type"], "tool_result");
+    assert_eq!(messages[2]["content"][0]["tool_use_id"], "toolu_1");
+    assert_contains(
+        messages[2]["content"][1]["text"].as_str().unwrap(),
+        "S1 names `src/auth/session.rs`, which does not exist",
+    );
+    assert_contains(&project.read(".tasks/draft/PLAN.md"), "files: src/login.rs");
 }
