@@ -17,6 +17,9 @@ use super::test_command::{self, TestCommand};
 
 /// Files larger than this are never read whole into a context (their outline may be).
 pub const MAX_READ_BYTES: u64 = 64 * 1024;
+/// The most bytes [`scan`] reads in all: a huge repository is listed whole, but only this much
+/// of it is read to match the goal and outline (in walk order, so top-level files first).
+pub const MAX_SCAN_BYTES: u64 = 32 * 1024 * 1024;
 
 /// One file of the repository.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +77,7 @@ impl Repo {
 /// Reads the repository at `root` as the planner's tools would see it.
 pub fn scan(root: &Path) -> Repo {
     let mut files = Vec::new();
+    let mut scanned = 0;
     let walker = crate::tools::walk::workspace_walker(root);
     let filter_root = root.to_path_buf();
     let mut builder = walker;
@@ -96,7 +100,8 @@ pub fn scan(root: &Path) -> Repo {
             .collect::<Vec<_>>()
             .join("/");
         let bytes = entry.metadata().map_or(0, |m| m.len());
-        let text = if bytes <= MAX_READ_BYTES {
+        let text = if bytes <= MAX_READ_BYTES && scanned + bytes <= MAX_SCAN_BYTES {
+            scanned += bytes;
             crate::fsx::read_capped(entry.path(), MAX_READ_BYTES)
                 .ok()
                 .flatten()
