@@ -3,8 +3,10 @@
 # each planned by `tick plan` against a model on this machine, by default the llama-server
 # that scripts/local-model.sh starts. Per goal it prints whether a valid draft came out
 # (exit 0, `tick show` reads it, at least one step; a draft that is the reminders' example
-# call submitted as it is gets flagged), how many requests the model got (the `request`
-# events of `--json`), and the wall time; then the total `N of 5`.
+# call submitted as it is gets flagged), whether it is grounded (every file a step names
+# exists, or is new in a directory that exists; every verify command's programs are on PATH),
+# how many requests the model got (the `request` events of `--json`), the wall time, and the
+# prompt, cached and generated tokens (the `draft` event's usage); then the totals.
 #
 # Usage: scripts/local-model.sh start && benches/local-model.sh
 #   TICK_BIN=path/to/tick   use this binary instead of building one (debug build by default)
@@ -13,6 +15,8 @@
 #   BENCH_OUT=dir           keep each goal's stdout, stderr and workspace there (default: a
 #                           new dir under /tmp, printed at the end)
 #   TICK_BASE_URL, TICK_MODEL, TICK_PROVIDER  another server (default: local-model.sh env)
+#   PLANNER=agent|compact|auto  the planner (default: tick's default for the provider, which
+#                           is `auto` for llamacpp: compact on a context under 32k tokens)
 # Inference runs at the server's niceness; tick itself runs under `nice -n 19`.
 set -euo pipefail
 
@@ -29,6 +33,7 @@ GOAL_TEXT=(
 )
 
 PROVIDER=${TICK_PROVIDER:-llamacpp}
+PLANNER=${PLANNER:-}
 if [[ -z "${TICK_BASE_URL:-}" || -z "${TICK_MODEL:-}" ]]; then
     eval "$("$ROOT/scripts/local-model.sh" env)"
 fi
@@ -61,8 +66,8 @@ export NO_COLOR=1 TICK_INTERACTIVE=0
 run_tick() { # $1 workspace, then tick's arguments
     local dir=$1
     shift
-    (cd "$dir" && HOME="$dir/.home" TICK_PROVIDER="$PROVIDER" TICK_BASE_URL="$BASE_URL" \
-        TICK_MODEL="$MODEL" GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com \
+    (cd "$dir" && env HOME="$dir/.home" TICK_PROVIDER="$PROVIDER" TICK_BASE_URL="$BASE_URL" \
+        TICK_MODEL="$MODEL" ${PLANNER:+TICK_PLANNER=$PLANNER} GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com \
         GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com "$@")
 }
 
@@ -73,11 +78,47 @@ selected() { # $1 goal number
 
 echo "tick:   $("$TICK" --version) ($TICK)"
 echo "server: $BASE_URL, model $MODEL ($PROVIDER)"
-echo "limit:  $GOAL_TIMEOUT s per goal"
+echo "limit:  $GOAL_TIMEOUT s per goal; planner: ${PLANNER:-the default for the provider}"
 echo
-printf '%-4s %-6s %5s %7s  %s\n' goal draft turns seconds "result"
+printf '%-4s %-6s %-8s %5s %7s %7s %7s %7s  %s\n' goal draft grounded turns seconds prompt cached output "result"
+
+# Whether the draft in $1 (a workspace) is grounded: prints `yes`, or `no: <first problem>`.
+grounded() {
+    python3 - "$1" <<'PY'
+import os, re, shlex, shutil, sys
+root = sys.argv[1]
+plan = open(os.path.join(root, ".tasks/draft/PLAN.md"), encoding="utf-8").read()
+problems = []
+for line in plan.splitlines():
+    m = re.match(r"\s+- files: (.*)$", line)
+    if m:
+        for path in [p.strip() for p in m.group(1).split(",") if p.strip()]:
+            full = os.path.join(root, path)
+            if not os.path.exists(full) and not os.path.isdir(os.path.dirname(full) or root):
+                problems.append(f"`{path}` does not exist, nor its directory")
+    m = re.match(r"\s+- verify: `(.*)`$", line)
+    if m:
+        try:
+            words = shlex.split(m.group(1))
+        except ValueError:
+            problems.append(f"verify `{m.group(1)}` is not a command")
+            continue
+        command, start = [], True
+        for word in words + ["&&"]:
+            if word in ("&&", "||", "|", ";"):
+                start = True
+                continue
+            if start and "=" not in word:
+                start = False
+                if word not in ("cd", "echo", "printf", "test", "[", "true") and shutil.which(word) is None \
+                        and not os.path.exists(os.path.join(root, word)):
+                    problems.append(f"verify runs `{word}`, not on PATH")
+print("yes" if not problems else "no: " + problems[0])
+PY
+}
 
 valid=0
+groundedn=0
 copied=0
 ran=0
 for i in "${!GOAL_TEXT[@]}"; do
@@ -102,6 +143,18 @@ for i in "${!GOAL_TEXT[@]}"; do
     set -e
     seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
     turns=$(grep -c '"event":"request"' "$OUT/goal$n.jsonl" || true)
+    read -r prompt cached output < <(python3 -c '
+import json, sys
+usage = {}
+for line in open(sys.argv[1], encoding="utf-8"):
+    try:
+        event = json.loads(line)
+    except ValueError:
+        continue
+    if event.get("event") in ("usage", "draft") and "usage" in event:
+        usage = event["usage"]
+print(usage.get("input_tokens", "-"), usage.get("cached_tokens", "-"), usage.get("output_tokens", "-"))
+' "$OUT/goal$n.jsonl")
 
     draft=no
     steps=0
@@ -112,7 +165,15 @@ for i in "${!GOAL_TEXT[@]}"; do
             valid=$((valid + 1))
         fi
     fi
+    ground=-
     if [[ $draft == yes ]]; then
+        ground=$(grounded "$dir")
+        if [[ $ground == yes ]]; then
+            groundedn=$((groundedn + 1))
+        else
+            echo "goal $n: not grounded: ${ground#no: }" >>"$OUT/grounding.txt"
+            ground=no
+        fi
         title=$(sed -n 's/^title: //p' "$dir/.tasks/draft/PLAN.md" | head -n1)
         result="$steps steps: $title"
         # The reminders show a minimal valid call; a small model may submit it as it is.
@@ -127,8 +188,10 @@ for i in "${!GOAL_TEXT[@]}"; do
     else
         result="exit $code: $(grep -m1 '^error' "$OUT/goal$n.stderr" || tail -n1 "$OUT/goal$n.stderr")"
     fi
-    printf '%-4s %-6s %5s %7s  %s\n' "$n" "$draft" "$turns" "$seconds" "${result:0:110}"
+    printf '%-4s %-6s %-8s %5s %7s %7s %7s %7s  %s\n' "$n" "$draft" "$ground" "$turns" "$seconds" \
+        "$prompt" "$cached" "$output" "${result:0:90}"
 done
 echo
-echo "valid drafts: $valid of $ran ($copied of them the reminder's example copied)"
+echo "valid drafts: $valid of $ran ($copied of them the reminder's example copied); grounded: $groundedn"
+[[ -f "$OUT/grounding.txt" ]] && cat "$OUT/grounding.txt"
 echo "logs and workspaces: $OUT"

@@ -82,6 +82,7 @@ struct FileConfig {
     api_key_env: Option<String>,
     limits: Option<FileLimits>,
     tool_calls: Option<ToolCalls>,
+    planner: Option<Planner>,
     run_command: Option<FileRunCommand>,
     sandbox: Option<FileSandbox>,
 }
@@ -156,6 +157,19 @@ pub enum ToolCalls {
     Native,
     Text,
     #[default]
+    Auto,
+}
+
+/// How `tick plan` plans: the agent loop exploring with tools (`agent`), the fixed pipeline
+/// for small models (`compact`, see `src/compact/`), or `auto`: compact when the server's
+/// context is under 32k tokens, or it is on this machine and does not say; otherwise the
+/// agent, switching to compact after an answer without a tool call. Unset, it is `auto` for
+/// the local presets (`llamacpp`, `ollama`) and `agent` for the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Planner {
+    Compact,
+    Agent,
     Auto,
 }
 
@@ -260,6 +274,7 @@ pub struct Config {
     pub api_key: Option<String>,
     pub limits: Limits,
     pub tool_calls: ToolCalls,
+    pub planner: Planner,
     /// `run_command`'s allow-list: tick's table plus the user's additions (and the flags
     /// either file refuses).
     pub run_command: AllowList,
@@ -279,6 +294,7 @@ impl std::fmt::Debug for Config {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("limits", &self.limits)
             .field("tool_calls", &self.tool_calls)
+            .field("planner", &self.planner)
             .field("run_command", &self.run_command)
             .field("sandbox", &self.sandbox)
             .finish()
@@ -317,7 +333,7 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
         ))
         .hint(
             "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env`, `tool_calls` \
-             (`native`, `text`, `auto`), `limits` (`max_turns`, `max_tokens`, \
+             (`native`, `text`, `auto`), `planner` (`compact`, `agent`, `auto`), `limits` (`max_turns`, `max_tokens`, \
              `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
              `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
              `max_transcript_entry_bytes`), `sandbox` (`off`, or `network`, `writable`) and \
@@ -342,6 +358,7 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
     into.base_url = from.base_url.or(into.base_url.take());
     into.api_key_env = from.api_key_env.or(into.api_key_env.take());
     into.tool_calls = from.tool_calls.or(into.tool_calls);
+    into.planner = from.planner.or(into.planner);
     if let Some(limits) = from.limits {
         let base = into.limits.get_or_insert_with(FileLimits::default);
         base.max_turns = limits.max_turns.or(base.max_turns);
@@ -524,6 +541,7 @@ pub fn resolve(
         crate::redact::register(key);
     }
     let tool_calls = tool_calls(env, file.tool_calls)?;
+    let planner = planner(env, file.planner, provider)?;
     let allow = file.run_command.map(|r| r.allow).unwrap_or_default();
     // Each file's entries were checked as it was read; together they can only fail on a
     // conflict between the files, which is reported without a file.
@@ -551,6 +569,7 @@ pub fn resolve(
         api_key,
         limits,
         tool_calls,
+        planner,
         run_command,
         sandbox,
     })
@@ -926,6 +945,26 @@ impl Config {
     }
 }
 
+/// The planner: `TICK_PLANNER`, else the file's `planner:`, else `auto` for a local server
+/// (`llamacpp`, `ollama`) and `agent` for the rest.
+fn planner(env: &Env, from_file: Option<Planner>, provider: Provider) -> Result<Planner> {
+    Ok(match env.var("TICK_PLANNER").map(str::trim) {
+        Some("compact") => Planner::Compact,
+        Some("agent") => Planner::Agent,
+        Some("auto") => Planner::Auto,
+        Some(other) => {
+            return Err(
+                Error::input(format!("`TICK_PLANNER={other}` is not a planner"))
+                    .hint("use `compact`, `agent` or `auto`"),
+            );
+        }
+        None => from_file.unwrap_or(match provider {
+            Provider::LlamaCpp | Provider::Ollama => Planner::Auto,
+            Provider::OpenAi | Provider::Anthropic => Planner::Agent,
+        }),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -1126,6 +1165,40 @@ mod tests {
             "a local server needs no key"
         );
         assert!(!format!("{config:?}").contains("sk-"));
+    }
+
+    #[test]
+    fn the_planner_defaults_by_provider_and_is_read_from_file_and_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(&project, "provider: llamacpp\nmodel: m\n").unwrap();
+        let resolved = |vars: &[(&str, &str)]| {
+            resolve(
+                &project,
+                "config.yaml",
+                &env(vars, dir.path()),
+                &Flags::default(),
+            )
+        };
+        assert_eq!(resolved(&[]).unwrap().planner, Planner::Auto);
+        assert_eq!(
+            resolved(&[("TICK_PROVIDER", "openai")]).unwrap().planner,
+            Planner::Agent
+        );
+        assert_eq!(
+            resolved(&[("TICK_PLANNER", "compact")]).unwrap().planner,
+            Planner::Compact
+        );
+        let err = resolved(&[("TICK_PLANNER", "small")]).unwrap_err();
+        assert!(
+            err.message.contains("TICK_PLANNER=small"),
+            "{}",
+            err.message
+        );
+        std::fs::write(&project, "provider: openai\nplanner: compact\n").unwrap();
+        assert_eq!(resolved(&[]).unwrap().planner, Planner::Compact);
+        std::fs::write(&project, "planner: tiny\n").unwrap();
+        assert!(resolved(&[]).is_err());
     }
 
     #[test]

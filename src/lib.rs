@@ -13,6 +13,7 @@
 pub mod agent;
 pub mod cli;
 pub mod commands;
+pub mod compact;
 pub mod config;
 pub mod env;
 pub mod error;

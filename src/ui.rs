@@ -1076,6 +1076,10 @@ impl Ui {
                     self.hint("answer with `tick plan --answer \"...\"`");
                 }
             }
+            PlanEvent::CheckWarning { text } => {
+                self.end_live_text();
+                self.warn(&format!("tick's check of the draft, kept in it: {text}"));
+            }
             PlanEvent::Revised {
                 task,
                 path,

@@ -258,6 +258,7 @@ impl Model<'_> {
             },
             max_tokens: Some(max_tokens),
             temperature: None,
+            structured: None,
         };
         let mut response = {
             let mut forward = |event: StreamEvent| match event {
@@ -280,8 +281,7 @@ impl Model<'_> {
                 .await
                 .map_err(AskError::Llm)?
         };
-        usage.input_tokens += response.usage.input_tokens;
-        usage.output_tokens += response.usage.output_tokens;
+        usage.add(&response.usage);
         sink(AgentEvent::Usage { usage: *usage });
         let cut = response.finish == FinishReason::Length;
         let mut switched = None;

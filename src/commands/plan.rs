@@ -123,6 +123,7 @@ fn session<'a>(ctx: &'a Ctx<'_>, config: &'a Config) -> Session<'a> {
         config,
         run_command: run_command(ctx, config),
         clock: ctx.runner_clock(),
+        path_var: ctx.env.var("PATH").map(Into::into),
     };
     Session::open(&ctx.store, Target::Draft, deps)
 }

@@ -82,12 +82,26 @@ pub(crate) fn request_body(req: &Request) -> Value {
         body.insert("system".into(), system.clone().into());
     }
     body.insert("messages".into(), Value::Array(messages));
-    if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
+    let mut tools: Vec<Value> = req
+        .tools
+        .iter()
+        .map(
+            |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
+        )
+        .collect();
+    // Anthropic has one way to constrain an answer: a tool the model is made to call.
+    if let Some(structured) = &req.structured {
+        tools.push(json!({
+            "name": structured.name,
+            "description": "Give the answer as this tool's input.",
+            "input_schema": structured.schema,
+        }));
+        body.insert(
+            "tool_choice".into(),
+            json!({"type": "tool", "name": structured.name}),
+        );
+    }
+    if !tools.is_empty() {
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(t) = req.temperature {
@@ -192,6 +206,7 @@ impl Decoder {
             self.usage.input_tokens = input
                 + field("cache_creation_input_tokens").unwrap_or(0)
                 + field("cache_read_input_tokens").unwrap_or(0);
+            self.usage.cached_tokens = field("cache_read_input_tokens").unwrap_or(0);
         }
         if let Some(output) = field("output_tokens") {
             self.usage.output_tokens = output;
@@ -364,13 +379,30 @@ mod tests {
             r.usage,
             Usage {
                 input_tokens: 30,
-                output_tokens: 42
+                output_tokens: 42,
+                cached_tokens: 5,
             }
         );
         assert!(events.contains(&StreamEvent::ToolCallStarted {
             id: "toolu_01".into(),
             name: "read_file".into()
         }));
+    }
+
+    #[test]
+    fn structured_output_is_a_forced_tool() {
+        let body = request_body(&Request {
+            model: "claude".into(),
+            structured: Some(crate::llm::Structured {
+                name: "plan".into(),
+                schema: json!({"type": "object"}),
+                method: crate::llm::StructuredMethod::ForcedTool,
+            }),
+            ..Request::default()
+        });
+        assert_eq!(body["tools"][0]["name"], "plan");
+        assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
+        assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "plan"}));
     }
 
     #[test]
@@ -446,6 +478,7 @@ mod tests {
             }],
             max_tokens: None,
             temperature: Some(0.5),
+            structured: None,
         };
         assert_eq!(
             request_body(&req),

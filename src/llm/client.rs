@@ -169,6 +169,47 @@ impl Client {
         &self.endpoint
     }
 
+    /// The server's root: `base_url` without a trailing `/v1`, where llama.cpp's `/props` and
+    /// Ollama's `/api/show` live.
+    pub fn server_root(&self) -> &str {
+        let base = self.config.base_url.trim_end_matches('/');
+        base.strip_suffix("/v1").unwrap_or(base)
+    }
+
+    /// A JSON document from the server (a GET, or a POST of `body`), within `timeout`, no
+    /// retries; `None` on any failure. For optional facts about the server, such as its
+    /// context size.
+    pub async fn fetch_json(
+        &self,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        timeout: Duration,
+    ) -> Option<serde_json::Value> {
+        let url = format!("{}{path}", self.server_root());
+        let mut request = match body {
+            Some(body) => self.http.post(&url).json(body),
+            None => self.http.get(&url),
+        };
+        if let Some(key) = &self.config.api_key {
+            request = match self.config.kind {
+                ProviderKind::OpenAi => request.bearer_auth(key),
+                ProviderKind::Anthropic => request.header("x-api-key", key),
+            };
+        }
+        let response = tokio::time::timeout(timeout, request.send())
+            .await
+            .ok()?
+            .ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        let bytes = tokio::time::timeout(timeout, response.bytes())
+            .await
+            .ok()?
+            .ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
     /// Sends `req`, passes the answer to `sink` as it streams in, and returns it once whole.
     ///
     /// Transient failures (429, 5xx, connection errors, a stream that broke before anything

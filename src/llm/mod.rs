@@ -11,12 +11,16 @@ mod assemble;
 mod client;
 mod error;
 mod openai;
+mod server_info;
 mod sse;
+pub mod structured;
 pub mod text_calls;
 mod types;
 
 pub use client::{Client, ClientConfig, ProviderKind};
 pub use error::LlmError;
+pub use server_info::context_tokens;
+pub use structured::{Structured, StructuredMethod};
 pub use types::{
     FinishReason, Message, Request, Response, StreamEvent, TEXT_CALL_PREFIX, ToolCall, Usage,
 };

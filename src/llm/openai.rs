@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use super::assemble::{self, CappedText, PartialCall};
 use super::error::ProviderError;
 use super::sse::SseEvent;
+use super::structured::{Structured, StructuredMethod};
 use super::{
     FinishReason, LlmError, Message, Request, Response, StreamEvent, TEXT_CALL_PREFIX, ToolCall,
     Usage,
@@ -74,21 +75,24 @@ pub(crate) fn request_body(req: &Request) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), req.model.clone().into());
     body.insert("messages".into(), Value::Array(messages));
-    if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
-                })
+    let mut tools: Vec<Value> = req
+        .tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
             })
-            .collect();
+        })
+        .collect();
+    if let Some(structured) = &req.structured {
+        insert_structured(&mut body, &mut tools, structured);
+    }
+    if !tools.is_empty() {
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(max) = req.max_tokens {
@@ -105,6 +109,42 @@ pub(crate) fn request_body(req: &Request) -> Value {
     body.insert("stream".into(), true.into());
     body.insert("stream_options".into(), json!({"include_usage": true}));
     Value::Object(body)
+}
+
+/// The fields that ask for an answer fitting `structured.schema`, by its method.
+fn insert_structured(
+    body: &mut Map<String, Value>,
+    tools: &mut Vec<Value>,
+    structured: &Structured,
+) {
+    let response_format = json!({
+        "type": "json_schema",
+        "json_schema": {"name": structured.name, "schema": structured.schema, "strict": true},
+    });
+    match structured.method {
+        StructuredMethod::ResponseFormat => {
+            body.insert("response_format".into(), response_format);
+        }
+        StructuredMethod::OllamaFormat => {
+            body.insert("format".into(), structured.schema.clone());
+            body.insert("response_format".into(), response_format);
+        }
+        StructuredMethod::ForcedTool => {
+            tools.push(json!({
+                "type": "function",
+                "function": {
+                    "name": structured.name,
+                    "description": "Give the answer as this call's arguments.",
+                    "parameters": structured.schema,
+                    "strict": true,
+                },
+            }));
+            body.insert(
+                "tool_choice".into(),
+                json!({"type": "function", "function": {"name": structured.name}}),
+            );
+        }
+    }
 }
 
 /// Whether `model` is one of OpenAI's reasoning models (`o1`, `o3`, `o4-mini`, `gpt-5`...),
@@ -189,8 +229,18 @@ impl Decoder {
             self.usage = Usage {
                 input_tokens: usage["prompt_tokens"].as_u64().unwrap_or(0),
                 output_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+                cached_tokens: usage["prompt_tokens_details"]["cached_tokens"]
+                    .as_u64()
+                    .unwrap_or(self.usage.cached_tokens),
             };
             out.push(StreamEvent::Usage(self.usage));
+        }
+        // llama.cpp's own account of its prompt cache, beside (or instead of) the usage.
+        if let Some(cached) = chunk["timings"]["cache_n"]
+            .as_u64()
+            .or_else(|| chunk["tokens_cached"].as_u64())
+        {
+            self.usage.cached_tokens = cached;
         }
         Ok(())
     }
@@ -421,9 +471,63 @@ mod tests {
         let usage = Usage {
             input_tokens: 12,
             output_tokens: 5,
+            cached_tokens: 0,
         };
         assert_eq!(r.usage, usage);
         assert_eq!(events.last(), Some(&StreamEvent::Usage(usage)));
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_read_from_usage_or_llama_cpp_timings() {
+        let openai = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":900,\"completion_tokens\":9,\"prompt_tokens_details\":{\"cached_tokens\":640}}}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (_, result) = decode_every_split(openai);
+        assert_eq!(result.unwrap().usage.cached_tokens, 640);
+        // An older llama.cpp: no details in the usage, its timings beside it.
+        let llama = concat!(
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":900,\"completion_tokens\":9},\"timings\":{\"cache_n\":512,\"prompt_n\":388}}\n\n",
+            "data: [DONE]\n\n",
+        );
+        let (_, result) = decode_every_split(llama);
+        let usage = result.unwrap().usage;
+        assert_eq!((usage.input_tokens, usage.cached_tokens), (900, 512));
+        let (_, result) = decode_every_split(PLAIN_TEXT);
+        assert_eq!(result.unwrap().usage.cached_tokens, 0);
+    }
+
+    #[test]
+    fn structured_output_goes_where_each_method_puts_it() {
+        let schema = json!({"type": "object"});
+        let body = |method| {
+            request_body(&Request {
+                model: "m".into(),
+                structured: Some(Structured {
+                    name: "plan".into(),
+                    schema: schema.clone(),
+                    method,
+                }),
+                ..Request::default()
+            })
+        };
+        let format = body(StructuredMethod::ResponseFormat);
+        assert_eq!(
+            format["response_format"],
+            json!({"type": "json_schema", "json_schema": {"name": "plan", "schema": schema, "strict": true}})
+        );
+        assert!(format.get("tools").is_none() && format.get("tool_choice").is_none());
+        let ollama = body(StructuredMethod::OllamaFormat);
+        assert_eq!(ollama["format"], schema);
+        let forced = body(StructuredMethod::ForcedTool);
+        assert_eq!(forced["tools"][0]["function"]["name"], "plan");
+        assert_eq!(forced["tools"][0]["function"]["parameters"], schema);
+        assert_eq!(
+            forced["tool_choice"],
+            json!({"type": "function", "function": {"name": "plan"}})
+        );
+        assert!(forced.get("response_format").is_none());
     }
 
     const PARALLEL_FRAGMENTED: &str = concat!(
@@ -650,6 +754,7 @@ mod tests {
             }],
             max_tokens: Some(100),
             temperature: None,
+            structured: None,
         };
         assert_eq!(
             request_body(&req),

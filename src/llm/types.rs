@@ -94,6 +94,8 @@ pub struct Request {
     pub tools: Vec<ToolSpec>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// An answer constrained to a JSON schema, and how the server is asked to enforce it.
+    pub structured: Option<super::Structured>,
 }
 
 /// Tokens spent by one call, as the provider counted them. Anthropic's cache reads and writes
@@ -102,6 +104,27 @@ pub struct Request {
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// How many of `input_tokens` the server took from its prompt cache rather than reading
+    /// them again (OpenAI's `prompt_tokens_details.cached_tokens`, llama.cpp's
+    /// `timings.cache_n`, Anthropic's `cache_read_input_tokens`); 0 when it does not say.
+    #[serde(default)]
+    pub cached_tokens: u64,
+}
+
+impl Usage {
+    /// These totals and another call's tokens.
+    #[must_use]
+    pub fn plus(mut self, other: &Usage) -> Usage {
+        self.add(other);
+        self
+    }
+
+    /// Adds another call's tokens to these totals.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_tokens += other.cached_tokens;
+    }
 }
 
 /// Why the model stopped.

@@ -61,6 +61,9 @@ pub enum PlanEvent {
         version: usize,
         usage: Option<Usage>,
     },
+    /// tick's own check of a compact draft against the repository found this still wrong
+    /// after the repair request; it is kept in the draft's open questions.
+    CheckWarning { text: String },
     /// The planning attempt failed (the model or provider, or a limit) and is recorded in
     /// `.tasks/draft/last_attempt.yaml`; the command's error follows.
     AttemptFailed { cause: String, hint: Option<String> },

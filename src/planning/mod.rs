@@ -92,6 +92,9 @@ pub struct PlanDeps<'a> {
     /// The clock for what the session writes (`created:`, the attempt record), read at
     /// each write: a session can last an hour.
     pub clock: crate::env::Clock,
+    /// The person's `PATH`, where the compact planner checks that a plan's verify programs
+    /// exist.
+    pub path_var: Option<std::ffi::OsString>,
 }
 
 /// A draft as a planning run left it.
@@ -222,8 +225,13 @@ impl<'a> Session<'a> {
         let config = self.deps.config;
         store.ensure()?;
         let _lock = store.lock("tick plan")?;
+        let feedback = match &request {
+            conversation::Request::Revise(feedback) => Some(feedback.clone()),
+            conversation::Request::New { .. } | conversation::Request::Answer(_) => None,
+        };
         let mut begun = conversation::begin(store, request)?;
-        let (end, usage) = self.run_planner(&mut begun.messages, person, sink)?;
+        let fresh = begun.old_draft.is_none() || feedback.is_some();
+        let (end, usage) = self.plan_draft(&mut begun, feedback.as_deref(), fresh, person, sink)?;
 
         let secrets: Vec<&str> = config.api_key.as_deref().into_iter().collect();
         let planned = draft::planned(store, &begun, &end, &secrets, self.now())?;
@@ -255,10 +263,90 @@ impl<'a> Session<'a> {
         person: &mut dyn Person,
         sink: &mut Sink<'_>,
     ) -> Result<(crate::agent::planner::PlanEnd, Usage)> {
-        let store = self.store;
+        let client = Client::new(self.deps.config.client_config()?)
+            .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
+        let end = self.agent_turn(&client, self.deps.config.limits, messages, person, sink)?;
+        let (end, usage) = end;
+        let end = end.map_err(|err| planning_error(err, self.deps.config))?;
+        Ok((end, usage))
+    }
+
+    /// The draft's planning turn: the agent loop, or for a small model the compact pipeline
+    /// ([`crate::compact`]), as `planner:` and the server decide; an agent that answers
+    /// without a tool call hands over to the compact pipeline under `auto`.
+    fn plan_draft(
+        &self,
+        begun: &mut conversation::Begun,
+        feedback: Option<&str>,
+        fresh: bool,
+        person: &mut dyn Person,
+        sink: &mut Sink<'_>,
+    ) -> Result<(crate::agent::planner::PlanEnd, Usage)> {
         let config = self.deps.config;
         let client = Client::new(config.client_config()?)
             .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
+        let compact = crate::rt::block_on(crate::compact::setup::Setup::resolve(
+            &client,
+            config,
+            self.store,
+            self.deps.path_var.clone(),
+            fresh,
+        ))??;
+        let agent = match compact.choice {
+            crate::compact::Choice::Compact => None,
+            crate::compact::Choice::Agent { .. } => {
+                let limits = compact.agent_limits(config.limits);
+                match self.agent_turn(&client, limits, &mut begun.messages, person, sink)? {
+                    (Err(PlanError::NoSubmission { .. }), _) if compact.falls_back() => None,
+                    (end, usage) => Some((end, usage)),
+                }
+            }
+        };
+        if let Some((end, usage)) = agent {
+            return Ok((end.map_err(|err| planning_error(err, config))?, usage));
+        }
+        let goal = crate::compact::with_feedback(&begun.goal, feedback);
+        let mut forward = |event| {
+            if let Some(agent) = crate::compact::agent_event(&event) {
+                sink(PlanEvent::Agent(agent));
+            }
+        };
+        let draft =
+            crate::rt::block_on(compact.plan(&client, self.store.root(), &goal, &mut forward))?
+                .map_err(|err| match err {
+                    crate::compact::CompactError::Llm(err) => {
+                        planning_error(PlanError::Llm(err), config)
+                    }
+                    unusable @ crate::compact::CompactError::Unusable { .. } => {
+                        unusable.into_error()
+                    }
+                })?;
+        for warning in &draft.warnings {
+            sink(PlanEvent::CheckWarning {
+                text: warning.clone(),
+            });
+        }
+        begun.messages = draft.messages;
+        Ok((
+            crate::agent::planner::PlanEnd::Submitted(draft.submission),
+            draft.usage,
+        ))
+    }
+
+    /// The agent loop's planning turn with `limits`, on `messages`.
+    fn agent_turn(
+        &self,
+        client: &Client,
+        limits: crate::config::Limits,
+        messages: &mut Vec<crate::llm::Message>,
+        person: &mut dyn Person,
+        sink: &mut Sink<'_>,
+    ) -> Result<(
+        std::result::Result<crate::agent::planner::PlanEnd, PlanError>,
+        Usage,
+    )> {
+        let store = self.store;
+        let config = self.deps.config;
         let workspace = Workspace::new(store.root())
             .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
         let root = workspace.root().to_path_buf();
@@ -270,11 +358,11 @@ impl<'a> Session<'a> {
         }
         let planner = Planner {
             model: Model {
-                client: &client,
+                client,
                 model: config.planner_model()?,
                 system: store.prompt("plan.md", PLAN_PROMPT)?,
                 registry: &registry,
-                limits: config.limits,
+                limits,
                 tool_calls: config.tool_calls,
             },
         };
@@ -288,7 +376,6 @@ impl<'a> Session<'a> {
             };
             crate::rt::block_on(planner.run(messages, &mut asking, &mut on_agent, &mut usage))?
         };
-        let end = end.map_err(|err| planning_error(err, config))?;
         Ok((end, usage))
     }
 

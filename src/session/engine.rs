@@ -78,6 +78,7 @@ impl TickEngine {
             config: &config,
             run_command: RunCommand::for_config(&config),
             clock: env.clock.clone(),
+            path_var: env.var("PATH").map(Into::into),
         };
         let mut session = Session::open(&self.store, Target::Draft, deps);
         let person = Mutex::new(person);

@@ -48,6 +48,7 @@ fn request(messages: Vec<Message>) -> Request {
         tools: vec![read_file_tool()],
         max_tokens: Some(256),
         temperature: None,
+        structured: None,
     }
 }
 

@@ -7,6 +7,7 @@ mod cli_conventions;
 mod cli_doctor;
 mod cli_first_run;
 mod cli_review;
+mod compact;
 mod concurrency;
 mod containment;
 mod errors;

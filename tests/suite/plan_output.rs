@@ -229,6 +229,7 @@ mod session {
                 config: &config,
                 run_command: RunCommand::Unavailable("not in this test".into()),
                 clock: tick::env::Clock::fixed(NOW.parse().unwrap()),
+                path_var: std::env::var_os("PATH"),
             };
             let mut session = Session::open(&store, Target::Draft, deps);
             let events = Mutex::new(Vec::new());

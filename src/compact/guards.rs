@@ -1,0 +1,384 @@
+//! Guards for a small model's edits, applied before anything is kept: the edit stays within
+//! the step's files; a search text that does not match exactly is matched again ignoring
+//! leading whitespace, with the replacement re-indented to the block it matched (aider's
+//! flexible matching); and an edit that removes a definition the step does not name is
+//! refused, naming what would disappear. Each refusal is a message for the model.
+//!
+//! Pure functions on texts; the runner applies the result through the same write policy and
+//! sandbox as `edit_file`/`write_file`.
+
+use super::outline;
+
+/// Why an edit was not applied, in words for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditRefusal {
+    #[error("`{path}` is not one of this step's files; edit only {}", allowed_list(.allowed))]
+    NotAllowed { path: String, allowed: Vec<String> },
+    #[error(
+        "the search text was not found in `{path}`, not even ignoring indentation; copy the \
+         lines to replace exactly from the file as it is now:\n{current}"
+    )]
+    NoMatch { path: String, current: String },
+    #[error(
+        "the search text matches {count} places in `{path}`; include more lines around the \
+         change so it matches one"
+    )]
+    Ambiguous { path: String, count: usize },
+    #[error("the search text is empty; give the lines of `{path}` to replace")]
+    EmptySearch { path: String },
+    #[error(
+        "this edit of `{path}` would remove {}, which the step does not name; keep {} or say \
+         in the step why {} should go",
+        names(.removed), if .removed.len() == 1 { "it" } else { "them" },
+        if .removed.len() == 1 { "it" } else { "they" }
+    )]
+    RemovesDefinitions { path: String, removed: Vec<String> },
+}
+
+fn allowed_list(allowed: &[String]) -> String {
+    if allowed.is_empty() {
+        "nothing: the step names no files".to_owned()
+    } else {
+        allowed
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn names(removed: &[String]) -> String {
+    removed
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Refuses an edit of `path` unless the step's `files` name it (exactly, or by a glob of the
+/// TODO.md `files` grammar).
+pub fn check_allowed(path: &str, step_files: &[String]) -> Result<(), EditRefusal> {
+    let path = path.trim().trim_start_matches("./");
+    let allowed = step_files.iter().any(|pattern| {
+        let pattern = pattern.trim().trim_start_matches("./");
+        pattern == path
+            || crate::watch::fingerprint::is_glob(pattern)
+                && crate::watch::fingerprint::glob_set(&[pattern]).is_match(path)
+    });
+    if allowed {
+        Ok(())
+    } else {
+        Err(EditRefusal::NotAllowed {
+            path: path.to_owned(),
+            allowed: step_files.to_vec(),
+        })
+    }
+}
+
+/// How a search text was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Matched {
+    Exactly,
+    /// Only when leading whitespace was ignored; the replacement was re-indented.
+    IgnoringIndentation,
+}
+
+/// `text` with `search` replaced by `replace`: an exact, unique match first; else a unique
+/// match of whole lines ignoring leading whitespace, the replacement re-indented by the
+/// difference between the matched block's indentation and the search text's.
+pub fn search_replace(
+    path: &str,
+    text: &str,
+    search: &str,
+    replace: &str,
+) -> Result<(String, Matched), EditRefusal> {
+    if search.trim().is_empty() {
+        return Err(EditRefusal::EmptySearch {
+            path: path.to_owned(),
+        });
+    }
+    match text.matches(search).count() {
+        1 => return Ok((text.replacen(search, replace, 1), Matched::Exactly)),
+        0 => {}
+        count => {
+            return Err(EditRefusal::Ambiguous {
+                path: path.to_owned(),
+                count,
+            });
+        }
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let wanted: Vec<&str> = search
+        .trim_matches('\n')
+        .split('\n')
+        .map(|l| l.trim_end_matches('\r'))
+        .collect();
+    let fits = |at: usize| {
+        wanted.iter().enumerate().all(|(i, want)| {
+            lines.get(at + i).is_some_and(|line| {
+                line.trim_end_matches(['\n', '\r']).trim_start() == want.trim_start()
+            })
+        })
+    };
+    let starts: Vec<usize> = (0..lines.len()).filter(|&at| fits(at)).collect();
+    let at = match starts.as_slice() {
+        [at] => *at,
+        [] => {
+            return Err(EditRefusal::NoMatch {
+                path: path.to_owned(),
+                current: text.to_owned(),
+            });
+        }
+        many => {
+            return Err(EditRefusal::Ambiguous {
+                path: path.to_owned(),
+                count: many.len(),
+            });
+        }
+    };
+    let block = &lines[at..at + wanted.len()];
+    let file_indent = first_indent(block);
+    let search_indent = first_indent(&wanted);
+    let reindented = reindent(replace.trim_matches('\n'), &search_indent, &file_indent);
+    let ends_with_newline = block.last().is_some_and(|l| l.ends_with('\n'));
+    let mut out: String = lines[..at].concat();
+    out.push_str(&reindented);
+    if ends_with_newline && !reindented.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&lines[at + wanted.len()..].concat());
+    Ok((out, Matched::IgnoringIndentation))
+}
+
+/// The leading whitespace of the first non-blank line.
+fn first_indent(lines: &[&str]) -> String {
+    lines
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l[..l.len() - l.trim_start().len()].to_owned())
+        .unwrap_or_default()
+}
+
+/// Each non-blank line of `text` with `from` (the search text's indentation) swapped for
+/// `to` (the file's): added when `to` is deeper, removed when shallower.
+fn reindent(text: &str, from: &str, to: &str) -> String {
+    text.split('\n')
+        .map(|line| {
+            if line.trim().is_empty() {
+                return String::new();
+            }
+            if let Some(extra) = to.strip_prefix(from) {
+                format!("{extra}{line}")
+            } else if let Some(less) = from.strip_prefix(to) {
+                line.strip_prefix(less)
+                    .unwrap_or(line.trim_start())
+                    .to_owned()
+            } else {
+                // Tabs against spaces: the line keeps its depth relative to the search
+                // text's first line, under the file's indentation.
+                let own = &line[..line.len() - line.trim_start().len()];
+                let deeper = own.strip_prefix(from).unwrap_or("");
+                format!("{to}{deeper}{}", line.trim_start())
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Refuses a new text of `path` that removes a definition (function, class, method, type,
+/// import) the step does not name in `step_text` (its title, files and done-when).
+pub fn check_definitions_kept(
+    path: &str,
+    before: &str,
+    after: &str,
+    step_text: &str,
+) -> Result<(), EditRefusal> {
+    let removed = outline::removed_definitions(path, before, after, step_text);
+    if removed.is_empty() {
+        return Ok(());
+    }
+    Err(EditRefusal::RemovesDefinitions {
+        path: path.to_owned(),
+        removed: removed
+            .into_iter()
+            .map(|d| format!("{} {}", d.kind.as_str(), d.name))
+            .collect(),
+    })
+}
+
+/// One edit of the step's file `path` from `before`: `search`/`replace`, or the whole new
+/// text when `search` is `None`; every guard applied in order. The new text, or why not.
+pub fn guarded_edit(
+    path: &str,
+    before: &str,
+    search: Option<&str>,
+    replace: &str,
+    step_files: &[String],
+    step_text: &str,
+) -> Result<(String, Matched), EditRefusal> {
+    check_allowed(path, step_files)?;
+    let (after, matched) = match search {
+        Some(search) => search_replace(path, before, search, replace)?,
+        None => (replace.to_owned(), Matched::Exactly),
+    };
+    check_definitions_kept(path, before, &after, step_text)?;
+    Ok((after, matched))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(paths: &[&str]) -> Vec<String> {
+        paths.iter().map(|p| (*p).to_owned()).collect()
+    }
+
+    #[test]
+    fn an_edit_outside_the_steps_files_is_refused_naming_the_allowed_ones() {
+        let allowed = files(&["csvstat/stats.py", "tests/*.py"]);
+        assert!(check_allowed("csvstat/stats.py", &allowed).is_ok());
+        assert!(check_allowed("./csvstat/stats.py", &allowed).is_ok());
+        assert!(check_allowed("tests/test_stats.py", &allowed).is_ok());
+        let err = check_allowed("csvstat/__init__.py", &allowed).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`csvstat/__init__.py` is not one of this step's files; edit only `csvstat/stats.py`, `tests/*.py`"
+        );
+        // `*` stays within one directory, as in TODO.md.
+        assert!(check_allowed("tests/deep/test_x.py", &allowed).is_err());
+        assert!(
+            check_allowed("a.py", &[])
+                .unwrap_err()
+                .to_string()
+                .ends_with("edit only nothing: the step names no files")
+        );
+    }
+
+    #[test]
+    fn an_exact_match_is_replaced_once() {
+        let (out, how) = search_replace("a.py", "x = 1\ny = 2\n", "y = 2", "y = 3").unwrap();
+        assert_eq!(out, "x = 1\ny = 3\n");
+        assert_eq!(how, Matched::Exactly);
+    }
+
+    #[test]
+    fn an_ambiguous_or_empty_search_is_refused() {
+        assert!(matches!(
+            search_replace("a.py", "x\nx\n", "x", "y"),
+            Err(EditRefusal::Ambiguous { count: 2, .. })
+        ));
+        assert!(matches!(
+            search_replace("a.py", "  x\n    x\n", "x\n", "y"),
+            Err(EditRefusal::Ambiguous { .. })
+        ));
+        assert!(matches!(
+            search_replace("a.py", "x\n", " \n", "y"),
+            Err(EditRefusal::EmptySearch { .. })
+        ));
+    }
+
+    #[test]
+    fn an_indentation_shifted_search_matches_and_the_replacement_is_reindented() {
+        let text = "class Stats:\n    def mean(self, values):\n        return sum(values) / len(values)\n\n    def other(self):\n        pass\n";
+        // The model wrote the method without its class indentation.
+        let search = "def mean(self, values):\n    return sum(values) / len(values)\n";
+        let replace = "def mean(self, values):\n    if not values:\n        return None\n    return sum(values) / len(values)\n";
+        let (out, how) = search_replace("stats.py", text, search, replace).unwrap();
+        assert_eq!(how, Matched::IgnoringIndentation);
+        assert_eq!(
+            out,
+            "class Stats:\n    def mean(self, values):\n        if not values:\n            return None\n        return sum(values) / len(values)\n\n    def other(self):\n        pass\n"
+        );
+    }
+
+    #[test]
+    fn a_search_indented_deeper_than_the_file_is_dedented() {
+        let text = "def f():\n    return 1\n";
+        let search = "        def f():\n            return 1";
+        let replace = "        def f():\n            return 2";
+        let (out, _) = search_replace("a.py", text, search, replace).unwrap();
+        assert_eq!(out, "def f():\n    return 2\n");
+    }
+
+    #[test]
+    fn tabs_in_the_file_and_spaces_in_the_search() {
+        let text = "func main() {\n\tfmt.Println(1)\n}\n";
+        let (out, how) = search_replace(
+            "main.go",
+            text,
+            "    fmt.Println(1)",
+            "    fmt.Println(2)\n    fmt.Println(3)",
+        )
+        .unwrap();
+        assert_eq!(how, Matched::IgnoringIndentation);
+        assert_eq!(
+            out,
+            "func main() {\n\tfmt.Println(2)\n\tfmt.Println(3)\n}\n"
+        );
+    }
+
+    #[test]
+    fn no_match_even_ignoring_indentation_sends_back_the_current_text() {
+        let err = search_replace("a.py", "x = 1\n", "y = 1", "y = 2").unwrap_err();
+        assert_eq!(
+            err,
+            EditRefusal::NoMatch {
+                path: "a.py".into(),
+                current: "x = 1\n".into()
+            }
+        );
+        assert!(err.to_string().ends_with("as it is now:\nx = 1\n"));
+    }
+
+    #[test]
+    fn an_edit_deleting_an_unnamed_function_is_refused_listing_it() {
+        let before = "from csvstat import stats\n\ndef mean(v):\n    return sum(v) / len(v)\n\ndef minimum(v):\n    return min(v)\n\ndef maximum(v):\n    return max(v)\n";
+        let after =
+            "def mean(v):\n    if not v:\n        return None\n    return sum(v) / len(v)\n";
+        let err = guarded_edit(
+            "csvstat/stats.py",
+            before,
+            None,
+            after,
+            &files(&["csvstat/stats.py"]),
+            "Make mean return None for an empty list",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "this edit of `csvstat/stats.py` would remove `import csvstat.stats`, `function minimum`, `function maximum`, which the step does not name; keep them or say in the step why they should go"
+        );
+        // The same change as a search/replace keeps the others and passes.
+        let (out, _) = guarded_edit(
+            "csvstat/stats.py",
+            before,
+            Some("def mean(v):\n    return sum(v) / len(v)"),
+            "def mean(v):\n    if not v:\n        return None\n    return sum(v) / len(v)",
+            &files(&["csvstat/stats.py"]),
+            "Make mean return None for an empty list",
+        )
+        .unwrap();
+        assert!(out.contains("def minimum(v)") && out.contains("return None"));
+    }
+
+    #[test]
+    fn a_removal_the_step_names_is_allowed() {
+        let before = "def old():\n    pass\n\ndef keep():\n    pass\n";
+        let after = "def keep():\n    pass\n";
+        assert!(check_definitions_kept("a.py", before, after, "Remove the unused old()").is_ok());
+        let err = check_definitions_kept("a.py", before, after, "Tidy a.py").unwrap_err();
+        assert!(
+            matches!(err, EditRefusal::RemovesDefinitions { ref removed, .. } if removed == &vec!["function old".to_owned()])
+        );
+        assert!(
+            err.to_string()
+                .contains("keep it or say in the step why it should go")
+        );
+    }
+
+    #[test]
+    fn the_guards_run_in_order_outside_files_first() {
+        let err = guarded_edit("b.py", "", Some("x"), "y", &files(&["a.py"]), "").unwrap_err();
+        assert!(matches!(err, EditRefusal::NotAllowed { .. }));
+    }
+}

@@ -1,0 +1,540 @@
+//! The checks a compact draft passes against the repository before it becomes a draft: each
+//! step's files exist or are marked new in a directory that exists; each verify command names
+//! a program that is on `PATH` (or a script in the repository) and only files that exist or a
+//! step creates; nothing is placeholder text or a sentence copied from the prompt; no two steps
+//! are the same step. Pure: the caller passes in what it knows of the repository and `PATH`.
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use super::context::Repo;
+
+/// A plan as the small model fills it in: the trimmed schema of [`super::plan_schema`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DraftPlan {
+    pub title: String,
+    pub summary: String,
+    pub steps: Vec<DraftStep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DraftStep {
+    pub title: String,
+    /// Existing files the step changes.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Files the step creates.
+    #[serde(default)]
+    pub new_files: Vec<String>,
+    /// One shell command that checks the step.
+    #[serde(default)]
+    pub verify: String,
+}
+
+/// What the checks know besides the draft.
+pub struct Facts<'a> {
+    pub repo: &'a Repo,
+    /// Whether a program of this name is on `PATH`.
+    pub on_path: &'a dyn Fn(&str) -> bool,
+    /// The texts the model was given as instructions; a field that copies a sentence of them
+    /// is not the model's own work.
+    pub prompts: &'a [&'a str],
+}
+
+/// Programs a shell runs without looking them up on `PATH`.
+const BUILTINS: &[&str] = &[
+    "cd", "echo", "printf", "test", "[", "true", "false", "export", "set", "exit", "read", "type",
+    "command", ":", "source", ".",
+];
+
+/// File extensions that mark a verify word as a path that must exist.
+const FILE_EXTENSIONS: &[&str] = &[
+    "py", "rs", "js", "ts", "tsx", "jsx", "go", "rb", "java", "c", "h", "cpp", "json", "toml",
+    "yaml", "yml", "md", "txt", "csv", "tsv", "sh", "cfg", "ini", "lock", "html", "css", "xml",
+    "sql", "log",
+];
+
+static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i:path/to/|/path/|<[a-z][a-z _-]*>|\{[a-z_]+\}|\b(?:your|my)_[a-z_]+\b|\blorem ipsum\b|\.\.\.)|\bfoo\.[a-z]+\b|\bxxx\b",
+    )
+    .unwrap_or_else(|err| unreachable!("bad placeholder pattern: {err}"))
+});
+
+/// Every problem with `plan`, one sentence each, written for the model (and for the person,
+/// as warnings, if the repair does not fix them).
+pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
+    let mut problems = Vec::new();
+    let created: BTreeSet<&str> = plan
+        .steps
+        .iter()
+        .flat_map(|s| s.new_files.iter().chain(&s.files))
+        .map(|p| clean(p))
+        .collect();
+    for (label, text) in [("the title", &plan.title), ("the summary", &plan.summary)] {
+        copied(label, text, facts, &mut problems);
+    }
+    let mut titles: Vec<String> = Vec::new();
+    for (index, step) in plan.steps.iter().enumerate() {
+        let id = format!("S{}", index + 1);
+        let normalized = normalize(&step.title);
+        if normalized.is_empty() {
+            problems.push(format!("{id} has no title"));
+        } else if let Some(first) = titles.iter().position(|t| *t == normalized) {
+            problems.push(format!(
+                "{id} repeats S{} (`{}`); merge them or make each step do something different",
+                first + 1,
+                step.title.trim()
+            ));
+        }
+        titles.push(normalized);
+        copied(&format!("{id}'s title"), &step.title, facts, &mut problems);
+        if step.files.is_empty() && step.new_files.is_empty() {
+            problems.push(format!(
+                "{id} names no file; list the files it changes (from the file list) or creates"
+            ));
+        }
+        for path in &step.files {
+            check_existing(&id, path, facts.repo, &mut problems);
+        }
+        for path in &step.new_files {
+            check_new(&id, path, facts.repo, &mut problems);
+        }
+        check_verify(&id, &step.verify, facts, &created, &mut problems);
+    }
+    problems
+}
+
+/// `./a/b` and `a/b` are one path.
+fn clean(path: &str) -> &str {
+    path.trim().trim_start_matches("./")
+}
+
+fn normalize(title: &str) -> String {
+    title
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn copied(label: &str, text: &str, facts: &Facts<'_>, problems: &mut Vec<String>) {
+    if let Some(found) = PLACEHOLDER.find(text) {
+        problems.push(format!(
+            "{label} holds placeholder text `{}`; write what this repository needs",
+            found.as_str()
+        ));
+        return;
+    }
+    let lower = text.to_lowercase();
+    for prompt in facts.prompts {
+        for sentence in prompt.split(['.', '\n', ':']) {
+            let sentence = sentence.trim().to_lowercase();
+            if sentence.chars().count() >= 25 && lower.contains(&sentence) {
+                problems.push(format!(
+                    "{label} copies the instructions (`{sentence}`); write what this plan does"
+                ));
+                return;
+            }
+        }
+    }
+}
+
+fn outside(path: &str) -> bool {
+    path.starts_with('/') || path.split('/').any(|part| part == "..")
+}
+
+fn check_existing(id: &str, path: &str, repo: &Repo, problems: &mut Vec<String>) {
+    let path = clean(path);
+    if path.is_empty() {
+        problems.push(format!("{id} lists an empty file name"));
+    } else if outside(path) {
+        problems.push(format!(
+            "{id} names `{path}`, outside the repository; use paths relative to its root"
+        ));
+    } else if let Some(found) = PLACEHOLDER.find(path) {
+        problems.push(format!(
+            "{id} names `{path}`, placeholder text (`{}`), not a file of this repository",
+            found.as_str()
+        ));
+    } else if crate::watch::fingerprint::is_glob(path) {
+        let set = crate::watch::fingerprint::glob_set(&[path]);
+        if !repo.files.iter().any(|f| set.is_match(&f.path)) {
+            problems.push(format!("{id} names `{path}`, which matches no file"));
+        }
+    } else if repo.file(path).is_none() && !repo.dirs.contains(path) {
+        problems.push(format!(
+            "{id} names `{path}`, which does not exist; name a file from the file list, or put \
+             it under `new_files` if the step creates it"
+        ));
+    }
+}
+
+fn check_new(id: &str, path: &str, repo: &Repo, problems: &mut Vec<String>) {
+    let path = clean(path);
+    if path.is_empty() {
+        problems.push(format!("{id} lists an empty new file name"));
+        return;
+    }
+    if outside(path) {
+        problems.push(format!(
+            "{id} creates `{path}`, outside the repository; use paths relative to its root"
+        ));
+        return;
+    }
+    if let Some(found) = PLACEHOLDER.find(path) {
+        problems.push(format!(
+            "{id} creates `{path}`, placeholder text (`{}`)",
+            found.as_str()
+        ));
+        return;
+    }
+    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    if repo.file(path).is_none() && !repo.dirs.contains(dir) {
+        problems.push(format!(
+            "{id} creates `{path}` in `{dir}/`, a directory that does not exist; put new files \
+             in an existing directory"
+        ));
+    }
+}
+
+/// The words of a shell command, quotes removed, split into the simple commands of a list or
+/// pipeline (`a && b | c; d`).
+fn simple_commands(command: &str) -> Vec<Vec<String>> {
+    let mut commands = vec![Vec::new()];
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = command.chars().peekable();
+    let end_word = |word: &mut String, in_word: &mut bool, commands: &mut Vec<Vec<String>>| {
+        if *in_word {
+            if let Some(last) = commands.last_mut() {
+                last.push(std::mem::take(word));
+            }
+            *in_word = false;
+        }
+    };
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => {
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+            }
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '\\') => {
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                    in_word = true;
+                }
+            }
+            (None, '&' | '|' | ';' | '(' | ')') => {
+                end_word(&mut word, &mut in_word, &mut commands);
+                while chars.peek().is_some_and(|n| matches!(n, '&' | '|')) {
+                    chars.next();
+                }
+                commands.push(Vec::new());
+            }
+            (None, c) if c.is_whitespace() => end_word(&mut word, &mut in_word, &mut commands),
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    end_word(&mut word, &mut in_word, &mut commands);
+    commands.retain(|c| !c.is_empty());
+    commands
+}
+
+fn check_verify(
+    id: &str,
+    verify: &str,
+    facts: &Facts<'_>,
+    created: &BTreeSet<&str>,
+    problems: &mut Vec<String>,
+) {
+    let verify = verify.trim();
+    if verify.is_empty() {
+        problems.push(format!(
+            "{id} has no verify command; give one command that shows the step works"
+        ));
+        return;
+    }
+    if let Some(found) = PLACEHOLDER.find(verify) {
+        problems.push(format!(
+            "{id}'s verify `{verify}` holds placeholder text `{}`",
+            found.as_str()
+        ));
+        return;
+    }
+    for words in simple_commands(verify) {
+        let mut words = words
+            .iter()
+            .skip_while(|w| w.contains('=') && !w.starts_with('-'));
+        let Some(program) = words.next() else {
+            continue;
+        };
+        let program_ok = if program.contains('/') {
+            let path = clean(program);
+            facts.repo.file(path).is_some() || created.contains(path)
+        } else {
+            BUILTINS.contains(&program.as_str()) || (facts.on_path)(program)
+        };
+        if !program_ok {
+            problems.push(format!(
+                "{id}'s verify runs `{program}`, which is not a program on this machine's PATH \
+                 nor a file of the repository; use the repository's test command or a program \
+                 that is installed"
+            ));
+        }
+        for word in words {
+            if let Some(path) = path_like(word)
+                && facts.repo.file(path).is_none()
+                && !facts.repo.dirs.contains(path)
+                && !created.contains(path)
+            {
+                problems.push(format!(
+                    "{id}'s verify reads `{path}`, which does not exist and no step creates"
+                ));
+            }
+        }
+    }
+}
+
+/// The path a verify word names, if it looks like one: has a `/` or a known file extension,
+/// and is not a flag, a URL, a Rust path (`a::b`) or a glob.
+fn path_like(word: &str) -> Option<&str> {
+    let word = word.split_once('=').map_or(
+        word,
+        |(key, value)| {
+            if key.starts_with('-') { value } else { word }
+        },
+    );
+    if word.starts_with('-')
+        || word.contains("://")
+        || word.contains("::")
+        || word.contains(['*', '?', '$', '{'])
+        || word.is_empty()
+    {
+        return None;
+    }
+    let path = clean(word).trim_end_matches('/');
+    if !path
+        .chars()
+        .all(|c| c.is_alphanumeric() || "_-./@+".contains(c))
+    {
+        return None;
+    }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let has_extension = name
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && FILE_EXTENSIONS.contains(&ext));
+    // `tests/` or `src/lib.rs`, but not `1/2` or `a/b` made of one letter each.
+    let has_dir = clean(word).contains('/') && path.split('/').all(|p| p.len() > 1 || p == ".");
+    (has_extension || has_dir).then_some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compact::context::RepoFile;
+
+    fn repo() -> Repo {
+        Repo::from_files(
+            [
+                "csvstat/cli.py",
+                "csvstat/stats.py",
+                "tests/test_cli.py",
+                "README.md",
+            ]
+            .iter()
+            .map(|p| RepoFile {
+                path: (*p).to_owned(),
+                bytes: 10,
+                text: Some(String::new()),
+            })
+            .collect(),
+        )
+    }
+
+    fn step(title: &str, files: &[&str], new_files: &[&str], verify: &str) -> DraftStep {
+        DraftStep {
+            title: title.to_owned(),
+            files: files.iter().map(|s| (*s).to_owned()).collect(),
+            new_files: new_files.iter().map(|s| (*s).to_owned()).collect(),
+            verify: verify.to_owned(),
+        }
+    }
+
+    fn plan(steps: Vec<DraftStep>) -> DraftPlan {
+        DraftPlan {
+            title: "Add a delimiter option".into(),
+            summary: "Read semicolon-separated files.".into(),
+            steps,
+        }
+    }
+
+    fn check(plan: &DraftPlan) -> Vec<String> {
+        let repo = repo();
+        let on_path = |p: &str| ["python3", "grep", "git"].contains(&p);
+        let facts = Facts {
+            repo: &repo,
+            on_path: &on_path,
+            prompts: &["Answer with the plan for the goal as one JSON object."],
+        };
+        problems(plan, &facts)
+    }
+
+    #[test]
+    fn a_grounded_plan_has_no_problems() {
+        let ok = plan(vec![
+            step(
+                "Add the option",
+                &["csvstat/cli.py"],
+                &[],
+                "python3 -m unittest discover tests",
+            ),
+            step(
+                "Test it",
+                &["tests/test_cli.py"],
+                &["tests/test_delimiter.py"],
+                "python3 -m unittest tests.test_delimiter && grep -n delimiter csvstat/cli.py",
+            ),
+            step(
+                "Check the readme",
+                &["./README.md"],
+                &[],
+                "FOO=1 python3 -c 'print(1/2)'",
+            ),
+        ]);
+        assert_eq!(check(&ok), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_missing_file_is_named_and_a_new_one_needs_its_directory() {
+        let found = check(&plan(vec![step(
+            "Add the option",
+            &["src/cli/options.rs"],
+            &["csvstat/delimiter.py", "lib/new.py"],
+            "python3 -m unittest",
+        )]));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].starts_with("S1 names `src/cli/options.rs`, which does not exist"));
+        assert!(
+            found[1]
+                .starts_with("S1 creates `lib/new.py` in `lib/`, a directory that does not exist")
+        );
+    }
+
+    #[test]
+    fn verify_needs_an_installed_program_and_existing_files() {
+        let found = check(&plan(vec![step(
+            "Add the option",
+            &["csvstat/cli.py"],
+            &[],
+            "printf 'a;b\\n' | csvstat --delimiter ';' data.csv && cargo test",
+        )]));
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert!(found[0].contains("runs `csvstat`"), "{found:?}");
+        assert!(found[1].contains("reads `data.csv`"), "{found:?}");
+        assert!(found[2].contains("runs `cargo`"), "{found:?}");
+        // A script of the repository is a program too, and a file a step creates may be read.
+        let repo_script = check(&plan(vec![step(
+            "Add data",
+            &["csvstat/cli.py"],
+            &["tests/data.csv"],
+            "./csvstat/cli.py tests/data.csv",
+        )]));
+        assert_eq!(repo_script, Vec::<String>::new());
+    }
+
+    #[test]
+    fn placeholders_copies_and_duplicates_are_problems() {
+        let found = check(&DraftPlan {
+            title: "Plan".into(),
+            summary: "Answer with the plan for the goal as one JSON object".into(),
+            steps: vec![
+                step(
+                    "Edit the file",
+                    &["path/to/file.py"],
+                    &[],
+                    "python3 -m unittest",
+                ),
+                step(
+                    "edit the  file!",
+                    &["csvstat/cli.py"],
+                    &[],
+                    "python3 <test>",
+                ),
+                step("Third", &[], &[], ""),
+            ],
+        });
+        assert_eq!(found.len(), 6, "{found:#?}");
+        assert!(found[0].starts_with("the summary copies the instructions"));
+        assert!(found[1].contains("`path/to/file.py`, placeholder text"));
+        assert!(found[2].starts_with("S2 repeats S1"));
+        assert!(found[3].contains("placeholder text `<test>`"));
+        assert!(found[4].starts_with("S3 names no file"));
+        assert!(found[5].starts_with("S3 has no verify command"));
+    }
+
+    #[test]
+    fn paths_outside_and_globs() {
+        let found = check(&plan(vec![step(
+            "Edit",
+            &["../etc/passwd", "csvstat/*.py", "docs/*.md"],
+            &[],
+            "python3 -m unittest",
+        )]));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].contains("outside the repository"));
+        assert!(found[1].contains("`docs/*.md`, which matches no file"));
+    }
+
+    #[test]
+    fn shell_words_split_into_simple_commands() {
+        assert_eq!(
+            simple_commands("A=1 cargo test -- --nocapture && printf 'x y' | wc -l; (cd a)"),
+            vec![
+                vec!["A=1", "cargo", "test", "--", "--nocapture"],
+                vec!["printf", "x y"],
+                vec!["wc", "-l"],
+                vec!["cd", "a"],
+            ]
+        );
+        assert_eq!(
+            simple_commands("echo \"a\\\"b\" ''"),
+            vec![vec!["echo", "a\"b", ""]]
+        );
+    }
+
+    #[test]
+    fn path_like_words() {
+        for (word, expected) in [
+            ("src/lib.rs", Some("src/lib.rs")),
+            ("./data.csv", Some("data.csv")),
+            ("tests/", Some("tests")),
+            ("--file=src/a.rs", Some("src/a.rs")),
+            ("tests.test_cli", None),
+            ("format_counts", None),
+            ("wordcount::count", None),
+            ("https://x.y/z.md", None),
+            ("1/2", None),
+            ("-w", None),
+            ("src/*.rs", None),
+            ("print(1/2)", None),
+        ] {
+            assert_eq!(path_like(word), expected, "{word}");
+        }
+    }
+}
