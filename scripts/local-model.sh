@@ -100,8 +100,29 @@ apt_install() {
 
 # ---- the server -------------------------------------------------------------------------
 
+# The CPU features llama.cpp is built for: what /proc/cpuinfo lists, never AMX. `-march=native`
+# (llama.cpp's default) also compiles AMX code when the CPU lists it, and a VM that lists AMX
+# without enabling it for programs kills the server with SIGILL on its first matrix multiply.
+cpu_flags() {
+    local have flags=(-DGGML_NATIVE=OFF)
+    have=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true)
+    for pair in avx:AVX avx2:AVX2 fma:FMA f16c:F16C avx512f:AVX512 avx512_vnni:AVX512_VNNI avx_vnni:AVX_VNNI; do
+        if [[ " $have " == *" ${pair%%:*} "* ]]; then
+            flags+=("-DGGML_${pair#*:}=ON")
+        else
+            flags+=("-DGGML_${pair#*:}=OFF")
+        fi
+    done
+    flags+=(-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
+    printf '%s\n' "${flags[@]}"
+}
+
 build_server() {
-    if [[ -x "$SERVER_BIN" ]]; then
+    local flags
+    mapfile -t flags < <(cpu_flags)
+    # A server built with other CPU flags (an older version of this script: `-march=native`)
+    # is built again.
+    if [[ -x "$SERVER_BIN" && "$(cat "$SERVER_BIN.flags" 2>/dev/null)" == "${flags[*]}" ]]; then
         say "llama-server already built: $SERVER_BIN"
         return
     fi
@@ -144,7 +165,7 @@ build_server() {
     low cmake -S "$llama" -B "$build" -DCMAKE_BUILD_TYPE=Release \
         -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF \
         -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-        >"$DIR/build.log" 2>&1 ||
+        "${flags[@]}" >"$DIR/build.log" 2>&1 ||
         die "cmake could not configure llama.cpp" "the last lines of $DIR/build.log say why"
     say "building llama-server with $JOBS jobs at niceness $NICE (takes a while on few cores)"
     low cmake --build "$build" --config Release --target llama-server -j "$JOBS" \
@@ -158,6 +179,7 @@ build_server() {
     mkdir -p "$DIR/bin"
     cp "$built" "$SERVER_BIN.tmp"
     mv "$SERVER_BIN.tmp" "$SERVER_BIN"
+    printf '%s' "${flags[*]}" >"$SERVER_BIN.flags"
     # The sources and objects (300 MB) are not needed to run; the sdist stays for a rebuild.
     rm -rf "$build" "$src"
     say "built $SERVER_BIN in $((SECONDS - started)) s"
