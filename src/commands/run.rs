@@ -64,9 +64,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     ))?;
     if !sandboxed {
         ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
-        crate::runner::write::save_state(store, &task_ref, ctx.now(), |state| {
-            state.unsandboxed_run = Some(ctx.now());
-        })?;
+        crate::runner::write::record_unsandboxed(store, &task_ref, ctx.now())?;
     }
     warn_about_hard_links(ctx, store.root());
     let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);

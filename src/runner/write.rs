@@ -182,6 +182,12 @@ pub fn assign_ids(store: &Store, task_ref: &TaskRef, now: DateTime<Utc>) -> Resu
     Ok(ids)
 }
 
+/// Records in the task's state.yaml that a run of it ran the agent's commands without the
+/// sandbox, at `now` (`--no-sandbox`, `sandbox: off`): never cleared, `status` shows it.
+pub fn record_unsandboxed(store: &Store, task: &TaskRef, now: DateTime<Utc>) -> Result<()> {
+    save_state(store, task, now, |state| state.unsandboxed_run = Some(now))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

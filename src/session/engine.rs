@@ -238,9 +238,7 @@ impl Engine for TickEngine {
         ))?;
         if !sandboxed {
             ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
-            crate::runner::write::save_state(store, &task_ref, ctx.now(), |state| {
-                state.unsandboxed_run = Some(ctx.now());
-            })?;
+            crate::runner::write::record_unsandboxed(store, &task_ref, ctx.now())?;
         }
         let person = Mutex::new(person);
         let last_step = &self.last_step;
