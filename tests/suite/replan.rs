@@ -263,3 +263,44 @@ async fn a_draft_or_a_cancelled_task_is_not_re_planned_as_a_task() {
     assert_eq!(project.read(&format!(".tasks/{id}/PLAN.md")), plan);
     assert!(server.requests().is_empty(), "no model turn");
 }
+
+/// A re-approved plan whose step changed its contract (title, files, verify, done when)
+/// reopens that step: its old evidence proves a different step. A step whose plan did not
+/// change keeps its marker, and its record stays as it was.
+#[test]
+fn a_reapproved_change_to_a_done_steps_verify_reopens_it_and_nothing_else() {
+    use crate::common::workspace::{PLAN as WS_PLAN, Workspace};
+    let ws = Workspace::new();
+    let id = ws.approve(WS_PLAN);
+    ws.ok(&["mark", "S1", "done"]);
+    ws.ok(&["mark", "S3", "done"]);
+    let state_path = format!(".tasks/{id}/state.yaml");
+    let s3_before = serde_yaml::from_str::<State>(&ws.read(&state_path))
+        .unwrap()
+        .steps[&"S3".parse().unwrap()]
+        .clone();
+    let plan_path = format!(".tasks/{id}/PLAN.md");
+    let plan = ws.read(&plan_path);
+    ws.write(
+        &plan_path,
+        plan.replace("`npm test -- login`", "`npm test -- login --all`"),
+    );
+    let run = ws.ok(&["approve", &id]);
+    assert!(run.stderr.contains("S1"), "{}", run.stderr);
+    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(
+        todo.contains("- [ ] S1 Find the real login entry point"),
+        "{todo}"
+    );
+    assert!(
+        todo.contains("  - verify: `npm test -- login --all`"),
+        "{todo}"
+    );
+    assert!(todo.contains("- [x] S3 Update the login tests"), "{todo}");
+    let state: State = serde_yaml::from_str(&ws.read(&state_path)).unwrap();
+    assert_eq!(state.steps[&"S3".parse().unwrap()], s3_before);
+    assert_eq!(
+        state.steps[&"S1".parse().unwrap()].status,
+        Some(tick::plan::StepStatus::Pending)
+    );
+}
