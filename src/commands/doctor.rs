@@ -90,6 +90,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
     });
     checks.push(sandbox());
     checks.push(structured_output(ctx, &config, reachable));
+    checks.push(hard_links(ctx.store.root()));
     let exit_code = if checks[0].ok == Some(false) {
         2
     } else if checks[1..3].iter().any(|c| c.ok == Some(false)) {
@@ -498,6 +499,43 @@ fn sandbox() -> Check {
             )
         }),
     )
+}
+
+/// Files of the workspace that are also files elsewhere (hard links, as uv and pnpm make
+/// them): a command that writes one writes the other, and no sandbox can stop that. A
+/// warning, never a failure of `tick doctor`.
+fn hard_links(root: &std::path::Path) -> Check {
+    let started = Instant::now();
+    let check = match crate::sandbox::links_leaving(root) {
+        Ok(leaving) if leaving.is_empty() => Check::new(
+            "hard_links",
+            Some(true),
+            "no file of the workspace is also a file outside it".to_owned(),
+            None,
+        ),
+        Ok(leaving) => {
+            let mut named: Vec<String> = leaving.iter().take(5).map(|p| format!("`{p}`")).collect();
+            if leaving.len() > named.len() {
+                named.push(format!("and {} more", leaving.len() - named.len()));
+            }
+            Check::new(
+                "hard_links",
+                Some(false),
+                format!(
+                    "{} {} hard links outside the workspace (or into `.git/`, `.tasks/`)",
+                    named.join(", "),
+                    if leaving.len() == 1 { "has" } else { "have" }
+                ),
+                Some(
+                    "a command that writes them writes there too; let tools copy instead \
+                     (`UV_LINK_MODE=copy`, pnpm's `package-import-method=copy`)"
+                        .to_owned(),
+                ),
+            )
+        }
+        Err(err) => Check::new("hard_links", None, format!("could not look: {err}"), None),
+    };
+    check.timed(started)
 }
 
 /// The human form: the settings with their sources, then one line per check.

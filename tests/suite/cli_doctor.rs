@@ -160,3 +160,37 @@ fn an_incomplete_configuration_exits_2_and_says_what_is_missing() {
     assert_contains(&stdout, "model       -");
     assert_contains(&stdout, "`tick init`");
 }
+
+/// Issue 17, item 9: a workspace file that is also a file outside it (a hard link, as uv and
+/// pnpm make them) is named by `tick doctor`, which still exits as the other checks say.
+#[test]
+fn doctor_names_hard_links_that_leave_the_workspace() {
+    let ws = crate::common::workspace::Workspace::new();
+    ws.write("shared.txt", "x\n");
+    std::fs::hard_link(ws.path("shared.txt"), ws.temp().join("elsewhere.txt")).unwrap();
+    let run = ws.run(&["doctor", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "hard_links")
+        .unwrap_or_else(|| panic!("no hard_links check: {report}"))
+        .clone();
+    assert_eq!(check["ok"], false, "{check}");
+    assert!(
+        check["detail"].as_str().unwrap().contains("`shared.txt`"),
+        "{check}"
+    );
+    std::fs::remove_file(ws.temp().join("elsewhere.txt")).unwrap();
+    let run = ws.run(&["doctor", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "hard_links" && c["ok"] == true),
+        "{report}"
+    );
+}
