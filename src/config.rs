@@ -686,6 +686,31 @@ fn limits(limits: &FileLimits, base_url: &str) -> Limits {
     }
 }
 
+/// The settings for the workspace of `store` as resolved, complete or not (`tick doctor`).
+pub fn for_workspace(store: &crate::tasks::Store, env: &Env, flags: &Flags) -> Result<Config> {
+    let path = store.config_path();
+    resolve(&path, &store.rel(&path), env, flags)
+}
+
+/// The settings for talking to a model, in the workspace of `store`: files, environment, then
+/// `flags`. Every command that talks to a model and the session resolve them here.
+///
+/// Fails, before anything is written, with one message naming everything still missing (a
+/// model, a key) and the ways to set it; and, for a server on this machine, at once when it
+/// refuses the connection (it is not running: retrying would only make the person wait).
+pub fn for_model(store: &crate::tasks::Store, env: &Env, flags: &Flags) -> Result<Config> {
+    let config = for_workspace(store, env, flags)?;
+    let missing = config.missing(true);
+    if !missing.is_empty() {
+        let path = store.config_path();
+        return Err(config.missing_error(&missing, &store.rel(&path)));
+    }
+    if is_loopback(&config.base_url) {
+        crate::report::doctor::require_server(&config)?;
+    }
+    Ok(config)
+}
+
 /// Whether `url` points at this machine (where a local server needs no key).
 pub fn is_loopback(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
@@ -1234,6 +1259,44 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn a_model_needs_a_complete_configuration_and_a_local_server_that_listens() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::tasks::Store::at(dir.path());
+        let e = env(&[("TICK_PROVIDER", "ollama")], dir.path());
+        let err = for_model(&store, &e, &Flags::default()).unwrap_err();
+        assert_eq!(
+            err.message,
+            "tick cannot talk to a model yet: it needs a model"
+        );
+        assert!(
+            err.hints[1].contains("edit `.tasks/config.yaml`"),
+            "{:?}",
+            err.hints
+        );
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!(
+            "http://127.0.0.1:{}/v1",
+            listener.local_addr().unwrap().port()
+        );
+        let vars = [
+            ("TICK_PROVIDER", "ollama"),
+            ("TICK_MODEL", "m"),
+            ("TICK_BASE_URL", url.as_str()),
+        ];
+        let flags = Flags {
+            model: Some("from-flag".to_owned()),
+            ..Flags::default()
+        };
+        let config = for_model(&store, &env(&vars, dir.path()), &flags).unwrap();
+        assert_eq!(config.model.as_deref(), Some("from-flag"));
+        drop(listener);
+        let err = for_model(&store, &env(&vars, dir.path()), &flags).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Provider);
+        // Resolving alone does not care whether the server listens.
+        assert!(for_workspace(&store, &env(&vars, dir.path()), &flags).is_ok());
     }
 
     #[test]

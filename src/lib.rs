@@ -15,6 +15,7 @@ pub mod cli;
 pub mod commands;
 pub mod compact;
 pub mod config;
+pub mod editor;
 pub mod env;
 pub mod error;
 pub mod fsx;

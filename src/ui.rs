@@ -23,6 +23,9 @@ use crate::report::status::{StatusReport, StepReport, TaskReport};
 use crate::report::watch::WatchEvent;
 use crate::runner::{RunEvent, StepOutcome, Summary};
 
+mod outcomes;
+pub use outcomes::titled;
+
 /// How many lines of a failed verification's output the terminal shows.
 const FAILED_OUTPUT_LINES: usize = 12;
 

@@ -5,6 +5,7 @@ use crate::cli::DiscardArgs;
 use crate::error::{Error, Result};
 use crate::person::{Person, Terminal};
 use crate::planning::draft;
+use crate::ui::titled;
 
 pub fn run(ctx: &Ctx<'_>, args: &DiscardArgs) -> Result<Outcome> {
     let store = &ctx.store;
@@ -12,7 +13,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DiscardArgs) -> Result<Outcome> {
     if !args.yes {
         // A draft that does not parse can still be thrown away; its title is only for the
         // question.
-        let title = titled(draft::waiting_title(store));
+        let title = titled(draft::waiting_title(store).as_deref());
         if !ctx.env.interactive {
             return Err(
                 Error::input(format!("discarding the draft{title} needs a confirmation"))
@@ -36,15 +37,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DiscardArgs) -> Result<Outcome> {
 /// Throws the draft away and says so (`tick discard`, the review menu's `d`).
 pub fn discard_now(ctx: &Ctx<'_>) -> Result<()> {
     let discarded = draft::discard(&ctx.store)?;
-    ctx.ui.note(&format!(
-        "discarded the draft{} (`{}`)",
-        titled(discarded.title),
-        ctx.store.rel(&discarded.path)
-    ));
+    ctx.ui
+        .discarded(&discarded, &ctx.store.rel(&discarded.path));
     Ok(())
-}
-
-/// The title in backticks after a space, for a message; nothing without one.
-fn titled(title: Option<String>) -> String {
-    title.map(|t| format!(" `{t}`")).unwrap_or_default()
 }

@@ -2,7 +2,6 @@
 //! the server answers (a few seconds at most, no retries), whether the model makes a tool call
 //! (one tiny request with one tool), and whether the sandbox's kernel features are there.
 
-use std::net::{TcpStream, ToSocketAddrs as _};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -12,55 +11,10 @@ use crate::cli::DoctorArgs;
 use crate::config::{Config, Missing};
 use crate::error::Result;
 use crate::llm::{Client, Message, Request, ToolSpec};
+use crate::report::doctor::{CONNECT_BUDGET, Check, DoctorReport, Setting, connection};
 
-/// How long the connection check may wait for the server to accept.
-pub const CONNECT_BUDGET: Duration = Duration::from_millis(1500);
 /// How long the tool-call check waits for the model to start answering.
 pub const ANSWER_BUDGET: Duration = Duration::from_secs(20);
-
-#[derive(Debug, Serialize)]
-pub struct DoctorReport {
-    pub format: u32,
-    pub ok: bool,
-    pub settings: Vec<Setting>,
-    pub checks: Vec<Check>,
-    pub exit_code: u8,
-}
-
-/// One resolved setting and where it came from.
-#[derive(Debug, Serialize)]
-pub struct Setting {
-    pub name: &'static str,
-    pub value: Option<String>,
-    pub source: crate::config::Source,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Check {
-    pub name: &'static str,
-    /// `true` passed, `false` failed, `null` skipped (an earlier check failed).
-    pub ok: Option<bool>,
-    pub detail: String,
-    pub hint: Option<String>,
-    pub duration_ms: u64,
-}
-
-impl Check {
-    fn new(name: &'static str, ok: Option<bool>, detail: String, hint: Option<String>) -> Check {
-        Check {
-            name,
-            ok,
-            detail,
-            hint,
-            duration_ms: 0,
-        }
-    }
-
-    fn timed(mut self, started: Instant) -> Check {
-        self.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self
-    }
-}
 
 /// How the model answered the test tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -170,97 +124,6 @@ fn configuration(config: &Config, shown: &str) -> Check {
     )
 }
 
-/// The server's host and port from its base URL.
-fn host_port(url: &str) -> Option<(String, u16)> {
-    let parsed = reqwest::Url::parse(url).ok()?;
-    let host = parsed.host_str()?.trim_matches(['[', ']']).to_owned();
-    let port = parsed.port_or_known_default()?;
-    Some((host, port))
-}
-
-/// Can a TCP connection to the server be made within [`CONNECT_BUDGET`]? No retries.
-fn connection(config: &Config) -> Check {
-    let started = Instant::now();
-    let url = &config.base_url;
-    let Some((host, port)) = host_port(url) else {
-        return Check::new(
-            "connection",
-            Some(false),
-            format!("`{url}` is not a URL"),
-            Some("`base_url` must look like `http://127.0.0.1:11434/v1`".to_owned()),
-        );
-    };
-    let addrs = match (host.as_str(), port).to_socket_addrs() {
-        Ok(addrs) => addrs.collect::<Vec<_>>(),
-        Err(err) => {
-            return Check::new(
-                "connection",
-                Some(false),
-                format!("cannot resolve `{host}`: {err}"),
-                Some("check `base_url` and the network".to_owned()),
-            )
-            .timed(started);
-        }
-    };
-    let mut last = None;
-    for addr in addrs {
-        match TcpStream::connect_timeout(&addr, CONNECT_BUDGET) {
-            Ok(_) => {
-                return Check::new(
-                    "connection",
-                    Some(true),
-                    format!("`{host}:{port}` accepts connections"),
-                    None,
-                )
-                .timed(started);
-            }
-            Err(err) => last = Some(err),
-        }
-    }
-    let err = last.map_or_else(|| "no address".to_owned(), |e| e.to_string());
-    let hint = if crate::config::is_loopback(url) {
-        let start = match config.provider {
-            crate::config::Provider::Ollama => "`ollama serve`".to_owned(),
-            crate::config::Provider::LlamaCpp => {
-                format!("`llama-server --jinja -m model.gguf --port {port}`")
-            }
-            _ => format!(
-                "`ollama serve` (port 11434), or `llama-server --jinja -m model.gguf --port {port}`"
-            ),
-        };
-        format!(
-            "start the server: {start}; or fix `base_url` ({})",
-            config.sources.base_url
-        )
-    } else {
-        format!(
-            "check the network and `base_url` ({})",
-            config.sources.base_url
-        )
-    };
-    Check::new(
-        "connection",
-        Some(false),
-        format!("cannot connect to `{host}:{port}` ({url}): {err}"),
-        Some(hint),
-    )
-    .timed(started)
-}
-
-/// For a command about to talk to the model: fails at once, with the advice of `tick doctor`,
-/// when the server does not accept a connection (instead of retrying a refused connection).
-pub fn require_server(config: &Config) -> Result<()> {
-    let check = connection(config);
-    if check.ok == Some(true) {
-        return Ok(());
-    }
-    let mut error = crate::error::Error::new(crate::error::ErrorKind::Provider, check.detail);
-    if let Some(hint) = check.hint {
-        error = error.hint(hint);
-    }
-    Err(error.hint("nothing was written; `tick doctor` checks the whole setup"))
-}
-
 const TOOL: &str = "report_ready";
 
 /// Which structured-output method each configured model gets for compact planning
@@ -304,10 +167,7 @@ fn structured_output(ctx: &Ctx<'_>, config: &Config, reachable: bool) -> Check {
             return Check::new("structured", None, detail.to_owned(), None);
         }
     };
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
+    let Ok(runtime) = crate::rt::runtime() else {
         return Check::new(
             "structured",
             Some(false),
@@ -599,56 +459,5 @@ mod tests {
             classify(&answer("I am ready: report_ready", &[])),
             ToolCalls::None
         );
-    }
-
-    fn config_for(url: &str) -> Config {
-        let dir = tempfile::tempdir().unwrap();
-        let vars = [
-            ("TICK_PROVIDER", "ollama"),
-            ("TICK_MODEL", "m"),
-            ("TICK_BASE_URL", url),
-        ]
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-        let env =
-            crate::env::Env::fixed(dir.path().to_path_buf(), vars, chrono::DateTime::UNIX_EPOCH);
-        let path = dir.path().join("config.yaml");
-        crate::config::resolve(&path, "config.yaml", &env, &crate::config::Flags::default())
-            .unwrap()
-    }
-
-    #[test]
-    fn a_closed_loopback_port_fails_at_once_with_advice() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let url = format!("http://127.0.0.1:{port}/v1");
-        assert!(require_server(&config_for(&url)).is_ok());
-        drop(listener);
-        let err = require_server(&config_for(&url)).unwrap_err();
-        assert_eq!(err.kind, crate::error::ErrorKind::Provider);
-        assert!(
-            err.message
-                .starts_with(&format!("cannot connect to `127.0.0.1:{port}`"))
-        );
-        assert!(
-            err.hints[0].starts_with("start the server"),
-            "{:?}",
-            err.hints
-        );
-    }
-
-    #[test]
-    fn the_port_comes_from_the_url_or_its_scheme() {
-        assert_eq!(
-            host_port("http://127.0.0.1:11434/v1"),
-            Some(("127.0.0.1".into(), 11434))
-        );
-        assert_eq!(
-            host_port("https://api.openai.com/v1"),
-            Some(("api.openai.com".into(), 443))
-        );
-        assert_eq!(host_port("http://[::1]:8080"), Some(("::1".into(), 8080)));
-        assert_eq!(host_port("localhost:11434"), None);
     }
 }

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use super::{Ctx, Outcome};
 use crate::cli::EditArgs;
+use crate::editor;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::person::Person;
-use crate::tasks::{PLAN_FILE, TODO_FILE, plan_md, todo_md};
+use crate::tasks::{PLAN_FILE, TODO_FILE};
 
 /// Which file to edit, and the task it belongs to (`None` for the draft).
 fn target(ctx: &Ctx<'_>, args: &EditArgs) -> Result<(PathBuf, Option<String>)> {
@@ -27,13 +28,12 @@ fn target(ctx: &Ctx<'_>, args: &EditArgs) -> Result<(PathBuf, Option<String>)> {
 }
 
 /// Whether the edited `text` of `path` parses.
-fn check(ctx: &Ctx<'_>, path: &std::path::Path, text: &str, todo: bool) -> Result<()> {
-    let located = |e: todo_md::ParseError| edited_error(ctx, path, &e);
+fn check(ctx: &Ctx<'_>, path: &Path, text: &str, todo: bool) -> Result<()> {
+    let shown = ctx.store.rel(path);
     if todo {
-        todo_md::parse(text).map(|_| ()).map_err(located)
+        editor::check_todo(&shown, text)
     } else {
-        let doc = plan_md::parse(text).map_err(located)?;
-        plan_md::validate(&doc).map_err(located)
+        editor::check_plan(&shown, text)
     }
 }
 
@@ -122,51 +122,9 @@ pub fn edit_checked(
     }
 }
 
-/// A parse error in a file a person just edited: where, and what to fix (not "the file was
-/// not changed": they just changed it).
-pub fn edited_error(ctx: &Ctx<'_>, path: &Path, err: &crate::tasks::todo_md::ParseError) -> Error {
-    let error = Error::input(format!(
-        "`{}:{}:{}`: {}",
-        ctx.store.rel(path),
-        err.line,
-        err.col,
-        err.message
-    ));
-    if err.hint.is_empty() {
-        error
-    } else {
-        error.hint(err.hint.clone())
-    }
-}
-
-/// Runs `$VISUAL`, else `$EDITOR`, else `vi` on `path` and waits for it.
+/// Runs the person's editor on `path` and waits for it; an editor that failed is said.
 pub fn open_in_editor(ctx: &Ctx<'_>, path: &Path) -> Result<()> {
-    let editor = ctx
-        .env
-        .var("VISUAL")
-        .or_else(|| ctx.env.var("EDITOR"))
-        .unwrap_or("vi")
-        .to_owned();
-    // The editor setting may carry arguments (`code --wait`): let the shell split it.
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{editor} \"$1\""))
-        .arg("sh")
-        .arg(path)
-        .status()
-        .map_err(|err| Error::internal(format!("could not start the editor `{editor}`: {err}")))?;
-    // The shell's own codes for a program it could not find or run: no editor ever opened.
-    if matches!(status.code(), Some(126 | 127)) {
-        return Err(
-            Error::input(format!("could not run the editor `{editor}`")).hint(format!(
-                "set `$VISUAL` or `$EDITOR` to an editor on your PATH (like `EDITOR=nano`); `{}` was not changed",
-                ctx.store.rel(path)
-            )),
-        );
-    }
-    if !status.success() {
-        ctx.ui
-            .warn(&format!("the editor `{editor}` exited with {status}"));
-    }
+    let closed = editor::open(ctx.env, path, &ctx.store.rel(path))?;
+    ctx.ui.editor_closed(&closed);
     Ok(())
 }

@@ -7,9 +7,8 @@ use crate::cli::{MarkArgs, MarkStatus};
 use crate::error::{Error, Result};
 use crate::plan::{StepId, StepStatus};
 use crate::runner::write::check_substeps;
-use crate::tasks::todo_md::Step;
-use crate::tasks::tx::{SetStatus, Tx};
-use crate::tasks::{Store, TODO_FILE};
+use crate::tasks::by_hand;
+use crate::tasks::tx::SetStatus;
 
 pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
     let store = &ctx.store;
@@ -24,7 +23,7 @@ pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
     let mut tx = store.begin(&task_ref)?;
     super::settle(ctx, &mut tx)?;
     let (before, step_files, lifted) = {
-        let step = find(store, &mut tx, id)?;
+        let step = by_hand::find_step(store, &mut tx, id)?;
         check_substeps(step, status)?;
         // Lifting a block by hand keeps its question for the next turn on the step.
         let lifted = (step.status == StepStatus::Blocked && status != StepStatus::Blocked)
@@ -100,21 +99,4 @@ fn parse(args: &MarkArgs) -> Result<(StepId, StepStatus, Option<&str>)> {
         return Err(Error::input("`--reason` goes with `blocked`"));
     }
     Ok((id, status, reason))
-}
-
-/// Step `id` of the task as `tx` has it, or an error listing the steps there are.
-pub(super) fn find<'t>(store: &Store, tx: &'t mut Tx<'_>, id: StepId) -> Result<&'t Step> {
-    let todo_path = tx.base().dir.join(TODO_FILE);
-    let list = tx.todo()?;
-    list.find(id).ok_or_else(|| {
-        let ids: Vec<String> = list
-            .all_steps()
-            .filter_map(|s| s.id.map(|id| format!("`{id}`")))
-            .collect();
-        Error::input(format!(
-            "there is no step `{id}` in `{}`",
-            store.rel(&todo_path)
-        ))
-        .hint(format!("its steps are {}", ids.join(", ")))
-    })
 }

@@ -82,22 +82,10 @@ impl Outcome {
     }
 }
 
-/// The settings for a command that talks to a model: files, environment, then its flags.
-///
-/// Fails, before anything is written, with one message naming everything still missing (a
-/// model, a key) and the ways to set it; and, for a server on this machine, at once when it
-/// refuses the connection (it is not running: retrying would only make the person wait).
+/// The settings for a command that talks to a model, with its flags: see
+/// [`crate::config::for_model`].
 pub fn model_config(ctx: &Ctx<'_>, args: &crate::cli::ModelArgs) -> Result<crate::config::Config> {
-    let config = resolved_config(ctx, args)?;
-    let missing = config.missing(true);
-    if !missing.is_empty() {
-        let path = ctx.store.config_path();
-        return Err(config.missing_error(&missing, &ctx.store.rel(&path)));
-    }
-    if crate::config::is_loopback(&config.base_url) {
-        doctor::require_server(&config)?;
-    }
-    Ok(config)
+    crate::config::for_model(&ctx.store, ctx.env, &flags(args))
 }
 
 /// The settings as resolved, complete or not (for `tick doctor`).
@@ -105,13 +93,15 @@ pub fn resolved_config(
     ctx: &Ctx<'_>,
     args: &crate::cli::ModelArgs,
 ) -> Result<crate::config::Config> {
-    let flags = crate::config::Flags {
+    crate::config::for_workspace(&ctx.store, ctx.env, &flags(args))
+}
+
+fn flags(args: &crate::cli::ModelArgs) -> crate::config::Flags {
+    crate::config::Flags {
         provider: args.provider,
         model: args.model.clone(),
         base_url: args.base_url.clone(),
-    };
-    let path = ctx.store.config_path();
-    crate::config::resolve(&path, &ctx.store.rel(&path), ctx.env, &flags)
+    }
 }
 
 pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
@@ -125,7 +115,10 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         ui,
     };
     let Some(command) = cli.command else {
-        return crate::session::run(&ctx);
+        return Ok(match crate::session::run(&ctx.store, env, ui)? {
+            crate::session::Ended::Quit => Outcome::Done,
+            crate::session::Ended::Interrupted => Outcome::Interrupted,
+        });
     };
     match command {
         Command::Init(args) => init::run(&ctx, &args),
@@ -159,19 +152,8 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
     }
 }
 
-/// What every command that changes a task by hand does first, in its transaction `tx`: what
-/// went stale while tick was not looking is marked (and said once), and steps a person added
-/// get their ids.
+/// What every command that changes a task by hand does first, in its transaction `tx`
+/// ([`crate::tasks::by_hand::settle`]): the steps found stale are said once.
 pub fn settle(ctx: &Ctx<'_>, tx: &mut crate::tasks::tx::Tx<'_>) -> Result<()> {
-    let verdict = crate::watch::examine(&ctx.store, tx.base())?;
-    crate::watch::apply(tx, &verdict, ctx.now())?;
-    for stale in &verdict.stale {
-        ctx.ui.warn(&format!(
-            "`{}` is stale: {} changed outside tick",
-            stale.id,
-            stale.files.join(", ")
-        ));
-    }
-    tx.assign_ids()?;
-    Ok(())
+    crate::tasks::by_hand::settle(&ctx.store, tx, ctx.now(), &mut |stale| ctx.ui.stale(stale))
 }

@@ -6,9 +6,7 @@
 //! line per answer from a piped stdin with `TICK_INTERACTIVE=1`, so scripts and tests can
 //! drive it); approving and discarding are [`crate::planning`]'s.
 
-use std::path::Path;
-
-use super::edit::{Edited, edit_checked, edited_error};
+use super::edit::{Edited, edit_checked};
 use super::plan::Request;
 use super::{Ctx, Outcome};
 use crate::cli::ReviewArgs;
@@ -16,7 +14,6 @@ use crate::error::{Error, Result};
 use crate::person::{Person, Terminal};
 use crate::plan::Phase;
 use crate::planning::approve::{self, Contract};
-use crate::tasks::plan_md;
 
 /// What the person chose that the caller carries out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,22 +185,16 @@ fn contract(ctx: &Ctx<'_>, person: &mut dyn Person) -> Option<(Contract, bool)> 
 /// edits again, puts the previous content back, or keeps it as it is.
 fn edit_draft(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<()> {
     let path = ctx.store.draft_plan_path();
-    match edit_checked(ctx, person, &path, |text| check_plan(ctx, &path, text))? {
+    let shown = ctx.store.rel(&path);
+    match edit_checked(ctx, person, &path, |text| {
+        crate::editor::check_plan(&shown, text)
+    })? {
         Edited::Unchanged => ctx.ui.note("the draft was not changed"),
         Edited::Valid => ctx.ui.note("the edited draft is valid"),
         Edited::Undone => ctx.ui.note("put the draft back as it was before the edit"),
         Edited::KeptBroken => ctx.ui.warn(&format!(
-            "`{}` does not parse; fix it before `tick approve`",
-            ctx.store.rel(&path)
+            "`{shown}` does not parse; fix it before `tick approve`"
         )),
     }
     Ok(())
-}
-
-/// Whether `text` (the content of the PLAN.md at `path`, just edited by a person) parses and
-/// validates.
-pub fn check_plan(ctx: &Ctx<'_>, path: &Path, text: &str) -> Result<()> {
-    let located = |e: crate::tasks::todo_md::ParseError| edited_error(ctx, path, &e);
-    let doc = plan_md::parse(text).map_err(located)?;
-    plan_md::validate(&doc).map_err(located)
 }

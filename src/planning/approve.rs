@@ -1,8 +1,10 @@
-//! Approval, the only way from a draft to a task (DESIGN §3): [`approve_draft`] makes the
-//! task folder (PLAN.md, TODO.md, state.yaml with the approval's hashes) and moves it into
-//! place in one rename; [`reapprove`] approves a task's edited PLAN.md again and merges its
-//! step changes into TODO.md by step id, keeping markers and runner-owned lines. The files of
-//! the protocol and its recovery after a kill are [`crate::tasks::approval`].
+//! Approval, the only way from a draft to a task (DESIGN §3). [`approve`] is `tick approve`
+//! and the session's approve without the talking: it picks one of the two below.
+//! [`approve_draft`] makes the task folder (PLAN.md, TODO.md, state.yaml with the approval's
+//! hashes) and moves it into place in one rename; [`reapprove`] approves a task's edited
+//! PLAN.md again and merges its step changes into TODO.md by step id, keeping markers and
+//! runner-owned lines. The files of the protocol and its recovery after a kill are
+//! [`crate::tasks::approval`].
 
 use std::path::PathBuf;
 
@@ -51,6 +53,44 @@ pub struct Approved {
     pub title: String,
     /// Its steps, sub-steps included.
     pub steps: usize,
+}
+
+/// What [`approve`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApproveOutcome {
+    /// The draft is a task now.
+    Draft(Approved),
+    /// Task `id`'s PLAN.md was approved again, or found approved as it stands.
+    Task { id: String, reapproved: Reapproved },
+}
+
+/// `tick approve` and the session's approve, without the talking: task `task`'s edited plan
+/// when one is named; else the draft, when there is one; else the current task's plan when it
+/// changed since approval. Refused when there is nothing to approve.
+pub fn approve(
+    store: &Store,
+    task: Option<&str>,
+    now: DateTime<Utc>,
+    contract: Contract,
+) -> Result<ApproveOutcome> {
+    finish_cut_short(store)?;
+    let again = |id: String| {
+        let reapproved = reapprove(store, &id, now, contract)?;
+        Ok(ApproveOutcome::Task { id, reapproved })
+    };
+    if let Some(task) = task {
+        return again(store.resolve(task)?.id);
+    }
+    if store.draft_plan_path().exists() {
+        return approve_draft(store, now, contract).map(ApproveOutcome::Draft);
+    }
+    if let Some(task) = store.current()?
+        && store.load(&task).is_ok_and(|t| t.plan_changed())
+    {
+        return again(task.id);
+    }
+    Err(Error::input("there is no draft to approve")
+        .hint("write one with `tick plan \"goal\"` or `tick plan --from plan.md`"))
 }
 
 /// Finishes an approval a kill cut short, before anything looks for a draft: taking the
@@ -315,7 +355,7 @@ fn render_error(err: serde_yaml::Error) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::{Contract, Reapproved, approve_draft, reapprove};
+    use super::{ApproveOutcome, Contract, Reapproved, approve, approve_draft, reapprove};
     use crate::tasks::{PLAN_FILE, Store};
 
     const PLAN: &str = "---\ntitle: Greeting\n---\n# Greeting\n\n## Summary\nGreet.\n\n## Steps\n- [ ] S1 Create greeting.txt\n  - files: greeting.txt\n- [ ] Document it\n";
@@ -363,5 +403,31 @@ mod tests {
         assert_eq!(step_diff.trim_end(), "~ S2: title");
         let todo = std::fs::read_to_string(approved.dir.join("TODO.md")).unwrap();
         assert!(todo.contains("- [ ] S2 Document it in README.md"), "{todo}");
+    }
+
+    #[test]
+    fn approve_takes_the_named_task_else_the_draft_else_refuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        let now = at("2026-11-30T14:30:12Z");
+        let err = approve(&store, None, now, Contract::default()).unwrap_err();
+        assert_eq!(err.message, "there is no draft to approve");
+        super::super::draft::from_text(&store, "plan.md", PLAN, false, now).unwrap();
+        let ApproveOutcome::Draft(approved) =
+            approve(&store, None, now, Contract::default()).unwrap()
+        else {
+            panic!("the draft is approved");
+        };
+        assert!(approved.dir.join(PLAN_FILE).exists());
+        // No draft now, and the task's plan did not change: nothing to approve unnamed.
+        let err = approve(&store, None, now, Contract::default()).unwrap_err();
+        assert_eq!(err.message, "there is no draft to approve");
+        assert_eq!(
+            approve(&store, Some(&approved.id), now, Contract::default()).unwrap(),
+            ApproveOutcome::Task {
+                id: approved.id.clone(),
+                reapproved: Reapproved::Unchanged
+            }
+        );
     }
 }

@@ -5,6 +5,8 @@
 //! through a command.
 
 pub mod check;
+pub mod diff;
+pub mod doctor;
 pub mod list;
 pub mod status;
 pub mod watch;

@@ -1,11 +1,13 @@
-//! The adapter: [`Engine`] implemented with today's library — the planning, approval, answer,
-//! discard and diff functions of `src/commands/`, the runner of `src/runner/`, and the store.
-//! Thin on purpose: each method is the body of the matching subcommand with the session's
-//! [`Person`] in place of the terminal, and no session logic lives here.
+//! The adapter: [`Engine`] implemented with tick's library — planning and approval
+//! ([`crate::planning`]), answering a blocked step ([`crate::tasks::by_hand`]), a step's diff
+//! ([`crate::report::diff`]), the runner of `src/runner/`, and the store: the functions the
+//! subcommands call, never the subcommands. Thin on purpose: each method does what the
+//! matching subcommand does, with the session's [`Person`] in place of the terminal, and no
+//! session logic lives here.
 //!
-//! The subcommands' own notes (`approved ... as ...`, `drafted ...`) are printed by their
-//! [`Ui`]; while the session runs, the process's stdout and stderr are a pipe into the
-//! timeline (`terminal.rs`), so those notes appear there word for word.
+//! What the subcommands say (`approved ... as ...`, `drafted ...`) is said here through the
+//! same [`Ui`] methods; while the session runs, the process's stdout and stderr are a pipe into
+//! the timeline (`terminal.rs`), so those notes appear there word for word.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -14,16 +16,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::seam::{
     Answer, Contract, Engine, EngineEvent, Person, PlanView, Selection, Snapshot, StepView,
 };
-use crate::cli::{AnswerArgs, ApproveArgs, DiffArgs, DiscardArgs, ModelArgs};
-use crate::commands::Ctx;
+use crate::config::{Config, Flags};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::plan::{Phase, StepId};
+use crate::planning::approve::{self, ApproveOutcome};
 use crate::planning::{PlanDeps, PlanEvent, RunCommand, Session, Target};
 use crate::runner::build::Parts;
 use crate::runner::{RunOptions, Runner, StepOutcome};
 use crate::tasks::todo_md::Step;
-use crate::tasks::{Store, Task};
+use crate::tasks::{Store, TODO_FILE, Task};
 use crate::tools::Questions;
 use crate::ui::Ui;
 
@@ -59,12 +61,9 @@ impl TickEngine {
         self.env.clone()
     }
 
-    fn ctx<'e>(&'e self, env: &'e Env) -> Ctx<'e> {
-        Ctx {
-            store: self.store.clone(),
-            env,
-            ui: &self.ui,
-        }
+    /// The settings for talking to the model, as the subcommands resolve them without flags.
+    fn model_config(&self, env: &Env) -> Result<Config> {
+        crate::config::for_model(&self.store, env, &Flags::default())
     }
 
     /// One planning turn through [`crate::planning`], the person's questions and the model's
@@ -72,8 +71,7 @@ impl TickEngine {
     /// `tick plan` prints them (into the timeline).
     fn planning(&self, request: Request, person: &mut dyn Person) -> Result<()> {
         let env = self.env_now();
-        let ctx = self.ctx(&env);
-        let config = crate::commands::model_config(&ctx, &ModelArgs::default())?;
+        let config = self.model_config(&env)?;
         let deps = PlanDeps {
             config: &config,
             run_command: RunCommand::for_config(&config),
@@ -180,32 +178,49 @@ impl Engine for TickEngine {
     fn answer(&self, answer: &Answer, person: &mut dyn Person) -> Result<()> {
         match answer {
             Answer::Planner(text) => self.planning(Request::Answer(text.clone()), person),
-            Answer::Step { step, text } => crate::commands::answer::run(
-                &self.ctx(&self.env_now()),
-                &AnswerArgs {
-                    step: step.to_string(),
-                    answer: text.clone(),
-                    task: None,
-                },
-            )
-            .map(drop),
+            Answer::Step { step, text } => {
+                let env = self.env_now();
+                let ui = &self.ui;
+                let answered = crate::tasks::by_hand::answer(
+                    &self.store,
+                    None,
+                    *step,
+                    text,
+                    &env.clock,
+                    &mut |stale| ui.stale(stale),
+                )?;
+                ui.answered(&answered);
+                Ok(())
+            }
         }
     }
 
     fn approve(&self, contract: &Contract, _person: &mut dyn Person) -> Result<()> {
-        let args = ApproveArgs {
-            task: None,
+        let contract = approve::Contract {
             allow_deviation: contract.allow_deviation,
-            max_files: contract.max_files,
-            commit: false,
+            max_files_changed: contract.max_files,
             commit_steps: contract.commit_steps,
         };
-        crate::commands::approve::run(&self.ctx(&self.env_now()), &args).map(drop)
+        let store = &self.store;
+        match approve::approve(store, None, self.env_now().now(), contract)? {
+            ApproveOutcome::Draft(approved) => {
+                let folder = store.rel(&approved.dir);
+                self.ui.approved(&approved, &folder);
+                self.ui.approved_next(&folder, false);
+            }
+            ApproveOutcome::Task { id, reapproved } => {
+                let todo = store.rel(&store.task_ref(&id).dir.join(TODO_FILE));
+                self.ui.reapproved(&id, &reapproved, &todo);
+            }
+        }
+        Ok(())
     }
 
     fn discard(&self, _person: &mut dyn Person) -> Result<()> {
-        crate::commands::discard::run(&self.ctx(&self.env_now()), &DiscardArgs { yes: true })
-            .map(drop)
+        let discarded = crate::planning::draft::discard(&self.store)?;
+        self.ui
+            .discarded(&discarded, &self.store.rel(&discarded.path));
+        Ok(())
     }
 
     fn run(
@@ -216,12 +231,11 @@ impl Engine for TickEngine {
     ) -> Result<StepOutcome> {
         // The body of `tick run`, with the person in place of the terminal.
         let env = self.env_now();
-        let ctx = self.ctx(&env);
-        let store = &ctx.store;
+        let store = &self.store;
         let task_ref = store.resolve_or_current(None)?;
         let lock = store.lock_task_now(&task_ref, "tick run")?;
         store.set_current(&task_ref);
-        let config = crate::commands::model_config(&ctx, &ModelArgs::default())?;
+        let config = self.model_config(&env)?;
         let parts = Parts::new(&config, store, false)?.with_interrupt(Arc::clone(&stop));
         let sandboxed = parts.sandboxed;
         // As `tick run` without `--commit`: the runner commits each step itself when the
@@ -231,14 +245,14 @@ impl Engine for TickEngine {
             store,
             task_ref.clone(),
             &lock,
-            ctx.runner_clock(),
+            env.clock.clone(),
             stop,
             false,
             true,
         ))?;
         if !sandboxed {
-            ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
-            crate::runner::write::record_unsandboxed(store, &task_ref, ctx.now())?;
+            self.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
+            crate::runner::write::record_unsandboxed(store, &task_ref, env.now())?;
         }
         let person = Mutex::new(person);
         let last_step = &self.last_step;
@@ -275,14 +289,9 @@ impl Engine for TickEngine {
             .ok_or_else(|| {
                 Error::input("say which step: `/diff S3`").hint("`/status` lists the steps")
             })?;
-        crate::commands::diff::run(
-            &self.ctx(&self.env_now()),
-            &DiffArgs {
-                step: step.to_string(),
-                task: None,
-            },
-        )
-        .map(drop)
+        let diff = crate::report::diff::step_diff(&self.store, None, step)?;
+        self.ui.step_diff(&diff);
+        Ok(())
     }
 
     fn refresh(&self) -> Result<()> {
@@ -311,7 +320,7 @@ impl Engine for TickEngine {
     fn check_draft(&self) -> Result<()> {
         let path = self.store.draft_plan_path();
         let text = crate::fsx::read(&path)?;
-        crate::commands::review::check_plan(&self.ctx(&self.env), &path, &text)
+        crate::editor::check_plan(&self.store.rel(&path), &text)
     }
 }
 

@@ -27,8 +27,10 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event};
 
-use crate::commands::{Ctx, Outcome};
+use crate::env::Env;
 use crate::error::{Error, Result};
+use crate::tasks::Store;
+use crate::ui::Ui;
 use crate::watch::live::{LiveOptions, LiveWatcher};
 
 pub use seam::{Engine, EngineEvent, Person, Snapshot};
@@ -36,14 +38,24 @@ pub use seam::{Engine, EngineEvent, Person, Snapshot};
 use app::{App, Effect, Prompt, Request};
 use worker::{Msg, Worker};
 
-/// Runs the session in the workspace of `ctx` until the person quits.
-pub fn run(ctx: &Ctx<'_>) -> Result<Outcome> {
-    let engine: Arc<dyn Engine> = Arc::new(engine::TickEngine::new(ctx.store.clone(), ctx.env));
-    let color = ctx.env.var("NO_COLOR").is_none();
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The person quit with nothing running.
+    Quit,
+    /// The session ended while a run was going (the run was stopped).
+    Interrupted,
+}
+
+/// Runs the session in the workspace of `store` until the person quits; `ui` says what the
+/// editor's failure was, as `tick edit` says it.
+pub fn run(store: &Store, env: &Env, ui: &Ui) -> Result<Ended> {
+    let engine: Arc<dyn Engine> = Arc::new(engine::TickEngine::new(store.clone(), env));
+    let color = env.var("NO_COLOR").is_none();
     // Like every command, the session starts by marking what went stale while tick was not
     // looking.
     let refreshed = engine.refresh();
-    let mut app = App::new(mode::load(&ctx.store), engine.status(), color);
+    let mut app = App::new(mode::load(store), engine.status(), color);
     if let Err(err) = &refreshed {
         app.show_error(err);
     }
@@ -52,7 +64,7 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Outcome> {
         .map_err(|err| Error::internal(format!("could not start the session's worker: {err}")))?;
     let signals = Signals::register()?;
     // Without a watcher the panel still follows the engine's own events.
-    let watcher = match LiveWatcher::start(ctx.store.root(), LiveOptions::default()) {
+    let watcher = match LiveWatcher::start(store.root(), LiveOptions::default()) {
         Ok(watcher) => Some(watcher),
         Err(err) => {
             app.show_error(
@@ -73,7 +85,9 @@ pub fn run(ctx: &Ctx<'_>) -> Result<Outcome> {
         let _ = output.send(Msg::Output(line));
     })?;
     let mut session = Session {
-        ctx,
+        store,
+        env,
+        ui,
         engine,
         worker,
         watcher,
@@ -109,8 +123,10 @@ impl Signals {
     }
 }
 
-struct Session<'c, 'e> {
-    ctx: &'c Ctx<'e>,
+struct Session<'a> {
+    store: &'a Store,
+    env: &'a Env,
+    ui: &'a Ui,
     engine: Arc<dyn Engine>,
     worker: Worker,
     watcher: Option<LiveWatcher>,
@@ -128,13 +144,13 @@ const TICK: Duration = Duration::from_millis(60);
 /// Watcher events closer together than this reload the panel once.
 const RELOAD_EVERY: Duration = Duration::from_millis(100);
 
-impl Session<'_, '_> {
+impl Session<'_> {
     fn run(
         &mut self,
         screen: &mut terminal::Screen,
         app: &mut App,
         rx: &Receiver<Msg>,
-    ) -> Result<Outcome> {
+    ) -> Result<Ended> {
         let mut frame = 0usize;
         let mut dirty = true;
         let mut reload_wanted = false;
@@ -199,12 +215,12 @@ impl Session<'_, '_> {
             }
         }
         if app.mode_unsaved && app.busy.is_none() {
-            let _ = mode::save(&self.ctx.store, app.mode);
+            let _ = mode::save(self.store, app.mode);
         }
         Ok(if app.running() {
-            Outcome::Interrupted
+            Ended::Interrupted
         } else {
-            Outcome::Done
+            Ended::Quit
         })
     }
 
@@ -249,7 +265,7 @@ impl Session<'_, '_> {
                 }
                 Effect::Stop => self.worker.stop.store(true, Ordering::SeqCst),
                 Effect::Edit => self.edit(screen, app)?,
-                Effect::SaveMode => match mode::save(&self.ctx.store, app.mode) {
+                Effect::SaveMode => match mode::save(self.store, app.mode) {
                     Ok(()) => app.mode_unsaved = false,
                     Err(err) => app.show_error(&err),
                 },
@@ -288,7 +304,7 @@ impl Session<'_, '_> {
     fn panic_for_tests(&self, app: &App, key: event::KeyEvent) {
         if key.code == event::KeyCode::Enter
             && app.input.text() == "panic"
-            && self.ctx.env.var(PANIC_FOR_TESTS) == Some("1")
+            && self.env.var(PANIC_FOR_TESTS) == Some("1")
         {
             panic!("a panic the tests asked for");
         }
@@ -299,7 +315,11 @@ impl Session<'_, '_> {
     fn edit(&mut self, screen: &mut terminal::Screen, app: &mut App) -> Result<()> {
         let path = self.engine.draft_file();
         screen.suspend();
-        let opened = crate::commands::edit::open_in_editor(self.ctx, &path);
+        let opened = crate::editor::open(self.env, &path, &self.store.rel(&path));
+        // Said while the terminal is the editor's still, as `tick edit` says it.
+        if let Ok(closed) = &opened {
+            self.ui.editor_closed(closed);
+        }
         screen.resume()?;
         if let Err(err) = opened {
             app.show_error(&err);

@@ -3,6 +3,7 @@
 //! module; this one does the reading, and names the file in every error.
 
 pub mod approval;
+pub mod by_hand;
 pub mod folder_name;
 pub mod history;
 pub mod journal;

@@ -1,0 +1,169 @@
+//! The changes a step made (`tick diff S3`, the session's `/diff`), as data. When the run
+//! committed each step, the step's commit, found by its `Task:` and `Step:` trailers;
+//! otherwise the working tree's `git diff` of the files state.yaml records the step changed.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::plan::StepId;
+use crate::tasks::Store;
+
+/// What a step changed, as git shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepDiff {
+    /// The step's own commit: `git show --stat --patch` of `sha`.
+    Committed {
+        step: StepId,
+        sha: String,
+        shown: String,
+    },
+    /// state.yaml records no file the step changed: it has not run, or it changed none.
+    Nothing { step: StepId, task: String },
+    /// The working tree against `base` (`HEAD`, or the commit the plan was approved on), for
+    /// the files the step changed.
+    WorkingTree {
+        step: StepId,
+        /// The files state.yaml records, workspace-relative.
+        files: Vec<String>,
+        /// `git diff` of them; empty when they match `base`.
+        diff: String,
+        /// Those of them that exist and git does not know yet.
+        untracked: Vec<String>,
+        /// `HEAD`, or the full hash of the commit the plan was approved on.
+        base: String,
+    },
+}
+
+/// What step `step` of task `task` (the current one when `None`) changed.
+pub fn step_diff(store: &Store, task: Option<&str>, step: StepId) -> Result<StepDiff> {
+    let task_ref = store.resolve_or_current(task)?;
+    let task = store.load(&task_ref)?;
+    if task.todo.find(step).is_none() {
+        return Err(Error::input(format!("`{}` has no step `{step}`", task.id))
+            .hint(format!("`tick status {}` lists its steps", task.id)));
+    }
+    let root = store.root();
+    if let Some(sha) = step_commit(root, &task.id, step) {
+        let shown = crate::git::output(
+            root,
+            &[
+                "show",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--stat",
+                "--patch",
+                &sha,
+            ],
+        )
+        .ok_or_else(|| Error::internal(format!("`git show {sha}` failed")))?;
+        return Ok(StepDiff::Committed { step, sha, shown });
+    }
+    let files = task
+        .state
+        .steps
+        .get(&step)
+        .map(|r| r.files_changed.clone())
+        .unwrap_or_default();
+    if files.is_empty() {
+        return Ok(StepDiff::Nothing {
+            step,
+            task: task.id.clone(),
+        });
+    }
+    // Against the commit the plan was approved on, so changes committed since (by hand,
+    // without trailers) still show; HEAD when the approval recorded none.
+    let base = task
+        .state
+        .approval
+        .as_ref()
+        .and_then(|a| a.git_head.clone())
+        .filter(|head| {
+            crate::git::output(root, &["cat-file", "-e", &format!("{head}^{{commit}}")]).is_some()
+        })
+        .unwrap_or_else(|| "HEAD".to_owned());
+    let mut args = vec![
+        "diff",
+        "--no-ext-diff",
+        "--no-textconv",
+        base.as_str(),
+        "--",
+    ];
+    args.extend(files.iter().map(String::as_str));
+    let diff = crate::git::output(root, &args).unwrap_or_default();
+    let untracked = files
+        .iter()
+        .filter(|f| crate::git::output(root, &["ls-files", "--error-unmatch", "--", f]).is_none())
+        .filter(|f| root.join(f).exists())
+        .cloned()
+        .collect();
+    Ok(StepDiff::WorkingTree {
+        step,
+        files,
+        diff,
+        untracked,
+        base,
+    })
+}
+
+/// `text` as a POSIX basic regular expression that matches only itself (git's `--grep`).
+fn basic_regex_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if ".[]*^$\\".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The commit whose message carries both trailers, newest first.
+fn step_commit(root: &Path, task: &str, step: StepId) -> Option<String> {
+    let sha = crate::git::output(
+        root,
+        &[
+            "log",
+            "--all-match",
+            "--format=%H",
+            "-n",
+            "1",
+            // Whole trailer lines: `Step: S1` must not find `Step: S11`.
+            &format!("--grep=^Task: {}$", basic_regex_literal(task)),
+            &format!("--grep=^Step: {}$", basic_regex_literal(&step.to_string())),
+        ],
+    )?;
+    let sha = sha.trim().to_owned();
+    (!sha.is_empty()).then_some(sha)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::{PLAN_FILE, TODO_FILE};
+
+    #[test]
+    fn a_trailer_is_matched_literally() {
+        assert_eq!(basic_regex_literal("20261130-x.y"), "20261130-x\\.y");
+        assert_eq!(basic_regex_literal("a[b]*^$\\"), "a\\[b\\]\\*\\^\\$\\\\");
+    }
+
+    #[test]
+    fn a_step_the_task_lacks_is_refused_and_one_that_never_ran_has_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let store = Store::at(root.path());
+        let task = store.task_ref("20261130-143012-t");
+        std::fs::create_dir_all(&task.dir).unwrap();
+        let plan = "---\ntitle: T\nstatus: approved\n---\n# T\n\n## Steps\n\n- [ ] S1 One\n";
+        std::fs::write(task.dir.join(PLAN_FILE), plan).unwrap();
+        std::fs::write(task.dir.join(TODO_FILE), "# TODO: T\n\n- [ ] S1 One\n").unwrap();
+        let err = step_diff(&store, Some(&task.id), StepId::top(2)).unwrap_err();
+        assert_eq!(err.message, "`20261130-143012-t` has no step `S2`");
+        assert_eq!(
+            step_diff(&store, Some(&task.id), StepId::top(1)).unwrap(),
+            StepDiff::Nothing {
+                step: StepId::top(1),
+                task: task.id.clone()
+            }
+        );
+    }
+}
