@@ -1,4 +1,5 @@
-//! What `tick doctor` reports, as data, and its one check other commands need: whether the
+//! What `tick doctor` reports, as data; its probes of the model server (does it accept a
+//! connection, does the model call a tool); and the one check other commands need: whether the
 //! model server accepts a connection ([`require_server`], run before a command that talks to a
 //! model, so a local server that is not running fails at once instead of after retries).
 
@@ -9,9 +10,23 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::error::Result;
+use crate::llm::{Client, Message, Request, ToolSpec};
 
 /// How long the connection check may wait for the server to accept.
 pub const CONNECT_BUDGET: Duration = Duration::from_millis(1500);
+/// How long the tool-call check waits for the model to start answering.
+pub const ANSWER_BUDGET: Duration = Duration::from_secs(20);
+
+/// How the model answered the test tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCalls {
+    Native,
+    Text,
+    None,
+}
+
+const TOOL: &str = "report_ready";
 
 #[derive(Debug, Serialize)]
 pub struct DoctorReport {
@@ -154,9 +169,130 @@ pub fn require_server(config: &Config) -> Result<()> {
     Err(error.hint("nothing was written; `tick doctor` checks the whole setup"))
 }
 
+/// One tiny request with one tool: does the model call it, write it as text, or neither?
+pub fn tool_call(config: &Config) -> Check {
+    let started = Instant::now();
+    let mut client_config = match config.client_config() {
+        Ok(c) => c,
+        Err(err) => {
+            return Check::new(
+                "tool_call",
+                Some(false),
+                err.message,
+                err.hints.first().cloned(),
+            );
+        }
+    };
+    client_config.connect_timeout = CONNECT_BUDGET;
+    client_config.idle_timeout = ANSWER_BUDGET;
+    client_config.max_retries = 0;
+    let client = match Client::new(client_config) {
+        Ok(client) => client,
+        Err(err) => return Check::new("tool_call", Some(false), err.to_string(), err.hint()),
+    };
+    let model = config
+        .plan_model
+        .clone()
+        .or_else(|| config.model.clone())
+        .unwrap_or_default();
+    let request = Request {
+        model: model.clone(),
+        system: Some(
+            "You are being tested. Answer only by calling the tool you are given.".to_owned(),
+        ),
+        messages: vec![Message::user(format!(
+            "Call the tool `{TOOL}` with {{\"ready\": true}}. Do not write anything else."
+        ))],
+        tools: vec![ToolSpec {
+            name: TOOL.to_owned(),
+            description: "Say that you are ready.".to_owned(),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {"ready": {"type": "boolean"}},
+                "required": ["ready"],
+            }),
+        }],
+        max_tokens: Some(200),
+        temperature: Some(0.0),
+        structured: None,
+    };
+    let answer = crate::rt::block_on(async {
+        let mut sink = |_event| {};
+        tokio::time::timeout(ANSWER_BUDGET * 2, client.complete(&request, &mut sink)).await
+    });
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(err) => return Check::new("tool_call", Some(false), err.message, None),
+    };
+    let response = match answer {
+        Err(_) => {
+            return Check::new(
+                "tool_call",
+                Some(false),
+                format!(
+                    "`{model}` did not answer within {}s",
+                    (ANSWER_BUDGET * 2).as_secs()
+                ),
+                Some("a local server may still be loading the model; try again".to_owned()),
+            )
+            .timed(started);
+        }
+        Ok(Err(err)) => {
+            return Check::new("tool_call", Some(false), err.to_string(), err.hint())
+                .timed(started);
+        }
+        Ok(Ok(response)) => response,
+    };
+    let kind = classify(&response);
+    let (ok, detail, hint) = match kind {
+        ToolCalls::Native => (true, format!("`{model}` makes native tool calls"), None),
+        ToolCalls::Text => (
+            true,
+            format!("`{model}` writes tool calls as text"),
+            Some("set `tool_calls: text` for this model; with llama.cpp, start the server with `--jinja` for native calls".to_owned()),
+        ),
+        ToolCalls::None => (
+            false,
+            format!(
+                "`{model}` answered without calling the tool: {}",
+                excerpt(&response.text)
+            ),
+            Some("tick needs a model that calls tools; try a larger or an instruction-tuned model".to_owned()),
+        ),
+    };
+    Check::new("tool_call", Some(ok), detail, hint).timed(started)
+}
+
+/// Native when the tool call came as one; text when the answer spells the call out.
+pub fn classify(response: &crate::llm::Response) -> ToolCalls {
+    if response.tool_calls.iter().any(|c| c.name == TOOL) {
+        ToolCalls::Native
+    } else if response.text.contains(TOOL)
+        && (response.text.contains("<tool_call>") || response.text.contains("\"name\""))
+    {
+        ToolCalls::Text
+    } else {
+        ToolCalls::None
+    }
+}
+
+fn excerpt(text: &str) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.is_empty() {
+        return "(nothing)".to_owned();
+    }
+    let short: String = one.chars().take(120).collect();
+    if short.len() < one.len() {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::{Response, ToolCall};
 
     fn config_for(url: &str) -> Config {
         let dir = tempfile::tempdir().unwrap();
@@ -207,5 +343,35 @@ mod tests {
         );
         assert_eq!(host_port("http://[::1]:8080"), Some(("::1".into(), 8080)));
         assert_eq!(host_port("localhost:11434"), None);
+    }
+
+    fn answer(text: &str, calls: &[&str]) -> Response {
+        Response {
+            text: text.to_owned(),
+            tool_calls: calls
+                .iter()
+                .map(|name| ToolCall {
+                    id: "call_1".into(),
+                    name: (*name).to_owned(),
+                    arguments: serde_json::json!({"ready": true}),
+                    arguments_error: None,
+                })
+                .collect(),
+            ..Response::default()
+        }
+    }
+
+    #[test]
+    fn tool_calls_are_told_apart() {
+        assert_eq!(classify(&answer("", &[TOOL])), ToolCalls::Native);
+        assert_eq!(classify(&answer("", &["other"])), ToolCalls::None);
+        let text = "<tool_call>{\"name\": \"report_ready\", \"arguments\": {}}</tool_call>";
+        assert_eq!(classify(&answer(text, &[])), ToolCalls::Text);
+        let fenced = "```json\n{\"name\": \"report_ready\", \"arguments\": {}}\n```";
+        assert_eq!(classify(&answer(fenced, &[])), ToolCalls::Text);
+        assert_eq!(
+            classify(&answer("I am ready: report_ready", &[])),
+            ToolCalls::None
+        );
     }
 }
