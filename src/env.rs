@@ -92,7 +92,7 @@ impl Env {
         let cwd = std::env::current_dir().map_err(|err| {
             Error::internal(format!("could not read the current directory: {err}"))
         })?;
-        let stdin_is_terminal = std::io::stdin().is_terminal();
+        let stdin_is_terminal = crate::person::stdin_is_terminal();
         let stderr_is_terminal = std::io::stderr().is_terminal();
         let interactive = match vars.get("TICK_INTERACTIVE").map(String::as_str) {
             Some("1" | "true" | "yes") => true,

@@ -208,6 +208,12 @@ fn read_line() -> Option<String> {
     }
 }
 
+/// Whether stdin is a terminal: a person may be there to answer (nothing is read).
+pub fn stdin_is_terminal() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stdin().is_terminal()
+}
+
 /// All of stdin, for `tick plan --from -` (a plan piped in, not a person's answer; read here
 /// so stdin has one reader).
 pub fn read_all_stdin() -> std::io::Result<String> {
