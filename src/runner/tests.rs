@@ -1,81 +1,61 @@
 //! The runner below the CLI: one step against a loopback model server that answers from a
 //! script, in a real temp workspace with real files and real verify commands.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::*;
 use crate::llm::{ClientConfig, ProviderKind};
 use crate::tools::{Mode, Workspace};
 
-/// A model server on 127.0.0.1 that answers each request with the next scripted SSE body,
-/// and keeps the request bodies.
-struct LoopbackModel {
-    url: String,
-    requests: Arc<Mutex<Vec<Value>>>,
-}
+// The integration tests' fake model server and scripted replies, the one implementation both
+// kinds of test share.
+#[allow(
+    dead_code,
+    reason = "shared with the integration tests, which use the rest"
+)]
+#[path = "../../tests/common/fake_model.rs"]
+mod fake_model;
+#[allow(
+    dead_code,
+    reason = "shared with the integration tests, which use the rest"
+)]
+#[path = "../../tests/common/scripts.rs"]
+mod scripts;
 
-fn sse_calls(calls: &[(&str, &str, Value)]) -> String {
-    let mut body = String::new();
-    let tool_calls: Vec<Value> = calls
-        .iter()
-        .enumerate()
-        .map(|(index, (id, name, args))| {
-            json!({"index": index, "id": id, "type": "function",
-                   "function": {"name": name, "arguments": args.to_string()}})
-        })
-        .collect();
-    for chunk in [
-        json!({"choices": [{"index": 0, "delta": {"tool_calls": tool_calls}, "finish_reason": null}]}),
-        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-        json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}),
-    ] {
-        body.push_str(&format!("data: {chunk}\n\n"));
-    }
-    body.push_str("data: [DONE]\n\n");
-    body
+use fake_model::{FakeModel, Reply};
+use scripts::openai_calls;
+
+/// The fake model server on a runtime of its own, so it keeps serving while the runner blocks
+/// this thread on its own runtime.
+struct LoopbackModel {
+    server: FakeModel,
+    _runtime: tokio::runtime::Runtime,
 }
 
 impl LoopbackModel {
-    fn start(replies: Vec<String>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&requests);
-        std::thread::spawn(move || {
-            let mut replies = replies.into_iter();
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0; length];
-                reader.read_exact(&mut body).unwrap();
-                seen.lock()
-                    .unwrap()
-                    .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-                let reply = replies.next().unwrap_or_default();
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                    reply.len()
-                );
-            }
-        });
-        LoopbackModel { url, requests }
+    /// A server that answers each request with the next of `replies`.
+    fn start(replies: impl IntoIterator<Item = Reply>) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = runtime.block_on(FakeModel::start());
+        for reply in replies {
+            server.push(reply);
+        }
+        LoopbackModel {
+            server,
+            _runtime: runtime,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("{}/v1", self.server.url())
     }
 }
 
@@ -114,7 +94,7 @@ fn with_runner<T>(
     model: &LoopbackModel,
     body: impl FnOnce(&mut Runner<'_>) -> T,
 ) -> T {
-    let mut config = ClientConfig::new(ProviderKind::OpenAi, model.url.clone());
+    let mut config = ClientConfig::new(ProviderKind::OpenAi, model.url());
     config.max_retries = 0;
     let client = Client::new(config).unwrap();
     let registry = Registry::for_mode(Mode::Build, Workspace::new(fx.store.root()).unwrap());
@@ -159,13 +139,13 @@ fn kinds(events: &[RunEvent]) -> Vec<String> {
 #[test]
 fn one_step_emits_its_events_in_order_and_is_ticked_with_evidence() {
     let fx = fixture();
-    let model = LoopbackModel::start(vec![
-        sse_calls(&[(
+    let model = LoopbackModel::start([
+        openai_calls(&[(
             "c1",
             "write_file",
             json!({"path": "greeting.txt", "content": "hello\n"}),
         )]),
-        sse_calls(&[("c2", "update_step", json!({"id": "S1", "status": "done"}))]),
+        openai_calls(&[("c2", "update_step", json!({"id": "S1", "status": "done"}))]),
     ]);
     let mut events = Vec::new();
     let outcome = with_runner(&fx, &model, |runner| {
@@ -214,9 +194,9 @@ fn one_step_emits_its_events_in_order_and_is_ticked_with_evidence() {
     assert_eq!(record.evidence[0].command, "grep -q hello greeting.txt");
     assert!(record.fingerprints.contains_key("greeting.txt"));
     // The model got the step's context pack, with the tools of build mode.
-    let requests = model.requests.lock().unwrap();
+    let requests = model.server.requests();
     assert_eq!(requests.len(), 2);
-    let first = requests[0]["messages"][1]["content"].as_str().unwrap();
+    let first = requests[0].messages()[1]["content"].as_str().unwrap();
     assert!(
         first.contains("## Your step: S1 Create greeting.txt"),
         "{first}"
@@ -234,9 +214,9 @@ fn a_failed_verification_goes_back_and_a_deviation_pauses_unless_confirmed() {
     }
     for go_on in [false, true] {
         let fx = fixture();
-        let model = LoopbackModel::start(vec![
-            sse_calls(&[("c1", "update_step", json!({"id": "S1", "status": "done"}))]),
-            sse_calls(&[
+        let model = LoopbackModel::start([
+            openai_calls(&[("c1", "update_step", json!({"id": "S1", "status": "done"}))]),
+            openai_calls(&[
                 (
                     "c2",
                     "write_file",
@@ -248,7 +228,7 @@ fn a_failed_verification_goes_back_and_a_deviation_pauses_unless_confirmed() {
                     json!({"path": "extra.txt", "content": "x\n"}),
                 ),
             ]),
-            sse_calls(&[("c4", "update_step", json!({"id": "S1", "status": "done"}))]),
+            openai_calls(&[("c4", "update_step", json!({"id": "S1", "status": "done"}))]),
         ]);
         let mut events = Vec::new();
         let mut yes = Yes(Vec::new());
@@ -293,7 +273,7 @@ fn a_failed_verification_goes_back_and_a_deviation_pauses_unless_confirmed() {
 #[test]
 fn a_blocked_step_is_marked_with_its_reason_and_the_run_stops_there() {
     let fx = fixture();
-    let model = LoopbackModel::start(vec![sse_calls(&[(
+    let model = LoopbackModel::start([openai_calls(&[(
         "c1",
         "update_step",
         json!({"id": "S1", "status": "blocked", "reason": "hello or hi?"}),

@@ -1,8 +1,8 @@
 //! Helpers shared by the integration tests.
 
 pub mod fake_model;
+pub mod processes;
 pub mod programs;
-pub mod project;
 pub mod scripts;
 pub mod text;
 pub mod workspace;

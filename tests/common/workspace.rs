@@ -1,15 +1,22 @@
-//! A throwaway workspace for driving the real `tick` binary: a temp git repository with one
-//! commit made with a fixed author and date, and a `tick` command that runs in it with a fixed
-//! clock, no colour and none of the caller's `TICK_*` variables.
+//! The one throwaway workspace for driving the real `tick` binary: a temp git repository with
+//! one commit made with a fixed author and date, and `tick` commands that run in it with no
+//! colour, none of the caller's `TICK_*` variables, and a test clock that moves one second per
+//! command (as jj's test environment does), so two commands in a row never share a time.
+//! Commands can also be pointed at a fake model server ([`Workspace::tick_against`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::Mutex;
 
 use assert_cmd::Command;
+use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 use tempfile::TempDir;
 
-/// The clock every command sees unless a test says otherwise.
+use super::fake_model::{FakeModel, RecordedRequest, Reply};
+
+/// The time the first command of a workspace sees; each later command sees one second more,
+/// unless a test pins or sets the clock ([`Workspace::pin_clock`], [`Workspace::set_clock`]).
 pub const NOW: &str = "2026-11-30T14:30:12Z";
 
 /// A hand-written plan in the PLAN.md format: details, sub-steps, `depends`.
@@ -46,6 +53,35 @@ pub struct Workspace {
     dir: TempDir,
     root: PathBuf,
     home: PathBuf,
+    clock: Mutex<TestClock>,
+}
+
+/// The time the next command sees, and how far each command moves it.
+struct TestClock {
+    next: DateTime<Utc>,
+    step: TimeDelta,
+}
+
+impl TestClock {
+    fn new() -> Self {
+        TestClock {
+            next: parse_time(NOW),
+            step: TimeDelta::seconds(1),
+        }
+    }
+
+    /// The time for one command (RFC 3339, to the second); moves the clock on by a step.
+    fn tick(&mut self) -> String {
+        let now = self.next;
+        self.next += self.step;
+        now.to_rfc3339_opts(SecondsFormat::Secs, true)
+    }
+}
+
+fn parse_time(at: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(at)
+        .unwrap_or_else(|err| panic!("{at} is not an RFC 3339 time: {err}"))
+        .with_timezone(&Utc)
 }
 
 /// What a finished command printed.
@@ -106,11 +142,39 @@ impl Workspace {
         ws
     }
 
+    /// A tiny Rust project (`Cargo.toml`, `src/main.rs` calling `src/login.rs`'s `login`)
+    /// in a git repository with one commit: what a model is asked to "Refactor login" in.
+    pub fn sample() -> Workspace {
+        let ws = Workspace::bare();
+        ws.write(
+            "Cargo.toml",
+            "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        );
+        ws.write(
+            "src/main.rs",
+            "mod login;\nfn main() { login::login(\"a\", \"b\"); }\n",
+        );
+        ws.write(
+            "src/login.rs",
+            "pub fn login(user: &str, pass: &str) -> bool {\n    !user.is_empty() && !pass.is_empty()\n}\n",
+        );
+        ws.write(".gitignore", "target/\n");
+        ws.git(&["init", "-q", "-b", "main"]);
+        ws.git(&["add", "."]);
+        ws.git(&["commit", "-q", "-m", "init"]);
+        ws
+    }
+
     /// A plain directory, not a repository.
     pub fn bare() -> Workspace {
+        Workspace::bare_in(&std::env::temp_dir())
+    }
+
+    /// A plain directory in `parent` (say `/dev/shm`), not a repository.
+    pub fn bare_in(parent: &Path) -> Workspace {
         let dir = tempfile::Builder::new()
             .prefix("tick-test")
-            .tempdir()
+            .tempdir_in(parent)
             .unwrap();
         // Canonical, so paths the binary prints can be filtered by prefix.
         let base = dir.path().canonicalize().unwrap();
@@ -118,7 +182,39 @@ impl Workspace {
         let home = base.join("home");
         fs::create_dir_all(&root).unwrap();
         fs::create_dir_all(&home).unwrap();
-        Workspace { dir, root, home }
+        Workspace {
+            dir,
+            root,
+            home,
+            clock: Mutex::new(TestClock::new()),
+        }
+    }
+
+    /// The next command sees `at` (RFC 3339); the ones after it, a second more each (unless
+    /// the clock is pinned).
+    pub fn set_clock(&self, at: &str) {
+        self.clock.lock().unwrap().next = parse_time(at);
+    }
+
+    /// Stops the clock: every later command sees the time the next one would have.
+    pub fn pin_clock(&self) {
+        self.clock.lock().unwrap().step = TimeDelta::zero();
+    }
+
+    /// The time the next command will see, without moving the clock.
+    pub fn next_time(&self) -> String {
+        let clock = self.clock.lock().unwrap();
+        clock.next.to_rfc3339_opts(SecondsFormat::Secs, true)
+    }
+
+    /// The time for a command about to start: the clock's, moved on by a step.
+    fn now_for_command(&self) -> String {
+        self.clock.lock().unwrap().tick()
+    }
+
+    /// Runs git in the workspace with a fixed identity and clock; panics if it fails.
+    pub fn git(&self, args: &[&str]) -> String {
+        git(&self.root, args)
     }
 
     pub fn root(&self) -> &Path {
@@ -147,8 +243,15 @@ impl Workspace {
                 cmd.env_remove(name);
             }
         }
+        self.set_up(&mut cmd);
+        cmd
+    }
+
+    /// What every `tick` a workspace starts gets: its directory, the next time on the test
+    /// clock, no colour, a home of its own, a fixed terminal width.
+    fn set_up(&self, cmd: &mut std::process::Command) {
         cmd.current_dir(&self.root)
-            .env("TICK_NOW", NOW)
+            .env("TICK_NOW", self.now_for_command())
             .env("NO_COLOR", "1")
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
@@ -160,7 +263,101 @@ impl Workspace {
         if std::env::var("TICK_TEST_NO_SANDBOX").is_ok_and(|v| v == "1") {
             cmd.env("TICK_SANDBOX", "off");
         }
+    }
+
+    /// `tick args...` against the OpenAI-compatible model at `base_url` (`.../v1`), not yet
+    /// run. It starts from an empty environment (only `PATH` is kept), so no key or setting
+    /// of the caller's reaches it, and commits with a fixed identity.
+    pub fn command(&self, base_url: &str, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("tick"));
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        self.set_up(&mut cmd);
+        cmd.env("TICK_PROVIDER", "openai")
+            .env("TICK_BASE_URL", base_url)
+            .env("TICK_MODEL", "test-model")
+            .env("TICK_INTERACTIVE", "0")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com");
         cmd
+    }
+
+    /// Runs `tick args...` against `server` off the async runtime, so the fake server keeps
+    /// serving meanwhile.
+    pub async fn tick_against(&self, server: &FakeModel, args: &[&str]) -> Output {
+        self.tick_with(server, args, |_| {}).await
+    }
+
+    /// [`Workspace::tick_against`] with the Anthropic provider, its base URL the server's root
+    /// (the Anthropic client adds `/v1/messages` itself).
+    pub async fn tick_anthropic(&self, server: &FakeModel, args: &[&str]) -> Output {
+        let url = server.url();
+        self.tick_with(server, args, |cmd| {
+            cmd.env("TICK_PROVIDER", "anthropic")
+                .env("TICK_BASE_URL", &url);
+        })
+        .await
+    }
+
+    /// [`Workspace::tick_against`] after `adjust` set the command up.
+    pub async fn tick_with(
+        &self,
+        server: &FakeModel,
+        args: &[&str],
+        adjust: impl FnOnce(&mut std::process::Command),
+    ) -> Output {
+        let mut cmd = self.command(&format!("{}/v1", server.url()), args);
+        adjust(&mut cmd);
+        tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// Plans `plan` (PLAN.md text) from a file against `server`, approves it and commits, so a
+    /// run starts from a clean tree; returns the task's id.
+    pub async fn approve_plan(&self, server: &FakeModel, plan: &str) -> String {
+        self.write("plan.md", plan);
+        assert_success(
+            &self
+                .tick_against(server, &["plan", "--from", "plan.md"])
+                .await,
+        );
+        assert_success(&self.tick_against(server, &["approve"]).await);
+        fs::remove_file(self.path("plan.md")).unwrap();
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", "approve"]);
+        self.task_id()
+    }
+
+    /// The id of the (first) task folder under `.tasks/`.
+    pub fn task_id(&self) -> String {
+        self.task_ids()
+            .into_iter()
+            .next()
+            .expect("a task folder under .tasks/")
+    }
+
+    /// Panics unless every file outside `.tasks/` is as the last commit has it: none written,
+    /// changed or deleted (what a planning turn promises).
+    pub fn assert_untouched_outside_tasks(&self) {
+        let listed = self.git(&[
+            "ls-files",
+            "--modified",
+            "--deleted",
+            "--others",
+            "--exclude-standard",
+        ]);
+        let touched: Vec<&str> = listed
+            .lines()
+            .filter(|path| !path.starts_with(".tasks/"))
+            .collect();
+        assert!(
+            touched.is_empty(),
+            "files changed outside `.tasks/`: {touched:?}"
+        );
     }
 
     /// Runs `tick args...` with nothing on stdin.
@@ -187,6 +384,38 @@ impl Workspace {
         cmd.args(args).write_stdin("");
         adjust(&mut cmd);
         Run::from(&cmd.output().unwrap())
+    }
+
+    /// Runs `tick args...` with stdin closed; fails the test (killing tick) when it still runs
+    /// after `deadline`.
+    pub fn run_bounded(&self, args: &[&str], deadline: std::time::Duration) -> Run {
+        let out = tempfile::NamedTempFile::new().unwrap();
+        let err = tempfile::NamedTempFile::new().unwrap();
+        let mut child = self
+            .tick_process()
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(out.reopen().unwrap())
+            .stderr(err.reopen().unwrap())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("`tick {args:?}` still ran after {deadline:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        Run {
+            code: status.code().unwrap_or(-1),
+            stdout: fs::read_to_string(out.path()).unwrap(),
+            stderr: fs::read_to_string(err.path()).unwrap(),
+        }
     }
 
     /// An executable `sh` script `name` outside the repository, running `body`; returns its
@@ -223,6 +452,19 @@ impl Workspace {
             fs::create_dir_all(parent).unwrap();
         }
         fs::write(path, contents).unwrap();
+    }
+
+    /// The person's own config file (`$XDG_CONFIG_HOME/tick/config.yaml`), outside the
+    /// repository.
+    pub fn user_config(&self) -> PathBuf {
+        self.home.join(".config/tick/config.yaml")
+    }
+
+    /// Writes the person's own config file ([`Workspace::user_config`]).
+    pub fn write_user_config(&self, yaml: &str) {
+        let path = self.user_config();
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, yaml).unwrap();
     }
 
     pub fn read(&self, rel: &str) -> String {
@@ -282,6 +524,89 @@ impl Workspace {
         files.sort();
         files
     }
+}
+
+/// The id a task approved at `at` (RFC 3339) with folder name `slug` gets:
+/// `YYYYMMDD-HHMMSS-slug`.
+pub fn task_id_at(at: &str, slug: &str) -> String {
+    format!("{}-{slug}", parse_time(at).format("%Y%m%d-%H%M%S"))
+}
+
+/// What a finished command wrote to stderr.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// What a finished command wrote to stdout.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Panics with the command's stderr unless it succeeded.
+pub fn assert_success(output: &Output) {
+    assert!(output.status.success(), "{}", stderr(output));
+}
+
+/// A scripted conversation: a fake model that answers with `replies` in turn, and `tick args`
+/// run against it in `ws`. Returns how tick ended and the server (its requests recorded, more
+/// replies can be pushed).
+pub async fn scripted(
+    ws: &Workspace,
+    replies: impl IntoIterator<Item = Reply>,
+    args: &[&str],
+) -> (Output, FakeModel) {
+    let server = FakeModel::start().await;
+    for reply in replies {
+        server.push(reply);
+    }
+    (ws.tick_against(&server, args).await, server)
+}
+
+/// A scripted planning conversation ([`scripted`]) of `tick plan "Refactor login"`, which must
+/// succeed. Returns the requests the model received.
+pub async fn planned(
+    ws: &Workspace,
+    replies: impl IntoIterator<Item = Reply>,
+) -> Vec<RecordedRequest> {
+    let (output, server) = scripted(ws, replies, &["plan", "Refactor login"]).await;
+    assert_success(&output);
+    server.requests()
+}
+
+/// `tick plan "Refactor login"` against a model that never calls a tool: it says `text` to
+/// the request and to both reminders. Checks that tick gave up (exit 3); returns its output
+/// and the server.
+pub async fn planned_without_a_call(ws: &Workspace, text: &str) -> (Output, FakeModel) {
+    let talk = std::iter::repeat_n(super::scripts::openai_text(text), 3);
+    let (output, server) = scripted(ws, talk, &["plan", "Refactor login"]).await;
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    (output, server)
+}
+
+/// Starts `cmd`, waits until the fake model has received `requests` requests (the command is
+/// then inside a model call), presses Ctrl-C on it, and returns how it ended.
+pub async fn interrupted_after(
+    mut cmd: std::process::Command,
+    server: &FakeModel,
+    requests: usize,
+) -> Output {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    server.wait_for_requests(requests).await;
+    kill(
+        Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        Signal::SIGINT,
+    )
+    .unwrap();
+    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap()
 }
 
 /// insta settings that hide what changes from run to run: the temp directory and pids.

@@ -5,8 +5,8 @@
 use serde_json::json;
 
 use crate::common::fake_model::{FakeModel, Reply};
-use crate::common::project::{Project, stderr};
 use crate::common::scripts::openai_call;
+use crate::common::workspace::{Workspace, stderr};
 
 const PLAN: &str = "# Greet
 
@@ -45,7 +45,7 @@ fn write(path: &str, content: &str) -> Reply {
 
 /// `tick` at the instant `now` (commands of one test happen at different times).
 async fn tick_at(
-    project: &Project,
+    project: &Workspace,
     server: &FakeModel,
     now: &str,
     args: &[&str],
@@ -59,8 +59,8 @@ async fn tick_at(
 }
 
 /// A task whose S1 the model blocked with [`QUESTION`].
-async fn blocked_task(server: &FakeModel) -> (Project, String) {
-    let project = Project::new();
+async fn blocked_task(server: &FakeModel) -> (Workspace, String) {
+    let project = Workspace::sample();
     let id = project.approve_plan(server, PLAN).await;
     server.push(block("S1", QUESTION));
     let output = tick_at(&project, server, "2026-11-30T15:00:00Z", &["run"]).await;

@@ -5,9 +5,8 @@
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::project::{Project, stderr};
 use crate::common::scripts::{openai_call, openai_calls};
-use crate::common::workspace::{PLAN, Workspace};
+use crate::common::workspace::{PLAN, Workspace, stderr};
 
 const ONE_STEP: &str = "# One
 
@@ -23,7 +22,7 @@ One step.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pause_on_the_last_step_says_nothing_is_left_and_names_new_files() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     project.approve_plan(&server, ONE_STEP).await;
     server.push(openai_calls(&[
         (
@@ -42,7 +41,7 @@ async fn a_pause_on_the_last_step_says_nothing_is_left_and_names_new_files() {
         "update_step",
         json!({"id": "S1", "status": "done"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
     let err = stderr(&output);
     assert!(

@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::project::Project;
 use crate::common::scripts::openai_call;
+use crate::common::workspace::Workspace;
 
 const PLAN: &str = "# Look around
 
@@ -20,7 +20,7 @@ Read, then stop.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_command_runs_in_its_cwd_during_a_run() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     project.write("sub/a.txt", "hello\n");
     project.approve_plan(&server, PLAN).await;
     server.push(openai_call(
@@ -33,7 +33,7 @@ async fn run_command_runs_in_its_cwd_during_a_run() {
         "update_step",
         json!({"id": "S1", "status": "blocked", "reason": "looked"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(
         output.status.code(),
         Some(4),
@@ -60,7 +60,7 @@ async fn run_command_runs_in_its_cwd_during_a_run() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_with_commit_steps_commits_each_verified_step() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     project.write(
         "plan.md",
         "# One file\n\n## Summary\nWrite it.\n\n## Steps\n- [ ] S1 Write it\n  - files: out.txt\n  - verify: `test -f out.txt`\n",
@@ -69,12 +69,14 @@ async fn an_approval_with_commit_steps_commits_each_verified_step() {
     project.git(&["commit", "-q", "-m", "start"]);
     assert!(
         project
-            .tick(&server, &["plan", "--from", "plan.md"])
+            .tick_against(&server, &["plan", "--from", "plan.md"])
             .await
             .status
             .success()
     );
-    let approve = project.tick(&server, &["approve", "--commit-steps"]).await;
+    let approve = project
+        .tick_against(&server, &["approve", "--commit-steps"])
+        .await;
     assert!(approve.status.success());
     server.push(openai_call(
         "w",
@@ -87,7 +89,7 @@ async fn an_approval_with_commit_steps_commits_each_verified_step() {
         json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
     ));
     // No `--commit` on the command line: the approved contract asks for it.
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert!(
         output.status.success(),
         "{}",

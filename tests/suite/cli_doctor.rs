@@ -4,9 +4,9 @@
 use serde_json::{Value, json};
 
 use crate::common::fake_model::closed_port_url;
-use crate::common::project::{Project, scripted, stdout};
 use crate::common::scripts::{openai_call, openai_text};
 use crate::common::text::assert_contains;
+use crate::common::workspace::{Workspace, scripted, stdout};
 
 fn report(output: &std::process::Output) -> Value {
     let stdout = stdout(output);
@@ -25,7 +25,7 @@ fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_calls_the_tool_passes() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = openai_call("call_1", "report_ready", json!({"ready": true}));
     let (output, server) = scripted(&project, [first], &["doctor", "--json"]).await;
     let report = report(&output);
@@ -59,7 +59,7 @@ async fn a_model_that_calls_the_tool_passes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_writes_the_call_as_text_is_reported_as_text() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = openai_text(
         "<tool_call>{\"name\": \"report_ready\", \"arguments\": {\"ready\": true}}</tool_call>",
     );
@@ -76,7 +76,7 @@ async fn a_model_that_writes_the_call_as_text_is_reported_as_text() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_only_talks_fails_with_exit_3() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = openai_text("Hello! How can I help you today?");
     let (output, _) = scripted(&project, [first], &["doctor"]).await;
     assert_eq!(output.status.code(), Some(3));
@@ -89,7 +89,7 @@ async fn a_model_that_only_talks_fails_with_exit_3() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_error_is_not_retried() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = crate::common::fake_model::Reply::json(
         503,
         &json!({"error": {"message": "loading model"}}),
@@ -103,7 +103,7 @@ async fn a_server_error_is_not_retried() {
 
 #[test]
 fn a_closed_port_fails_with_start_the_server_advice() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (url, port) = closed_port_url();
     let mut cmd = project.command(&url, &["doctor", "--json"]);
     cmd.env("TICK_PROVIDER", "ollama");
@@ -131,7 +131,7 @@ fn a_closed_port_fails_with_start_the_server_advice() {
 
 #[test]
 fn the_closed_port_report_reads_well() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (url, port) = closed_port_url();
     let mut cmd = project.command(&url, &["doctor"]);
     cmd.env("TICK_PROVIDER", "llamacpp");
@@ -149,7 +149,7 @@ fn the_closed_port_report_reads_well() {
 
 #[test]
 fn an_incomplete_configuration_exits_2_and_says_what_is_missing() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (url, _) = closed_port_url();
     let mut cmd = project.command(&url, &["doctor"]);
     cmd.env_remove("TICK_MODEL");

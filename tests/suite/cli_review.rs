@@ -207,10 +207,10 @@ fn discard_asks_in_a_terminal_and_refuses_without_yes_elsewhere() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revise_from_review_plans_again_and_comes_back() {
     use crate::common::fake_model::FakeModel;
-    use crate::common::project::Project;
     use crate::common::scripts::submit_login_plan;
+    use crate::common::workspace::Workspace;
 
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     let mut from = project.command(&format!("{}/v1", server.url()), &["plan", "--from", "-"]);
     let mut child = from

@@ -6,9 +6,9 @@
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
-use crate::common::project::{Project, assert_success, stderr, stdout};
 use crate::common::scripts::{anthropic_call, openai_call, openai_text};
 use crate::common::text::assert_contains;
+use crate::common::workspace::{Workspace, assert_success, stderr, stdout};
 
 /// llama.cpp's `GET /props`, stating a context of `n_ctx` tokens.
 fn props(n_ctx: u32) -> Reply {
@@ -52,7 +52,7 @@ fn plan(files: &[&str], verify: &str) -> Value {
 }
 
 async fn compact_plan(
-    project: &Project,
+    project: &Workspace,
     replies: Vec<Reply>,
     args: &[&str],
 ) -> (std::process::Output, FakeModel) {
@@ -79,7 +79,7 @@ fn model_requests(server: &FakeModel) -> Vec<RecordedRequest> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_compact_pipelines_requests_carry_the_schema_and_build_the_context() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (output, server) = compact_plan(
         &project,
         vec![
@@ -137,7 +137,7 @@ async fn the_compact_pipelines_requests_carry_the_schema_and_build_the_context()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draft_naming_a_missing_file_gets_exactly_one_repair_call() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (output, server) = compact_plan(
         &project,
         vec![
@@ -169,7 +169,7 @@ async fn a_draft_naming_a_missing_file_gets_exactly_one_repair_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_still_wrong_draft_keeps_its_warnings() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let wrong = plan(&["src/auth/session.rs"], "mytool --check data.csv");
     let (output, server) = compact_plan(
         &project,
@@ -198,12 +198,12 @@ async fn a_still_wrong_draft_keeps_its_warnings() {
     );
     // It is still a draft to review, not a plan waiting for answers.
     assert_contains(&plan_md, "status: draft");
-    assert_success(&project.tick(&server, &["show"]).await);
+    assert_success(&project.tick_against(&server, &["show"]).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_answering_prose_in_agent_mode_switches_to_compact_under_auto() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     // A large context: `auto` starts with the agent.
     server.push(props(131_072));
@@ -242,7 +242,7 @@ async fn a_model_answering_prose_in_agent_mode_switches_to_compact_under_auto() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_keeps_planning_when_auto_finds_a_large_context_and_tool_calls() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(props(131_072));
     server.push(openai_call(
@@ -263,7 +263,7 @@ async fn the_agent_keeps_planning_when_auto_finds_a_large_context_and_tool_calls
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_prefixes_of_one_conversation_are_byte_identical_up_to_the_new_turn() {
-    let project = Project::new();
+    let project = Workspace::sample();
     // Too large for a small context: the pipeline localizes first.
     let body = "    let y = x.wrapping_mul(31).rotate_left(7);\n".repeat(8);
     let mut big = String::new();
@@ -312,7 +312,7 @@ async fn request_prefixes_of_one_conversation_are_byte_identical_up_to_the_new_t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unusable_answer_after_the_repair_is_an_error_and_writes_no_draft() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (output, _) = compact_plan(
         &project,
         vec![
@@ -333,7 +333,7 @@ async fn an_unusable_answer_after_the_repair_is_an_error_and_writes_no_draft() {
 /// server that accepts `response_format` and ignores it), the second's with the schema.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_detects_a_server_that_accepts_but_does_not_enforce() {
-    let project = Project::new();
+    let project = Workspace::sample();
     std::fs::create_dir_all(project.path(".tasks")).unwrap();
     let server = FakeModel::start().await;
     server.push(openai_call(
@@ -382,7 +382,7 @@ async fn doctor_detects_a_server_that_accepts_but_does_not_enforce() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_reports_when_no_method_holds() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(openai_call(
         "call_1",
@@ -409,7 +409,7 @@ async fn doctor_reports_when_no_method_holds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revision_plans_again_with_the_persons_feedback() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (output, server) = compact_plan(
         &project,
         vec![
@@ -451,7 +451,7 @@ async fn a_revision_plans_again_with_the_persons_feedback() {
 /// and the repair turn answers that call before it says what was wrong, as the API requires.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn anthropic_gets_a_forced_tool_and_a_valid_repair_turn() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(anthropic_call(
         "toolu_1",

@@ -19,9 +19,10 @@ use tick::tools::CommandEnv;
 use tick::tools::bash::{CommandRun, run_command};
 
 use crate::common::fake_model::FakeModel;
-use crate::common::project::{Project, stderr};
+use crate::common::processes::processes_with;
 use crate::common::scripts::{openai_call, openai_calls};
 use crate::common::text::assert_contains;
+use crate::common::workspace::{Workspace, stderr};
 
 const TICK: &str = env!("CARGO_BIN_EXE_tick");
 
@@ -91,24 +92,6 @@ fn unique() -> String {
         .unwrap()
         .subsec_nanos();
     format!("{}{nanos:09}", std::process::id() % 1000)
-}
-
-/// Pids of live processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<(i32, String)> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(marker) {
-            found.push((pid, cmdline));
-        }
-    }
-    found
 }
 
 fn kill_all(found: &[(i32, String)]) {
@@ -378,7 +361,7 @@ One step.
 /// the command is left when it has, and that `slow.txt` never appears.
 async fn interrupted_during_a_command(signals: &[Signal]) {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     project.approve_plan(&server, PLAN).await;
     let marker = unique();
     let sleep = format!("sleep 6.{marker}");
@@ -477,7 +460,7 @@ async fn a_config_changed_through_a_hard_link_is_put_back() {
         return;
     }
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     project.approve_plan(&server, PLAN).await;
     std::fs::hard_link(project.path(".git/config"), project.path("cfg")).unwrap();
     let config = std::fs::read(project.path(".git/config")).unwrap();
@@ -491,7 +474,7 @@ async fn a_config_changed_through_a_hard_link_is_put_back() {
         "update_step",
         json!({"id": "S1", "status": "done"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(std::fs::read(project.path(".git/config")).unwrap(), config);
     let err = stderr(&output);
     assert_contains(&err, "`.git/config` modified (put back as it was)");
@@ -508,7 +491,7 @@ async fn a_config_changed_through_a_hard_link_is_put_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_sandbox_tampered_files_are_put_back() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     let id = project.approve_plan(&server, PLAN).await;
     let todo = format!(".tasks/{id}/TODO.md");
     server.push(openai_calls(&[(

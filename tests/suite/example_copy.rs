@@ -4,12 +4,12 @@
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::project::Project;
 use crate::common::scripts::openai_call;
+use crate::common::workspace::Workspace;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reminders_example_submitted_as_is_is_refused() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     let example = json!({
         "title": "Short title",
@@ -26,7 +26,9 @@ async fn the_reminders_example_submitted_as_is_is_refused() {
             "steps": [{"title": "Print hello in main", "files": ["src/main.rs"]}]
         }),
     ));
-    let output = project.tick(&server, &["plan", "Add a greeting"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Add a greeting"])
+        .await;
     assert!(
         output.status.success(),
         "{}",
@@ -51,7 +53,7 @@ async fn the_reminders_example_submitted_as_is_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_example_with_a_field_changed_is_still_the_example() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(openai_call(
         "copy",
@@ -75,7 +77,7 @@ async fn the_example_with_a_field_changed_is_still_the_example() {
         }),
     ));
     let output = project
-        .tick(&server, &["plan", "Add a --version flag"])
+        .tick_against(&server, &["plan", "Add a --version flag"])
         .await;
     assert!(output.status.success());
     let draft = project.read(".tasks/draft/PLAN.md");

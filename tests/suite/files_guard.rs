@@ -5,7 +5,7 @@
 
 use std::fs;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::workspace::{PLAN, Workspace};
 
@@ -15,34 +15,8 @@ const DEADLINE: Duration = Duration::from_secs(10);
 /// Runs `tick args...` with stdin closed and returns its exit code and its stdout and stderr
 /// together; fails the test (killing tick) after [`DEADLINE`].
 fn run_bounded(ws: &Workspace, args: &[&str]) -> (i32, String) {
-    let out = tempfile::NamedTempFile::new().unwrap();
-    let err = tempfile::NamedTempFile::new().unwrap();
-    let mut child = ws
-        .tick_process()
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(out.reopen().unwrap())
-        .stderr(err.reopen().unwrap())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("`tick {args:?}` still ran after {DEADLINE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let output = format!(
-        "{}{}",
-        fs::read_to_string(out.path()).unwrap(),
-        fs::read_to_string(err.path()).unwrap()
-    );
-    (status.code().unwrap_or(-1), output)
+    let run = ws.run_bounded(args, DEADLINE);
+    (run.code, format!("{}{}", run.stdout, run.stderr))
 }
 
 /// An approved task whose `runs/tx.json` is replaced by what `plant` makes at the path given.
@@ -105,13 +79,13 @@ async fn a_token_in_a_file_name_is_recorded_redacted() {
     use serde_json::json;
 
     use crate::common::fake_model::FakeModel;
-    use crate::common::project::{Project, assert_success, stdout};
     use crate::common::scripts::{openai_call, openai_calls};
+    use crate::common::workspace::{Workspace, assert_success, stdout};
 
     let token = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3sXyZ";
     let name = format!("notes/{token}.txt");
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     let id = project.approve_plan(&server, NOTES_PLAN).await;
     server.push(openai_calls(&[
         (
@@ -130,7 +104,7 @@ async fn a_token_in_a_file_name_is_recorded_redacted() {
         "update_step",
         json!({"id": "S1", "status": "done"}),
     ));
-    assert_success(&project.tick(&server, &["run"]).await);
+    assert_success(&project.tick_against(&server, &["run"]).await);
     assert_eq!(project.read(&name), "remember\n");
 
     let state = project.read(&format!(".tasks/{id}/state.yaml"));
@@ -140,7 +114,7 @@ async fn a_token_in_a_file_name_is_recorded_redacted() {
     assert!(!journal.contains(token), "{journal}");
     assert!(journal.contains("notes/[REDACTED].txt"), "{journal}");
 
-    let status = project.tick(&server, &["status"]).await;
+    let status = project.tick_against(&server, &["status"]).await;
     assert_success(&status);
     let todo = project.read(&format!(".tasks/{id}/TODO.md"));
     assert!(todo.contains("- [x] S1"), "{todo}");
@@ -164,8 +138,8 @@ async fn a_huge_streamed_argument_is_capped_while_it_arrives() {
     use serde_json::json;
 
     use crate::common::fake_model::{FakeModel, Reply};
-    use crate::common::project::{Project, stderr};
     use crate::common::scripts::openai_call;
+    use crate::common::workspace::{Workspace, stderr};
 
     const FRAGMENT: usize = 64 * 1024;
     const FRAGMENTS: usize = 1024;
@@ -189,7 +163,7 @@ async fn a_huge_streamed_argument_is_capped_while_it_arrives() {
     chunks.push("data: [DONE]\n\n".to_owned());
 
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     project.write(".tasks/config.yaml", "limits:\n  max_write_bytes: 100000\n");
     project.git(&["add", "-A"]);
     project.git(&["commit", "-q", "-m", "config"]);

@@ -49,6 +49,58 @@ fn a_timestamp_written_an_hour_into_a_process_is_that_later_time() {
     );
 }
 
+/// The test clock moves one second per command, as a person's clock moves between commands:
+/// the approval, the mark after it and the mark after that are stamped in that order, each
+/// later than the one before (a fixed clock stamps all three alike).
+#[test]
+fn commands_in_a_row_are_stamped_with_increasing_times() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    ws.ok(&["mark", "S1", "done"]);
+    ws.ok(&["mark", "S2.1", "done"]);
+
+    let state: State = serde_yaml::from_str(&ws.read(&format!(".tasks/{id}/state.yaml"))).unwrap();
+    let approved_at = state.approval.unwrap().approved_at;
+    let done_at = |step: &str| state.steps[&step.parse().unwrap()].done_at.unwrap();
+    assert!(approved_at >= at(NOW), "{approved_at}");
+    assert!(
+        approved_at < done_at("S1"),
+        "{approved_at} vs {}",
+        done_at("S1")
+    );
+    assert!(
+        done_at("S1") < done_at("S2.1"),
+        "{} vs {}",
+        done_at("S1"),
+        done_at("S2.1")
+    );
+}
+
+/// A test that needs two commands at the same time pins the clock; `set_clock` moves it to
+/// a given time.
+#[test]
+fn a_pinned_clock_stamps_commands_alike_and_a_set_clock_starts_there() {
+    let ws = Workspace::new();
+    ws.set_clock("2026-12-24T18:00:00Z");
+    let id = ws.approve(PLAN);
+    ws.pin_clock();
+    let pinned = ws.next_time();
+    ws.ok(&["mark", "S1", "done"]);
+    ws.ok(&["mark", "S2.1", "done"]);
+    assert_eq!(ws.next_time(), pinned);
+
+    let state: State = serde_yaml::from_str(&ws.read(&format!(".tasks/{id}/state.yaml"))).unwrap();
+    let approved_at = state.approval.unwrap().approved_at;
+    let done_at = |step: &str| state.steps[&step.parse().unwrap()].done_at.unwrap();
+    assert_eq!(
+        approved_at,
+        at("2026-12-24T18:00:01Z"),
+        "plan at :00, approve at :01"
+    );
+    assert_eq!(done_at("S1"), at(&pinned));
+    assert_eq!(done_at("S2.1"), at(&pinned));
+}
+
 /// `tick mark` on a task with a stale step says so once, not once before and once after the
 /// mark (it printed each `warning:` line twice).
 #[test]

@@ -18,9 +18,9 @@ use tick::git::{self, CommitError, Jail};
 use tick::runner::changes;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::project::{Project, stderr};
 use crate::common::scripts::{openai_call, openai_calls};
 use crate::common::workspace::git as test_git;
+use crate::common::workspace::{Workspace, stderr};
 
 const TICK: &str = env!("CARGO_BIN_EXE_tick");
 
@@ -342,7 +342,7 @@ Do one thing; the second can never pass.
 
 /// A script that ticks S2 in the task's TODO.md and leaves a file in `ran`, then passes
 /// stdin through: what a planted filter or `git` would do.
-fn ticking_script(project: &Project, ran: &Path, id: &str) -> String {
+fn ticking_script(project: &Workspace, ran: &Path, id: &str) -> String {
     format!(
         "#!/bin/sh\ntouch '{ran}/ran-'$$\nsed -i 's/^- \\[ \\] S2/- [x] S2/' '{todo}'\ncat\n",
         ran = ran.display(),
@@ -350,7 +350,7 @@ fn ticking_script(project: &Project, ran: &Path, id: &str) -> String {
     )
 }
 
-async fn run_with_plant(project: &Project, server: &FakeModel, plant: &str, path: &str) {
+async fn run_with_plant(project: &Workspace, server: &FakeModel, plant: &str, path: &str) {
     server.push(openai_calls(&[
         ("plant", "bash", json!({"command": plant, "timeout_s": 20})),
         (
@@ -377,7 +377,7 @@ async fn run_with_plant(project: &Project, server: &FakeModel, plant: &str, path
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
 }
 
-fn assert_s2_open(project: &Project, id: &str, ran: &Path) {
+fn assert_s2_open(project: &Workspace, id: &str, ran: &Path) {
     let todo = project.read(&format!(".tasks/{id}/TODO.md"));
     assert!(todo.contains("- [x] S1"), "{todo}");
     assert!(!todo.contains("- [x] S2"), "S2 was ticked:\n{todo}");
@@ -390,7 +390,7 @@ fn assert_s2_open(project: &Project, id: &str, ran: &Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_filter_planted_in_a_submodule_does_not_tick_a_step() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     let source = tempfile::tempdir().unwrap();
     fs::write(source.path().join("a.txt"), "a\n").unwrap();
     test_git(source.path(), &["init", "-q"]);
@@ -429,7 +429,7 @@ async fn a_filter_planted_in_a_submodule_does_not_tick_a_step() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_git_on_a_relative_path_entry_is_not_ticks_git() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     let id = project.approve_plan(&server, PLAN).await;
     let ran = tempfile::tempdir().unwrap();
     let script =

@@ -6,8 +6,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::text::assert_contains;
 use crate::common::workspace::{PLAN, Workspace};
@@ -24,36 +23,10 @@ struct Ended {
 /// Runs `tick args...` with stdin closed, killing it (and failing the test) after
 /// [`DEADLINE`].
 fn run_bounded(ws: &Workspace, args: &[&str]) -> Ended {
-    let out = tempfile::NamedTempFile::new().unwrap();
-    let err = tempfile::NamedTempFile::new().unwrap();
-    let mut child = ws
-        .tick_process()
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(out.reopen().unwrap())
-        .stderr(err.reopen().unwrap())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("`tick {args:?}` still ran after {DEADLINE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let output = format!(
-        "{}{}",
-        fs::read_to_string(out.path()).unwrap(),
-        fs::read_to_string(err.path()).unwrap()
-    );
+    let run = ws.run_bounded(args, DEADLINE);
     Ended {
-        code: status.code().unwrap_or(-1),
-        output,
+        code: run.code,
+        output: format!("{}{}", run.stdout, run.stderr),
     }
 }
 
@@ -298,14 +271,14 @@ fn a_link_out_of_the_workspace_is_not_followed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_payloads_are_capped() {
     use crate::common::fake_model::FakeModel;
-    use crate::common::project::{Project, assert_success};
     use crate::common::scripts::{openai_call, openai_calls};
+    use crate::common::workspace::{Workspace, assert_success};
     use serde_json::json;
 
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     let line = format!("{}\n", "d".repeat(89));
-    project.write("data.txt", &line.repeat(1000));
+    project.write("data.txt", line.repeat(1000));
     project
         .approve_plan(
             &server,
@@ -336,7 +309,7 @@ async fn tool_payloads_are_capped() {
         "update_step",
         json!({"id": "S1", "status": "done", "evidence": "wrote big.txt"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_success(&output);
     assert!(!project.path("huge.txt").exists());
     assert_eq!(

@@ -7,92 +7,34 @@
 //! machine.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tick::plan::{StepId, StepStatus};
 use tick::tasks::state::State;
 use tick::tasks::todo_md;
 
+use crate::common::workspace::Workspace;
+
 const KILLS: usize = 100;
 
-/// A workspace for the kill loops.
-struct Ws {
-    dir: tempfile::TempDir,
+/// A workspace for the kill loops: a `.git` folder (no repository needed), in `/dev/shm` when
+/// there is one.
+fn workspace() -> Workspace {
+    let shm = Path::new("/dev/shm");
+    let ws = if shm.is_dir() {
+        Workspace::bare_in(shm)
+    } else {
+        Workspace::bare()
+    };
+    std::fs::create_dir_all(ws.path(".git")).unwrap();
+    ws
 }
 
-#[derive(Debug)]
-#[allow(dead_code, reason = "shown when an assertion fails")]
-struct Run {
-    code: i32,
-    stderr: String,
-}
-
-impl Ws {
-    fn new() -> Ws {
-        let shm = Path::new("/dev/shm");
-        let mut builder = tempfile::Builder::new();
-        builder.prefix("tick-kill");
-        let dir = if shm.is_dir() {
-            builder.tempdir_in(shm).unwrap()
-        } else {
-            builder.tempdir().unwrap()
-        };
-        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
-        Ws { dir }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
-    fn exists(&self, rel: &str) -> bool {
-        self.path(rel).exists()
-    }
-
-    fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
-    }
-
-    fn tick_process(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tick"));
-        cmd.current_dir(self.dir.path())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.dir.path())
-            .env("TICK_NOW", "2026-11-30T14:30:12Z")
-            .env("TICK_INTERACTIVE", "0")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null());
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        let out = self.tick_process().args(args).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
-
-    /// Writes `plan` as the draft, the way a person may.
-    fn draft(&self, plan: &str) {
-        std::fs::create_dir_all(self.path(".tasks/draft")).unwrap();
-        std::fs::write(self.path(".tasks/draft/PLAN.md"), plan).unwrap();
-    }
-
-    fn task_ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = std::fs::read_dir(self.path(".tasks"))
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|name| name.starts_with(|c: char| c.is_ascii_digit()))
-            .collect();
-        ids.sort();
-        ids
-    }
+/// Writes `plan` as the draft, the way a person may.
+fn draft(ws: &Workspace, plan: &str) {
+    ws.write(".tasks/draft/PLAN.md", plan);
 }
 
 /// A small xorshift generator: random enough for kill instants, and its seed is printed so a
@@ -144,10 +86,11 @@ fn plan(title: &str, steps: usize) -> String {
 }
 
 /// Starts `tick args`, kills it after `delay` (if it still runs), and says whether it did.
-fn kill_after(ws: &Ws, args: &[&str], delay: Duration) -> bool {
+fn kill_after(ws: &Workspace, args: &[&str], delay: Duration) -> bool {
     let mut child = ws
         .tick_process()
         .args(args)
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -160,7 +103,7 @@ fn kill_after(ws: &Ws, args: &[&str], delay: Duration) -> bool {
 }
 
 /// How long `tick args` takes when nothing kills it.
-fn duration_of(ws: &Ws, args: &[&str]) -> Duration {
+fn duration_of(ws: &Workspace, args: &[&str]) -> Duration {
     let start = Instant::now();
     ws.run(args);
     start.elapsed()
@@ -186,7 +129,7 @@ fn leftovers(dir: &Path, out: &mut Vec<String>) {
 }
 
 /// Every `[x]` in TODO.md has a state.yaml record saying done, and every file parses.
-fn check_task(ws: &Ws, id: &str) {
+fn check_task(ws: &Workspace, id: &str) {
     let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
     let list = todo_md::parse(&todo).unwrap_or_else(|e| panic!("torn TODO.md: {e}\n{todo}"));
     let state_text = ws.read(&format!(".tasks/{id}/state.yaml"));
@@ -213,7 +156,7 @@ fn instant(rng: &mut Rng, typical: Duration) -> Duration {
     Duration::from_micros(rng.below(micros * 6 / 5))
 }
 
-fn assert_no_leftovers(ws: &Ws) {
+fn assert_no_leftovers(ws: &Workspace) {
     let mut left = Vec::new();
     leftovers(&ws.path(".tasks"), &mut left);
     assert!(
@@ -225,8 +168,8 @@ fn assert_no_leftovers(ws: &Ws) {
 #[test]
 fn kill_9_during_mark_leaves_the_old_or_the_new_pair() {
     let mut rng = Rng::new();
-    let ws = Ws::new();
-    ws.draft(&plan("Marks", 150));
+    let ws = workspace();
+    draft(&ws, &plan("Marks", 150));
     assert_eq!(ws.run(&["approve"]).code, 0);
     let id = ws.task_ids().remove(0);
     let typical = duration_of(&ws, &["mark", "S1", "done"]);
@@ -252,12 +195,12 @@ fn kill_9_during_mark_leaves_the_old_or_the_new_pair() {
 #[test]
 fn kill_9_during_approve_never_makes_two_tasks_of_one_draft() {
     let mut rng = Rng::new();
-    let ws = Ws::new();
-    ws.draft(&plan("Timing", 20));
+    let ws = workspace();
+    draft(&ws, &plan("Timing", 20));
     let typical = duration_of(&ws, &["approve"]);
     let mut interrupted = 0;
     for n in 1..=KILLS {
-        ws.draft(&plan(&format!("Draft {n}"), 20));
+        draft(&ws, &plan(&format!("Draft {n}"), 20));
         if kill_after(&ws, &["approve"], instant(&mut rng, typical)) {
             interrupted += 1;
         }

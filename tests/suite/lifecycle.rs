@@ -3,9 +3,7 @@
 
 use serde_json::Value;
 
-use crate::common::workspace::{PLAN, Workspace};
-
-const TASK: &str = "20261130-143012-refactor-login-module";
+use crate::common::workspace::{PLAN, Workspace, task_id_at};
 
 fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|err| panic!("not JSON ({err}): {text}"))
@@ -66,6 +64,7 @@ fn plan_from_a_file_approve_mark_status() {
     let ws = Workspace::new();
     ws.ok(&["init"]);
     ws.write("plans/login.md", PLAN);
+    let drafted_at = ws.next_time();
     let drafted = ws.ok(&["plan", "--from", "plans/login.md"]);
     assert!(drafted.stdout.is_empty());
     assert!(
@@ -78,7 +77,7 @@ fn plan_from_a_file_approve_mark_status() {
     let draft = ws.read(".tasks/draft/PLAN.md");
     assert!(draft.contains("\nstatus: draft\n"), "{draft}");
     assert!(
-        draft.contains("\ncreated: 2026-11-30T14:30:12Z\n"),
+        draft.contains(&format!("\ncreated: {drafted_at}\n")),
         "{draft}"
     );
     assert!(
@@ -105,35 +104,37 @@ fn plan_from_a_file_approve_mark_status() {
     assert_eq!(draft_status["draft"]["title"], "Refactor login module");
     assert_eq!(draft_status["draft"]["steps"], 5);
 
+    let approved_at = ws.next_time();
     let approved = ws.ok(&["approve"]);
+    let task_id = task_id_at(&approved_at, "refactor-login-module");
     assert!(
         approved
             .stderr
-            .contains(&format!("as `.tasks/{TASK}/` (5 steps)")),
+            .contains(&format!("as `.tasks/{task_id}/` (5 steps)")),
         "{}",
         approved.stderr
     );
-    assert_eq!(ws.task_ids(), [TASK]);
+    assert_eq!(ws.task_ids(), [task_id.as_str()]);
     assert!(!ws.exists(".tasks/draft"), "approve consumes the draft");
 
-    let plan = ws.read(&format!(".tasks/{TASK}/PLAN.md"));
+    let plan = ws.read(&format!(".tasks/{task_id}/PLAN.md"));
     assert!(
         plan.starts_with(&format!(
-            "---\nformat: 1\nid: {TASK}\ntitle: Refactor login module\n"
+            "---\nformat: 1\nid: {task_id}\ntitle: Refactor login module\n"
         )),
         "{plan}"
     );
     assert!(plan.contains("\nstatus: approved\n"), "{plan}");
     assert!(
-        plan.contains("\napproved: 2026-11-30T14:30:12Z\n"),
+        plan.contains(&format!("\napproved: {approved_at}\n")),
         "{plan}"
     );
-    let todo = ws.read(&format!(".tasks/{TASK}/TODO.md"));
+    let todo = ws.read(&format!(".tasks/{task_id}/TODO.md"));
     assert!(
         todo.starts_with("# TODO: Refactor login module\n"),
         "{todo}"
     );
-    let state = ws.read(&format!(".tasks/{TASK}/state.yaml"));
+    let state = ws.read(&format!(".tasks/{task_id}/state.yaml"));
     assert!(
         state.contains(&format!("git_head: {}\n", ws.head())),
         "{state}"
@@ -156,7 +157,7 @@ fn plan_from_a_file_approve_mark_status() {
         "--reason",
         "the staging credentials are missing",
     ]);
-    let todo_after = ws.read(&format!(".tasks/{TASK}/TODO.md"));
+    let todo_after = ws.read(&format!(".tasks/{task_id}/TODO.md"));
     let expected = todo
         .replace("- [ ] S1 ", "- [x] S1 ")
         .replace("- [ ] S2.1 ", "- [-] S2.1 ")
@@ -169,7 +170,7 @@ fn plan_from_a_file_approve_mark_status() {
         todo_after, expected,
         "only the markers and the blocked line changed"
     );
-    let plan_after = ws.read(&format!(".tasks/{TASK}/PLAN.md"));
+    let plan_after = ws.read(&format!(".tasks/{task_id}/PLAN.md"));
     assert_eq!(
         plan_after,
         plan.replace("status: approved", "status: blocked")
@@ -179,7 +180,7 @@ fn plan_from_a_file_approve_mark_status() {
     assert_eq!(status["format"], 1);
     assert_eq!(status["draft"], Value::Null);
     let task = &status["task"];
-    assert_eq!(task["id"], TASK);
+    assert_eq!(task["id"], task_id);
     assert_eq!(task["phase"], "blocked");
     assert_eq!(task["progress"]["done"], 1);
     assert_eq!(task["progress"]["total"], 3);
@@ -212,7 +213,7 @@ fn plan_from_a_file_approve_mark_status() {
     ws.ok(&["mark", "S2.2", "done"]);
     let all = ws.ok(&["mark", "S3", "done"]);
     assert!(all.stderr.contains("3/3 done, completed"), "{}", all.stderr);
-    let todo_done = ws.read(&format!(".tasks/{TASK}/TODO.md"));
+    let todo_done = ws.read(&format!(".tasks/{task_id}/TODO.md"));
     assert!(
         !todo_done.contains("blocked:"),
         "the blocked line goes: {todo_done}"
@@ -222,7 +223,7 @@ fn plan_from_a_file_approve_mark_status() {
         "a parent follows its sub-steps: {todo_done}"
     );
     assert!(
-        ws.read(&format!(".tasks/{TASK}/PLAN.md"))
+        ws.read(&format!(".tasks/{task_id}/PLAN.md"))
             .contains("\nstatus: completed\n")
     );
 
@@ -232,7 +233,7 @@ fn plan_from_a_file_approve_mark_status() {
     let listed = ws.ok(&["list"]);
     assert_eq!(
         listed.stdout,
-        format!("{TASK}  completed  3/3  Refactor login module\n")
+        format!("{task_id}  completed  3/3  Refactor login module\n")
     );
 }
 
@@ -255,6 +256,7 @@ fn plan_from_stdin_works_from_a_subdirectory_and_with_dash_c() {
     assert!(!ws.exists("src/deep/.tasks"));
 
     let elsewhere = tempfile::tempdir().unwrap();
+    let approved_at = ws.next_time();
     let run = ws
         .tick()
         .current_dir(elsewhere.path())
@@ -264,7 +266,8 @@ fn plan_from_stdin_works_from_a_subdirectory_and_with_dash_c() {
         .output()
         .unwrap();
     assert!(run.status.success(), "{run:?}");
-    assert_eq!(ws.task_ids(), [TASK]);
+    let task_id = task_id_at(&approved_at, "refactor-login-module");
+    assert_eq!(ws.task_ids(), [task_id.as_str()]);
 }
 
 #[test]

@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
-use crate::common::project::{
-    Project, assert_success, planned, planned_without_a_call, scripted, stderr,
-};
 use crate::common::scripts::{
     anthropic_call, anthropic_text, anthropic_text_cut, login_plan, openai_call, openai_looping,
     openai_text, openai_text_cut, openai_text_pieces, submit_login_plan,
 };
 use crate::common::text::{assert_contains, assert_starts_with};
+use crate::common::workspace::{
+    Workspace, assert_success, planned, planned_without_a_call, scripted, stderr,
+};
 
 fn system(request: &RecordedRequest) -> String {
     request.messages()[0]["content"]
@@ -27,7 +27,7 @@ fn has_tools(request: &RecordedRequest) -> bool {
     request.body.get("tools").is_some()
 }
 
-fn config(project: &Project, yaml: &str) {
+fn config(project: &Workspace, yaml: &str) {
     project.write(".tasks/config.yaml", yaml);
 }
 
@@ -40,7 +40,7 @@ fn tag_call(name: &str, arguments: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn text_mode_plans_from_calls_written_in_both_forms() {
-    let project = Project::new();
+    let project = Workspace::sample();
     config(&project, "tool_calls: text\n");
     let server = FakeModel::start().await;
     // A fenced call with the arguments as a one-element list, streamed 5 bytes at a time
@@ -56,7 +56,9 @@ async fn text_mode_plans_from_calls_written_in_both_forms() {
         7,
     ));
 
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_success(&output);
     assert!(
         project
@@ -94,7 +96,7 @@ async fn text_mode_plans_from_calls_written_in_both_forms() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_switches_to_text_after_one_text_call_and_notes_it_once() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(openai_text(&format!(
         "Let me look.\n```json\n{}\n```",
@@ -103,7 +105,9 @@ async fn auto_switches_to_text_after_one_text_call_and_notes_it_once() {
     server.push(openai_text(&tag_call("list_files", &json!({}))));
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
 
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
@@ -133,7 +137,7 @@ async fn auto_switches_to_text_after_one_text_call_and_notes_it_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_call_to_a_build_tool_is_refused_while_planning() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(openai_text(&format!(
         "{}\n{}",
@@ -146,7 +150,9 @@ async fn a_text_call_to_a_build_tool_is_refused_while_planning() {
     )));
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
 
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_success(&output);
     project.assert_untouched_outside_tasks();
     let requests = server.requests();
@@ -163,7 +169,7 @@ async fn a_text_call_to_a_build_tool_is_refused_while_planning() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_call_at_all_is_reminded_as_often_as_configured() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (output, server) =
         planned_without_a_call(&project, "Here is my plan: 1. do it. 2. test it.").await;
     let err = stderr(&output);
@@ -190,18 +196,20 @@ async fn no_call_at_all_is_reminded_as_often_as_configured() {
         "If you cannot make tool calls, write the call in your answer instead, exactly like this:\n<tool_call>\n{\"arguments\":",
     );
 
-    let project = Project::new();
+    let project = Workspace::sample();
     config(&project, "limits:\n  max_reminders: 0\n");
     server.push(openai_text("Here is my plan."));
     let before = server.requests().len();
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert_eq!(server.requests().len(), before + 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_call_that_does_not_parse_is_reminded_with_the_parse_error() {
-    let project = Project::new();
+    let project = Workspace::sample();
     config(&project, "tool_calls: text\n");
     let first = openai_text(
         "The plan:\n<tool_call>\n{\"name\": \"submit_plan\", \"arguments\": {\"title\": }}\n</tool_call>",
@@ -221,7 +229,7 @@ async fn a_text_call_that_does_not_parse_is_reminded_with_the_parse_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blocks_beside_a_good_call_that_are_no_calls_are_reported() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(openai_text(&format!(
         "{}\n<tool_call>{{\"name\": \"read_file\", \"arguments\": {{\"path\": }}</tool_call>\n{}",
@@ -229,7 +237,9 @@ async fn blocks_beside_a_good_call_that_are_no_calls_are_reported() {
         tag_call("open_file", &json!({"path": "a"}))
     )));
     server.push(submit_login_plan());
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_success(&output);
     let texts = server.requests()[1].user_texts();
     let note = texts
@@ -250,7 +260,7 @@ async fn blocks_beside_a_good_call_that_are_no_calls_are_reported() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_call_to_an_unknown_tool_is_reminded_with_the_tools() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = openai_text(&tag_call("make_plan", &json!({"title": "x"})));
     let requests = planned(&project, [first, submit_login_plan()]).await;
     let reminder = requests[1].last_user_text();
@@ -262,7 +272,7 @@ async fn a_text_call_to_an_unknown_tool_is_reminded_with_the_tools() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_arguments_without_the_call_wrapper_are_named_in_the_reminder() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = openai_text(&format!("```json\n{}\n```", login_plan()));
     let requests = planned(&project, [first, submit_login_plan()]).await;
     let reminder = requests[1].last_user_text();
@@ -274,7 +284,7 @@ async fn plan_arguments_without_the_call_wrapper_are_named_in_the_reminder() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn native_mode_does_not_run_text_calls_and_says_so() {
-    let project = Project::new();
+    let project = Workspace::sample();
     config(&project, "tool_calls: native\n");
     let first = openai_text(&tag_call("list_files", &json!({})));
     let requests = planned(&project, [first, submit_login_plan()]).await;
@@ -288,13 +298,15 @@ async fn native_mode_does_not_run_text_calls_and_says_so() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invalid_arguments_come_back_with_the_error_and_a_valid_example() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     let mut bad = login_plan();
     bad.as_object_mut().unwrap().remove("summary");
     server.push(openai_call("call_1", "submit_plan", bad));
     server.push(openai_call("call_2", "submit_plan", login_plan()));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_success(&output);
     let (_, result) = server.requests()[1].tool_results().remove(0);
     assert_starts_with(
@@ -309,13 +321,13 @@ async fn invalid_arguments_come_back_with_the_error_and_a_valid_example() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answer_limit_is_sent_on_both_providers() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (output, server) =
         scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
     assert_success(&output);
     assert_eq!(server.requests()[0].body["max_tokens"], 8192);
 
-    let project = Project::new();
+    let project = Workspace::sample();
     config(&project, "limits:\n  max_output_tokens: 1234\n");
     let server = FakeModel::start().await;
     server.push(anthropic_call("toolu_1", "submit_plan", &login_plan()));
@@ -330,7 +342,7 @@ async fn the_answer_limit_is_sent_on_both_providers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs() {
-    let project = Project::new();
+    let project = Workspace::sample();
     config(&project, "tool_calls: text\n");
     let server = FakeModel::start().await;
     // A complete-looking call in a cut answer: it may have been cut after its last byte
@@ -340,7 +352,9 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
         &json!({"path": "x.txt", "content": "x"}),
     )));
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_success(&output);
     let requests = server.requests();
     let note = requests[1].last_user_text();
@@ -356,7 +370,7 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
         "nothing ran"
     );
 
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(anthropic_text_cut("I will explain at length"));
     server.push(anthropic_call("toolu_1", "submit_plan", &login_plan()));
@@ -377,7 +391,7 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_streams_forever_is_stopped_by_the_answer_time_limit() {
-    let project = Project::new();
+    let project = Workspace::sample();
     config(
         &project,
         "limits:\n  answer_timeout_s: 1\n  idle_timeout_s: 30\n",
@@ -385,7 +399,7 @@ async fn a_model_that_streams_forever_is_stopped_by_the_answer_time_limit() {
     let server = FakeModel::start().await;
     server.push(openai_looping("la ", Duration::from_millis(20)));
     let started = Instant::now();
-    let output = project.tick(&server, &["plan", "Sing"]).await;
+    let output = project.tick_against(&server, &["plan", "Sing"]).await;
     let took = started.elapsed();
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert!(took < Duration::from_secs(10), "took {took:?}");
@@ -400,8 +414,8 @@ async fn a_model_that_streams_forever_is_stopped_by_the_answer_time_limit() {
 }
 
 /// A project with a one-step plan approved and committed, and the task's id.
-async fn approved_greeting(server: &FakeModel, config_yaml: &str) -> (Project, String) {
-    let project = Project::new();
+async fn approved_greeting(server: &FakeModel, config_yaml: &str) -> (Workspace, String) {
+    let project = Workspace::sample();
     config(&project, config_yaml);
     let id = project
         .approve_plan(
@@ -435,7 +449,7 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
         json!({"name": "update_step", "arguments": {"id": "S1", "status": "done", "evidence": "fixed"}})
     )));
 
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(project.read("greeting.txt"), "hello\n");
     assert!(
@@ -471,7 +485,7 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conversation_with_native_calls_keeps_its_tools_after_switching_to_text() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = openai_call("call_1", "list_files", json!({}));
     let second = openai_text(&tag_call("read_file", &json!({"path": "src/login.rs"})));
     let third = openai_text(&tag_call("submit_plan", &login_plan()));
@@ -490,7 +504,7 @@ async fn a_conversation_with_native_calls_keeps_its_tools_after_switching_to_tex
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn text_calls_work_on_anthropic_too() {
-    let project = Project::new();
+    let project = Workspace::sample();
     config(&project, "tool_calls: text\n");
     let server = FakeModel::start().await;
     server.push(anthropic_text(&tag_call("list_files", &json!({}))));
@@ -517,7 +531,7 @@ async fn text_calls_work_on_anthropic_too() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_local_server_that_is_not_running_is_named_quickly_with_what_set_its_url() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     let url = server.url();
     drop(server);

@@ -184,15 +184,15 @@ fn run_names_problems_that_need_no_model_before_the_missing_model() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_retry_is_shown_with_its_wait() {
     use crate::common::fake_model::{FakeModel, Reply};
-    use crate::common::project::Project;
     use crate::common::scripts::submit_login_plan;
+    use crate::common::workspace::Workspace;
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     server.push(Reply::status(500).header("retry-after", "0"));
     server.push(Reply::status(503).header("retry-after", "0"));
     server.push(submit_login_plan());
     let output = project
-        .tick(&server, &["plan", "--json", "Refactor login"])
+        .tick_against(&server, &["plan", "--json", "Refactor login"])
         .await;
     assert_eq!(output.status.code(), Some(0));
     let retries: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
@@ -214,7 +214,7 @@ async fn each_retry_is_shown_with_its_wait() {
     server.push(Reply::status(500).header("retry-after", "0"));
     server.push(submit_login_plan());
     let output = project
-        .tick(&server, &["plan", "--force", "Refactor login"])
+        .tick_against(&server, &["plan", "--force", "Refactor login"])
         .await;
     let err = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{err}");

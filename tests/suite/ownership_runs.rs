@@ -10,8 +10,8 @@ use tick::tasks::state::State;
 
 use super::running::{PLAN, approved, stderr, work};
 use crate::common::fake_model::FakeModel;
-use crate::common::project::Project;
 use crate::common::scripts::{openai_call, openai_calls, openai_text};
+use crate::common::workspace::Workspace;
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -21,16 +21,16 @@ fn both(output: &Output) -> String {
     format!("{}{}", stdout(output), stderr(output))
 }
 
-fn state(project: &Project, id: &str) -> State {
+fn state(project: &Workspace, id: &str) -> State {
     serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
 }
 
-fn todo(project: &Project, id: &str) -> String {
+fn todo(project: &Workspace, id: &str) -> String {
     project.read(&format!(".tasks/{id}/TODO.md"))
 }
 
 /// The id of the one task folder that is not `known`.
-fn other_task(project: &Project, known: &str) -> String {
+fn other_task(project: &Workspace, known: &str) -> String {
     let ids: Vec<String> = std::fs::read_dir(project.path(".tasks"))
         .unwrap()
         .flatten()
@@ -66,7 +66,7 @@ async fn a_run_whose_model_never_reports_leaves_its_failure_on_record() {
     server.push(openai_text("I will not report."));
     server.push(openai_text("Still not."));
     server.push(openai_text("Never."));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert!(
         stderr(&output).contains(tick::agent::CHANGE_MODEL_HINT),
@@ -85,18 +85,20 @@ async fn a_run_whose_model_never_reports_leaves_its_failure_on_record() {
         "{attempt:?}"
     );
 
-    let status = project.tick(&server, &["status"]).await;
+    let status = project.tick_against(&server, &["status"]).await;
     assert!(
         both(&status).contains("the last attempt failed at `S1`"),
         "{}",
         both(&status)
     );
-    let check = project.tick(&server, &["check"]).await;
+    let check = project.tick_against(&server, &["check"]).await;
     assert_eq!(check.status.code(), Some(14), "{}", both(&check));
 
     // A step that then goes well clears the record.
     work(&server, "S1", "greeting.txt", "hello\n");
-    let output = project.tick(&server, &["run", "--steps", "1"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--steps", "1"])
+        .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(state(&project, &id).last_attempt, None);
 }
@@ -113,13 +115,13 @@ async fn a_done_claim_with_nothing_done_is_recorded_and_shown() {
         "update_step",
         json!({"id": "S3", "status": "done", "evidence": "documented"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let state = state(&project, &id);
     assert!(!state.steps[&"S1".parse().unwrap()].claimed_without_changes);
     assert!(state.steps[&"S3".parse().unwrap()].claimed_without_changes);
 
-    let status = both(&project.tick(&server, &["status"]).await);
+    let status = both(&project.tick_against(&server, &["status"]).await);
     let lines: Vec<&str> = status
         .lines()
         .filter(|l| l.contains("claimed done with no file changed and no command run"))
@@ -166,13 +168,13 @@ async fn a_later_task_editing_an_earlier_tasks_file_through_tick_is_not_stale() 
         "write_file",
         json!({"path": "shared.txt", "content": "one\n"}),
     );
-    let output = project.tick(&server, &["run", &a]).await;
+    let output = project.tick_against(&server, &["run", &a]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(todo(&project, &a).contains("- [x] S1"));
 
     project.write("plan-b.md", PLAN_B);
     for args in [&["plan", "--from", "plan-b.md"][..], &["approve"]] {
-        let output = project.tick(&server, args).await;
+        let output = project.tick_against(&server, args).await;
         assert!(output.status.success(), "{}", stderr(&output));
     }
     let b = other_task(&project, &a);
@@ -183,13 +185,13 @@ async fn a_later_task_editing_an_earlier_tasks_file_through_tick_is_not_stale() 
         "edit_file",
         json!({"path": "shared.txt", "old": "one", "new": "one two"}),
     );
-    let output = project.tick(&server, &["run", &b]).await;
+    let output = project.tick_against(&server, &["run", &b]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(project.read("shared.txt"), "one two\n");
 
-    let check = project.tick(&server, &["check"]).await;
+    let check = project.tick_against(&server, &["check"]).await;
     assert_eq!(check.status.code(), Some(0), "{}", both(&check));
-    let list = stdout(&project.tick(&server, &["list"]).await);
+    let list = stdout(&project.tick_against(&server, &["list"]).await);
     let line_a = list.lines().find(|l| l.contains(&a)).unwrap();
     assert!(line_a.contains("completed"), "{list}");
     assert!(
@@ -197,12 +199,12 @@ async fn a_later_task_editing_an_earlier_tasks_file_through_tick_is_not_stale() 
         "{}",
         todo(&project, &a)
     );
-    let status = both(&project.tick(&server, &["status", &a]).await);
+    let status = both(&project.tick_against(&server, &["status", &a]).await);
     assert!(
         status.contains(&format!("changed by task {b} S1")),
         "{status}"
     );
-    let strict = project.tick(&server, &["check", "--strict"]).await;
+    let strict = project.tick_against(&server, &["check", "--strict"]).await;
     assert_eq!(strict.status.code(), Some(9), "{}", both(&strict));
 }
 
@@ -228,7 +230,7 @@ Two files.
 async fn a_persons_edit_during_an_agents_bash_makes_the_done_step_stale_and_reverified() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN_TWO).await;
-    let s1 = |project: &Project| state(project, &id).steps[&"S1".parse().unwrap()].clone();
+    let s1 = |project: &Workspace| state(project, &id).steps[&"S1".parse().unwrap()].clone();
 
     step_with(
         &server,
@@ -236,7 +238,9 @@ async fn a_persons_edit_during_an_agents_bash_makes_the_done_step_stale_and_reve
         "write_file",
         json!({"path": "a.txt", "content": "one\n"}),
     );
-    let output = project.tick(&server, &["run", "--steps", "1"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--steps", "1"])
+        .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(s1(&project).evidence[0].output_tail, "one");
     let before = server.requests().len();
@@ -274,14 +278,14 @@ async fn a_persons_edit_during_an_agents_bash_makes_the_done_step_stale_and_reve
     assert_eq!(s1(&project).evidence[0].output_tail, "one");
 
     // The next command sees S1's file changed by someone other than tick.
-    let status = project.tick(&server, &["status"]).await;
+    let status = project.tick_against(&server, &["status"]).await;
     assert!(
         todo(&project, &id).contains("- [~] S1"),
         "{}",
         both(&status)
     );
     // And the next run verifies it again before anything else.
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         todo(&project, &id).contains("- [x] S1"),

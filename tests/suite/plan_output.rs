@@ -5,8 +5,8 @@
 
 use serde_json::json;
 
-use crate::common::project::{Project, scripted, stderr, stdout};
 use crate::common::scripts::{login_plan, openai_call, submit_login_plan};
+use crate::common::workspace::{Workspace, scripted, stderr, stdout};
 
 /// Exit code, stdout and stderr of one command, as a person reads them.
 fn both(output: &std::process::Output) -> String {
@@ -18,7 +18,7 @@ fn both(output: &std::process::Output) -> String {
     )
 }
 
-fn filters(project: &Project) -> insta::Settings {
+fn filters(project: &Workspace) -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(
         &regex_escape(&project.root().display().to_string()),
@@ -39,7 +39,7 @@ fn regex_escape(text: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plain_draft() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let replies = [
         openai_call("call_1", "list_files", json!({})),
         openai_call("call_2", "read_file", json!({"path": "src/login.rs"})),
@@ -51,7 +51,7 @@ async fn a_plain_draft() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draft_with_questions_without_a_terminal() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let ask = openai_call(
         "call_q",
         "ask_user",
@@ -66,7 +66,7 @@ async fn a_draft_with_questions_without_a_terminal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revision_shows_the_step_diff() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (output, server) =
         scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
@@ -74,14 +74,14 @@ async fn a_revision_shows_the_step_diff() {
     revised["steps"][1]["title"] = json!("Move login into src/auth");
     server.push(openai_call("call_2", "submit_plan", revised));
     let output = project
-        .tick(&server, &["plan", "--revise", "name the new module auth"])
+        .tick_against(&server, &["plan", "--revise", "name the new module auth"])
         .await;
     filters(&project).bind(|| insta::assert_snapshot!("plan_output_revised", both(&output)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draft_without_run_command() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = crate::common::fake_model::FakeModel::start().await;
     server.push(submit_login_plan());
     let output = project
@@ -95,7 +95,7 @@ async fn a_draft_without_run_command() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_json_starts_with_its_format_and_stays_json_through_a_revision() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (output, server) = scripted(
         &project,
         [submit_login_plan()],
@@ -114,7 +114,7 @@ async fn plan_json_starts_with_its_format_and_stays_json_through_a_revision() {
     revised["steps"][1]["title"] = json!("Move login into src/auth");
     server.push(openai_call("call_2", "submit_plan", revised));
     let output = project
-        .tick(
+        .tick_against(
             &server,
             &["plan", "--json", "--revise", "name the new module auth"],
         )
@@ -153,7 +153,7 @@ async fn plan_json_starts_with_its_format_and_stays_json_through_a_revision() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_json_of_a_draft_with_questions() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let ask = openai_call(
         "call_q",
         "ask_user",
@@ -182,8 +182,8 @@ mod session {
     use tick::tools::Questions;
 
     use crate::common::fake_model::FakeModel;
-    use crate::common::project::{NOW, Project};
     use crate::common::scripts::{login_plan, openai_call};
+    use crate::common::workspace::{NOW, Workspace};
 
     /// A person who answers every question with `answer`, and remembers what was asked.
     struct Scripted {
@@ -199,7 +199,7 @@ mod session {
         }
     }
 
-    fn config(project: &Project, server: &FakeModel) -> Config {
+    fn config(project: &Workspace, server: &FakeModel) -> Config {
         let vars: BTreeMap<String, String> = [
             ("HOME", project.root().display().to_string()),
             ("TICK_PROVIDER", "openai".to_owned()),
@@ -217,7 +217,7 @@ mod session {
     /// Runs `body` with a session on the project's draft, off the async runtime (the session
     /// runs the planner's turn on a runtime of its own); returns its result and the events.
     async fn with_session<T: Send + 'static>(
-        project: &Project,
+        project: &Workspace,
         server: &FakeModel,
         body: impl FnOnce(&mut Session<'_>, &mut tick::planning::Sink<'_>) -> T + Send + 'static,
     ) -> (T, Vec<PlanEvent>) {
@@ -244,7 +244,7 @@ mod session {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_person_answers_the_planners_questions_and_the_turn_goes_on() {
-        let project = Project::new();
+        let project = Workspace::sample();
         let server = FakeModel::start().await;
         server.push(openai_call(
             "call_q",
@@ -295,7 +295,7 @@ mod session {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn without_a_person_the_draft_waits_and_an_answer_goes_on_in_the_same_session() {
-        let project = Project::new();
+        let project = Workspace::sample();
         let server = FakeModel::start().await;
         server.push(openai_call(
             "call_q",

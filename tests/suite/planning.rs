@@ -4,13 +4,13 @@
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
-use crate::common::project::{
-    Project, assert_success, interrupted_after, planned_without_a_call, scripted, stderr, stdout,
-};
 use crate::common::scripts::{
     anthropic_call, login_plan, openai_call, openai_calls, openai_text, submit_login_plan,
 };
 use crate::common::text::{assert_contains, assert_starts_with};
+use crate::common::workspace::{
+    Workspace, assert_success, interrupted_after, planned_without_a_call, scripted, stderr, stdout,
+};
 
 const WRITING_TOOLS: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
 
@@ -29,7 +29,7 @@ fn assert_plan_mode_only(requests: &[RecordedRequest]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_planning_turn_ends_in_a_draft() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(openai_call("call_1", "list_files", json!({})));
     server.push(openai_call(
@@ -45,7 +45,7 @@ async fn a_full_planning_turn_ends_in_a_draft() {
     server.push(openai_call("call_4", "submit_plan", login_plan()));
 
     let output = project
-        .tick(
+        .tick_against(
             &server,
             &["plan", "Refactor the login module, keep the old API"],
         )
@@ -83,13 +83,13 @@ async fn a_full_planning_turn_ends_in_a_draft() {
     );
 
     // The draft can be approved as it is.
-    let output = project.tick(&server, &["approve"]).await;
+    let output = project.tick_against(&server, &["approve"]).await;
     assert_success(&output);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writing_tools_are_refused_while_planning() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(openai_calls(&[
         (
@@ -106,7 +106,9 @@ async fn writing_tools_are_refused_while_planning() {
     ));
     server.push(openai_call("call_p", "submit_plan", login_plan()));
 
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_success(&output);
     project.assert_untouched_outside_tasks();
     let requests = server.requests();
@@ -126,14 +128,16 @@ async fn writing_tools_are_refused_while_planning() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invalid_plan_goes_back_to_the_model() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     let mut bad = login_plan();
     bad["steps"][0]["owner"] = json!("sam");
     server.push(openai_call("call_1", "submit_plan", bad));
     server.push(openai_call("call_2", "submit_plan", login_plan()));
 
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -148,13 +152,15 @@ async fn an_invalid_plan_goes_back_to_the_model() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_without_submit_plan_is_reminded_then_fails() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(openai_text("Here is my plan: 1. do it. 2. test it."));
     server.push(openai_text("As I said: do it, then test it."));
     server.push(openai_text("Do it, then test it."));
 
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let err = stderr(&output);
     assert_contains(&err, "without calling `submit_plan`");
@@ -171,7 +177,7 @@ async fn a_turn_without_submit_plan_is_reminded_then_fails() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn questions_without_a_terminal_wait_for_answer() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = openai_call(
         "call_q",
         "ask_user",
@@ -188,13 +194,13 @@ async fn questions_without_a_terminal_wait_for_answer() {
     assert!(stderr(&output).contains("tick plan --answer"));
 
     // Approving is refused while questions are open.
-    let output = project.tick(&server, &["approve"]).await;
+    let output = project.tick_against(&server, &["approve"]).await;
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("waiting for answers"));
 
     server.push(openai_call("call_p", "submit_plan", login_plan()));
     let output = project
-        .tick(&server, &["plan", "--answer", "the database"])
+        .tick_against(&server, &["plan", "--answer", "the database"])
         .await;
     assert_success(&output);
     let requests = server.requests();
@@ -209,7 +215,7 @@ async fn questions_without_a_terminal_wait_for_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn questions_at_a_terminal_are_asked_there() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(openai_call(
         "call_q",
@@ -256,7 +262,7 @@ async fn questions_at_a_terminal_are_asked_there() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revise_continues_the_conversation_and_shows_the_step_diff() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (output, server) =
         scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
     assert_success(&output);
@@ -265,7 +271,7 @@ async fn revise_continues_the_conversation_and_shows_the_step_diff() {
     revised["steps"][1]["title"] = json!("Move login into src/auth");
     server.push(openai_call("call_2", "submit_plan", revised));
     let output = project
-        .tick(&server, &["plan", "--revise", "name the new module auth"])
+        .tick_against(&server, &["plan", "--revise", "name the new module auth"])
         .await;
     assert_success(&output);
     let requests = server.requests();
@@ -288,18 +294,18 @@ async fn revise_continues_the_conversation_and_shows_the_step_diff() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_existing_draft_is_not_replaced() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(submit_login_plan());
     assert!(
         project
-            .tick(&server, &["plan", "one"])
+            .tick_against(&server, &["plan", "one"])
             .await
             .status
             .success()
     );
     let before = project.read(".tasks/draft/PLAN.md");
-    let output = project.tick(&server, &["plan", "two"]).await;
+    let output = project.tick_against(&server, &["plan", "two"]).await;
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("already waiting"));
     assert_eq!(project.read(".tasks/draft/PLAN.md"), before);
@@ -312,7 +318,7 @@ async fn an_existing_draft_is_not_replaced() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rate_limits_are_retried_after_the_given_time() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(
         Reply::json(
@@ -323,7 +329,9 @@ async fn rate_limits_are_retried_after_the_given_time() {
     );
     server.push(submit_login_plan());
     let started = std::time::Instant::now();
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_success(&output);
     assert!(started.elapsed() >= std::time::Duration::from_millis(900));
     assert_eq!(server.requests().len(), 2);
@@ -331,7 +339,7 @@ async fn rate_limits_are_retried_after_the_given_time() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_key_is_not_retried() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = Reply::json(
         401,
         &json!({"error": {"message": "Incorrect API key provided"}}),
@@ -348,12 +356,14 @@ async fn a_rejected_key_is_not_retried() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_cut_mid_tool_call_runs_nothing() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     let start = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"submit_plan\",\"arguments\":\"{\\\"title\\\": \\\"Half\"}}]},\"finish_reason\":null}]}\n\n";
     server
         .push(Reply::sse([start.to_owned(), "data: {\"choices\":[{\"ind".to_owned()]).cut_after(2));
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert_contains(&stderr(&output), "ended before the answer was complete");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
@@ -361,7 +371,7 @@ async fn a_stream_cut_mid_tool_call_runs_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn anthropic_plans_the_same_way() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(anthropic_call(
         "toolu_1",
@@ -405,7 +415,7 @@ async fn anthropic_plans_the_same_way() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_progress_is_one_event_per_line() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = openai_call("call_1", "read_file", json!({"path": "src/login.rs"}));
     let second = openai_call("call_2", "submit_plan", login_plan());
     let (output, _) = scripted(
@@ -434,7 +444,7 @@ async fn json_progress_is_one_event_per_line() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_model_configured_is_explained() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     let output = project
         .tick_with(&server, &["plan", "Refactor login"], |cmd| {
@@ -448,7 +458,7 @@ async fn no_model_configured_is_explained() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_while_planning_leaves_no_draft() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(openai_call("call_1", "list_files", json!({})));
     server.push(Reply::sse(["data: {\"choices\":[]}\n\n".to_owned()]).stall());
@@ -462,15 +472,17 @@ async fn ctrl_c_while_planning_leaves_no_draft() {
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
     assert!(!project.path(".tasks/draft/session.jsonl").exists());
     // Nothing half-written was left for the next command to trip on.
-    let output = project.tick(&server, &["status"]).await;
+    let output = project.tick_against(&server, &["status"]).await;
     assert_success(&output);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_plan_file_is_named_as_given() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
-    let output = project.tick(&server, &["plan", "--from", "nope.md"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "--from", "nope.md"])
+        .await;
     assert_eq!(output.status.code(), Some(2));
     let err = stderr(&output);
     assert_contains(&err, "error: there is no plan file `nope.md`");
@@ -479,53 +491,57 @@ async fn a_missing_plan_file_is_named_as_given() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succeeds() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let (_, server) = planned_without_a_call(&project, "I think the plan is obvious.").await;
     let record = project.read(".tasks/draft/last_attempt.yaml");
     assert_starts_with(
         &record,
-        "at: 2026-11-30T14:29:55Z\ncause: the model stopped without calling `submit_plan`, even after 2 reminders\nhint: ",
+        "at: 2026-11-30T14:30:12Z\ncause: the model stopped without calling `submit_plan`, even after 2 reminders\nhint: ",
     );
     assert_contains(&record, "changing the model is the likely fix");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
 
-    let output = project.tick(&server, &["status"]).await;
+    let output = project.tick_against(&server, &["status"]).await;
     let err = stderr(&output);
     assert_contains(
         &err,
-        "warning: planning: the last attempt failed at 2026-11-30 14:29 UTC: the model stopped without calling `submit_plan`",
+        "warning: planning: the last attempt failed at 2026-11-30 14:30 UTC: the model stopped without calling `submit_plan`",
     );
     assert_contains(&err, "hint: what was wrong: Your answer has no tool call.");
-    let output = project.tick(&server, &["status", "--json"]).await;
+    let output = project.tick_against(&server, &["status", "--json"]).await;
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(json["plan_attempt"]["at"], "2026-11-30T14:29:55Z");
+    assert_eq!(json["plan_attempt"]["at"], "2026-11-30T14:30:12Z");
 
-    let output = project.tick(&server, &["check"]).await;
+    let output = project.tick_against(&server, &["check"]).await;
     assert_eq!(output.status.code(), Some(14), "{}", stderr(&output));
     let out = stdout(&output);
     assert_starts_with(
         &out,
-        "draft: failed attempt: the last attempt failed at 2026-11-30 14:29 UTC",
+        "draft: failed attempt: the last attempt failed at 2026-11-30 14:30 UTC",
     );
     assert!(!stderr(&output).contains("all clear"));
 
     // A plan that goes through clears the record.
     server.push(submit_login_plan());
-    let output = project.tick(&server, &["plan", "Refactor login"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
     assert_success(&output);
     assert!(!project.path(".tasks/draft/last_attempt.yaml").exists());
-    let output = project.tick(&server, &["check"]).await;
+    let output = project.tick_against(&server, &["check"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_run_recorded_in_state_yaml_is_shown_by_status_and_check() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     project.write("plan.md", "# Greet\n\n## Steps\n- [ ] S1 Say hello\n");
-    let output = project.tick(&server, &["plan", "--from", "plan.md"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "--from", "plan.md"])
+        .await;
     assert_success(&output);
-    let output = project.tick(&server, &["approve"]).await;
+    let output = project.tick_against(&server, &["approve"]).await;
     assert_success(&output);
     let id = project.task_id();
     let state = format!(".tasks/{id}/state.yaml");
@@ -533,18 +549,18 @@ async fn a_failed_run_recorded_in_state_yaml_is_shown_by_status_and_check() {
     let text = project.read(&state);
     project.write(
         &state,
-        &format!(
+        format!(
             "{text}last_attempt:\n  at: 2026-11-30T14:31:00Z\n  step: S1\n  cause: the model stopped without reporting the step\n  hint: changing the model is the likely fix\n"
         ),
     );
-    let output = project.tick(&server, &["status"]).await;
+    let output = project.tick_against(&server, &["status"]).await;
     let err = stderr(&output);
     assert_contains(
         &err,
         "warning: the last attempt failed at `S1` at 2026-11-30 14:31 UTC: the model stopped without reporting the step",
     );
     assert_contains(&err, "hint: changing the model is the likely fix");
-    let output = project.tick(&server, &["check", "--json"]).await;
+    let output = project.tick_against(&server, &["check", "--json"]).await;
     assert_eq!(output.status.code(), Some(14));
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["findings"][0]["kind"], "failed_attempt");
@@ -553,22 +569,24 @@ async fn a_failed_run_recorded_in_state_yaml_is_shown_by_status_and_check() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_prose_of_a_hand_written_plan_becomes_its_summary_and_reaches_the_executor() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     project.write(
         "plan.md",
         "# Greet\n\nGreet people from the command line, in **French** too.\n\n## Steps\n- [ ] S1 Say hello\n  - files: hello.txt\n",
     );
-    let output = project.tick(&server, &["plan", "--from", "plan.md"]).await;
+    let output = project
+        .tick_against(&server, &["plan", "--from", "plan.md"])
+        .await;
     assert_success(&output);
     let draft = project.read(".tasks/draft/PLAN.md");
     assert_contains(
         &draft,
         "# Greet\n\n## Summary\n\nGreet people from the command line, in **French** too.\n\n## Steps\n",
     );
-    let output = project.tick(&server, &["approve"]).await;
+    let output = project.tick_against(&server, &["approve"]).await;
     assert_success(&output);
-    let output = project.tick(&server, &["run", "--dry-run"]).await;
+    let output = project.tick_against(&server, &["run", "--dry-run"]).await;
     assert_success(&output);
     let pack = stdout(&output);
     assert_contains(

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use tick::tasks::state::State;
 
 use crate::common::fake_model::{FakeModel, Reply};
-use crate::common::project::{Project, stderr, stdout};
 use crate::common::scripts::openai_call;
+use crate::common::workspace::{Workspace, stderr, stdout};
 
 const PLAN: &str = "# Greet
 
@@ -30,14 +30,14 @@ fn call(name: &str, arguments: Value) -> Reply {
     openai_call("c", name, arguments)
 }
 
-fn state_of(project: &Project, id: &str) -> State {
+fn state_of(project: &Workspace, id: &str) -> State {
     serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     let id = project.approve_plan(&server, PLAN).await;
     // S1 verified, S2 blocked.
     server.push(call(
@@ -52,7 +52,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
         "update_step",
         json!({"id": "S2", "status": "blocked", "reason": "a farewell needs a config file first"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     let todo_path = format!(".tasks/{id}/TODO.md");
     let plan_path = format!(".tasks/{id}/PLAN.md");
@@ -89,7 +89,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
         }),
     ));
     let output = project
-        .tick(
+        .tick_against(
             &server,
             &[
                 "plan",
@@ -134,7 +134,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
     );
     assert!(revised.contains("- [ ] S2 Write the farewell"), "{revised}");
     assert!(revised.contains("depends: S4"), "{revised}");
-    let log = project.tick(&server, &["log", &id]).await;
+    let log = project.tick_against(&server, &["log", &id]).await;
     assert!(
         stdout(&log).contains("version 2 of the plan waits for approval"),
         "{}",
@@ -148,7 +148,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
 
     // Nothing runs until the person approves; the run says why.
     let requests = server.requests().len();
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("tick approve"),
@@ -162,7 +162,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
     );
 
     // Approval merges by id: S1 untouched, S2 reopened, S4 added, S3 gone.
-    let output = project.tick(&server, &["approve", &id]).await;
+    let output = project.tick_against(&server, &["approve", &id]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let todo = project.read(&todo_path);
     assert_eq!(s1_line(&todo), s1_todo_before, "S1 byte for byte");
@@ -179,11 +179,11 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
 
     // Every version can be printed.
     let v1 = project
-        .tick(&server, &["show", "--version", "1", &id])
+        .tick_against(&server, &["show", "--version", "1", &id])
         .await;
     assert!(stdout(&v1).contains("S3 Write the docs"), "{}", stdout(&v1));
     let v2 = project
-        .tick(&server, &["show", "--version", "2", &id])
+        .tick_against(&server, &["show", "--version", "2", &id])
         .await;
     assert!(
         stdout(&v2).contains("S4 Add the config file"),
@@ -191,7 +191,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
         stdout(&v2)
     );
     let v3 = project
-        .tick(&server, &["show", "--version", "3", &id])
+        .tick_against(&server, &["show", "--version", "3", &id])
         .await;
     assert_eq!(v3.status.code(), Some(2));
     assert!(
@@ -201,7 +201,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
     );
 
     // The log tells both versions apart.
-    let log = project.tick(&server, &["log", &id]).await;
+    let log = project.tick_against(&server, &["log", &id]).await;
     let log = stdout(&log);
     assert!(
         log.contains("version 1 of the plan approved by a person"),
@@ -230,7 +230,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
         "update_step",
         json!({"id": "S2", "status": "done", "evidence": "wrote it"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let first = server.requests()[before].user_texts().join("\n");
     assert!(
@@ -250,13 +250,13 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draft_or_a_cancelled_task_is_not_re_planned_as_a_task() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     let id = project.approve_plan(&server, PLAN).await;
-    let output = project.tick(&server, &["cancel", &id]).await;
+    let output = project.tick_against(&server, &["cancel", &id]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let plan = project.read(&format!(".tasks/{id}/PLAN.md"));
     let output = project
-        .tick(&server, &["plan", "--revise", "more", &id])
+        .tick_against(&server, &["plan", "--revise", "more", &id])
         .await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("cancelled"), "{}", stderr(&output));

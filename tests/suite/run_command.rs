@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
 use crate::common::programs;
-use crate::common::project::{Project, assert_success, scripted, stderr};
 use crate::common::scripts::{login_plan, openai_call, openai_calls};
 use crate::common::text::{assert_contains, assert_starts_with};
+use crate::common::workspace::{Workspace, assert_success, scripted, stderr};
 
 const SECRET: &str = "sk-test-secret-canary-7d1f";
 const NO_ALLOW_LIST: &str = "TICK_TEST_RUN_COMMAND_WITHOUT_ALLOW_LIST";
@@ -114,13 +114,13 @@ fn write_exec(path: &Path, content: &str) {
 /// fsmonitor, an external diff, textconv and clean filters, an alias), symlinks to the
 /// outside and to `.git/hooks`, and a change in the work tree so diffs have something to do.
 struct Hostile {
-    project: Project,
+    project: Workspace,
     outside: tempfile::TempDir,
 }
 
 impl Hostile {
     fn new() -> Self {
-        let project = Project::new();
+        let project = Workspace::sample();
         let outside = tempfile::tempdir().unwrap();
         fs::write(outside.path().join("canary.txt"), "canary\n").unwrap();
         let out = outside.path().display().to_string();
@@ -136,7 +136,7 @@ impl Hostile {
         );
         project.write(
             "rgconfig",
-            &format!("--pre={}\n", project.path("evil.sh").display()),
+            format!("--pre={}\n", project.path("evil.sh").display()),
         );
         let evil_path = project.path("evil.sh").display().to_string();
         project.git(&["add", "."]);
@@ -392,7 +392,7 @@ fn direct(dir: &Path, argv: &[&str]) -> String {
         .arg("sh")
         .args(argv)
         .current_dir(dir)
-        // The environment tick was given (see `Project::command`), so locale-dependent output
+        // The environment tick was given (see `Workspace::command`), so locale-dependent output
         // is the same.
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -413,7 +413,7 @@ async fn ordinary_commands_show_what_a_person_would_see() {
     if !sandbox_here() {
         return;
     }
-    let project = Project::new();
+    let project = Workspace::sample();
     // tick's own `.tasks/` would otherwise show in `git status`.
     project.write(".gitignore", "target/\n.tasks/\n");
     project.write(
@@ -549,7 +549,7 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
     if !sandbox_here() {
         return;
     }
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = openai_calls(&[
         ("call_1", "run_command", json!({"argv": ["ls", "missing"]})),
         ("call_2", "run_command", json!({"argv": ["git", "push"]})),
@@ -595,12 +595,10 @@ async fn the_configuration_extends_the_table() {
     if !sandbox_here() {
         return;
     }
-    let project = Project::new();
+    let project = Workspace::sample();
     // The person's own file (`HOME` is the project here): a repository's may not add.
-    project.write(
-        ".config/tick/config.yaml",
-        "run_command:\n  allow:\n    - {program: date, reject: [--set, -s]}\n",
-    );
+    project
+        .write_user_config("run_command:\n  allow:\n    - {program: date, reject: [--set, -s]}\n");
     let first = openai_calls(&[
         (
             "call_1",
@@ -639,7 +637,7 @@ async fn the_configuration_extends_the_table() {
 /// helper), the planner plans without `run_command`, and tick says so once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_sandbox_the_planner_is_not_offered_run_command() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     for json in [false, true] {
         server.push(openai_call(
@@ -703,7 +701,7 @@ async fn plan_mode_offers_run_command_under_the_sandbox() {
     if !sandbox_here() {
         return;
     }
-    let project = Project::new();
+    let project = Workspace::sample();
     let first = openai_call("call_plan", "submit_plan", login_plan());
     let (output, server) = scripted(&project, [first], &["plan", "Refactor login"]).await;
     assert_success(&output);

@@ -11,9 +11,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::common::fake_model::FakeModel;
-use crate::common::project::{Project, assert_success, scripted, stderr};
 use crate::common::scripts::{login_plan, openai_call, openai_calls};
 use crate::common::text::assert_starts_with;
+use crate::common::workspace::{Workspace, assert_success, scripted, stderr};
 
 const SECRET: &str = "secret-outside-4e9b";
 
@@ -48,7 +48,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// Plans once with the model calling `run_command` with each of `argvs` (as `{argv, cwd?}`
 /// objects); returns each call's result text and whether it was an error.
-async fn run_all(project: &Project, calls: &[Value]) -> Vec<(String, bool)> {
+async fn run_all(project: &Workspace, calls: &[Value]) -> Vec<(String, bool)> {
     let server = FakeModel::start().await;
     let named: Vec<(String, Value)> = calls
         .iter()
@@ -90,8 +90,8 @@ async fn run_all(project: &Project, calls: &[Value]) -> Vec<(String, bool)> {
 /// A project beside a directory it must not read (a file and a repository holding
 /// `SECRET`), with the doors issue 17 found: a link up from `sub`, a gitfile and a bare
 /// repository pointing out, and `blame.ignoreRevsFile` naming the outside file.
-fn beside() -> (Project, tempfile::TempDir) {
-    let project = Project::new();
+fn beside() -> (Workspace, tempfile::TempDir) {
+    let project = Workspace::sample();
     let outside = tempfile::tempdir().unwrap();
     let out = outside.path();
     fs::write(out.join("outside.txt"), format!("{SECRET}\n")).unwrap();
@@ -105,7 +105,7 @@ fn beside() -> (Project, tempfile::TempDir) {
     std::os::unix::fs::symlink(out, project.path("sub/up")).unwrap();
     project.write(
         "gf/.git",
-        &format!("gitdir: {}\n", out.join("other/.git").display()),
+        format!("gitdir: {}\n", out.join("other/.git").display()),
     );
     git(project.root(), &["init", "-q", "--bare", "evil.git"]);
     let worktree = out.display().to_string();
@@ -175,7 +175,7 @@ async fn branch_and_tag_create_nothing_and_cargo_tree_says_what_it_needs() {
     if !sandbox_here() {
         return;
     }
-    let project = Project::new();
+    let project = Workspace::sample();
     let calls = [
         json!({"argv": ["git", "branch", "--format", "--list", "made"]}),
         json!({"argv": ["git", "tag", "--sort", "--list", "v9"]}),
@@ -215,7 +215,7 @@ async fn branch_and_tag_create_nothing_and_cargo_tree_says_what_it_needs() {
 /// allow-list; the person's own file does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_persons_config_adds_to_the_allow_list() {
-    let project = Project::new();
+    let project = Workspace::sample();
     project.write(
         ".tasks/config.yaml",
         "run_command:\n  allow:\n    - {program: sh}\n    - {program: git, subcommands: [config]}\n",
@@ -231,7 +231,7 @@ async fn only_the_persons_config_adds_to_the_allow_list() {
         ),
         "{err}"
     );
-    let user = project.path(".config/tick/config.yaml");
+    let user = project.user_config();
     assert!(
         err.contains(&format!(
             "hint: a person adds programs under `run_command.allow` in their own `{}`",
@@ -245,10 +245,7 @@ async fn only_the_persons_config_adds_to_the_allow_list() {
         ".tasks/config.yaml",
         "run_command:\n  allow:\n    - {program: git, reject: [--follow]}\n",
     );
-    project.write(
-        ".config/tick/config.yaml",
-        "run_command:\n  allow:\n    - {program: date}\n",
-    );
+    project.write_user_config("run_command:\n  allow:\n    - {program: date}\n");
     if !sandbox_here() {
         return;
     }

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use super::running::{PLAN, approved, stderr, work};
 use crate::common::fake_model::FakeModel;
-use crate::common::project::Project;
 use crate::common::scripts::{login_plan, openai_call};
+use crate::common::workspace::Workspace;
 
 /// Documented fields per event kind, from the tables of one `## ` section of docs/json.md
 /// (and the result line, which every stream shares).
@@ -88,7 +88,9 @@ async fn run_json_lines_are_the_documented_events() {
         "update_step",
         json!({"id": "S2", "status": "blocked", "reason": "which shell?"}),
     ));
-    let output = project.tick(&server, &["run", "--json", "--commit"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--json", "--commit"])
+        .await;
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     let events = events(&output, "`tick run --json`");
     assert_eq!(
@@ -151,7 +153,7 @@ async fn run_json_lines_are_the_documented_events() {
     assert!(events.last().unwrap()["error"].is_null());
 
     // The next run finds the step blocked and runs nothing.
-    let output = project.tick(&server, &["run", "--json"]).await;
+    let output = project.tick_against(&server, &["run", "--json"]).await;
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     let events = self::events(&output, "`tick run --json`");
     assert_eq!(
@@ -166,11 +168,13 @@ async fn stale_steps_and_nothing_to_run_are_events_too() {
     let server = FakeModel::start().await;
     let (project, _id) = approved(&server, PLAN).await;
     work(&server, "S1", "greeting.txt", "hello\n");
-    let output = project.tick(&server, &["run", "--steps", "1"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--steps", "1"])
+        .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     project.write("greeting.txt", "hello, world\n");
     let output = project
-        .tick(&server, &["run", "--json", "--step", "S1"])
+        .tick_against(&server, &["run", "--json", "--step", "S1"])
         .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let events = events(&output, "`tick run --json`");
@@ -197,11 +201,11 @@ async fn a_failing_run_still_ends_with_the_result_and_its_error() {
     let path = format!(".tasks/{id}/PLAN.md");
     project.write(
         &path,
-        &project
+        project
             .read(&path)
             .replace("Greet people", "Greet everyone"),
     );
-    let output = project.tick(&server, &["run", "--json"]).await;
+    let output = project.tick_against(&server, &["run", "--json"]).await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let events = events(&output, "`tick run --json`");
     assert_eq!(kinds(&events), ["plan_changed", "result"]);
@@ -228,8 +232,8 @@ async fn a_failing_run_still_ends_with_the_result_and_its_error() {
     assert!(server.requests().is_empty());
 
     // A failure before the run starts is a result line as well.
-    let project = Project::new();
-    let output = project.tick(&server, &["run", "--json"]).await;
+    let project = Workspace::sample();
+    let output = project.tick_against(&server, &["run", "--json"]).await;
     assert_eq!(output.status.code(), Some(2));
     let events = self::events(&output, "`tick run --json`");
     assert_eq!(kinds(&events), ["result"]);
@@ -243,7 +247,7 @@ async fn a_failing_run_still_ends_with_the_result_and_its_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_json_lines_are_the_documented_events() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(openai_call(
         "call_1",
@@ -252,7 +256,7 @@ async fn plan_json_lines_are_the_documented_events() {
     ));
     server.push(openai_call("call_2", "submit_plan", login_plan()));
     let output = project
-        .tick(&server, &["plan", "--json", "Refactor login"])
+        .tick_against(&server, &["plan", "--json", "Refactor login"])
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
     let events = events(&output, "`tick plan --json`");
@@ -280,7 +284,7 @@ async fn plan_json_lines_are_the_documented_events() {
     // Failing: a draft exists already.
     server.push(openai_call("call_3", "submit_plan", login_plan()));
     let output = project
-        .tick(&server, &["plan", "--json", "Something else"])
+        .tick_against(&server, &["plan", "--json", "Something else"])
         .await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let events = self::events(&output, "`tick plan --json`");

@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::project::Project;
 use crate::common::scripts::openai_call;
+use crate::common::workspace::Workspace;
 
 const PLAN: &str = "# Fail once
 
@@ -21,7 +21,7 @@ A step whose verification fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn piped_runs_show_tool_calls_and_why_verification_failed() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     project.approve_plan(&server, PLAN).await;
     server.push(openai_call(
         "w",
@@ -38,7 +38,7 @@ async fn piped_runs_show_tool_calls_and_why_verification_failed() {
         "update_step",
         json!({"id": "S1", "status": "blocked", "reason": "it keeps failing"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     let err = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(4), "{err}");
     assert!(err.contains("-> write_file out.txt"), "{err}");

@@ -9,8 +9,8 @@ use insta::assert_snapshot;
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::project::Project;
 use crate::common::scripts::openai_call;
+use crate::common::workspace::Workspace;
 
 /// The plan of every case: one step with a verification that reads the file it writes.
 const PLAN: &str = "# Greet
@@ -27,7 +27,7 @@ Write a greeting file.
   - verify: `grep -q bye bye.txt`
 ";
 
-fn transcript(project: &Project, output: &Output) -> String {
+fn transcript(project: &Workspace, output: &Output) -> String {
     format!(
         "exit: {}\n--- stdout\n{}--- stderr\n{}",
         output.status.code().unwrap_or(-1),
@@ -66,13 +66,13 @@ fn step(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_output_every_step_verified() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     project.approve_plan(&server, PLAN).await;
     server.push(write("w1", "hello.txt", "hello\n"));
     server.push(step("d1", "S1", "done", ("evidence", "wrote hello.txt")));
     server.push(write("w2", "bye.txt", "bye\n"));
     server.push(step("d2", "S2", "done", ("evidence", "wrote bye.txt")));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(0));
     settings().bind(|| assert_snapshot!("run_output_verified", transcript(&project, &output)));
 }
@@ -80,7 +80,7 @@ async fn run_output_every_step_verified() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_output_verification_fails_then_blocks() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     project.approve_plan(&server, PLAN).await;
     server.push(write("w1", "hello.txt", "goodbye\n"));
     server.push(step("d1", "S1", "done", ("evidence", "wrote hello.txt")));
@@ -90,7 +90,7 @@ async fn run_output_verification_fails_then_blocks() {
         "blocked",
         ("reason", "the greeting's wording is not settled"),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(4));
     settings().bind(|| assert_snapshot!("run_output_verify_fails", transcript(&project, &output)));
 }
@@ -98,7 +98,7 @@ async fn run_output_verification_fails_then_blocks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_output_blocked_with_a_question() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     project.approve_plan(&server, PLAN).await;
     server.push(step(
         "b1",
@@ -106,7 +106,7 @@ async fn run_output_blocked_with_a_question() {
         "blocked",
         ("reason", "should the greeting be in English or French?"),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(4));
     settings().bind(|| assert_snapshot!("run_output_blocked", transcript(&project, &output)));
 }

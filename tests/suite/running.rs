@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use tick::tasks::state::State;
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
-use crate::common::project::{Project, interrupted_after};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls, openai_text};
+use crate::common::workspace::{Workspace, interrupted_after};
 
 pub(super) const PLAN: &str = "# Greeting
 
@@ -31,12 +31,14 @@ pub(super) fn stderr(output: &Output) -> String {
 }
 
 /// A project with `PLAN` approved, committed so the run starts from a clean tree.
-pub(super) async fn approved(server: &FakeModel, plan: &str) -> (Project, String) {
-    let project = Project::new();
+pub(super) async fn approved(server: &FakeModel, plan: &str) -> (Workspace, String) {
+    let project = Workspace::sample();
     project.write("plan.md", plan);
-    let output = project.tick(server, &["plan", "--from", "plan.md"]).await;
+    let output = project
+        .tick_against(server, &["plan", "--from", "plan.md"])
+        .await;
     assert!(output.status.success(), "{}", stderr(&output));
-    let output = project.tick(server, &["approve"]).await;
+    let output = project.tick_against(server, &["approve"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
     std::fs::remove_file(project.path("plan.md")).unwrap();
     project.git(&["add", "-A"]);
@@ -76,7 +78,7 @@ pub(super) fn work(server: &FakeModel, id: &str, path: &str, content: &str) {
     ));
 }
 
-fn state(project: &Project, id: &str) -> State {
+fn state(project: &Workspace, id: &str) -> State {
     serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
 }
 
@@ -98,7 +100,7 @@ async fn a_three_step_plan_runs_to_completion() {
     work(&server, "S2", "shout.sh", "echo HELLO\n");
     work(&server, "S3", "NOTES.md", "Run `sh shout.sh`.\n");
 
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(project.read("greeting.txt"), "hello\n");
     assert_eq!(project.read("shout.sh"), "echo HELLO\n");
@@ -153,7 +155,7 @@ async fn a_three_step_plan_runs_to_completion() {
     assert_eq!(transitions[2]["reason"], "the runner set `S3` done");
 
     // `status` answers why each step is ticked.
-    let output = project.tick(&server, &["status"]).await;
+    let output = project.tick_against(&server, &["status"]).await;
     let out = String::from_utf8_lossy(&output.stdout);
     assert!(
         out.contains(
@@ -162,7 +164,7 @@ async fn a_three_step_plan_runs_to_completion() {
         "{out}"
     );
     assert!(out.contains("[x] S3 Document it  (not verified)"), "{out}");
-    let output = project.tick(&server, &["status", "--json"]).await;
+    let output = project.tick_against(&server, &["status", "--json"]).await;
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     let s1 = &report["task"]["steps"][0];
     assert_eq!(s1["changed_by"], "runner");
@@ -221,7 +223,9 @@ async fn a_failed_verification_goes_back_to_the_model() {
         "update_step",
         json!({"id": "S1", "status": "done"}),
     ));
-    let output = project.tick(&server, &["run", "--steps", "1"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--steps", "1"])
+        .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
@@ -253,7 +257,7 @@ async fn a_blocked_step_ends_the_run_with_its_question() {
         "update_step",
         json!({"id": "S1", "status": "blocked", "reason": "which greeting: hello or hi?"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     let todo = project.read(&format!(".tasks/{id}/TODO.md"));
     assert!(todo.contains("- [!] S1 Create greeting.txt\n  - files: greeting.txt\n  - verify: `grep -q hello greeting.txt`\n  - blocked: which greeting: hello or hi?\n"), "{todo}");
@@ -269,7 +273,7 @@ async fn a_blocked_step_ends_the_run_with_its_question() {
     );
 
     // A second run stops at the same place without asking the model.
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(4));
     assert_eq!(server.requests().len(), 1);
 }
@@ -291,7 +295,7 @@ async fn changing_files_outside_the_step_pauses_the_run() {
         "update_step",
         json!({"id": "S1", "status": "done"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
     let err = stderr(&output);
     assert!(
@@ -338,7 +342,7 @@ async fn writes_to_git_and_outside_are_refused() {
         "update_step",
         json!({"id": "S1", "status": "blocked", "reason": "cannot"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     assert_eq!(project.read(".git/config"), config_before);
     assert!(
@@ -373,7 +377,7 @@ async fn a_second_run_on_the_same_task_fails_at_once() {
     // Wait until the first run has asked the model (it holds the lock by then).
     server.wait_for_requests(1).await;
     let started = std::time::Instant::now();
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(7), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("tick run (pid"),
@@ -388,12 +392,14 @@ async fn a_second_run_on_the_same_task_fails_at_once() {
     let todo = project.read(&format!(".tasks/{id}/TODO.md"));
     assert!(todo.contains("- [-] S1"), "{todo}");
     assert!(!todo.contains("- [x]"));
-    let output = project.tick(&server, &["status"]).await;
+    let output = project.tick_against(&server, &["status"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
 
     // The next run resumes S1.
     work(&server, "S1", "greeting.txt", "hello\n");
-    let output = project.tick(&server, &["run", "--step", "S1"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--step", "S1"])
+        .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         project
@@ -407,7 +413,9 @@ async fn a_persons_edits_between_runs_are_honoured() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN).await;
     work(&server, "S1", "greeting.txt", "hello\n");
-    let output = project.tick(&server, &["run", "--steps", "1"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--steps", "1"])
+        .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 
     // The person unticks S1 and adds a step of their own before S2.
@@ -419,7 +427,9 @@ async fn a_persons_edits_between_runs_are_honoured() {
     project.write(&path, &todo);
     work(&server, "S1", "greeting.txt", "hello again\n");
     work(&server, "S4", "bye.txt", "bye\n");
-    let output = project.tick(&server, &["run", "--steps", "2"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--steps", "2"])
+        .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("new steps got ids: `S4`"),
@@ -440,21 +450,21 @@ async fn an_edited_plan_stops_the_run_until_approved_again() {
     let path = format!(".tasks/{id}/PLAN.md");
     project.write(
         &path,
-        &project
+        project
             .read(&path)
             .replace("Greet people", "Greet everyone"),
     );
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("was edited after approval"));
     assert!(String::from_utf8_lossy(&output.stdout).contains("+Greet everyone"));
     assert!(server.requests().is_empty());
-    let output = project.tick(&server, &["approve", &id]).await;
+    let output = project.tick_against(&server, &["approve", &id]).await;
     assert!(output.status.success(), "{}", stderr(&output));
     server.push(openai_text("I will not report."));
     server.push(openai_text("Still not."));
     server.push(openai_text("Never."));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(
         output.status.code(),
         Some(3),
@@ -469,7 +479,7 @@ async fn dry_run_prints_the_pack_and_runs_nothing() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN).await;
     let output = project
-        .tick(&server, &["run", "--dry-run", "--step", "S2"])
+        .tick_against(&server, &["run", "--dry-run", "--step", "S2"])
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
     let out = String::from_utf8_lossy(&output.stdout);
@@ -498,7 +508,7 @@ async fn commit_makes_one_commit_per_verified_step() {
     project.write("unrelated.txt", "a person's work in progress\n");
     work(&server, "S1", "greeting.txt", "hello\n");
     let output = project
-        .tick(&server, &["run", "--steps", "1", "--commit"])
+        .tick_against(&server, &["run", "--steps", "1", "--commit"])
         .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let log = project.git(&["log", "-1", "--format=%B"]);
@@ -517,17 +527,19 @@ async fn commit_makes_one_commit_per_verified_step() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approve_commit_commits_only_the_task_folder() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     project.write("plan.md", PLAN);
     project.write("scratch.txt", "not mine to commit\n");
     assert!(
         project
-            .tick(&server, &["plan", "--from", "plan.md"])
+            .tick_against(&server, &["plan", "--from", "plan.md"])
             .await
             .status
             .success()
     );
-    let output = project.tick(&server, &["approve", "--commit"]).await;
+    let output = project
+        .tick_against(&server, &["approve", "--commit"])
+        .await;
     assert!(output.status.success(), "{}", stderr(&output));
     let log = project.git(&["log", "-1", "--format=%B"]);
     assert!(log.starts_with("Approve plan: Greeting\n"), "{log}");
@@ -547,7 +559,9 @@ async fn approve_commit_commits_only_the_task_folder() {
 
 /// Runs `tick run --steps 1` while the model's first answer waits until `edit` has changed
 /// TODO.md under the runner's feet.
-async fn run_with_an_edit_mid_step(edit: impl FnOnce(&Project, &str)) -> (Project, String, Output) {
+async fn run_with_an_edit_mid_step(
+    edit: impl FnOnce(&Workspace, &str),
+) -> (Workspace, String, Output) {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN).await;
     let mut reply = Reply::sse(Vec::<String>::new()).delay(std::time::Duration::from_millis(700));
@@ -622,13 +636,17 @@ async fn stale_steps_are_verified_again_before_anything_runs() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN).await;
     work(&server, "S1", "greeting.txt", "hello\n");
-    let output = project.tick(&server, &["run", "--steps", "1"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--steps", "1"])
+        .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let path = format!(".tasks/{id}/TODO.md");
 
     // An edit that keeps the verification passing: ticked again, with new evidence.
     project.write("greeting.txt", "hello, world\n");
-    let output = project.tick(&server, &["run", "--steps", "0"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--steps", "0"])
+        .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("S1 was stale; verified again: done"),
@@ -641,7 +659,9 @@ async fn stale_steps_are_verified_again_before_anything_runs() {
 
     // An edit that breaks it: back to pending, to be redone.
     project.write("greeting.txt", "bye\n");
-    let output = project.tick(&server, &["run", "--steps", "0"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--steps", "0"])
+        .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("S1 was stale and its verification fails"),
@@ -728,7 +748,7 @@ async fn ctrl_c_stops_the_run_and_leaves_the_step_in_progress() {
     );
     let todo = project.read(&format!(".tasks/{id}/TODO.md"));
     assert!(todo.contains("- [-] S1"), "{todo}");
-    let output = project.tick(&server, &["status"]).await;
+    let output = project.tick_against(&server, &["status"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
 }
 
@@ -749,7 +769,7 @@ async fn a_parent_is_verified_when_its_last_sub_step_is_done() {
     let (project, id) = approved(&server, plan).await;
     work(&server, "S1.1", "a.txt", "a\n");
     work(&server, "S1.2", "b.txt", "b\n");
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     // `a` and `b` on separate lines: the parent's own check fails.
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     let todo = project.read(&format!(".tasks/{id}/TODO.md"));
@@ -770,10 +790,10 @@ async fn a_parent_is_verified_when_its_last_sub_step_is_done() {
     // sub-steps that relied on it (they go stale), so they vouch for those too.
     project.write("b.txt", "ab\n");
     for step in ["S1.1", "S1.2", "S1"] {
-        let output = project.tick(&server, &["mark", step, "done"]).await;
+        let output = project.tick_against(&server, &["mark", step, "done"]).await;
         assert!(output.status.success(), "{}", stderr(&output));
     }
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stderr(&output).contains("every step of this task is done; nothing to run"));
     assert_eq!(server.requests().len(), 4);
@@ -797,9 +817,11 @@ async fn commit_holds_a_file_written_in_an_earlier_blocked_attempt() {
         "update_step",
         json!({"id": "S1", "status": "blocked", "reason": "hello or hi?"}),
     ));
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    let output = project.tick(&server, &["mark", "S1", "pending"]).await;
+    let output = project
+        .tick_against(&server, &["mark", "S1", "pending"])
+        .await;
     assert!(output.status.success(), "{}", stderr(&output));
 
     // Second attempt: the file is right already; the model only claims done.
@@ -809,7 +831,7 @@ async fn commit_holds_a_file_written_in_an_earlier_blocked_attempt() {
         json!({"id": "S1", "status": "done", "evidence": "it was there"}),
     ));
     let output = project
-        .tick(&server, &["run", "--steps", "1", "--commit"])
+        .tick_against(&server, &["run", "--steps", "1", "--commit"])
         .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let stat = project.git(&["show", "--stat", "--format=%s", "HEAD"]);
@@ -854,13 +876,13 @@ async fn commit_never_holds_only_the_task_files() {
     ));
     // S1 first fails its verification (no file yet), then passes: one commit with the file.
     let output = project
-        .tick(&server, &["run", "--steps", "1", "--commit"])
+        .tick_against(&server, &["run", "--steps", "1", "--commit"])
         .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_ne!(project.git(&["rev-parse", "HEAD"]), head);
     let head = project.git(&["rev-parse", "HEAD"]);
     // S3 has no verify and the model changes nothing: no commit.
-    let output = project.tick(&server, &["mark", "S2", "done"]).await;
+    let output = project.tick_against(&server, &["mark", "S2", "done"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
     server.push(openai_call(
         "c4",
@@ -868,7 +890,7 @@ async fn commit_never_holds_only_the_task_files() {
         json!({"id": "S3", "status": "done"}),
     ));
     let output = project
-        .tick(&server, &["run", "--steps", "1", "--commit"])
+        .tick_against(&server, &["run", "--steps", "1", "--commit"])
         .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(project.git(&["rev-parse", "HEAD"]), head);
@@ -886,7 +908,7 @@ async fn status_shows_the_task_just_finished_and_lists_others_needing_attention(
     let server = FakeModel::start().await;
     let (project, older) = approved(&server, PLAN).await;
     let output = project
-        .tick(&server, &["mark", "S1", "blocked", "--reason", "later"])
+        .tick_against(&server, &["mark", "S1", "blocked", "--reason", "later"])
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
     project.write(
@@ -905,7 +927,7 @@ async fn status_shows_the_task_just_finished_and_lists_others_needing_attention(
     let output = project.tick_with(&server, &["run", newer], later).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 
-    let output = project.tick(&server, &["status"]).await;
+    let output = project.tick_against(&server, &["status"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
     let out = String::from_utf8_lossy(&output.stdout);
     assert!(out.starts_with("Farewell\n"), "{out}");
@@ -917,7 +939,7 @@ async fn status_shows_the_task_just_finished_and_lists_others_needing_attention(
         )),
         "{out}"
     );
-    let output = project.tick(&server, &["status", "--json"]).await;
+    let output = project.tick_against(&server, &["status", "--json"]).await;
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["task"]["id"], newer);
     assert_eq!(report["attention"][0]["id"], older.as_str());
@@ -931,10 +953,10 @@ async fn status_shows_the_task_just_finished_and_lists_others_needing_attention(
 
     // Acting on the older task makes it the current one again.
     let output = project
-        .tick(&server, &["mark", "S1", "pending", "--task", &older])
+        .tick_against(&server, &["mark", "S1", "pending", "--task", &older])
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
-    let output = project.tick(&server, &["status", "--json"]).await;
+    let output = project.tick_against(&server, &["status", "--json"]).await;
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["task"]["id"], older.as_str());
     assert_eq!(report["attention"], json!([]));

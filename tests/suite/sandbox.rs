@@ -14,10 +14,11 @@ use tick::sandbox::{self, Kind};
 use tick::tasks::state::State;
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
+use crate::common::processes::processes_with;
 use crate::common::programs;
-use crate::common::project::{Project, stderr};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls};
 use crate::common::text::{assert_contains, assert_starts_with};
+use crate::common::workspace::{Workspace, stderr};
 
 const PLAN: &str = "# Sandboxed
 
@@ -52,8 +53,8 @@ fn sandbox_required() -> bool {
     true
 }
 
-async fn approved(server: &FakeModel) -> (Project, String) {
-    let project = Project::new();
+async fn approved(server: &FakeModel) -> (Workspace, String) {
+    let project = Workspace::sample();
     let id = project.approve_plan(server, PLAN).await;
     (project, id)
 }
@@ -91,26 +92,8 @@ fn tool_results(requests: &[RecordedRequest]) -> std::collections::BTreeMap<Stri
         .collect()
 }
 
-fn state(project: &Project, id: &str) -> State {
+fn state(project: &Workspace, id: &str) -> State {
     serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
-}
-
-/// Pids of live processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<(i32, String)> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(marker) {
-            found.push((pid, cmdline));
-        }
-    }
-    found
 }
 
 /// Waits up to `within` for no process to carry `marker`; returns those still there.
@@ -226,7 +209,7 @@ async fn commands_cannot_change_git_or_tasks() {
         ],
     );
     push_block(&server);
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
 
     assert_eq!(project.read(".git/config"), config);
@@ -311,7 +294,7 @@ async fn no_process_outlives_its_command() {
         "verify: `test -f made.txt`",
         &format!("verify: `setsid sleep 1000.{marker}9 & setsid -f sleep 1000.{marker}8; true`"),
     );
-    let project = Project::new();
+    let project = Workspace::sample();
     project.approve_plan(&server, &plan).await;
 
     let mut escapes = vec![
@@ -423,7 +406,7 @@ async fn a_timed_out_command_takes_its_escapees_with_it() {
         json!({"command": format!("setsid -f sleep 1000.{marker}1; sleep 1000.{marker}2"), "timeout_s": 1}),
     ));
     push_block(&server);
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     let left = survivors(&marker, Duration::from_secs(2));
     kill_all(&left);
     assert!(left.is_empty(), "{left:?}");
@@ -438,7 +421,9 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
     let (project, id) = approved(&server).await;
     push_calls(&server, &[bash("w", "touch .tasks/written-unsandboxed")]);
     push_block(&server);
-    let output = project.tick(&server, &["run", "--no-sandbox"]).await;
+    let output = project
+        .tick_against(&server, &["run", "--no-sandbox"])
+        .await;
     let err = stderr(&output);
     assert_contains(&err, "without the sandbox");
     // Without the sandbox nothing stopped the write: the opt-out is real. The second guard
@@ -457,7 +442,7 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
         "the step was not ticked"
     );
     assert!(state(&project, &id).unsandboxed_run.is_some());
-    let status = project.tick(&server, &["status"]).await;
+    let status = project.tick_against(&server, &["status"]).await;
     assert!(
         stderr(&status).contains("ran without the sandbox")
             || String::from_utf8_lossy(&status.stdout).contains("ran without the sandbox"),
@@ -468,7 +453,7 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
     // A repository's own config cannot turn it off: it comes with every clone.
     let (project, id) = approved(&server).await;
     project.write(".tasks/config.yaml", "sandbox: off\n");
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert_contains(&stderr(&output), "cannot turn the sandbox off");
     assert!(state(&project, &id).unsandboxed_run.is_none());
@@ -496,7 +481,7 @@ async fn a_sandboxed_run_records_nothing_unsandboxed() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server).await;
     push_block(&server);
-    let output = project.tick(&server, &["run"]).await;
+    let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     assert!(
         !stderr(&output).contains("without the sandbox"),
@@ -832,7 +817,7 @@ async fn cargo_builds_and_tests_as_a_verify_command() {
         "verify: `test -f made.txt`",
         "verify: `cargo build --offline --quiet && cargo test --offline --quiet`",
     );
-    let project = Project::new();
+    let project = Workspace::sample();
     project.approve_plan(&server, &plan).await;
     server.push(openai_call(
         "done",

@@ -8,9 +8,9 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::project::{Project, assert_success, stderr};
 use crate::common::scripts::{openai_call, openai_calls};
 use crate::common::text::assert_contains;
+use crate::common::workspace::{Workspace, assert_success, stderr};
 
 /// Made up, shaped as in the wild. The context a secret needs to be recognised (a key name,
 /// a URL) is in [`contexts`].
@@ -97,7 +97,7 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_secret_reaches_any_file_tick_writes() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let server = FakeModel::start().await;
     let all = contexts();
     let stripe = SECRETS[9].1;

@@ -20,9 +20,8 @@ use tick::session::{Engine, EngineEvent, render};
 use tick::tasks::Store;
 
 use crate::common::fake_model::{FakeModel, Reply};
-use crate::common::project::{NOW, Project};
 use crate::common::scripts::{openai_call, openai_calls, openai_text};
-use crate::common::workspace::Workspace;
+use crate::common::workspace::{NOW, Workspace};
 
 const PLAN: &str = "# Greeting
 
@@ -427,7 +426,7 @@ fn work(server: &FakeModel, id: &str, path: &str, content: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     server.push(openai_text("Let me plan this.\n"));
     server.push(openai_call("call_1", "submit_plan", greeting_plan()));
     work(&server, "S1", "greeting.txt", "hello\n");
@@ -496,7 +495,7 @@ async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mode_chosen_with_tab_is_restored_by_the_next_session() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     let url = format!("{}/v1", server.url());
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
@@ -533,7 +532,7 @@ async fn the_mode_chosen_with_tab_is_restored_by_the_next_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edit_to_todo_md_from_another_editor_shows_in_the_panel() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     let id = project.approve_plan(&server, PLAN).await;
     let url = format!("{}/v1", server.url());
     let root = project.root().to_path_buf();
@@ -569,7 +568,7 @@ async fn an_edit_to_todo_md_from_another_editor_shows_in_the_panel() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_session_opens_without_a_model_and_says_how_to_configure_one() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
         let mut pty = Pty::spawn(&root, "", &[], &[("TICK_MODEL", "")]);
@@ -592,7 +591,7 @@ async fn the_session_opens_without_a_model_and_says_how_to_configure_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_twice_quits_and_the_terminal_is_restored() {
-    let project = Project::new();
+    let project = Workspace::sample();
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
         let mut pty = Pty::spawn(&root, "", &[], &[]);
@@ -663,7 +662,7 @@ fn a_blocked_step_shows_its_question_and_is_answered_inline() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_planners_questions_are_answered_in_the_timeline() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     server.push(openai_call(
         "call_q",
         "ask_user",
@@ -718,7 +717,7 @@ async fn the_planners_questions_are_answered_in_the_timeline() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_stops_a_run_at_the_next_safe_point_and_leaves_the_step_in_progress() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     let id = project.approve_plan(&server, PLAN).await;
     // The model never answers the first step's turn.
     server.push(Reply::silent());
@@ -878,9 +877,11 @@ fn approving_in_the_session_writes_what_tick_approve_writes() {
         let run = ws.run_stdin(&["plan", "--from", "-"], PLAN);
         assert_eq!(run.code, 0, "{run:#?}");
     }
+    // The session approves at the time `tick approve` did in the other workspace.
+    let approve_at = by_session.next_time();
     by_command.ok(&["approve", "--max-files", "7", "--commit-steps"]);
 
-    let now = [("TICK_NOW", crate::common::workspace::NOW)];
+    let now = [("TICK_NOW", approve_at.as_str())];
     let mut pty = Pty::spawn(by_session.root(), "", &[], &now);
     pty.wait_for("PLAN ›");
     pty.line("/approve");
@@ -906,7 +907,7 @@ fn approving_in_the_session_writes_what_tick_approve_writes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deviation_asks_the_person_whether_the_run_goes_on() {
     let server = FakeModel::start().await;
-    let project = Project::new();
+    let project = Workspace::sample();
     let id = project.approve_plan(&server, PLAN).await;
     server.push(openai_calls(&[
         (
@@ -959,8 +960,8 @@ async fn a_deviation_asks_the_person_whether_the_run_goes_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn running_in_the_session_writes_what_tick_run_writes() {
-    let by_command = Project::new();
-    let by_session = Project::new();
+    let by_command = Workspace::sample();
+    let by_session = Workspace::sample();
     let server = FakeModel::start().await;
     let id = by_command.approve_plan(&server, PLAN).await;
     assert_eq!(by_session.approve_plan(&server, PLAN).await, id);
@@ -986,8 +987,11 @@ async fn running_in_the_session_writes_what_tick_run_writes() {
     }
     let url = format!("{}/v1", server.url());
     let root = by_session.root().to_path_buf();
+    // The session runs at the time `tick run` did in the other workspace.
+    let run_at = by_session.next_time();
     tokio::task::spawn_blocking(move || {
-        let mut pty = Pty::spawn(&root, &url, &[], &[("TICK_SANDBOX", "off")]);
+        let env = [("TICK_SANDBOX", "off"), ("TICK_NOW", run_at.as_str())];
+        let mut pty = Pty::spawn(&root, &url, &[], &env);
         pty.wait_for("PLAN ›");
         pty.send("\t");
         pty.wait_for("BUILD ›");

@@ -4,13 +4,15 @@
 //! out-of-band ones `[~]`. Also `tick check`'s exit codes and the plan-freshness report.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use tick::tasks::journal::{self, Entry, Record};
 use tick::tasks::state::{Actor, Evidence, State};
+
+use crate::common::workspace::{Workspace, stderr, stdout};
 
 /// Before the real clock, so journal times taken from the real clock come after the tick.
 const NOW: &str = "2025-06-01T09:00:00Z";
@@ -38,15 +40,25 @@ Split the login module.
   - files: src/new.rs
 ";
 
+/// A workspace with an approved task of three steps, its clock set before the real one.
 struct Project {
-    dir: tempfile::TempDir,
+    ws: Workspace,
+}
+
+impl std::ops::Deref for Project {
+    type Target = Workspace;
+
+    fn deref(&self) -> &Workspace {
+        &self.ws
+    }
 }
 
 impl Project {
     /// A git repository with an approved task of three steps.
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let project = Project { dir };
+        let ws = Workspace::bare();
+        ws.set_clock(NOW);
+        let project = Project { ws };
         project.write("src/login.rs", "pub fn login() {}\n");
         project.write("src/old.rs", "pub fn old() {}\n");
         project.write(".gitignore", "target/\n");
@@ -59,38 +71,9 @@ impl Project {
         project
     }
 
-    fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.root().join(rel)
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let path = self.path(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.path(rel)).unwrap()
-    }
-
-    fn git(&self, args: &[&str]) {
-        crate::common::workspace::git(self.root(), args);
-    }
-
     fn command(&self, args: &[&str]) -> std::process::Command {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tick"));
-        cmd.args(args)
-            .current_dir(self.root())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.root())
-            .env("TICK_NOW", NOW)
-            .env("TICK_INTERACTIVE", "0")
-            .env("NO_COLOR", "1");
+        let mut cmd = self.ws.tick_process();
+        cmd.args(args).env("TICK_INTERACTIVE", "0");
         cmd
     }
 
@@ -139,14 +122,6 @@ impl Project {
         }];
         std::fs::write(path, serde_yaml::to_string(&state).unwrap()).unwrap();
     }
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// TODO.md as it is after `S1` was ticked and then marked stale by a change to `src/login.rs`.

@@ -38,6 +38,8 @@ fn assert_safe(id: &str) {
 #[test]
 fn hostile_titles_give_safe_folders_inside_tasks() {
     let ws = Workspace::new();
+    // Every approval in the same second, so the ids differ by their titles alone.
+    ws.pin_clock();
     let long = "Refactor ".repeat(34); // 306 characters
     let long_word = "x".repeat(300);
     let cases: [(&str, Option<&str>); 8] = [
@@ -98,6 +100,8 @@ fn hostile_titles_give_safe_folders_inside_tasks() {
 #[test]
 fn an_empty_title_falls_back_to_the_heading_and_no_title_is_refused() {
     let ws = Workspace::new();
+    // Every approval in the same second, so the ids differ by their titles alone.
+    ws.pin_clock();
     for front in ["title: ''", "title:", "title: \"   \""] {
         let plan = format!("---\n{front}\n---\n# From the heading\n\n## Steps\n- [ ] S1 one\n");
         let id = ws.approve(&plan);
@@ -128,6 +132,7 @@ fn an_empty_title_falls_back_to_the_heading_and_no_title_is_refused() {
 #[test]
 fn approvals_in_the_same_second_with_the_same_title_count_up() {
     let ws = Workspace::new();
+    ws.pin_clock();
     let plan = plan_titled("Same title");
     let ids: Vec<String> = (0..3).map(|_| ws.approve(&plan)).collect();
     assert_eq!(

@@ -2,7 +2,7 @@
 
 use std::process::Output;
 
-use crate::common::project::Project;
+use crate::common::workspace::Workspace;
 
 const PLAN: &str = "# Greeting
 
@@ -17,7 +17,7 @@ A file that says hello.
 ";
 
 /// Runs tick with no model anywhere: no provider, no URL, no model, no key.
-fn tick(project: &Project, args: &[&str]) -> Output {
+fn tick(project: &Workspace, args: &[&str]) -> Output {
     let mut cmd = project.command("http://127.0.0.1:9/v1", args);
     cmd.env_remove("TICK_MODEL")
         .env_remove("TICK_BASE_URL")
@@ -25,7 +25,7 @@ fn tick(project: &Project, args: &[&str]) -> Output {
     cmd.output().unwrap()
 }
 
-fn todo(project: &Project) -> String {
+fn todo(project: &Workspace) -> String {
     let id = std::fs::read_dir(project.path(".tasks"))
         .unwrap()
         .filter_map(Result::ok)
@@ -36,8 +36,8 @@ fn todo(project: &Project) -> String {
 }
 
 /// The greeting plan approved with `a.txt` saying hello, and S1 marked done by hand.
-fn approved_with_s1_marked_done() -> Project {
-    let project = Project::new();
+fn approved_with_s1_marked_done() -> Workspace {
+    let project = Workspace::sample();
     project.write("a.txt", "hello\n");
     project.write("plan.md", PLAN);
     assert!(
