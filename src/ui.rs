@@ -352,6 +352,13 @@ impl Ui {
                     "answer it with `tick answer {step} \"...\"` (or change the code or PLAN.md), then `tick run`"
                 ));
             }
+            RunEvent::Replanned {
+                task,
+                step,
+                reason,
+                diff,
+                ..
+            } => self.replanned(task, *step, reason, diff.as_deref()),
             RunEvent::Limit {
                 task,
                 files_changed,
@@ -399,6 +406,22 @@ impl Ui {
                 }
             }
         }
+    }
+
+    /// The executor re-planned around `step`: the step-level diff (data), why, and what to do.
+    fn replanned(&self, task: &str, step: crate::plan::StepId, reason: &str, diff: Option<&str>) {
+        self.end_live_text();
+        if let Some(diff) = diff {
+            self.data(diff);
+        }
+        self.warn(&format!(
+            "the plan was adjusted around {step} because {reason}; `tick approve` to continue"
+        ));
+        self.hint(&format!(
+            "review it (`tick show {task}`), then `tick approve {task}` and `tick run`; to \
+             refuse it, put PLAN.md back as it was (`history/` keeps the approved version) and \
+             answer `{step}` with `tick answer`"
+        ));
     }
 
     /// The events of `tick run` about files: changed outside a step's `files`, by someone

@@ -610,5 +610,10 @@ fn example_arguments(tool: &str) -> Option<serde_json::Value> {
         Tool::Bash => json!({"command": "cargo test"}),
         Tool::RunCommand => json!({"argv": ["git", "log", "-5", "--stat"]}),
         Tool::UpdateStep => json!({"id": "S1", "status": "done", "evidence": "what you did"}),
+        Tool::ProposeReplan => json!({
+            "step": "S1",
+            "reason": "why the step cannot be done as planned",
+            "replace": [{"title": "The step as it can be done"}]
+        }),
     })
 }

@@ -222,22 +222,7 @@ pub fn reapprove(
             ))
             .hint("fix the steps in PLAN.md (a `depends` on a removed step?); nothing was changed")
         })?;
-    let reopened: Vec<StepId> = diff
-        .changed
-        .iter()
-        .filter(|change| {
-            change
-                .fields
-                .iter()
-                .any(|f| matches!(*f, "title" | "files" | "verify" | "done when"))
-        })
-        .map(|change| change.id)
-        .filter(|id| {
-            task.todo
-                .find(*id)
-                .is_some_and(|step| step.status != StepStatus::Pending)
-        })
-        .collect();
+    let reopened = reopened_steps(&task, &diff);
     let plan_diff = approval::changes_since_approval(&copy, &task.plan_src);
     let mut front = task.plan.front.clone();
     front.approved = Some(now);
@@ -277,7 +262,10 @@ pub fn reapprove(
                     tx.record(|state| state.reopen(*id, now));
                 }
             }
-            tx.record(|state| state.approval = Some(record.clone()));
+            tx.record(|state| {
+                state.approval = Some(record.clone());
+                state.pending_replan = None;
+            });
             Ok(())
         })?;
     fsx::create_dir_all(&task.dir.join(RUNS_DIR))?;
@@ -291,6 +279,39 @@ pub fn reapprove(
             diff.to_string()
         },
     })
+}
+
+/// The steps a re-approval sets pending again: those whose contract changed (title, files,
+/// verify, done when) and that were not pending, and the step the executor re-planned around,
+/// blocked for this approval (approved, the plan around it is fixed and it runs again, after
+/// the steps added before it).
+fn reopened_steps(task: &crate::tasks::Task, diff: &merge::StepDiff) -> Vec<StepId> {
+    let mut reopened: Vec<StepId> = diff
+        .changed
+        .iter()
+        .filter(|change| {
+            change
+                .fields
+                .iter()
+                .any(|f| matches!(*f, "title" | "files" | "verify" | "done when"))
+        })
+        .map(|change| change.id)
+        .filter(|id| {
+            task.todo
+                .find(*id)
+                .is_some_and(|step| step.status != StepStatus::Pending)
+        })
+        .collect();
+    if let Some(pending) = &task.state.pending_replan
+        && !reopened.contains(&pending.step)
+        && task
+            .todo
+            .find(pending.step)
+            .is_some_and(|step| step.status == StepStatus::Blocked)
+    {
+        reopened.push(pending.step);
+    }
+    reopened
 }
 
 /// The draft's body with ids given to its id-less steps.
