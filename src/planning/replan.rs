@@ -212,7 +212,10 @@ pub fn write_revision(
         kept + 2
     };
     fsx::write_atomic(&current.dir.join(PLAN_FILE), text.as_bytes())?;
-    Ok((version, super::draft::step_diff(&current.plan, new)))
+    // A loaded task's plan is read without its steps: the diff needs them.
+    let old = plan_md::parse(&current.plan_src)
+        .map_err(|e| Error::internal(format!("the approved PLAN.md does not parse: {e}")))?;
+    Ok((version, super::draft::step_diff(&old, new)))
 }
 
 /// A local re-plan that fits the task: the step it rewrites, why, and the steps that take
@@ -235,7 +238,8 @@ impl LocalReplan {
     }
 }
 
-/// Whether `proposal` fits the task whose approved steps are `plan` (PLAN.md's) and whose
+/// Whether `proposal` fits the task whose approved steps are `plan` (PLAN.md's, parsed with
+/// its steps: a loaded task's plan is not) and whose
 /// status is `todo` (TODO.md's), while step `current` is being executed: it must name
 /// `current`, a top-level step of the plan that is not done and has no sub-steps; rewrite it
 /// into at least one step; add at most `max_new` steps in all; depend only on steps before
@@ -443,7 +447,7 @@ fn same_step(old: &crate::tasks::todo_md::Step, new: &PlanStep) -> bool {
         && depends == new.depends
 }
 
-/// The PLAN.md text of `plan` (the task's approved plan, parsed) with `replan` applied: the
+/// The PLAN.md text of `plan` (the task's approved plan, parsed with its steps) with `replan` applied: the
 /// re-planned step's lines replaced by the new steps' lines, every other byte as it was. The
 /// result is parsed back and must hold the old steps with the new ones in place of the
 /// re-planned one, or nothing is written.

@@ -12,8 +12,8 @@ use super::{Attributed, RunEvent, Runner, Sink, StepOutcome};
 use crate::error::{Error, Result};
 use crate::plan::{StepId, StepStatus};
 use crate::planning::replan::{check_local, local_plan_text, write_revision};
-use crate::tasks::Task;
 use crate::tasks::state::PendingReplan;
+use crate::tasks::{Task, plan_md};
 use crate::tools::ReplanProposal;
 use crate::tools::propose_replan::refusal;
 
@@ -29,8 +29,12 @@ pub(super) struct Check<'t> {
 impl Check<'_> {
     /// `Err` is the refusal for the model, naming every problem.
     pub fn check(&self, proposal: &ReplanProposal) -> std::result::Result<(), String> {
+        // The task's PLAN.md was parsed and checked when it was loaded; its steps are read
+        // only now, when a proposal needs them.
+        let plan = plan_md::parse(&self.task.plan_src)
+            .map_err(|e| refusal(&[format!("tick could not read PLAN.md's steps: {e}")]))?;
         check_local(
-            &self.task.plan.steps,
+            &plan.steps,
             &self.task.todo,
             self.step,
             proposal,
@@ -55,9 +59,11 @@ impl Runner<'_> {
     ) -> Result<StepOutcome> {
         let store = self.store();
         let task = store.load(&self.deps.task)?;
+        let plan_path = task.dir.join(crate::tasks::PLAN_FILE);
+        let plan = plan_md::parse(&task.plan_src).map_err(|e| store.parse_error(&plan_path, &e))?;
         // Checked again on the files as they are now: a person may have edited them meanwhile.
         let replan = check_local(
-            &task.plan.steps,
+            &plan.steps,
             &task.todo,
             id,
             proposal,
@@ -107,10 +113,9 @@ impl Runner<'_> {
         )?;
         // The plan as that write left it (its `status:`), with the step rewritten.
         let task = store.load(&self.deps.task)?;
-        let text = crate::redact::redact(&local_plan_text(&task.plan, &replan)?, &secrets);
-        let plan_path = task.dir.join(crate::tasks::PLAN_FILE);
-        let new =
-            crate::tasks::plan_md::parse(&text).map_err(|e| store.parse_error(&plan_path, &e))?;
+        let plan = plan_md::parse(&task.plan_src).map_err(|e| store.parse_error(&plan_path, &e))?;
+        let text = crate::redact::redact(&local_plan_text(&plan, &replan)?, &secrets);
+        let new = plan_md::parse(&text).map_err(|e| store.parse_error(&plan_path, &e))?;
         let (version, diff) = write_revision(&task, &text, &new)?;
         crate::tasks::journal::replanned(&task.dir, id, &reason, version, now);
         sink(RunEvent::Replanned {
