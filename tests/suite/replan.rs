@@ -527,6 +527,26 @@ Greet people.
             log.stdout
         );
 
+        // `tick status` says what the task waits for.
+        let status = tick(&ws, &server, &["status", &id]).await;
+        assert_eq!(status.code, 0, "{status:#?}");
+        assert!(
+            status.stdout.contains(
+                "phase:  blocked, 1/3 done; version 2 of the plan waits for approval \
+                 (re-planned around S2)"
+            ),
+            "{}",
+            status.stdout
+        );
+        assert!(
+            status.stderr.contains(
+                "the agent re-planned around `S2` because the farewell text must come from a \
+                 config file, which does not exist yet: version 2 of the plan waits for approval"
+            ),
+            "{}",
+            status.stderr
+        );
+
         // Nothing runs until the person approves.
         let run = tick(&ws, &server, &["run"]).await;
         assert_eq!(run.code, 2, "{run:#?}");
