@@ -97,6 +97,10 @@ pub fn call_detail(name: &str, arguments: &serde_json::Value) -> String {
             Some(status) => format!("{id} {status}"),
             None => id,
         }),
+        "propose_replan" => field("step").map(|step| match field("reason") {
+            Some(reason) => format!("{step}: {reason}"),
+            None => step,
+        }),
         _ => None,
     };
     let detail = detail.unwrap_or_default();

@@ -458,6 +458,12 @@ Greet people.
         assert_eq!(run.code, 4, "{run:#?}");
         assert_eq!(server.requests().len(), 3, "the turn ended at the proposal");
         assert!(
+            run.stderr
+                .contains("-> propose_replan S2: the farewell text must come from a config"),
+            "{}",
+            run.stderr
+        );
+        assert!(
             run.stderr.contains(
                 "the plan was adjusted around S2 because the farewell text must come from a \
                  config file, which does not exist yet; `tick approve` to continue"
