@@ -656,6 +656,13 @@ mod tests {
                 "the proposal changes `S3`, but the step being executed is `S2`: a local re-plan may rewrite only `S2` and add steps right before it; every other step stays as approved"
             ]
         );
+        assert_eq!(
+            refused(
+                "S2",
+                &serde_json::json!({"step": "step 2", "reason": "r", "replace": [{"title": "x"}]})
+            ),
+            ["`step 2` is not a step id; name the step you are working on, `S2`"]
+        );
     }
 
     #[test]

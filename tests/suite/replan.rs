@@ -559,7 +559,8 @@ Greet people.
         assert!(run.stderr.contains("tick approve"), "{}", run.stderr);
         assert_eq!(server.requests().len(), 3, "no model turn before approval");
 
-        let approve = tick(&ws, &server, &["approve", &id]).await;
+        // As the run said: `tick approve`, the current task's revision (there is no draft).
+        let approve = tick(&ws, &server, &["approve"]).await;
         assert_eq!(approve.code, 0, "{approve:#?}");
         let todo = ws.read(&todo_path);
         let s1_after: String = todo.lines().take_while(|l| !l.contains("S4")).collect();
