@@ -501,7 +501,7 @@ mod reapproval_properties {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(24))]
+        #![proptest_config(ProptestConfig::with_cases(16))]
         #[test]
         fn unchanged_steps_keep_their_marker_and_evidence(
             markers in prop::collection::vec(prop::sample::select(vec![' ', 'x', '-', '!']), STEPS as usize),
