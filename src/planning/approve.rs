@@ -281,6 +281,9 @@ pub fn reapprove(
     })
 }
 
+/// How the `blocked:` line of a step the executor re-planned around begins.
+pub const REPLANNED_PREFIX: &str = "re-planned: ";
+
 /// The steps a re-approval sets pending again: those whose contract changed (title, files,
 /// verify, done when) and that were not pending, and the step the executor re-planned around,
 /// blocked for this approval (approved, the plan around it is fixed and it runs again, after
@@ -302,12 +305,17 @@ fn reopened_steps(task: &crate::tasks::Task, diff: &merge::StepDiff) -> Vec<Step
                 .is_some_and(|step| step.status != StepStatus::Pending)
         })
         .collect();
+    // Only while the step is still blocked by the re-plan: a person who refused it and
+    // answered the step may have seen it blocked since for another reason.
     if let Some(pending) = &task.state.pending_replan
         && !reopened.contains(&pending.step)
-        && task
-            .todo
-            .find(pending.step)
-            .is_some_and(|step| step.status == StepStatus::Blocked)
+        && task.todo.find(pending.step).is_some_and(|step| {
+            step.status == StepStatus::Blocked
+                && step
+                    .blocked
+                    .as_deref()
+                    .is_some_and(|b| b.starts_with(REPLANNED_PREFIX))
+        })
     {
         reopened.push(pending.step);
     }
@@ -492,11 +500,33 @@ mod reapproval_properties {
             todo.contains("- [ ] S1 Step 1\n  - files: f1.txt\n- [ ] S3 Add the config\n  - files: c.txt\n- [ ] S2 Step 2\n  - files: f2.txt\n"),
             "{todo}"
         );
-        let state: State = serde_yaml::from_str(&read(&state_path)).unwrap();
+        let mut state: State = serde_yaml::from_str(&read(&state_path)).unwrap();
         assert_eq!(state.pending_replan, None);
         assert_eq!(
             state.steps[&StepId::top(2)].status,
             Some(StepStatus::Pending)
+        );
+
+        // A re-plan record left behind (the person refused it and answered the step) does not
+        // lift a block of another kind.
+        state.pending_replan = Some(crate::tasks::state::PendingReplan {
+            step: StepId::top(2),
+            reason: "needs a config".into(),
+            at: at(4),
+        });
+        std::fs::write(&state_path, serde_yaml::to_string(&state).unwrap()).unwrap();
+        let todo = read(&todo_path).replace(
+            "- [ ] S2 Step 2\n",
+            "- [!] S2 Step 2\n  - blocked: which password?\n",
+        );
+        std::fs::write(&todo_path, todo).unwrap();
+        let plan = read(&plan_path).replace("S3 Add the config", "S3 Add the config file");
+        std::fs::write(&plan_path, plan).unwrap();
+        reapprove(&store, &task.id, at(5), Contract::default()).unwrap();
+        let todo = read(&todo_path);
+        assert!(
+            todo.contains("- [!] S2 Step 2\n  - blocked: which password?\n"),
+            "{todo}"
         );
     }
 

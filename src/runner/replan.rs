@@ -11,6 +11,7 @@ use super::write::StepWrite;
 use super::{Attributed, RunEvent, Runner, Sink, StepOutcome};
 use crate::error::{Error, Result};
 use crate::plan::{StepId, StepStatus};
+use crate::planning::approve::REPLANNED_PREFIX;
 use crate::planning::replan::{check_local, local_plan_text, write_revision};
 use crate::tasks::state::PendingReplan;
 use crate::tasks::{Task, plan_md};
@@ -83,7 +84,7 @@ impl Runner<'_> {
         let secrets: Vec<&str> = self.deps.secrets.iter().map(String::as_str).collect();
         let reason = crate::redact::redact(&replan.reason, &secrets);
         let blocked = format!(
-            "re-planned: {reason}; approve the new plan with `tick approve {}`",
+            "{REPLANNED_PREFIX}{reason}; approve the new plan with `tick approve {}`",
             task.id
         );
         let now = self.deps.clock.precise();
