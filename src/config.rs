@@ -146,6 +146,7 @@ struct FileLimits {
     max_output_tokens: Option<u32>,
     answer_timeout_s: Option<u64>,
     max_reminders: Option<u32>,
+    replan_max_new_steps: Option<usize>,
 }
 
 /// How the model makes tool calls: through the API (`native`), written in the reply in the
@@ -196,6 +197,9 @@ pub struct Limits {
     pub answer_timeout: Duration,
     /// Reminders sent when the model ends a turn without the call it must make.
     pub max_reminders: u32,
+    /// The most steps one `propose_replan` may add around the step it rewrites (new
+    /// prerequisites, and the parts of a split beyond the first).
+    pub replan_max_new_steps: usize,
 }
 
 impl From<&Limits> for crate::tools::PayloadLimits {
@@ -246,6 +250,7 @@ impl Default for Limits {
             max_output_tokens: None,
             answer_timeout: Duration::from_secs(300),
             max_reminders: 2,
+            replan_max_new_steps: 3,
         }
     }
 }
@@ -336,7 +341,7 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
              (`native`, `text`, `auto`), `planner` (`compact`, `agent`, `auto`), `limits` (`max_turns`, `max_tokens`, \
              `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
              `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
-             `max_transcript_entry_bytes`), `sandbox` (`off`, or `network`, `writable`) and \
+             `max_transcript_entry_bytes`, `replan_max_new_steps`), `sandbox` (`off`, or `network`, `writable`) and \
              `run_command` (`allow`); the file was not changed",
         )
         })?;
@@ -373,6 +378,7 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
         base.max_output_tokens = limits.max_output_tokens.or(base.max_output_tokens);
         base.answer_timeout_s = limits.answer_timeout_s.or(base.answer_timeout_s);
         base.max_reminders = limits.max_reminders.or(base.max_reminders);
+        base.replan_max_new_steps = limits.replan_max_new_steps.or(base.replan_max_new_steps);
     }
     // Allow-list entries only ever add, so both files' entries count.
     if let Some(run_command) = from.run_command {
@@ -683,6 +689,9 @@ fn limits(limits: &FileLimits, base_url: &str) -> Limits {
             |s| Duration::from_secs(s.max(1)),
         ),
         max_reminders: limits.max_reminders.unwrap_or(defaults.max_reminders),
+        replan_max_new_steps: limits
+            .replan_max_new_steps
+            .unwrap_or(defaults.replan_max_new_steps),
     }
 }
 
@@ -1232,7 +1241,7 @@ mod tests {
         let project = dir.path().join("config.yaml");
         std::fs::write(
             &project,
-            "tool_calls: text\nlimits:\n  max_output_tokens: 512\n  answer_timeout_s: 9\n  max_reminders: 5\n",
+            "tool_calls: text\nlimits:\n  max_output_tokens: 512\n  answer_timeout_s: 9\n  max_reminders: 5\n  replan_max_new_steps: 1\n",
         )
         .unwrap();
         let e = env(&[], dir.path());
@@ -1242,6 +1251,8 @@ mod tests {
         assert_eq!(config.limits.output_tokens(crate::tools::Mode::Build), 512);
         assert_eq!(config.limits.answer_timeout, Duration::from_secs(9));
         assert_eq!(config.limits.max_reminders, 5);
+        assert_eq!(config.limits.replan_max_new_steps, 1);
+        assert_eq!(Limits::default().replan_max_new_steps, 3);
         let e = env(&[("TICK_TOOL_CALLS", "native")], dir.path());
         let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
         assert_eq!(config.tool_calls, ToolCalls::Native);

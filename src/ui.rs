@@ -19,7 +19,7 @@ use crate::plan::StepStatus;
 use crate::planning::PlanEvent;
 use crate::report::check::{CheckReport, FindingKind};
 use crate::report::list::ListReport;
-use crate::report::status::{StatusReport, StepReport, TaskReport};
+use crate::report::status::{RevisionWaiting, StatusReport, StepReport, TaskReport};
 use crate::report::watch::WatchEvent;
 use crate::runner::{RunEvent, StepOutcome, Summary};
 
@@ -355,6 +355,13 @@ impl Ui {
                     "answer it with `tick answer {step} \"...\"` (or change the code or PLAN.md), then `tick run`"
                 ));
             }
+            RunEvent::Replanned {
+                task,
+                step,
+                reason,
+                diff,
+                ..
+            } => self.replanned(task, *step, reason, diff.as_deref()),
             RunEvent::Limit {
                 task,
                 files_changed,
@@ -402,6 +409,22 @@ impl Ui {
                 }
             }
         }
+    }
+
+    /// The executor re-planned around `step`: the step-level diff (data), why, and what to do.
+    fn replanned(&self, task: &str, step: crate::plan::StepId, reason: &str, diff: Option<&str>) {
+        self.end_live_text();
+        if let Some(diff) = diff {
+            self.data(diff);
+        }
+        self.warn(&format!(
+            "the plan was adjusted around {step} because {reason}; `tick approve` to continue"
+        ));
+        self.hint(&format!(
+            "review it (`tick show {task}`), then `tick approve {task}` and `tick run`; to \
+             refuse it, put PLAN.md back as it was (`history/` keeps the approved version) and \
+             answer `{step}` with `tick answer`"
+        ));
     }
 
     /// The events of `tick run` about files: changed outside a step's `files`, by someone
@@ -743,6 +766,16 @@ fn task_text(out: &mut String, task: &TaskReport, flush: &mut dyn FnMut(&mut Str
     if p.unverified > 0 {
         let _ = write!(phase, ", {} not verified", p.unverified);
     }
+    if let Some(revision) = &task.revision_waiting {
+        let _ = write!(
+            phase,
+            "; version {} of the plan waits for approval",
+            revision.version
+        );
+        if let Some(step) = &revision.step {
+            let _ = write!(phase, " (re-planned around {step})");
+        }
+    }
     let _ = writeln!(out, "phase:  {phase}");
     if let Some(goal) = &task.goal {
         let _ = writeln!(out, "goal:   {goal}");
@@ -811,18 +844,41 @@ fn status_text(
     warnings
 }
 
-/// The warnings `tick status` gives about `task` (with their hints), in the order shown.
-fn task_warnings(task: &TaskReport) -> Vec<(String, Option<String>)> {
-    let mut warnings = Vec::new();
-    if task.plan_changed_since_approval {
-        warnings.push((
+/// The warning about a revision of the task's PLAN.md waiting for approval: the executor's
+/// re-plan, or an edit (a planner's re-plan, a person's).
+fn revision_warning(task: &TaskReport) -> Option<(String, Option<String>)> {
+    let revision = task.revision_waiting.as_ref()?;
+    Some(match revision {
+        RevisionWaiting {
+            version,
+            step: Some(step),
+            reason,
+        } => (
+            format!(
+                "the agent re-planned around `{step}` because {}: version {version} of the plan \
+                 waits for approval",
+                reason.as_deref().unwrap_or("(no reason given)")
+            ),
+            Some(format!(
+                "`tick run` refuses until you approve it: review it with `tick show {}`, then \
+                 `tick approve {}`",
+                task.id, task.id
+            )),
+        ),
+        RevisionWaiting { .. } => (
             format!("`{}/PLAN.md` was edited after approval", task.path),
             Some(format!(
                 "`tick run` refuses until you approve it again: `tick approve {}`",
                 task.id
             )),
-        ));
-    }
+        ),
+    })
+}
+
+/// The warnings `tick status` gives about `task` (with their hints), in the order shown.
+fn task_warnings(task: &TaskReport) -> Vec<(String, Option<String>)> {
+    let mut warnings = Vec::new();
+    warnings.extend(revision_warning(task));
     let unverified = task
         .steps
         .iter()

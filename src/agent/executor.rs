@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::llm::{LlmError, Message, Usage};
 use crate::plan::StepId;
-use crate::tools::{Effects, StepUpdate, StepUpdateStatus, ToolOutcome};
+use crate::tools::{Effects, ReplanProposal, StepUpdate, StepUpdateStatus, ToolOutcome};
 
 use super::{AgentEvent, AskError, Asked, Model};
 
@@ -41,6 +41,9 @@ pub trait StepHooks {
     /// What happened outside the tools since the last look (a person editing a file), as a
     /// note for the model; it rides on the next tool result.
     fn notices(&mut self) -> Option<String>;
+    /// Checks a `propose_replan` against the plan: `Err` is the refusal the model reads (the
+    /// turn goes on); `Ok`, and the turn ends with [`StepEnd::Replanned`].
+    fn check_replan(&mut self, proposal: &ReplanProposal) -> Result<(), String>;
 }
 
 /// How a step's turn ended.
@@ -52,6 +55,11 @@ pub enum StepEnd {
     },
     Blocked {
         reason: String,
+    },
+    /// The model proposed a local re-plan around the step and the hooks accepted it: the
+    /// runner writes it as a revision waiting for approval.
+    Replanned {
+        proposal: ReplanProposal,
     },
     /// The person pressed Ctrl-C.
     Interrupted,
@@ -194,6 +202,7 @@ impl Executor<'_> {
                         ToolOutcome::StepUpdate(update) => {
                             self.step_update(update, hooks, &mut end)
                         }
+                        ToolOutcome::Replan(proposal) => replan(proposal, hooks, &mut end),
                         ToolOutcome::Plan(_) | ToolOutcome::Questions(_) => (
                             "that tool is not available while executing".to_owned(),
                             true,
@@ -215,5 +224,25 @@ impl Executor<'_> {
                 return Ok(StepEnd::Interrupted);
             }
         }
+    }
+}
+
+/// The model proposed a local re-plan: refused back to it, or accepted and the turn ends.
+fn replan(
+    proposal: ReplanProposal,
+    hooks: &mut dyn StepHooks,
+    end: &mut Option<StepEnd>,
+) -> (String, bool) {
+    match hooks.check_replan(&proposal) {
+        Ok(()) => {
+            let text = format!(
+                "The re-plan around `{}` was accepted as a proposal. The run stops here until a \
+                 person approves the new plan; do nothing more.",
+                proposal.step
+            );
+            *end = Some(StepEnd::Replanned { proposal });
+            (text, false)
+        }
+        Err(refusal) => (refusal, true),
     }
 }

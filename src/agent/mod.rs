@@ -97,6 +97,10 @@ pub fn call_detail(name: &str, arguments: &serde_json::Value) -> String {
             Some(status) => format!("{id} {status}"),
             None => id,
         }),
+        "propose_replan" => field("step").map(|step| match field("reason") {
+            Some(reason) => format!("{step}: {reason}"),
+            None => step,
+        }),
         _ => None,
     };
     let detail = detail.unwrap_or_default();
@@ -610,5 +614,10 @@ fn example_arguments(tool: &str) -> Option<serde_json::Value> {
         Tool::Bash => json!({"command": "cargo test"}),
         Tool::RunCommand => json!({"argv": ["git", "log", "-5", "--stat"]}),
         Tool::UpdateStep => json!({"id": "S1", "status": "done", "evidence": "what you did"}),
+        Tool::ProposeReplan => json!({
+            "step": "S1",
+            "reason": "why the step cannot be done as planned",
+            "replace": [{"title": "The step as it can be done"}]
+        }),
     })
 }

@@ -103,6 +103,10 @@ impl Planner<'_> {
                             "`update_step` is not available in plan mode".to_owned(),
                             true,
                         ),
+                        ToolOutcome::Replan(_) => (
+                            "`propose_replan` is not available in plan mode".to_owned(),
+                            true,
+                        ),
                         ToolOutcome::Plan(submission) if plan.is_none() => {
                             plan = Some(submission);
                             (

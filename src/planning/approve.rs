@@ -262,22 +262,7 @@ pub fn reapprove(
             ))
             .hint("fix the steps in PLAN.md (a `depends` on a removed step?); nothing was changed")
         })?;
-    let reopened: Vec<StepId> = diff
-        .changed
-        .iter()
-        .filter(|change| {
-            change
-                .fields
-                .iter()
-                .any(|f| matches!(*f, "title" | "files" | "verify" | "done when"))
-        })
-        .map(|change| change.id)
-        .filter(|id| {
-            task.todo
-                .find(*id)
-                .is_some_and(|step| step.status != StepStatus::Pending)
-        })
-        .collect();
+    let reopened = reopened_steps(&task, &diff);
     let plan_diff = approval::changes_since_approval(&copy, &task.plan_src);
     let mut front = task.plan.front.clone();
     front.approved = Some(now);
@@ -317,7 +302,10 @@ pub fn reapprove(
                     tx.record(|state| state.reopen(*id, now));
                 }
             }
-            tx.record(|state| state.approval = Some(record.clone()));
+            tx.record(|state| {
+                state.approval = Some(record.clone());
+                state.pending_replan = None;
+            });
             Ok(())
         })?;
     fsx::create_dir_all(&task.dir.join(RUNS_DIR))?;
@@ -331,6 +319,47 @@ pub fn reapprove(
             diff.to_string()
         },
     })
+}
+
+/// How the `blocked:` line of a step the executor re-planned around begins.
+pub const REPLANNED_PREFIX: &str = "re-planned: ";
+
+/// The steps a re-approval sets pending again: those whose contract changed (title, files,
+/// verify, done when) and that were not pending, and the step the executor re-planned around,
+/// blocked for this approval (approved, the plan around it is fixed and it runs again, after
+/// the steps added before it).
+fn reopened_steps(task: &crate::tasks::Task, diff: &merge::StepDiff) -> Vec<StepId> {
+    let mut reopened: Vec<StepId> = diff
+        .changed
+        .iter()
+        .filter(|change| {
+            change
+                .fields
+                .iter()
+                .any(|f| matches!(*f, "title" | "files" | "verify" | "done when"))
+        })
+        .map(|change| change.id)
+        .filter(|id| {
+            task.todo
+                .find(*id)
+                .is_some_and(|step| step.status != StepStatus::Pending)
+        })
+        .collect();
+    // Only while the step is still blocked by the re-plan: a person who refused it and
+    // answered the step may have seen it blocked since for another reason.
+    if let Some(pending) = &task.state.pending_replan
+        && !reopened.contains(&pending.step)
+        && task.todo.find(pending.step).is_some_and(|step| {
+            step.status == StepStatus::Blocked
+                && step
+                    .blocked
+                    .as_deref()
+                    .is_some_and(|b| b.starts_with(REPLANNED_PREFIX))
+        })
+    {
+        reopened.push(pending.step);
+    }
+    reopened
 }
 
 /// The draft's body with ids given to its id-less steps.
@@ -429,5 +458,243 @@ mod tests {
                 reapproved: Reapproved::Unchanged
             }
         );
+    }
+}
+
+/// Re-approval on real files: whatever a person (or a re-plan) does to PLAN.md's steps, round
+/// after round, every step the edits did not touch keeps its marker, its runner-owned lines
+/// and its state.yaml record.
+#[cfg(test)]
+mod reapproval_properties {
+    use proptest::prelude::*;
+
+    use super::{Contract, approve_draft, reapprove};
+    use crate::plan::{StepId, StepStatus};
+    use crate::tasks::state::{Evidence, State};
+    use crate::tasks::{PLAN_FILE, STATE_FILE, Store, TODO_FILE, todo_md};
+
+    const STEPS: u32 = 4;
+
+    /// One edit of PLAN.md's steps, naming a step by its position among the steps left.
+    #[derive(Debug, Clone)]
+    enum Edit {
+        Rename(usize),
+        /// A changed `files` line.
+        Modify(usize),
+        Insert(usize),
+        Remove(usize),
+    }
+
+    fn arb_edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            (0usize..8).prop_map(Edit::Rename),
+            (0usize..8).prop_map(Edit::Modify),
+            (0usize..8).prop_map(Edit::Insert),
+            (0usize..8).prop_map(Edit::Remove),
+        ]
+    }
+
+    /// A step of PLAN.md as the test keeps it: id, title, files.
+    #[derive(Debug, Clone)]
+    struct PlanStep {
+        id: u32,
+        title: String,
+        files: String,
+    }
+
+    fn steps_text(steps: &[PlanStep]) -> String {
+        let mut out = String::new();
+        for s in steps {
+            out.push_str(&format!(
+                "- [ ] S{} {}\n  - files: {}\n",
+                s.id, s.title, s.files
+            ));
+        }
+        out
+    }
+
+    fn at(minute: u32) -> chrono::DateTime<chrono::Utc> {
+        format!("2026-11-30T15:{minute:02}:00Z").parse().unwrap()
+    }
+
+    fn read(path: &std::path::Path) -> String {
+        crate::fsx::read_optional(path).unwrap().unwrap()
+    }
+
+    /// The step the executor re-planned around is blocked until the approval; approved, it
+    /// runs again even when the re-plan only added a step before it (its own lines did not
+    /// change), and the re-plan no longer waits.
+    #[test]
+    fn approving_a_local_replan_reopens_its_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        let steps: Vec<PlanStep> = (1..=2)
+            .map(|n| PlanStep {
+                id: n,
+                title: format!("Step {n}"),
+                files: format!("f{n}.txt"),
+            })
+            .collect();
+        let head = "---\ntitle: T\n---\n# T\n\n## Summary\n\nS.\n\n## Steps\n\n";
+        let text = format!("{head}{}", steps_text(&steps));
+        crate::planning::draft::from_text(&store, "plan.md", &text, false, at(0)).unwrap();
+        let task = approve_draft(&store, at(1), Contract::default()).unwrap();
+        let todo_path = task.dir.join(TODO_FILE);
+        let todo = read(&todo_path).replace(
+            "- [ ] S2 Step 2\n",
+            "- [!] S2 Step 2\n  - blocked: re-planned: needs a config\n",
+        );
+        std::fs::write(&todo_path, todo).unwrap();
+        let state_path = task.dir.join(STATE_FILE);
+        let mut state: State = serde_yaml::from_str(&read(&state_path)).unwrap();
+        state.pending_replan = Some(crate::tasks::state::PendingReplan {
+            step: StepId::top(2),
+            reason: "needs a config".into(),
+            at: at(2),
+        });
+        std::fs::write(&state_path, serde_yaml::to_string(&state).unwrap()).unwrap();
+        let plan_path = task.dir.join(PLAN_FILE);
+        let plan = read(&plan_path).replace(
+            "- [ ] S2 Step 2",
+            "- [ ] S3 Add the config\n  - files: c.txt\n- [ ] S2 Step 2",
+        );
+        std::fs::write(&plan_path, plan).unwrap();
+
+        reapprove(&store, &task.id, at(3), Contract::default()).unwrap();
+        let todo = read(&todo_path);
+        assert!(
+            todo.contains("- [ ] S1 Step 1\n  - files: f1.txt\n- [ ] S3 Add the config\n  - files: c.txt\n- [ ] S2 Step 2\n  - files: f2.txt\n"),
+            "{todo}"
+        );
+        let mut state: State = serde_yaml::from_str(&read(&state_path)).unwrap();
+        assert_eq!(state.pending_replan, None);
+        assert_eq!(
+            state.steps[&StepId::top(2)].status,
+            Some(StepStatus::Pending)
+        );
+
+        // A re-plan record left behind (the person refused it and answered the step) does not
+        // lift a block of another kind.
+        state.pending_replan = Some(crate::tasks::state::PendingReplan {
+            step: StepId::top(2),
+            reason: "needs a config".into(),
+            at: at(4),
+        });
+        std::fs::write(&state_path, serde_yaml::to_string(&state).unwrap()).unwrap();
+        let todo = read(&todo_path).replace(
+            "- [ ] S2 Step 2\n",
+            "- [!] S2 Step 2\n  - blocked: which password?\n",
+        );
+        std::fs::write(&todo_path, todo).unwrap();
+        let plan = read(&plan_path).replace("S3 Add the config", "S3 Add the config file");
+        std::fs::write(&plan_path, plan).unwrap();
+        reapprove(&store, &task.id, at(5), Contract::default()).unwrap();
+        let todo = read(&todo_path);
+        assert!(
+            todo.contains("- [!] S2 Step 2\n  - blocked: which password?\n"),
+            "{todo}"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+        #[test]
+        fn unchanged_steps_keep_their_marker_and_evidence(
+            markers in prop::collection::vec(prop::sample::select(vec![' ', 'x', '-', '!']), STEPS as usize),
+            rounds in prop::collection::vec(prop::collection::vec(arb_edit(), 1..4), 1..4),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::at(dir.path());
+            let mut steps: Vec<PlanStep> = (1..=STEPS)
+                .map(|n| PlanStep { id: n, title: format!("Step {n}"), files: format!("f{n}.txt") })
+                .collect();
+            let head = "---\ntitle: T\n---\n# T\n\n## Summary\n\nS.\n\n## Steps\n\n";
+            crate::planning::draft::from_text(&store, "plan.md", &format!("{head}{}", steps_text(&steps)), false, at(0)).unwrap();
+            let task = approve_draft(&store, at(1), Contract::default()).unwrap();
+
+            // Progress as a run leaves it: markers, runner-owned lines, records with evidence.
+            let todo_path = task.dir.join(TODO_FILE);
+            let mut todo = read(&todo_path);
+            let state_path = task.dir.join(STATE_FILE);
+            let mut state: State = serde_yaml::from_str(&read(&state_path)).unwrap();
+            for (n, marker) in (1..=STEPS).zip(&markers) {
+                let line = format!("- [ ] S{n} Step {n}\n");
+                let mut with = format!("- [{marker}] S{n} Step {n}\n  - evidence: run {n}\n");
+                if *marker == '!' {
+                    with.push_str(&format!("  - blocked: reason {n}\n"));
+                }
+                todo = todo.replace(&line, &with);
+                let record = state.steps.entry(StepId::top(n)).or_default();
+                record.status = Some(StepStatus::from_marker(*marker).unwrap());
+                record.changed_at = Some(at(2));
+                record.evidence = vec![Evidence {
+                    command: format!("check {n}"),
+                    exit_code: 0,
+                    duration_ms: 1,
+                    output_hash: "h".into(),
+                    output_tail: String::new(),
+                }];
+            }
+            std::fs::write(&todo_path, &todo).unwrap();
+            std::fs::write(&state_path, serde_yaml::to_string(&state).unwrap()).unwrap();
+            let before = todo_md::parse(&todo).unwrap();
+            let records = state.steps.clone();
+
+            let mut touched = std::collections::BTreeSet::new();
+            let mut fresh = 100;
+            for (round, edits) in rounds.iter().enumerate() {
+                for edit in edits {
+                    let len = steps.len();
+                    match *edit {
+                        Edit::Rename(i) if len > 0 => {
+                            let step = &mut steps[i % len];
+                            step.title = format!("{} renamed", step.title);
+                            touched.insert(step.id);
+                        }
+                        Edit::Modify(i) if len > 0 => {
+                            let step = &mut steps[i % len];
+                            step.files = format!("{}, more.txt", step.files);
+                            touched.insert(step.id);
+                        }
+                        Edit::Insert(i) => {
+                            fresh += 1;
+                            let step = PlanStep { id: fresh, title: format!("Added {fresh}"), files: "new.txt".into() };
+                            steps.insert(i % (len + 1), step);
+                        }
+                        Edit::Remove(i) if len > 1 => {
+                            touched.insert(steps.remove(i % len).id);
+                        }
+                        _ => {}
+                    }
+                }
+                let plan_path = task.dir.join(PLAN_FILE);
+                let plan = read(&plan_path);
+                let cut = plan.find("## Steps\n\n").unwrap() + "## Steps\n\n".len();
+                std::fs::write(&plan_path, format!("{}{}", &plan[..cut], steps_text(&steps))).unwrap();
+                let minute = u32::try_from(round).unwrap() + 3;
+                reapprove(&store, &task.id, at(minute), Contract::default()).unwrap();
+
+                let todo = read(&todo_path);
+                let after = todo_md::parse(&todo).unwrap();
+                let state: State = serde_yaml::from_str(&read(&state_path)).unwrap();
+                for old in &before.steps {
+                    let id = old.id.unwrap();
+                    let now = after.find(id);
+                    let in_plan = steps.iter().any(|s| s.id == id.major);
+                    prop_assert_eq!(now.is_some(), in_plan, "{}: {}", id, todo);
+                    if touched.contains(&id.major) {
+                        continue;
+                    }
+                    let now = now.unwrap();
+                    prop_assert_eq!(now.status, old.status, "{}: {}", id, todo);
+                    prop_assert_eq!(&now.evidence, &old.evidence);
+                    prop_assert_eq!(&now.blocked, &old.blocked);
+                    prop_assert_eq!(&state.steps[&id], &records[&id]);
+                }
+                for step in &steps {
+                    prop_assert!(after.find(StepId::top(step.id)).is_some(), "S{} in {}", step.id, todo);
+                }
+            }
+        }
     }
 }

@@ -436,19 +436,8 @@ impl<'a> Session<'a> {
         let text = crate::redact::redact(&text, &secrets);
         let new = crate::tasks::plan_md::parse(&text)
             .map_err(|e| store.parse_error(&current.dir.join(crate::tasks::PLAN_FILE), &e))?;
-        // The approved version is kept once; a revision not yet approved is replaced.
-        let kept = replan::versions_kept(&current.dir);
-        let version = if current.plan_changed() {
-            kept + 1
-        } else {
-            let path = replan::history_path(&current.dir, kept + 1);
-            fsx::create_dir_all(&current.dir.join(replan::HISTORY_DIR))?;
-            fsx::write_atomic(&path, current.plan_src.as_bytes())?;
-            kept + 2
-        };
+        let (version, diff) = replan::write_revision(&current, &text, &new)?;
         let plan_path = current.dir.join(crate::tasks::PLAN_FILE);
-        fsx::write_atomic(&plan_path, text.as_bytes())?;
-        let diff = draft::step_diff(&current.plan, &new);
         if let Some(diff) = &diff {
             sink(PlanEvent::StepsChanged { diff: diff.clone() });
         }

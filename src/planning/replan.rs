@@ -9,14 +9,24 @@
 //! marker and evidence), and the new plan's text with those ids ([`with_ids`]). The version
 //! the task was approved with is kept as `history/PLAN.v<N>.md` ([`history_path`]) so
 //! `tick show --version N` can print any version.
+//!
+//! The executor's *local* re-plan (`propose_replan`, build mode) lands here too: [`check_local`]
+//! decides whether a proposal touches only the step being executed and the place right before
+//! it (every refusal is a line the model reads), [`local_plan_text`] rewrites that one step in
+//! PLAN.md's text, byte for byte elsewhere, and [`write_revision`] writes the result exactly
+//! as a global re-plan is written: a revision waiting for `tick approve`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::fsx;
 use crate::plan::{StepId, StepStatus};
-use crate::tasks::Task;
+use crate::tasks::plan_md::{self, PlanDoc};
+use crate::tasks::render::{self, Details};
 use crate::tasks::todo_md::Checklist;
+use crate::tasks::{PLAN_FILE, Task};
+use crate::tools::{PlanStep, ReplanProposal};
 
 /// The folder of a task's earlier approved plans.
 pub const HISTORY_DIR: &str = "history";
@@ -183,6 +193,323 @@ pub fn removed(old: &Checklist, new: &[StepId]) -> Vec<StepId> {
         .collect()
 }
 
+/// Writes `text` (parsed: `new`) as the PLAN.md of the approved task `current`, a revision
+/// waiting for approval, as every re-plan is written: the approved version is kept once as
+/// `history/PLAN.v<N>.md` (a revision not yet approved is replaced, not kept). Returns the new
+/// version's number and the step-level diff from the plan as it was.
+pub fn write_revision(
+    current: &Task,
+    text: &str,
+    new: &PlanDoc,
+) -> Result<(usize, Option<String>)> {
+    let kept = versions_kept(&current.dir);
+    let version = if current.plan_changed() {
+        kept + 1
+    } else {
+        let path = history_path(&current.dir, kept + 1);
+        fsx::create_dir_all(&current.dir.join(HISTORY_DIR))?;
+        fsx::write_atomic(&path, current.plan_src.as_bytes())?;
+        kept + 2
+    };
+    fsx::write_atomic(&current.dir.join(PLAN_FILE), text.as_bytes())?;
+    // A loaded task's plan is read without its steps: the diff needs them.
+    let old = plan_md::parse(&current.plan_src)
+        .map_err(|e| Error::internal(format!("the approved PLAN.md does not parse: {e}")))?;
+    Ok((version, super::draft::step_diff(&old, new)))
+}
+
+/// A local re-plan that fits the task: the step it rewrites, why, and the steps that take
+/// its place in order (the new prerequisites, then the step's new content), each with its id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalReplan {
+    pub step: StepId,
+    pub reason: String,
+    pub steps: Vec<(StepId, PlanStep)>,
+}
+
+impl LocalReplan {
+    /// The ids of the steps the re-plan adds (every one but the rewritten step).
+    pub fn added(&self) -> Vec<StepId> {
+        self.steps
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| *id != self.step)
+            .collect()
+    }
+}
+
+/// Whether `proposal` fits the task whose approved steps are `plan` (PLAN.md's, parsed with
+/// its steps: a loaded task's plan is not) and whose
+/// status is `todo` (TODO.md's), while step `current` is being executed: it must name
+/// `current`, a top-level step of the plan that is not done and has no sub-steps; rewrite it
+/// into at least one step; add at most `max_new` steps in all; depend only on steps before
+/// it; repeat no other step; and change something. Every problem is named, for the model.
+///
+/// The first replacement step keeps `current`'s id (so its record stays with it), the others
+/// get fresh ids after every id the plan and TODO.md use, in plan order.
+pub fn check_local(
+    plan: &Checklist,
+    todo: &Checklist,
+    current: StepId,
+    proposal: &ReplanProposal,
+    max_new: usize,
+) -> std::result::Result<LocalReplan, Vec<String>> {
+    let position = target(plan, current, proposal)?;
+    let mut problems = shape_problems(&plan.steps[position], todo, proposal, max_new);
+    problems.extend(new_step_problems(plan, todo, position, current, proposal));
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let mut next = plan
+        .all_steps()
+        .chain(todo.all_steps())
+        .filter_map(|s| s.id)
+        .map(|id| id.major)
+        .max()
+        .unwrap_or(0);
+    let mut fresh = || {
+        next += 1;
+        StepId::top(next)
+    };
+    let mut steps: Vec<(StepId, PlanStep)> = proposal
+        .insert_before
+        .iter()
+        .map(|s| (fresh(), s.clone()))
+        .collect();
+    for (index, new) in proposal.replace.iter().enumerate() {
+        let id = if index == 0 { current } else { fresh() };
+        steps.push((id, new.clone()));
+    }
+    Ok(LocalReplan {
+        step: current,
+        reason: proposal.reason.clone(),
+        steps,
+    })
+}
+
+/// The position in `plan` of the step the proposal names, which must be `current`, a
+/// top-level step of the plan.
+fn target(
+    plan: &Checklist,
+    current: StepId,
+    proposal: &ReplanProposal,
+) -> std::result::Result<usize, Vec<String>> {
+    let named = proposal.step.parse::<StepId>().map_err(|_| {
+        vec![format!(
+            "`{}` is not a step id; name the step you are working on, `{current}`",
+            proposal.step
+        )]
+    })?;
+    if named != current {
+        return Err(vec![format!(
+            "the proposal changes `{named}`, but the step being executed is `{current}`: a \
+             local re-plan may rewrite only `{current}` and add steps right before it; every \
+             other step stays as approved"
+        )]);
+    }
+    plan.steps
+        .iter()
+        .position(|s| s.id == Some(current))
+        .ok_or_else(|| {
+            let why = if current.is_sub() {
+                "is a sub-step; a local re-plan rewrites a top-level step only"
+            } else {
+                "is not in the approved PLAN.md"
+            };
+            vec![format!(
+                "`{current}` {why}; report it blocked with `update_step` instead"
+            )]
+        })
+}
+
+/// What is wrong with rewriting `step` as proposed, as a whole: a step with sub-steps, a done
+/// step, no new content, too many new steps, no change at all.
+fn shape_problems(
+    step: &crate::tasks::todo_md::Step,
+    todo: &Checklist,
+    proposal: &ReplanProposal,
+    max_new: usize,
+) -> Vec<String> {
+    let current = step.id.unwrap_or(StepId::top(0));
+    let mut problems = Vec::new();
+    if !step.substeps.is_empty() {
+        problems.push(format!(
+            "`{current}` has sub-steps; a local re-plan rewrites a step without sub-steps only, \
+             so report it blocked with `update_step` instead"
+        ));
+    }
+    if todo
+        .find(current)
+        .is_some_and(|s| s.status == StepStatus::Done)
+    {
+        problems.push(format!(
+            "`{current}` is done; a re-plan never changes a done step"
+        ));
+    }
+    if proposal.replace.is_empty() {
+        problems.push(format!(
+            "`replace` is empty; give `{current}`'s new content: one step, or a split into a few"
+        ));
+    }
+    let added = proposal.insert_before.len() + proposal.replace.len().saturating_sub(1);
+    if added > max_new {
+        problems.push(format!(
+            "the proposal adds {added} new steps, over the limit of {max_new} \
+             (`limits.replan_max_new_steps`); propose the smallest change that unblocks the \
+             step, or report it blocked"
+        ));
+    }
+    if proposal.insert_before.is_empty()
+        && proposal.replace.len() == 1
+        && same_step(step, &proposal.replace[0])
+    {
+        problems.push(format!(
+            "the proposal changes nothing: `replace` is `{current}` as it is, and nothing is \
+             inserted"
+        ));
+    }
+    problems
+}
+
+/// What is wrong with each proposed step against the rest of the plan: a `depends` on a step
+/// that is not before the re-planned one (at `position`), a title that repeats another step.
+fn new_step_problems(
+    plan: &Checklist,
+    todo: &Checklist,
+    position: usize,
+    current: StepId,
+    proposal: &ReplanProposal,
+) -> Vec<String> {
+    let before: BTreeSet<StepId> = plan.steps[..position]
+        .iter()
+        .flat_map(|s| std::iter::once(s).chain(&s.substeps))
+        .filter_map(|s| s.id)
+        .collect();
+    let key = |title: &str| render::one_line(title).to_lowercase();
+    let labelled = proposal
+        .insert_before
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("`insert_before[{i}]`"), s))
+        .chain(
+            proposal
+                .replace
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (format!("`replace[{i}]`"), s)),
+        );
+    let mut problems = Vec::new();
+    for (label, new) in labelled {
+        for dependency in &new.depends {
+            problems.extend(match dependency.parse::<StepId>() {
+                Ok(id) if before.contains(&id) => None,
+                Ok(id) if id == current => Some(format!(
+                    "{label} depends on `{current}`, the step being re-planned; the new steps \
+                     come before it, so drop the dependency"
+                )),
+                Ok(id) if plan.find(id).is_some() => Some(format!(
+                    "{label} depends on `{id}`, which comes after `{current}`; a step may \
+                     depend only on steps before it"
+                )),
+                _ => Some(format!(
+                    "{label} `depends`: `{dependency}` is not a step of the plan; name steps \
+                     before `{current}` by their ids"
+                )),
+            });
+        }
+        let repeated = plan
+            .all_steps()
+            .filter(|s| s.id.is_some() && s.id != Some(current))
+            .find(|s| key(&s.title) == key(&new.title));
+        if let Some((other, id)) = repeated.and_then(|s| Some((s, s.id?))) {
+            let status = match todo.find(id).map_or(StepStatus::Pending, |s| s.status) {
+                StepStatus::Pending => "pending",
+                status => status.as_str(),
+            };
+            problems.push(format!(
+                "{label} repeats `{id}` (`{}`, {status}); a re-plan never edits another step: \
+                 depend on it instead of repeating it",
+                other.title
+            ));
+        }
+    }
+    problems
+}
+
+/// Whether the proposed `new` step says exactly what `old` says.
+fn same_step(old: &crate::tasks::todo_md::Step, new: &PlanStep) -> bool {
+    let depends: Vec<String> = old.depends.iter().map(ToString::to_string).collect();
+    render::one_line(&old.title) == render::one_line(&new.title)
+        && old.files == new.files
+        && old.verify == new.verify
+        && old.done_when == new.done_when
+        && old.risk == new.risk
+        && depends == new.depends
+}
+
+/// The PLAN.md text of `plan` (the task's approved plan, parsed with its steps) with `replan` applied: the
+/// re-planned step's lines replaced by the new steps' lines, every other byte as it was. The
+/// result is parsed back and must hold the old steps with the new ones in place of the
+/// re-planned one, or nothing is written.
+pub fn local_plan_text(plan: &PlanDoc, replan: &LocalReplan) -> Result<String> {
+    let step = plan
+        .steps
+        .steps
+        .iter()
+        .find(|s| s.id == Some(replan.step))
+        .ok_or_else(|| Error::internal(format!("`{}` is not in PLAN.md", replan.step)))?;
+    let prefix = step.line_prefix();
+    let indent: String = prefix
+        .chars()
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    let eol = step.eol();
+    let mut lines = String::new();
+    for (id, new) in &replan.steps {
+        lines.push_str(&format!(
+            "{prefix}[ ] {id} {}{eol}",
+            render::one_line(&new.title)
+        ));
+        let details = Details {
+            files: &new.files,
+            verify: &new.verify,
+            done_when: new.done_when.as_deref(),
+            risk: new.risk.map(crate::plan::Risk::as_str),
+            depends: new.depends.clone(),
+            notes: &[],
+        };
+        for line in details.lines() {
+            lines.push_str(&format!("{indent}- {line}{eol}"));
+        }
+    }
+    let range = step.item_lines();
+    let mut body = plan.body.to_string();
+    if range.end == body.len() && !body.ends_with('\n') {
+        // The step was the file's last line without a final newline: keep it so.
+        lines.truncate(lines.len() - eol.len());
+    }
+    body.replace_range(range, &lines);
+    let text = plan_md::render(&plan.front, &body)
+        .map_err(|err| Error::internal(format!("could not render the plan: {err}")))?;
+    let parsed = plan_md::parse(&text)
+        .map_err(|e| Error::internal(format!("the re-planned PLAN.md does not parse: {e}")))?;
+    let mut want: Vec<StepId> = Vec::new();
+    for old in plan.steps.all_steps().filter_map(|s| s.id) {
+        if old == replan.step {
+            want.extend(replan.steps.iter().map(|(id, _)| *id));
+        } else {
+            want.push(old);
+        }
+    }
+    let got: Vec<StepId> = parsed.steps.all_steps().filter_map(|s| s.id).collect();
+    if got != want {
+        return Err(Error::internal(
+            "the re-planned steps did not come out as proposed; nothing was written",
+        ));
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -230,6 +557,215 @@ mod tests {
         assert_eq!(
             got,
             "# T\n\n## Steps\n\n- [ ] S4 One\n  - files: a\n- [ ] S1 Two S1\n  - depends: S4\n- [ ] S7 Three\n  - depends: S4, S1\n\n## Risks\n\n- [ ] S1 not a step\n"
+        );
+    }
+
+    const LOCAL: &str = "---\ntitle: Greet\n---\n# Greet\n\n## Steps\n\n- [ ] S1 Write the greeting\n  - files: hello.txt\n- [ ] S2 Write the farewell\n  - files: bye.txt\n  - verify: `grep -q bye bye.txt`\n  - depends: S1\n- [ ] S3 Write the docs\n  - [ ] S3.1 The README\n\n## Risks\n\nNone.\n";
+
+    fn local_plan() -> PlanDoc {
+        crate::tasks::plan_md::parse(LOCAL).unwrap()
+    }
+
+    /// TODO.md with S1 done and S2 in progress.
+    fn local_todo() -> Checklist {
+        todo_md::parse("- [x] S1 Write the greeting\n- [-] S2 Write the farewell\n- [ ] S3 Write the docs\n  - [ ] S3.1 The README\n").unwrap()
+    }
+
+    fn proposal(value: &serde_json::Value) -> ReplanProposal {
+        ReplanProposal::from_arguments(value).unwrap()
+    }
+
+    fn refused(current: &str, value: &serde_json::Value) -> Vec<String> {
+        let plan = local_plan();
+        let mut todo = local_todo();
+        if current == "S1" {
+            todo = todo_md::parse("- [x] S1 Write the greeting\n").unwrap();
+        }
+        check_local(
+            &plan.steps,
+            &todo,
+            current.parse().unwrap(),
+            &proposal(value),
+            2,
+        )
+        .unwrap_err()
+    }
+
+    #[test]
+    fn a_local_replan_rewrites_the_step_and_adds_steps_before_it_with_fresh_ids() {
+        let plan = local_plan();
+        let replan = check_local(
+            &plan.steps,
+            &local_todo(),
+            StepId::top(2),
+            &proposal(&serde_json::json!({
+                "step": "S2",
+                "reason": "the farewell needs a config file",
+                "insert_before": [{"title": "Add the config file", "files": ["greet.conf"], "depends": ["S1"]}],
+                "replace": [
+                    {"title": "Write the farewell", "files": ["bye.txt"], "verify": ["grep -q bye bye.txt"]},
+                    {"title": "Check the farewell reads the config", "verify": ["grep -q conf bye.txt"]}
+                ]
+            })),
+            3,
+        )
+        .unwrap();
+        let ids: Vec<String> = replan.steps.iter().map(|(id, _)| id.to_string()).collect();
+        assert_eq!(ids, ["S4", "S2", "S5"]);
+        assert_eq!(ids_of(&replan.added()), ["S4", "S5"]);
+        let text = local_plan_text(&plan, &replan).unwrap();
+        insta::assert_snapshot!(text, @r"
+        ---
+        title: Greet
+        ---
+        # Greet
+
+        ## Steps
+
+        - [ ] S1 Write the greeting
+          - files: hello.txt
+        - [ ] S4 Add the config file
+          - files: greet.conf
+          - depends: S1
+        - [ ] S2 Write the farewell
+          - files: bye.txt
+          - verify: `grep -q bye bye.txt`
+        - [ ] S5 Check the farewell reads the config
+          - verify: `grep -q conf bye.txt`
+        - [ ] S3 Write the docs
+          - [ ] S3.1 The README
+
+        ## Risks
+
+        None.
+        ");
+    }
+
+    fn ids_of(list: &[StepId]) -> Vec<String> {
+        ids(list)
+    }
+
+    #[test]
+    fn a_proposal_for_another_step_is_refused() {
+        assert_eq!(
+            refused(
+                "S2",
+                &serde_json::json!({"step": "S3", "reason": "r", "replace": [{"title": "x"}]})
+            ),
+            [
+                "the proposal changes `S3`, but the step being executed is `S2`: a local re-plan may rewrite only `S2` and add steps right before it; every other step stays as approved"
+            ]
+        );
+        assert_eq!(
+            refused(
+                "S2",
+                &serde_json::json!({"step": "step 2", "reason": "r", "replace": [{"title": "x"}]})
+            ),
+            ["`step 2` is not a step id; name the step you are working on, `S2`"]
+        );
+    }
+
+    #[test]
+    fn a_sub_step_a_parent_and_a_step_outside_the_plan_are_refused() {
+        assert_eq!(
+            refused(
+                "S3.1",
+                &serde_json::json!({"step": "S3.1", "reason": "r", "replace": [{"title": "x"}]})
+            ),
+            [
+                "`S3.1` is a sub-step; a local re-plan rewrites a top-level step only; report it blocked with `update_step` instead"
+            ]
+        );
+        assert_eq!(
+            refused(
+                "S9",
+                &serde_json::json!({"step": "S9", "reason": "r", "replace": [{"title": "x"}]})
+            ),
+            ["`S9` is not in the approved PLAN.md; report it blocked with `update_step` instead"]
+        );
+        assert_eq!(
+            refused(
+                "S3",
+                &serde_json::json!({"step": "S3", "reason": "r", "replace": [{"title": "x"}]})
+            ),
+            [
+                "`S3` has sub-steps; a local re-plan rewrites a step without sub-steps only, so report it blocked with `update_step` instead"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_done_step_is_never_changed() {
+        assert_eq!(
+            refused(
+                "S1",
+                &serde_json::json!({"step": "S1", "reason": "r", "replace": [{"title": "Greet again"}]})
+            ),
+            ["`S1` is done; a re-plan never changes a done step"]
+        );
+    }
+
+    #[test]
+    fn an_empty_rewrite_and_too_many_new_steps_are_refused() {
+        assert_eq!(
+            refused(
+                "S2",
+                &serde_json::json!({"step": "S2", "reason": "r", "replace": []})
+            ),
+            ["`replace` is empty; give `S2`'s new content: one step, or a split into a few"]
+        );
+        assert_eq!(
+            refused(
+                "S2",
+                &serde_json::json!({"step": "S2", "reason": "r",
+                "insert_before": [{"title": "a"}, {"title": "b"}],
+                "replace": [{"title": "c"}, {"title": "d"}]})
+            ),
+            [
+                "the proposal adds 3 new steps, over the limit of 2 (`limits.replan_max_new_steps`); propose the smallest change that unblocks the step, or report it blocked"
+            ]
+        );
+    }
+
+    #[test]
+    fn dependencies_go_only_to_steps_before_the_step() {
+        assert_eq!(
+            refused(
+                "S2",
+                &serde_json::json!({"step": "S2", "reason": "r",
+                "insert_before": [{"title": "a", "depends": ["S2", "S3", "S9", "step one"]}],
+                "replace": [{"title": "c", "depends": ["S1"]}]})
+            ),
+            [
+                "`insert_before[0]` depends on `S2`, the step being re-planned; the new steps come before it, so drop the dependency",
+                "`insert_before[0]` depends on `S3`, which comes after `S2`; a step may depend only on steps before it",
+                "`insert_before[0]` `depends`: `S9` is not a step of the plan; name steps before `S2` by their ids",
+                "`insert_before[0]` `depends`: `step one` is not a step of the plan; name steps before `S2` by their ids",
+            ]
+        );
+    }
+
+    #[test]
+    fn another_step_is_never_repeated_and_a_proposal_must_change_something() {
+        assert_eq!(
+            refused(
+                "S2",
+                &serde_json::json!({"step": "S2", "reason": "r",
+                "insert_before": [{"title": "write the  greeting"}],
+                "replace": [{"title": "c"}]})
+            ),
+            [
+                "`insert_before[0]` repeats `S1` (`Write the greeting`, done); a re-plan never edits another step: depend on it instead of repeating it"
+            ]
+        );
+        assert_eq!(
+            refused(
+                "S2",
+                &serde_json::json!({"step": "S2", "reason": "r",
+                "replace": [{"title": "Write the farewell", "files": ["bye.txt"],
+                             "verify": ["grep -q bye bye.txt"], "depends": ["S1"]}]})
+            ),
+            ["the proposal changes nothing: `replace` is `S2` as it is, and nothing is inserted"]
         );
     }
 

@@ -73,6 +73,8 @@ pub struct TaskReport<'a> {
     pub approved_at: Option<DateTime<Utc>>,
     pub progress: ProgressReport,
     pub plan_changed_since_approval: bool,
+    /// The revision of PLAN.md waiting for approval, when there is one.
+    pub revision_waiting: Option<RevisionWaiting>,
     pub steps: Vec<StepReport<'a>>,
     /// Done steps this command found stale: files they relied on changed outside tick.
     /// `marked` says whether it also marked them `[~]` (not while another tick process holds
@@ -84,6 +86,17 @@ pub struct TaskReport<'a> {
     pub unsandboxed_run: Option<DateTime<Utc>>,
     /// The last run attempt, when it failed (from state.yaml).
     pub last_attempt: Option<AttemptReport>,
+}
+
+/// A revision of PLAN.md waiting for approval: a re-plan (the executor's around `step`, with
+/// its `reason`; or the planner's) or a person's edit.
+#[derive(Debug, Serialize)]
+pub struct RevisionWaiting {
+    /// The number the revision gets once approved (the approved version is `version - 1`).
+    pub version: usize,
+    /// The step the executor re-planned around (`propose_replan`), if it was that.
+    pub step: Option<String>,
+    pub reason: Option<String>,
 }
 
 /// A failed attempt's record, as `status` shows it.
@@ -255,6 +268,14 @@ pub fn task_report<'a>(store: &Store, task: &'a Task) -> TaskReport<'a> {
             unverified: task.unverified().len(),
         },
         plan_changed_since_approval: task.plan_changed(),
+        revision_waiting: task.plan_changed().then(|| {
+            let pending = task.state.pending_replan.as_ref();
+            RevisionWaiting {
+                version: crate::planning::replan::versions_kept(&task.dir).max(1) + 1,
+                step: pending.map(|p| p.step.to_string()),
+                reason: pending.map(|p| p.reason.clone()),
+            }
+        }),
         steps: task
             .todo
             .steps

@@ -114,6 +114,18 @@ pub enum RunEvent {
         files: Vec<String>,
         more: bool,
     },
+    /// The model proposed a local re-plan around `step` (`propose_replan`) and tick accepted
+    /// it: `step` is blocked `[!]`, `version` of task `task`'s PLAN.md waits for approval
+    /// (with `added`, the new steps' ids, and `diff`, the step-level diff), and the run stops
+    /// (exit 4) until `tick approve`.
+    Replanned {
+        task: String,
+        step: StepId,
+        reason: String,
+        added: Vec<StepId>,
+        version: usize,
+        diff: Option<String>,
+    },
     /// Ctrl-C. `in_progress`: `step` was stopped mid-way and stays `[-]` for the next run;
     /// otherwise `step` had just finished and the run stopped after it.
     Interrupted { step: StepId, in_progress: bool },

@@ -13,6 +13,7 @@ pub mod build;
 pub mod changes;
 pub mod events;
 pub mod record;
+mod replan;
 pub mod reverify;
 pub mod schedule;
 pub mod verify;
@@ -164,6 +165,8 @@ struct Hooks<'r, 's, 't> {
     tampered: Vec<tamper::Tampered>,
     /// How many of the agent's commands (`bash`, `run_command`) ran.
     agent_commands: usize,
+    /// What a `propose_replan` is checked against.
+    replan: replan::Check<'r>,
 }
 
 impl Hooks<'_, '_, '_> {
@@ -227,6 +230,13 @@ impl StepHooks for Hooks<'_, '_, '_> {
             self.agent_commands += 1;
         }
         self.recorder.tool_effects(effects);
+    }
+
+    fn check_replan(
+        &mut self,
+        proposal: &crate::tools::ReplanProposal,
+    ) -> std::result::Result<(), String> {
+        self.replan.check(proposal)
     }
 
     fn notices(&mut self) -> Option<String> {
@@ -645,6 +655,9 @@ impl<'a> Runner<'a> {
             StepEnd::Blocked { reason } => {
                 self.record_blocked(id, &reason, &evidence, &changes, sink)
             }
+            StepEnd::Replanned { proposal } => {
+                self.record_replanned(id, &proposal, &evidence, &changes, sink)
+            }
             StepEnd::Interrupted => {
                 sink(RunEvent::Interrupted {
                     step: id,
@@ -711,6 +724,11 @@ impl<'a> Runner<'a> {
             guarded: None,
             tampered: Vec::new(),
             agent_commands: 0,
+            replan: replan::Check {
+                task,
+                step: id,
+                max_new: self.deps.limits.replan_max_new_steps,
+            },
         };
         let executor = Executor {
             model: Model {

@@ -210,6 +210,12 @@ impl App {
                 self.timeline.push(Entry::Step(format!("{step} blocked [!]: {reason}")));
                 self.note(format!("answer it with /answer {step} <text>, then /run"));
             }
+            RunEvent::Replanned { step, reason, .. } => {
+                self.timeline.push(Entry::Step(format!(
+                    "the plan was adjusted around {step} because {reason}"
+                )));
+                self.note("review the new steps, then /approve to continue");
+            }
             RunEvent::Committed { step, commit, .. } => self.note(format!(
                 "committed {step}{}",
                 commit.map(|c| format!(" as {}", &c[..c.len().min(12)])).unwrap_or_default()

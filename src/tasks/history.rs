@@ -71,19 +71,30 @@ pub struct Event {
 pub fn of(task: &Task, entries: &[Entry], earlier: &[Option<DateTime<Utc>>]) -> Vec<Event> {
     let mut events = plan_events(task, earlier);
     for entry in entries {
-        if let Entry::Transition {
-            at,
-            from,
-            to,
-            reason,
-        } = entry
-        {
-            events.push(event(
+        match entry {
+            Entry::Transition {
+                at,
+                from,
+                to,
+                reason,
+            } => events.push(event(
                 *at,
                 Kind::Phase,
                 None,
                 format!("{from} → {to}: {reason}"),
-            ));
+            )),
+            Entry::Replanned {
+                at,
+                step,
+                reason,
+                version,
+            } => events.push(event(
+                *at,
+                Kind::Replanned,
+                Some(step.clone()),
+                format!("the agent re-planned around {step} because {reason} (version {version} of the plan)"),
+            )),
+            Entry::Write { .. } | Entry::Command { .. } => {}
         }
     }
     events.extend(step_events(task));

@@ -82,6 +82,14 @@ pub enum Entry {
         to: Phase,
         reason: String,
     },
+    /// The executor re-planned around `step` (`propose_replan`), and why: `version` of the
+    /// plan waits for approval.
+    Replanned {
+        at: DateTime<Utc>,
+        step: String,
+        reason: String,
+        version: usize,
+    },
 }
 
 /// Logs a phase change of the task in `task_dir` (nothing when the phase stays). The log is
@@ -98,6 +106,26 @@ pub fn transition(task_dir: &Path, from: Phase, to: Phase, reason: &str, at: Dat
             },
         );
     }
+}
+
+/// Logs the executor's re-plan around `step` of the task in `task_dir`, with its reason and
+/// the plan version it wrote. Like [`transition`], failing to write it never fails a command.
+pub fn replanned(
+    task_dir: &Path,
+    step: crate::plan::StepId,
+    reason: &str,
+    version: usize,
+    at: DateTime<Utc>,
+) {
+    let _ = append_line(
+        &path(task_dir),
+        &Entry::Replanned {
+            at,
+            step: step.to_string(),
+            reason: reason.to_owned(),
+            version,
+        },
+    );
 }
 
 /// The task's own log (`<task>/runs/journal.jsonl`): transitions, and the entries of older
@@ -139,7 +167,7 @@ pub fn append(task_dir: &Path, entry: &Entry) -> Result<()> {
                 after: BTreeMap::new(),
             },
         ),
-        Entry::Transition { .. } => append_line(&path(task_dir), entry),
+        Entry::Transition { .. } | Entry::Replanned { .. } => append_line(&path(task_dir), entry),
     }
 }
 
@@ -209,7 +237,7 @@ fn read_task_log(task_dir: &Path) -> Result<Vec<Record>> {
                 before: BTreeMap::new(),
                 after: BTreeMap::new(),
             }),
-            Entry::Transition { .. } => None,
+            Entry::Transition { .. } | Entry::Replanned { .. } => None,
         })
         .collect())
 }

@@ -30,6 +30,19 @@ pub struct State {
     /// reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_attempt: Option<LastAttempt>,
+    /// A local re-plan the executor proposed (`propose_replan`) whose revision of PLAN.md
+    /// waits for approval; `tick approve` reopens its step and clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_replan: Option<PendingReplan>,
+}
+
+/// The executor's re-plan around `step`, waiting for a person's approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingReplan {
+    pub step: StepId,
+    /// Why the step could not be done as planned, as the model said it (redacted).
+    pub reason: String,
+    pub at: DateTime<Utc>,
 }
 
 /// Why an attempt (a planning run, a run of a task) failed: when, the error, and what to do.

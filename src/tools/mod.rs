@@ -16,6 +16,7 @@ pub mod ask_user;
 pub mod bash;
 pub mod edit_file;
 pub mod list_files;
+pub mod propose_replan;
 pub mod read_file;
 pub mod registry;
 pub mod run_command;
@@ -32,6 +33,7 @@ pub mod write_file;
 pub use ask_user::{Question, Questions};
 pub use bash::CommandEnv;
 
+pub use propose_replan::ReplanProposal;
 pub use registry::{Mode, Registry, Tool, ToolKind, tools_for_mode};
 pub use submit_plan::{PlanStep, PlanSubmission, Risk};
 pub use update_step::{StepUpdate, StepUpdateStatus};
@@ -53,6 +55,9 @@ pub enum ToolOutcome {
     Questions(Questions),
     /// A claim from `update_step` about a step; the runner acts on it, the tool does not.
     StepUpdate(StepUpdate),
+    /// A local re-plan from `propose_replan`, parsed but not yet checked against the plan;
+    /// the runner decides, the tool does not.
+    Replan(ReplanProposal),
 }
 
 impl ToolOutcome {

@@ -11,8 +11,8 @@ use std::fmt;
 use super::bash::{self, CommandEnv};
 use super::workspace::Workspace;
 use super::{
-    PayloadLimits, ToolOutcome, ask_user, edit_file, list_files, read_file, run_command,
-    search_files, submit_plan, update_step, write_file,
+    PayloadLimits, ToolOutcome, ask_user, edit_file, list_files, propose_replan, read_file,
+    run_command, search_files, submit_plan, update_step, write_file,
 };
 use crate::llm::ToolSpec;
 
@@ -69,10 +69,11 @@ pub enum Tool {
     Bash,
     UpdateStep,
     RunCommand,
+    ProposeReplan,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 10] = [
+    pub const ALL: [Tool; 11] = [
         Tool::ReadFile,
         Tool::ListFiles,
         Tool::SearchFiles,
@@ -83,6 +84,7 @@ impl Tool {
         Tool::Bash,
         Tool::UpdateStep,
         Tool::RunCommand,
+        Tool::ProposeReplan,
     ];
 
     pub fn name(self) -> &'static str {
@@ -97,13 +99,16 @@ impl Tool {
             Tool::Bash => bash::NAME,
             Tool::UpdateStep => update_step::NAME,
             Tool::RunCommand => run_command::NAME,
+            Tool::ProposeReplan => propose_replan::NAME,
         }
     }
 
     pub fn kind(self) -> ToolKind {
         match self {
             Tool::ReadFile | Tool::ListFiles | Tool::SearchFiles => ToolKind::Read,
-            Tool::SubmitPlan | Tool::AskUser | Tool::UpdateStep => ToolKind::Report,
+            Tool::SubmitPlan | Tool::AskUser | Tool::UpdateStep | Tool::ProposeReplan => {
+                ToolKind::Report
+            }
             Tool::WriteFile | Tool::EditFile => ToolKind::Write,
             Tool::Bash => ToolKind::Execute,
             Tool::RunCommand => ToolKind::ReadCommand,
@@ -126,6 +131,7 @@ impl Tool {
             Tool::EditFile => edit_file::spec(),
             Tool::Bash => bash::spec(),
             Tool::UpdateStep => update_step::spec(),
+            Tool::ProposeReplan => propose_replan::spec(),
         }
     }
 
@@ -150,6 +156,7 @@ impl Tool {
             Tool::EditFile => edit_file::run_within(workspace, arguments, limits),
             Tool::Bash => bash::run(workspace, &registry.command_env, arguments),
             Tool::UpdateStep => update_step::run(arguments),
+            Tool::ProposeReplan => propose_replan::run(arguments),
             Tool::RunCommand => match &registry.run_command {
                 Some(setup) => run_command::run(workspace, &registry.command_env, setup, arguments),
                 None => ToolOutcome::error(format!("`{}` is not available", self.name())),
@@ -179,6 +186,7 @@ pub fn tools_for_mode(mode: Mode) -> &'static [Tool] {
             Tool::Bash,
             Tool::RunCommand,
             Tool::UpdateStep,
+            Tool::ProposeReplan,
         ],
     }
 }
@@ -431,7 +439,14 @@ mod tests {
             let tool = Tool::from_name(&name).unwrap();
             assert!(!tool.kind().is_writing(), "{name} can write");
             assert!(
-                !["write_file", "edit_file", "bash", "update_step"].contains(&name.as_str()),
+                ![
+                    "write_file",
+                    "edit_file",
+                    "bash",
+                    "update_step",
+                    "propose_replan"
+                ]
+                .contains(&name.as_str()),
                 "{name}"
             );
         }
@@ -519,9 +534,11 @@ mod tests {
                 "write_file",
                 "edit_file",
                 "bash",
-                "update_step"
+                "update_step",
+                "propose_replan"
             ]
         );
+        assert_eq!(Tool::ProposeReplan.kind(), ToolKind::Report);
         assert_eq!(Tool::WriteFile.kind(), ToolKind::Write);
         assert_eq!(Tool::EditFile.kind(), ToolKind::Write);
         assert_eq!(Tool::Bash.kind(), ToolKind::Execute);
@@ -576,6 +593,13 @@ mod tests {
         assert!(matches!(
             build.execute("update_step", &json!({"id": "S1", "status": "done"})),
             ToolOutcome::StepUpdate(_)
+        ));
+        assert!(matches!(
+            build.execute(
+                "propose_replan",
+                &json!({"step": "S1", "reason": "r", "replace": [{"title": "t"}]})
+            ),
+            ToolOutcome::Replan(_)
         ));
     }
 
@@ -642,6 +666,16 @@ mod tests {
             plan.execute("delete_everything", &json!({})),
             ToolOutcome::error(
                 "unknown tool `delete_everything`; the tools in plan mode are: read_file, list_files, search_files, submit_plan, ask_user"
+            )
+        );
+        // A local re-plan is the executor's: the planner submits whole plans.
+        assert_eq!(
+            plan.execute(
+                "propose_replan",
+                &json!({"step": "S1", "reason": "r", "replace": [{"title": "t"}]})
+            ),
+            ToolOutcome::error(
+                "`propose_replan` is not available in plan mode: planning is read-only; call submit_plan with the plan"
             )
         );
         // Names are exact: no case folding into a real tool.

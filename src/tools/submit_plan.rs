@@ -156,6 +156,14 @@ impl PlanSubmission {
 
 impl PlanStep {
     fn validate(&mut self, id: &str, index: usize, count: usize, problems: &mut Vec<String>) {
+        self.validate_fields(id, problems);
+        self.validate_depends(id, index, count, problems);
+    }
+
+    /// Checks and tidies everything but `depends` (whose ids mean different things to
+    /// `submit_plan` and `propose_replan`); problems name the step as `label`.
+    pub(crate) fn validate_fields(&mut self, label: &str, problems: &mut Vec<String>) {
+        let id = label;
         trim_in_place(&mut self.title);
         check_one_line(&format!("{id} `title`"), &self.title, problems);
         tidy(&mut self.files);
@@ -182,7 +190,16 @@ impl PlanStep {
         if self.done_when.as_deref() == Some("") {
             self.done_when = None;
         }
+    }
 
+    /// `depends` as `submit_plan` numbers it: by position in the submission.
+    fn validate_depends(
+        &mut self,
+        id: &str,
+        index: usize,
+        count: usize,
+        problems: &mut Vec<String>,
+    ) {
         let mut depends: Vec<String> = Vec::new();
         for dependency in &self.depends {
             let dependency = dependency.trim();

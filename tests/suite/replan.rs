@@ -304,3 +304,355 @@ fn a_reapproved_change_to_a_done_steps_verify_reopens_it_and_nothing_else() {
         Some(tick::plan::StepStatus::Pending)
     );
 }
+
+// The executor's local re-plan (`propose_replan`): the step being executed is rewritten and
+// a few steps go right before it; the run stops until the person approves the diff.
+
+mod local {
+    use serde_json::{Value, json};
+
+    use crate::common::fake_model::{FakeModel, Reply};
+    use crate::common::scripts::openai_call;
+    use crate::common::workspace::{Run, Workspace, git};
+
+    const GREET: &str = "---
+title: Greet
+goal: Greet people
+---
+# Greet
+
+## Summary
+
+Greet people.
+
+## Steps
+
+- [ ] S1 Write the greeting
+  - files: hello.txt
+  - verify: `grep -q hello hello.txt`
+- [ ] S2 Write the farewell
+  - files: bye.txt
+  - verify: `grep -q bye bye.txt`
+- [ ] S3 Write the docs
+  - files: NOTES.md
+";
+
+    fn call(name: &str, arguments: Value) -> Reply {
+        openai_call("c", name, arguments)
+    }
+
+    /// `tick args...` in `ws` against the fake model, off the async runtime so the server
+    /// keeps serving.
+    async fn tick(ws: &Workspace, server: &FakeModel, args: &[&str]) -> Run {
+        let mut cmd = ws.tick_process();
+        cmd.args(args)
+            .env("TICK_PROVIDER", "openai")
+            .env("TICK_BASE_URL", format!("{}/v1", server.url()))
+            .env("TICK_MODEL", "test-model")
+            .env("TICK_INTERACTIVE", "0")
+            .stdin(std::process::Stdio::null());
+        let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// The plan approved and committed, so the run starts from a clean tree.
+    fn approved(ws: &Workspace) -> String {
+        let id = ws.approve(GREET);
+        git(ws.root(), &["add", "-A"]);
+        git(ws.root(), &["commit", "-q", "-m", "approve"]);
+        id
+    }
+
+    /// The proposal the farewell step makes: a config file first, and the farewell checked
+    /// against it.
+    fn farewell_needs_a_config() -> Value {
+        json!({
+            "step": "S2",
+            "reason": "the farewell text must come from a config file, which does not exist yet",
+            "insert_before": [
+                {"title": "Add the config file", "files": ["greet.conf"], "verify": ["grep -q farewell greet.conf"]}
+            ],
+            "replace": [
+                {"title": "Write the farewell from the config", "files": ["bye.txt"],
+                 "verify": ["grep -q bye bye.txt"], "depends": ["S1"]}
+            ]
+        })
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_proposal_that_touches_another_step_is_refused_back_to_the_model_and_the_run_goes_on()
+    {
+        let server = FakeModel::start().await;
+        let ws = Workspace::new();
+        let id = approved(&ws);
+        let plan = ws.read(&format!(".tasks/{id}/PLAN.md"));
+        server.push(call(
+            "propose_replan",
+            json!({"step": "S3", "reason": "the docs should come first",
+                   "replace": [{"title": "Write the docs first"}]}),
+        ));
+        server.push(call(
+            "write_file",
+            json!({"path": "hello.txt", "content": "hello\n"}),
+        ));
+        server.push(call(
+            "update_step",
+            json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+        ));
+        let run = tick(&ws, &server, &["run", "--steps", "1"]).await;
+        assert_eq!(run.code, 0, "{run:#?}");
+        // The refusal went back to the model as the tool's error result, naming what is wrong.
+        let requests = server.requests();
+        let results = requests[1].tool_results();
+        let (_, refusal) = results.last().unwrap();
+        assert!(
+            refusal.contains(
+                "the proposal changes `S3`, but the step being executed is `S1`: a local \
+                 re-plan may rewrite only `S1` and add steps right before it"
+            ),
+            "{refusal}"
+        );
+        // The tool is offered while executing.
+        assert!(
+            requests[0]
+                .tool_names()
+                .contains(&"propose_replan".to_owned())
+        );
+        // Nothing was re-planned; the step was done as planned.
+        assert_eq!(
+            ws.read(&format!(".tasks/{id}/PLAN.md")),
+            plan.replace("status: approved", "status: executing")
+        );
+        assert!(!ws.exists(&format!(".tasks/{id}/history")));
+        assert!(
+            ws.read(&format!(".tasks/{id}/TODO.md"))
+                .contains("- [x] S1 Write the greeting")
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_accepted_proposal_stops_the_run_until_approved_then_the_run_goes_on_at_the_new_steps()
+     {
+        let server = FakeModel::start().await;
+        let ws = Workspace::new();
+        let id = approved(&ws);
+        let plan_path = format!(".tasks/{id}/PLAN.md");
+        let todo_path = format!(".tasks/{id}/TODO.md");
+        let approved_plan = ws.read(&plan_path);
+        server.push(call(
+            "write_file",
+            json!({"path": "hello.txt", "content": "hello\n"}),
+        ));
+        server.push(call(
+            "update_step",
+            json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+        ));
+        server.push(call("propose_replan", farewell_needs_a_config()));
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(run.code, 4, "{run:#?}");
+        assert_eq!(server.requests().len(), 3, "the turn ended at the proposal");
+        assert!(
+            run.stderr
+                .contains("-> propose_replan S2: the farewell text must come from a config"),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(
+                "the plan was adjusted around S2 because the farewell text must come from a \
+                 config file, which does not exist yet; `tick approve` to continue"
+            ),
+            "{}",
+            run.stderr
+        );
+        // The step-level diff, on stdout.
+        assert!(
+            run.stdout.contains("+S4 Add the config file"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains("-S2 Write the farewell\n"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout
+                .contains("+S2 Write the farewell from the config"),
+            "{}",
+            run.stdout
+        );
+        // The revision is written as a global re-plan writes it: a new PLAN.md, the approved
+        // version kept, nothing else in the plan touched.
+        let revised = ws.read(&plan_path);
+        assert_eq!(
+            ws.read(&format!(".tasks/{id}/history/PLAN.v1.md")),
+            approved_plan.replace("status: approved", "status: blocked")
+        );
+        let steps: Vec<&str> = revised.lines().filter(|l| l.starts_with("- [")).collect();
+        assert_eq!(
+            steps,
+            [
+                "- [ ] S1 Write the greeting",
+                "- [ ] S4 Add the config file",
+                "- [ ] S2 Write the farewell from the config",
+                "- [ ] S3 Write the docs"
+            ]
+        );
+        assert!(
+            revised.contains("## Summary\n\nGreet people.\n"),
+            "{revised}"
+        );
+        // The step waits, blocked with why; S1 stays done.
+        let todo = ws.read(&todo_path);
+        assert!(todo.contains("- [x] S1 Write the greeting"), "{todo}");
+        assert!(todo.contains("- [!] S2 Write the farewell\n"), "{todo}");
+        assert!(
+            todo.contains(
+                "  - blocked: re-planned: the farewell text must come from a config file"
+            ),
+            "{todo}"
+        );
+        let s1_before: String = todo.lines().take_while(|l| !l.contains("S2")).collect();
+
+        // `tick log` shows the re-plan with its reason.
+        let log = tick(&ws, &server, &["log", &id]).await;
+        assert_eq!(log.code, 0, "{log:#?}");
+        assert!(
+            log.stdout.contains(
+                "the agent re-planned around S2 because the farewell text must come from a \
+                 config file, which does not exist yet (version 2 of the plan)"
+            ),
+            "{}",
+            log.stdout
+        );
+
+        // `tick status` says what the task waits for.
+        let status = tick(&ws, &server, &["status", &id]).await;
+        assert_eq!(status.code, 0, "{status:#?}");
+        assert!(
+            status.stdout.contains(
+                "phase:  blocked, 1/3 done; version 2 of the plan waits for approval \
+                 (re-planned around S2)"
+            ),
+            "{}",
+            status.stdout
+        );
+        assert!(
+            status.stderr.contains(
+                "the agent re-planned around `S2` because the farewell text must come from a \
+                 config file, which does not exist yet: version 2 of the plan waits for approval"
+            ),
+            "{}",
+            status.stderr
+        );
+
+        // Nothing runs until the person approves.
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(run.code, 2, "{run:#?}");
+        assert!(run.stderr.contains("tick approve"), "{}", run.stderr);
+        assert_eq!(server.requests().len(), 3, "no model turn before approval");
+
+        // As the run said: `tick approve`, the current task's revision (there is no draft).
+        let approve = tick(&ws, &server, &["approve"]).await;
+        assert_eq!(approve.code, 0, "{approve:#?}");
+        let todo = ws.read(&todo_path);
+        let s1_after: String = todo.lines().take_while(|l| !l.contains("S4")).collect();
+        assert_eq!(s1_after, s1_before, "S1 byte for byte");
+        let steps: Vec<&str> = todo.lines().filter(|l| l.starts_with("- [")).collect();
+        assert_eq!(
+            steps,
+            [
+                "- [x] S1 Write the greeting",
+                "- [ ] S4 Add the config file",
+                "- [ ] S2 Write the farewell from the config",
+                "- [ ] S3 Write the docs"
+            ]
+        );
+        assert!(!todo.contains("blocked:"), "{todo}");
+
+        // The run goes on at the new step, then the rewritten one.
+        let before = server.requests().len();
+        for (file, content, step) in [
+            ("greet.conf", "farewell=bye\n", "S4"),
+            ("bye.txt", "bye\n", "S2"),
+            ("NOTES.md", "notes\n", "S3"),
+        ] {
+            server.push(call(
+                "write_file",
+                json!({"path": file, "content": content}),
+            ));
+            server.push(call(
+                "update_step",
+                json!({"id": step, "status": "done", "evidence": "wrote it"}),
+            ));
+        }
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(run.code, 0, "{run:#?}");
+        let requests = server.requests();
+        let first = requests[before].user_texts().join("\n");
+        assert!(
+            first.contains("Your step: S4 Add the config file"),
+            "{first}"
+        );
+        let second = requests[before + 2].user_texts().join("\n");
+        assert!(
+            second.contains("Your step: S2 Write the farewell from the config"),
+            "{second}"
+        );
+        let todo = ws.read(&todo_path);
+        for step in [
+            "S1 Write the greeting",
+            "S4 Add the config file",
+            "S2 Write the farewell from the config",
+            "S3 Write the docs",
+        ] {
+            assert!(todo.contains(&format!("- [x] {step}")), "{todo}");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn json_run_events_carry_a_typed_replanned_event() {
+        let server = FakeModel::start().await;
+        let ws = Workspace::new();
+        let id = approved(&ws);
+        server.push(call(
+            "propose_replan",
+            json!({"step": "S1", "reason": "the greeting needs a template",
+                   "insert_before": [{"title": "Add the template", "files": ["hello.tpl"]}],
+                   "replace": [{"title": "Write the greeting from the template", "files": ["hello.txt"]}]}),
+        ));
+        let run = tick(&ws, &server, &["run", "--json"]).await;
+        assert_eq!(run.code, 4, "{run:#?}");
+        let events: Vec<Value> = run
+            .stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let replanned = events
+            .iter()
+            .find(|e| e["event"] == "replanned")
+            .unwrap_or_else(|| panic!("{events:#?}"));
+        assert_eq!(replanned["task"], json!(id));
+        assert_eq!(replanned["step"], json!("S1"));
+        assert_eq!(replanned["reason"], json!("the greeting needs a template"));
+        assert_eq!(replanned["added"], json!(["S4"]));
+        assert_eq!(replanned["version"], json!(2));
+        assert!(
+            replanned["diff"]
+                .as_str()
+                .unwrap()
+                .contains("+S4 Add the template"),
+            "{replanned}"
+        );
+        let summary = events.iter().find(|e| e["event"] == "summary").unwrap();
+        assert_eq!(summary["outcome"], "blocked");
+        assert_eq!(events.last().unwrap()["exit_code"], 4);
+    }
+}

@@ -1,0 +1,132 @@
+//! A local re-plan the executor proposed with `propose_replan` (DESIGN §3, "Blocked is not
+//! the end"): checked against the task while the step's turn runs ([`Check`], a refusal goes
+//! back to the model and the turn goes on), and once accepted written like every re-plan
+//! ([`Runner::record_replanned`]): the step `[!]` with why, the new PLAN.md a revision waiting
+//! for `tick approve`, the re-plan in the task's log. Blocked may repair the plan, never
+//! continue by itself: the run stops here.
+
+use std::collections::BTreeMap;
+
+use super::write::StepWrite;
+use super::{Attributed, RunEvent, Runner, Sink, StepOutcome};
+use crate::error::{Error, Result};
+use crate::plan::{StepId, StepStatus};
+use crate::planning::approve::REPLANNED_PREFIX;
+use crate::planning::replan::{check_local, local_plan_text, write_revision};
+use crate::tasks::state::PendingReplan;
+use crate::tasks::{Task, plan_md};
+use crate::tools::ReplanProposal;
+use crate::tools::propose_replan::refusal;
+
+/// What a proposal made during step `step` of `task` (as loaded before the step) is checked
+/// against.
+pub(super) struct Check<'t> {
+    pub task: &'t Task,
+    pub step: StepId,
+    /// `limits.replan_max_new_steps`.
+    pub max_new: usize,
+}
+
+impl Check<'_> {
+    /// `Err` is the refusal for the model, naming every problem.
+    pub fn check(&self, proposal: &ReplanProposal) -> std::result::Result<(), String> {
+        // The task's PLAN.md was parsed and checked when it was loaded; its steps are read
+        // only now, when a proposal needs them.
+        let plan = plan_md::parse(&self.task.plan_src)
+            .map_err(|e| refusal(&[format!("tick could not read PLAN.md's steps: {e}")]))?;
+        check_local(
+            &plan.steps,
+            &self.task.todo,
+            self.step,
+            proposal,
+            self.max_new,
+        )
+        .map(drop)
+        .map_err(|problems| refusal(&problems))
+    }
+}
+
+impl Runner<'_> {
+    /// The model's accepted `proposal` for step `id`: the step is blocked with the reason (in
+    /// one write with its record and the re-plan waiting), then the new plan is written as
+    /// the task's revision, the re-plan logged, and the run stops for the person.
+    pub(super) fn record_replanned(
+        &self,
+        id: StepId,
+        proposal: &ReplanProposal,
+        evidence: &[crate::tasks::state::Evidence],
+        changes: &Attributed,
+        sink: &mut Sink<'_>,
+    ) -> Result<StepOutcome> {
+        let store = self.store();
+        let task = store.load(&self.deps.task)?;
+        let plan_path = task.dir.join(crate::tasks::PLAN_FILE);
+        let plan = plan_md::parse(&task.plan_src).map_err(|e| store.parse_error(&plan_path, &e))?;
+        // Checked again on the files as they are now: a person may have edited them meanwhile.
+        let replan = check_local(
+            &plan.steps,
+            &task.todo,
+            id,
+            proposal,
+            self.deps.limits.replan_max_new_steps,
+        )
+        .map_err(|problems| {
+            Error::input(format!(
+                "the re-plan proposed for `{id}` no longer fits the plan: {}",
+                problems.join("; ")
+            ))
+            .hint(format!(
+                "PLAN.md or TODO.md changed while the step ran; nothing was re-planned and \
+                 `{id}` stays in progress; `tick run` picks it up again"
+            ))
+        })?;
+        // The reason is the model's text: written only redacted, like every text tick writes.
+        let secrets: Vec<&str> = self.deps.secrets.iter().map(String::as_str).collect();
+        let reason = crate::redact::redact(&replan.reason, &secrets);
+        let blocked = format!(
+            "{REPLANNED_PREFIX}{reason}; approve the new plan with `tick approve {}`",
+            task.id
+        );
+        let now = self.deps.clock.precise();
+        let pending = PendingReplan {
+            step: id,
+            reason: reason.clone(),
+            at: now,
+        };
+        let write = StepWrite {
+            id,
+            expected: Some(StepStatus::InProgress),
+            status: StepStatus::Blocked,
+            reason: Some(&blocked),
+        };
+        self.write_step(
+            write,
+            |state, written| {
+                let record = if written {
+                    state.record_runner(id, StepStatus::Blocked, now, evidence, BTreeMap::new())
+                } else {
+                    state.steps.entry(id).or_default()
+                };
+                record.files_changed.clone_from(&changes.files_changed);
+                state.pending_replan = Some(pending.clone());
+            },
+            sink,
+        )?;
+        // The plan as that write left it (its `status:`), with the step rewritten.
+        let task = store.load(&self.deps.task)?;
+        let plan = plan_md::parse(&task.plan_src).map_err(|e| store.parse_error(&plan_path, &e))?;
+        let text = crate::redact::redact(&local_plan_text(&plan, &replan)?, &secrets);
+        let new = plan_md::parse(&text).map_err(|e| store.parse_error(&plan_path, &e))?;
+        let (version, diff) = write_revision(&task, &text, &new)?;
+        crate::tasks::journal::replanned(&task.dir, id, &reason, version, now);
+        sink(RunEvent::Replanned {
+            task: task.id.clone(),
+            step: id,
+            reason,
+            added: replan.added(),
+            version,
+            diff,
+        });
+        Ok(StepOutcome::Blocked)
+    }
+}
