@@ -1,6 +1,8 @@
 //! Executing a step with a small model (`executor: compact`): each turn is one edit of one of
 //! the step's files, an object the server's grammar constrains (`{path, search, substitute}`,
-//! aider's search/replace; an empty `search` writes the whole file, for a new or small one).
+//! aider's search/replace; an empty `search` writes a new file whole, or adds `substitute` at
+//! the end of an existing one: a 1.5B model asked to rewrite a file whole wrote only the new
+//! function (measured), and asked for an anchor it replaced a block's first line).
 //! The replacement is `substitute`, not `replace`, for the order of decoding: `serde_json`
 //! writes a schema's properties sorted by name, and llama.cpp's grammar has the model write
 //! them in that order; with `replace` the 1.5B model wrote the new text before the text it
@@ -25,9 +27,6 @@ pub const PROMPT: &str = include_str!("../../prompts/compact-execute.md");
 /// Its name under `.tasks/prompts/`.
 pub const PROMPT_FILE: &str = "compact-execute.md";
 
-/// A file at most this long may be written whole (an empty `search`); a longer one is edited
-/// by search/replace, so a small model cannot drop what it did not mean to touch.
-pub const WHOLE_FILE_BYTES: usize = 4096;
 /// The text of a file shown to the model is cut here.
 pub const SHOWN_BYTES: usize = 12_000;
 /// Output tokens of one edit.
@@ -159,23 +158,13 @@ pub fn file_block(path: &str, body: Option<&str>) -> String {
 }
 
 /// The ask for the edit of `path`.
-pub fn edit_instruction(path: &str, exists: bool, small: bool, one_of_many: bool) -> String {
-    let whole = if !exists {
+pub fn edit_instruction(path: &str, exists: bool, one_of_many: bool) -> String {
+    let how = if exists {
+        "To change lines, set `search` to them, copied exactly from the file, and `substitute` \
+         to the new lines. To add new code (a function, a test), leave `search` empty and put \
+         only the new code in `substitute`: tick adds it at the end of the file."
+    } else {
         "It does not exist yet: leave `search` empty and put the whole file in `substitute`."
-    } else if small {
-        // A small file whole: the model sees where everything goes, and the guards catch
-        // what a rewrite drops.
-        "Leave `search` empty and write the whole new file in `substitute`, every line that \
-         does not change kept as it is."
-    } else {
-        "Set `search` to the lines to change, copied exactly from the file, and `substitute` \
-         to the new lines."
-    };
-    let add = if exists && !small {
-        " To add code, set `search` to the lines it goes after and `substitute` to those \
-         lines followed by the new code."
-    } else {
-        ""
     };
     // A way out only where the step names other files: a small model takes it whenever it
     // is offered.
@@ -189,7 +178,7 @@ pub fn edit_instruction(path: &str, exists: bool, small: bool, one_of_many: bool
     };
     format!(
         "Answer with one edit of `{path}` for this step as JSON: `path`, `search`, \
-         `substitute`. {whole}{add}{skip}"
+         `substitute`. {how}{skip}"
     )
 }
 
@@ -215,10 +204,10 @@ pub enum Checked {
     Unchanged,
 }
 
-/// The guards on one answer: only the step's files; an empty `search` writes the whole file
-/// only when it is new or small; flexible matching; no definition removed that the step
-/// (`step_text`: its title, files and done-when) does not name. `before` is the file's text
-/// (`None`: it does not exist).
+/// The guards on one answer: only the step's files; an empty `search` writes a new file
+/// whole, or adds `substitute` at the end of an existing file; flexible matching; braces that
+/// still balance; no definition removed that the step (`step_text`: its title, files and
+/// done-when) does not name. `before` is the file's text (`None`: it does not exist).
 pub fn check_edit(
     answer: &EditAnswer,
     before: Option<&str>,
@@ -230,29 +219,38 @@ pub fn check_edit(
     if answer.search == answer.replace {
         return Ok(Checked::Unchanged);
     }
-    let whole = answer.search.trim().is_empty();
-    let before_text = before.unwrap_or("");
-    if whole && before.is_some_and(|b| b.len() > WHOLE_FILE_BYTES) {
-        return Err(format!(
-            "`{path}` has {} bytes, too many to write whole; set `search` to the lines to \
-             change, copied exactly from the file",
-            before_text.len()
-        ));
+    let mut new = answer.replace.clone();
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
     }
-    if !whole && before.is_none() {
-        return Err(format!(
-            "`{path}` does not exist yet: leave `search` empty and put the whole file in \
-             `substitute`"
-        ));
-    }
-    let search = (!whole).then_some(answer.search.as_str());
-    let mut replace = answer.replace.clone();
-    if whole && !replace.is_empty() && !replace.ends_with('\n') {
-        replace.push('\n');
-    }
-    let (text, matched) =
-        guards::guarded_edit(path, before_text, search, &replace, step_files, step_text)
-            .map_err(|refusal| refusal.to_string())?;
+    let edited = match (before, answer.search.trim().is_empty()) {
+        (None, false) => {
+            return Err(format!(
+                "`{path}` does not exist yet: leave `search` empty and put the whole file in \
+                 `substitute`"
+            ));
+        }
+        (None, true) => guards::guarded_edit(path, "", None, &new, step_files, step_text),
+        (Some(before), true) => {
+            let gap = match before {
+                "" => "",
+                b if b.ends_with("\n\n") => "",
+                b if b.ends_with('\n') => "\n",
+                _ => "\n\n",
+            };
+            let appended = format!("{before}{gap}{new}");
+            guards::guarded_edit(path, before, None, &appended, step_files, step_text)
+        }
+        (Some(before), false) => guards::guarded_edit(
+            path,
+            before,
+            Some(&answer.search),
+            &answer.replace,
+            step_files,
+            step_text,
+        ),
+    };
+    let (text, matched) = edited.map_err(|refusal| refusal.to_string())?;
     Ok(Checked::Write { text, matched })
 }
 
@@ -293,11 +291,8 @@ mod tests {
     }
 
     #[test]
-    fn a_whole_file_is_for_new_or_small_files_only() {
-        let step = files(&["a.py", "new.py"]);
-        let big = "x = 1\n".repeat(1000);
-        let err = check_edit(&edit("a.py", "", "y = 2\n"), Some(&big), &step, "").unwrap_err();
-        assert!(err.contains("too many to write whole"), "{err}");
+    fn an_empty_search_writes_a_new_file_or_adds_to_the_end_of_one() {
+        let step = files(&["a.rs", "new.py"]);
         let ok = check_edit(&edit("new.py", "", "print(1)"), None, &step, "").unwrap();
         assert_eq!(
             ok,
@@ -308,8 +303,29 @@ mod tests {
         );
         let err = check_edit(&edit("new.py", "a", "b"), None, &step, "").unwrap_err();
         assert!(err.contains("does not exist yet"), "{err}");
+        let before = "pub fn f() -> u32 {\n    1\n}\n";
+        let Checked::Write { text, .. } = check_edit(
+            &edit(
+                "a.rs",
+                "",
+                "#[test]\nfn f_is_one() {\n    assert_eq!(f(), 1);\n}",
+            ),
+            Some(before),
+            &step,
+            "Test f",
+        )
+        .unwrap() else {
+            panic!("not written")
+        };
         assert_eq!(
-            check_edit(&edit("a.py", "x", "x"), Some("x\n"), &step, "").unwrap(),
+            text,
+            "pub fn f() -> u32 {\n    1\n}\n\n#[test]\nfn f_is_one() {\n    assert_eq!(f(), 1);\n}\n"
+        );
+        // What is added must still balance.
+        let err = check_edit(&edit("a.rs", "", "fn g() {"), Some(before), &step, "").unwrap_err();
+        assert!(err.contains("unbalanced"), "{err}");
+        assert_eq!(
+            check_edit(&edit("a.rs", "x", "x"), Some("x\n"), &step, "").unwrap(),
             Checked::Unchanged
         );
     }
@@ -321,7 +337,7 @@ mod tests {
         assert!(err.contains("edit only `a.py`"), "{err}");
         let before = "def f():\n    return 1\n\ndef g():\n    return 2\n";
         let err = check_edit(
-            &edit("a.py", "", "def f():\n    return 3\n"),
+            &edit("a.py", before, "def f():\n    return 3\n"),
             Some(before),
             &step,
             "Change f",

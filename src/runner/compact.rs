@@ -14,7 +14,7 @@ use super::{Emitter, Hooks, Runner, Sink, Work};
 use crate::agent::AgentEvent;
 use crate::agent::executor::{StepEnd, StepError, StepHooks, Verdict};
 use crate::compact::exec::{
-    self, Checked, EDIT_TOKENS, EditAnswer, ExecOptions, RETRIES_PER_FILE, Shown, WHOLE_FILE_BYTES,
+    self, Checked, EDIT_TOKENS, EditAnswer, ExecOptions, RETRIES_PER_FILE, Shown,
 };
 use crate::compact::guards::Matched;
 use crate::llm::{Client, Message, Request, StreamEvent, Structured, Usage};
@@ -226,6 +226,8 @@ impl EditTalk<'_> {
         }
         let note = if matched == Matched::IgnoringIndentation {
             " (the search text matched ignoring indentation; the new lines were re-indented)"
+        } else if before.is_some() && answer.search.trim().is_empty() {
+            " (added at the end)"
         } else {
             ""
         };
@@ -252,11 +254,11 @@ impl EditTalk<'_> {
                 return Ok(StepEnd::Interrupted);
             }
             let ask = match &path {
-                Some(path) => {
-                    let text = current(self.registry, path);
-                    let small = text.as_ref().is_some_and(|t| t.len() <= WHOLE_FILE_BYTES);
-                    exec::edit_instruction(path, text.is_some(), small, files.len() > 1)
-                }
+                Some(path) => exec::edit_instruction(
+                    path,
+                    current(self.registry, path).is_some(),
+                    files.len() > 1,
+                ),
                 None => "Answer with one edit of one of the step's files as JSON: `path`, \
                          `search`, `substitute`."
                     .to_owned(),

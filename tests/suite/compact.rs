@@ -606,10 +606,10 @@ async fn a_compact_edit_deleting_an_unnamed_function_is_refused_listing_it() {
         "grep -q 'return None' stats.py",
     ));
     let server = FakeModel::start().await;
-    // The whole file again, without `minimum`.
+    // The whole file rewritten, without `minimum`.
     server.push(edit(
         "stats.py",
-        "",
+        stats,
         "def mean(v):\n    if not v:\n        return None\n    return sum(v) / len(v)\n",
     ));
     server.push(edit(
@@ -790,4 +790,34 @@ async fn a_done_claim_after_the_reminder_and_a_real_change_ticks() {
     let run = run_with_model(&ws, &server, "agent").await;
     assert_eq!(run.code, 0, "{run:#?}");
     assert_contains(&todo(&ws, &id), "- [x] S1 Add unit tests");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
+    let ws = Workspace::new();
+    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
+    let id = ws.approve(&one_step(
+        "Add a test for one",
+        "lib.rs",
+        "grep -q 'fn one_is_one' lib.rs",
+    ));
+    let server = FakeModel::start().await;
+    // Unbalanced first (refused), then the whole test.
+    server.push(edit("lib.rs", "", "#[test]\nfn one_is_one() {"));
+    server.push(edit(
+        "lib.rs",
+        "",
+        "#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}",
+    ));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        ws.read("lib.rs"),
+        "pub fn one() -> u32 {\n    1\n}\n\n#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}\n"
+    );
+    assert_contains(
+        &model_requests(&server)[1].last_user_text(),
+        "Not applied: this edit leaves the braces of `lib.rs` unbalanced (one `{` more than `}`)",
+    );
+    assert_contains(&todo(&ws, &id), "- [x] S1");
 }
