@@ -585,13 +585,21 @@ async fn a_compact_edit_outside_the_steps_files_is_refused_naming_the_allowed_on
     let first = requests[0].last_user_text();
     assert_contains(&first, "Step: S1 Raise the rate");
     assert_contains(&first, "calc.py:\n```\nRATE = 1\n```");
+    let again = requests[1].last_user_text();
     assert_contains(
-        &requests[1].last_user_text(),
-        "Not applied: `setup.py` is not one of this step's files; edit only `calc.py`",
+        &again,
+        "Not applied, an earlier answer: `setup.py` is not one of this step's files; edit \
+         only `calc.py`",
     );
-    // The second request is the first one plus the new turns: the prefix holds.
-    let (a, b) = (requests[0].messages(), requests[1].messages());
-    assert_eq!(&b[..a.len()], a);
+    // The refused answer is not shown again (a small model repeats it); the ask is made
+    // again with the refusal added, so the prompt still begins as the first one did.
+    assert_eq!(requests[1].user_texts().len(), 1);
+    assert!(again.starts_with(&first), "{again}");
+    assert_eq!(requests[0].messages()[0], requests[1].messages()[0]);
+    assert_ne!(
+        requests[0].body["temperature"],
+        requests[1].body["temperature"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -817,7 +825,8 @@ async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
     );
     assert_contains(
         &model_requests(&server)[1].last_user_text(),
-        "Not applied: this edit leaves the braces of `lib.rs` unbalanced (one `{` more than `}`)",
+        "Not applied, an earlier answer: this edit leaves the braces of `lib.rs` unbalanced \
+         (one `{` more than `}`)",
     );
     assert_contains(&todo(&ws, &id), "- [x] S1");
 }
