@@ -79,6 +79,11 @@ pub async fn resolve(
 /// One edit as the model answers it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct EditAnswer {
+    /// `add` (new code at the end of the file, or a new file whole) or `change` (`search`
+    /// replaced by `substitute`). Decided first, before any code: the schema's properties are
+    /// written in name order.
+    #[serde(default)]
+    pub action: String,
     pub path: String,
     #[serde(default)]
     pub search: String,
@@ -96,8 +101,9 @@ pub fn edit_schema(paths: &[String]) -> Value {
     json!({
         "type": "object",
         "additionalProperties": false,
-        "required": ["path", "search", "substitute"],
+        "required": ["action", "path", "search", "substitute"],
         "properties": {
+            "action": {"type": "string", "enum": ["add", "change"]},
             "path": path,
             "search": {"type": "string", "maxLength": 6000},
             "substitute": {"type": "string", "maxLength": 12000},
@@ -160,24 +166,26 @@ pub fn file_block(path: &str, body: Option<&str>) -> String {
 /// The ask for the edit of `path`.
 pub fn edit_instruction(path: &str, exists: bool, one_of_many: bool) -> String {
     let how = if exists {
-        "To change lines, set `search` to them, copied exactly from the file, and `substitute` \
-         to the new lines. To add new code (a function, a test), leave `search` empty and put \
-         only the new code in `substitute`: tick adds it at the end of the file."
+        "To add new code (a function, a test), set `action` to `add`, `search` to \"\" and \
+         `substitute` to only the new code: tick adds it at the end of the file. To change \
+         lines, set `action` to `change`, `search` to those lines copied exactly from the \
+         file, and `substitute` to the new lines."
     } else {
-        "It does not exist yet: leave `search` empty and put the whole file in `substitute`."
+        "It does not exist yet: set `action` to `add`, `search` to \"\" and `substitute` to \
+         the whole file."
     };
     // A way out only where the step names other files: a small model takes it whenever it
     // is offered.
     let skip = if one_of_many {
         format!(
-            " Only if the step needs no change in `{path}`, set `search` and `substitute` to \
-             the same line."
+            " Only if the step needs no change in `{path}`, set `action` to `change` and \
+             `search` and `substitute` to the same line."
         )
     } else {
         String::new()
     };
     format!(
-        "Answer with one edit of `{path}` for this step as JSON: `path`, `search`, \
+        "Answer with one edit of `{path}` for this step as JSON: `action`, `path`, `search`, \
          `substitute`. {how}{skip}"
     )
 }
@@ -189,8 +197,8 @@ pub fn fix_instruction(report: &str, files: &Shown) -> String {
         text.push_str(&file_block(path, body.as_deref()));
     }
     text.push_str(
-        "\nAnswer with one edit that fixes this, as JSON: `path` (one of the step's files), \
-         `search`, `substitute`.",
+        "\nAnswer with one edit that fixes this, as JSON: `action` (`add` or `change`), `path` \
+         (one of the step's files), `search`, `substitute`.",
     );
     text
 }
@@ -216,17 +224,18 @@ pub fn check_edit(
 ) -> Result<Checked, String> {
     let path = answer.path.trim().trim_start_matches("./");
     guards::check_allowed(path, step_files).map_err(|e| e.to_string())?;
-    if answer.search == answer.replace {
+    let add = answer.action.trim() == "add";
+    if !add && answer.search == answer.replace {
         return Ok(Checked::Unchanged);
     }
     let mut new = answer.replace.clone();
     if !new.is_empty() && !new.ends_with('\n') {
         new.push('\n');
     }
-    let edited = match (before, answer.search.trim().is_empty()) {
+    let edited = match (before, add || answer.search.trim().is_empty()) {
         (None, false) => {
             return Err(format!(
-                "`{path}` does not exist yet: leave `search` empty and put the whole file in \
+                "`{path}` does not exist yet: answer with `action` `add` and the whole file in \
                  `substitute`"
             ));
         }
@@ -241,17 +250,42 @@ pub fn check_edit(
             let appended = format!("{before}{gap}{new}");
             guards::guarded_edit(path, before, None, &appended, step_files, step_text)
         }
-        (Some(before), false) => guards::guarded_edit(
-            path,
-            before,
-            Some(&answer.search),
-            &answer.replace,
-            step_files,
-            step_text,
-        ),
+        (Some(before), false) => {
+            partial_line(path, before, &answer.search)?;
+            guards::guarded_edit(
+                path,
+                before,
+                Some(&answer.search),
+                &answer.replace,
+                step_files,
+                step_text,
+            )
+        }
     };
     let (text, matched) = edited.map_err(|refusal| refusal.to_string())?;
     Ok(Checked::Write { text, matched })
+}
+
+/// Refuses a search text that matches exactly once but inside a line: a 1.5B model replaced
+/// a function's signature without its ` {` and left the old body behind (measured).
+fn partial_line(path: &str, text: &str, search: &str) -> Result<(), String> {
+    let Some(at) = text.find(search) else {
+        return Ok(());
+    };
+    let end = at + search.len();
+    // Only the line's indentation may come before it.
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let starts = text[line_start..at].trim().is_empty() || search.starts_with('\n');
+    let ends = end == text.len() || text[end..].starts_with('\n') || search.ends_with('\n');
+    if starts && ends {
+        return Ok(());
+    }
+    let line_no = text[..at].matches('\n').count() + 1;
+    let line = text.lines().nth(line_no - 1).unwrap_or("").trim();
+    Err(format!(
+        "the search text must be whole lines of `{path}`, but it matches part of line \
+         {line_no}: `{line}`; copy whole lines, from their first character to their last"
+    ))
 }
 
 #[cfg(test)]
@@ -260,6 +294,7 @@ mod tests {
 
     fn edit(path: &str, search: &str, replace: &str) -> EditAnswer {
         EditAnswer {
+            action: if search.is_empty() { "add" } else { "change" }.into(),
             path: path.into(),
             search: search.into(),
             replace: replace.into(),
@@ -276,18 +311,18 @@ mod tests {
         let mut problems = Vec::new();
         crate::llm::structured::check(
             &schema,
-            &json!({"path": "src/a.py", "search": "x", "substitute": "y"}),
+            &json!({"action": "change", "path": "src/a.py", "search": "x", "substitute": "y"}),
             "",
             &mut problems,
         );
         assert!(problems.is_empty(), "{problems:?}");
         crate::llm::structured::check(
             &schema,
-            &json!({"path": "src/b.py", "search": "x"}),
+            &json!({"action": "move", "path": "src/b.py", "search": "x"}),
             "",
             &mut problems,
         );
-        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems.len(), 3, "{problems:?}");
     }
 
     #[test]
@@ -321,6 +356,30 @@ mod tests {
             text,
             "pub fn f() -> u32 {\n    1\n}\n\n#[test]\nfn f_is_one() {\n    assert_eq!(f(), 1);\n}\n"
         );
+        // `add` appends whatever `search` holds (a small model fills it anyway).
+        let mut answer = edit("a.rs", "fn f", "fn g() {}");
+        answer.action = "add".into();
+        assert_eq!(
+            check_edit(&answer, Some(before), &step, "").unwrap(),
+            Checked::Write {
+                text: format!("{before}\nfn g() {{}}\n"),
+                matched: Matched::Exactly
+            }
+        );
+        // A search inside a line is refused, naming the line.
+        let err = check_edit(
+            &edit("a.rs", "pub fn f() -> u32", "pub fn f() -> u64"),
+            Some(before),
+            &step,
+            "",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("matches part of line 1: `pub fn f() -> u32 {`"),
+            "{err}"
+        );
+        assert!(check_edit(&edit("a.rs", "    1", "    2"), Some(before), &step, "").is_ok());
+        assert!(check_edit(&edit("a.rs", "1", "2"), Some(before), &step, "").is_ok());
         // What is added must still balance.
         let err = check_edit(&edit("a.rs", "", "fn g() {"), Some(before), &step, "").unwrap_err();
         assert!(err.contains("unbalanced"), "{err}");

@@ -243,7 +243,7 @@ impl EditTalk<'_> {
         }
         let note = if matched == Matched::IgnoringIndentation {
             " (the search text matched ignoring indentation; the new lines were re-indented)"
-        } else if before.is_some() && answer.search.trim().is_empty() {
+        } else if before.is_some() && (answer.action == "add" || answer.search.trim().is_empty()) {
             " (added at the end)"
         } else {
             ""
@@ -276,8 +276,8 @@ impl EditTalk<'_> {
                     current(self.registry, path).is_some(),
                     files.len() > 1,
                 ),
-                None => "Answer with one edit of one of the step's files as JSON: `path`, \
-                         `search`, `substitute`."
+                None => "Answer with one edit of one of the step's files as JSON: `action` \
+                         (`add` or `change`), `path`, `search`, `substitute`."
                     .to_owned(),
             };
             // The first ask rides on the step's message, so the prefix stays one message.

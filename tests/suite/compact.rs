@@ -537,7 +537,8 @@ fn one_step(title: &str, files: &str, verify: &str) -> String {
 }
 
 fn edit(path: &str, search: &str, replace: &str) -> Reply {
-    json_answer(&json!({"path": path, "search": search, "substitute": replace}))
+    let action = if search.is_empty() { "add" } else { "change" };
+    json_answer(&json!({"action": action, "path": path, "search": search, "substitute": replace}))
 }
 
 fn events(run: &Run) -> Vec<Value> {
@@ -578,7 +579,14 @@ async fn a_compact_edit_outside_the_steps_files_is_refused_naming_the_allowed_on
         assert_eq!(format["type"], "json_schema", "{}", request.body);
         assert_eq!(format["json_schema"]["name"], "edit");
         let schema = &format["json_schema"]["schema"];
-        assert_eq!(schema["required"], json!(["path", "search", "substitute"]));
+        assert_eq!(
+            schema["required"],
+            json!(["action", "path", "search", "substitute"])
+        );
+        assert_eq!(
+            schema["properties"]["action"]["enum"],
+            json!(["add", "change"])
+        );
         assert_eq!(schema["properties"]["path"]["enum"], json!(["calc.py"]));
         assert!(request.body.get("tools").is_none(), "{}", request.body);
     }
