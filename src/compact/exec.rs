@@ -164,7 +164,9 @@ pub fn file_block(path: &str, body: Option<&str>) -> String {
 }
 
 /// The ask for the edit of `path`.
-pub fn edit_instruction(path: &str, exists: bool, one_of_many: bool) -> String {
+/// The ask for the edit of `path` for `step` (its id and title, said again next to the ask:
+/// a small model follows what it read last).
+pub fn edit_instruction(step: &str, path: &str, exists: bool, one_of_many: bool) -> String {
     let how = if exists {
         "To add new code (a function, a test), set `action` to `add`, `search` to \"\" and \
          `substitute` to only the new code: tick adds it at the end of the file. To change \
@@ -185,17 +187,18 @@ pub fn edit_instruction(path: &str, exists: bool, one_of_many: bool) -> String {
         String::new()
     };
     format!(
-        "Answer with one edit of `{path}` for this step as JSON: `action`, `path`, `search`, \
-         `substitute`. {how}{skip}"
+        "The step: {step}\nAnswer with one edit of `{path}` that does this step, as JSON: \
+         `action`, `path`, `search`, `substitute`. {how}{skip}"
     )
 }
 
 /// The ask after a failed check: its output, and one more edit.
-pub fn fix_instruction(report: &str, files: &Shown) -> String {
+pub fn fix_instruction(step: &str, report: &str, files: &Shown) -> String {
     let mut text = format!("{}\n\nThe step's files now:\n", report.trim_end());
     for (path, body) in files {
         text.push_str(&file_block(path, body.as_deref()));
     }
+    text.push_str(&format!("\nThe step: {step}"));
     text.push_str(
         "\nAnswer with one edit that fixes this, as JSON: `action` (`add` or `change`), `path` \
          (one of the step's files), `search`, `substitute`.",

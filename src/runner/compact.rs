@@ -68,6 +68,8 @@ struct EditTalk<'a> {
     max_tokens: u64,
     /// The step's files (with a sub-step's parent's).
     scope: &'a [String],
+    /// `S1 <title>`, said again with each ask.
+    step_line: String,
     /// The step's title, files and done-when: what it names, for the definitions guard.
     step_text: String,
     schema: serde_json::Value,
@@ -272,6 +274,7 @@ impl EditTalk<'_> {
             }
             let ask = match &path {
                 Some(path) => exec::edit_instruction(
+                    &self.step_line,
                     path,
                     current(self.registry, path).is_some(),
                     files.len() > 1,
@@ -322,8 +325,13 @@ impl EditTalk<'_> {
                         .unwrap_or(&report)
                         .to_owned();
                     let files = shown(self.registry, &concrete(self.scope));
-                    self.edit(exec::fix_instruction(&report, &files), hooks, usage, sink)
-                        .await?;
+                    self.edit(
+                        exec::fix_instruction(&self.step_line, &report, &files),
+                        hooks,
+                        usage,
+                        sink,
+                    )
+                    .await?;
                 }
             }
         }
@@ -361,9 +369,10 @@ impl Runner<'_> {
         }
         let checks = checks(&root, &step.verify);
         let files = shown(self.deps.registry, &concrete(scope));
+        let step_line = format!("{id} {}", step.title);
         let first = exec::step_message(
             &task.title(),
-            &format!("{id} {}", step.title),
+            &step_line,
             step.done_when.as_deref(),
             &checks,
             &files,
@@ -389,6 +398,7 @@ impl Runner<'_> {
             max_turns: self.deps.limits.max_turns,
             max_tokens: self.deps.limits.max_tokens,
             scope,
+            step_line,
             step_text: format!(
                 "{} {} {}",
                 step.title,
