@@ -17,6 +17,15 @@
 #   TICK_BASE_URL, TICK_MODEL, TICK_PROVIDER  another server (default: local-model.sh env)
 #   PLANNER=agent|compact|auto  the planner (default: tick's default for the provider, which
 #                           is `auto` for llamacpp: compact on a context under 32k tokens)
+#   BUILD=0                 skip the build benchmark (GOALS=none skips the planning goals)
+#   EXECUTOR=agent|compact|auto  how `tick run` executes (default: the planner's setting)
+#   BUILD_TIMEOUT=1800      seconds the build benchmark's `tick run` may take
+#   BUILD_PLAN=file         run this plan (`tick plan --from`) instead of the model's draft;
+#                           benches/build-plan.md is a reviewed two-step plan for the goal
+#
+# The build benchmark: on a fresh copy of the fixture (with its Cargo.lock committed), plan
+# BUILD_GOAL with the same model, approve the draft as it is, `tick run --json` it, and report
+# each step's outcome and seconds, then whether the crate's own `cargo test` still passes.
 # Inference runs at the server's niceness; tick itself runs under `nice -n 19`.
 set -euo pipefail
 
@@ -56,6 +65,13 @@ fi
 TICK=$(cd "$(dirname "$TICK")" && pwd)/$(basename "$TICK")
 [[ -x "$TICK" ]] || { echo "error: no tick binary at \`$TICK\`" >&2; exit 1; }
 
+# HOME is each workspace's own; cargo and rustup keep finding the person's toolchain.
+RUSTUP_HOME_REAL=${RUSTUP_HOME:-$HOME/.rustup}
+CARGO_HOME_REAL=${CARGO_HOME:-$HOME/.cargo}
+EXECUTOR=${EXECUTOR:-}
+BUILD_GOAL="Add unit tests for format_counts in src/lib.rs, covering each selection and the file name"
+BUILD_TIMEOUT=${BUILD_TIMEOUT:-1800}
+
 OUT=${BENCH_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/tick-local-bench.XXXXXX")}
 mkdir -p "$OUT"
 
@@ -66,13 +82,16 @@ export NO_COLOR=1 TICK_INTERACTIVE=0
 run_tick() { # $1 workspace, then tick's arguments
     local dir=$1
     shift
-    (cd "$dir" && env HOME="$dir/.home" TICK_PROVIDER="$PROVIDER" TICK_BASE_URL="$BASE_URL" \
-        TICK_MODEL="$MODEL" ${PLANNER:+TICK_PLANNER=$PLANNER} GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com \
+    # CARGO_TARGET_DIR (where tick itself was built) would send the fixture's builds there.
+    (cd "$dir" && env -u CARGO_TARGET_DIR HOME="$dir/.home" TICK_PROVIDER="$PROVIDER" TICK_BASE_URL="$BASE_URL" \
+        TICK_MODEL="$MODEL" ${PLANNER:+TICK_PLANNER=$PLANNER} ${EXECUTOR:+TICK_EXECUTOR=$EXECUTOR} \
+        RUSTUP_HOME="$RUSTUP_HOME_REAL" CARGO_HOME="$CARGO_HOME_REAL" GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com \
         GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com "$@")
 }
 
 selected() { # $1 goal number
     [[ -z "${GOALS:-}" ]] && return 0
+    [[ $GOALS == none ]] && return 1
     [[ ",$GOALS," == *",$1,"* ]]
 }
 
@@ -195,3 +214,95 @@ echo
 echo "valid drafts: $valid of $ran ($copied of them the reminder's example copied); grounded: $groundedn"
 [[ -f "$OUT/grounding.txt" ]] && cat "$OUT/grounding.txt"
 echo "logs and workspaces: $OUT"
+
+[[ ${BUILD:-1} == 0 ]] && exit 0
+
+# The build benchmark.
+echo
+if [[ -n "${BUILD_PLAN:-}" ]]; then
+    BUILD_PLAN=$(cd "$(dirname "$BUILD_PLAN")" && pwd)/$(basename "$BUILD_PLAN")
+    echo "build: the plan in $BUILD_PLAN, approved, tick run (limit $BUILD_TIMEOUT s)"
+else
+    echo "build: plan \"$BUILD_GOAL\", approve the draft, tick run (limit $BUILD_TIMEOUT s)"
+fi
+dir="$OUT/build"
+rm -rf "$dir"
+mkdir -p "$dir/.home"
+cp -R "$FIXTURE/." "$dir/"
+printf '.home/\ntarget/\n' >"$dir/.gitignore"
+run_tick "$dir" cargo generate-lockfile --offline --quiet
+git -C "$dir" init -q
+git -C "$dir" add .
+run_tick "$dir" git commit -q -m "wordcount 0.3.1"
+started=$(date +%s)
+set +e
+if [[ -n "${BUILD_PLAN:-}" ]]; then
+    run_tick "$dir" "$TICK" plan --from "$BUILD_PLAN" >"$OUT/build-plan.jsonl" 2>"$OUT/build-plan.stderr"
+else
+    run_tick "$dir" timeout --signal=INT --kill-after=10 "$GOAL_TIMEOUT" \
+        nice -n 19 "$TICK" plan --json "$BUILD_GOAL" >"$OUT/build-plan.jsonl" 2>"$OUT/build-plan.stderr"
+fi
+code=$?
+set -e
+echo "plan: exit $code in $(($(date +%s) - started)) s"
+if [[ $code != 0 ]]; then
+    echo "no draft to run: $(grep -m1 '^error' "$OUT/build-plan.stderr" || tail -n1 "$OUT/build-plan.stderr")"
+    exit 0
+fi
+sed -n '/^## Steps/,$p' "$dir/.tasks/draft/PLAN.md" | sed 's/^/  /'
+run_tick "$dir" "$TICK" approve >"$OUT/build-approve.txt" 2>&1
+started=$(date +%s)
+set +e
+# Each event line with the second it arrived, for the steps' times.
+run_tick "$dir" timeout --signal=INT --kill-after=10 "$BUILD_TIMEOUT" \
+    nice -n 19 "$TICK" run --json 2>"$OUT/build-run.stderr" |
+    while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$OUT/build-run.jsonl"
+code=${PIPESTATUS[0]}
+set -e
+echo "run: exit $code in $(($(date +%s) - started)) s"
+python3 - "$OUT/build-run.jsonl" "$started" <<'PY'
+import json, sys
+steps, order, started = {}, [], float(sys.argv[2])
+requests = 0
+for line in open(sys.argv[1], encoding="utf-8"):
+    at, _, text = line.partition(" ")
+    try:
+        event = json.loads(text)
+    except ValueError:
+        continue
+    kind, at = event.get("event"), float(at)
+    step = event.get("step")
+    if kind == "step_started":
+        steps[step] = {"title": event.get("title", ""), "start": at, "checks": [], "requests": 0,
+                       "refused": 0, "outcome": "did not end"}
+        order.append(step)
+    elif step in steps:
+        s = steps[step]
+        agent = event.get("agent") or {}
+        if kind == "agent" and agent.get("kind", agent.get("event")) == "request":
+            s["requests"] += 1
+        if kind == "agent" and agent.get("kind", agent.get("event")) == "reminder":
+            s["refused"] += 1
+        if kind == "verification":
+            s["checks"].append(f"`{event['command']}` {'pass' if event['passed'] else 'fail'} {event['duration_ms'] / 1000:.0f} s")
+        if kind == "step_done":
+            s["outcome"], s["end"] = ("verified" if event.get("verified") else "done, unverified"), at
+        if kind == "step_blocked":
+            s["outcome"], s["end"] = "blocked: " + (event.get("reason") or "")[:120], at
+print(f"{'step':<5} {'seconds':>7} {'requests':>8} {'refused':>7}  outcome; checks; title")
+verified = 0
+for step in order:
+    s = steps[step]
+    seconds = s.get("end", s["start"]) - s["start"]
+    verified += s["outcome"] == "verified"
+    print(f"{step:<5} {seconds:>7.0f} {s['requests']:>8} {s['refused']:>7}  {s['outcome']}; {', '.join(s['checks']) or '-'}; {s['title']}")
+print(f"steps verified: {verified} of {len(order)} run")
+PY
+set +e
+(cd "$dir" && unset CARGO_TARGET_DIR && RUSTUP_HOME="$RUSTUP_HOME_REAL" CARGO_HOME="$CARGO_HOME_REAL" HOME="$dir/.home" \
+    nice -n 19 cargo test --offline --quiet >"$OUT/build-cargo-test.txt" 2>&1)
+code=$?
+set -e
+echo "the crate's tests after the run (cargo test): $([[ $code == 0 ]] && echo pass || echo "FAIL (exit $code)"); $(grep -E '^test result' "$OUT/build-cargo-test.txt" | head -n1)"
+git -C "$dir" diff --stat | tail -n1
+echo "build logs: $OUT/build-*, workspace $dir"

@@ -83,6 +83,7 @@ struct FileConfig {
     limits: Option<FileLimits>,
     tool_calls: Option<ToolCalls>,
     planner: Option<Planner>,
+    executor: Option<Planner>,
     run_command: Option<FileRunCommand>,
     sandbox: Option<FileSandbox>,
 }
@@ -280,6 +281,10 @@ pub struct Config {
     pub limits: Limits,
     pub tool_calls: ToolCalls,
     pub planner: Planner,
+    /// How `tick run` executes a step: the agent loop with tools (`agent`), or one
+    /// schema-constrained edit of one of the step's files at a time (`compact`, for small
+    /// models); `auto` decides as it does for the planner. Unset, it is the planner's setting.
+    pub executor: Planner,
     /// `run_command`'s allow-list: tick's table plus the user's additions (and the flags
     /// either file refuses).
     pub run_command: AllowList,
@@ -300,6 +305,7 @@ impl std::fmt::Debug for Config {
             .field("limits", &self.limits)
             .field("tool_calls", &self.tool_calls)
             .field("planner", &self.planner)
+            .field("executor", &self.executor)
             .field("run_command", &self.run_command)
             .field("sandbox", &self.sandbox)
             .finish()
@@ -338,7 +344,7 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
         ))
         .hint(
             "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env`, `tool_calls` \
-             (`native`, `text`, `auto`), `planner` (`compact`, `agent`, `auto`), `limits` (`max_turns`, `max_tokens`, \
+             (`native`, `text`, `auto`), `planner` and `executor` (`compact`, `agent`, `auto`), `limits` (`max_turns`, `max_tokens`, \
              `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
              `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
              `max_transcript_entry_bytes`, `replan_max_new_steps`), `sandbox` (`off`, or `network`, `writable`) and \
@@ -364,6 +370,7 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
     into.api_key_env = from.api_key_env.or(into.api_key_env.take());
     into.tool_calls = from.tool_calls.or(into.tool_calls);
     into.planner = from.planner.or(into.planner);
+    into.executor = from.executor.or(into.executor);
     if let Some(limits) = from.limits {
         let base = into.limits.get_or_insert_with(FileLimits::default);
         base.max_turns = limits.max_turns.or(base.max_turns);
@@ -548,6 +555,7 @@ pub fn resolve(
     }
     let tool_calls = tool_calls(env, file.tool_calls)?;
     let planner = planner(env, file.planner, provider)?;
+    let executor = executor(env, file.executor, planner)?;
     let allow = file.run_command.map(|r| r.allow).unwrap_or_default();
     // Each file's entries were checked as it was read; together they can only fail on a
     // conflict between the files, which is reported without a file.
@@ -576,6 +584,7 @@ pub fn resolve(
         limits,
         tool_calls,
         planner,
+        executor,
         run_command,
         sandbox,
     })
@@ -999,6 +1008,23 @@ fn planner(env: &Env, from_file: Option<Planner>, provider: Provider) -> Result<
     })
 }
 
+/// The executor: `TICK_EXECUTOR`, else the file's `executor:`, else the planner's setting (a
+/// model small enough to plan compactly executes compactly too).
+fn executor(env: &Env, from_file: Option<Planner>, planner: Planner) -> Result<Planner> {
+    Ok(match env.var("TICK_EXECUTOR").map(str::trim) {
+        Some("compact") => Planner::Compact,
+        Some("agent") => Planner::Agent,
+        Some("auto") => Planner::Auto,
+        Some(other) => {
+            return Err(
+                Error::input(format!("`TICK_EXECUTOR={other}` is not an executor"))
+                    .hint("use `compact`, `agent` or `auto`"),
+            );
+        }
+        None => from_file.unwrap_or(planner),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -1233,6 +1259,48 @@ mod tests {
         assert_eq!(resolved(&[]).unwrap().planner, Planner::Compact);
         std::fs::write(&project, "planner: tiny\n").unwrap();
         assert!(resolved(&[]).is_err());
+    }
+
+    #[test]
+    fn the_executor_follows_the_planner_unless_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(&project, "provider: llamacpp\nmodel: m\n").unwrap();
+        let resolved = |vars: &[(&str, &str)]| {
+            resolve(
+                &project,
+                "config.yaml",
+                &env(vars, dir.path()),
+                &Flags::default(),
+            )
+        };
+        assert_eq!(resolved(&[]).unwrap().executor, Planner::Auto);
+        assert_eq!(
+            resolved(&[("TICK_PLANNER", "agent")]).unwrap().executor,
+            Planner::Agent
+        );
+        assert_eq!(
+            resolved(&[("TICK_PLANNER", "compact"), ("TICK_EXECUTOR", "agent")])
+                .unwrap()
+                .executor,
+            Planner::Agent
+        );
+        let err = resolved(&[("TICK_EXECUTOR", "tiny")]).unwrap_err();
+        assert!(
+            err.message.contains("TICK_EXECUTOR=tiny"),
+            "{}",
+            err.message
+        );
+        std::fs::write(
+            &project,
+            "provider: openai\nplanner: compact\nexecutor: agent\n",
+        )
+        .unwrap();
+        let config = resolved(&[]).unwrap();
+        assert_eq!(
+            (config.planner, config.executor),
+            (Planner::Compact, Planner::Agent)
+        );
     }
 
     #[test]

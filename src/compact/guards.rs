@@ -33,6 +33,21 @@ pub enum EditRefusal {
         if .removed.len() == 1 { "it" } else { "they" }
     )]
     RemovesDefinitions { path: String, removed: Vec<String> },
+    #[error(
+        "this edit leaves the braces of `{path}` unbalanced ({}); the search text must cover \
+         the whole block it replaces, from its first line to its closing brace",
+        imbalance(*.opened)
+    )]
+    Unbalanced { path: String, opened: i64 },
+}
+
+fn imbalance(opened: i64) -> String {
+    match opened {
+        1 => "one `{` more than `}`".to_owned(),
+        -1 => "one `}` more than `{`".to_owned(),
+        n if n > 0 => format!("{n} more `{{` than `}}`"),
+        n => format!("{} more `}}` than `{{`", -n),
+    }
 }
 
 fn allowed_list(allowed: &[String]) -> String {
@@ -206,6 +221,71 @@ pub fn check_definitions_kept(
     })
 }
 
+/// `{` less `}` in `text`, outside string and character literals and comments (C-like
+/// syntax: `//`, `/* */`, `"..."` with escapes, `'x'`; a Rust lifetime `'a` is not a
+/// literal). `None` for a language without braces (Python) or an unknown one.
+pub fn brace_balance(path: &str, text: &str) -> Option<i64> {
+    if !matches!(
+        outline::Language::of(path)?,
+        outline::Language::Rust | outline::Language::JavaScript | outline::Language::Go
+    ) {
+        return None;
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut depth = 0i64;
+    let mut i = 0;
+    while i < chars.len() {
+        match (chars[i], chars.get(i + 1).copied()) {
+            ('/', Some('/')) => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            ('/', Some('*')) => {
+                i += 2;
+                while i + 1 < chars.len() && !(chars[i] == '*' && chars[i + 1] == '/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            ('"' | '`', _) => {
+                let quote = chars[i];
+                i += 1;
+                while i < chars.len() && chars[i] != quote {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            ('\'', Some(next)) => {
+                // `'{'` and `'\''` are literals; `'a` (a lifetime) is not.
+                let close = if next == '\\' { 3 } else { 2 };
+                if chars.get(i + close) == Some(&'\'') {
+                    i += close;
+                }
+            }
+            ('{', _) => depth += 1,
+            ('}', _) => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    Some(depth)
+}
+
+/// Refuses a new text of `path` whose braces no longer balance the way they did before: an
+/// edit that replaced a block's first line and left its body behind, say.
+pub fn check_balanced(path: &str, before: &str, after: &str) -> Result<(), EditRefusal> {
+    match (brace_balance(path, before), brace_balance(path, after)) {
+        (Some(was), Some(now)) if was != now => Err(EditRefusal::Unbalanced {
+            path: path.to_owned(),
+            opened: now - was,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// One edit of the step's file `path` from `before`: `search`/`replace`, or the whole new
 /// text when `search` is `None`; every guard applied in order. The new text, or why not.
 pub fn guarded_edit(
@@ -221,6 +301,7 @@ pub fn guarded_edit(
         Some(search) => search_replace(path, before, search, replace)?,
         None => (replace.to_owned(), Matched::Exactly),
     };
+    check_balanced(path, before, &after)?;
     check_definitions_kept(path, before, &after, step_text)?;
     Ok((after, matched))
 }
@@ -374,6 +455,49 @@ mod tests {
             err.to_string()
                 .contains("keep it or say in the step why it should go")
         );
+    }
+
+    #[test]
+    fn an_edit_leaving_a_blocks_body_behind_is_refused() {
+        let before = "pub fn f(a: u32) -> String {\n    format!(\"{:>7}\", a)\n}\n";
+        // A new function before `f`, its first line kept: balanced, applied.
+        assert!(
+            guarded_edit(
+                "src/lib.rs",
+                before,
+                Some("pub fn f(a: u32) -> String {"),
+                "pub fn g(a: u32) -> String {\n    a.to_string()\n}\n\npub fn f(a: u32) -> String {",
+                &files(&["src/lib.rs"]),
+                "Add g",
+            )
+            .is_ok()
+        );
+        // Only the first line replaced, by a whole new function: the old body stays behind.
+        let err = guarded_edit(
+            "src/lib.rs",
+            before,
+            Some("pub fn f(a: u32) -> String {"),
+            "pub fn g(a: u32) -> String {\n    a.to_string()\n}\n",
+            &files(&["src/lib.rs"]),
+            "Add g, rename f",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "this edit leaves the braces of `src/lib.rs` unbalanced (one `}` more than `{`); \
+             the search text must cover the whole block it replaces, from its first line to \
+             its closing brace"
+        );
+    }
+
+    #[test]
+    fn braces_in_literals_and_comments_do_not_count() {
+        let text = "fn f<'a>(s: &'a str) -> char {\n    // {\n    /* } */\n    let _ = \"}\\\"{\";\n    '{'\n}\n";
+        assert_eq!(brace_balance("a.rs", text), Some(0));
+        assert_eq!(brace_balance("a.rs", "fn f() {\n"), Some(1));
+        assert_eq!(brace_balance("a.js", "const s = `${x}}`; {"), Some(1));
+        assert_eq!(brace_balance("a.py", "def f(): {"), None);
+        assert!(check_balanced("a.py", "", "{").is_ok());
     }
 
     #[test]

@@ -21,6 +21,7 @@
 
 pub mod cache;
 pub mod context;
+pub mod exec;
 pub mod guards;
 pub mod outline;
 pub mod setup;
@@ -602,7 +603,7 @@ fn localize_schema(context: &Context, max: usize) -> Value {
 }
 
 /// `schema` without any `enum` of strings.
-fn without_enums(schema: &Value) -> Value {
+pub(crate) fn without_enums(schema: &Value) -> Value {
     match schema {
         Value::Object(map) => Value::Object(
             map.iter()

@@ -40,6 +40,9 @@ pub struct Parts {
     pub registry: Registry,
     /// Whether the agent's commands run under the sandbox.
     pub sandboxed: bool,
+    /// The compact executor's options when `executor:` (or, under `auto`, the server)
+    /// chooses it for the steps.
+    pub compact: Option<crate::compact::exec::ExecOptions>,
 }
 
 impl Parts {
@@ -52,12 +55,20 @@ impl Parts {
         let client = Client::new(config.client_config()?)
             .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
         let (registry, sandboxed) = registry(config, store, no_sandbox)?;
+        let compact = if config.executor == crate::config::Planner::Agent {
+            None
+        } else {
+            crate::rt::block_on(crate::compact::exec::resolve(
+                &client, config, store, &model,
+            ))??
+        };
         Ok(Parts {
             client,
             model,
             system: store.prompt("execute.md", EXECUTE_PROMPT)?,
             registry,
             sandboxed,
+            compact,
         })
     }
 
@@ -102,6 +113,7 @@ impl Parts {
             interrupted,
             commit,
             watch,
+            compact: self.compact.clone(),
         }
     }
 }

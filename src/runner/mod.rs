@@ -11,6 +11,7 @@
 
 pub mod build;
 pub mod changes;
+mod compact;
 pub mod events;
 pub mod record;
 mod replan;
@@ -114,6 +115,9 @@ pub struct RunnerDeps<'a> {
     pub commit: bool,
     /// Watch the workspace for a person's edits while a step runs.
     pub watch: bool,
+    /// Run each step with the compact executor for small models (`executor:`), not the
+    /// agent loop.
+    pub compact: Option<crate::compact::exec::ExecOptions>,
 }
 
 /// Which steps a [`Runner::run`] may run.
@@ -165,8 +169,73 @@ struct Hooks<'r, 's, 't> {
     tampered: Vec<tamper::Tampered>,
     /// How many of the agent's commands (`bash`, `run_command`) ran.
     agent_commands: usize,
+    /// The step's files, and whether an earlier attempt changed one of them: a `done` claim
+    /// when none changed and no command ran goes back once, then blocks the step.
+    scope: Vec<String>,
+    earlier_changed: bool,
+    idle_claims: u32,
     /// What a `propose_replan` is checked against.
     replan: replan::Check<'r>,
+}
+
+impl<'r, 's, 't> Hooks<'r, 's, 't> {
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the borrowed parts of one step's hooks, each named at its call"
+    )]
+    fn new(
+        root: &'r Path,
+        step: StepId,
+        (verifier, recorder): (StepVerifier, Recorder),
+        watcher: Option<&'r mut LiveWatcher>,
+        emitter: &'r Emitter<'s, 't>,
+        scope: &[String],
+        earlier_changed: bool,
+        replan: replan::Check<'r>,
+    ) -> Self {
+        Hooks {
+            root,
+            step,
+            verifier,
+            recorder,
+            watcher,
+            outside: BTreeSet::new(),
+            emitter,
+            guarded: None,
+            tampered: Vec::new(),
+            agent_commands: 0,
+            scope: scope.to_vec(),
+            earlier_changed,
+            idle_claims: 0,
+            replan,
+        }
+    }
+
+    /// A `done` claim on a step that names files, when none of them changed (this attempt or
+    /// an earlier one) and no command ran: back to the model once, then the step is blocked.
+    fn idle_claim(&mut self) -> Option<Verdict> {
+        let written: BTreeSet<String> = self.recorder.written().keys().cloned().collect();
+        let touched = changes::deviations(&self.scope, &written).len() < written.len();
+        if self.scope.is_empty() || touched || self.earlier_changed || self.agent_commands > 0 {
+            return None;
+        }
+        self.idle_claims += 1;
+        let step = self.step;
+        Some(if self.idle_claims >= 2 {
+            Verdict::GaveUp {
+                reason: format!(
+                    "claimed done twice, but none of {step}'s files changed and no command ran \
+                     (if nothing needed changing, `tick mark {step} done`)"
+                ),
+            }
+        } else {
+            Verdict::Failed {
+                report: format!(
+                    "none of {step}'s files changed: make the change, or say blocked with why"
+                ),
+            }
+        })
+    }
 }
 
 impl Hooks<'_, '_, '_> {
@@ -201,6 +270,9 @@ impl StepHooks for Hooks<'_, '_, '_> {
             return Verdict::GaveUp {
                 reason: tampered_reason(&self.tampered),
             };
+        }
+        if let Some(verdict) = self.idle_claim() {
+            return verdict;
         }
         let emitter = self.emitter;
         self.guard();
@@ -702,6 +774,9 @@ impl<'a> Runner<'a> {
         scope: &[String],
         sink: &mut Sink<'_>,
     ) -> Work {
+        if let Some(options) = self.deps.compact.clone() {
+            return self.work_compact(task, id, step, scope, &options, sink);
+        }
         let root = self.deps.store.root().to_path_buf();
         let mut messages = vec![Message::user(context::pack(task, id))];
         // Changes from before this step (tick's own TODO.md write, say) are not news.
@@ -713,23 +788,20 @@ impl<'a> Runner<'a> {
             StepVerifier::new(&root, self.deps.registry.command_env(), id, &step.verify),
             self.recorder(task, id, scope),
         );
-        let mut hooks = Hooks {
-            root: &root,
-            step: id,
-            verifier,
-            recorder,
-            watcher: self.watcher.as_mut(),
-            outside: BTreeSet::new(),
-            emitter: &emitter,
-            guarded: None,
-            tampered: Vec::new(),
-            agent_commands: 0,
-            replan: replan::Check {
+        let mut hooks = Hooks::new(
+            &root,
+            id,
+            (verifier, recorder),
+            self.watcher.as_mut(),
+            &emitter,
+            scope,
+            earlier_in_scope(task, id, scope),
+            replan::Check {
                 task,
                 step: id,
                 max_new: self.deps.limits.replan_max_new_steps,
             },
-        };
+        );
         let executor = Executor {
             model: Model {
                 client: self.deps.client,
@@ -1077,6 +1149,17 @@ fn step_scope(task: &Task, id: StepId, step: &crate::tasks::todo_md::Step) -> Ve
         scope.extend(parent.files.iter().cloned());
     }
     scope
+}
+
+/// Whether an earlier attempt of step `id` changed one of its files (`scope`).
+fn earlier_in_scope(task: &Task, id: StepId, scope: &[String]) -> bool {
+    let earlier: BTreeSet<String> = task
+        .state
+        .steps
+        .get(&id)
+        .map(|r| r.files_changed.iter().cloned().collect())
+        .unwrap_or_default();
+    changes::deviations(scope, &earlier).len() < earlier.len()
 }
 
 /// What the step changed: what its tools wrote, what differs from `before` it, and what

@@ -115,6 +115,7 @@ fn with_runner<T>(
         watch: false,
         sandboxed: false,
         tool_calls: crate::config::ToolCalls::default(),
+        compact: None,
     })
     .unwrap();
     body(&mut runner)
@@ -214,8 +215,16 @@ fn a_failed_verification_goes_back_and_a_deviation_pauses_unless_confirmed() {
     }
     for go_on in [false, true] {
         let fx = fixture();
+        // The first claim comes after a wrong write: the verification sends it back.
         let model = LoopbackModel::start([
-            openai_calls(&[("c1", "update_step", json!({"id": "S1", "status": "done"}))]),
+            openai_calls(&[
+                (
+                    "c0",
+                    "write_file",
+                    json!({"path": "greeting.txt", "content": "goodbye\n"}),
+                ),
+                ("c1", "update_step", json!({"id": "S1", "status": "done"})),
+            ]),
             openai_calls(&[
                 (
                     "c2",

@@ -501,3 +501,340 @@ async fn anthropic_gets_a_forced_tool_and_a_valid_repair_turn() {
     );
     assert_contains(&project.read(".tasks/draft/PLAN.md"), "files: src/login.rs");
 }
+
+// The compact executor (`executor: compact`): one constrained edit of one of the step's files
+// per call, through the guards and the write policy, ticked only when the step's verify and
+// the repository's tests pass. Workspaces are `Workspace`s (a git repository with a README).
+
+use crate::common::workspace::Run;
+
+/// Approves `plan` in `ws`, then `tick run --json` against `server`, with `executor`.
+async fn run_with_model(ws: &Workspace, server: &FakeModel, executor: &str) -> Run {
+    let url = format!("{}/v1", server.url());
+    let executor = executor.to_owned();
+    let mut cmd = ws.tick();
+    cmd.args(["run", "--json"])
+        .write_stdin("")
+        .env("TICK_PROVIDER", "openai")
+        .env("TICK_BASE_URL", &url)
+        .env("TICK_MODEL", "test-model")
+        .env("TICK_API_KEY", "test-key")
+        .env("TICK_EXECUTOR", &executor);
+    let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn one_step(title: &str, files: &str, verify: &str) -> String {
+    format!(
+        "# Change\n\n## Summary\nOne step.\n\n## Steps\n- [ ] S1 {title}\n  - files: {files}\n  - verify: `{verify}`\n"
+    )
+}
+
+fn edit(path: &str, search: &str, replace: &str) -> Reply {
+    let action = if search.is_empty() { "add" } else { "change" };
+    json_answer(&json!({"action": action, "path": path, "search": search, "substitute": replace}))
+}
+
+fn events(run: &Run) -> Vec<Value> {
+    run.stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn todo(ws: &Workspace, id: &str) -> String {
+    ws.read(&format!(".tasks/{id}/TODO.md"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compact_edit_outside_the_steps_files_is_refused_naming_the_allowed_ones() {
+    let ws = Workspace::new();
+    ws.write("calc.py", "RATE = 1\n");
+    crate::common::workspace::git(ws.root(), &["add", "."]);
+    crate::common::workspace::git(ws.root(), &["commit", "-qm", "calc"]);
+    let id = ws.approve(&one_step(
+        "Raise the rate",
+        "calc.py",
+        "grep -q 'RATE = 2' calc.py",
+    ));
+    let server = FakeModel::start().await;
+    server.push(edit("setup.py", "", "print('elsewhere')\n"));
+    server.push(edit("calc.py", "RATE = 1", "RATE = 2"));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(!ws.exists("setup.py"), "the refused edit was not written");
+    assert_eq!(ws.read("calc.py"), "RATE = 2\n");
+    assert_contains(&todo(&ws, &id), "- [x] S1 Raise the rate");
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 2);
+    // Each request is constrained by the edit's schema, the step's files its path's enum.
+    for request in &requests {
+        let format = &request.body["response_format"];
+        assert_eq!(format["type"], "json_schema", "{}", request.body);
+        assert_eq!(format["json_schema"]["name"], "edit");
+        let schema = &format["json_schema"]["schema"];
+        assert_eq!(
+            schema["required"],
+            json!(["action", "path", "search", "substitute"])
+        );
+        assert_eq!(
+            schema["properties"]["action"]["enum"],
+            json!(["add", "change"])
+        );
+        assert_eq!(schema["properties"]["path"]["enum"], json!(["calc.py"]));
+        assert!(request.body.get("tools").is_none(), "{}", request.body);
+    }
+    let first = requests[0].last_user_text();
+    assert_contains(&first, "Step: S1 Raise the rate");
+    assert_contains(&first, "calc.py:\n```\nRATE = 1\n```");
+    let again = requests[1].last_user_text();
+    assert_contains(
+        &again,
+        "Not applied, an earlier answer: `setup.py` is not one of this step's files; edit \
+         only `calc.py`",
+    );
+    // The refused answer is not shown again (a small model repeats it); the ask is made
+    // again with the refusal added, so the prompt still begins as the first one did.
+    assert_eq!(requests[1].user_texts().len(), 1);
+    assert!(again.starts_with(&first), "{again}");
+    assert_eq!(requests[0].messages()[0], requests[1].messages()[0]);
+    assert_ne!(
+        requests[0].body["temperature"],
+        requests[1].body["temperature"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compact_edit_deleting_an_unnamed_function_is_refused_listing_it() {
+    let ws = Workspace::new();
+    let stats =
+        "def mean(v):\n    return sum(v) / len(v)\n\n\ndef minimum(v):\n    return min(v)\n";
+    ws.write("stats.py", stats);
+    let id = ws.approve(&one_step(
+        "Make mean return None for an empty list",
+        "stats.py",
+        "grep -q 'return None' stats.py",
+    ));
+    let server = FakeModel::start().await;
+    // The whole file rewritten, without `minimum`.
+    server.push(edit(
+        "stats.py",
+        stats,
+        "def mean(v):\n    if not v:\n        return None\n    return sum(v) / len(v)\n",
+    ));
+    server.push(edit(
+        "stats.py",
+        "def mean(v):\n    return sum(v) / len(v)",
+        "def mean(v):\n    if not v:\n        return None\n    return sum(v) / len(v)",
+    ));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        ws.read("stats.py"),
+        "def mean(v):\n    if not v:\n        return None\n    return sum(v) / len(v)\n\n\ndef minimum(v):\n    return min(v)\n"
+    );
+    assert_contains(&todo(&ws, &id), "- [x] S1");
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 2);
+    assert_contains(
+        &requests[1].last_user_text(),
+        "this edit of `stats.py` would remove `function minimum`, which the step does not name",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_indentation_shifted_search_is_matched_and_the_replacement_reindented() {
+    let ws = Workspace::new();
+    ws.write(
+        "stats.py",
+        "class Stats:\n    def mean(self, v):\n        return sum(v) / len(v)\n",
+    );
+    let id = ws.approve(&one_step(
+        "Make mean return None for an empty list",
+        "stats.py",
+        "grep -q '            return None' stats.py",
+    ));
+    let server = FakeModel::start().await;
+    // Written without the class's indentation.
+    server.push(edit(
+        "stats.py",
+        "def mean(self, v):\n    return sum(v) / len(v)",
+        "def mean(self, v):\n    if not v:\n        return None\n    return sum(v) / len(v)",
+    ));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        ws.read("stats.py"),
+        "class Stats:\n    def mean(self, v):\n        if not v:\n            return None\n        return sum(v) / len(v)\n"
+    );
+    assert_contains(&todo(&ws, &id), "- [x] S1");
+    assert_eq!(model_requests(&server).len(), 1);
+}
+
+/// A workspace whose Makefile states the repository's tests (`make test`): they pass while
+/// `keep.txt` says `ok`.
+fn with_repo_tests() -> Workspace {
+    let ws = Workspace::new();
+    ws.write("Makefile", "test:\n\tgrep -q ok keep.txt\n");
+    ws.write("keep.txt", "ok\n");
+    ws.write("app.txt", "version 1\n");
+    crate::common::workspace::git(ws.root(), &["add", "."]);
+    crate::common::workspace::git(ws.root(), &["commit", "-qm", "app"]);
+    ws
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compact_step_ticks_only_when_its_verify_and_the_repository_tests_pass() {
+    let ws = with_repo_tests();
+    let id = ws.approve(&one_step(
+        "Bump the version",
+        "app.txt, keep.txt",
+        "grep -q 'version 2' app.txt",
+    ));
+    let server = FakeModel::start().await;
+    server.push(edit("app.txt", "version 1", "version 2"));
+    // The step's verify passes after this, the repository's tests do not.
+    server.push(edit("keep.txt", "ok", "gone"));
+    server.push(edit("keep.txt", "gone", "ok"));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    let checks: Vec<(String, bool)> = events(&run)
+        .iter()
+        .filter(|e| e["event"] == "verification")
+        .map(|e| {
+            (
+                e["command"].as_str().unwrap().to_owned(),
+                e["passed"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        checks,
+        [
+            ("grep -q 'version 2' app.txt".to_owned(), true),
+            ("make test".to_owned(), false),
+            ("grep -q 'version 2' app.txt".to_owned(), true),
+            ("make test".to_owned(), true),
+        ]
+    );
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 3);
+    let fix = requests[2].last_user_text();
+    assert_contains(&fix, "Verification failed: `make test`");
+    assert_contains(&fix, "keep.txt:\n```\ngone\n```");
+    assert_contains(&todo(&ws, &id), "- [x] S1 Bump the version");
+    let state = ws.read(&format!(".tasks/{id}/state.yaml"));
+    assert_contains(&state, "command: make test");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compact_step_whose_checks_fail_after_one_fix_ends_blocked_with_the_reason() {
+    let ws = with_repo_tests();
+    let id = ws.approve(&one_step(
+        "Bump the version",
+        "app.txt, keep.txt",
+        "grep -q 'version 2' app.txt",
+    ));
+    let server = FakeModel::start().await;
+    server.push(edit("app.txt", "version 1", "version 2"));
+    server.push(edit("keep.txt", "ok", "gone"));
+    server.push(edit("app.txt", "version 2", "version 3"));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_ne!(run.code, 0, "{run:#?}");
+    assert_eq!(model_requests(&server).len(), 3);
+    let todo = todo(&ws, &id);
+    assert_contains(&todo, "- [!] S1 Bump the version");
+    assert_contains(
+        &todo,
+        "`grep -q 'version 2' app.txt` failed (exit 1), after one fix",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_done_claim_without_changing_the_steps_files_goes_back_once_then_blocks() {
+    let ws = Workspace::new();
+    let id = ws.approve(&one_step("Add unit tests", "tests.py", "true"));
+    let server = FakeModel::start().await;
+    let done = || openai_call("d", "update_step", json!({"id": "S1", "status": "done"}));
+    server.push(done());
+    server.push(done());
+    let run = run_with_model(&ws, &server, "agent").await;
+    assert_ne!(run.code, 0, "{run:#?}");
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 2);
+    let results = requests[1].tool_results();
+    assert_eq!(
+        results.last().unwrap().1,
+        "none of S1's files changed: make the change, or say blocked with why"
+    );
+    let todo = todo(&ws, &id);
+    assert_contains(&todo, "- [!] S1 Add unit tests");
+    assert_contains(
+        &todo,
+        "claimed done twice, but none of S1's files changed and no command ran",
+    );
+    // The verification never ran: there was nothing to verify.
+    assert!(!events(&run).iter().any(|e| e["event"] == "verification"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_done_claim_after_the_reminder_and_a_real_change_ticks() {
+    let ws = Workspace::new();
+    let id = ws.approve(&one_step("Add unit tests", "tests.py", "test -s tests.py"));
+    let server = FakeModel::start().await;
+    server.push(openai_call(
+        "d",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    server.push(openai_call(
+        "w",
+        "write_file",
+        json!({"path": "tests.py", "content": "assert True\n"}),
+    ));
+    server.push(openai_call(
+        "e",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let run = run_with_model(&ws, &server, "agent").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_contains(&todo(&ws, &id), "- [x] S1 Add unit tests");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
+    let ws = Workspace::new();
+    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
+    let id = ws.approve(&one_step(
+        "Add a test for one",
+        "lib.rs",
+        "grep -q 'fn one_is_one' lib.rs",
+    ));
+    let server = FakeModel::start().await;
+    // Unbalanced first (refused), then the whole test.
+    server.push(edit("lib.rs", "", "#[test]\nfn one_is_one() {"));
+    server.push(edit(
+        "lib.rs",
+        "",
+        "#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}",
+    ));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        ws.read("lib.rs"),
+        "pub fn one() -> u32 {\n    1\n}\n\n#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}\n"
+    );
+    assert_contains(
+        &model_requests(&server)[1].last_user_text(),
+        "Not applied, an earlier answer: this edit leaves the braces of `lib.rs` unbalanced \
+         (one `{` more than `}`)",
+    );
+    assert_contains(&todo(&ws, &id), "- [x] S1");
+}

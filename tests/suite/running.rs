@@ -207,7 +207,12 @@ async fn a_three_step_plan_runs_to_completion() {
 async fn a_failed_verification_goes_back_to_the_model() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN).await;
-    // Claims done before doing anything: verification decides.
+    // Writes the wrong greeting and claims done: verification decides.
+    server.push(openai_call(
+        "c0",
+        "write_file",
+        json!({"path": "greeting.txt", "content": "goodbye\n"}),
+    ));
     server.push(openai_call(
         "c1",
         "update_step",
@@ -228,8 +233,8 @@ async fn a_failed_verification_goes_back_to_the_model() {
         .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let requests = server.requests();
-    assert_eq!(requests.len(), 3);
-    let failed = requests[1].body["messages"]
+    assert_eq!(requests.len(), 4);
+    let failed = requests[2].body["messages"]
         .as_array()
         .unwrap()
         .iter()
@@ -239,7 +244,7 @@ async fn a_failed_verification_goes_back_to_the_model() {
         failed["content"]
             .as_str()
             .unwrap()
-            .contains("Verification failed: `grep -q hello greeting.txt` (exit 2)"),
+            .contains("Verification failed: `grep -q hello greeting.txt` (exit 1)"),
         "{failed}"
     );
     let todo = project.read(&format!(".tasks/{id}/TODO.md"));
@@ -857,7 +862,10 @@ async fn commit_holds_a_file_written_in_an_earlier_blocked_attempt() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commit_never_holds_only_the_task_files() {
     let server = FakeModel::start().await;
-    let (project, _id) = approved(&server, PLAN).await;
+    // S3 names no files, so a done claim that changes nothing ticks it (on a step that names
+    // files it would go back to the model).
+    let plan = PLAN.replace("  - files: NOTES.md\n", "");
+    let (project, _id) = approved(&server, &plan).await;
     let head = project.git(&["rev-parse", "HEAD"]);
     server.push(openai_call(
         "c1",
@@ -874,7 +882,8 @@ async fn commit_never_holds_only_the_task_files() {
         "update_step",
         json!({"id": "S1", "status": "done"}),
     ));
-    // S1 first fails its verification (no file yet), then passes: one commit with the file.
+    // S1's first claim goes back (none of its files changed yet), then it passes: one
+    // commit with the file.
     let output = project
         .tick_against(&server, &["run", "--steps", "1", "--commit"])
         .await;

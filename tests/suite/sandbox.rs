@@ -819,6 +819,12 @@ async fn cargo_builds_and_tests_as_a_verify_command() {
     );
     let project = Workspace::sample();
     project.approve_plan(&server, &plan).await;
+    // The step's own file first: a done claim with none of its files changed goes back.
+    server.push(openai_call(
+        "make",
+        "write_file",
+        json!({"path": "made.txt", "content": "made\n"}),
+    ));
     server.push(openai_call(
         "done",
         "update_step",

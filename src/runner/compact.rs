@@ -1,0 +1,440 @@
+//! A step's turn under the compact executor ([`crate::compact::exec`]): one schema-constrained
+//! edit of one of the step's files per call, each answer passed through the guards (only the
+//! step's files, flexible matching, no definition removed that the step does not name) and
+//! written through the build-mode `write_file` (the same write policy and sandbox as the
+//! agent's writes); a refusal goes back to the model, at most [`RETRIES_PER_FILE`] times a
+//! file. Then the runner's verification runs the step's `verify` and the repository's test
+//! command; a failure goes back once with its output, for one more edit; the step ends done
+//! only when both pass, else blocked with the reason.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+use super::{Emitter, Hooks, Runner, Sink, Work};
+use crate::agent::AgentEvent;
+use crate::agent::executor::{StepEnd, StepError, StepHooks, Verdict};
+use crate::compact::exec::{
+    self, Checked, EDIT_TOKENS, EditAnswer, ExecOptions, RETRIES_PER_FILE, Shown,
+};
+use crate::compact::guards::Matched;
+use crate::llm::{Client, Message, Request, StreamEvent, Structured, Usage};
+use crate::plan::StepId;
+use crate::tasks::Task;
+use crate::tasks::todo_md::Step;
+use crate::tools::{Access, PayloadLimits, Registry, ToolOutcome};
+
+/// The commands that must pass before a compact step ticks: its `verify`, then the
+/// repository's test command when it has one and the step does not already run it.
+pub fn checks(root: &Path, verify: &[String]) -> Vec<String> {
+    let mut checks = verify.to_vec();
+    let repo = crate::compact::context::scan(root);
+    if let Some(test) = repo.test_command()
+        && !checks.iter().any(|c| c.trim() == test.command)
+    {
+        checks.push(test.command);
+    }
+    checks
+}
+
+/// The step's files that name one file (not a glob), in order.
+fn concrete(files: &[String]) -> Vec<String> {
+    files
+        .iter()
+        .map(|f| f.trim().trim_start_matches("./").to_owned())
+        .filter(|f| !f.is_empty() && !crate::watch::fingerprint::is_glob(f))
+        .collect()
+}
+
+/// The text of `path` in the workspace, `None` when it does not exist (or cannot be read).
+fn current(registry: &Registry, path: &str) -> Option<String> {
+    let full = registry.workspace().resolve(path, Access::Read).ok()?;
+    crate::fsx::read_optional(&full).ok().flatten()
+}
+
+fn shown(registry: &Registry, paths: &[String]) -> Shown {
+    paths
+        .iter()
+        .map(|p| (p.clone(), current(registry, p)))
+        .collect()
+}
+
+/// One compact step's conversation with the model.
+struct EditTalk<'a> {
+    client: &'a Client,
+    options: &'a ExecOptions,
+    registry: &'a Registry,
+    payload: PayloadLimits,
+    max_turns: u32,
+    max_tokens: u64,
+    /// The step's files (with a sub-step's parent's).
+    scope: &'a [String],
+    /// `S1 <title>`, said again with each ask.
+    step_line: String,
+    /// The step's title, files and done-when: what it names, for the definitions guard.
+    step_text: String,
+    schema: serde_json::Value,
+    messages: Vec<Message>,
+    asked: u32,
+    /// Every message, refused answers included, for the record.
+    transcript: Vec<Message>,
+    /// What the model should hear with the next ask (what was applied, what was not).
+    pending: String,
+}
+
+impl EditTalk<'_> {
+    /// One constrained call; the answer joins the conversation.
+    async fn ask(
+        &mut self,
+        temperature: f32,
+        usage: &mut Usage,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<Result<EditAnswer, String>, StepError> {
+        if self.asked >= self.max_turns {
+            return Err(StepError::TurnLimit { turns: self.asked });
+        }
+        self.asked += 1;
+        sink(AgentEvent::Request { turn: self.asked });
+        let structured = Structured {
+            name: "edit".to_owned(),
+            schema: self.schema.clone(),
+            method: self.options.method,
+        };
+        let request = Request {
+            model: self.options.model.clone(),
+            system: Some(self.options.system.clone()),
+            messages: self.messages.clone(),
+            tools: Vec::new(),
+            max_tokens: Some(EDIT_TOKENS),
+            temperature: Some(temperature),
+            structured: Some(structured.clone()),
+        };
+        let response = {
+            let mut forward = |event: StreamEvent| match event {
+                StreamEvent::TextDelta(text) => sink(AgentEvent::Text { text }),
+                StreamEvent::ToolCallArgsDelta { delta, .. } => {
+                    sink(AgentEvent::Text { text: delta });
+                }
+                _ => {}
+            };
+            self.client
+                .complete(&request, &mut forward)
+                .await
+                .map_err(StepError::Llm)?
+        };
+        usage.add(&response.usage);
+        sink(AgentEvent::Usage { usage: *usage });
+        let used = usage.input_tokens + usage.output_tokens;
+        if used > self.max_tokens {
+            return Err(StepError::TokenLimit {
+                used,
+                limit: self.max_tokens,
+            });
+        }
+        self.push(Message::Assistant {
+            text: response.text.clone(),
+            tool_calls: response.tool_calls.clone(),
+        });
+        // A forced tool call is answered before the next user turn.
+        for call in &response.tool_calls {
+            self.push(Message::tool_result(&call.id, "Received."));
+        }
+        // Checked without the path's enum: a path outside the step's files is the guard's to
+        // refuse, naming the allowed ones.
+        let checked = Structured {
+            schema: crate::compact::without_enums(&self.schema),
+            ..structured
+        };
+        Ok(checked.value(&response).and_then(|value| {
+            serde_json::from_value(value).map_err(|err| format!("the answer is not an edit: {err}"))
+        }))
+    }
+
+    /// Asks for an edit after `ask` (the user turn), until one passes the guards and is
+    /// written, the model says the file needs no change, or the retries are used. A refused
+    /// answer is taken out of the conversation and the ask is made again with the refusal
+    /// added, warmer: a 1.5B model shown its own refused answer sent it again word for word
+    /// (measured). The prompt still begins with the ask, so the server's prompt cache holds;
+    /// the transcript keeps every answer.
+    async fn edit(
+        &mut self,
+        ask: String,
+        hooks: &mut Hooks<'_, '_, '_>,
+        usage: &mut Usage,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<(), StepError> {
+        let pending = std::mem::take(&mut self.pending);
+        let ask = format!("{pending}{ask}");
+        let base = self.messages.len();
+        let mut prompt = ask.clone();
+        for attempt in 0..=RETRIES_PER_FILE {
+            self.messages.truncate(base);
+            self.push(Message::user(prompt.clone()));
+            let temperature = if attempt == 0 { 0.2 } else { 0.7 };
+            let refusal = match self.ask(temperature, usage, sink).await? {
+                Err(why) => why,
+                Ok(answer) => match self.apply(&answer, hooks, sink) {
+                    Ok(note) => {
+                        self.pending = note;
+                        return Ok(());
+                    }
+                    Err(why) => why,
+                },
+            };
+            sink(AgentEvent::Reminder {
+                text: refusal.clone(),
+            });
+            if attempt == RETRIES_PER_FILE {
+                // Not asked again: the model hears it with the next ask.
+                self.pending = format!("Not applied: {refusal}\ntick went on without it.\n\n");
+                break;
+            }
+            prompt = format!(
+                "{ask}\n\nNot applied, an earlier answer: {refusal}\nAnswer with a different \
+                 edit as JSON."
+            );
+        }
+        Ok(())
+    }
+
+    /// `message` joins the conversation and the transcript.
+    fn push(&mut self, message: Message) {
+        self.transcript.push(message.clone());
+        self.messages.push(message);
+    }
+
+    /// Checks one answer with the guards and writes it through `write_file`.
+    fn apply(
+        &self,
+        answer: &EditAnswer,
+        hooks: &mut Hooks<'_, '_, '_>,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<String, String> {
+        let path = answer.path.trim().trim_start_matches("./").to_owned();
+        sink(AgentEvent::ToolCall {
+            name: "edit".to_owned(),
+            detail: path.clone(),
+        });
+        let before = crate::compact::guards::check_allowed(&path, self.scope)
+            .map_err(|e| e.to_string())
+            .map(|()| current(self.registry, &path))?;
+        let checked = exec::check_edit(answer, before.as_deref(), self.scope, &self.step_text)?;
+        let Checked::Write { text, matched } = checked else {
+            return Ok(format!("`{path}` was left as it is.\n\n"));
+        };
+        let arguments = serde_json::json!({"path": path, "content": text});
+        hooks.before_tool("write_file");
+        let outcome = self
+            .registry
+            .execute_within("write_file", &arguments, self.payload);
+        let ToolOutcome::Output {
+            text,
+            is_error,
+            effects,
+        } = outcome
+        else {
+            return Err("the write was not made".to_owned());
+        };
+        hooks.after_tool(&effects);
+        sink(AgentEvent::ToolResult {
+            name: "edit".to_owned(),
+            is_error,
+            exit_code: None,
+        });
+        if is_error {
+            return Err(text);
+        }
+        let note = if matched == Matched::IgnoringIndentation {
+            " (the search text matched ignoring indentation; the new lines were re-indented)"
+        } else if before.is_some() && (answer.action == "add" || answer.search.trim().is_empty()) {
+            " (added at the end)"
+        } else {
+            ""
+        };
+        Ok(format!("Applied to `{path}`{note}.\n\n"))
+    }
+
+    /// The whole turn: one edit per file of the step, the checks, one fix after a failure.
+    async fn run(
+        &mut self,
+        hooks: &mut Hooks<'_, '_, '_>,
+        interrupted: &std::sync::atomic::AtomicBool,
+        usage: &mut Usage,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<StepEnd, StepError> {
+        let files = concrete(self.scope);
+        // A step whose files are all globs: one edit, of a file the model names.
+        let asks: Vec<Option<String>> = if files.is_empty() {
+            vec![None]
+        } else {
+            files.iter().cloned().map(Some).collect()
+        };
+        for (i, path) in asks.into_iter().enumerate() {
+            if interrupted.load(Ordering::Relaxed) {
+                return Ok(StepEnd::Interrupted);
+            }
+            let ask = match &path {
+                Some(path) => exec::edit_instruction(
+                    &self.step_line,
+                    path,
+                    current(self.registry, path).is_some(),
+                    files.len() > 1,
+                ),
+                None => "Answer with one edit of one of the step's files as JSON: `action` \
+                         (`add` or `change`), `path`, `search`, `substitute`."
+                    .to_owned(),
+            };
+            // The first ask rides on the step's message, so the prefix stays one message.
+            let ask = if i == 0 {
+                self.transcript.pop();
+                let first = match self.messages.pop() {
+                    Some(Message::User { text }) => text,
+                    _ => String::new(),
+                };
+                format!("{first}\n{ask}")
+            } else {
+                ask
+            };
+            self.edit(ask, hooks, usage, sink).await?;
+        }
+        let mut failures = 0;
+        loop {
+            if interrupted.load(Ordering::Relaxed) {
+                return Ok(StepEnd::Interrupted);
+            }
+            match hooks.verify(None) {
+                Verdict::Passed { .. } => {
+                    return Ok(StepEnd::Done {
+                        note: Some(format!(
+                            "compact executor: {} requests, the step's checks passed",
+                            self.asked
+                        )),
+                    });
+                }
+                Verdict::GaveUp { reason } => return Ok(StepEnd::Blocked { reason }),
+                Verdict::Failed { report } => {
+                    failures += 1;
+                    let failed = failure(hooks, &report);
+                    if failures > 1 {
+                        return Ok(StepEnd::Blocked {
+                            reason: format!("{failed}, after one fix"),
+                        });
+                    }
+                    let report = report
+                        .split("Fix the problem and call `update_step`")
+                        .next()
+                        .unwrap_or(&report)
+                        .to_owned();
+                    let files = shown(self.registry, &concrete(self.scope));
+                    self.edit(
+                        exec::fix_instruction(&self.step_line, &report, &files),
+                        hooks,
+                        usage,
+                        sink,
+                    )
+                    .await?;
+                }
+            }
+        }
+    }
+}
+
+/// What failed, in one line for the blocked reason.
+fn failure(hooks: &Hooks<'_, '_, '_>, report: &str) -> String {
+    match hooks.verifier.evidence().iter().find(|e| e.exit_code != 0) {
+        Some(e) => format!("`{}` failed (exit {})", e.command, e.exit_code),
+        None => report
+            .lines()
+            .next()
+            .unwrap_or("the checks failed")
+            .to_owned(),
+    }
+}
+
+impl Runner<'_> {
+    /// The compact executor's turn on a step (see the module documentation): the same hooks
+    /// as the agent's (verification, journal, tamper guard, a person's edits), with the
+    /// repository's test command added to the step's checks.
+    pub(super) fn work_compact(
+        &mut self,
+        task: &Task,
+        id: StepId,
+        step: &Step,
+        scope: &[String],
+        options: &ExecOptions,
+        sink: &mut Sink<'_>,
+    ) -> Work {
+        let root = self.deps.store.root().to_path_buf();
+        if let Some(watcher) = self.watcher.as_mut() {
+            while watcher.try_next().is_some() {}
+        }
+        let checks = checks(&root, &step.verify);
+        let files = shown(self.deps.registry, &concrete(scope));
+        let step_line = format!("{id} {}", step.title);
+        let first = exec::step_message(
+            &task.title(),
+            &step_line,
+            step.done_when.as_deref(),
+            &checks,
+            &files,
+        );
+        let emitter = Emitter::new(&mut *sink);
+        let verifier =
+            super::StepVerifier::new(&root, self.deps.registry.command_env(), id, &checks);
+        let recorder = self.recorder(task, id, scope);
+        let mut hooks = Hooks::new(
+            &root,
+            id,
+            (verifier, recorder),
+            self.watcher.as_mut(),
+            &emitter,
+            scope,
+            super::earlier_in_scope(task, id, scope),
+            // Compact turns are edit objects: no `propose_replan` reaches this check.
+            super::replan::Check {
+                task,
+                step: id,
+                max_new: self.deps.limits.replan_max_new_steps,
+            },
+        );
+        let mut turns = EditTalk {
+            client: self.deps.client,
+            options,
+            registry: self.deps.registry,
+            payload: PayloadLimits::from(&self.deps.limits),
+            max_turns: self.deps.limits.max_turns,
+            max_tokens: self.deps.limits.max_tokens,
+            scope,
+            step_line,
+            step_text: format!(
+                "{} {} {}",
+                step.title,
+                scope.join(" "),
+                step.done_when.as_deref().unwrap_or("")
+            ),
+            schema: exec::edit_schema(&concrete(scope)),
+            messages: vec![Message::user(first.clone())],
+            transcript: vec![Message::user(first)],
+            asked: 0,
+            pending: String::new(),
+        };
+        let mut agent =
+            |agent: AgentEvent| emitter.emit(super::RunEvent::Agent { step: id, agent });
+        let interrupted = self.deps.interrupted.clone();
+        let mut usage = self.usage;
+        let result =
+            self.runtime
+                .block_on(turns.run(&mut hooks, &interrupted, &mut usage, &mut agent));
+        self.usage = usage;
+        let messages = std::mem::take(&mut turns.transcript);
+        let work = Work {
+            result,
+            verifier: hooks.verifier,
+            recorder: hooks.recorder,
+            outside: hooks.outside,
+            tampered: hooks.tampered,
+            agent_commands: hooks.agent_commands,
+        };
+        self.save_transcript(&task.dir, id, &messages);
+        work
+    }
+}
