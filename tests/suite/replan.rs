@@ -873,10 +873,19 @@ Greet people.
             "{}",
             status.stdout
         );
+        // The log tells the re-plan from state.yaml.
         let log = tick(&ws, &server, &["log", &id]).await;
         assert!(
             log.stdout
                 .contains("version 2 of the plan waits for approval (`tick approve`)"),
+            "{}",
+            log.stdout
+        );
+        assert!(
+            log.stdout.contains(
+                "the agent re-planned around S2 because the farewell text must come from a \
+                 config file, which does not exist yet (version 2 of the plan)"
+            ),
             "{}",
             log.stdout
         );
@@ -917,6 +926,15 @@ Greet people.
             "{}",
             json.stdout
         );
+        // The run does not run the step; the approval its block asks for reopens it.
+        let requests = server.requests().len();
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(
+            (run.code, server.requests().len()),
+            (4, requests),
+            "{run:#?}"
+        );
+        assert!(run.stderr.contains("S2 is blocked"), "{run:#?}");
         let approve = tick(&ws, &server, &["approve"]).await;
         assert_eq!(approve.code, 0, "{approve:#?}");
         assert!(
@@ -961,9 +979,16 @@ Greet people.
             log.stdout
         );
 
-        // The re-plan whole.
+        // The re-plan whole: logged once.
         let ws = Workspace::new();
         let Ends { id, .. } = ends(&ws, &server).await;
+        let log = tick(&ws, &server, &["log", &id]).await;
+        assert_eq!(
+            log.stdout.matches("the agent re-planned around S2").count(),
+            1,
+            "{}",
+            log.stdout
+        );
         approve_then_run_the_new_plan(&ws, &server, &id).await;
     }
 
