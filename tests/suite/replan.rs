@@ -1049,4 +1049,49 @@ Greet people.
         let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
         assert!(todo.contains("- [x] S2 Write the farewell\n"), "{todo}");
     }
+
+    /// A re-plan that cannot keep the approved plan (`history` is a file, not a folder) writes
+    /// nothing: the step is not blocked for a plan that does not exist, and once the folder
+    /// can be made the next run re-plans and goes on.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_replan_that_cannot_keep_the_approved_plan_blocks_nothing() {
+        let server = FakeModel::start().await;
+        let ws = Workspace::new();
+        let id = approved(&ws);
+        let history = format!(".tasks/{id}/history");
+        ws.write(&history, "in the way\n");
+        server.push(call(
+            "write_file",
+            json!({"path": "hello.txt", "content": "hello\n"}),
+        ));
+        server.push(call(
+            "update_step",
+            json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+        ));
+        server.push(call("propose_replan", farewell_needs_a_config()));
+        let plan = ws.read(&format!(".tasks/{id}/PLAN.md"));
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_ne!(run.code, 0, "{run:#?}");
+        assert_ne!(run.code, 4, "{run:#?}");
+        assert!(run.stderr.contains("history"), "{}", run.stderr);
+        let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+        assert!(todo.contains("- [-] S2 Write the farewell\n"), "{todo}");
+        assert!(!todo.contains("re-planned"), "{todo}");
+        assert_eq!(
+            ws.read(&format!(".tasks/{id}/PLAN.md")),
+            plan.replace("status: approved", "status: executing")
+        );
+        let state: tick::tasks::state::State =
+            serde_yaml::from_str(&ws.read(&format!(".tasks/{id}/state.yaml"))).unwrap();
+        assert_eq!(state.pending_replan, None);
+        let status = tick(&ws, &server, &["status", &id]).await;
+        assert!(!status.stdout.contains("approval"), "{}", status.stdout);
+        assert!(!status.stderr.contains("re-plan"), "{}", status.stderr);
+
+        std::fs::remove_file(ws.path(&history)).unwrap();
+        server.push(call("propose_replan", farewell_needs_a_config()));
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(run.code, 4, "{run:#?}");
+        approve_then_run_the_new_plan(&ws, &server, &id).await;
+    }
 }
