@@ -879,6 +879,19 @@ fn revision_warning(task: &TaskReport) -> Option<(String, Option<String>)> {
 fn task_warnings(task: &TaskReport) -> Vec<(String, Option<String>)> {
     let mut warnings = Vec::new();
     warnings.extend(revision_warning(task));
+    if let Some(step) = &task.replan_not_written {
+        warnings.push((
+            format!(
+                "`{step}` is blocked for a re-plan, but PLAN.md holds no new plan (tick was \
+                 stopped before writing it, or the approved plan was restored)"
+            ),
+            Some(format!(
+                "`tick approve {}` keeps the approved plan and makes `{step}` pending again; or \
+                 answer it: `tick answer {step} \"...\"`",
+                task.id
+            )),
+        ));
+    }
     let unverified = task
         .steps
         .iter()

@@ -85,7 +85,9 @@ pub fn approve(
         return approve_draft(store, now, contract).map(ApproveOutcome::Draft);
     }
     if let Some(task) = store.current()?
-        && store.load(&task).is_ok_and(|t| t.plan_changed())
+        && store
+            .load(&task)
+            .is_ok_and(|t| t.plan_changed() || t.state.pending_replan.is_some())
     {
         return again(task.id);
     }
@@ -210,6 +212,10 @@ pub fn commit_task(store: &Store, approved: &Approved) -> Result<()> {
 pub enum Reapproved {
     /// Neither the plan nor the contract changed.
     Unchanged,
+    /// Neither changed, and `step` was blocked for a re-plan whose new PLAN.md is not there
+    /// (tick was stopped before it was written, or a person restored the approved plan): the
+    /// approved plan stands and `step` is pending again.
+    ReplanNotWritten { step: StepId },
     Approved {
         /// PLAN.md against the copy kept at the last approval, when that copy exists.
         plan_diff: Option<String>,
@@ -238,7 +244,7 @@ pub fn reapprove(
     let approval = contract.applied_to(task.plan.front.approval.as_ref());
     let settings_changed = task.plan.front.approval.as_ref() != Some(&approval);
     if !task.plan_changed() && !settings_changed {
-        return Ok(Reapproved::Unchanged);
+        return reopen_replan_not_written(store, &task, now);
     }
     let plan_path = task.dir.join(PLAN_FILE);
     let todo_path = task.dir.join(TODO_FILE);
@@ -321,6 +327,69 @@ pub fn reapprove(
     })
 }
 
+/// `tick approve` of task `task` whose plan and contract did not change: nothing to approve,
+/// but a re-plan recorded as waiting has no revision in PLAN.md to wait for (tick wrote none,
+/// or a person restored the approved plan). The record goes, and its step, when the re-plan
+/// still blocks it, is pending again with the block kept in its history: the hint on the step
+/// said to approve, and the plan approved is the one that stands.
+fn reopen_replan_not_written(
+    store: &Store,
+    task: &crate::tasks::Task,
+    now: DateTime<Utc>,
+) -> Result<Reapproved> {
+    let Some(pending) = &task.state.pending_replan else {
+        return Ok(Reapproved::Unchanged);
+    };
+    let step = pending.step;
+    let task_ref = store.task_ref(&task.id);
+    let reason = format!("`{step}` was blocked for a re-plan PLAN.md does not hold");
+    let (reopened, _) = store.transact(&task_ref, now, &reason, |tx| {
+        let Some(question) = tx
+            .todo()?
+            .find(step)
+            .filter(|s| blocked_by_replan(s))
+            .map(|s| s.blocked.clone())
+        else {
+            tx.record(|state| state.pending_replan = None);
+            return Ok(false);
+        };
+        let reopened = tx.set_status(step, Some(StepStatus::Blocked), StepStatus::Pending, None)?
+            == SetStatus::Set;
+        tx.record(|state| {
+            if reopened {
+                state.record_unblock(step, question.as_deref(), None, now);
+                state.reopen(step, now);
+            }
+            state.pending_replan = None;
+        });
+        Ok(reopened)
+    })?;
+    Ok(if reopened {
+        Reapproved::ReplanNotWritten { step }
+    } else {
+        Reapproved::Unchanged
+    })
+}
+
+/// The step of `task` blocked for a re-plan of the executor that PLAN.md does not hold: a
+/// re-plan is recorded as waiting, its step's `blocked:` line says to approve it, and PLAN.md
+/// is the approved plan (tick was stopped before writing the revision, or a person restored
+/// the approved plan). `tick approve` reopens it.
+pub fn replan_not_written(task: &crate::tasks::Task) -> Option<StepId> {
+    let pending = task.state.pending_replan.as_ref()?;
+    (!task.plan_changed() && task.todo.find(pending.step).is_some_and(blocked_by_replan))
+        .then_some(pending.step)
+}
+
+/// Whether `step` is blocked by a re-plan of the executor (its `blocked:` line says so).
+pub fn blocked_by_replan(step: &todo_md::Step) -> bool {
+    step.status == StepStatus::Blocked
+        && step
+            .blocked
+            .as_deref()
+            .is_some_and(|b| b.starts_with(REPLANNED_PREFIX))
+}
+
 /// How the `blocked:` line of a step the executor re-planned around begins.
 pub const REPLANNED_PREFIX: &str = "re-planned: ";
 
@@ -349,13 +418,7 @@ fn reopened_steps(task: &crate::tasks::Task, diff: &merge::StepDiff) -> Vec<Step
     // answered the step may have seen it blocked since for another reason.
     if let Some(pending) = &task.state.pending_replan
         && !reopened.contains(&pending.step)
-        && task.todo.find(pending.step).is_some_and(|step| {
-            step.status == StepStatus::Blocked
-                && step
-                    .blocked
-                    .as_deref()
-                    .is_some_and(|b| b.starts_with(REPLANNED_PREFIX))
-        })
+        && task.todo.find(pending.step).is_some_and(blocked_by_replan)
     {
         reopened.push(pending.step);
     }

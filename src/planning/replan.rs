@@ -39,12 +39,31 @@ pub fn history_path(task_dir: &Path, version: usize) -> PathBuf {
 }
 
 /// How many earlier versions the task in `task_dir` keeps: the current one is this plus one.
+///
+/// A re-plan keeps the approved version first and writes the new PLAN.md second: a kill in
+/// between leaves a last copy that reads like PLAN.md itself (its `status:` aside). That copy
+/// is the current version, not an earlier one, and is not counted: the next revision writes
+/// it again in its place.
 pub fn versions_kept(task_dir: &Path) -> usize {
     let mut kept = 0;
     while history_path(task_dir, kept + 1).is_file() {
         kept += 1;
     }
+    if kept > 0 && same_plan(&history_path(task_dir, kept), &task_dir.join(PLAN_FILE)) {
+        kept -= 1;
+    }
     kept
+}
+
+/// Whether the PLAN.md texts at `a` and `b` are the same but for the front matter's `status:`
+/// (which tick keeps up to date itself). Unreadable is not the same.
+fn same_plan(a: &Path, b: &Path) -> bool {
+    let normal = |path: &Path| {
+        fsx::read_optional(path).ok().flatten().map(|text| {
+            plan_md::set_status_line(&text, crate::plan::Phase::Approved).unwrap_or(text)
+        })
+    };
+    matches!((normal(a), normal(b)), (Some(a), Some(b)) if a == b)
 }
 
 /// The planner's first message: the goal, the person's feedback, and the task as it stands.
@@ -194,28 +213,41 @@ pub fn removed(old: &Checklist, new: &[StepId]) -> Vec<StepId> {
 }
 
 /// Writes `text` (parsed: `new`) as the PLAN.md of the approved task `current`, a revision
-/// waiting for approval, as every re-plan is written: the approved version is kept once as
-/// `history/PLAN.v<N>.md` (a revision not yet approved is replaced, not kept). Returns the new
-/// version's number and the step-level diff from the plan as it was.
+/// waiting for approval, as every re-plan is written: the approved version is kept first
+/// ([`keep_approved`]), then PLAN.md is replaced. Returns the new version's number and the
+/// step-level diff from the plan as it was.
 pub fn write_revision(
     current: &Task,
     text: &str,
     new: &PlanDoc,
 ) -> Result<(usize, Option<String>)> {
-    let kept = versions_kept(&current.dir);
-    let version = if current.plan_changed() {
-        kept + 1
-    } else {
-        let path = history_path(&current.dir, kept + 1);
-        fsx::create_dir_all(&current.dir.join(HISTORY_DIR))?;
-        fsx::write_atomic(&path, current.plan_src.as_bytes())?;
-        kept + 2
-    };
+    let version = keep_approved(current)?;
     fsx::write_atomic(&current.dir.join(PLAN_FILE), text.as_bytes())?;
+    Ok((version, revision_diff(current, new)?))
+}
+
+/// Keeps the approved version of `current`'s plan as `history/PLAN.v<N>.md` before a revision
+/// replaces PLAN.md (a revision not yet approved is replaced, not kept), and returns the number
+/// the revision will have. Written before PLAN.md changes, so no instant loses the approved
+/// version; a kill before the revision is written leaves a copy of PLAN.md as it stands,
+/// which [`versions_kept`] does not count and the next revision writes again.
+pub fn keep_approved(current: &Task) -> Result<usize> {
+    let kept = versions_kept(&current.dir);
+    if current.plan_changed() {
+        return Ok(kept + 1);
+    }
+    let path = history_path(&current.dir, kept + 1);
+    fsx::create_dir_all(&current.dir.join(HISTORY_DIR))?;
+    fsx::write_atomic(&path, current.plan_src.as_bytes())?;
+    Ok(kept + 2)
+}
+
+/// The step-level diff from `current`'s plan to the revision `new`.
+pub fn revision_diff(current: &Task, new: &PlanDoc) -> Result<Option<String>> {
     // A loaded task's plan is read without its steps: the diff needs them.
     let old = plan_md::parse(&current.plan_src)
         .map_err(|e| Error::internal(format!("the approved PLAN.md does not parse: {e}")))?;
-    Ok((version, super::draft::step_diff(&old, new)))
+    Ok(super::draft::step_diff(&old, new))
 }
 
 /// A local re-plan that fits the task: the step it rewrites, why, and the steps that take

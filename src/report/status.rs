@@ -75,6 +75,9 @@ pub struct TaskReport<'a> {
     pub plan_changed_since_approval: bool,
     /// The revision of PLAN.md waiting for approval, when there is one.
     pub revision_waiting: Option<RevisionWaiting>,
+    /// The step blocked for a re-plan of the executor whose new PLAN.md is not there (tick
+    /// was stopped before writing it, or a person restored the approved plan).
+    pub replan_not_written: Option<String>,
     pub steps: Vec<StepReport<'a>>,
     /// Done steps this command found stale: files they relied on changed outside tick.
     /// `marked` says whether it also marked them `[~]` (not while another tick process holds
@@ -276,6 +279,8 @@ pub fn task_report<'a>(store: &Store, task: &'a Task) -> TaskReport<'a> {
                 reason: pending.map(|p| p.reason.clone()),
             }
         }),
+        replan_not_written: crate::planning::approve::replan_not_written(task)
+            .map(|step| step.to_string()),
         steps: task
             .todo
             .steps

@@ -1,18 +1,18 @@
 //! A local re-plan the executor proposed with `propose_replan` (DESIGN §3, "Blocked is not
 //! the end"): checked against the task while the step's turn runs ([`Check`], a refusal goes
 //! back to the model and the turn goes on), and once accepted written like every re-plan
-//! ([`Runner::record_replanned`]): the step `[!]` with why, the new PLAN.md a revision waiting
-//! for `tick approve`, the re-plan in the task's log. Blocked may repair the plan, never
-//! continue by itself: the run stops here.
+//! ([`Runner::record_replanned`]): the step `[!]` with why and the new PLAN.md, a revision
+//! waiting for `tick approve`, in one transaction; the re-plan in the task's log. Blocked may
+//! repair the plan, never continue by itself: the run stops here.
 
 use std::collections::BTreeMap;
 
-use super::write::StepWrite;
+use super::write::{self, StepWrite};
 use super::{Attributed, RunEvent, Runner, Sink, StepOutcome};
 use crate::error::{Error, Result};
 use crate::plan::{StepId, StepStatus};
 use crate::planning::approve::REPLANNED_PREFIX;
-use crate::planning::replan::{check_local, local_plan_text, write_revision};
+use crate::planning::replan::{check_local, keep_approved, local_plan_text, revision_diff};
 use crate::tasks::state::PendingReplan;
 use crate::tasks::{Task, plan_md};
 use crate::tools::ReplanProposal;
@@ -47,9 +47,13 @@ impl Check<'_> {
 }
 
 impl Runner<'_> {
-    /// The model's accepted `proposal` for step `id`: the step is blocked with the reason (in
-    /// one write with its record and the re-plan waiting), then the new plan is written as
-    /// the task's revision, the re-plan logged, and the run stops for the person.
+    /// The model's accepted `proposal` for step `id`, written so that no instant of it is a
+    /// lie, whenever a kill lands: first the approved plan is kept in `history/` (alone, it
+    /// changes nothing a person reads: the copy reads like PLAN.md and is not counted as a
+    /// version); then one transaction writes the step blocked with the reason, its record,
+    /// the re-plan waiting in state.yaml and the new PLAN.md, all or nothing (a step that says
+    /// "approve the new plan" always has one); then the re-plan is logged, and the run stops
+    /// for the person.
     pub(super) fn record_replanned(
         &self,
         id: StepId,
@@ -99,7 +103,12 @@ impl Runner<'_> {
             status: StepStatus::Blocked,
             reason: Some(&blocked),
         };
-        self.write_step(
+        let version = keep_approved(&task)?;
+        let mut new_plan = None;
+        let written = write::step_with(
+            store,
+            &self.deps.task,
+            now,
             write,
             |state, written| {
                 let record = if written {
@@ -110,14 +119,23 @@ impl Runner<'_> {
                 record.files_changed.clone_from(&changes.files_changed);
                 state.pending_replan = Some(pending.clone());
             },
-            sink,
+            |tx| {
+                // PLAN.md as this transaction read it, with the step rewritten; its `status:`
+                // follows the phase the commit moves to.
+                let plan = plan_md::parse(&tx.base().plan_src)
+                    .map_err(|e| store.parse_error(&plan_path, &e))?;
+                let text = crate::redact::redact(&local_plan_text(&plan, &replan)?, &secrets);
+                new_plan =
+                    Some(plan_md::parse(&text).map_err(|e| store.parse_error(&plan_path, &e))?);
+                tx.set_plan(text);
+                Ok(())
+            },
         )?;
-        // The plan as that write left it (its `status:`), with the step rewritten.
-        let task = store.load(&self.deps.task)?;
-        let plan = plan_md::parse(&task.plan_src).map_err(|e| store.parse_error(&plan_path, &e))?;
-        let text = crate::redact::redact(&local_plan_text(&plan, &replan)?, &secrets);
-        let new = plan_md::parse(&text).map_err(|e| store.parse_error(&plan_path, &e))?;
-        let (version, diff) = write_revision(&task, &text, &new)?;
+        self.write_events(id, StepStatus::Blocked, written, sink);
+        let diff = match &new_plan {
+            Some(new) => revision_diff(&task, new)?,
+            None => None,
+        };
         crate::tasks::journal::replanned(&task.dir, id, &reason, version, now);
         sink(RunEvent::Replanned {
             task: task.id.clone(),

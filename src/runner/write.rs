@@ -46,7 +46,21 @@ pub fn step(
     task_ref: &TaskRef,
     now: DateTime<Utc>,
     write: StepWrite<'_>,
+    record: impl FnMut(&mut State, bool),
+) -> Result<StatusWrite> {
+    step_with(store, task_ref, now, write, record, |_| Ok(()))
+}
+
+/// [`step`], with `also` making more changes in the same transaction (a re-plan's new
+/// PLAN.md): it sees the files as the transaction read them, after the marker was set, and
+/// runs again if the transaction starts over.
+pub fn step_with(
+    store: &Store,
+    task_ref: &TaskRef,
+    now: DateTime<Utc>,
+    write: StepWrite<'_>,
     mut record: impl FnMut(&mut State, bool),
+    mut also: impl FnMut(&mut crate::tasks::tx::Tx<'_>) -> Result<()>,
 ) -> Result<StatusWrite> {
     let StepWrite {
         id,
@@ -62,6 +76,7 @@ pub fn step(
         if written && id.is_sub() {
             settled_parent(store, tx, id.parent(), now)?;
         }
+        also(tx)?;
         Ok(set)
     })?;
     Ok(match set {

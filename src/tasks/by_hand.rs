@@ -102,6 +102,11 @@ pub fn answer(
     tx.record(|state| {
         state.record_unblock(id, question.as_deref(), Some(&answer), now);
         state.record_person(id, StepStatus::Pending, now);
+        // The person answered the step a re-plan was waiting on: that re-plan no longer
+        // holds it (they may have refused it by restoring PLAN.md).
+        if state.pending_replan.as_ref().is_some_and(|p| p.step == id) {
+            state.pending_replan = None;
+        }
     });
     let (progress, next) = tx.phase_after()?;
     let next = next.map_err(|r| Error::input(r.reason).hint(r.hint))?;

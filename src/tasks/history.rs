@@ -88,13 +88,22 @@ pub fn of(task: &Task, entries: &[Entry], earlier: &[Option<DateTime<Utc>>]) -> 
                 step,
                 reason,
                 version,
-            } => events.push(event(
-                *at,
-                Kind::Replanned,
-                Some(step.clone()),
-                format!("the agent re-planned around {step} because {reason} (version {version} of the plan)"),
-            )),
+            } => events.push(replanned(*at, step, reason, *version)),
             Entry::Write { .. } | Entry::Command { .. } => {}
+        }
+    }
+    // The re-plan waiting is in state.yaml (committed) before it is in the journal (local,
+    // written last): a fresh clone, or a run killed in between, still shows it, once.
+    if let Some(pending) = &task.state.pending_replan
+        && task.plan_changed()
+    {
+        let step = pending.step.to_string();
+        let logged = entries.iter().any(|entry| {
+            matches!(entry, Entry::Replanned { at, step: s, .. } if *at == pending.at && *s == step)
+        });
+        if !logged {
+            let version = earlier.len().max(1) + 1;
+            events.push(replanned(pending.at, &step, &pending.reason, version));
         }
     }
     events.extend(step_events(task));
@@ -109,6 +118,18 @@ pub fn of(task: &Task, entries: &[Entry], earlier: &[Option<DateTime<Utc>>]) -> 
     // Stable: rows of one instant keep the order they were gathered in, by kind.
     events.sort_by(|a, b| a.at.cmp(&b.at).then(a.kind.cmp(&b.kind)));
     events
+}
+
+/// The executor's re-plan around `step`, which wrote `version` of the plan.
+fn replanned(at: DateTime<Utc>, step: &str, reason: &str, version: usize) -> Event {
+    event(
+        at,
+        Kind::Replanned,
+        Some(step.to_owned()),
+        format!(
+            "the agent re-planned around {step} because {reason} (version {version} of the plan)"
+        ),
+    )
 }
 
 /// The plan's own events: created, each version approved, a revision waiting.

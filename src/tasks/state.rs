@@ -31,7 +31,8 @@ pub struct State {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_attempt: Option<LastAttempt>,
     /// A local re-plan the executor proposed (`propose_replan`) whose revision of PLAN.md
-    /// waits for approval; `tick approve` reopens its step and clears it.
+    /// waits for approval; `tick approve` reopens its step and clears it, and so does
+    /// `tick answer` on its step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_replan: Option<PendingReplan>,
 }

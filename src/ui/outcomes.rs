@@ -63,6 +63,14 @@ impl Ui {
             Reapproved::Unchanged => {
                 self.note(&format!("`{id}` is approved as it stands; nothing to do"));
             }
+            Reapproved::ReplanNotWritten { step } => {
+                self.note(&format!(
+                    "`{step}` was blocked for a re-plan, but PLAN.md holds no new plan (tick was \
+                     stopped before writing it, or the approved plan was restored): `{id}`'s \
+                     approved plan stands and `{step}` is pending again"
+                ));
+                self.hint("`tick run` runs it as approved");
+            }
             Reapproved::Approved {
                 plan_diff,
                 step_diff,

@@ -341,9 +341,8 @@ Greet people.
         openai_call("c", name, arguments)
     }
 
-    /// `tick args...` in `ws` against the fake model, off the async runtime so the server
-    /// keeps serving.
-    async fn tick(ws: &Workspace, server: &FakeModel, args: &[&str]) -> Run {
+    /// `tick args...` in `ws` against the fake model, not yet started.
+    fn tick_command(ws: &Workspace, server: &FakeModel, args: &[&str]) -> std::process::Command {
         let mut cmd = ws.tick_process();
         cmd.args(args)
             .env("TICK_PROVIDER", "openai")
@@ -351,6 +350,13 @@ Greet people.
             .env("TICK_MODEL", "test-model")
             .env("TICK_INTERACTIVE", "0")
             .stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// `tick args...` in `ws` against the fake model, off the async runtime so the server
+    /// keeps serving.
+    async fn tick(ws: &Workspace, server: &FakeModel, args: &[&str]) -> Run {
+        let mut cmd = tick_command(ws, server, args);
         let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
             .await
             .unwrap();
@@ -489,12 +495,13 @@ Greet people.
             run.stdout
         );
         // The revision is written as a global re-plan writes it: a new PLAN.md, the approved
-        // version kept, nothing else in the plan touched.
+        // version kept (as it was when the step ran), nothing else in the plan touched.
         let revised = ws.read(&plan_path);
         assert_eq!(
             ws.read(&format!(".tasks/{id}/history/PLAN.v1.md")),
-            approved_plan.replace("status: approved", "status: blocked")
+            approved_plan.replace("status: approved", "status: executing")
         );
+        assert!(revised.contains("status: blocked"), "{revised}");
         let steps: Vec<&str> = revised.lines().filter(|l| l.starts_with("- [")).collect();
         assert_eq!(
             steps,
@@ -654,5 +661,437 @@ Greet people.
         let summary = events.iter().find(|e| e["event"] == "summary").unwrap();
         assert_eq!(summary["outcome"], "blocked");
         assert_eq!(events.last().unwrap()["exit_code"], 4);
+    }
+
+    // A re-plan cut short by SIGKILL. The runner keeps the approved plan in `history/` first,
+    // then writes the step blocked, the re-plan waiting and the new PLAN.md in one
+    // transaction (all or nothing: `tasks::tx` rolls a killed commit forward), then logs it.
+    // Each instant in between is rebuilt from the files of a real run: the run killed while
+    // S2 waits on the model (before the proposal) and the same run completed with the proposal.
+
+    /// The task files a re-plan writes, in this order of kept texts.
+    const FILES: [&str; 5] = [
+        "PLAN.md",
+        "TODO.md",
+        "state.yaml",
+        "history/PLAN.v1.md",
+        "runs/journal.jsonl",
+    ];
+
+    /// `FILES` of task `id` as they are (`None`: absent).
+    fn files(ws: &Workspace, id: &str) -> Vec<Option<String>> {
+        FILES
+            .iter()
+            .map(|f| {
+                let rel = format!(".tasks/{id}/{f}");
+                ws.exists(&rel).then(|| ws.read(&rel))
+            })
+            .collect()
+    }
+
+    /// Puts `FILES` of task `id` as `texts` says (`None`: removed).
+    fn put(ws: &Workspace, id: &str, texts: &[Option<String>]) {
+        for (f, text) in FILES.iter().zip(texts) {
+            let rel = format!(".tasks/{id}/{f}");
+            match text {
+                Some(text) => ws.write(&rel, text),
+                None if ws.exists(&rel) => std::fs::remove_file(ws.path(&rel)).unwrap(),
+                None => {}
+            }
+        }
+    }
+
+    /// The files at the two ends of a re-plan, from one real run: `before`, `tick run` killed
+    /// (SIGKILL) while S2 is in progress and its turn waits on the model; `after`, `tick run`
+    /// again, the model proposing the re-plan, the run stopped for approval.
+    struct Ends {
+        id: String,
+        before: Vec<Option<String>>,
+        after: Vec<Option<String>>,
+    }
+
+    async fn ends(ws: &Workspace, server: &FakeModel) -> Ends {
+        let id = approved(ws);
+        let todo_path = format!(".tasks/{id}/TODO.md");
+        let asked = server.requests().len() + 3;
+        server.push(call(
+            "write_file",
+            json!({"path": "hello.txt", "content": "hello\n"}),
+        ));
+        server.push(call(
+            "update_step",
+            json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+        ));
+        server.push(Reply::silent());
+        let mut child = tick_command(ws, server, &["run"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while server.requests().len() < asked || !ws.read(&todo_path).contains("- [-] S2") {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "S2's turn never started: {}",
+                ws.read(&todo_path)
+            );
+            assert!(child.try_wait().unwrap().is_none(), "the run ended");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let before = files(ws, &id);
+        server.push(call("propose_replan", farewell_needs_a_config()));
+        let run = tick(ws, server, &["run"]).await;
+        assert_eq!(run.code, 4, "{run:#?}");
+        let after = files(ws, &id);
+        assert_eq!(
+            after[3].as_deref(),
+            before[0].as_deref(),
+            "the approved plan is kept as it was when the step ran"
+        );
+        Ends { id, before, after }
+    }
+
+    /// After approval the run goes on at the new step, then the rewritten one, then S3.
+    async fn approve_then_run_the_new_plan(ws: &Workspace, server: &FakeModel, id: &str) {
+        let approve = tick(ws, server, &["approve"]).await;
+        assert_eq!(approve.code, 0, "{approve:#?}");
+        for (file, content, step) in [
+            ("greet.conf", "farewell=bye\n", "S4"),
+            ("bye.txt", "bye\n", "S2"),
+            ("NOTES.md", "notes\n", "S3"),
+        ] {
+            server.push(call(
+                "write_file",
+                json!({"path": file, "content": content}),
+            ));
+            server.push(call(
+                "update_step",
+                json!({"id": step, "status": "done", "evidence": "wrote it"}),
+            ));
+        }
+        let run = tick(ws, server, &["run"]).await;
+        assert_eq!(run.code, 0, "{run:#?}");
+        let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+        let steps: Vec<&str> = todo.lines().filter(|l| l.starts_with("- [")).collect();
+        assert_eq!(
+            steps,
+            [
+                "- [x] S1 Write the greeting",
+                "- [x] S4 Add the config file",
+                "- [x] S2 Write the farewell from the config",
+                "- [x] S3 Write the docs"
+            ]
+        );
+    }
+
+    /// Killed after the approved plan was kept, before the transaction: the copy reads like
+    /// PLAN.md and is no version of its own; nothing says a re-plan happened; the next run
+    /// redoes the step and its re-plan is version 2.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_replan_killed_after_keeping_the_approved_plan_claims_no_version_and_runs_again() {
+        let server = FakeModel::start().await;
+        let ws = Workspace::new();
+        let Ends { id, before, .. } = ends(&ws, &server).await;
+        let mut cut = before.clone();
+        cut[3].clone_from(&before[0]);
+        put(&ws, &id, &cut);
+
+        let status = tick(&ws, &server, &["status", &id]).await;
+        assert_eq!(status.code, 0, "{status:#?}");
+        assert!(
+            status.stdout.contains("phase:  executing, 1/3 done\n"),
+            "{}",
+            status.stdout
+        );
+        assert!(!status.stderr.contains("approv"), "{}", status.stderr);
+        let log = tick(&ws, &server, &["log", &id]).await;
+        assert!(!log.stdout.contains("version"), "{}", log.stdout);
+        assert!(!log.stdout.contains("re-plan"), "{}", log.stdout);
+        let show = tick(&ws, &server, &["show", "--version", "2", &id]).await;
+        assert_eq!(show.code, 2, "{show:#?}");
+        assert!(
+            show.stderr.contains("its versions are 1 to 1"),
+            "{}",
+            show.stderr
+        );
+
+        // The run picks the step up again; the model proposes again; that is version 2, and
+        // the version kept is the approved plan.
+        server.push(call("propose_replan", farewell_needs_a_config()));
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(run.code, 4, "{run:#?}");
+        let status = tick(&ws, &server, &["status", &id]).await;
+        assert!(
+            status
+                .stdout
+                .contains("version 2 of the plan waits for approval (re-planned around S2)"),
+            "{}",
+            status.stdout
+        );
+        assert_eq!(files(&ws, &id)[3], before[0]);
+        assert!(!ws.exists(&format!(".tasks/{id}/history/PLAN.v2.md")));
+        approve_then_run_the_new_plan(&ws, &server, &id).await;
+        let log = tick(&ws, &server, &["log", &id]).await;
+        assert!(
+            log.stdout
+                .contains("version 2 of the plan approved by a person (re-planned)"),
+            "{}",
+            log.stdout
+        );
+    }
+
+    /// The instants from the transaction on: killed before the log line (the files say the
+    /// re-plan waits, the log's plan events say so too), and the re-plan whole. And the
+    /// on-disk state an older tick left when killed between its two writes (the step
+    /// blocked "approve the new plan", PLAN.md unchanged), which a person who restores the
+    /// approved PLAN.md leaves too: `status` says there is no new plan, `tick approve`
+    /// keeps the approved plan and reopens the step, and the run does the step as approved.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_instant_of_a_replan_tells_the_truth_and_approve_then_run_go_on() {
+        let server = FakeModel::start().await;
+
+        // Killed after the transaction, before the log line.
+        let ws = Workspace::new();
+        let Ends { id, after, .. } = ends(&ws, &server).await;
+        let mut cut = after.clone();
+        let journal = after[4].clone().unwrap();
+        let kept: String = journal
+            .split_inclusive('\n')
+            .filter(|l| !l.contains("\"kind\":\"replanned\""))
+            .collect();
+        assert_ne!(kept, journal, "the re-plan was logged");
+        cut[4] = Some(kept);
+        put(&ws, &id, &cut);
+        let status = tick(&ws, &server, &["status", &id]).await;
+        assert!(
+            status.stdout.contains(
+                "phase:  blocked, 1/3 done; version 2 of the plan waits for approval \
+                 (re-planned around S2)"
+            ),
+            "{}",
+            status.stdout
+        );
+        // The log tells the re-plan from state.yaml.
+        let log = tick(&ws, &server, &["log", &id]).await;
+        assert!(
+            log.stdout
+                .contains("version 2 of the plan waits for approval (`tick approve`)"),
+            "{}",
+            log.stdout
+        );
+        assert!(
+            log.stdout.contains(
+                "the agent re-planned around S2 because the farewell text must come from a \
+                 config file, which does not exist yet (version 2 of the plan)"
+            ),
+            "{}",
+            log.stdout
+        );
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(run.code, 2, "{run:#?}");
+        assert!(run.stderr.contains("tick approve"), "{}", run.stderr);
+        approve_then_run_the_new_plan(&ws, &server, &id).await;
+
+        // Blocked for a re-plan PLAN.md does not hold.
+        let ws = Workspace::new();
+        let Ends { id, before, after } = ends(&ws, &server).await;
+        let cut = vec![
+            before[0].clone(),
+            after[1].clone(),
+            after[2].clone(),
+            None,
+            after[4].clone(),
+        ];
+        put(&ws, &id, &cut);
+        let status = tick(&ws, &server, &["status", &id]).await;
+        assert_eq!(status.code, 0, "{status:#?}");
+        assert!(
+            !status.stdout.contains("waits for approval"),
+            "{}",
+            status.stdout
+        );
+        assert!(
+            status.stderr.contains(
+                "`S2` is blocked for a re-plan, but PLAN.md holds no new plan (tick was \
+                 stopped before writing it, or the approved plan was restored)"
+            ),
+            "{}",
+            status.stderr
+        );
+        let json = tick(&ws, &server, &["status", "--json", &id]).await;
+        assert!(
+            json.stdout.contains("\"replan_not_written\":\"S2\""),
+            "{}",
+            json.stdout
+        );
+        // The run does not run the step; the approval its block asks for reopens it.
+        let requests = server.requests().len();
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(
+            (run.code, server.requests().len()),
+            (4, requests),
+            "{run:#?}"
+        );
+        assert!(run.stderr.contains("S2 is blocked"), "{run:#?}");
+        let approve = tick(&ws, &server, &["approve"]).await;
+        assert_eq!(approve.code, 0, "{approve:#?}");
+        assert!(
+            approve.stderr.contains("`S2` is pending again"),
+            "{}",
+            approve.stderr
+        );
+        let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+        assert!(todo.contains("- [ ] S2 Write the farewell\n"), "{todo}");
+        assert!(!todo.contains("blocked:"), "{todo}");
+        let state: tick::tasks::state::State =
+            serde_yaml::from_str(&ws.read(&format!(".tasks/{id}/state.yaml"))).unwrap();
+        assert_eq!(state.pending_replan, None);
+        // Said once: approving again has nothing to do.
+        let again = tick(&ws, &server, &["approve", &id]).await;
+        assert!(again.stderr.contains("nothing to do"), "{again:#?}");
+        for (file, content, step) in [("bye.txt", "bye\n", "S2"), ("NOTES.md", "n\n", "S3")] {
+            server.push(call(
+                "write_file",
+                json!({"path": file, "content": content}),
+            ));
+            server.push(call(
+                "update_step",
+                json!({"id": step, "status": "done", "evidence": "wrote it"}),
+            ));
+        }
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(run.code, 0, "{run:#?}");
+        let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+        for step in [
+            "S1 Write the greeting",
+            "S2 Write the farewell",
+            "S3 Write the docs",
+        ] {
+            assert!(todo.contains(&format!("- [x] {step}")), "{todo}");
+        }
+        let log = tick(&ws, &server, &["log", &id]).await;
+        assert!(
+            log.stdout
+                .contains("re-planned: the farewell text must come from a config file"),
+            "the block stays in the history: {}",
+            log.stdout
+        );
+
+        // The re-plan whole: logged once.
+        let ws = Workspace::new();
+        let Ends { id, .. } = ends(&ws, &server).await;
+        let log = tick(&ws, &server, &["log", &id]).await;
+        assert_eq!(
+            log.stdout.matches("the agent re-planned around S2").count(),
+            1,
+            "{}",
+            log.stdout
+        );
+        approve_then_run_the_new_plan(&ws, &server, &id).await;
+    }
+
+    /// A person refuses a re-plan by restoring the approved PLAN.md and answers the step:
+    /// the re-plan no longer waits, and the step runs as approved with the answer.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn answering_the_step_of_a_refused_replan_clears_the_replan() {
+        let server = FakeModel::start().await;
+        let ws = Workspace::new();
+        let id = approved(&ws);
+        server.push(call(
+            "write_file",
+            json!({"path": "hello.txt", "content": "hello\n"}),
+        ));
+        server.push(call(
+            "update_step",
+            json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+        ));
+        server.push(call("propose_replan", farewell_needs_a_config()));
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(run.code, 4, "{run:#?}");
+        let state_path = format!(".tasks/{id}/state.yaml");
+        let state: tick::tasks::state::State = serde_yaml::from_str(&ws.read(&state_path)).unwrap();
+        assert!(state.pending_replan.is_some());
+
+        git(
+            ws.root(),
+            &["checkout", "--", &format!(".tasks/{id}/PLAN.md")],
+        );
+        let answer = tick(
+            &ws,
+            &server,
+            &["answer", "S2", "no config file: write bye.txt as planned"],
+        )
+        .await;
+        assert_eq!(answer.code, 0, "{answer:#?}");
+        let state: tick::tasks::state::State = serde_yaml::from_str(&ws.read(&state_path)).unwrap();
+        assert_eq!(state.pending_replan, None, "{}", ws.read(&state_path));
+        let status = tick(&ws, &server, &["status", &id]).await;
+        assert!(!status.stderr.contains("re-plan"), "{}", status.stderr);
+        assert!(!status.stdout.contains("approval"), "{}", status.stdout);
+
+        for (file, content, step) in [("bye.txt", "bye\n", "S2"), ("NOTES.md", "n\n", "S3")] {
+            server.push(call(
+                "write_file",
+                json!({"path": file, "content": content}),
+            ));
+            server.push(call(
+                "update_step",
+                json!({"id": step, "status": "done", "evidence": "wrote it"}),
+            ));
+        }
+        let before = server.requests().len();
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(run.code, 0, "{run:#?}");
+        let first = server.requests()[before].user_texts().join("\n");
+        assert!(first.contains("write bye.txt as planned"), "{first}");
+        let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+        assert!(todo.contains("- [x] S2 Write the farewell\n"), "{todo}");
+    }
+
+    /// A re-plan that cannot keep the approved plan (`history` is a file, not a folder) writes
+    /// nothing: the step is not blocked for a plan that does not exist, and once the folder
+    /// can be made the next run re-plans and goes on.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_replan_that_cannot_keep_the_approved_plan_blocks_nothing() {
+        let server = FakeModel::start().await;
+        let ws = Workspace::new();
+        let id = approved(&ws);
+        let history = format!(".tasks/{id}/history");
+        ws.write(&history, "in the way\n");
+        server.push(call(
+            "write_file",
+            json!({"path": "hello.txt", "content": "hello\n"}),
+        ));
+        server.push(call(
+            "update_step",
+            json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+        ));
+        server.push(call("propose_replan", farewell_needs_a_config()));
+        let plan = ws.read(&format!(".tasks/{id}/PLAN.md"));
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_ne!(run.code, 0, "{run:#?}");
+        assert_ne!(run.code, 4, "{run:#?}");
+        assert!(run.stderr.contains("history"), "{}", run.stderr);
+        let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+        assert!(todo.contains("- [-] S2 Write the farewell\n"), "{todo}");
+        assert!(!todo.contains("re-planned"), "{todo}");
+        assert_eq!(
+            ws.read(&format!(".tasks/{id}/PLAN.md")),
+            plan.replace("status: approved", "status: executing")
+        );
+        let state: tick::tasks::state::State =
+            serde_yaml::from_str(&ws.read(&format!(".tasks/{id}/state.yaml"))).unwrap();
+        assert_eq!(state.pending_replan, None);
+        let status = tick(&ws, &server, &["status", &id]).await;
+        assert!(!status.stdout.contains("approval"), "{}", status.stdout);
+        assert!(!status.stderr.contains("re-plan"), "{}", status.stderr);
+
+        std::fs::remove_file(ws.path(&history)).unwrap();
+        server.push(call("propose_replan", farewell_needs_a_config()));
+        let run = tick(&ws, &server, &["run"]).await;
+        assert_eq!(run.code, 4, "{run:#?}");
+        approve_then_run_the_new_plan(&ws, &server, &id).await;
     }
 }
