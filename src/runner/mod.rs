@@ -956,12 +956,7 @@ impl<'a> Runner<'a> {
         self.write_step(
             blocked,
             |state, written| {
-                let record = if written {
-                    state.record_runner(id, StepStatus::Blocked, now, evidence, BTreeMap::new())
-                } else {
-                    state.steps.entry(id).or_default()
-                };
-                record.files_changed.clone_from(&changes.files_changed);
+                blocked_record(state, written, id, now, evidence, changes);
             },
             sink,
         )?;
@@ -1140,6 +1135,25 @@ struct Done {
 }
 
 /// The files a step works within: its own, and a sub-step's parent's.
+/// A step written `[!]` (`written`: by this write) gets the runner's record with its
+/// evidence; either way the record keeps what the attempt changed. Returns the record.
+fn blocked_record<'s>(
+    state: &'s mut crate::tasks::state::State,
+    written: bool,
+    id: StepId,
+    now: chrono::DateTime<chrono::Utc>,
+    evidence: &[crate::tasks::state::Evidence],
+    changes: &Attributed,
+) -> &'s mut crate::tasks::state::StepRecord {
+    let record = if written {
+        state.record_runner(id, StepStatus::Blocked, now, evidence, BTreeMap::new())
+    } else {
+        state.steps.entry(id).or_default()
+    };
+    record.files_changed.clone_from(&changes.files_changed);
+    record
+}
+
 fn step_scope(task: &Task, id: StepId, step: &crate::tasks::todo_md::Step) -> Vec<String> {
     let mut scope = step.files.clone();
     if let Some(parent) = Some(id)

@@ -5,8 +5,6 @@
 //! waiting for `tick approve`, in one transaction; the re-plan in the task's log. Blocked may
 //! repair the plan, never continue by itself: the run stops here.
 
-use std::collections::BTreeMap;
-
 use super::write::{self, StepWrite};
 use super::{Attributed, RunEvent, Runner, Sink, StepOutcome};
 use crate::error::{Error, Result};
@@ -111,12 +109,7 @@ impl Runner<'_> {
             now,
             write,
             |state, written| {
-                let record = if written {
-                    state.record_runner(id, StepStatus::Blocked, now, evidence, BTreeMap::new())
-                } else {
-                    state.steps.entry(id).or_default()
-                };
-                record.files_changed.clone_from(&changes.files_changed);
+                super::blocked_record(state, written, id, now, evidence, changes);
                 state.pending_replan = Some(pending.clone());
             },
             |tx| {
