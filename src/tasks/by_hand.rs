@@ -142,20 +142,14 @@ fn not_blocked(tx: &mut Tx<'_>, id: StepId, status: StepStatus) -> Result<Error>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tasks::{PLAN_FILE, TaskRef};
+    use crate::tasks::TaskRef;
 
     const PLAN: &str =
         "---\ntitle: T\nstatus: approved\n---\n# T\n\n## Steps\n\n- [ ] S1 One\n- [ ] S2 Two\n";
     const TODO: &str = "# TODO: T\n\n- [ ] S1 One\n- [!] S2 Two\n  - blocked: which greeting?\n";
 
     fn task() -> (tempfile::TempDir, Store, TaskRef) {
-        let root = tempfile::tempdir().unwrap();
-        let store = Store::at(root.path());
-        let task = store.task_ref("20261130-143012-t");
-        std::fs::create_dir_all(&task.dir).unwrap();
-        std::fs::write(task.dir.join(PLAN_FILE), PLAN).unwrap();
-        std::fs::write(task.dir.join(TODO_FILE), TODO).unwrap();
-        (root, store, task)
+        crate::tasks::test_task(PLAN, TODO)
     }
 
     fn clock() -> Clock {

@@ -711,6 +711,19 @@ pub fn steps_hash(checklist: &Checklist) -> String {
     hasher.finalize().to_hex().to_string()
 }
 
+/// A task folder `20261130-143012-t` with `plan` and `todo` in a fresh temporary workspace,
+/// for unit tests of what reads and writes a task's files.
+#[cfg(test)]
+pub(crate) fn test_task(plan: &str, todo: &str) -> (tempfile::TempDir, Store, TaskRef) {
+    let root = tempfile::tempdir().unwrap();
+    let store = Store::at(root.path());
+    let task = store.task_ref("20261130-143012-t");
+    std::fs::create_dir_all(&task.dir).unwrap();
+    std::fs::write(task.dir.join(PLAN_FILE), plan).unwrap();
+    std::fs::write(task.dir.join(TODO_FILE), todo).unwrap();
+    (root, store, task)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -579,13 +579,7 @@ mod tests {
     const TODO: &str = "# TODO: T\n\n- [ ] S1 One\n  - files: a.rs\n- [ ] S2 Two\n  - [ ] S2.1 Half\n  - [ ] S2.2 Other half\n";
 
     fn task() -> (tempfile::TempDir, Store, TaskRef) {
-        let root = tempfile::tempdir().unwrap();
-        let store = Store::at(root.path());
-        let task = store.task_ref("20261130-143012-t");
-        std::fs::create_dir_all(&task.dir).unwrap();
-        std::fs::write(task.dir.join(PLAN_FILE), PLAN).unwrap();
-        std::fs::write(task.dir.join(TODO_FILE), TODO).unwrap();
-        (root, store, task)
+        crate::tasks::test_task(PLAN, TODO)
     }
 
     fn now() -> DateTime<Utc> {
