@@ -181,9 +181,12 @@ impl EditTalk<'_> {
     /// Asks for a decision after `ask` (the user turn), then for its code, until the code
     /// passes the guards and is written, the model says the file needs no change, or the
     /// retries are used. A refused answer is taken out of the conversation and the ask is
-    /// made again with the refusal added, warmer: a 1.5B model shown its own refused answer
-    /// sent it again word for word (measured). The prompt still begins as before, so the
-    /// server's prompt cache holds; the transcript keeps every answer.
+    /// made again with the refusal added, warmer, from the decision (a refusal may call for
+    /// the other action: an `add` that copies a definition the file has is a `change`): a
+    /// 1.5B model shown its own refused answer sent it again word for word (measured). The
+    /// prompt still begins as before, so the server's prompt cache holds; the transcript keeps
+    /// every answer. A code reply without its form is asked for once more under the same
+    /// decision; a second one ends the file's edit.
     async fn edit(
         &mut self,
         ask: String,
@@ -195,39 +198,46 @@ impl EditTalk<'_> {
         let ask = format!("{pending}{ask}");
         let base = self.messages.len();
         let mut prompt = ask.clone();
-        let mut decision = None;
         for attempt in 0..=RETRIES_PER_FILE {
             self.messages.truncate(base);
             self.push(Message::user(prompt.clone()));
-            let refusal = match self.decide(warmth(attempt), usage, sink).await? {
-                Ok(decided) => {
-                    decision = Some(decided);
-                    break;
-                }
-                Err(why) => why,
+            let temperature = warmth(attempt);
+            let (refusal, last) = match self.decide(temperature, usage, sink).await? {
+                Err(why) => (why, attempt == RETRIES_PER_FILE),
+                Ok(decision) => match self
+                    .code(&decision, temperature, hooks, usage, sink)
+                    .await?
+                {
+                    Coded::Applied(note) => {
+                        self.pending = note;
+                        return Ok(());
+                    }
+                    Coded::Refused(why) => (why, attempt == RETRIES_PER_FILE),
+                    Coded::Unparsed(why) => (why, true),
+                },
             };
-            self.refused(&refusal, attempt == RETRIES_PER_FILE, sink);
+            self.refused(&refusal, last, sink);
+            if last {
+                break;
+            }
             prompt = format!(
                 "{ask}\n\nNot applied, an earlier answer: {refusal}\nAnswer with a different \
-                 decision as JSON."
+                 edit: decide again, as JSON."
             );
         }
-        match decision {
-            Some(decision) => self.code(&decision, hooks, usage, sink).await,
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     /// Asks for the code of `decision` in plain text, parses it and applies it; a reply
-    /// without its form (no fence, no SEARCH/REPLACE block) is asked for once more, then
-    /// refused.
+    /// without its form (no fence, no SEARCH/REPLACE block) is asked for once more.
     async fn code(
         &mut self,
         decision: &Decision,
+        temperature: f32,
         hooks: &mut Hooks<'_, '_, '_>,
         usage: &mut Usage,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<(), StepError> {
+    ) -> Result<Coded, StepError> {
         let exists = current(self.registry, &decision.path).is_some();
         let ask = exec::code_instruction(
             &self.step_line,
@@ -245,37 +255,33 @@ impl EditTalk<'_> {
         });
         let base = self.messages.len();
         let mut prompt = ask.clone();
-        let mut unparsed = 0;
-        for attempt in 0..=RETRIES_PER_FILE {
+        let mut again = false;
+        let edits = loop {
             self.messages.truncate(base);
             self.push(Message::user(prompt.clone()));
+            let warmer = if again { warmth(1) } else { temperature };
             let response = self
-                .call(warmth(attempt), (None, grammar.clone()), usage, sink)
+                .call(warmer, (None, grammar.clone()), usage, sink)
                 .await?;
-            let refusal = match exec::parse_code(decision, &response.text) {
+            match exec::parse_code(decision, &response.text) {
+                Ok(edits) => break edits,
+                Err(why) if again => return Ok(Coded::Unparsed(why)),
                 Err(why) => {
-                    unparsed += 1;
-                    why
+                    sink(AgentEvent::Reminder { text: why.clone() });
+                    prompt = format!(
+                        "{ask}\n\nNot applied, an earlier answer: {why}\nAnswer again, in this \
+                         form."
+                    );
+                    again = true;
                 }
-                Ok(edits) => match self.apply(&decision.path, decision, &edits, hooks, sink) {
-                    Ok(note) => {
-                        self.pending = note;
-                        return Ok(());
-                    }
-                    Err(why) => why,
-                },
-            };
-            let last = attempt == RETRIES_PER_FILE || unparsed > 1;
-            self.refused(&refusal, last, sink);
-            if last {
-                break;
             }
-            prompt = format!(
-                "{ask}\n\nNot applied, an earlier answer: {refusal}\nAnswer again, in the same \
-                 form."
-            );
-        }
-        Ok(())
+        };
+        Ok(
+            match self.apply(&decision.path, decision, &edits, hooks, sink) {
+                Ok(note) => Coded::Applied(note),
+                Err(why) => Coded::Refused(why),
+            },
+        )
     }
 
     /// Tells of a refusal; the last one is not asked again: the model hears it with the next
@@ -428,6 +434,16 @@ impl EditTalk<'_> {
             }
         }
     }
+}
+
+/// What came of a code ask.
+enum Coded {
+    /// Written (or left as it is): the note for the next ask.
+    Applied(String),
+    /// Refused by the guards or the write.
+    Refused(String),
+    /// Twice without its form.
+    Unparsed(String),
 }
 
 /// The temperature of an attempt: the first cool, a retry warmer.

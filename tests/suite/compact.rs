@@ -660,7 +660,8 @@ async fn a_compact_edit_deleting_an_unnamed_function_is_refused_listing_it() {
         stats.trim_end(),
         "def mean(v):\n    if not v:\n        return None\n    return sum(v) / len(v)\n",
     );
-    // Only the code is asked again: the decision stands.
+    // Asked again from the decision.
+    server.push(decide("change", "stats.py"));
     server.push(search_replace(
         "def mean(v):\n    return sum(v) / len(v)",
         "def mean(v):\n    if not v:\n        return None\n    return sum(v) / len(v)",
@@ -673,14 +674,17 @@ async fn a_compact_edit_deleting_an_unnamed_function_is_refused_listing_it() {
     );
     assert_contains(&todo(&ws, &id), "- [x] S1");
     let requests = model_requests(&server);
-    assert_eq!(requests.len(), 3);
+    assert_eq!(requests.len(), 4);
+    let again = requests[2].last_user_text();
     assert_contains(
-        &requests[2].last_user_text(),
+        &again,
         "this edit of `stats.py` would remove `function minimum`, which the step does not name",
     );
-    // The retry keeps the prefix: the step's message and the decision, byte for byte.
-    assert_eq!(requests[1].messages()[..3], requests[2].messages()[..3]);
-    assert_eq!(requests[2].messages().len(), 4);
+    // The retry keeps the prefix: the system prompt, then the first ask, made again with the
+    // refusal added (the refused decision and code are not shown again).
+    assert_eq!(requests[0].messages()[0], requests[2].messages()[0]);
+    assert_eq!(requests[2].messages().len(), 2);
+    assert!(again.starts_with(&requests[0].last_user_text()), "{again}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -857,6 +861,7 @@ async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
     // Unbalanced first (refused), then the whole test.
     server.push(decide("add", "lib.rs"));
     server.push(fenced("#[test]\nfn one_is_one() {"));
+    server.push(decide("add", "lib.rs"));
     server.push(fenced(
         "#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}",
     ));
@@ -867,7 +872,7 @@ async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
         "pub fn one() -> u32 {\n    1\n}\n\n#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}\n"
     );
     let requests = model_requests(&server);
-    assert_eq!(requests.len(), 3);
+    assert_eq!(requests.len(), 4);
     assert_contains(
         &requests[2].last_user_text(),
         "Not applied, an earlier answer: this edit leaves the braces of `lib.rs` unbalanced \
@@ -961,5 +966,44 @@ async fn a_llamacpp_server_gets_a_grammar_for_the_code_a_fence_or_a_search_repla
             .unwrap()
             .starts_with("root ::= \"<<<<<<< SEARCH\\n\" line* \"=======\\n\""),
         "{sent}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_add_that_copies_a_definition_goes_back_to_the_decision_and_a_change_ticks() {
+    let ws = Workspace::new();
+    let before = "#[derive(Debug)]\npub struct Selection {\n    pub lines: bool,\n}\n";
+    ws.write("lib.rs", before);
+    let id = ws.approve(&one_step(
+        "Add Default to the derive list of Selection",
+        "lib.rs",
+        "grep -q 'derive(Debug, Default)' lib.rs",
+    ));
+    let server = FakeModel::start().await;
+    server.push(decide("add", "lib.rs"));
+    server.push(fenced(
+        "#[derive(Debug, Default)]\npub struct Selection {\n    pub lines: bool,\n}",
+    ));
+    change(
+        &server,
+        "lib.rs",
+        "#[derive(Debug)]",
+        "#[derive(Debug, Default)]",
+    );
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        ws.read("lib.rs"),
+        "#[derive(Debug, Default)]\npub struct Selection {\n    pub lines: bool,\n}\n"
+    );
+    assert_contains(&todo(&ws, &id), "- [x] S1");
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 4);
+    // The decision is asked again, with the refusal.
+    assert!(requests[2].body.get("response_format").is_some());
+    assert_contains(
+        &requests[2].last_user_text(),
+        "Not applied, an earlier answer: this edit of `lib.rs` defines `type Selection` again, \
+         which the file already has; to change it, answer `change` with its lines",
     );
 }
