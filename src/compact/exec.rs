@@ -135,11 +135,13 @@ pub const FENCE_GRAMMAR: &str = "root ::= \"```\" [a-z]* \"\\n\" body \"```\"\n\
                                  body ::= ( [^`] | \"`\" [^`] | \"``\" [^`] )*\n";
 
 /// A llama.cpp GBNF grammar for a `change` answer: one SEARCH/REPLACE block and nothing else
-/// (a line of code never starts with `<`, `=` or `>`, so only the markers can). A 1.5B model
-/// asked for the block without it answered with a fenced block, twice (measured).
+/// (a line of code never starts with `<`, `=`, `>` or a backtick, so only the markers can).
+/// A 1.5B model asked for the block without it answered with a fenced block, twice; with it,
+/// but backticks allowed, it closed a fence after the new lines and went on in prose instead
+/// of the closing marker (measured).
 pub const SEARCH_REPLACE_GRAMMAR: &str = "root ::= \"<<<<<<< SEARCH\\n\" line* \"=======\\n\" \
                                           line* \">>>>>>> REPLACE\\n\"\n\
-                                          line ::= [^<=>\\n] [^\\n]* \"\\n\" | \"\\n\"\n";
+                                          line ::= [^<=>`\\n] [^\\n]* \"\\n\" | \"\\n\"\n";
 
 /// The code of the first fenced block of `text`: from the line after the opening fence to
 /// the closing one (a line that starts with three backticks, or a line that ends with them,
@@ -339,8 +341,8 @@ pub fn file_block(path: &str, body: Option<&str>) -> String {
 /// ask: a small model follows what it read last).
 pub fn decision_instruction(step: &str, path: &str, exists: bool) -> String {
     let how = if exists {
-        "`add` to add new code (a function, a test) at the end of the file, `change` to change \
-         lines that are in it"
+        "`add` only for new code the file does not have yet (a new function, a new test), \
+         added at the end; `change` to change lines the file already has (a list, a body)"
     } else {
         "`add`: it does not exist yet"
     };
@@ -720,6 +722,13 @@ mod tests {
         assert!(text.contains("<<<<<<< SEARCH\n"), "{text}");
         assert!(text.contains("same line in both halves"), "{text}");
         assert!(!code_instruction("S1 Fix", None, &change, true, false).contains("both halves"));
+        let decide = decision_instruction("S1 Fix", "src/lib.rs", true);
+        assert!(decide.starts_with("The step: S1 Fix\n"), "{decide}");
+        assert!(
+            decide.contains("`change` to change lines the file already has"),
+            "{decide}"
+        );
+        assert!(decision_instruction("S1 Fix", "new.rs", false).contains("it does not exist yet"));
     }
 
     #[test]
