@@ -341,8 +341,8 @@ pub fn file_block(path: &str, body: Option<&str>) -> String {
 /// ask: a small model follows what it read last).
 pub fn decision_instruction(step: &str, path: &str, exists: bool) -> String {
     let how = if exists {
-        "`add` only for new code the file does not have yet (a new function, a new test), \
-         added at the end; `change` to change lines the file already has (a list, a body)"
+        "`add` to add new code (a function, a test) at the end of the file, `change` to change \
+         lines that are in it"
     } else {
         "`add`: it does not exist yet"
     };
@@ -725,7 +725,7 @@ mod tests {
         let decide = decision_instruction("S1 Fix", "src/lib.rs", true);
         assert!(decide.starts_with("The step: S1 Fix\n"), "{decide}");
         assert!(
-            decide.contains("`change` to change lines the file already has"),
+            decide.contains("`change` to change lines that are in it"),
             "{decide}"
         );
         assert!(decision_instruction("S1 Fix", "new.rs", false).contains("it does not exist yet"));
