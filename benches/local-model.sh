@@ -83,7 +83,9 @@ run_tick() { # $1 workspace, then tick's arguments
     local dir=$1
     shift
     # CARGO_TARGET_DIR (where tick itself was built) would send the fixture's builds there.
-    (cd "$dir" && env -u CARGO_TARGET_DIR HOME="$dir/.home" TICK_PROVIDER="$PROVIDER" TICK_BASE_URL="$BASE_URL" \
+    # RUST_BACKTRACE=1 (set on this machine) filled the 30 lines of a failed test the model is
+    # shown with a backtrace, hiding the assertion's left and right values.
+    (cd "$dir" && env -u CARGO_TARGET_DIR -u RUST_BACKTRACE HOME="$dir/.home" TICK_PROVIDER="$PROVIDER" TICK_BASE_URL="$BASE_URL" \
         TICK_MODEL="$MODEL" ${PLANNER:+TICK_PLANNER=$PLANNER} ${EXECUTOR:+TICK_EXECUTOR=$EXECUTOR} \
         RUSTUP_HOME="$RUSTUP_HOME_REAL" CARGO_HOME="$CARGO_HOME_REAL" GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com \
         GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com "$@")

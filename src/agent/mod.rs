@@ -263,6 +263,7 @@ impl Model<'_> {
             max_tokens: Some(max_tokens),
             temperature: None,
             structured: None,
+            grammar: None,
         };
         let mut response = {
             let mut forward = |event: StreamEvent| match event {

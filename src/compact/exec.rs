@@ -1,17 +1,18 @@
-//! Executing a step with a small model (`executor: compact`): each turn is one edit of one of
-//! the step's files, an object the server's grammar constrains (`{path, search, substitute}`,
-//! aider's search/replace; an empty `search` writes a new file whole, or adds `substitute` at
-//! the end of an existing one: a 1.5B model asked to rewrite a file whole wrote only the new
-//! function (measured), and asked for an anchor it replaced a block's first line).
-//! The replacement is `substitute`, not `replace`, for the order of decoding: `serde_json`
-//! writes a schema's properties sorted by name, and llama.cpp's grammar has the model write
-//! them in that order; with `replace` the 1.5B model wrote the new text before the text it
-//! replaces (measured); with `substitute` it copies the lines first. What this module holds
-//! is pure: which executor runs ([`resolve`] asks the server only under `auto`), the edit's
-//! schema, the texts the model gets, and [`check_edit`], the guards of [`super::guards`]
-//! applied to one answer. The runner (`src/runner/compact.rs`) drives the turns, writes
-//! through the build-mode `write_file` (its write policy and sandbox), and ticks the step only
-//! when its `verify` and the repository's test command both pass.
+//! Executing a step with a small model (`executor: compact`): each edit of one of the step's
+//! files takes two answers. First a decision, an object the server's grammar constrains
+//! (`{action: add|change, path}`); then the code as plain text, never escaped inside JSON
+//! (aider's finding: models write markedly worse code that way): for `add`, one fenced code
+//! block (constrained by a llama.cpp GBNF grammar, [`FENCE_GRAMMAR`], when the server takes
+//! one), added at the end of the file or written as the new file whole; for `change`, aider's
+//! SEARCH/REPLACE blocks, parsed by tick ([`parse_search_replace`]). A 1.5B model asked for
+//! the code inside a JSON edit object copied code it was shown instead of writing the new
+//! test (10 measured runs, `benches/RESULTS.md`). What this module holds is pure: which
+//! executor runs ([`resolve`] asks the server only under `auto`; a grammar goes only to
+//! the `llamacpp` provider), the decision's schema, the texts the model gets, the parsers, and
+//! [`check_edit`], the guards of [`super::guards`] applied to one edit. The runner
+//! (`src/runner/compact.rs`) drives the turns, writes through the build-mode `write_file`
+//! (its write policy and sandbox), and ticks the step only when its `verify` and the
+//! repository's test command both pass.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -39,6 +40,9 @@ pub const RETRIES_PER_FILE: u32 = 2;
 pub struct ExecOptions {
     pub model: String,
     pub method: StructuredMethod,
+    /// The server takes a llama.cpp GBNF `grammar` (the `llamacpp` provider): an `add`'s code is then constrained to one fenced block ([`FENCE_GRAMMAR`]); else the
+    /// text is parsed, and a reply without a fence is asked for once more.
+    pub grammar: bool,
     /// The system prompt ([`PROMPT`] or the repository's override).
     pub system: String,
 }
@@ -69,31 +73,34 @@ pub async fn resolve(
         config.provider.kind(),
         ollama,
     );
+    // Only the `llamacpp` provider says the server is llama.cpp, which takes a `grammar`;
+    // other OpenAI-compatible servers (vLLM, LM Studio, `openai`) get plain text, parsed.
+    let grammar = config.provider == Provider::LlamaCpp;
     Ok(Some(ExecOptions {
         model: model.to_owned(),
         method,
+        grammar,
         system: store.prompt(PROMPT_FILE, PROMPT)?,
     }))
 }
 
-/// One edit as the model answers it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// One edit, from a decision and its code.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditAnswer {
     /// `add` (new code at the end of the file, or a new file whole) or `change` (`search`
-    /// replaced by `substitute`). Decided first, before any code: the schema's properties are
-    /// written in name order.
-    #[serde(default)]
+    /// replaced by `replace`).
     pub action: String,
     pub path: String,
-    #[serde(default)]
     pub search: String,
-    #[serde(default, rename = "substitute")]
     pub replace: String,
 }
 
-/// The schema of an edit. `paths` (the step's files that are not globs) become an `enum`
-/// the server's grammar enforces; tick checks the path again whatever the server did.
-pub fn edit_schema(paths: &[String]) -> Value {
+/// The schema of the decision that comes before the code: what kind of edit, of which file.
+/// `paths` (the step's files that are not globs) become an `enum` the server's grammar
+/// enforces; tick checks the path again whatever the server did. The code itself comes as
+/// plain text in the next answer: models write worse code escaped inside JSON strings
+/// (aider's finding, "LLMs are bad at returning code in JSON").
+pub fn decision_schema(paths: &[String]) -> Value {
     let mut path = json!({"type": "string", "maxLength": 200});
     if !paths.is_empty() {
         path = json!({"type": "string", "enum": paths});
@@ -101,14 +108,181 @@ pub fn edit_schema(paths: &[String]) -> Value {
     json!({
         "type": "object",
         "additionalProperties": false,
-        "required": ["action", "path", "search", "substitute"],
+        "required": ["action", "path"],
         "properties": {
             "action": {"type": "string", "enum": ["add", "change"]},
             "path": path,
-            "search": {"type": "string", "maxLength": 6000},
-            "substitute": {"type": "string", "maxLength": 12000},
         },
     })
+}
+
+/// The decision as the model answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Decision {
+    pub action: String,
+    pub path: String,
+}
+
+impl Decision {
+    pub fn adds(&self) -> bool {
+        self.action.trim() == "add"
+    }
+}
+
+/// A llama.cpp GBNF grammar for an `add` answer: one fenced code block and nothing else (the
+/// body never holds three backticks in a row, so the first fence after it closes the block).
+pub const FENCE_GRAMMAR: &str = "root ::= \"```\" [a-z]* \"\\n\" body \"```\"\n\
+                                 body ::= ( [^`] | \"`\" [^`] | \"``\" [^`] )*\n";
+
+/// A llama.cpp GBNF grammar for a `change` answer: one SEARCH/REPLACE block and nothing else
+/// (a line of code never starts with `<`, `=`, `>` or a backtick, so only the markers can).
+/// A 1.5B model asked for the block without it answered with a fenced block, twice; with it,
+/// but backticks allowed, it closed a fence after the new lines and went on in prose instead
+/// of the closing marker (measured).
+pub const SEARCH_REPLACE_GRAMMAR: &str = "root ::= \"<<<<<<< SEARCH\\n\" line* \"=======\\n\" \
+                                          line* \">>>>>>> REPLACE\\n\"\n\
+                                          line ::= [^<=>`\\n] [^\\n]* \"\\n\" | \"\\n\"\n";
+
+/// The code of the first fenced block of `text`: from the line after the opening fence to
+/// the closing one (a line that starts with three backticks, or a line that ends with them,
+/// as a grammar that allows a fence right after a brace writes it). An answer with no fence,
+/// or an unclosed one, is an error for the model.
+pub fn parse_fence(text: &str) -> Result<String, String> {
+    let mut rest = None;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        at += line.len();
+        if line.trim_start().starts_with("```") {
+            rest = Some(&text[at..]);
+            break;
+        }
+    }
+    let rest = rest.ok_or_else(|| {
+        "the answer has no fenced code block; answer with the code between a line ``` and a \
+         line ```"
+            .to_owned()
+    })?;
+    let mut body = String::new();
+    for line in rest.split_inclusive('\n') {
+        if line.trim_start().starts_with("```") {
+            return Ok(body);
+        }
+        if let Some(code) = line.trim_end().strip_suffix("```") {
+            body.push_str(code);
+            body.push('\n');
+            return Ok(body);
+        }
+        body.push_str(line);
+    }
+    Err("the code block is not closed: end it with a line ```".to_owned())
+}
+
+/// One block of aider's SEARCH/REPLACE format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub search: String,
+    pub replace: String,
+}
+
+/// Which marker line `line` is, if any: at least five `<`, `=` or `>` (aider accepts 5 to 9),
+/// then `SEARCH`, nothing, or `REPLACE`.
+fn marker(line: &str) -> Option<char> {
+    let line = line.trim();
+    for (mark, word) in [('<', "SEARCH"), ('=', ""), ('>', "REPLACE")] {
+        let rest = line.trim_start_matches(mark);
+        if line.len() - rest.len() >= 5 && rest.trim() == word {
+            return Some(mark);
+        }
+    }
+    None
+}
+
+/// The blocks of aider's SEARCH/REPLACE format in `text`, in order:
+///
+/// ```text
+/// <<<<<<< SEARCH
+/// lines copied from the file
+/// =======
+/// the new lines
+/// >>>>>>> REPLACE
+/// ```
+///
+/// Text around the blocks (a path line, a fence) is ignored. A marker out of place, a block
+/// not closed, or no block at all is an error for the model.
+pub fn parse_search_replace(text: &str) -> Result<Vec<Block>, String> {
+    let mut blocks = Vec::new();
+    // `None` outside a block; else the search lines, and the replace lines once past `=`.
+    let mut open: Option<(Vec<&str>, Option<Vec<&str>>)> = None;
+    for (no, line) in text.lines().enumerate() {
+        let mark = marker(line);
+        let out_of_place = |what: &str| {
+            format!(
+                "line {} of the answer, `{}`, is out of place: {what}; each block is `<<<<<<< \
+                 SEARCH`, the lines to replace, `=======`, the new lines, `>>>>>>> REPLACE`",
+                no + 1,
+                line.trim()
+            )
+        };
+        open = match (open, mark) {
+            (None, Some('<')) => Some((Vec::new(), None)),
+            (None, Some(_)) => return Err(out_of_place("no block is open")),
+            (None, None) => None,
+            (Some((search, None)), Some('=')) => Some((search, Some(Vec::new()))),
+            (Some((_, None)), Some(_)) => {
+                return Err(out_of_place("the search lines must end with `=======`"));
+            }
+            (Some((search, Some(replace))), Some('>')) => {
+                blocks.push(Block {
+                    search: search.join("\n"),
+                    replace: replace.join("\n"),
+                });
+                None
+            }
+            (Some((_, Some(_))), Some(_)) => {
+                return Err(out_of_place(
+                    "the new lines must end with `>>>>>>> REPLACE`",
+                ));
+            }
+            (Some((mut search, None)), None) => {
+                search.push(line);
+                Some((search, None))
+            }
+            (Some((search, Some(mut replace))), None) => {
+                replace.push(line);
+                Some((search, Some(replace)))
+            }
+        };
+    }
+    if open.is_some() {
+        return Err(
+            "the last SEARCH/REPLACE block is not closed: end it with `>>>>>>> \
+                    REPLACE`"
+                .to_owned(),
+        );
+    }
+    if blocks.is_empty() {
+        return Err("the answer has no SEARCH/REPLACE block".to_owned());
+    }
+    Ok(blocks)
+}
+
+/// The code answer for `decision`, as the edits tick checks: for `add`, the fenced code
+/// (added at the end, or the new file whole); for `change`, one edit per SEARCH/REPLACE
+/// block, in order.
+pub fn parse_code(decision: &Decision, text: &str) -> Result<Vec<EditAnswer>, String> {
+    let edit = |search: String, replace: String| EditAnswer {
+        action: decision.action.trim().to_owned(),
+        path: decision.path.clone(),
+        search,
+        replace,
+    };
+    if decision.adds() {
+        return parse_fence(text).map(|code| vec![edit(String::new(), code)]);
+    }
+    Ok(parse_search_replace(text)?
+        .into_iter()
+        .map(|b| edit(b.search, b.replace))
+        .collect())
 }
 
 /// The step's files as tick shows them: `(path, Some(text))`, or `None` for a file that does
@@ -163,36 +337,68 @@ pub fn file_block(path: &str, body: Option<&str>) -> String {
     }
 }
 
-/// The ask for the edit of `path`.
-/// The ask for the edit of `path` for `step` (its id and title, said again next to the ask:
-/// a small model follows what it read last).
-pub fn edit_instruction(step: &str, path: &str, exists: bool, one_of_many: bool) -> String {
+/// The ask for the decision on `path` for `step` (its id and title, said again next to the
+/// ask: a small model follows what it read last).
+pub fn decision_instruction(step: &str, path: &str, exists: bool) -> String {
     let how = if exists {
-        "To add new code (a function, a test), set `action` to `add`, `search` to \"\" and \
-         `substitute` to only the new code: tick adds it at the end of the file. To change \
-         lines, set `action` to `change`, `search` to those lines copied exactly from the \
-         file, and `substitute` to the new lines."
+        "`add` to add new code (a function, a test) at the end of the file, `change` to change \
+         lines that are in it"
     } else {
-        "It does not exist yet: set `action` to `add`, `search` to \"\" and `substitute` to \
-         the whole file."
-    };
-    // A way out only where the step names other files: a small model takes it whenever it
-    // is offered.
-    let skip = if one_of_many {
-        format!(
-            " Only if the step needs no change in `{path}`, set `action` to `change` and \
-             `search` and `substitute` to the same line."
-        )
-    } else {
-        String::new()
+        "`add`: it does not exist yet"
     };
     format!(
-        "The step: {step}\nAnswer with one edit of `{path}` that does this step, as JSON: \
-         `action`, `path`, `search`, `substitute`. {how}{skip}"
+        "The step: {step}\nFirst decide the edit of `{path}` that does this step, as JSON: \
+         `action` ({how}) and `path`. The code comes after."
     )
 }
 
-/// The ask after a failed check: its output, and one more edit.
+/// The ask for the code of `decision`, in plain text: a fenced block for `add`, aider's
+/// SEARCH/REPLACE blocks for `change`. `step` and `done_when` are said again next to it.
+pub fn code_instruction(
+    step: &str,
+    done_when: Option<&str>,
+    decision: &Decision,
+    exists: bool,
+    one_of_many: bool,
+) -> String {
+    let path = decision.path.trim();
+    let mut text = format!("The step: {step}\n");
+    if let Some(done) = done_when {
+        text.push_str(&format!("Done when: {done}\n"));
+    }
+    if decision.adds() && exists {
+        text.push_str(&format!(
+            "Write only the new code this step adds to `{path}`, in one fenced code block \
+             (```), and nothing else. tick adds it at the end of the file. Do not repeat code \
+             that is already in the file."
+        ));
+    } else if decision.adds() {
+        text.push_str(&format!(
+            "Write the whole of the new file `{path}` in one fenced code block (```), and \
+             nothing else."
+        ));
+    } else {
+        text.push_str(&format!(
+            "Write the change to `{path}` as one SEARCH/REPLACE block, and nothing else:\n\
+             <<<<<<< SEARCH\n\
+             (the lines to change, copied exactly from the file, whole lines)\n\
+             =======\n\
+             (the new lines)\n\
+             >>>>>>> REPLACE"
+        ));
+        // A way out only where the step names other files: a small model takes it whenever
+        // it is offered.
+        if one_of_many {
+            text.push_str(&format!(
+                "\nOnly if the step needs no change in `{path}`, give the same line in both \
+                 halves."
+            ));
+        }
+    }
+    text
+}
+
+/// The ask after a failed check: its output, the files as they are now, and a new decision.
 pub fn fix_instruction(step: &str, report: &str, files: &Shown) -> String {
     let mut text = format!("{}\n\nThe step's files now:\n", report.trim_end());
     for (path, body) in files {
@@ -200,8 +406,8 @@ pub fn fix_instruction(step: &str, report: &str, files: &Shown) -> String {
     }
     text.push_str(&format!("\nThe step: {step}"));
     text.push_str(
-        "\nAnswer with one edit that fixes this, as JSON: `action` (`add` or `change`), `path` \
-         (one of the step's files), `search`, `substitute`.",
+        "\nFirst decide the edit that fixes this, as JSON: `action` (`add` or `change`) and \
+         `path` (one of the step's files). The code comes after.",
     );
     text
 }
@@ -269,6 +475,35 @@ pub fn check_edit(
     Ok(Checked::Write { text, matched })
 }
 
+/// [`check_edit`] on each of `answers` in turn (the blocks of one answer), each on the text
+/// the one before left; one refused block refuses them all, naming it.
+pub fn check_edits(
+    answers: &[EditAnswer],
+    before: Option<&str>,
+    step_files: &[String],
+    step_text: &str,
+) -> Result<Checked, String> {
+    let mut text = before.map(str::to_owned);
+    let mut written = None;
+    for (i, answer) in answers.iter().enumerate() {
+        match check_edit(answer, text.as_deref(), step_files, step_text) {
+            Ok(Checked::Unchanged) => {}
+            Ok(Checked::Write { text: new, matched }) => {
+                text = Some(new);
+                if written != Some(Matched::IgnoringIndentation) {
+                    written = Some(matched);
+                }
+            }
+            Err(why) if answers.len() > 1 => return Err(format!("block {}: {why}", i + 1)),
+            Err(why) => return Err(why),
+        }
+    }
+    Ok(match (written, text) {
+        (Some(matched), Some(text)) => Checked::Write { text, matched },
+        _ => Checked::Unchanged,
+    })
+}
+
 /// Refuses a search text that matches exactly once but inside a line: a 1.5B model replaced
 /// a function's signature without its ` {` and left the old body behind (measured).
 fn partial_line(path: &str, text: &str, search: &str) -> Result<(), String> {
@@ -309,12 +544,12 @@ mod tests {
     }
 
     #[test]
-    fn the_schema_lists_the_steps_files_and_checks_an_answer() {
-        let schema = edit_schema(&files(&["src/a.py"]));
+    fn the_decision_schema_lists_the_steps_files_and_checks_an_answer() {
+        let schema = decision_schema(&files(&["src/a.py"]));
         let mut problems = Vec::new();
         crate::llm::structured::check(
             &schema,
-            &json!({"action": "change", "path": "src/a.py", "search": "x", "substitute": "y"}),
+            &json!({"action": "change", "path": "src/a.py"}),
             "",
             &mut problems,
         );
@@ -326,6 +561,174 @@ mod tests {
             &mut problems,
         );
         assert_eq!(problems.len(), 3, "{problems:?}");
+    }
+
+    #[test]
+    fn a_fence_gives_its_code_whatever_surrounds_it() {
+        assert_eq!(
+            parse_fence("```rust\nfn a() {}\n```").unwrap(),
+            "fn a() {}\n"
+        );
+        assert_eq!(
+            parse_fence("Here:\n```\nx\n\ny\n```\nDone.\n```\nz\n```").unwrap(),
+            "x\n\ny\n"
+        );
+        // A grammar's `}```` closes on the code's last line.
+        assert_eq!(
+            parse_fence("```rs\nfn a() {\n}```").unwrap(),
+            "fn a() {\n}\n"
+        );
+        assert_eq!(parse_fence("```\n```").unwrap(), "");
+        let none = parse_fence("fn a() {}\n").unwrap_err();
+        assert!(none.contains("no fenced code block"), "{none}");
+        let open = parse_fence("```rust\nfn a() {}\n").unwrap_err();
+        assert!(open.contains("not closed"), "{open}");
+    }
+
+    #[test]
+    fn search_replace_blocks_parse_in_order_and_malformed_ones_say_where() {
+        let text = "src/a.rs\n```\n<<<<<<< SEARCH\nlet a = 1;\n=======\nlet a = 2;\n>>>>>>> \
+                    REPLACE\n```\n<<<<<<<< SEARCH\n=========\nnew\nlines\n>>>>>>>> REPLACE\n";
+        assert_eq!(
+            parse_search_replace(text).unwrap(),
+            [
+                Block {
+                    search: "let a = 1;".into(),
+                    replace: "let a = 2;".into()
+                },
+                Block {
+                    search: String::new(),
+                    replace: "new\nlines".into()
+                },
+            ]
+        );
+        let cases = [
+            ("no block", "the answer has no SEARCH/REPLACE block"),
+            (
+                "=======\n",
+                "line 1 of the answer, `=======`, is out of place: no block",
+            ),
+            (
+                "<<<<<<< SEARCH\na\n>>>>>>> REPLACE\n",
+                "line 3 of the answer, `>>>>>>> REPLACE`, is out of place: the search lines must \
+                 end with `=======`",
+            ),
+            (
+                "<<<<<<< SEARCH\na\n=======\nb\n=======\n",
+                "line 5 of the answer, `=======`, is out of place: the new lines must end",
+            ),
+            ("<<<<<<< SEARCH\na\n=======\nb\n", "is not closed"),
+            // Four marks are not a marker: the block stays open.
+            ("<<<<<<< SEARCH\na\n====\nb\n", "is not closed"),
+        ];
+        for (text, expected) in cases {
+            let err = parse_search_replace(text).unwrap_err();
+            assert!(err.contains(expected), "{text:?}: {err}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Cut anywhere, a fenced answer parses to its code only when whole; a SEARCH/REPLACE
+        /// answer likewise; neither parser panics on any prefix.
+        #[test]
+        fn every_prefix_of_an_answer_parses_only_when_whole(
+            code in "[a-z {}();\n]{0,40}",
+            cut in 0usize..200,
+        ) {
+            let code = format!("{}\n", code.trim_end_matches('\n'));
+            let fenced = format!("```rust\n{code}```\n");
+            let at = cut.min(fenced.len());
+            let parsed = parse_fence(&fenced[..at]);
+            if at == fenced.len() || at >= fenced.len() - 1 {
+                proptest::prop_assert_eq!(parsed.unwrap(), code.clone());
+            } else {
+                proptest::prop_assert!(parsed.is_err(), "{:?}", &fenced[..at]);
+            }
+            let block = format!("<<<<<<< SEARCH\n{code}=======\n{code}>>>>>>> REPLACE\n");
+            let at = cut.min(block.len());
+            let parsed = parse_search_replace(&block[..at]);
+            if at >= block.len() - 1 {
+                let whole = code.trim_end_matches('\n').to_owned();
+                proptest::prop_assert_eq!(
+                    parsed.unwrap(),
+                    vec![Block { search: whole.clone(), replace: whole }]
+                );
+            } else {
+                proptest::prop_assert!(parsed.is_err(), "{:?}", &block[..at]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_change_answer_becomes_one_edit_per_block_and_an_add_one_appended_edit() {
+        let change = Decision {
+            action: "change".into(),
+            path: "a.rs".into(),
+        };
+        let edits = parse_code(
+            &change,
+            "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n<<<<<<< SEARCH\nz\n=======\nw\n>>>>>>> REPLACE",
+        )
+        .unwrap();
+        assert_eq!(edits.len(), 2);
+        let step = files(&["a.rs"]);
+        assert_eq!(
+            check_edits(&edits, Some("x\nz\n"), &step, "").unwrap(),
+            Checked::Write {
+                text: "y\nw\n".into(),
+                matched: Matched::Exactly
+            }
+        );
+        let err = check_edits(&edits, Some("x\n"), &step, "").unwrap_err();
+        assert!(
+            err.starts_with("block 2: the search text was not found"),
+            "{err}"
+        );
+        let add = Decision {
+            action: "add".into(),
+            path: "a.rs".into(),
+        };
+        let edits = parse_code(&add, "```\nfn g() {}\n```").unwrap();
+        assert_eq!(
+            check_edits(&edits, Some("fn f() {}\n"), &step, "").unwrap(),
+            Checked::Write {
+                text: "fn f() {}\n\nfn g() {}\n".into(),
+                matched: Matched::Exactly
+            }
+        );
+        // An `add` answered in the other form has no fence.
+        assert!(parse_code(&add, "<<<<<<< SEARCH\n=======\nx\n>>>>>>> REPLACE").is_err());
+    }
+
+    #[test]
+    fn the_code_ask_names_the_form_and_says_the_step_again() {
+        let add = Decision {
+            action: "add".into(),
+            path: "src/lib.rs".into(),
+        };
+        let text = code_instruction("S1 Add a test", Some("it passes"), &add, true, false);
+        assert!(text.starts_with("The step: S1 Add a test\nDone when: it passes\n"));
+        assert!(text.contains("only the new code this step adds to `src/lib.rs`, in one fenced"));
+        let new = code_instruction("S1 Add a test", None, &add, false, false);
+        assert!(
+            new.contains("the whole of the new file `src/lib.rs`"),
+            "{new}"
+        );
+        let change = Decision {
+            action: "change".into(),
+            ..add
+        };
+        let text = code_instruction("S1 Fix", None, &change, true, true);
+        assert!(text.contains("<<<<<<< SEARCH\n"), "{text}");
+        assert!(text.contains("same line in both halves"), "{text}");
+        assert!(!code_instruction("S1 Fix", None, &change, true, false).contains("both halves"));
+        let decide = decision_instruction("S1 Fix", "src/lib.rs", true);
+        assert!(decide.starts_with("The step: S1 Fix\n"), "{decide}");
+        assert!(
+            decide.contains("`change` to change lines that are in it"),
+            "{decide}"
+        );
+        assert!(decision_instruction("S1 Fix", "new.rs", false).contains("it does not exist yet"));
     }
 
     #[test]

@@ -34,6 +34,12 @@ pub enum EditRefusal {
     )]
     RemovesDefinitions { path: String, removed: Vec<String> },
     #[error(
+        "this edit of `{path}` defines {} again, which the file already has; to change {}, \
+         answer `change` with its lines, and `add` only new code",
+        names(.copied), if .copied.len() == 1 { "it" } else { "them" }
+    )]
+    Copies { path: String, copied: Vec<String> },
+    #[error(
         "this edit leaves the braces of `{path}` unbalanced ({}); the search text must cover \
          the whole block it replaces, from its first line to its closing brace",
         imbalance(*.opened)
@@ -221,6 +227,45 @@ pub fn check_definitions_kept(
     })
 }
 
+/// Refuses a new text of `path` that defines again a type, a module or an unindented
+/// function the file already defines (methods of different `impl` blocks may share a name):
+/// a 1.5B model told to "add `Default` to the derive list of `Selection`" added a second
+/// `struct Selection` (measured).
+pub fn check_no_copies(path: &str, before: &str, after: &str) -> Result<(), EditRefusal> {
+    let counted = |text: &str| {
+        let lines: Vec<&str> = text.lines().collect();
+        let mut counts: std::collections::BTreeMap<(outline::Kind, String), usize> =
+            std::collections::BTreeMap::new();
+        for d in outline::outline(path, text) {
+            let unindented = lines
+                .get(d.line.saturating_sub(1))
+                .is_some_and(|l| !l.starts_with([' ', '\t']));
+            let counts_here = match d.kind {
+                outline::Kind::Type | outline::Kind::Module => true,
+                outline::Kind::Function => unindented,
+                _ => false,
+            };
+            if counts_here {
+                *counts.entry((d.kind, d.name)).or_default() += 1;
+            }
+        }
+        counts
+    };
+    let had = counted(before);
+    let copied: Vec<String> = counted(after)
+        .into_iter()
+        .filter(|(key, n)| had.get(key).is_some_and(|was| n > was))
+        .map(|((kind, name), _)| format!("{} {name}", kind.as_str()))
+        .collect();
+    if copied.is_empty() {
+        return Ok(());
+    }
+    Err(EditRefusal::Copies {
+        path: path.to_owned(),
+        copied,
+    })
+}
+
 /// `{` less `}` in `text`, outside string and character literals and comments (C-like
 /// syntax: `//`, `/* */`, `"..."` with escapes, `'x'`; a Rust lifetime `'a` is not a
 /// literal). `None` for a language without braces (Python) or an unknown one.
@@ -303,6 +348,7 @@ pub fn guarded_edit(
     };
     check_balanced(path, before, &after)?;
     check_definitions_kept(path, before, &after, step_text)?;
+    check_no_copies(path, before, &after)?;
     Ok((after, matched))
 }
 
@@ -504,5 +550,38 @@ mod tests {
     fn the_guards_run_in_order_outside_files_first() {
         let err = guarded_edit("b.py", "", Some("x"), "y", &files(&["a.py"]), "").unwrap_err();
         assert!(matches!(err, EditRefusal::NotAllowed { .. }));
+    }
+
+    #[test]
+    fn an_edit_that_copies_a_type_module_or_free_function_is_refused() {
+        let before = "#[derive(Debug)]\npub struct Selection {\n    pub lines: bool,\n}\n\n\
+                      impl Selection {\n    pub fn new() -> Self { Selection { lines: true } }\n}\n\n\
+                      pub fn format() {}\n";
+        let copy = format!(
+            "{before}\n#[derive(Debug, Default)]\npub struct Selection {{\n    pub lines: bool,\n}}\n"
+        );
+        let err = check_no_copies("src/lib.rs", before, &copy).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "this edit of `src/lib.rs` defines `type Selection` again, which the file already \
+             has; to change it, answer `change` with its lines, and `add` only new code"
+        );
+        let again = format!("{before}\npub fn format() {{}}\n");
+        assert!(check_no_copies("src/lib.rs", before, &again).is_err());
+        // A method of another impl may share a name; new definitions are what `add` is for.
+        let other = format!(
+            "{before}\nstruct Other;\n\nimpl Other {{\n    pub fn new() -> Self {{ Other }}\n}}\n\n\
+             #[test]\nfn format_works() {{}}\n"
+        );
+        assert!(check_no_copies("src/lib.rs", before, &other).is_ok());
+        let py = "def mean(v):\n    return 1\n";
+        assert!(
+            check_no_copies("a.py", py, &format!("{py}\ndef mean(v):\n    return 2\n")).is_err()
+        );
+        // Through the whole guard, for an appended copy.
+        let step = vec!["src/lib.rs".to_owned()];
+        let err =
+            guarded_edit("src/lib.rs", before, None, &copy, &step, "Add Default").unwrap_err();
+        assert!(matches!(err, EditRefusal::Copies { .. }), "{err}");
     }
 }

@@ -480,6 +480,7 @@ impl Conversation<'_> {
             max_tokens: Some(max_tokens),
             temperature: Some(0.2),
             structured: Some(structured.clone()),
+            grammar: None,
         };
         let response: Response = {
             let mut forward = |event: StreamEvent| match event {

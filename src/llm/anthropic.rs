@@ -479,6 +479,7 @@ mod tests {
             max_tokens: None,
             temperature: Some(0.5),
             structured: None,
+            grammar: None,
         };
         assert_eq!(
             request_body(&req),

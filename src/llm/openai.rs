@@ -92,6 +92,9 @@ pub(crate) fn request_body(req: &Request) -> Value {
     if let Some(structured) = &req.structured {
         insert_structured(&mut body, &mut tools, structured);
     }
+    if let Some(grammar) = &req.grammar {
+        body.insert("grammar".into(), grammar.clone().into());
+    }
     if !tools.is_empty() {
         body.insert("tools".into(), Value::Array(tools));
     }
@@ -755,6 +758,7 @@ mod tests {
             max_tokens: Some(100),
             temperature: None,
             structured: None,
+            grammar: None,
         };
         assert_eq!(
             request_body(&req),

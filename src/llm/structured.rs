@@ -244,6 +244,7 @@ pub async fn probe(
         max_tokens: Some(60),
         temperature: Some(0.0),
         structured: Some(structured.clone()),
+        grammar: None,
     };
     let mut sink = |_event| {};
     let answer = tokio::time::timeout(timeout, client.complete(&request, &mut sink)).await;

@@ -96,6 +96,9 @@ pub struct Request {
     pub temperature: Option<f32>,
     /// An answer constrained to a JSON schema, and how the server is asked to enforce it.
     pub structured: Option<super::Structured>,
+    /// A llama.cpp GBNF grammar for a text answer (the compact executor's fenced code), sent
+    /// as `grammar` by the OpenAI-compatible client; only for servers known to take it.
+    pub grammar: Option<String>,
 }
 
 /// Tokens spent by one call, as the provider counted them. Anthropic's cache reads and writes

@@ -215,6 +215,7 @@ pub fn tool_call(config: &Config) -> Check {
         max_tokens: Some(200),
         temperature: Some(0.0),
         structured: None,
+        grammar: None,
     };
     let answer = crate::rt::block_on(async {
         let mut sink = |_event| {};

@@ -1,11 +1,13 @@
-//! A step's turn under the compact executor ([`crate::compact::exec`]): one schema-constrained
-//! edit of one of the step's files per call, each answer passed through the guards (only the
-//! step's files, flexible matching, no definition removed that the step does not name) and
-//! written through the build-mode `write_file` (the same write policy and sandbox as the
-//! agent's writes); a refusal goes back to the model, at most [`RETRIES_PER_FILE`] times a
-//! file. Then the runner's verification runs the step's `verify` and the repository's test
-//! command; a failure goes back once with its output, for one more edit; the step ends done
-//! only when both pass, else blocked with the reason.
+//! A step's turn under the compact executor ([`crate::compact::exec`]): per edit, a
+//! schema-constrained decision (`add` or `change`, which of the step's files), then the code
+//! as plain text (a fenced block, or SEARCH/REPLACE blocks), each answer passed through the
+//! guards (only the step's files, flexible matching, no definition removed that the step does
+//! not name) and written through the build-mode `write_file` (the same write policy and
+//! sandbox as the agent's writes); a refusal goes back to the model, at most
+//! [`RETRIES_PER_FILE`] times, a reply without its form once. Then the runner's verification
+//! runs the step's `verify` and the repository's test command; a failure goes back once with
+//! its output, for one more edit; the step ends done only when both pass, else blocked with
+//! the reason.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -14,10 +16,11 @@ use super::{Emitter, Hooks, Runner, Sink, Work};
 use crate::agent::AgentEvent;
 use crate::agent::executor::{StepEnd, StepError, StepHooks, Verdict};
 use crate::compact::exec::{
-    self, Checked, EDIT_TOKENS, EditAnswer, ExecOptions, RETRIES_PER_FILE, Shown,
+    self, Checked, Decision, EDIT_TOKENS, EditAnswer, ExecOptions, FENCE_GRAMMAR, RETRIES_PER_FILE,
+    SEARCH_REPLACE_GRAMMAR, Shown,
 };
 use crate::compact::guards::Matched;
-use crate::llm::{Client, Message, Request, StreamEvent, Structured, Usage};
+use crate::llm::{Client, Message, Request, Response, StreamEvent, Structured, Usage};
 use crate::plan::StepId;
 use crate::tasks::Task;
 use crate::tasks::todo_md::Step;
@@ -72,7 +75,9 @@ struct EditTalk<'a> {
     step_line: String,
     /// The step's title, files and done-when: what it names, for the definitions guard.
     step_text: String,
+    /// The decision's schema.
     schema: serde_json::Value,
+    done_when: Option<String>,
     messages: Vec<Message>,
     asked: u32,
     /// Every message, refused answers included, for the record.
@@ -82,23 +87,21 @@ struct EditTalk<'a> {
 }
 
 impl EditTalk<'_> {
-    /// One constrained call; the answer joins the conversation.
-    async fn ask(
+    /// One call; the answer joins the conversation. `structured` for a decision, `grammar`
+    /// (or nothing) for code.
+    async fn call(
         &mut self,
         temperature: f32,
+        constraint: (Option<Structured>, Option<String>),
         usage: &mut Usage,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<Result<EditAnswer, String>, StepError> {
+    ) -> Result<Response, StepError> {
         if self.asked >= self.max_turns {
             return Err(StepError::TurnLimit { turns: self.asked });
         }
         self.asked += 1;
         sink(AgentEvent::Request { turn: self.asked });
-        let structured = Structured {
-            name: "edit".to_owned(),
-            schema: self.schema.clone(),
-            method: self.options.method,
-        };
+        let (structured, grammar) = constraint;
         let request = Request {
             model: self.options.model.clone(),
             system: Some(self.options.system.clone()),
@@ -106,7 +109,8 @@ impl EditTalk<'_> {
             tools: Vec::new(),
             max_tokens: Some(EDIT_TOKENS),
             temperature: Some(temperature),
-            structured: Some(structured.clone()),
+            structured,
+            grammar,
         };
         let response = {
             let mut forward = |event: StreamEvent| match event {
@@ -138,23 +142,51 @@ impl EditTalk<'_> {
         for call in &response.tool_calls {
             self.push(Message::tool_result(&call.id, "Received."));
         }
+        Ok(response)
+    }
+
+    /// The schema-constrained decision: `action` and `path`, the path one of the step's.
+    async fn decide(
+        &mut self,
+        temperature: f32,
+        usage: &mut Usage,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<Result<Decision, String>, StepError> {
+        let structured = Structured {
+            name: "edit".to_owned(),
+            schema: self.schema.clone(),
+            method: self.options.method,
+        };
+        let response = self
+            .call(temperature, (Some(structured.clone()), None), usage, sink)
+            .await?;
         // Checked without the path's enum: a path outside the step's files is the guard's to
         // refuse, naming the allowed ones.
         let checked = Structured {
             schema: crate::compact::without_enums(&self.schema),
             ..structured
         };
-        Ok(checked.value(&response).and_then(|value| {
-            serde_json::from_value(value).map_err(|err| format!("the answer is not an edit: {err}"))
+        let decision = checked.value(&response).and_then(|value| {
+            serde_json::from_value::<Decision>(value)
+                .map_err(|err| format!("the answer is not a decision: {err}"))
+        });
+        Ok(decision.and_then(|d| {
+            let path = d.path.trim().trim_start_matches("./").to_owned();
+            crate::compact::guards::check_allowed(&path, self.scope)
+                .map_err(|e| e.to_string())
+                .map(|()| Decision { path, ..d })
         }))
     }
 
-    /// Asks for an edit after `ask` (the user turn), until one passes the guards and is
-    /// written, the model says the file needs no change, or the retries are used. A refused
-    /// answer is taken out of the conversation and the ask is made again with the refusal
-    /// added, warmer: a 1.5B model shown its own refused answer sent it again word for word
-    /// (measured). The prompt still begins with the ask, so the server's prompt cache holds;
-    /// the transcript keeps every answer.
+    /// Asks for a decision after `ask` (the user turn), then for its code, until the code
+    /// passes the guards and is written, the model says the file needs no change, or the
+    /// retries are used. A refused answer is taken out of the conversation and the ask is
+    /// made again with the refusal added, warmer, from the decision (a refusal may call for
+    /// the other action: an `add` that copies a definition the file has is a `change`): a
+    /// 1.5B model shown its own refused answer sent it again word for word (measured). The
+    /// prompt still begins as before, so the server's prompt cache holds; the transcript keeps
+    /// every answer. A code reply without its form is asked for once more under the same
+    /// decision; a second one ends the file's edit.
     async fn edit(
         &mut self,
         ask: String,
@@ -169,31 +201,98 @@ impl EditTalk<'_> {
         for attempt in 0..=RETRIES_PER_FILE {
             self.messages.truncate(base);
             self.push(Message::user(prompt.clone()));
-            let temperature = if attempt == 0 { 0.2 } else { 0.7 };
-            let refusal = match self.ask(temperature, usage, sink).await? {
-                Err(why) => why,
-                Ok(answer) => match self.apply(&answer, hooks, sink) {
-                    Ok(note) => {
+            let temperature = warmth(attempt);
+            let (refusal, last) = match self.decide(temperature, usage, sink).await? {
+                Err(why) => (why, attempt == RETRIES_PER_FILE),
+                Ok(decision) => match self
+                    .code(&decision, temperature, hooks, usage, sink)
+                    .await?
+                {
+                    Coded::Applied(note) => {
                         self.pending = note;
                         return Ok(());
                     }
-                    Err(why) => why,
+                    Coded::Refused(why) => (why, attempt == RETRIES_PER_FILE),
+                    Coded::Unparsed(why) => (why, true),
                 },
             };
-            sink(AgentEvent::Reminder {
-                text: refusal.clone(),
-            });
-            if attempt == RETRIES_PER_FILE {
-                // Not asked again: the model hears it with the next ask.
-                self.pending = format!("Not applied: {refusal}\ntick went on without it.\n\n");
+            self.refused(&refusal, last, sink);
+            if last {
                 break;
             }
             prompt = format!(
                 "{ask}\n\nNot applied, an earlier answer: {refusal}\nAnswer with a different \
-                 edit as JSON."
+                 edit: decide again, as JSON."
             );
         }
         Ok(())
+    }
+
+    /// Asks for the code of `decision` in plain text, parses it and applies it; a reply
+    /// without its form (no fence, no SEARCH/REPLACE block) is asked for once more.
+    async fn code(
+        &mut self,
+        decision: &Decision,
+        temperature: f32,
+        hooks: &mut Hooks<'_, '_, '_>,
+        usage: &mut Usage,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<Coded, StepError> {
+        let exists = current(self.registry, &decision.path).is_some();
+        let ask = exec::code_instruction(
+            &self.step_line,
+            self.done_when.as_deref(),
+            decision,
+            exists,
+            concrete(self.scope).len() > 1,
+        );
+        let grammar = self.options.grammar.then(|| {
+            if decision.adds() {
+                FENCE_GRAMMAR.to_owned()
+            } else {
+                SEARCH_REPLACE_GRAMMAR.to_owned()
+            }
+        });
+        let base = self.messages.len();
+        let mut prompt = ask.clone();
+        let mut again = false;
+        let edits = loop {
+            self.messages.truncate(base);
+            self.push(Message::user(prompt.clone()));
+            let warmer = if again { warmth(1) } else { temperature };
+            let response = self
+                .call(warmer, (None, grammar.clone()), usage, sink)
+                .await?;
+            match exec::parse_code(decision, &response.text) {
+                Ok(edits) => break edits,
+                Err(why) if again => return Ok(Coded::Unparsed(why)),
+                Err(why) => {
+                    sink(AgentEvent::Reminder { text: why.clone() });
+                    prompt = format!(
+                        "{ask}\n\nNot applied, an earlier answer: {why}\nAnswer again, in this \
+                         form."
+                    );
+                    again = true;
+                }
+            }
+        };
+        Ok(
+            match self.apply(&decision.path, decision, &edits, hooks, sink) {
+                Ok(note) => Coded::Applied(note),
+                Err(why) => Coded::Refused(why),
+            },
+        )
+    }
+
+    /// Tells of a refusal; the last one is not asked again: the model hears it with the next
+    /// ask.
+    fn refused(&mut self, refusal: &str, last: bool, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+        sink(AgentEvent::Reminder {
+            text: refusal.to_owned(),
+        });
+        if last {
+            self.pending = format!("Not applied: {refusal}\ntick went on without it.\n\n");
+        }
     }
 
     /// `message` joins the conversation and the transcript.
@@ -202,22 +301,22 @@ impl EditTalk<'_> {
         self.messages.push(message);
     }
 
-    /// Checks one answer with the guards and writes it through `write_file`.
+    /// Checks the edits of one answer with the guards and writes the result through
+    /// `write_file`.
     fn apply(
         &self,
-        answer: &EditAnswer,
+        path: &str,
+        decision: &Decision,
+        edits: &[EditAnswer],
         hooks: &mut Hooks<'_, '_, '_>,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<String, String> {
-        let path = answer.path.trim().trim_start_matches("./").to_owned();
         sink(AgentEvent::ToolCall {
             name: "edit".to_owned(),
-            detail: path.clone(),
+            detail: path.to_owned(),
         });
-        let before = crate::compact::guards::check_allowed(&path, self.scope)
-            .map_err(|e| e.to_string())
-            .map(|()| current(self.registry, &path))?;
-        let checked = exec::check_edit(answer, before.as_deref(), self.scope, &self.step_text)?;
+        let before = current(self.registry, path);
+        let checked = exec::check_edits(edits, before.as_deref(), self.scope, &self.step_text)?;
         let Checked::Write { text, matched } = checked else {
             return Ok(format!("`{path}` was left as it is.\n\n"));
         };
@@ -245,7 +344,7 @@ impl EditTalk<'_> {
         }
         let note = if matched == Matched::IgnoringIndentation {
             " (the search text matched ignoring indentation; the new lines were re-indented)"
-        } else if before.is_some() && (answer.action == "add" || answer.search.trim().is_empty()) {
+        } else if before.is_some() && decision.adds() {
             " (added at the end)"
         } else {
             ""
@@ -273,14 +372,13 @@ impl EditTalk<'_> {
                 return Ok(StepEnd::Interrupted);
             }
             let ask = match &path {
-                Some(path) => exec::edit_instruction(
+                Some(path) => exec::decision_instruction(
                     &self.step_line,
                     path,
                     current(self.registry, path).is_some(),
-                    files.len() > 1,
                 ),
-                None => "Answer with one edit of one of the step's files as JSON: `action` \
-                         (`add` or `change`), `path`, `search`, `substitute`."
+                None => "First decide one edit of one of the step's files, as JSON: `action` \
+                         (`add` or `change`) and `path`. The code comes after."
                     .to_owned(),
             };
             // The first ask rides on the step's message, so the prefix stays one message.
@@ -336,6 +434,21 @@ impl EditTalk<'_> {
             }
         }
     }
+}
+
+/// What came of a code ask.
+enum Coded {
+    /// Written (or left as it is): the note for the next ask.
+    Applied(String),
+    /// Refused by the guards or the write.
+    Refused(String),
+    /// Twice without its form.
+    Unparsed(String),
+}
+
+/// The temperature of an attempt: the first cool, a retry warmer.
+fn warmth(attempt: u32) -> f32 {
+    if attempt == 0 { 0.2 } else { 0.7 }
 }
 
 /// What failed, in one line for the blocked reason.
@@ -411,7 +524,8 @@ impl Runner<'_> {
                 scope.join(" "),
                 step.done_when.as_deref().unwrap_or("")
             ),
-            schema: exec::edit_schema(&concrete(scope)),
+            schema: exec::decision_schema(&concrete(scope)),
+            done_when: step.done_when.clone(),
             messages: vec![Message::user(first.clone())],
             transcript: vec![Message::user(first)],
             asked: 0,

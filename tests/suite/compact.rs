@@ -502,20 +502,26 @@ async fn anthropic_gets_a_forced_tool_and_a_valid_repair_turn() {
     assert_contains(&project.read(".tasks/draft/PLAN.md"), "files: src/login.rs");
 }
 
-// The compact executor (`executor: compact`): one constrained edit of one of the step's files
-// per call, through the guards and the write policy, ticked only when the step's verify and
-// the repository's tests pass. Workspaces are `Workspace`s (a git repository with a README).
+// The compact executor (`executor: compact`): per edit, a schema-constrained decision (action
+// and path), then the code as plain text (a fenced block, or SEARCH/REPLACE blocks), through
+// the guards and the write policy, ticked only when the step's verify and the repository's
+// tests pass. Workspaces are `Workspace`s (a git repository with a README).
 
 use crate::common::workspace::Run;
 
-/// Approves `plan` in `ws`, then `tick run --json` against `server`, with `executor`.
+/// `tick run --json` in `ws` against `server`, with `executor`, as the `openai` provider.
 async fn run_with_model(ws: &Workspace, server: &FakeModel, executor: &str) -> Run {
+    run_as(ws, server, executor, "openai").await
+}
+
+/// `tick run --json` in `ws` against `server`, with `executor` and `provider`.
+async fn run_as(ws: &Workspace, server: &FakeModel, executor: &str, provider: &str) -> Run {
     let url = format!("{}/v1", server.url());
     let executor = executor.to_owned();
     let mut cmd = ws.tick();
     cmd.args(["run", "--json"])
         .write_stdin("")
-        .env("TICK_PROVIDER", "openai")
+        .env("TICK_PROVIDER", provider)
         .env("TICK_BASE_URL", &url)
         .env("TICK_MODEL", "test-model")
         .env("TICK_API_KEY", "test-key")
@@ -536,9 +542,27 @@ fn one_step(title: &str, files: &str, verify: &str) -> String {
     )
 }
 
-fn edit(path: &str, search: &str, replace: &str) -> Reply {
-    let action = if search.is_empty() { "add" } else { "change" };
-    json_answer(&json!({"action": action, "path": path, "search": search, "substitute": replace}))
+/// The decision: `action` (`add` or `change`) on `path`.
+fn decide(action: &str, path: &str) -> Reply {
+    json_answer(&json!({"action": action, "path": path}))
+}
+
+/// An `add`'s code, in a fence.
+fn fenced(code: &str) -> Reply {
+    openai_text(&format!("```rust\n{code}\n```\n"))
+}
+
+/// A `change`'s code: one SEARCH/REPLACE block.
+fn search_replace(search: &str, replace: &str) -> Reply {
+    openai_text(&format!(
+        "<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n"
+    ))
+}
+
+/// A `change` of `path`: the decision, then the block.
+fn change(server: &FakeModel, path: &str, search: &str, replace: &str) {
+    server.push(decide("change", path));
+    server.push(search_replace(search, replace));
 }
 
 fn events(run: &Run) -> Vec<Value> {
@@ -564,25 +588,22 @@ async fn a_compact_edit_outside_the_steps_files_is_refused_naming_the_allowed_on
         "grep -q 'RATE = 2' calc.py",
     ));
     let server = FakeModel::start().await;
-    server.push(edit("setup.py", "", "print('elsewhere')\n"));
-    server.push(edit("calc.py", "RATE = 1", "RATE = 2"));
+    server.push(decide("add", "setup.py"));
+    change(&server, "calc.py", "RATE = 1", "RATE = 2");
     let run = run_with_model(&ws, &server, "compact").await;
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(!ws.exists("setup.py"), "the refused edit was not written");
     assert_eq!(ws.read("calc.py"), "RATE = 2\n");
     assert_contains(&todo(&ws, &id), "- [x] S1 Raise the rate");
     let requests = model_requests(&server);
-    assert_eq!(requests.len(), 2);
-    // Each request is constrained by the edit's schema, the step's files its path's enum.
-    for request in &requests {
+    assert_eq!(requests.len(), 3);
+    // Each decision is constrained by its schema, the step's files its path's enum.
+    for request in &requests[..2] {
         let format = &request.body["response_format"];
         assert_eq!(format["type"], "json_schema", "{}", request.body);
         assert_eq!(format["json_schema"]["name"], "edit");
         let schema = &format["json_schema"]["schema"];
-        assert_eq!(
-            schema["required"],
-            json!(["action", "path", "search", "substitute"])
-        );
+        assert_eq!(schema["required"], json!(["action", "path"]));
         assert_eq!(
             schema["properties"]["action"]["enum"],
             json!(["add", "change"])
@@ -590,6 +611,16 @@ async fn a_compact_edit_outside_the_steps_files_is_refused_naming_the_allowed_on
         assert_eq!(schema["properties"]["path"]["enum"], json!(["calc.py"]));
         assert!(request.body.get("tools").is_none(), "{}", request.body);
     }
+    // The code comes as plain text: no schema, and no grammar for an `openai` server.
+    let code = &requests[2];
+    assert!(code.body.get("response_format").is_none(), "{}", code.body);
+    assert!(code.body.get("grammar").is_none(), "{}", code.body);
+    assert_contains(&code.last_user_text(), "<<<<<<< SEARCH\n");
+    // After the system prompt: the ask, the decision, the ask for its code.
+    assert_eq!(
+        code.messages()[2]["content"],
+        r#"{"action":"change","path":"calc.py"}"#
+    );
     let first = requests[0].last_user_text();
     assert_contains(&first, "Step: S1 Raise the rate");
     assert_contains(&first, "calc.py:\n```\nRATE = 1\n```");
@@ -623,13 +654,15 @@ async fn a_compact_edit_deleting_an_unnamed_function_is_refused_listing_it() {
     ));
     let server = FakeModel::start().await;
     // The whole file rewritten, without `minimum`.
-    server.push(edit(
+    change(
+        &server,
         "stats.py",
-        stats,
+        stats.trim_end(),
         "def mean(v):\n    if not v:\n        return None\n    return sum(v) / len(v)\n",
-    ));
-    server.push(edit(
-        "stats.py",
+    );
+    // Asked again from the decision.
+    server.push(decide("change", "stats.py"));
+    server.push(search_replace(
         "def mean(v):\n    return sum(v) / len(v)",
         "def mean(v):\n    if not v:\n        return None\n    return sum(v) / len(v)",
     ));
@@ -641,11 +674,17 @@ async fn a_compact_edit_deleting_an_unnamed_function_is_refused_listing_it() {
     );
     assert_contains(&todo(&ws, &id), "- [x] S1");
     let requests = model_requests(&server);
-    assert_eq!(requests.len(), 2);
+    assert_eq!(requests.len(), 4);
+    let again = requests[2].last_user_text();
     assert_contains(
-        &requests[1].last_user_text(),
+        &again,
         "this edit of `stats.py` would remove `function minimum`, which the step does not name",
     );
+    // The retry keeps the prefix: the system prompt, then the first ask, made again with the
+    // refusal added (the refused decision and code are not shown again).
+    assert_eq!(requests[0].messages()[0], requests[2].messages()[0]);
+    assert_eq!(requests[2].messages().len(), 2);
+    assert!(again.starts_with(&requests[0].last_user_text()), "{again}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -662,11 +701,12 @@ async fn an_indentation_shifted_search_is_matched_and_the_replacement_reindented
     ));
     let server = FakeModel::start().await;
     // Written without the class's indentation.
-    server.push(edit(
+    change(
+        &server,
         "stats.py",
         "def mean(self, v):\n    return sum(v) / len(v)",
         "def mean(self, v):\n    if not v:\n        return None\n    return sum(v) / len(v)",
-    ));
+    );
     let run = run_with_model(&ws, &server, "compact").await;
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(
@@ -674,7 +714,7 @@ async fn an_indentation_shifted_search_is_matched_and_the_replacement_reindented
         "class Stats:\n    def mean(self, v):\n        if not v:\n            return None\n        return sum(v) / len(v)\n"
     );
     assert_contains(&todo(&ws, &id), "- [x] S1");
-    assert_eq!(model_requests(&server).len(), 1);
+    assert_eq!(model_requests(&server).len(), 2);
 }
 
 /// A workspace whose Makefile states the repository's tests (`make test`): they pass while
@@ -698,10 +738,10 @@ async fn a_compact_step_ticks_only_when_its_verify_and_the_repository_tests_pass
         "grep -q 'version 2' app.txt",
     ));
     let server = FakeModel::start().await;
-    server.push(edit("app.txt", "version 1", "version 2"));
+    change(&server, "app.txt", "version 1", "version 2");
     // The step's verify passes after this, the repository's tests do not.
-    server.push(edit("keep.txt", "ok", "gone"));
-    server.push(edit("keep.txt", "gone", "ok"));
+    change(&server, "keep.txt", "ok", "gone");
+    change(&server, "keep.txt", "gone", "ok");
     let run = run_with_model(&ws, &server, "compact").await;
     assert_eq!(run.code, 0, "{run:#?}");
     let checks: Vec<(String, bool)> = events(&run)
@@ -724,8 +764,8 @@ async fn a_compact_step_ticks_only_when_its_verify_and_the_repository_tests_pass
         ]
     );
     let requests = model_requests(&server);
-    assert_eq!(requests.len(), 3);
-    let fix = requests[2].last_user_text();
+    assert_eq!(requests.len(), 6);
+    let fix = requests[4].last_user_text();
     assert_contains(&fix, "Verification failed: `make test`");
     assert_contains(&fix, "keep.txt:\n```\ngone\n```");
     assert_contains(&todo(&ws, &id), "- [x] S1 Bump the version");
@@ -742,12 +782,12 @@ async fn a_compact_step_whose_checks_fail_after_one_fix_ends_blocked_with_the_re
         "grep -q 'version 2' app.txt",
     ));
     let server = FakeModel::start().await;
-    server.push(edit("app.txt", "version 1", "version 2"));
-    server.push(edit("keep.txt", "ok", "gone"));
-    server.push(edit("app.txt", "version 2", "version 3"));
+    change(&server, "app.txt", "version 1", "version 2");
+    change(&server, "keep.txt", "ok", "gone");
+    change(&server, "app.txt", "version 2", "version 3");
     let run = run_with_model(&ws, &server, "compact").await;
     assert_ne!(run.code, 0, "{run:#?}");
-    assert_eq!(model_requests(&server).len(), 3);
+    assert_eq!(model_requests(&server).len(), 6);
     let todo = todo(&ws, &id);
     assert_contains(&todo, "- [!] S1 Bump the version");
     assert_contains(
@@ -819,10 +859,10 @@ async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
     ));
     let server = FakeModel::start().await;
     // Unbalanced first (refused), then the whole test.
-    server.push(edit("lib.rs", "", "#[test]\nfn one_is_one() {"));
-    server.push(edit(
-        "lib.rs",
-        "",
+    server.push(decide("add", "lib.rs"));
+    server.push(fenced("#[test]\nfn one_is_one() {"));
+    server.push(decide("add", "lib.rs"));
+    server.push(fenced(
         "#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}",
     ));
     let run = run_with_model(&ws, &server, "compact").await;
@@ -831,10 +871,139 @@ async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
         ws.read("lib.rs"),
         "pub fn one() -> u32 {\n    1\n}\n\n#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}\n"
     );
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 4);
     assert_contains(
-        &model_requests(&server)[1].last_user_text(),
+        &requests[2].last_user_text(),
         "Not applied, an earlier answer: this edit leaves the braces of `lib.rs` unbalanced \
          (one `{` more than `}`)",
     );
+    assert_contains(
+        &requests[1].last_user_text(),
+        "Write only the new code this step adds to `lib.rs`, in one fenced code block",
+    );
     assert_contains(&todo(&ws, &id), "- [x] S1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_reply_without_a_fence_is_asked_for_once_more_then_refused() {
+    let ws = Workspace::new();
+    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
+    let id = ws.approve(&one_step(
+        "Add a test for one",
+        "lib.rs",
+        "grep -q 'fn one_is_one' lib.rs",
+    ));
+    let server = FakeModel::start().await;
+    server.push(decide("add", "lib.rs"));
+    server.push(openai_text("fn one_is_one() {}"));
+    server.push(openai_text("Here is the test: one_is_one"));
+    // The verify fails (nothing was written): the fix is a new decision and its code.
+    server.push(decide("add", "lib.rs"));
+    server.push(fenced(
+        "#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}",
+    ));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 5);
+    assert_contains(
+        &requests[2].last_user_text(),
+        "Not applied, an earlier answer: the answer has no fenced code block",
+    );
+    // No third code request: the next one is the fix's decision, which hears the refusal.
+    assert!(requests[3].body.get("response_format").is_some());
+    let fix = requests[3].last_user_text();
+    assert!(
+        fix.starts_with("Not applied: the answer has no fenced code block"),
+        "{fix}"
+    );
+    assert_contains(&fix, "none of S1's files changed");
+    assert_contains(
+        &ws.read("lib.rs"),
+        "fn one_is_one() {\n    assert_eq!(one(), 1);\n}\n",
+    );
+    assert_contains(&todo(&ws, &id), "- [x] S1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_llamacpp_server_gets_a_grammar_for_the_code_a_fence_or_a_search_replace_block() {
+    let ws = Workspace::new();
+    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
+    let id = ws.approve(&one_step(
+        "Add a test for one and make one return 1u32",
+        "lib.rs",
+        "grep -q 'fn one_is_one' lib.rs && grep -q '1u32' lib.rs",
+    ));
+    let server = FakeModel::start().await;
+    server.push(decide("add", "lib.rs"));
+    server.push(fenced(
+        "#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}",
+    ));
+    // The verify fails; the fix is a change.
+    change(
+        &server,
+        "lib.rs",
+        "    1\n}\n\n#[test]",
+        "    1u32\n}\n\n#[test]",
+    );
+    let run = run_as(&ws, &server, "compact", "llamacpp").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_contains(&todo(&ws, &id), "- [x] S1");
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 4);
+    let grammar = |i: usize| requests[i].body.get("grammar").cloned();
+    assert_eq!(grammar(0), None, "a decision has its schema");
+    let sent = grammar(1).expect("the add's code request carries the grammar");
+    assert_contains(
+        sent.as_str().unwrap(),
+        "root ::= \"```\" [a-z]* \"\\n\" body \"```\"",
+    );
+    assert!(requests[1].body.get("response_format").is_none());
+    let sent = grammar(3).expect("the change's code request carries its grammar");
+    assert!(
+        sent.as_str()
+            .unwrap()
+            .starts_with("root ::= \"<<<<<<< SEARCH\\n\" line* \"=======\\n\""),
+        "{sent}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_add_that_copies_a_definition_goes_back_to_the_decision_and_a_change_ticks() {
+    let ws = Workspace::new();
+    let before = "#[derive(Debug)]\npub struct Selection {\n    pub lines: bool,\n}\n";
+    ws.write("lib.rs", before);
+    let id = ws.approve(&one_step(
+        "Add Default to the derive list of Selection",
+        "lib.rs",
+        "grep -q 'derive(Debug, Default)' lib.rs",
+    ));
+    let server = FakeModel::start().await;
+    server.push(decide("add", "lib.rs"));
+    server.push(fenced(
+        "#[derive(Debug, Default)]\npub struct Selection {\n    pub lines: bool,\n}",
+    ));
+    change(
+        &server,
+        "lib.rs",
+        "#[derive(Debug)]",
+        "#[derive(Debug, Default)]",
+    );
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        ws.read("lib.rs"),
+        "#[derive(Debug, Default)]\npub struct Selection {\n    pub lines: bool,\n}\n"
+    );
+    assert_contains(&todo(&ws, &id), "- [x] S1");
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 4);
+    // The decision is asked again, with the refusal.
+    assert!(requests[2].body.get("response_format").is_some());
+    assert_contains(
+        &requests[2].last_user_text(),
+        "Not applied, an earlier answer: this edit of `lib.rs` defines `type Selection` again, \
+         which the file already has; to change it, answer `change` with its lines",
+    );
 }

@@ -49,6 +49,7 @@ fn request(messages: Vec<Message>) -> Request {
         max_tokens: Some(256),
         temperature: None,
         structured: None,
+        grammar: None,
     }
 }
 
