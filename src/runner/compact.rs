@@ -540,14 +540,7 @@ impl Runner<'_> {
                 .block_on(turns.run(&mut hooks, &interrupted, &mut usage, &mut agent));
         self.usage = usage;
         let messages = std::mem::take(&mut turns.transcript);
-        let work = Work {
-            result,
-            verifier: hooks.verifier,
-            recorder: hooks.recorder,
-            outside: hooks.outside,
-            tampered: hooks.tampered,
-            agent_commands: hooks.agent_commands,
-        };
+        let work = hooks.finish(result);
         self.save_transcript(&task.dir, id, &messages);
         work
     }

@@ -211,6 +211,18 @@ impl<'r, 's, 't> Hooks<'r, 's, 't> {
         }
     }
 
+    /// The turn is over: what it ended with, and what the hooks saw.
+    fn finish(self, result: std::result::Result<StepEnd, StepError>) -> Work {
+        Work {
+            result,
+            verifier: self.verifier,
+            recorder: self.recorder,
+            outside: self.outside,
+            tampered: self.tampered,
+            agent_commands: self.agent_commands,
+        }
+    }
+
     /// A `done` claim on a step that names files, when none of them changed (this attempt or
     /// an earlier one) and no command ran: back to the model once, then the step is blocked.
     fn idle_claim(&mut self) -> Option<Verdict> {
@@ -821,14 +833,7 @@ impl<'a> Runner<'a> {
             &mut agent,
             &mut self.usage,
         ));
-        let work = Work {
-            result,
-            verifier: hooks.verifier,
-            recorder: hooks.recorder,
-            outside: hooks.outside,
-            tampered: hooks.tampered,
-            agent_commands: hooks.agent_commands,
-        };
+        let work = hooks.finish(result);
         self.save_transcript(&task.dir, id, &messages);
         work
     }
