@@ -450,13 +450,7 @@ pub fn check_edit(
         }
         (None, true) => guards::guarded_edit(path, "", None, &new, step_files, step_text),
         (Some(before), true) => {
-            let gap = match before {
-                "" => "",
-                b if b.ends_with("\n\n") => "",
-                b if b.ends_with('\n') => "\n",
-                _ => "\n\n",
-            };
-            let appended = format!("{before}{gap}{new}");
+            let appended = added(path, before, &new)?;
             guards::guarded_edit(path, before, None, &appended, step_files, step_text)
         }
         (Some(before), false) => {
@@ -506,6 +500,65 @@ pub fn check_edits(
 
 /// Refuses a search text that matches exactly once but inside a line: a 1.5B model replaced
 /// a function's signature without its ` {` and left the old body behind (measured).
+/// `before` with the new code `new` added: at the end of the file, except for indented
+/// Python code (a method, say), which goes at the end of the file's last class: appended
+/// after a trailing `if __name__ == "__main__":` it would be that block's, never run (a 1.5B
+/// model's new test method landed there, and the tests passed without it).
+fn added(path: &str, before: &str, new: &str) -> Result<String, String> {
+    let indented = new
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .is_some_and(|line| line.starts_with([' ', '\t']));
+    if indented && super::outline::Language::of(path) == Some(super::outline::Language::Python) {
+        return into_last_class(before, new).ok_or_else(|| {
+            format!(
+                "the new code is indented, but `{path}` has no class to add it to: at the end \
+                 of the file it would belong to no class; add it unindented, or answer \
+                 `change` with the lines it goes after"
+            )
+        });
+    }
+    let gap = match before {
+        "" => "",
+        b if b.ends_with("\n\n") => "",
+        b if b.ends_with('\n') => "\n",
+        _ => "\n\n",
+    };
+    Ok(format!("{before}{gap}{new}"))
+}
+
+/// `new` inserted after the last line of the body of `text`'s last top-level `class`, with a
+/// blank line before it; `None` when there is no top-level class.
+fn into_last_class(text: &str, new: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let top_level = |line: &str| {
+        !line.trim().is_empty() && !line.starts_with([' ', '\t']) && !line.starts_with('#')
+    };
+    let class = lines
+        .iter()
+        .rposition(|line| top_level(line) && line.starts_with("class "))?;
+    let end = lines[class + 1..]
+        .iter()
+        .position(|line| top_level(line))
+        .map_or(lines.len(), |at| class + 1 + at);
+    let last_body = (class..end)
+        .rev()
+        .find(|&at| !lines[at].trim().is_empty())
+        .unwrap_or(class);
+    let mut out: String = lines[..=last_body].concat();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(new);
+    let rest = lines[last_body + 1..].concat();
+    if !rest.is_empty() && !rest.starts_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&rest);
+    Some(out)
+}
+
 fn partial_line(path: &str, text: &str, search: &str) -> Result<(), String> {
     let Some(at) = text.find(search) else {
         return Ok(());
@@ -657,6 +710,34 @@ mod tests {
                 proptest::prop_assert!(parsed.is_err(), "{:?}", &block[..at]);
             }
         }
+    }
+
+    #[test]
+    fn an_indented_python_addition_goes_into_the_last_class_not_after_main() {
+        let before = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+        let new = "    def test_b(self):\n        self.assertTrue(True)\n";
+        assert_eq!(
+            added("tests/test_x.py", before, new).unwrap(),
+            "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n\n    def test_b(self):\n        self.assertTrue(True)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n"
+        );
+        // A class at the end of the file: the method follows its last line.
+        let ends = "class T:\n    def a(self):\n        pass\n";
+        assert_eq!(
+            added("t.py", ends, new).unwrap(),
+            "class T:\n    def a(self):\n        pass\n\n    def test_b(self):\n        self.assertTrue(True)\n"
+        );
+        // No class: refused, not appended where it would belong to nothing.
+        let err = added("t.py", "def f():\n    pass\n", new).unwrap_err();
+        assert!(err.contains("no class"), "{err}");
+        // Unindented code, and other languages, go at the end as before.
+        assert_eq!(
+            added("t.py", "x = 1\n", "def g():\n    pass\n").unwrap(),
+            "x = 1\n\ndef g():\n    pass\n"
+        );
+        assert_eq!(
+            added("a.rs", "fn a() {}\n", "    fn b() {}\n").unwrap(),
+            "fn a() {}\n\n    fn b() {}\n"
+        );
     }
 
     #[test]
