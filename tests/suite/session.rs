@@ -368,6 +368,19 @@ impl Pty {
         }
     }
 
+    /// Spawns tick and waits for the first PLAN prompt.
+    fn open(root: &Path, base_url: &str, args: &[&str], extra_env: &[(&str, &str)]) -> Pty {
+        let mut pty = Pty::spawn(root, base_url, args, extra_env);
+        pty.wait_for("PLAN ›");
+        pty
+    }
+
+    /// Types `/quit` and asserts the session ends with exit code 0.
+    fn quit(&mut self) {
+        self.line("/quit");
+        assert_eq!(self.wait_exit(), 0);
+    }
+
     /// Waits for the process to end; returns its exit code.
     fn wait_exit(&mut self) -> u32 {
         let start = Instant::now();
@@ -478,8 +491,7 @@ async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
         pty.line("/diff S1");
         pty.wait_for("S1 changed `greeting.txt`");
 
-        pty.line("/quit");
-        assert_eq!(pty.wait_exit(), 0);
+        pty.quit();
     })
     .await
     .unwrap();
@@ -499,25 +511,20 @@ async fn the_mode_chosen_with_tab_is_restored_by_the_next_session() {
     let url = format!("{}/v1", server.url());
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut pty = Pty::spawn(&root, &url, &[], &[]);
-        pty.wait_for("PLAN ›");
+        let mut pty = Pty::open(&root, &url, &[], &[]);
         pty.send("\t");
         pty.wait_for("Switched to Build mode.");
-        pty.line("/quit");
-        assert_eq!(pty.wait_exit(), 0);
+        pty.quit();
 
         let mut pty = Pty::spawn(&root, &url, &[], &[]);
         let screen = pty.wait_for("BUILD ›");
         assert!(screen.contains("no approved task"), "{screen}");
         pty.send("\t");
         pty.wait_for("Switched to Plan mode. Read-only planning is active.");
-        pty.line("/quit");
-        assert_eq!(pty.wait_exit(), 0);
+        pty.quit();
 
-        let mut pty = Pty::spawn(&root, &url, &[], &[]);
-        pty.wait_for("PLAN ›");
-        pty.line("/quit");
-        assert_eq!(pty.wait_exit(), 0);
+        let mut pty = Pty::open(&root, &url, &[], &[]);
+        pty.quit();
     })
     .await
     .unwrap();
@@ -538,8 +545,7 @@ async fn an_edit_to_todo_md_from_another_editor_shows_in_the_panel() {
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
         let dir = root.display().to_string();
-        let mut pty = Pty::spawn(Path::new("/"), &url, &["-C", &dir], &[]);
-        pty.wait_for("PLAN ›");
+        let mut pty = Pty::open(Path::new("/"), &url, &["-C", &dir], &[]);
         pty.send("\t");
         pty.wait_for("BUILD ›");
         let screen = pty.wait_for("approved · 0/3 done");
@@ -559,8 +565,7 @@ async fn an_edit_to_todo_md_from_another_editor_shows_in_the_panel() {
         assert!(screen.contains("[x] S1 Create greeting.txt"), "{screen}");
         assert!(screen.contains("1/3 done"), "{screen}");
         assert!(seen < Duration::from_secs(1), "seen after {seen:?}");
-        pty.line("/quit");
-        assert_eq!(pty.wait_exit(), 0);
+        pty.quit();
     })
     .await
     .unwrap();
@@ -571,8 +576,7 @@ async fn the_session_opens_without_a_model_and_says_how_to_configure_one() {
     let project = Workspace::sample();
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut pty = Pty::spawn(&root, "", &[], &[("TICK_MODEL", "")]);
-        pty.wait_for("PLAN ›");
+        let mut pty = Pty::open(&root, "", &[], &[("TICK_MODEL", "")]);
         pty.line("/status");
         pty.wait_for("no draft and no task yet");
         pty.line("Greet people");
@@ -581,8 +585,7 @@ async fn the_session_opens_without_a_model_and_says_how_to_configure_one() {
         // Still usable afterwards.
         pty.line("/help");
         pty.wait_for("/approve [--allow-deviation]");
-        pty.line("/quit");
-        assert_eq!(pty.wait_exit(), 0);
+        pty.quit();
     })
     .await
     .unwrap();
@@ -594,8 +597,7 @@ async fn ctrl_c_twice_quits_and_the_terminal_is_restored() {
     let project = Workspace::sample();
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut pty = Pty::spawn(&root, "", &[], &[]);
-        pty.wait_for("PLAN ›");
+        let mut pty = Pty::open(&root, "", &[], &[]);
         pty.send("\u{3}");
         pty.wait_for("press Ctrl-C again to quit");
         pty.send("\u{3}");
@@ -634,8 +636,7 @@ fn a_blocked_step_shows_its_question_and_is_answered_inline() {
         "should shout.sh be POSIX sh or bash?",
     ]);
     let root = ws.root().to_path_buf();
-    let mut pty = Pty::spawn(&root, "", &[], &[]);
-    pty.wait_for("PLAN ›");
+    let mut pty = Pty::open(&root, "", &[], &[]);
     pty.send("\t");
     let screen = pty.wait_for("BUILD ›");
     assert!(
@@ -649,8 +650,7 @@ fn a_blocked_step_shows_its_question_and_is_answered_inline() {
     pty.line("/answer S2 POSIX sh, no bashisms");
     let screen = pty.wait_for("executing · 1/3 done");
     assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
-    pty.line("/quit");
-    assert_eq!(pty.wait_exit(), 0);
+    pty.quit();
     // Exactly what `tick answer` writes.
     let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
     assert!(
@@ -678,8 +678,7 @@ async fn the_planners_questions_are_answered_in_the_timeline() {
     let url = format!("{}/v1", server.url());
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut pty = Pty::spawn(&root, &url, &[], &[]);
-        pty.wait_for("PLAN ›");
+        let mut pty = Pty::open(&root, &url, &[], &[]);
         pty.line("Greet people");
         let screen = pty.wait_for("? Which greeting word? (hello / hi)");
         assert!(screen.contains("your answers"), "{screen}");
@@ -695,8 +694,7 @@ async fn the_planners_questions_are_answered_in_the_timeline() {
         // Keep it for later: no approval happened.
         pty.send("k");
         pty.wait_for("kept the draft for later");
-        pty.line("/quit");
-        assert_eq!(pty.wait_exit(), 0);
+        pty.quit();
     })
     .await
     .unwrap();
@@ -724,8 +722,7 @@ async fn ctrl_c_stops_a_run_at_the_next_safe_point_and_leaves_the_step_in_progre
     let url = format!("{}/v1", server.url());
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut pty = Pty::spawn(&root, &url, &[], &[]);
-        pty.wait_for("PLAN ›");
+        let mut pty = Pty::open(&root, &url, &[], &[]);
         pty.send("\t");
         pty.wait_for("BUILD ›");
         pty.line("continue");
@@ -736,8 +733,7 @@ async fn ctrl_c_stops_a_run_at_the_next_safe_point_and_leaves_the_step_in_progre
         // Still running: the session is usable.
         pty.line("/status");
         pty.wait_for("next: /run (next: S1 Create greeting.txt)");
-        pty.line("/quit");
-        assert_eq!(pty.wait_exit(), 0);
+        pty.quit();
     })
     .await
     .unwrap();
@@ -769,15 +765,13 @@ fn a_resize_redraws_with_the_card_instead_of_the_sidebar() {
         s.contains("now: [ ] S1 Create greeting.txt") && !s.contains("┌ plan ")
     });
     assert!(screen.contains("approved · 0/3 done"), "{screen}");
-    pty.line("/quit");
-    assert_eq!(pty.wait_exit(), 0);
+    pty.quit();
 }
 
 #[test]
 fn sigterm_ends_the_session_and_restores_the_terminal() {
     let ws = Workspace::new();
-    let mut pty = Pty::spawn(ws.root(), "", &[], &[]);
-    pty.wait_for("PLAN ›");
+    let mut pty = Pty::open(ws.root(), "", &[], &[]);
     assert!(pty.screen.lock().unwrap().screen().alternate_screen());
     let pid = pty.child.process_id().unwrap();
     nix::sys::signal::kill(
@@ -797,8 +791,7 @@ fn an_edit_that_breaks_the_draft_shows_the_error_and_returns_to_the_menu() {
     let run = ws.run_stdin(&["plan", "--from", "-"], PLAN);
     assert_eq!(run.code, 0, "{run:#?}");
     let editor = ws.script("break-plan", "printf -- '- [?] S9 Broken\\n' >> \"$1\"\n");
-    let mut pty = Pty::spawn(ws.root(), "", &[], &[("EDITOR", editor.as_str())]);
-    pty.wait_for("PLAN ›");
+    let mut pty = Pty::open(ws.root(), "", &[], &[("EDITOR", editor.as_str())]);
     pty.line("/edit");
     let screen = pty.wait_for("unknown step marker");
     assert!(screen.contains("press `e` to edit it again"), "{screen}");
@@ -811,8 +804,7 @@ fn an_edit_that_breaks_the_draft_shows_the_error_and_returns_to_the_menu() {
     pty.wait_for("discard the draft? [y/N]");
     pty.send("y");
     pty.wait_for("discarded the draft");
-    pty.line("/quit");
-    assert_eq!(pty.wait_exit(), 0);
+    pty.quit();
     assert!(!ws.exists(".tasks/draft"));
 }
 
@@ -857,8 +849,7 @@ fn no_color_draws_without_colour_but_the_same_text() {
 #[test]
 fn a_panic_restores_the_terminal_before_its_message() {
     let ws = Workspace::new();
-    let mut pty = Pty::spawn(ws.root(), "", &[], &[("TICK_TEST_SESSION_PANIC", "1")]);
-    pty.wait_for("PLAN ›");
+    let mut pty = Pty::open(ws.root(), "", &[], &[("TICK_TEST_SESSION_PANIC", "1")]);
     pty.line("panic");
     let code = pty.wait_exit();
     assert_ne!(code, 0);
@@ -882,8 +873,7 @@ fn approving_in_the_session_writes_what_tick_approve_writes() {
     by_command.ok(&["approve", "--max-files", "7", "--commit-steps"]);
 
     let now = [("TICK_NOW", approve_at.as_str())];
-    let mut pty = Pty::spawn(by_session.root(), "", &[], &now);
-    pty.wait_for("PLAN ›");
+    let mut pty = Pty::open(by_session.root(), "", &[], &now);
     pty.line("/approve");
     pty.wait_for("without pausing? [y/N]");
     pty.send("n");
@@ -892,8 +882,7 @@ fn approving_in_the_session_writes_what_tick_approve_writes() {
     pty.wait_for("commit each verified step");
     pty.send("y");
     pty.wait_for("approved `Greeting`");
-    pty.line("/quit");
-    assert_eq!(pty.wait_exit(), 0);
+    pty.quit();
 
     let ids = by_command.task_ids();
     assert_eq!(ids, by_session.task_ids());
@@ -934,8 +923,7 @@ async fn a_deviation_asks_the_person_whether_the_run_goes_on() {
     let url = format!("{}/v1", server.url());
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut pty = Pty::spawn(&root, &url, &[], &[]);
-        pty.wait_for("PLAN ›");
+        let mut pty = Pty::open(&root, &url, &[], &[]);
         pty.send("\t");
         pty.wait_for("BUILD ›");
         pty.line("/run");
@@ -948,8 +936,7 @@ async fn a_deviation_asks_the_person_whether_the_run_goes_on() {
         let screen = pty.wait_for("paused after S1 for your review");
         assert!(screen.contains("[x] S1 Create greeting.txt"), "{screen}");
         assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
-        pty.line("/quit");
-        assert_eq!(pty.wait_exit(), 0);
+        pty.quit();
     })
     .await
     .unwrap();
@@ -991,14 +978,12 @@ async fn running_in_the_session_writes_what_tick_run_writes() {
     let run_at = by_session.next_time();
     tokio::task::spawn_blocking(move || {
         let env = [("TICK_SANDBOX", "off"), ("TICK_NOW", run_at.as_str())];
-        let mut pty = Pty::spawn(&root, &url, &[], &env);
-        pty.wait_for("PLAN ›");
+        let mut pty = Pty::open(&root, &url, &[], &env);
         pty.send("\t");
         pty.wait_for("BUILD ›");
         pty.line("/run 2");
         pty.wait_for("2/3 done; the run ended");
-        pty.line("/quit");
-        assert_eq!(pty.wait_exit(), 0);
+        pty.quit();
     })
     .await
     .unwrap();
@@ -1024,8 +1009,7 @@ fn a_done_steps_file_changed_outside_tick_turns_stale_in_the_panel() {
     let id = ws.approve(PLAN);
     ws.write("greeting.txt", "hello\n");
     ws.ok(&["mark", "S1", "done"]);
-    let mut pty = Pty::spawn(ws.root(), "", &[], &[]);
-    pty.wait_for("PLAN ›");
+    let mut pty = Pty::open(ws.root(), "", &[], &[]);
     pty.send("\t");
     let screen = pty.wait_for("BUILD ›");
     assert!(screen.contains("[x] S1 Create greeting.txt"), "{screen}");
@@ -1035,8 +1019,7 @@ fn a_done_steps_file_changed_outside_tick_turns_stale_in_the_panel() {
         screen.contains("stale: greeting.txt changed outside tick"),
         "{screen}"
     );
-    pty.line("/quit");
-    assert_eq!(pty.wait_exit(), 0);
+    pty.quit();
     // Marked on disk, as `tick status` would have marked it.
     let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
     assert!(todo.contains("- [~] S1 Create greeting.txt"), "{todo}");
