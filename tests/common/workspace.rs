@@ -542,6 +542,23 @@ pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// The JSON events a `--json` command wrote to stdout, one a line; panics naming a line that
+/// is not JSON.
+pub fn json_events(output: &Output) -> Vec<serde_json::Value> {
+    stdout(output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect()
+}
+
+/// The `event` field of each event, in order.
+pub fn event_kinds(events: &[serde_json::Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect()
+}
+
 /// Panics with the command's stderr unless it succeeded.
 pub fn assert_success(output: &Output) {
     assert!(output.status.success(), "{}", stderr(output));

@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use crate::common::scripts::{login_plan, openai_call, submit_login_plan};
-use crate::common::workspace::{Workspace, scripted, stderr, stdout};
+use crate::common::workspace::{Workspace, event_kinds, json_events, scripted, stderr, stdout};
 
 /// Exit code, stdout and stderr of one command, as a person reads them.
 fn both(output: &std::process::Output) -> String {
@@ -121,14 +121,8 @@ async fn plan_json_starts_with_its_format_and_stays_json_through_a_revision() {
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
     // The step diff is an event like the others, not raw text in the middle of the stream.
-    let events: Vec<serde_json::Value> = stdout(&output)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
-        .collect();
-    let kinds: Vec<&str> = events
-        .iter()
-        .map(|e| e["event"].as_str().unwrap())
-        .collect();
+    let events = json_events(&output);
+    let kinds = event_kinds(&events);
     assert_eq!(
         kinds,
         [
@@ -160,10 +154,7 @@ async fn plan_json_of_a_draft_with_questions() {
         json!({"questions": [{"question": "Which database?", "options": ["redis", "postgres"]}]}),
     );
     let (output, _) = scripted(&project, [ask], &["plan", "--json", "Move sessions"]).await;
-    let events: Vec<serde_json::Value> = stdout(&output)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let events = json_events(&output);
     filters(&project).bind(|| insta::assert_json_snapshot!("plan_output_needs_input_json", events));
 }
 

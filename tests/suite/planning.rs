@@ -9,7 +9,8 @@ use crate::common::scripts::{
 };
 use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::{
-    Workspace, assert_success, interrupted_after, planned_without_a_call, scripted, stderr, stdout,
+    Workspace, assert_success, interrupted_after, json_events, planned_without_a_call, scripted,
+    stderr, stdout,
 };
 
 const WRITING_TOOLS: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
@@ -425,10 +426,7 @@ async fn json_progress_is_one_event_per_line() {
     )
     .await;
     assert_success(&output);
-    let events: Vec<Value> = stdout(&output)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let events = json_events(&output);
     assert!(events.iter().any(|e| e["event"] == "tool_call"
         && e["name"] == "read_file"
         && e["detail"] == "src/login.rs"));

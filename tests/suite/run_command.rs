@@ -20,7 +20,7 @@ use crate::common::fake_model::{FakeModel, RecordedRequest};
 use crate::common::programs;
 use crate::common::scripts::{login_plan, openai_call, openai_calls};
 use crate::common::text::{assert_contains, assert_starts_with};
-use crate::common::workspace::{Workspace, assert_success, scripted, stderr};
+use crate::common::workspace::{Workspace, assert_success, json_events, scripted, stderr};
 
 const SECRET: &str = "sk-test-secret-canary-7d1f";
 const NO_ALLOW_LIST: &str = "TICK_TEST_RUN_COMMAND_WITHOUT_ALLOW_LIST";
@@ -522,10 +522,7 @@ async fn ordinary_commands_show_what_a_person_would_see() {
     assert!(!project.path("Cargo.lock").exists());
 
     // The evidence: each call and its exit code in the --json events and the transcript.
-    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let events = json_events(&output);
     let calls: Vec<&Value> = events
         .iter()
         .filter(|e| e["event"] == "tool_call" && e["name"] == "run_command")
@@ -567,10 +564,7 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
     )
     .await;
     assert_success(&output);
-    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let events = json_events(&output);
     let results: Vec<&Value> = events
         .iter()
         .filter(|e| e["event"] == "tool_result")

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::common::fake_model::FakeModel;
 use crate::common::scripts::{login_plan, openai_call, openai_calls};
 use crate::common::text::assert_starts_with;
-use crate::common::workspace::{Workspace, assert_success, scripted, stderr};
+use crate::common::workspace::{Workspace, assert_success, json_events, scripted, stderr};
 
 const SECRET: &str = "secret-outside-4e9b";
 
@@ -71,10 +71,7 @@ async fn run_all(project: &Workspace, calls: &[Value]) -> Vec<(String, bool)> {
         )
         .await;
     assert_success(&output);
-    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let events = json_events(&output);
     let errors: Vec<bool> = events
         .iter()
         .filter(|e| e["event"] == "tool_result" && e["name"] == "run_command")

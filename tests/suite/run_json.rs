@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::running::{PLAN, approved, stderr, work};
 use crate::common::fake_model::FakeModel;
 use crate::common::scripts::{login_plan, openai_call};
-use crate::common::workspace::Workspace;
+use crate::common::workspace::{Workspace, event_kinds, json_events};
 
 /// Documented fields per event kind, from the tables of one `## ` section of docs/json.md
 /// (and the result line, which every stream shares).
@@ -45,10 +45,7 @@ fn keys(value: &Value) -> BTreeSet<String> {
 fn events(output: &Output, section: &str) -> Vec<Value> {
     let docs = documented(section);
     let agent_docs = documented("`tick plan --json`");
-    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
-        .collect();
+    let lines = json_events(output);
     for line in &lines {
         let kind = line["event"].as_str().unwrap();
         let fields = docs
@@ -260,10 +257,7 @@ async fn plan_json_lines_are_the_documented_events() {
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
     let events = events(&output, "`tick plan --json`");
-    let kinds: Vec<&str> = events
-        .iter()
-        .map(|e| e["event"].as_str().unwrap())
-        .collect();
+    let kinds = event_kinds(&events);
     assert_eq!(
         kinds,
         [
