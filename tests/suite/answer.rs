@@ -211,3 +211,39 @@ async fn answering_a_step_that_is_not_blocked_changes_nothing() {
     assert_eq!(project.read(&todo), todo_before);
     assert_eq!(project.read(&state), state_before);
 }
+
+/// A note the person writes under the blocked step in TODO.md reaches the step's next prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_under_a_blocked_step_reaches_the_next_prompt() {
+    let server = FakeModel::start().await;
+    let (project, id) = blocked_task(&server).await;
+    let todo_path = format!(".tasks/{id}/TODO.md");
+    let todo = project.read(&todo_path);
+    let blocked_line = format!("  - blocked: {QUESTION}\n");
+    assert!(todo.contains(&blocked_line), "{todo}");
+    project.write(
+        &todo_path,
+        &todo.replacen(
+            &blocked_line,
+            &format!("{blocked_line}  - use French, the customers are in Lyon\n"),
+            1,
+        ),
+    );
+    let output = tick_at(
+        &project,
+        &server,
+        "2026-11-30T15:05:00Z",
+        &["mark", "S1", "pending"],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let before = server.requests().len();
+    server.push(block("S1", "still unsure"));
+    let output = tick_at(&project, &server, "2026-11-30T15:10:00Z", &["run"]).await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let prompt = server.requests()[before].user_texts().join("\n");
+    assert!(
+        prompt.contains("use French, the customers are in Lyon"),
+        "{prompt}"
+    );
+}
