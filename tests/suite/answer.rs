@@ -223,7 +223,7 @@ async fn a_note_under_a_blocked_step_reaches_the_next_prompt() {
     assert!(todo.contains(&blocked_line), "{todo}");
     project.write(
         &todo_path,
-        &todo.replacen(
+        todo.replacen(
             &blocked_line,
             &format!("{blocked_line}  - use French, the customers are in Lyon\n"),
             1,
