@@ -1040,6 +1040,11 @@ mod tests {
         Env::fixed(home.to_path_buf(), map, chrono::DateTime::UNIX_EPOCH)
     }
 
+    /// Resolves `project` (shown as `config.yaml`) under `vars`, with no flags.
+    fn resolve_project(project: &Path, vars: &[(&str, &str)], home: &Path) -> Result<Config> {
+        resolve(project, "config.yaml", &env(vars, home), &Flags::default())
+    }
+
     #[test]
     fn a_hosted_api_that_cannot_be_reached_is_not_a_server_to_start() {
         let dir = tempfile::tempdir().unwrap();
@@ -1079,23 +1084,11 @@ mod tests {
             ),
         ] {
             std::fs::write(&project, text).unwrap();
-            let err = resolve(
-                &project,
-                "config.yaml",
-                &env(&[], dir.path()),
-                &Flags::default(),
-            )
-            .unwrap_err();
+            let err = resolve_project(&project, &[], dir.path()).unwrap_err();
             assert!(err.message.contains(what), "{text}: {}", err.message);
         }
         std::fs::write(&project, "sandbox:\n  network: false\n").unwrap();
-        let config = resolve(
-            &project,
-            "config.yaml",
-            &env(&[], dir.path()),
-            &Flags::default(),
-        )
-        .unwrap();
+        let config = resolve_project(&project, &[], dir.path()).unwrap();
         assert!(config.sandbox.enabled && !config.sandbox.network);
     }
 
@@ -1232,14 +1225,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("config.yaml");
         std::fs::write(&project, "provider: llamacpp\nmodel: m\n").unwrap();
-        let resolved = |vars: &[(&str, &str)]| {
-            resolve(
-                &project,
-                "config.yaml",
-                &env(vars, dir.path()),
-                &Flags::default(),
-            )
-        };
+        let resolved = |vars: &[(&str, &str)]| resolve_project(&project, vars, dir.path());
         assert_eq!(resolved(&[]).unwrap().planner, Planner::Auto);
         assert_eq!(
             resolved(&[("TICK_PROVIDER", "openai")]).unwrap().planner,
@@ -1266,14 +1252,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("config.yaml");
         std::fs::write(&project, "provider: llamacpp\nmodel: m\n").unwrap();
-        let resolved = |vars: &[(&str, &str)]| {
-            resolve(
-                &project,
-                "config.yaml",
-                &env(vars, dir.path()),
-                &Flags::default(),
-            )
-        };
+        let resolved = |vars: &[(&str, &str)]| resolve_project(&project, vars, dir.path());
         assert_eq!(resolved(&[]).unwrap().executor, Planner::Auto);
         assert_eq!(
             resolved(&[("TICK_PLANNER", "agent")]).unwrap().executor,

@@ -490,8 +490,7 @@ pub fn commit_paths_in(
             &args,
             settings.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         );
-        let output =
-            run(command).map_err(|err| CommitError::Git(format!("could not run git: {err}")))?;
+        let output = run(command).map_err(|err| not_run(&err))?;
         if output.status.success() {
             Ok(())
         } else {
@@ -538,13 +537,20 @@ pub fn nested_repositories(root: &Path, paths: &[String]) -> Vec<String> {
     found
 }
 
+/// A git that could not be started, saying where tick looks for it (it ignores `PATH`).
+fn not_run(err: &io::Error) -> CommitError {
+    CommitError::Git(format!(
+        "could not run git: {err}; tick runs the first `git` in {} (install git there)",
+        GIT_PATH.join(", ")
+    ))
+}
+
 /// Of `paths`, those the index already records as a gitlink (a submodule): `git add` would
 /// stage the commit its checkout is on now.
 fn gitlinks(jail: &Jail, root: &Path, paths: &[String]) -> Result<Vec<String>, CommitError> {
     let mut args = vec!["ls-files", "--stage", "-z", "--"];
     args.extend(paths.iter().map(String::as_str));
-    let output = run(command_in(jail, root, &args))
-        .map_err(|err| CommitError::Git(format!("could not run git: {err}")))?;
+    let output = run(command_in(jail, root, &args)).map_err(|err| not_run(&err))?;
     if !output.status.success() {
         return Err(CommitError::Git(format!(
             "`git ls-files` failed: {}",
@@ -639,6 +645,18 @@ pub fn head(root: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_git_that_cannot_start_names_where_tick_looks() {
+        let err = super::not_run(&std::io::Error::from(std::io::ErrorKind::NotFound));
+        let super::CommitError::Git(message) = err else {
+            panic!("{err:?}");
+        };
+        assert!(
+            message.contains("/usr/local/bin, /usr/bin, /bin"),
+            "{message}"
+        );
+    }
+
     use super::*;
     use std::fs;
     use std::os::unix::fs::PermissionsExt;

@@ -262,58 +262,27 @@ impl App {
         match key.code {
             KeyCode::Enter => {
                 let line = self.input.take();
-                self.submit(&line)
+                return self.submit(&line);
             }
             KeyCode::Esc => {
                 self.input.take();
-                Vec::new()
             }
-            KeyCode::Char('w') if ctrl => {
-                self.input.delete_word();
-                Vec::new()
-            }
+            KeyCode::Char('w') if ctrl => self.input.delete_word(),
             KeyCode::Char('u') if ctrl => {
                 self.input.take();
-                Vec::new()
             }
-            KeyCode::Char('a') if ctrl => {
-                self.input.home();
-                Vec::new()
-            }
-            KeyCode::Char('e') if ctrl => {
-                self.input.end();
-                Vec::new()
-            }
-            KeyCode::Char(c) if !ctrl => {
-                self.input.insert(c);
-                Vec::new()
-            }
-            KeyCode::Backspace => {
-                self.input.backspace();
-                Vec::new()
-            }
-            KeyCode::Delete => {
-                self.input.delete();
-                Vec::new()
-            }
-            KeyCode::Left => {
-                self.input.left();
-                Vec::new()
-            }
-            KeyCode::Right => {
-                self.input.right();
-                Vec::new()
-            }
-            KeyCode::Home => {
-                self.input.home();
-                Vec::new()
-            }
-            KeyCode::End => {
-                self.input.end();
-                Vec::new()
-            }
-            _ => Vec::new(),
+            KeyCode::Char('a') if ctrl => self.input.home(),
+            KeyCode::Char('e') if ctrl => self.input.end(),
+            KeyCode::Char(c) if !ctrl => self.input.insert(c),
+            KeyCode::Backspace => self.input.backspace(),
+            KeyCode::Delete => self.input.delete(),
+            KeyCode::Left => self.input.left(),
+            KeyCode::Right => self.input.right(),
+            KeyCode::Home => self.input.home(),
+            KeyCode::End => self.input.end(),
+            _ => {}
         }
+        Vec::new()
     }
 
     /// Ctrl-C: once stops a run at the next safe point (or arms the quit when idle), twice
