@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::submit_plan::PlanStep;
+use super::submit_plan::{PlanStep, step_schema};
 use super::{ToolOutcome, null_as_empty, parse_args, trim_in_place};
 use crate::llm::ToolSpec;
 
@@ -77,20 +77,10 @@ pub fn refusal(problems: &[String]) -> String {
 }
 
 pub fn spec() -> ToolSpec {
-    let strings = |description: &str| json!({"type": "array", "items": {"type": "string"}, "description": description});
-    let step = json!({
-        "type": "object",
-        "properties": {
-            "title": {"type": "string", "description": "One-line title of the step."},
-            "files": strings("Files (or globs) the step touches, relative to the workspace root."),
-            "verify": strings("Commands that check the step; each must run in this repository."),
-            "done_when": {"type": "string", "description": "One line saying when the step is done."},
-            "risk": {"type": "string", "enum": ["low", "medium", "high"]},
-            "depends": strings("Ids of existing steps before this one that it needs, e.g. [\"S1\"].")
-        },
-        "required": ["title"],
-        "additionalProperties": false
-    });
+    let step = step_schema(
+        "Commands that check the step; each must run in this repository.",
+        "Ids of existing steps before this one that it needs, e.g. [\"S1\"].",
+    );
     ToolSpec {
         name: NAME.to_owned(),
         description: "Propose a local change to the approved plan when the step you are working \

@@ -271,8 +271,30 @@ fn file_problem(file: &str) -> Option<&'static str> {
     None
 }
 
+/// The JSON schema of a list of strings, with its `description`.
+fn strings(description: &str) -> serde_json::Value {
+    json!({"type": "array", "items": {"type": "string"}, "description": description})
+}
+
+/// The JSON schema of one [`PlanStep`], shared by `submit_plan` and `propose_replan`; only
+/// the hints for `verify` and `depends` differ between the two tools.
+pub(super) fn step_schema(verify: &str, depends: &str) -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "description": "One-line title of the step."},
+            "files": strings("Files (or globs) the step touches, relative to the workspace root."),
+            "verify": strings(verify),
+            "done_when": {"type": "string", "description": "One line saying when the step is done."},
+            "risk": {"type": "string", "enum": ["low", "medium", "high"]},
+            "depends": strings(depends)
+        },
+        "required": ["title"],
+        "additionalProperties": false
+    })
+}
+
 pub fn spec() -> ToolSpec {
-    let strings = |description: &str| json!({"type": "array", "items": {"type": "string"}, "description": description});
     ToolSpec {
         name: NAME.to_owned(),
         description: "Submit the finished plan for the person's review. This is the only way to \
@@ -293,19 +315,10 @@ pub fn spec() -> ToolSpec {
                     "type": "array",
                     "minItems": 1,
                     "description": "The ordered steps; the first is S1.",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "title": {"type": "string", "description": "One-line title of the step."},
-                            "files": strings("Files (or globs) the step touches, relative to the workspace root."),
-                            "verify": strings("Commands that check the step, e.g. `cargo test login`; each must run in this repository."),
-                            "done_when": {"type": "string", "description": "One line saying when the step is done."},
-                            "risk": {"type": "string", "enum": ["low", "medium", "high"]},
-                            "depends": strings("Ids of earlier steps this one needs, e.g. [\"S1\"].")
-                        },
-                        "required": ["title"],
-                        "additionalProperties": false
-                    }
+                    "items": step_schema(
+                        "Commands that check the step, e.g. `cargo test login`; each must run in this repository.",
+                        "Ids of earlier steps this one needs, e.g. [\"S1\"]."
+                    )
                 },
                 "risks": strings("What could go wrong."),
                 "verification": {"type": "string", "description": "How the whole change is verified at the end."},

@@ -30,6 +30,18 @@ fn call(name: &str, arguments: Value) -> Reply {
     openai_call("c", name, arguments)
 }
 
+/// Scripts the executor's turn for `step`: write `content` to `path`, then mark the step done.
+fn write_and_finish(server: &FakeModel, path: &str, content: &str, step: &str) {
+    server.push(call(
+        "write_file",
+        json!({"path": path, "content": content}),
+    ));
+    server.push(call(
+        "update_step",
+        json!({"id": step, "status": "done", "evidence": "wrote it"}),
+    ));
+}
+
 fn state_of(project: &Workspace, id: &str) -> State {
     serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
 }
@@ -40,14 +52,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
     let project = Workspace::sample();
     let id = project.approve_plan(&server, PLAN).await;
     // S1 verified, S2 blocked.
-    server.push(call(
-        "write_file",
-        json!({"path": "hello.txt", "content": "hello\n"}),
-    ));
-    server.push(call(
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
-    ));
+    write_and_finish(&server, "hello.txt", "hello\n", "S1");
     server.push(call(
         "update_step",
         json!({"id": "S2", "status": "blocked", "reason": "a farewell needs a config file first"}),
@@ -214,22 +219,8 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
 
     // The run goes on with the new step.
     let before = server.requests().len();
-    server.push(call(
-        "write_file",
-        json!({"path": "greet.conf", "content": "farewell\n"}),
-    ));
-    server.push(call(
-        "update_step",
-        json!({"id": "S4", "status": "done", "evidence": "wrote it"}),
-    ));
-    server.push(call(
-        "write_file",
-        json!({"path": "bye.txt", "content": "bye\n"}),
-    ));
-    server.push(call(
-        "update_step",
-        json!({"id": "S2", "status": "done", "evidence": "wrote it"}),
-    ));
+    write_and_finish(&server, "greet.conf", "farewell\n", "S4");
+    write_and_finish(&server, "bye.txt", "bye\n", "S2");
     let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let first = server.requests()[before].user_texts().join("\n");
@@ -311,8 +302,8 @@ fn a_reapproved_change_to_a_done_steps_verify_reopens_it_and_nothing_else() {
 mod local {
     use serde_json::{Value, json};
 
+    use super::{call, write_and_finish};
     use crate::common::fake_model::{FakeModel, Reply};
-    use crate::common::scripts::openai_call;
     use crate::common::workspace::{Run, Workspace, git};
 
     const GREET: &str = "---
@@ -336,10 +327,6 @@ Greet people.
 - [ ] S3 Write the docs
   - files: NOTES.md
 ";
-
-    fn call(name: &str, arguments: Value) -> Reply {
-        openai_call("c", name, arguments)
-    }
 
     /// `tick args...` in `ws` against the fake model, not yet started.
     fn tick_command(ws: &Workspace, server: &FakeModel, args: &[&str]) -> std::process::Command {
@@ -403,14 +390,7 @@ Greet people.
             json!({"step": "S3", "reason": "the docs should come first",
                    "replace": [{"title": "Write the docs first"}]}),
         ));
-        server.push(call(
-            "write_file",
-            json!({"path": "hello.txt", "content": "hello\n"}),
-        ));
-        server.push(call(
-            "update_step",
-            json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
-        ));
+        write_and_finish(&server, "hello.txt", "hello\n", "S1");
         let run = tick(&ws, &server, &["run", "--steps", "1"]).await;
         assert_eq!(run.code, 0, "{run:#?}");
         // The refusal went back to the model as the tool's error result, naming what is wrong.
@@ -451,14 +431,7 @@ Greet people.
         let plan_path = format!(".tasks/{id}/PLAN.md");
         let todo_path = format!(".tasks/{id}/TODO.md");
         let approved_plan = ws.read(&plan_path);
-        server.push(call(
-            "write_file",
-            json!({"path": "hello.txt", "content": "hello\n"}),
-        ));
-        server.push(call(
-            "update_step",
-            json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
-        ));
+        write_and_finish(&server, "hello.txt", "hello\n", "S1");
         server.push(call("propose_replan", farewell_needs_a_config()));
         let run = tick(&ws, &server, &["run"]).await;
         assert_eq!(run.code, 4, "{run:#?}");
@@ -591,14 +564,7 @@ Greet people.
             ("bye.txt", "bye\n", "S2"),
             ("NOTES.md", "notes\n", "S3"),
         ] {
-            server.push(call(
-                "write_file",
-                json!({"path": file, "content": content}),
-            ));
-            server.push(call(
-                "update_step",
-                json!({"id": step, "status": "done", "evidence": "wrote it"}),
-            ));
+            write_and_finish(&server, file, content, step);
         }
         let run = tick(&ws, &server, &["run"]).await;
         assert_eq!(run.code, 0, "{run:#?}");
@@ -714,14 +680,7 @@ Greet people.
         let id = approved(ws);
         let todo_path = format!(".tasks/{id}/TODO.md");
         let asked = server.requests().len() + 3;
-        server.push(call(
-            "write_file",
-            json!({"path": "hello.txt", "content": "hello\n"}),
-        ));
-        server.push(call(
-            "update_step",
-            json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
-        ));
+        write_and_finish(server, "hello.txt", "hello\n", "S1");
         server.push(Reply::silent());
         let mut child = tick_command(ws, server, &["run"])
             .stdout(std::process::Stdio::null())
@@ -762,14 +721,7 @@ Greet people.
             ("bye.txt", "bye\n", "S2"),
             ("NOTES.md", "notes\n", "S3"),
         ] {
-            server.push(call(
-                "write_file",
-                json!({"path": file, "content": content}),
-            ));
-            server.push(call(
-                "update_step",
-                json!({"id": step, "status": "done", "evidence": "wrote it"}),
-            ));
+            write_and_finish(server, file, content, step);
         }
         let run = tick(ws, server, &["run"]).await;
         assert_eq!(run.code, 0, "{run:#?}");
@@ -952,14 +904,7 @@ Greet people.
         let again = tick(&ws, &server, &["approve", &id]).await;
         assert!(again.stderr.contains("nothing to do"), "{again:#?}");
         for (file, content, step) in [("bye.txt", "bye\n", "S2"), ("NOTES.md", "n\n", "S3")] {
-            server.push(call(
-                "write_file",
-                json!({"path": file, "content": content}),
-            ));
-            server.push(call(
-                "update_step",
-                json!({"id": step, "status": "done", "evidence": "wrote it"}),
-            ));
+            write_and_finish(&server, file, content, step);
         }
         let run = tick(&ws, &server, &["run"]).await;
         assert_eq!(run.code, 0, "{run:#?}");
@@ -999,14 +944,7 @@ Greet people.
         let server = FakeModel::start().await;
         let ws = Workspace::new();
         let id = approved(&ws);
-        server.push(call(
-            "write_file",
-            json!({"path": "hello.txt", "content": "hello\n"}),
-        ));
-        server.push(call(
-            "update_step",
-            json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
-        ));
+        write_and_finish(&server, "hello.txt", "hello\n", "S1");
         server.push(call("propose_replan", farewell_needs_a_config()));
         let run = tick(&ws, &server, &["run"]).await;
         assert_eq!(run.code, 4, "{run:#?}");
@@ -1032,14 +970,7 @@ Greet people.
         assert!(!status.stdout.contains("approval"), "{}", status.stdout);
 
         for (file, content, step) in [("bye.txt", "bye\n", "S2"), ("NOTES.md", "n\n", "S3")] {
-            server.push(call(
-                "write_file",
-                json!({"path": file, "content": content}),
-            ));
-            server.push(call(
-                "update_step",
-                json!({"id": step, "status": "done", "evidence": "wrote it"}),
-            ));
+            write_and_finish(&server, file, content, step);
         }
         let before = server.requests().len();
         let run = tick(&ws, &server, &["run"]).await;
@@ -1060,14 +991,7 @@ Greet people.
         let id = approved(&ws);
         let history = format!(".tasks/{id}/history");
         ws.write(&history, "in the way\n");
-        server.push(call(
-            "write_file",
-            json!({"path": "hello.txt", "content": "hello\n"}),
-        ));
-        server.push(call(
-            "update_step",
-            json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
-        ));
+        write_and_finish(&server, "hello.txt", "hello\n", "S1");
         server.push(call("propose_replan", farewell_needs_a_config()));
         let plan = ws.read(&format!(".tasks/{id}/PLAN.md"));
         let run = tick(&ws, &server, &["run"]).await;
