@@ -894,6 +894,24 @@ async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compact_call_the_server_fails_is_retried_and_the_retry_is_shown() {
+    let (ws, id) = lib_with_one("Add a test for one", "grep -q 'fn one_is_one' lib.rs");
+    let server = FakeModel::start().await;
+    server.push(Reply::status(500).header("retry-after", "0"));
+    add_one_is_one(&server);
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    let retries: Vec<Value> = events(&run)
+        .into_iter()
+        .filter(|e| e["agent"]["event"] == "retry")
+        .collect();
+    assert_eq!(retries.len(), 1, "{run:#?}");
+    assert_eq!(retries[0]["agent"]["attempt"], 2);
+    assert_contains(retries[0]["agent"]["reason"].as_str().unwrap(), "500");
+    assert_contains(&todo(&ws, &id), "- [x] S1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_code_reply_without_a_fence_is_asked_for_once_more_then_refused() {
     let (ws, id) = lib_with_one("Add a test for one", "grep -q 'fn one_is_one' lib.rs");
     let server = FakeModel::start().await;
