@@ -190,12 +190,7 @@ impl Client {
             Some(body) => self.http.post(&url).json(body),
             None => self.http.get(&url),
         };
-        if let Some(key) = &self.config.api_key {
-            request = match self.config.kind {
-                ProviderKind::OpenAi => request.bearer_auth(key),
-                ProviderKind::Anthropic => request.header("x-api-key", key),
-            };
-        }
+        request = self.with_key(request);
         let response = tokio::time::timeout(timeout, request.send())
             .await
             .ok()?
@@ -208,6 +203,17 @@ impl Client {
             .ok()?
             .ok()?;
         serde_json::from_slice(&bytes).ok()
+    }
+
+    /// `request` with the API key, if one is set, as the provider expects it.
+    fn with_key(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let Some(key) = &self.config.api_key else {
+            return request;
+        };
+        match self.config.kind {
+            ProviderKind::OpenAi => request.bearer_auth(key),
+            ProviderKind::Anthropic => request.header("x-api-key", key),
+        }
     }
 
     /// Sends `req`, passes the answer to `sink` as it streams in, and returns it once whole.
@@ -291,18 +297,9 @@ impl Client {
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "text/event-stream")
             .body(body.to_vec());
-        match self.config.kind {
-            ProviderKind::OpenAi => {
-                if let Some(key) = &self.config.api_key {
-                    request = request.bearer_auth(key);
-                }
-            }
-            ProviderKind::Anthropic => {
-                if let Some(key) = &self.config.api_key {
-                    request = request.header("x-api-key", key);
-                }
-                request = request.header("anthropic-version", ANTHROPIC_VERSION);
-            }
+        request = self.with_key(request);
+        if self.config.kind == ProviderKind::Anthropic {
+            request = request.header("anthropic-version", ANTHROPIC_VERSION);
         }
         let response = request.send().await.map_err(|err| self.send_error(&err))?;
 

@@ -115,13 +115,6 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// These totals and another call's tokens.
-    #[must_use]
-    pub fn plus(mut self, other: &Usage) -> Usage {
-        self.add(other);
-        self
-    }
-
     /// Adds another call's tokens to these totals.
     pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;

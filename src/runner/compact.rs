@@ -118,6 +118,18 @@ impl EditTalk<'_> {
                 StreamEvent::ToolCallArgsDelta { delta, .. } => {
                     sink(AgentEvent::Text { text: delta });
                 }
+                // As the agent says it: a person sees why nothing comes.
+                StreamEvent::Retrying {
+                    attempt,
+                    of,
+                    wait,
+                    reason,
+                } => sink(AgentEvent::Retry {
+                    attempt,
+                    of,
+                    wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                    reason,
+                }),
                 _ => {}
             };
             self.client

@@ -576,6 +576,32 @@ fn todo(ws: &Workspace, id: &str) -> String {
     ws.read(&format!(".tasks/{id}/TODO.md"))
 }
 
+/// An agent's `update_step` call claiming S1 done.
+fn done_claim(call_id: &str) -> Reply {
+    openai_call(
+        call_id,
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    )
+}
+
+/// A workspace whose `lib.rs` has `one()`, and an approved step on `lib.rs` checked by
+/// `verify`; returns it with the task id.
+fn lib_with_one(title: &str, verify: &str) -> (Workspace, String) {
+    let ws = Workspace::new();
+    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
+    let id = ws.approve(&one_step(title, "lib.rs", verify));
+    (ws, id)
+}
+
+/// The model's add of a test for `one()` to `lib.rs`: the decision, then the fenced code.
+fn add_one_is_one(server: &FakeModel) {
+    server.push(decide("add", "lib.rs"));
+    server.push(fenced(
+        "#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}",
+    ));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compact_edit_outside_the_steps_files_is_refused_naming_the_allowed_ones() {
     let ws = Workspace::new();
@@ -801,9 +827,8 @@ async fn a_done_claim_without_changing_the_steps_files_goes_back_once_then_block
     let ws = Workspace::new();
     let id = ws.approve(&one_step("Add unit tests", "tests.py", "true"));
     let server = FakeModel::start().await;
-    let done = || openai_call("d", "update_step", json!({"id": "S1", "status": "done"}));
-    server.push(done());
-    server.push(done());
+    server.push(done_claim("d"));
+    server.push(done_claim("d"));
     let run = run_with_model(&ws, &server, "agent").await;
     assert_ne!(run.code, 0, "{run:#?}");
     let requests = model_requests(&server);
@@ -828,21 +853,13 @@ async fn a_done_claim_after_the_reminder_and_a_real_change_ticks() {
     let ws = Workspace::new();
     let id = ws.approve(&one_step("Add unit tests", "tests.py", "test -s tests.py"));
     let server = FakeModel::start().await;
-    server.push(openai_call(
-        "d",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(done_claim("d"));
     server.push(openai_call(
         "w",
         "write_file",
         json!({"path": "tests.py", "content": "assert True\n"}),
     ));
-    server.push(openai_call(
-        "e",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(done_claim("e"));
     let run = run_with_model(&ws, &server, "agent").await;
     assert_eq!(run.code, 0, "{run:#?}");
     assert_contains(&todo(&ws, &id), "- [x] S1 Add unit tests");
@@ -850,21 +867,12 @@ async fn a_done_claim_after_the_reminder_and_a_real_change_ticks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
-    let ws = Workspace::new();
-    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
-    let id = ws.approve(&one_step(
-        "Add a test for one",
-        "lib.rs",
-        "grep -q 'fn one_is_one' lib.rs",
-    ));
+    let (ws, id) = lib_with_one("Add a test for one", "grep -q 'fn one_is_one' lib.rs");
     let server = FakeModel::start().await;
     // Unbalanced first (refused), then the whole test.
     server.push(decide("add", "lib.rs"));
     server.push(fenced("#[test]\nfn one_is_one() {"));
-    server.push(decide("add", "lib.rs"));
-    server.push(fenced(
-        "#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}",
-    ));
+    add_one_is_one(&server);
     let run = run_with_model(&ws, &server, "compact").await;
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(
@@ -886,23 +894,32 @@ async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compact_call_the_server_fails_is_retried_and_the_retry_is_shown() {
+    let (ws, id) = lib_with_one("Add a test for one", "grep -q 'fn one_is_one' lib.rs");
+    let server = FakeModel::start().await;
+    server.push(Reply::status(500).header("retry-after", "0"));
+    add_one_is_one(&server);
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    let retries: Vec<Value> = events(&run)
+        .into_iter()
+        .filter(|e| e["agent"]["event"] == "retry")
+        .collect();
+    assert_eq!(retries.len(), 1, "{run:#?}");
+    assert_eq!(retries[0]["agent"]["attempt"], 2);
+    assert_contains(retries[0]["agent"]["reason"].as_str().unwrap(), "500");
+    assert_contains(&todo(&ws, &id), "- [x] S1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_code_reply_without_a_fence_is_asked_for_once_more_then_refused() {
-    let ws = Workspace::new();
-    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
-    let id = ws.approve(&one_step(
-        "Add a test for one",
-        "lib.rs",
-        "grep -q 'fn one_is_one' lib.rs",
-    ));
+    let (ws, id) = lib_with_one("Add a test for one", "grep -q 'fn one_is_one' lib.rs");
     let server = FakeModel::start().await;
     server.push(decide("add", "lib.rs"));
     server.push(openai_text("fn one_is_one() {}"));
     server.push(openai_text("Here is the test: one_is_one"));
     // The verify fails (nothing was written): the fix is a new decision and its code.
-    server.push(decide("add", "lib.rs"));
-    server.push(fenced(
-        "#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}",
-    ));
+    add_one_is_one(&server);
     let run = run_with_model(&ws, &server, "compact").await;
     assert_eq!(run.code, 0, "{run:#?}");
     let requests = model_requests(&server);
@@ -928,18 +945,12 @@ async fn a_code_reply_without_a_fence_is_asked_for_once_more_then_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_llamacpp_server_gets_a_grammar_for_the_code_a_fence_or_a_search_replace_block() {
-    let ws = Workspace::new();
-    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
-    let id = ws.approve(&one_step(
+    let (ws, id) = lib_with_one(
         "Add a test for one and make one return 1u32",
-        "lib.rs",
         "grep -q 'fn one_is_one' lib.rs && grep -q '1u32' lib.rs",
-    ));
+    );
     let server = FakeModel::start().await;
-    server.push(decide("add", "lib.rs"));
-    server.push(fenced(
-        "#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}",
-    ));
+    add_one_is_one(&server);
     // The verify fails; the fix is a change.
     change(
         &server,
