@@ -60,6 +60,28 @@ pub enum AgentEvent {
     },
 }
 
+impl AgentEvent {
+    /// What a person watching sees of a streamed event: the text as it comes, and a retry
+    /// with its wait (so they see why nothing comes); `None` for the rest.
+    pub fn from_stream(event: StreamEvent) -> Option<AgentEvent> {
+        match event {
+            StreamEvent::TextDelta(text) => Some(AgentEvent::Text { text }),
+            StreamEvent::Retrying {
+                attempt,
+                of,
+                wait,
+                reason,
+            } => Some(AgentEvent::Retry {
+                attempt,
+                of,
+                wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                reason,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// The argument of a tool call that best says what it does, for a one-line progress view.
 pub fn call_detail(name: &str, arguments: &serde_json::Value) -> String {
     let field = |key: &str| {
@@ -266,20 +288,10 @@ impl Model<'_> {
             grammar: None,
         };
         let mut response = {
-            let mut forward = |event: StreamEvent| match event {
-                StreamEvent::TextDelta(text) => sink(AgentEvent::Text { text }),
-                StreamEvent::Retrying {
-                    attempt,
-                    of,
-                    wait,
-                    reason,
-                } => sink(AgentEvent::Retry {
-                    attempt,
-                    of,
-                    wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-                    reason,
-                }),
-                _ => {}
+            let mut forward = |event: StreamEvent| {
+                if let Some(event) = AgentEvent::from_stream(event) {
+                    sink(event);
+                }
             };
             self.client
                 .complete(&request, &mut forward)

@@ -114,23 +114,15 @@ impl EditTalk<'_> {
         };
         let response = {
             let mut forward = |event: StreamEvent| match event {
-                StreamEvent::TextDelta(text) => sink(AgentEvent::Text { text }),
                 StreamEvent::ToolCallArgsDelta { delta, .. } => {
                     sink(AgentEvent::Text { text: delta });
                 }
-                // As the agent says it: a person sees why nothing comes.
-                StreamEvent::Retrying {
-                    attempt,
-                    of,
-                    wait,
-                    reason,
-                } => sink(AgentEvent::Retry {
-                    attempt,
-                    of,
-                    wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-                    reason,
-                }),
-                _ => {}
+                // As the agent shows it: the text, and a retry with its wait.
+                event => {
+                    if let Some(event) = AgentEvent::from_stream(event) {
+                        sink(event);
+                    }
+                }
             };
             self.client
                 .complete(&request, &mut forward)
