@@ -149,6 +149,13 @@ pub enum CompactEvent {
     Repair { problems: Vec<String> },
     /// Tokens used so far.
     Usage { usage: Usage },
+    /// A failed request is tried again after `wait_ms` (a person sees why nothing comes).
+    Retry {
+        attempt: u32,
+        of: u32,
+        wait_ms: u64,
+        reason: String,
+    },
 }
 
 /// The agent event that shows `event` to a person the way the agent loop's are shown.
@@ -184,6 +191,17 @@ pub fn agent_event(event: &CompactEvent) -> Option<AgentEvent> {
             ),
         },
         CompactEvent::Usage { usage } => AgentEvent::Usage { usage: *usage },
+        CompactEvent::Retry {
+            attempt,
+            of,
+            wait_ms,
+            reason,
+        } => AgentEvent::Retry {
+            attempt: *attempt,
+            of: *of,
+            wait_ms: *wait_ms,
+            reason: reason.clone(),
+        },
     })
 }
 
@@ -484,11 +502,24 @@ impl Conversation<'_> {
         };
         let response: Response = {
             let mut forward = |event: StreamEvent| match event {
-                StreamEvent::TextDelta(text) => sink(CompactEvent::Text { text }),
                 StreamEvent::ToolCallArgsDelta { delta, .. } => {
                     sink(CompactEvent::Text { text: delta });
                 }
-                _ => {}
+                event => match AgentEvent::from_stream(event) {
+                    Some(AgentEvent::Text { text }) => sink(CompactEvent::Text { text }),
+                    Some(AgentEvent::Retry {
+                        attempt,
+                        of,
+                        wait_ms,
+                        reason,
+                    }) => sink(CompactEvent::Retry {
+                        attempt,
+                        of,
+                        wait_ms,
+                        reason,
+                    }),
+                    _ => {}
+                },
             };
             self.client.complete(&request, &mut forward).await?
         };

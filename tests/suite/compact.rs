@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
 use crate::common::scripts::{anthropic_call, openai_call, openai_text};
 use crate::common::text::assert_contains;
-use crate::common::workspace::{Workspace, assert_success, stderr, stdout};
+use crate::common::workspace::{Workspace, assert_success, json_events, stderr, stdout};
 
 /// llama.cpp's `GET /props`, stating a context of `n_ctx` tokens.
 fn props(n_ctx: u32) -> Reply {
@@ -133,6 +133,35 @@ async fn the_compact_pipelines_requests_carry_the_schema_and_build_the_context()
     assert_eq!(usage["usage"]["cached_tokens"], 640, "{usage}");
     let draft = events.iter().find(|e| e["event"] == "draft").unwrap();
     assert_eq!(draft["usage"]["input_tokens"], 900);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compact_plan_call_the_server_fails_is_retried_and_the_retry_is_shown() {
+    let project = Workspace::sample();
+    let (output, server) = compact_plan(
+        &project,
+        vec![
+            props(16_384),
+            Reply::status(500).header("retry-after", "0"),
+            json_answer(&plan(&["src/login.rs"], "grep -n login src/login.rs")),
+        ],
+        &["plan", "--json", "Reject empty passwords in login"],
+    )
+    .await;
+    assert_success(&output);
+    assert_eq!(
+        model_requests(&server).len(),
+        2,
+        "the failed call and its retry"
+    );
+    let retries: Vec<Value> = json_events(&output)
+        .into_iter()
+        .filter(|e| e["event"] == "retry")
+        .collect();
+    assert_eq!(retries.len(), 1, "{}", stdout(&output));
+    assert_eq!(retries[0]["attempt"], 2);
+    assert_contains(retries[0]["reason"].as_str().unwrap(), "500");
+    assert_contains(&project.read(".tasks/draft/PLAN.md"), "files: src/login.rs");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
