@@ -2,7 +2,8 @@
 //!
 //! The arguments are parsed strictly (unknown fields refused at every level) and then checked
 //! for what a schema cannot say: one-line titles, no control characters (a terminal would act
-//! on them when the plan is shown), step ids that exist, dependencies only on earlier steps. All problems are reported at once, so the model can fix them in one retry.
+//! on them when the plan is shown), step ids that exist, dependencies only on earlier steps.
+//! All problems are reported at once, so the model can fix them in one retry.
 //! The handler returns a typed [`PlanSubmission`]; writing PLAN.md is the caller's job.
 
 use std::path::{Component, Path};
