@@ -54,7 +54,11 @@ impl Questions {
             if question.question.is_empty() {
                 problems.push(format!("question {n} is empty"));
             }
-            check_controls(&format!("question {n}"), &question.question, &mut problems);
+            check_controls(
+                &format!("question {n}"),
+                &mut question.question,
+                &mut problems,
+            );
             if let Some(why) = &mut question.why {
                 trim_in_place(why);
                 check_controls(&format!("question {n} `why`"), why, &mut problems);

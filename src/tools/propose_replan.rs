@@ -42,8 +42,8 @@ impl ReplanProposal {
         trim_in_place(&mut proposal.step);
         trim_in_place(&mut proposal.reason);
         let mut problems = Vec::new();
-        check_controls("`step`", &proposal.step, &mut problems);
-        check_controls("`reason`", &proposal.reason, &mut problems);
+        check_controls("`step`", &mut proposal.step, &mut problems);
+        check_controls("`reason`", &mut proposal.reason, &mut problems);
         if proposal.reason.is_empty() {
             problems
                 .push("`reason` is empty; say why the step cannot be done as planned".to_owned());

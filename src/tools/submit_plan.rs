@@ -108,8 +108,8 @@ impl PlanSubmission {
         trim_in_place(&mut self.title);
         trim_in_place(&mut self.summary);
         check_one_line("the plan's `title`", &self.title, &mut problems);
-        check_controls("the plan's `title`", &self.title, &mut problems);
-        check_controls("`summary`", &self.summary, &mut problems);
+        check_controls("the plan's `title`", &mut self.title, &mut problems);
+        check_controls("`summary`", &mut self.summary, &mut problems);
         if self.summary.is_empty() {
             problems
                 .push("`summary` is empty; say in a few sentences what the plan does".to_owned());
@@ -121,7 +121,7 @@ impl PlanSubmission {
             (&mut self.open_questions, "`open_questions`"),
         ] {
             tidy(list);
-            for item in list.iter() {
+            for item in list.iter_mut() {
                 check_controls(name, item, &mut problems);
             }
         }
@@ -176,15 +176,15 @@ impl PlanStep {
         let id = label;
         trim_in_place(&mut self.title);
         check_one_line(&format!("{id} `title`"), &self.title, problems);
-        check_controls(&format!("{id} `title`"), &self.title, problems);
+        check_controls(&format!("{id} `title`"), &mut self.title, problems);
         tidy(&mut self.files);
         tidy(&mut self.verify);
         for (list, name) in [
-            (&self.files, "files"),
-            (&self.verify, "verify"),
-            (&self.depends, "depends"),
+            (&mut self.files, "files"),
+            (&mut self.verify, "verify"),
+            (&mut self.depends, "depends"),
         ] {
-            for item in list {
+            for item in list.iter_mut() {
                 check_controls(&format!("{id} `{name}`"), item, problems);
             }
         }
@@ -271,8 +271,12 @@ fn check_one_line(what: &str, text: &str, problems: &mut Vec<String>) {
 /// Refuses a control character other than newline and tab in `text`, the field `what`, as
 /// newlines are refused where a field is one line: shown on a terminal (the review, `tick
 /// show`, the run), an escape sequence would act instead of being read, and could hide part
-/// of a verify command from the person approving it.
-pub(super) fn check_controls(what: &str, text: &str, problems: &mut Vec<String>) {
+/// of a verify command from the person approving it. A Windows line end (`\r\n`) is only a
+/// line end: it is tidied to `\n` first.
+pub(super) fn check_controls(what: &str, text: &mut String, problems: &mut Vec<String>) {
+    if text.contains("\r\n") {
+        *text = text.replace("\r\n", "\n");
+    }
     if let Some(c) = crate::text::first_hidden_control(text) {
         problems.push(format!(
             "{what} contains the control character `{}` (U+{:04X}); write plain text without \
@@ -474,11 +478,21 @@ mod tests {
     }
 
     #[test]
+    fn windows_line_ends_are_tidied_not_refused() {
+        let mut plan = minimal();
+        plan["summary"] = json!("One.\r\nTwo.\r\n");
+        plan["context"] = json!("a\r\nb");
+        let plan = PlanSubmission::from_arguments(&plan).unwrap();
+        assert_eq!(plan.summary, "One.\nTwo.");
+        assert_eq!(plan.context.as_deref(), Some("a\nb"));
+    }
+
+    #[test]
     fn control_characters_are_refused_in_every_field_naming_it() {
         let plan = json!({
             "title": "Plan\u{1b}]52;c;eA==\u{7}",
             "summary": "Line one.\nLine two\tis fine, \u{9b}31m is not.",
-            "context": "ctx\r\nmore",
+            "context": "ctx\r\nmore\rover",
             "assumptions": ["ok", "bell\u{7}"],
             "risks": ["del\u{7f}"],
             "verification": "clear\u{1b}[2J",
