@@ -33,6 +33,7 @@ pub mod sandbox;
 pub mod session;
 pub mod store_path;
 pub mod tasks;
+pub mod text;
 pub mod tools;
 pub mod transcript;
 pub mod ui;

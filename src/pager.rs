@@ -3,6 +3,11 @@
 //! `less` (with `LESS=FRX` unless the person set `LESS`: it quits at once when the text fits
 //! the screen, keeps colour, and leaves the text on screen). `cat` or an empty value turns it
 //! off. Errors and warnings stay on stderr, outside the pager.
+//!
+//! The pager reads what [`crate::ui`] writes, and `ui` shows the control characters of text
+//! tick did not write in caret notation before it writes it ([`crate::text::visible`]): `less
+//! -R` passes SGR sequences (SGR 8 conceals text) to the terminal, `PAGER=cat` passes
+//! everything, so nothing raw may reach the pipe.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::os::fd::OwnedFd;

@@ -1,6 +1,12 @@
 //! The only place that prints. Data (status, lists, plans, JSON) goes to stdout; notes,
 //! hints, warnings and errors go to stderr. Colour only on a terminal and never with
 //! `NO_COLOR`; every line reads the same without it. A closed pipe is not an error.
+//!
+//! Text tick did not write (a model's, a file's, a repository's, a command line) never reaches
+//! the terminal with its control characters: the methods that take text show them in caret
+//! notation ([`crate::text::visible`]), and where a line is put together here with tick's own
+//! colours, each such piece is made visible before the colour goes on. The pager gets the same
+//! text, so it is safe with `PAGER=cat` and with `less -R` alike.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -22,6 +28,7 @@ use crate::report::list::ListReport;
 use crate::report::status::{RevisionWaiting, StatusReport, StepReport, TaskReport};
 use crate::report::watch::WatchEvent;
 use crate::runner::{RunEvent, StepOutcome, Summary};
+use crate::text::visible;
 
 mod outcomes;
 pub use outcomes::titled;
@@ -55,7 +62,7 @@ impl Live {
     fn flush_text(&mut self) {
         if !self.text.is_empty() {
             let text = std::mem::take(&mut self.text);
-            self.print(&style(text).dim().to_string());
+            self.print(&style(visible(&text)).dim().to_string());
         }
     }
 
@@ -94,14 +101,17 @@ impl Ui {
             // tool call, so a log still says what the model did.
             match event {
                 AgentEvent::ToolCall { name, detail } => {
-                    Self::err_line(&format!("-> {name} {detail}"));
+                    Self::err_line(&format!("-> {} {}", visible(name), visible(detail)));
                 }
                 AgentEvent::ToolResult {
                     name,
                     is_error: true,
                     ..
                 } => {
-                    Self::err_line(&format!("   {name} failed; the model is told why"));
+                    Self::err_line(&format!(
+                        "   {} failed; the model is told why",
+                        visible(name)
+                    ));
                 }
                 AgentEvent::Retry { .. } => Self::err_line(&retry_line(event)),
                 _ => {}
@@ -118,12 +128,13 @@ impl Ui {
                 live.text.push_str(text);
                 while let Some(newline) = live.text.find('\n') {
                     let line: String = live.text.drain(..=newline).collect();
-                    live.print(&style(line.trim_end()).dim().to_string());
+                    live.print(&style(visible(line.trim_end())).dim().to_string());
                 }
                 live.spinner().set_message("the model is writing");
             }
             AgentEvent::ToolCall { name, detail } => {
                 live.flush_text();
+                let (name, detail) = (visible(name), visible(detail));
                 live.print(&format!("{} {name} {detail}", style("→").cyan()));
                 live.spinner().set_message(format!("{name} {detail}"));
             }
@@ -133,8 +144,9 @@ impl Ui {
                 ..
             } => {
                 live.print(&format!(
-                    "  {} {name} failed; the model is told why",
-                    style("!").yellow()
+                    "  {} {} failed; the model is told why",
+                    style("!").yellow(),
+                    visible(name)
                 ));
             }
             AgentEvent::Reminder { text } => {
@@ -144,7 +156,7 @@ impl Ui {
                 live.print(&format!(
                     "{} reminding the model: {}",
                     style("warning:").yellow().bold(),
-                    first.trim_end_matches('.')
+                    visible(first.trim_end_matches('.'))
                 ));
             }
             AgentEvent::TextProtocol { .. } => {
@@ -187,12 +199,18 @@ impl Ui {
     /// A question for the person at the terminal; the answer is read from stdin.
     pub fn prompt(&self, text: &str) {
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "{}", style(text).bold());
+        let _ = write!(err, "{}", style(visible(text)).bold());
         let _ = err.flush();
     }
 
-    /// Data for stdout, as it is (a newline is added if missing).
+    /// Data for stdout, its control characters made visible (a newline is added if missing).
     pub fn data(&self, text: &str) {
+        Self::data_line(&visible(text));
+    }
+
+    /// Data for stdout as it is: a line put together here, tick's colours on text already
+    /// made visible.
+    fn data_line(text: &str) {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(text.as_bytes());
         if !text.ends_with('\n') {
@@ -205,7 +223,7 @@ impl Ui {
     pub fn json(&self, value: &impl Serialize) {
         // Written as it is made: the status of 10,000 steps is megabytes of JSON.
         let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
-        let written = serde_json::to_writer(&mut out, value);
+        let written = write_json(&mut out, value);
         let _ = out.write_all(b"\n");
         let _ = out.flush();
         drop(out);
@@ -222,16 +240,20 @@ impl Ui {
 
     /// What a command did, for the person watching.
     pub fn note(&self, text: &str) {
-        Self::err_line(text);
+        Self::err_line(&visible(text));
     }
 
     /// What to do next.
     pub fn hint(&self, text: &str) {
-        Self::err_line(&format!("{} {text}", style("hint:").cyan()));
+        Self::err_line(&format!("{} {}", style("hint:").cyan(), visible(text)));
     }
 
     pub fn warn(&self, text: &str) {
-        Self::err_line(&format!("{} {text}", style("warning:").yellow().bold()));
+        Self::err_line(&format!(
+            "{} {}",
+            style("warning:").yellow().bold(),
+            visible(text)
+        ));
     }
 
     pub fn error(&self, error: &Error) {
@@ -239,7 +261,7 @@ impl Ui {
         Self::err_line(&format!(
             "{} {}",
             style("error:").red().bold(),
-            crate::redact::redact(&error.message, &[])
+            visible(&crate::redact::redact(&error.message, &[]))
         ));
         for hint in &error.hints {
             Self::err_line("");
@@ -249,7 +271,11 @@ impl Ui {
 
     /// `tick log`: one line an event, time first, to stdout.
     pub fn log(&self, report: &crate::tasks::history::Report) {
-        let mut out = format!("{} {}\n", style(&report.task).bold(), report.title);
+        let mut out = format!(
+            "{} {}\n",
+            style(visible(&report.task)).bold(),
+            visible(&report.title)
+        );
         for event in &report.events {
             let step = event
                 .step
@@ -260,10 +286,10 @@ impl Ui {
                 "{}  {:<9}  {step}{}\n",
                 event.at.format("%Y-%m-%d %H:%M:%S UTC"),
                 event.kind.as_str(),
-                crate::tasks::render::one_line(&event.text)
+                visible(&crate::tasks::render::one_line(&event.text))
             ));
         }
-        self.data(out.trim_end());
+        Self::data_line(out.trim_end());
     }
 
     /// clap's help, version and usage errors, rendered by clap.
@@ -293,9 +319,14 @@ impl Ui {
         // have thousands of warnings, and stderr is not buffered.
         let mut lines = String::new();
         for (warning, hint) in warnings {
-            let _ = writeln!(lines, "{} {warning}", style("warning:").yellow().bold());
+            let _ = writeln!(
+                lines,
+                "{} {}",
+                style("warning:").yellow().bold(),
+                visible(&warning)
+            );
             if let Some(hint) = hint {
-                let _ = writeln!(lines, "{} {hint}", style("hint:").cyan());
+                let _ = writeln!(lines, "{} {}", style("hint:").cyan(), visible(&hint));
             }
         }
         if !lines.is_empty() {
@@ -331,17 +362,17 @@ impl Ui {
                 ..
             } => {
                 self.end_live_text();
-                self.note(&run_event_line(event).unwrap_or_default());
+                Self::err_line(&run_event_line(event).unwrap_or_default());
                 // What failed, on screen: the last lines of the output (state.yaml keeps the
                 // same tail, `runs/` the whole transcript).
                 let lines: Vec<&str> = output_tail.lines().collect();
                 for line in &lines[lines.len().saturating_sub(FAILED_OUTPUT_LINES)..] {
-                    Self::err_line(&format!("    {}", style(line).dim()));
+                    Self::err_line(&format!("    {}", style(visible(line)).dim()));
                 }
             }
             RunEvent::Verification { .. } | RunEvent::StepDone { .. } => {
                 self.end_live_text();
-                self.note(&run_event_line(event).unwrap_or_default());
+                Self::err_line(&run_event_line(event).unwrap_or_default());
             }
             RunEvent::PlanChanged { diff } => {
                 if let Some(diff) = diff {
@@ -405,7 +436,7 @@ impl Ui {
             }
             _ => {
                 if let Some(line) = run_event_line(event) {
-                    self.note(&line);
+                    Self::err_line(&line);
                 }
             }
         }
@@ -488,8 +519,36 @@ impl Ui {
     }
 }
 
-/// The one-line note for the run events that are plain notes; `None` for those rendered
-/// otherwise (or not at all: `run_started`).
+/// `value` as JSON into `out`, every control character escaped ([`VisibleJson`]).
+fn write_json(out: &mut impl Write, value: &impl Serialize) -> serde_json::Result<()> {
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        out,
+        VisibleJson,
+    ))
+}
+
+/// JSON as `serde_json` writes it, but with DEL and the C1 controls escaped (`\u009b`) too:
+/// JSON escapes only U+0000 to U+001F, and `--json` output may be read on a terminal.
+struct VisibleJson;
+
+impl serde_json::ser::Formatter for VisibleJson {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut rest = fragment;
+        while let Some((at, c)) = rest.char_indices().find(|&(_, c)| c.is_control()) {
+            writer.write_all(&rest.as_bytes()[..at])?;
+            write!(writer, "\\u{:04x}", u32::from(c))?;
+            rest = &rest[at + c.len_utf8()..];
+        }
+        writer.write_all(rest.as_bytes())
+    }
+}
+
+/// The one-line note for the run events that are plain notes, what came from the plan or the
+/// model made visible; `None` for those rendered otherwise (or not at all: `run_started`).
 fn run_event_line(event: &RunEvent) -> Option<String> {
     Some(match event {
         RunEvent::IdsAssigned { steps } => {
@@ -509,7 +568,7 @@ fn run_event_line(event: &RunEvent) -> Option<String> {
                 format!("{step} was stale and its verification fails: it will be redone")
             }
         },
-        RunEvent::StepStarted { step, title } => format!("{step} {title}"),
+        RunEvent::StepStarted { step, title } => format!("{step} {}", visible(title)),
         RunEvent::Verification {
             step,
             command,
@@ -530,7 +589,8 @@ fn run_event_line(event: &RunEvent) -> Option<String> {
                 (false, None) => "killed".to_owned(),
             };
             format!(
-                "{mark} {step} `{command}` {outcome} in {:.1}s",
+                "{mark} {step} `{}` {outcome} in {:.1}s",
+                visible(command),
                 Duration::from_millis(*duration_ms).as_secs_f64()
             )
         }
@@ -565,7 +625,7 @@ fn summary_line(summary: &Summary) -> String {
             .blocked
             .iter()
             .map(|b| match &b.reason {
-                Some(reason) => format!("{} ({reason})", b.step),
+                Some(reason) => format!("{} ({})", b.step, visible(reason)),
                 None => b.step.to_string(),
             })
             .collect();
@@ -648,25 +708,27 @@ impl Ui {
                 let word = status.as_str().replace('_', " ");
                 let word = marker_style(*status).apply_to(word);
                 match (status, detail) {
-                    (StepStatus::Done, Some(detail)) => {
-                        format!("{id} {word} {} {}", style("✓").green(), style(detail).dim())
-                    }
-                    (_, Some(detail)) => format!("{id} {word}: {detail}"),
-                    (_, None) => format!("{id} {word}: {title}"),
+                    (StepStatus::Done, Some(detail)) => format!(
+                        "{id} {word} {} {}",
+                        style("✓").green(),
+                        style(visible(detail)).dim()
+                    ),
+                    (_, Some(detail)) => format!("{id} {word}: {}", visible(detail)),
+                    (_, None) => format!("{id} {word}: {}", visible(title)),
                 }
             }
-            WatchEvent::Added { id, title } => format!("{id} added: {title}"),
+            WatchEvent::Added { id, title } => format!("{id} added: {}", visible(title)),
             WatchEvent::Removed { id } => format!("{id} removed"),
             WatchEvent::PlanChanged => format!(
                 "{} PLAN.md changed since approval; `tick run` refuses until it is approved again",
                 style("warning:").yellow().bold()
             ),
             WatchEvent::Problem(message) => {
-                format!("{} {message}", style("error:").red().bold())
+                format!("{} {}", style("error:").red().bold(), visible(message))
             }
-            WatchEvent::Rescan(reason) => format!("rechecked everything: {reason}"),
+            WatchEvent::Rescan(reason) => format!("rechecked everything: {}", visible(reason)),
         };
-        self.data(&line);
+        Self::data_line(&line);
     }
 }
 
@@ -706,7 +768,7 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
         None => out.push_str("(new)"),
     }
     out.push(' ');
-    out.push_str(step.title());
+    out.push_str(&visible(step.title()));
     if step.verified == Some(false) {
         push_styled(out, &Style::new().dim(), "  (not verified)");
     } else {
@@ -719,7 +781,7 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
                 out,
                 "{indent}      {} `{}` exit {} in {:.1}s",
                 style("verified:").green(),
-                evidence.command,
+                visible(evidence.command),
                 evidence.exit_code,
                 Duration::from_millis(evidence.duration_ms).as_secs_f64()
             );
@@ -733,20 +795,30 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
         );
     }
     if let Some(reason) = &step.step.blocked {
-        let _ = writeln!(out, "{indent}      {} {reason}", style("blocked:").red());
+        let _ = writeln!(
+            out,
+            "{indent}      {} {}",
+            style("blocked:").red(),
+            visible(reason)
+        );
     }
     if let Some(reason) = &step.step.stale {
-        let _ = writeln!(out, "{indent}      {} {reason}", style("stale:").yellow());
+        let _ = writeln!(
+            out,
+            "{indent}      {} {}",
+            style("stale:").yellow(),
+            visible(reason)
+        );
     }
     for change in step.later_changes {
         let _ = writeln!(
             out,
             "{indent}      {}",
-            style(format!(
+            style(visible(&format!(
                 "{}: {}",
                 crate::watch::stale::later_change_text(change),
                 change.files.join(", ")
-            ))
+            )))
             .dim()
         );
     }
@@ -760,8 +832,8 @@ const STATUS_CHUNK: usize = 64 * 1024;
 
 fn task_text(out: &mut String, task: &TaskReport, flush: &mut dyn FnMut(&mut String)) {
     let p = &task.progress;
-    let _ = writeln!(out, "{}", style(&task.title).bold());
-    let _ = writeln!(out, "task:   {}", task.id);
+    let _ = writeln!(out, "{}", style(visible(&task.title)).bold());
+    let _ = writeln!(out, "task:   {}", visible(&task.id));
     let mut phase = format!("{}, {}/{} done", task.phase, p.done, p.total);
     if p.unverified > 0 {
         let _ = write!(phase, ", {} not verified", p.unverified);
@@ -773,12 +845,12 @@ fn task_text(out: &mut String, task: &TaskReport, flush: &mut dyn FnMut(&mut Str
             revision.version
         );
         if let Some(step) = &revision.step {
-            let _ = write!(phase, " (re-planned around {step})");
+            let _ = write!(phase, " (re-planned around {})", visible(step));
         }
     }
     let _ = writeln!(out, "phase:  {phase}");
     if let Some(goal) = &task.goal {
-        let _ = writeln!(out, "goal:   {goal}");
+        let _ = writeln!(out, "goal:   {}", visible(goal));
     }
     let _ = writeln!(out);
     for step in &task.steps {
@@ -1024,11 +1096,11 @@ fn others_text(out: &mut String, report: &StatusReport, written: bool) {
         let _ = writeln!(
             out,
             "draft:  {} ({}, {} {}) in {}",
-            draft.title.as_deref().unwrap_or("(untitled)"),
+            visible(draft.title.as_deref().unwrap_or("(untitled)")),
             draft.phase,
             draft.steps,
             if draft.steps == 1 { "step" } else { "steps" },
-            draft.path
+            visible(&draft.path)
         );
     }
     if !report.attention.is_empty() {
@@ -1041,7 +1113,12 @@ fn others_text(out: &mut String, report: &StatusReport, written: bool) {
             if other.stale > 0 {
                 let _ = write!(why, ", {} stale", other.stale);
             }
-            let _ = writeln!(out, "  {}  {} ({why})", other.id, other.title);
+            let _ = writeln!(
+                out,
+                "  {}  {} ({why})",
+                visible(&other.id),
+                visible(&other.title)
+            );
         }
     }
 }
@@ -1200,5 +1277,29 @@ pub fn retry_line(event: &AgentEvent) -> String {
     };
     #[allow(clippy::cast_precision_loss, reason = "a wait in tenths of a second")]
     let seconds = *wait_ms as f64 / 1000.0;
-    format!("{reason}; asking again in {seconds:.1} s (attempt {attempt} of {of})")
+    format!(
+        "{}; asking again in {seconds:.1} s (attempt {attempt} of {of})",
+        visible(reason)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_escapes_every_control_character_and_reads_back_the_same() {
+        let value = serde_json::json!({"title": "a\u{1b}]52;c;eA==\u{7} \u{7f}\u{9b}8m ✓\u{a0}"});
+        let mut out = Vec::new();
+        write_json(&mut out, &value).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "{\"title\":\"a\\u001b]52;c;eA==\\u0007 \\u007f\\u009b8m ✓\u{a0}\"}"
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            value
+        );
+    }
 }

@@ -185,7 +185,7 @@ fn push_wrapped(
     style: Style,
     indent: &str,
 ) {
-    for line in wrap(text, width, indent) {
+    for line in wrap(&crate::text::visible(text), width, indent) {
         lines.push(Line::from(Span::styled(line, style)));
     }
 }

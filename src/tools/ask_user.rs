@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::submit_plan::check_controls;
 use super::{ToolOutcome, null_as_empty, parse_args, trim_in_place};
 use crate::llm::ToolSpec;
 
@@ -49,17 +50,25 @@ impl Questions {
         }
         for (index, question) in questions.questions.iter_mut().enumerate() {
             trim_in_place(&mut question.question);
+            let n = index + 1;
             if question.question.is_empty() {
-                problems.push(format!("question {} is empty", index + 1));
+                problems.push(format!("question {n} is empty"));
             }
+            check_controls(
+                &format!("question {n}"),
+                &mut question.question,
+                &mut problems,
+            );
             if let Some(why) = &mut question.why {
                 trim_in_place(why);
+                check_controls(&format!("question {n} `why`"), why, &mut problems);
             }
             if question.why.as_deref() == Some("") {
                 question.why = None;
             }
             for option in &mut question.options {
                 trim_in_place(option);
+                check_controls(&format!("question {n} `options`"), option, &mut problems);
             }
             question.options.retain(|option| !option.is_empty());
         }
@@ -156,6 +165,10 @@ mod tests {
             (
                 json!({"questions": [{"question": "ok"}, {"question": "  "}]}),
                 "ask_user was not accepted; fix this and call ask_user again:\n- question 2 is empty",
+            ),
+            (
+                json!({"questions": [{"question": "Which\u{1b}]52;c;eA==\u{7}?", "why": "w\u{1b}[8m", "options": ["a", "b\rc"]}]}),
+                "ask_user was not accepted; fix this and call ask_user again:\n- question 1 contains the control character `^[` (U+001B); write plain text without escape sequences or other control characters\n- question 1 `why` contains the control character `^[` (U+001B); write plain text without escape sequences or other control characters\n- question 1 `options` contains the control character `^M` (U+000D); write plain text without escape sequences or other control characters",
             ),
             (
                 json!({}),

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::submit_plan::{PlanStep, step_schema};
+use super::submit_plan::{PlanStep, check_controls, step_schema};
 use super::{ToolOutcome, null_as_empty, parse_args, trim_in_place};
 use crate::llm::ToolSpec;
 
@@ -42,6 +42,8 @@ impl ReplanProposal {
         trim_in_place(&mut proposal.step);
         trim_in_place(&mut proposal.reason);
         let mut problems = Vec::new();
+        check_controls("`step`", &mut proposal.step, &mut problems);
+        check_controls("`reason`", &mut proposal.reason, &mut problems);
         if proposal.reason.is_empty() {
             problems
                 .push("`reason` is empty; say why the step cannot be done as planned".to_owned());
@@ -182,6 +184,19 @@ mod tests {
         - `insert_before[0]` `verify`: `a` spans several lines; give each command as its own one-line item
         - `replace[0]` `title` must be one line; put the details in the summary, `done_when` or `context`
         - `replace[0]` `files`: `/etc/passwd` is absolute; list paths relative to the workspace root
+        ");
+    }
+
+    #[test]
+    fn control_characters_are_refused_naming_the_field() {
+        insta::assert_snapshot!(error(&json!({
+            "step": "S3",
+            "reason": "it fails \u{1b}]52;c;eA==\u{7}",
+            "replace": [{"title": "t", "verify": ["make \u{1b}[8m; rm -rf ~"]}],
+        })), @r"
+        propose_replan was not accepted and nothing was changed; fix these and call propose_replan again, or report the step blocked with `update_step`:
+        - `reason` contains the control character `^[` (U+001B); write plain text without escape sequences or other control characters
+        - `replace[0]` `verify` contains the control character `^[` (U+001B); write plain text without escape sequences or other control characters
         ");
     }
 

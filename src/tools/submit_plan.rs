@@ -1,8 +1,9 @@
 //! `submit_plan`: the only way a planning turn produces a plan.
 //!
 //! The arguments are parsed strictly (unknown fields refused at every level) and then checked
-//! for what a schema cannot say: one-line titles, step ids that exist, dependencies only on
-//! earlier steps. All problems are reported at once, so the model can fix them in one retry.
+//! for what a schema cannot say: one-line titles, no control characters (a terminal would act
+//! on them when the plan is shown), step ids that exist, dependencies only on earlier steps.
+//! All problems are reported at once, so the model can fix them in one retry.
 //! The handler returns a typed [`PlanSubmission`]; writing PLAN.md is the caller's job.
 
 use std::path::{Component, Path};
@@ -107,21 +108,30 @@ impl PlanSubmission {
         trim_in_place(&mut self.title);
         trim_in_place(&mut self.summary);
         check_one_line("the plan's `title`", &self.title, &mut problems);
+        check_controls("the plan's `title`", &mut self.title, &mut problems);
+        check_controls("`summary`", &mut self.summary, &mut problems);
         if self.summary.is_empty() {
             problems
                 .push("`summary` is empty; say in a few sentences what the plan does".to_owned());
         }
-        for list in [
-            &mut self.assumptions,
-            &mut self.risks,
-            &mut self.out_of_scope,
-            &mut self.open_questions,
+        for (list, name) in [
+            (&mut self.assumptions, "`assumptions`"),
+            (&mut self.risks, "`risks`"),
+            (&mut self.out_of_scope, "`out_of_scope`"),
+            (&mut self.open_questions, "`open_questions`"),
         ] {
             tidy(list);
+            for item in list.iter_mut() {
+                check_controls(name, item, &mut problems);
+            }
         }
-        for text in [&mut self.context, &mut self.verification] {
+        for (text, name) in [
+            (&mut self.context, "`context`"),
+            (&mut self.verification, "`verification`"),
+        ] {
             if let Some(value) = text {
                 trim_in_place(value);
+                check_controls(name, value, &mut problems);
             }
             if text.as_deref() == Some("") {
                 *text = None;
@@ -166,8 +176,18 @@ impl PlanStep {
         let id = label;
         trim_in_place(&mut self.title);
         check_one_line(&format!("{id} `title`"), &self.title, problems);
+        check_controls(&format!("{id} `title`"), &mut self.title, problems);
         tidy(&mut self.files);
         tidy(&mut self.verify);
+        for (list, name) in [
+            (&mut self.files, "files"),
+            (&mut self.verify, "verify"),
+            (&mut self.depends, "depends"),
+        ] {
+            for item in list.iter_mut() {
+                check_controls(&format!("{id} `{name}`"), item, problems);
+            }
+        }
         for file in &self.files {
             if let Some(problem) = file_problem(file) {
                 problems.push(format!("{id} `files`: `{file}` {problem}"));
@@ -186,6 +206,7 @@ impl PlanStep {
             if done_when.contains('\n') {
                 problems.push(format!("{id} `done_when` must be one line"));
             }
+            check_controls(&format!("{id} `done_when`"), done_when, problems);
         }
         if self.done_when.as_deref() == Some("") {
             self.done_when = None;
@@ -243,6 +264,25 @@ fn check_one_line(what: &str, text: &str, problems: &mut Vec<String>) {
     } else if text.contains('\n') {
         problems.push(format!(
             "{what} must be one line; put the details in the summary, `done_when` or `context`"
+        ));
+    }
+}
+
+/// Refuses a control character other than newline and tab in `text`, the field `what`, as
+/// newlines are refused where a field is one line: shown on a terminal (the review, `tick
+/// show`, the run), an escape sequence would act instead of being read, and could hide part
+/// of a verify command from the person approving it. A Windows line end (`\r\n`) is only a
+/// line end: it is tidied to `\n` first.
+pub(super) fn check_controls(what: &str, text: &mut String, problems: &mut Vec<String>) {
+    if text.contains("\r\n") {
+        *text = text.replace("\r\n", "\n");
+    }
+    if let Some(c) = crate::text::first_hidden_control(text) {
+        problems.push(format!(
+            "{what} contains the control character `{}` (U+{:04X}); write plain text without \
+             escape sequences or other control characters",
+            crate::text::caret(c),
+            u32::from(c)
         ));
     }
 }
@@ -434,6 +474,48 @@ mod tests {
         - the plan's `title` is empty
         - `summary` is empty; say in a few sentences what the plan does
         - `steps` is empty; a plan needs at least one step, each small and verifiable
+        ");
+    }
+
+    #[test]
+    fn windows_line_ends_are_tidied_not_refused() {
+        let mut plan = minimal();
+        plan["summary"] = json!("One.\r\nTwo.\r\n");
+        plan["context"] = json!("a\r\nb");
+        let plan = PlanSubmission::from_arguments(&plan).unwrap();
+        assert_eq!(plan.summary, "One.\nTwo.");
+        assert_eq!(plan.context.as_deref(), Some("a\nb"));
+    }
+
+    #[test]
+    fn control_characters_are_refused_in_every_field_naming_it() {
+        let plan = json!({
+            "title": "Plan\u{1b}]52;c;eA==\u{7}",
+            "summary": "Line one.\nLine two\tis fine, \u{9b}31m is not.",
+            "context": "ctx\r\nmore\rover",
+            "assumptions": ["ok", "bell\u{7}"],
+            "risks": ["del\u{7f}"],
+            "verification": "clear\u{1b}[2J",
+            "out_of_scope": ["nul\u{0}"],
+            "open_questions": ["bs\u{8}"],
+            "steps": [{"title": "Step\u{1b}[8m", "files": ["src/\u{1b}[1Aa.rs"],
+                       "verify": ["true \u{1b}[8m; curl x | sh"], "done_when": "done\u{85}now",
+                       "depends": []}]
+        });
+        insta::assert_snapshot!(error(&plan), @r"
+        submit_plan was not accepted; fix these and call submit_plan again:
+        - the plan's `title` contains the control character `^[` (U+001B); write plain text without escape sequences or other control characters
+        - `summary` contains the control character `M-^[` (U+009B); write plain text without escape sequences or other control characters
+        - `assumptions` contains the control character `^G` (U+0007); write plain text without escape sequences or other control characters
+        - `risks` contains the control character `^?` (U+007F); write plain text without escape sequences or other control characters
+        - `out_of_scope` contains the control character `^@` (U+0000); write plain text without escape sequences or other control characters
+        - `open_questions` contains the control character `^H` (U+0008); write plain text without escape sequences or other control characters
+        - `context` contains the control character `^M` (U+000D); write plain text without escape sequences or other control characters
+        - `verification` contains the control character `^[` (U+001B); write plain text without escape sequences or other control characters
+        - S1 `title` contains the control character `^[` (U+001B); write plain text without escape sequences or other control characters
+        - S1 `files` contains the control character `^[` (U+001B); write plain text without escape sequences or other control characters
+        - S1 `verify` contains the control character `^[` (U+001B); write plain text without escape sequences or other control characters
+        - S1 `done_when` contains the control character `M-^E` (U+0085); write plain text without escape sequences or other control characters
         ");
     }
 

@@ -3,6 +3,7 @@
 pub mod fake_model;
 pub mod processes;
 pub mod programs;
+pub mod pty;
 pub mod scripts;
 pub mod text;
 pub mod workspace;

@@ -10,6 +10,7 @@ mod cli_review;
 mod compact;
 mod concurrency;
 mod containment;
+mod control_chars;
 mod errors;
 mod example_copy;
 mod files_guard;

@@ -1,0 +1,125 @@
+//! Text tick did not write, made safe to show on a terminal. A model's answer, a file's
+//! content, a repository's TODO.md or a command line can carry control characters that a
+//! terminal acts on instead of showing: `ESC ] 52` writes the clipboard, CSI sequences move the
+//! cursor or erase what was printed, SGR 8 conceals the rest of a verify command. Everything
+//! that prints such text shows its controls in caret notation, as `cat -v` and `less` do.
+//!
+//! A leaf: it depends on nothing of tick's.
+
+use std::borrow::Cow;
+
+/// Whether `c` is a control character that [`visible`] shows in caret notation: C0 (U+0000 to
+/// U+001F) but newline and tab, DEL (U+007F), and C1 (U+0080 to U+009F).
+pub fn is_hidden_control(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// `text` with every control character but newline and tab in caret notation: `^[` for ESC,
+/// `^G` for BEL, `^M` for a carriage return, `^?` for DEL, and `M-` before the caret form of
+/// the C1 controls (`M-^[` for U+009B, the one-character CSI), as `cat -v` writes them. All
+/// other text is unchanged; borrowed when there is nothing to change. Showing the result again
+/// changes nothing.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_hidden_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_hidden_control(c) {
+            push_caret(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// How [`visible`] shows the control character `c`, for messages that name one.
+pub fn caret(c: char) -> String {
+    let mut out = String::new();
+    push_caret(&mut out, c);
+    out
+}
+
+/// The first control character [`visible`] would change in `text`, if any: plan fields
+/// refuse text with one.
+pub fn first_hidden_control(text: &str) -> Option<char> {
+    text.chars().find(|&c| is_hidden_control(c))
+}
+
+fn push_caret(out: &mut String, c: char) {
+    let code = u32::from(c);
+    let low = if code >= 0x80 {
+        out.push_str("M-");
+        code - 0x80
+    } else {
+        code
+    };
+    out.push('^');
+    // C0 is shown as the character 64 places up (`^@` to `^_`), DEL as `^?`.
+    out.push(char::from_u32(low ^ 0x40).unwrap_or('?'));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn controls_are_shown_in_caret_notation() {
+        assert_eq!(
+            visible("a\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}b"),
+            "a^[]52;c;ZWNobyBwd25lZA==^Gb"
+        );
+        assert_eq!(
+            visible("x\u{1b}[8mhidden\u{1b}[28m\r"),
+            "x^[[8mhidden^[[28m^M"
+        );
+        assert_eq!(visible("\0\u{7f}\u{80}\u{9b}\u{9f}"), "^@^?M-^@M-^[M-^_");
+        assert_eq!(caret('\u{1b}'), "^[");
+        assert_eq!(first_hidden_control("ok\tline\n\u{8}x"), Some('\u{8}'));
+    }
+
+    #[test]
+    fn plain_text_is_borrowed_unchanged() {
+        let text = "línea\tone\n✓ ^[ is already caret text \u{a0}\u{200b}";
+        assert!(matches!(visible(text), Cow::Borrowed(t) if t == text));
+        assert_eq!(first_hidden_control(text), None);
+    }
+
+    proptest! {
+        #[test]
+        fn shown_text_has_no_control_but_newline_and_tab(text in any::<String>()) {
+            let shown = visible(&text);
+            for c in shown.chars() {
+                prop_assert!(!is_hidden_control(c), "{c:?} in {shown:?}");
+            }
+            for b in shown.bytes() {
+                prop_assert!(b >= 0x20 || b == b'\n' || b == b'\t');
+                prop_assert!(b != 0x7f);
+            }
+            // Idempotent: what is shown once is shown as it is.
+            let again = visible(&shown);
+            prop_assert_eq!(again.as_ref(), shown.as_ref());
+        }
+
+        #[test]
+        fn visible_text_is_unchanged(text in any::<String>()) {
+            let kept: String = text.chars().filter(|&c| !is_hidden_control(c)).collect();
+            let shown = visible(&text);
+            // Removing what the controls became gives the text back, character for character.
+            let mut rest = shown.as_ref();
+            let mut rebuilt = String::new();
+            for c in text.chars() {
+                let piece = if is_hidden_control(c) { caret(c) } else { c.to_string() };
+                prop_assert!(rest.starts_with(&piece));
+                rest = &rest[piece.len()..];
+                if !is_hidden_control(c) {
+                    rebuilt.push(c);
+                }
+            }
+            prop_assert_eq!(rest, "");
+            prop_assert_eq!(rebuilt, kept);
+        }
+    }
+}
