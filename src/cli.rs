@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 ///
 /// Plans live in `.tasks/` as PLAN.md and TODO.md: read them, edit them, commit them.
 #[derive(Debug, Parser)]
-#[command(name = "tick", version, about, long_about = None, propagate_version = true)]
+#[command(name = "tick", version = env!("TICK_LONG_VERSION"), about, long_about = None, propagate_version = true)]
 #[command(
     after_help = "Without a command, in a terminal: the interactive session (a timeline, the plan panel, \
 PLAN and BUILD modes; `/help` inside lists its keys and commands)."
