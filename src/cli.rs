@@ -457,6 +457,10 @@ pub struct DiffArgs {
 
     /// A task id, unique prefix or part of its name; default: the current task.
     pub task: Option<String>,
+
+    /// Show tick's own bookkeeping in the step's commit too (TODO.md, state.yaml).
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Cancel a task: it stops being run; its files stay for the record.

@@ -37,7 +37,7 @@ use crate::plan::{Event, StepId, StepStatus, transition};
 use crate::sandbox::tamper;
 use crate::tasks::lock::Lock;
 use crate::tasks::state::LastAttempt;
-use crate::tasks::{PLAN_FILE, RUNS_DIR, STATE_FILE, Store, TODO_FILE, Task, TaskRef};
+use crate::tasks::{PLAN_FILE, RUNS_DIR, Store, TODO_FILE, Task, TaskRef};
 use crate::tools::{Effects, Registry};
 use crate::watch::live::{Change, LiveOptions, LiveWatcher};
 use changes::Snapshot;
