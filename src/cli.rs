@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 ///
 /// Plans live in `.tasks/` as PLAN.md and TODO.md: read them, edit them, commit them.
 #[derive(Debug, Parser)]
-#[command(name = "tick", version, about, long_about = None, propagate_version = true)]
+#[command(name = "tick", version = env!("TICK_LONG_VERSION"), about, long_about = None, propagate_version = true)]
 #[command(
     after_help = "Without a command, in a terminal: the interactive session (a timeline, the plan panel, \
 PLAN and BUILD modes; `/help` inside lists its keys and commands)."
@@ -457,6 +457,10 @@ pub struct DiffArgs {
 
     /// A task id, unique prefix or part of its name; default: the current task.
     pub task: Option<String>,
+
+    /// Show tick's own bookkeeping in the step's commit too (TODO.md, state.yaml).
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Cancel a task: it stops being run; its files stay for the record.

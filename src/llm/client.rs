@@ -10,7 +10,7 @@ use backon::{BackoffBuilder as _, ExponentialBuilder};
 use futures_util::StreamExt as _;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 
-use super::error::{StatusContext, from_status};
+use super::error::{ConnectCause, StatusContext, from_status};
 use super::sse::{SseEvent, SseParser};
 use super::{LlmError, Request, Response, StreamEvent, anthropic, openai};
 
@@ -260,10 +260,9 @@ impl Client {
             if used || !err.is_retryable() {
                 return Err(err.with_attempts(attempts));
             }
-            // Nothing listening on this machine: the server is not started, and waiting
-            // through every retry would only delay saying so. One more try covers a server
-            // that is just binding its port.
-            if self.loopback && matches!(err, LlmError::Connect { .. }) && attempts >= 2 {
+            // Nothing listening, or a name that does not resolve: waiting through every
+            // retry would only delay saying so (`LlmError::is_final`).
+            if err.is_final(self.loopback, attempts) {
                 return Err(err.with_attempts(attempts));
             }
             let Some(backoff) = delays.next() else {
@@ -378,6 +377,7 @@ impl Client {
                 url: self.endpoint.clone(),
                 message: error_chain(err),
                 attempts: 1,
+                cause: ConnectCause::of(err),
             }
         } else if err.is_timeout() {
             LlmError::IdleTimeout {

@@ -47,6 +47,9 @@ pub enum LlmError {
         url: String,
         message: String,
         attempts: u32,
+        /// Why the connection failed, as far as the error chain tells: decides whether
+        /// another attempt could help.
+        cause: ConnectCause,
     },
 
     #[error("the request to `{url}` failed{}: {message}", after(*.attempts))]
@@ -80,7 +83,57 @@ pub enum LlmError {
     Setup { message: String },
 }
 
+/// Why a connection could not be made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectCause {
+    /// The host name did not resolve: asking again in a second resolves it no better.
+    Dns,
+    /// Something answered and refused: nothing listens on that port.
+    Refused,
+    /// Anything else (a connect timeout, an unreachable network): may pass.
+    Other,
+}
+
+impl ConnectCause {
+    /// The cause read off an error's source chain: an [`std::io::Error`] of kind
+    /// `ConnectionRefused`, or hyper's resolver error, which says `dns error`.
+    pub(crate) fn of(err: &(dyn std::error::Error + 'static)) -> ConnectCause {
+        let mut source = Some(err);
+        while let Some(cause) = source {
+            if let Some(io) = cause.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::ConnectionRefused
+            {
+                return ConnectCause::Refused;
+            }
+            if cause.to_string().starts_with("dns error") {
+                return ConnectCause::Dns;
+            }
+            source = cause.source();
+        }
+        ConnectCause::Other
+    }
+}
+
 impl LlmError {
+    /// Whether this failure is final after `attempts`, although its kind is retryable: a name
+    /// that does not resolve, or a hosted API that refuses the connection, is said at once
+    /// (five waits would only delay it); a server on this machine that refuses gets one more
+    /// try, for a server that is just binding its port.
+    pub(crate) fn is_final(&self, loopback: bool, attempts: u32) -> bool {
+        match self {
+            Self::Connect {
+                cause: ConnectCause::Dns,
+                ..
+            } => true,
+            Self::Connect {
+                cause: ConnectCause::Refused,
+                ..
+            } => !loopback || attempts >= 2,
+            Self::Connect { .. } => loopback && attempts >= 2,
+            _ => false,
+        }
+    }
+
     /// What the person should do next, for the `hint:` line.
     pub fn hint(&self) -> Option<String> {
         let hint = match self {
@@ -115,6 +168,12 @@ impl LlmError {
             Self::RateLimited { .. } | Self::Server { .. } => {
                 "nothing was changed; wait a little and run the command again".to_owned()
             }
+            Self::Connect {
+                cause: ConnectCause::Dns,
+                ..
+            } => "the host name of `base_url` does not resolve: check it, and this machine's \
+                  network; nothing was retried"
+                .to_owned(),
             Self::Connect { .. } => {
                 "is the model server running? check `base_url` in `.tasks/config.yaml`".to_owned()
             }
@@ -350,6 +409,87 @@ mod tests {
             Some("set `OPENAI_API_KEY` or `api_key_env` in `.tasks/config.yaml`")
         );
         assert!(!err.is_retryable());
+    }
+
+    /// An error whose source is another, as hyper's connect errors nest.
+    #[derive(Debug)]
+    struct Wrapped(&'static str, Option<Box<dyn std::error::Error + 'static>>);
+
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref()
+        }
+    }
+
+    fn connect(cause: ConnectCause) -> LlmError {
+        LlmError::Connect {
+            url: "https://api.example.test/v1/chat/completions".into(),
+            message: "refused".into(),
+            attempts: 1,
+            cause,
+        }
+    }
+
+    #[test]
+    fn the_cause_of_a_connect_failure_is_read_off_the_chain() {
+        let refused = Wrapped(
+            "client error (Connect)",
+            Some(Box::new(Wrapped(
+                "tcp connect error",
+                Some(Box::new(std::io::Error::from(
+                    std::io::ErrorKind::ConnectionRefused,
+                ))),
+            ))),
+        );
+        assert_eq!(ConnectCause::of(&refused), ConnectCause::Refused);
+        let dns = Wrapped(
+            "client error (Connect)",
+            Some(Box::new(Wrapped(
+                "dns error",
+                Some(Box::new(std::io::Error::other(
+                    "failed to lookup address information: Name or service not known",
+                ))),
+            ))),
+        );
+        assert_eq!(ConnectCause::of(&dns), ConnectCause::Dns);
+        let timeout = Wrapped(
+            "client error (Connect)",
+            Some(Box::new(std::io::Error::from(std::io::ErrorKind::TimedOut))),
+        );
+        assert_eq!(ConnectCause::of(&timeout), ConnectCause::Other);
+    }
+
+    #[test]
+    fn a_name_that_does_not_resolve_or_a_hosted_refusal_is_final_at_once() {
+        // Hosted API: DNS and refused are said at once; a timeout is worth the retries.
+        assert!(connect(ConnectCause::Dns).is_final(false, 1));
+        assert!(connect(ConnectCause::Refused).is_final(false, 1));
+        assert!(!connect(ConnectCause::Other).is_final(false, 1));
+        assert!(!connect(ConnectCause::Other).is_final(false, 4));
+        // This machine: one more try for a server binding its port, then final.
+        assert!(!connect(ConnectCause::Refused).is_final(true, 1));
+        assert!(connect(ConnectCause::Refused).is_final(true, 2));
+        assert!(connect(ConnectCause::Other).is_final(true, 2));
+        assert!(
+            connect(ConnectCause::Dns)
+                .hint()
+                .unwrap()
+                .contains("does not resolve")
+        );
+        // Other retryable failures are never final by this rule.
+        let server = LlmError::Server {
+            status: 503,
+            message: String::new(),
+            attempts: 1,
+            retry_after: None,
+        };
+        assert!(!server.is_final(false, 9));
     }
 
     #[test]

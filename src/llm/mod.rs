@@ -18,7 +18,7 @@ pub mod text_calls;
 mod types;
 
 pub use client::{Client, ClientConfig, ProviderKind};
-pub use error::LlmError;
+pub use error::{ConnectCause, LlmError};
 pub use server_info::context_tokens;
 pub use structured::{Structured, StructuredMethod};
 pub use types::{

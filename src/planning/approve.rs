@@ -193,12 +193,24 @@ pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> R
     })
 }
 
-/// Commits the approved task's folder (and `.tasks/.gitignore`).
+/// Commits the approved task's folder (and `.tasks/.gitignore`), and `.tasks/config.yaml`
+/// when git does not track it yet (`tick init` wrote it; the README counts it among the
+/// committed files). A tracked config.yaml with changes is the person's work in progress and
+/// is left alone.
 pub fn commit_task(store: &Store, approved: &Approved) -> Result<()> {
-    let paths = vec![
+    let mut paths = vec![
         store.rel(&approved.dir),
         store.rel(&store.dir().join(".gitignore")),
     ];
+    let config = store.dir().join("config.yaml");
+    if config.is_file() {
+        let rel = store.rel(&config);
+        let tracked = crate::git::output(store.root(), &["ls-files", "-z", "--", &rel])
+            .is_some_and(|out| !out.is_empty());
+        if !tracked {
+            paths.push(rel);
+        }
+    }
     let message = format!(
         "Approve plan: {}\n\nTask: {}\n",
         approved.title, approved.id

@@ -421,7 +421,8 @@ impl<'a> Session<'a> {
             )));
         };
         let titles: Vec<String> = plan.steps.iter().map(|s| s.title.clone()).collect();
-        let ids = replan::matched_ids(&current.todo, &titles);
+        let files: Vec<Vec<String>> = plan.steps.iter().map(|s| s.files.clone()).collect();
+        let ids = replan::matched_ids(&current.todo, &titles, &files);
         let body = crate::tasks::render::plan_body(store, &plan)?;
         let body = replan::with_ids(&body, &ids)?;
         let secrets: Vec<&str> = self.deps.config.api_key.as_deref().into_iter().collect();

@@ -109,10 +109,18 @@ pub fn seed(task: &Task, feedback: &str) -> String {
     out
 }
 
-/// The id of each step of a new plan whose top-level titles are `titles`, in order: the id of
-/// the old top-level step with the same title (compared ignoring case and spacing, each old
-/// step used once), else a fresh id after every id the old plan or TODO.md used.
-pub fn matched_ids(old: &Checklist, titles: &[String]) -> Vec<StepId> {
+/// The id of each step of a new plan whose top-level titles are `titles` (and whose `files`
+/// are `files`, by position; missing entries count as none), in order:
+///
+/// 1. the id of the old top-level step with the same title (compared ignoring case and
+///    spacing, each old step used once);
+/// 2. else the id of the old step at the same position, when that one is unmatched too and
+///    is recognisably the same step rewritten: the same `files`, or a title that mostly
+///    reads the same ([`same_step_rewritten`]). A re-plan that rewords S3 keeps S3 (the
+///    re-approval reopens it, its evidence kept as history) instead of removing S3 and
+///    adding a new step;
+/// 3. else a fresh id after every id the old plan or TODO.md used.
+pub fn matched_ids(old: &Checklist, titles: &[String], files: &[Vec<String>]) -> Vec<StepId> {
     let key = |title: &str| {
         title
             .split_whitespace()
@@ -131,18 +139,74 @@ pub fn matched_ids(old: &Checklist, titles: &[String]) -> Vec<StepId> {
         .map(|id| id.major)
         .max()
         .unwrap_or(0);
-    titles
+    let mut ids: Vec<Option<StepId>> = titles
         .iter()
         .map(|title| {
             let wanted = key(title);
-            if let Some(at) = unused.iter().position(|(k, _)| *k == wanted) {
-                unused.remove(at).1
-            } else {
+            let at = unused.iter().position(|(k, _)| *k == wanted)?;
+            Some(unused.remove(at).1)
+        })
+        .collect();
+    let none = Vec::new();
+    for (index, slot) in ids.iter_mut().enumerate() {
+        if slot.is_some() {
+            continue;
+        }
+        let Some(old_step) = old.steps.get(index) else {
+            continue;
+        };
+        let Some(old_id) = old_step.id else { continue };
+        let Some(at) = unused.iter().position(|(_, id)| *id == old_id) else {
+            continue;
+        };
+        let new_files = files.get(index).unwrap_or(&none);
+        if same_step_rewritten(&old_step.title, &old_step.files, &titles[index], new_files) {
+            *slot = Some(unused.remove(at).1);
+        }
+    }
+    ids.into_iter()
+        .map(|id| {
+            id.unwrap_or_else(|| {
                 next += 1;
                 StepId::top(next)
-            }
+            })
         })
         .collect()
+}
+
+/// Whether a step at the same position of a re-plan is the old step rewritten rather than a
+/// different step: it names the same files (and some), or its title keeps at least half of
+/// the old title's words.
+fn same_step_rewritten(
+    old_title: &str,
+    old_files: &[String],
+    title: &str,
+    files: &[String],
+) -> bool {
+    let set = |files: &[String]| -> BTreeSet<String> {
+        files
+            .iter()
+            .map(|f| f.trim().trim_start_matches("./").to_owned())
+            .filter(|f| !f.is_empty())
+            .collect()
+    };
+    let (old_set, new_set) = (set(old_files), set(files));
+    if !old_set.is_empty() && old_set == new_set {
+        return true;
+    }
+    let words = |title: &str| -> BTreeSet<String> {
+        title
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() > 2)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let (old_words, new_words) = (words(old_title), words(title));
+    if old_words.is_empty() {
+        return false;
+    }
+    let kept = old_words.intersection(&new_words).count();
+    kept * 2 >= old_words.len() && kept > 0
 }
 
 /// `body` (a plan body whose steps were rendered as `S1`..`Sn` in order) with the step ids
@@ -567,9 +631,42 @@ mod tests {
         ]
         .map(str::to_owned)
         .to_vec();
-        let got = matched_ids(&old, &titles);
+        let got = matched_ids(&old, &titles, &[]);
         assert_eq!(ids(&got), ["S5", "S2", "S1", "S6"]);
         assert_eq!(ids(&removed(&old, &got)), ["S4"]);
+    }
+
+    /// Issue 31: a re-plan that rewords a step keeps its id when it is the same step (same
+    /// position, and the same files or most of the title's words); a different step in that
+    /// place, or a rewording at another position, gets a fresh id.
+    #[test]
+    fn a_rewritten_step_at_its_place_keeps_its_id() {
+        let old = todo_md::parse(
+            "- [x] S1 Parse the flag\n  - files: src/cli.rs\n- [x] S2 Print the column\n  - files: src/out.rs\n- [ ] S3 Write the docs\n  - files: README.md\n",
+        )
+        .unwrap();
+        let titles: Vec<String> = [
+            "Parse the flag",
+            "Print the count column, right-aligned",
+            "Something else entirely",
+            "A new last step",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let files = vec![
+            vec!["src/cli.rs".to_owned()],
+            vec!["src/other.rs".to_owned()],
+            vec!["README.md".to_owned()],
+            vec![],
+        ];
+        let got = matched_ids(&old, &titles, &files);
+        // S2 by its words, S3 by its files; the new step is new.
+        assert_eq!(ids(&got), ["S1", "S2", "S3", "S4"]);
+        assert!(removed(&old, &got).is_empty());
+        // Without the files, "Something else entirely" is not S3 any more.
+        let got = matched_ids(&old, &titles, &[]);
+        assert_eq!(ids(&got), ["S1", "S2", "S4", "S5"]);
+        assert_eq!(ids(&removed(&old, &got)), ["S3"]);
     }
 
     #[test]
@@ -578,6 +675,7 @@ mod tests {
         let got = matched_ids(
             &old,
             &["Same".to_owned(), "Same".to_owned(), "Same".to_owned()],
+            &[],
         );
         assert_eq!(ids(&got), ["S1", "S2", "S3"]);
     }
@@ -815,7 +913,7 @@ mod tests {
             }
             let old = todo_md::parse(&src).unwrap();
             let titles: Vec<String> = new_titles.iter().map(|t| (*t).to_owned()).collect();
-            let got = matched_ids(&old, &titles);
+            let got = matched_ids(&old, &titles, &[]);
             let unique: BTreeSet<StepId> = got.iter().copied().collect();
             prop_assert_eq!(unique.len(), got.len());
             for (title, id) in titles.iter().zip(&got) {

@@ -34,8 +34,22 @@ pub enum StepDiff {
     },
 }
 
-/// What step `step` of task `task` (the current one when `None`) changed.
+/// What step `step` of task `task` (the current one when `None`) changed in the code: tick's
+/// own bookkeeping under `.tasks/` is left out ([`step_diff_all`] shows it too).
 pub fn step_diff(store: &Store, task: Option<&str>, step: StepId) -> Result<StepDiff> {
+    step_diff_all(store, task, step, false)
+}
+
+/// [`step_diff`]; with `all`, a committed step's `.tasks/` files (TODO.md, state.yaml) too.
+///
+/// A step a person ticked by hand has no recorded changes: its declared `files` stand in for
+/// them. A new file git does not know yet is shown whole, as a diff from nothing.
+pub fn step_diff_all(
+    store: &Store,
+    task: Option<&str>,
+    step: StepId,
+    all: bool,
+) -> Result<StepDiff> {
     let task_ref = store.resolve_or_current(task)?;
     let task = store.load(&task_ref)?;
     if task.todo.find(step).is_none() {
@@ -44,26 +58,42 @@ pub fn step_diff(store: &Store, task: Option<&str>, step: StepId) -> Result<Step
     }
     let root = store.root();
     if let Some(sha) = step_commit(root, &task.id, step) {
-        let shown = crate::git::output(
-            root,
-            &[
-                "show",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--stat",
-                "--patch",
-                &sha,
-            ],
-        )
-        .ok_or_else(|| Error::internal(format!("`git show {sha}` failed")))?;
+        let mut args = vec![
+            "show",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--stat",
+            "--patch",
+            sha.as_str(),
+        ];
+        let code: Vec<String>;
+        if !all {
+            let names = crate::git::output(root, &["show", "--name-only", "-z", "--format=", &sha])
+                .ok_or_else(|| Error::internal(format!("`git show {sha}` failed")))?;
+            code = names
+                .split('\0')
+                .filter(|name| !name.is_empty() && !is_bookkeeping(name))
+                .map(str::to_owned)
+                .collect();
+            // A commit of bookkeeping alone shows its header and nothing else.
+            args.push("--");
+            args.extend(code.iter().map(String::as_str));
+        }
+        let shown = crate::git::output(root, &args)
+            .ok_or_else(|| Error::internal(format!("`git show {sha}` failed")))?;
         return Ok(StepDiff::Committed { step, sha, shown });
     }
-    let files = task
-        .state
-        .steps
-        .get(&step)
-        .map(|r| r.files_changed.clone())
-        .unwrap_or_default();
+    let record = task.state.steps.get(&step);
+    let mut files = record.map(|r| r.files_changed.clone()).unwrap_or_default();
+    let by_hand = record.is_some_and(|r| r.changed_by == Some(crate::tasks::state::Actor::Person));
+    if files.is_empty()
+        && by_hand
+        && let Some(declared) = task.todo.find(step).map(|s| s.files.clone())
+    {
+        files = crate::watch::fingerprint(root, &declared, &[])
+            .into_keys()
+            .collect();
+    }
     if files.is_empty() {
         return Ok(StepDiff::Nothing {
             step,
@@ -89,13 +119,16 @@ pub fn step_diff(store: &Store, task: Option<&str>, step: StepId) -> Result<Step
         "--",
     ];
     args.extend(files.iter().map(String::as_str));
-    let diff = crate::git::output(root, &args).unwrap_or_default();
-    let untracked = files
+    let mut diff = crate::git::output(root, &args).unwrap_or_default();
+    let untracked: Vec<String> = files
         .iter()
         .filter(|f| crate::git::output(root, &["ls-files", "--error-unmatch", "--", f]).is_none())
         .filter(|f| root.join(f).exists())
         .cloned()
         .collect();
+    for file in &untracked {
+        diff.push_str(&new_file_diff(root, file));
+    }
     Ok(StepDiff::WorkingTree {
         step,
         files,
@@ -103,6 +136,31 @@ pub fn step_diff(store: &Store, task: Option<&str>, step: StepId) -> Result<Step
         untracked,
         base,
     })
+}
+
+/// Whether `path` is tick's own bookkeeping (a task's files under `.tasks/`).
+fn is_bookkeeping(path: &str) -> bool {
+    path.starts_with(".tasks/")
+}
+
+/// A file git does not know yet, as a diff from nothing (what `git diff` shows once it is
+/// added); a binary or oversized file is named, not printed.
+fn new_file_diff(root: &Path, file: &str) -> String {
+    let text = match crate::fsx::read_capped(&root.join(file), crate::fsx::MAX_TEXT_FILE) {
+        Ok(Some(text)) if !text.contains('\0') => text,
+        Ok(None) => return String::new(),
+        _ => {
+            return format!(
+                "diff --git a/{file} b/{file}\nnew file\nBinary or large file {file} not shown\n"
+            );
+        }
+    };
+    let diff = similar::TextDiff::from_lines("", text.as_str());
+    let body = diff
+        .unified_diff()
+        .header("/dev/null", &format!("b/{file}"))
+        .to_string();
+    format!("diff --git a/{file} b/{file}\nnew file\n{body}")
 }
 
 /// `text` as a POSIX basic regular expression that matches only itself (git's `--grep`).

@@ -37,7 +37,7 @@ use crate::plan::{Event, StepId, StepStatus, transition};
 use crate::sandbox::tamper;
 use crate::tasks::lock::Lock;
 use crate::tasks::state::LastAttempt;
-use crate::tasks::{PLAN_FILE, RUNS_DIR, STATE_FILE, Store, TODO_FILE, Task, TaskRef};
+use crate::tasks::{PLAN_FILE, RUNS_DIR, Store, TODO_FILE, Task, TaskRef};
 use crate::tools::{Effects, Registry};
 use crate::watch::live::{Change, LiveOptions, LiveWatcher};
 use changes::Snapshot;
@@ -907,6 +907,9 @@ impl<'a> Runner<'a> {
                 record.deviations.clone_from(&deviation);
                 record.outside_edits = outside.iter().cloned().collect();
                 record.note = done.note.as_deref().map(|n| crate::redact::redact(n, &[]));
+                if written {
+                    move_earlier_prints(state, id, &prints, files_changed, outside);
+                }
             },
             sink,
         )?;
@@ -1041,7 +1044,7 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// One commit for a verified step: the files it changed and the task's files, nothing
+    /// One commit for a verified step: the files it changed and the task's folder, nothing
     /// else; none at all when it changed no file outside `.tasks/`.
     fn commit_step(
         &self,
@@ -1057,9 +1060,10 @@ impl<'a> Runner<'a> {
         }
         let store = self.store();
         let mut paths = files.to_vec();
-        for file in [PLAN_FILE, TODO_FILE, STATE_FILE] {
-            paths.push(store.rel(&task.dir.join(file)));
-        }
+        // The whole task folder (what `.tasks/.gitignore` leaves out stays out): TODO.md,
+        // state.yaml, and the history files a re-plan or re-approval wrote, so the commit
+        // leaves no bookkeeping of this step behind.
+        paths.push(store.rel(&task.dir));
         let message = format!("{title}\n\nTask: {}\nStep: {id}\n", task.id);
         crate::git::commit_paths(store.root(), &paths, &message).map_err(|err| match err {
             crate::git::CommitError::NestedRepository { .. } => {
@@ -1106,6 +1110,33 @@ impl<'a> Runner<'a> {
             usage: self.usage,
             sandboxed: self.deps.sandboxed,
         })
+    }
+}
+
+/// The fingerprints of this task's other done steps, moved on in the same write as the step
+/// that changed their files (tick's own change, in band: `watch::stale::move_forward` would
+/// do it at the next command, after a `--commit` had already been made, leaving state.yaml
+/// modified). Only files the step itself changed and no person touched while it ran: a
+/// person's edit still makes the earlier step stale.
+fn move_earlier_prints(
+    state: &mut crate::tasks::state::State,
+    id: StepId,
+    prints: &std::collections::BTreeMap<String, String>,
+    files_changed: &[String],
+    outside: &BTreeSet<String>,
+) {
+    for (other, record) in &mut state.steps {
+        if *other == id || record.status != Some(StepStatus::Done) {
+            continue;
+        }
+        for (path, hash) in &mut record.fingerprints {
+            if outside.contains(path) || !files_changed.contains(path) {
+                continue;
+            }
+            if let Some(now) = prints.get(path) {
+                hash.clone_from(now);
+            }
+        }
     }
 }
 

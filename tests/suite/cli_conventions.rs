@@ -208,6 +208,57 @@ fn diff_shows_the_commit_of_a_committed_step() {
     assert_contains(&run.stderr, "S1 as committed in");
 }
 
+/// Issue 31: `tick diff S1` of a committed step shows the code, not tick's bookkeeping in the
+/// same commit (TODO.md, state.yaml); `--all` shows both.
+#[test]
+fn diff_of_a_committed_step_leaves_bookkeeping_out_unless_all() {
+    let ws = Workspace::new();
+    let id = task_with_changes(&ws);
+    git(ws.root(), &["add", "-A"]);
+    git(
+        ws.root(),
+        &[
+            "commit",
+            "-q",
+            "-m",
+            &format!("Find the login\n\nTask: {id}\nStep: S1\n"),
+        ],
+    );
+    let run = ws.ok(&["diff", "S1"]);
+    assert_contains(&run.stdout, "+export function login(user) { return user; }");
+    assert!(!run.stdout.contains("state.yaml"), "{}", run.stdout);
+    let all = ws.ok(&["diff", "S1", "--all"]);
+    assert_contains(&all.stdout, &format!(".tasks/{id}/state.yaml"));
+    assert_contains(&all.stdout, "+export function login(user) { return user; }");
+}
+
+/// Issue 31: a new file a step made is shown whole, and a step ticked by hand shows the
+/// changes to its declared files (it has no recorded ones).
+#[test]
+fn diff_shows_new_files_whole_and_hand_done_steps_by_their_files() {
+    let ws = Workspace::new();
+    ws.write("src/login.ts", "export function login() {}\n");
+    git(ws.root(), &["add", "-A"]);
+    git(ws.root(), &["commit", "-q", "-m", "login"]);
+    let id = ws.approve(PLAN);
+    ws.write("src/compat/old.ts", "export const old = true;\n");
+    let state = format!(".tasks/{id}/state.yaml");
+    ws.write(
+        &state,
+        ws.read(&state)
+            + "steps:\n  S2:\n    status: done\n    files_changed:\n    - src/compat/old.ts\n",
+    );
+    let run = ws.ok(&["diff", "S2"]);
+    assert_contains(&run.stdout, "+++ b/src/compat/old.ts");
+    assert_contains(&run.stdout, "+export const old = true;");
+    assert_contains(&run.stderr, "`src/compat/old.ts` is new and not in git yet");
+
+    ws.write("src/login.ts", "export function login(a) { return a; }\n");
+    ws.ok(&["mark", "S1", "done"]);
+    let run = ws.ok(&["diff", "S1"]);
+    assert_contains(&run.stdout, "+export function login(a) { return a; }");
+}
+
 #[test]
 fn a_broken_draft_does_not_break_status_and_list_shows_it() {
     let ws = Workspace::new();

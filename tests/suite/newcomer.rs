@@ -114,6 +114,32 @@ fn every_subcommand_has_its_own_man_page() {
     }
 }
 
+/// Issue 31: `tick man --dir X` is a man directory as MANPATH names it: the pages go into
+/// `X/man1/` and the hint names `X`, which is what MANPATH wants.
+#[test]
+fn man_dir_is_a_manpath_directory_and_the_hint_names_it() {
+    let ws = Workspace::new();
+    let root = ws.temp().join("share").join("man");
+    let run = ws.ok(&["man", "--dir", root.to_str().unwrap()]);
+    assert!(root.join("man1").join("tick.1").is_file(), "{run:#?}");
+    assert!(root.join("man1").join("tick-plan.1").is_file());
+    let hint = run
+        .stderr
+        .lines()
+        .find(|line| line.contains("MANPATH"))
+        .unwrap_or_default()
+        .replace(root.to_str().unwrap(), "[DIR]");
+    assert_eq!(
+        hint,
+        "hint: `man tick-plan` finds them when `[DIR]` is on your MANPATH"
+    );
+    // And the top page has what a script author looks for.
+    let page = std::fs::read_to_string(root.join("man1").join("tick.1")).unwrap();
+    for heading in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH FILES"] {
+        assert_contains(&page, heading);
+    }
+}
+
 #[test]
 fn show_on_a_task_shows_each_steps_marker() {
     let ws = Workspace::new();
@@ -219,4 +245,26 @@ async fn each_retry_is_shown_with_its_wait() {
     let err = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{err}");
     assert!(err.contains("asking again in 0.0 s (attempt 2 of"), "{err}");
+}
+
+/// Issue 31: `tick --version` names the commit and its date, so a bug report says which
+/// build it is about (built from a git checkout, as this suite is).
+#[test]
+fn version_names_the_commit_and_its_date() {
+    let ws = Workspace::new();
+    let run = ws.ok(&["--version"]);
+    let line = run.stdout.trim();
+    let rest = line
+        .strip_prefix(&format!("tick {} (", env!("CARGO_PKG_VERSION")))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{line}"));
+    let (commit, date) = rest.split_once(' ').unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        commit.len() >= 7 && commit.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{line}"
+    );
+    assert!(
+        chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").is_ok(),
+        "{line}"
+    );
 }

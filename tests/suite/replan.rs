@@ -238,6 +238,59 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
     }
 }
 
+/// Issue 31: a re-plan that rewrites a done step's title keeps the step's id (same place,
+/// same files): the re-approval reopens it with its evidence kept as history, and only the
+/// genuinely new step gets a new id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revise_that_rewrites_a_steps_title_keeps_its_id() {
+    let server = FakeModel::start().await;
+    let project = Workspace::sample();
+    let id = project.approve_plan(&server, PLAN).await;
+    write_and_finish(&server, "hello.txt", "hello\n", "S1");
+    server.push(call(
+        "update_step",
+        json!({"id": "S2", "status": "blocked", "reason": "later"}),
+    ));
+    let output = project.tick_against(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    server.push(call(
+        "submit_plan",
+        json!({
+            "title": "Greet",
+            "summary": "Greet people.",
+            "steps": [
+                {"title": "Write the greeting in English and French", "files": ["hello.txt"], "verify": ["grep -q hello hello.txt"]},
+                {"title": "Write the farewell", "files": ["bye.txt"], "verify": ["grep -q bye bye.txt"]},
+                {"title": "Write the docs", "files": ["NOTES.md"]},
+                {"title": "Add a changelog", "files": ["CHANGELOG.md"]}
+            ]
+        }),
+    ));
+    let output = project
+        .tick_against(&server, &["plan", "--revise", "greet in French too", &id])
+        .await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let revised = project.read(&format!(".tasks/{id}/PLAN.md"));
+    assert!(
+        revised.contains("- [ ] S1 Write the greeting in English and French"),
+        "{revised}"
+    );
+    assert!(revised.contains("- [ ] S4 Add a changelog"), "{revised}");
+    assert!(!stderr(&output).contains("drops"), "{}", stderr(&output));
+    let output = project.tick_against(&server, &["approve", &id]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(
+        todo.contains("- [ ] S1 Write the greeting in English and French"),
+        "reopened: {todo}"
+    );
+    assert!(todo.contains("- [ ] S4 Add a changelog"), "{todo}");
+    assert!(!todo.contains("S5"), "{todo}");
+    let s1 = &state_of(&project, &id).steps[&"S1".parse().unwrap()];
+    assert!(s1.evidence.is_empty(), "{s1:?}");
+    assert_eq!(s1.earlier_evidence.len(), 1, "{s1:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draft_or_a_cancelled_task_is_not_re_planned_as_a_task() {
     let server = FakeModel::start().await;

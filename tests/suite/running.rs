@@ -1014,3 +1014,88 @@ async fn a_persons_new_file_during_a_step_is_not_the_steps() {
     assert!(files.contains("greeting.txt"), "{files}");
     assert!(!files.contains("mine.txt"), "{files}");
 }
+
+/// Issue 31: a `--commit` run of a whole plan leaves nothing for the person to commit: each
+/// step's commit carries tick's bookkeeping as it is after that commit (TODO.md, state.yaml,
+/// and whatever else tick wrote for the task), so `git status` is clean at the end. As a
+/// person does it: `tick init`, a plan, `approve --commit`, `run --commit`, with a later step
+/// changing a file an earlier one made (its fingerprints move on).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_run_of_a_whole_plan_leaves_a_clean_tree() {
+    let server = FakeModel::start().await;
+    let project = Workspace::sample();
+    // `tick init` writes `.tasks/config.yaml`; the person commits nothing by hand.
+    assert!(
+        project
+            .tick_against(&server, &["init"])
+            .await
+            .status
+            .success()
+    );
+    assert!(project.path(".tasks/config.yaml").is_file());
+    let plan = PLAN.replace(
+        "  - files: shout.sh\n",
+        "  - files: shout.sh, greeting.txt\n",
+    );
+    let plan_file = project.temp().join("plan.md");
+    std::fs::write(&plan_file, plan).unwrap();
+    let output = project
+        .tick_against(&server, &["plan", "--from", plan_file.to_str().unwrap()])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project
+        .tick_against(&server, &["approve", "--commit"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(project.git(&["status", "--porcelain"]), "", "after approve");
+    work(&server, "S1", "greeting.txt", "hello\n");
+    let (start_id, name, args) = start("S2");
+    server.push(openai_calls(&[
+        (&start_id, &name, args),
+        (
+            "call_S2_write",
+            "write_file",
+            json!({"path": "shout.sh", "content": "tr a-z A-Z < greeting.txt\n"}),
+        ),
+        (
+            "call_S2_greet",
+            "write_file",
+            json!({"path": "greeting.txt", "content": "hello world\n"}),
+        ),
+    ]));
+    server.push(openai_call(
+        "call_S2_done",
+        "update_step",
+        json!({"id": "S2", "status": "done"}),
+    ));
+    work(&server, "S3", "NOTES.md", "# Notes\n");
+    let output = project.tick_against(&server, &["run", "--commit"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        project.git(&["status", "--porcelain", "--untracked-files=all"]),
+        "",
+        "{}",
+        stderr(&output)
+    );
+    let log = project.git(&["log", "--format=%s", "-4"]);
+    assert_eq!(
+        log, "Document it\nAdd a shout script\nCreate greeting.txt\nApprove plan: Greeting",
+        "{log}"
+    );
+    let approval = project.git(&["show", "--name-only", "--format=", "HEAD~3"]);
+    assert!(approval.contains(".tasks/config.yaml"), "{approval}");
+    // A command after the run finds nothing to record either.
+    assert!(
+        project
+            .tick_against(&server, &["status"])
+            .await
+            .status
+            .success()
+    );
+    assert_eq!(
+        project.git(&["status", "--porcelain", "--untracked-files=all"]),
+        "",
+        "{}",
+        project.git(&["diff"])
+    );
+}
