@@ -35,6 +35,7 @@ pub mod store_path;
 pub mod tasks;
 pub mod tools;
 pub mod transcript;
+pub mod trust;
 pub mod ui;
 pub mod watch;
 

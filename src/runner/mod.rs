@@ -167,6 +167,9 @@ struct Hooks<'r, 's, 't> {
     /// What changed there while one of the agent's commands ran: tick writes nothing there
     /// during a command, so each of these is someone else's doing.
     tampered: Vec<tamper::Tampered>,
+    /// The `.tasks/` folders below the workspace's own before the command under way: one
+    /// that appears during it was planted ([`crate::tasks::nested_stores`]).
+    nested_before: Vec<String>,
     /// How many of the agent's commands (`bash`, `run_command`) ran.
     agent_commands: usize,
     /// The step's files, and whether an earlier attempt changed one of them: a `done` claim
@@ -203,6 +206,7 @@ impl<'r, 's, 't> Hooks<'r, 's, 't> {
             emitter,
             guarded: None,
             tampered: Vec::new(),
+            nested_before: Vec::new(),
             agent_commands: 0,
             scope: scope.to_vec(),
             earlier_changed,
@@ -254,6 +258,7 @@ impl Hooks<'_, '_, '_> {
     /// Remembers the guarded files before one of the agent's commands runs.
     fn guard(&mut self) {
         self.guarded = tamper::Snapshot::take(self.root).ok();
+        self.nested_before = crate::tasks::nested_stores(self.root);
     }
 
     /// Compares the guarded files with how they were before the command that just ended.
@@ -264,15 +269,41 @@ impl Hooks<'_, '_, '_> {
         // A snapshot that cannot be taken counts as everything gone: never as "unchanged".
         let after = tamper::Snapshot::take(self.root).unwrap_or_default();
         let found = tamper::diff(&before, &after, &|_, _| false);
-        if !found.is_empty() {
+        let planted = self.planted_stores();
+        if !found.is_empty() || !planted.is_empty() {
             // Put back at once, so nothing planted there runs before the person looks.
-            let found = tamper::restore(&before, &after, found);
+            let mut found = tamper::restore(&before, &after, found);
+            found.extend(planted);
             self.emitter.emit(RunEvent::Tampered {
                 step: self.step,
                 files: found.iter().map(|t| t.path.clone()).collect(),
             });
             self.tampered.extend(found);
         }
+    }
+}
+
+impl Hooks<'_, '_, '_> {
+    /// The `.tasks/` folders that appeared below the workspace's own during the command that
+    /// just ended, each removed at once: a store there would decide, for the person's next
+    /// `tick` in that folder, where requests go.
+    fn planted_stores(&mut self) -> Vec<tamper::Tampered> {
+        let before = std::mem::take(&mut self.nested_before);
+        crate::tasks::nested_stores(self.root)
+            .into_iter()
+            .filter(|path| !before.contains(path))
+            .map(|path| {
+                let repair = match crate::fsx::remove_dir_all(&self.root.join(&path)) {
+                    Ok(()) => tamper::Repair::Removed,
+                    Err(err) => tamper::Repair::Failed(err.message),
+                };
+                tamper::Tampered {
+                    path,
+                    change: tamper::Change::Added,
+                    repair: Some(repair),
+                }
+            })
+            .collect()
     }
 }
 

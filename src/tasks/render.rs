@@ -124,7 +124,7 @@ pub fn render_todo(store: &Store, id: &str, title: &str, steps: &Checklist) -> R
         title,
         steps: steps.steps.iter().map(step_context).collect(),
     };
-    let text = templates::render(&store.templates_dir(), templates::TODO_MD, &context)?;
+    let text = templates::render(&store.template_dirs(), templates::TODO_MD, &context)?;
     let parsed = todo_md::parse(&text).map_err(|e| {
         Error::input(format!(
             "the TODO.md template produced a checklist that does not parse: {e}"
@@ -245,7 +245,7 @@ pub fn plan_body<'a>(store: &Store, plan: impl Into<PlanInput<'a>>) -> Result<St
         out_of_scope: plan.out_of_scope,
         open_questions: plan.open_questions.iter().map(|q| one_line(q)).collect(),
     };
-    let body = templates::render(&store.templates_dir(), templates::PLAN_MD, &context)?;
+    let body = templates::render(&store.template_dirs(), templates::PLAN_MD, &context)?;
     let doc = plan_md::parse(&body).map_err(|e| {
         Error::input(format!(
             "the PLAN.md template produced a plan that does not parse: {e}"
