@@ -141,6 +141,49 @@ async fn the_compact_pipelines_requests_carry_the_schema_and_build_the_context()
     assert_eq!(draft["usage"]["input_tokens"], 900);
 }
 
+/// Issue 25, finding 3: a `.tasks/.local/` probe cache git tracks came with the repository,
+/// not from a probe on this machine: tick does not use it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_probe_cache_git_tracks_is_not_used() {
+    let project = Workspace::sample();
+    let server = FakeModel::start().await;
+    let key = format!("{}/v1 test-model", server.url());
+    project.write(
+        ".tasks/.local/structured-output.yaml",
+        format!(
+            "probes:\n  \"{key}\":\n    method: forced_tool\n    held: true\n    detail: shipped\n"
+        ),
+    );
+    project.git(&["add", "-f", ".tasks/.local/structured-output.yaml"]);
+    project.git(&["commit", "-qm", "ship a probe cache"]);
+    server.push(props(16_384));
+    server.push(json_answer(&plan(
+        &["src/login.rs"],
+        "grep -n login src/login.rs",
+    )));
+    let output = project
+        .tick_with(
+            &server,
+            &["plan", "Reject empty passwords in login"],
+            |cmd| {
+                cmd.env("TICK_PLANNER", "compact");
+            },
+        )
+        .await;
+    assert_success(&output);
+    let requests = model_requests(&server);
+    assert_eq!(
+        requests[0].body["response_format"]["type"], "json_schema",
+        "{}",
+        requests[0].body
+    );
+    assert!(
+        requests[0].body.get("tool_choice").is_none(),
+        "{}",
+        requests[0].body
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compact_plan_call_the_server_fails_is_retried_and_the_retry_is_shown() {
     let project = Workspace::sample();
