@@ -129,13 +129,13 @@ pub fn render_todo(store: &Store, id: &str, title: &str, steps: &Checklist) -> R
         Error::input(format!(
             "the TODO.md template produced a checklist that does not parse: {e}"
         ))
-        .hint("fix or remove `.tasks/templates/TODO.md.j2`; nothing was written")
+        .hint("fix or remove the TODO.md template (`TODO.md.j2` in `.tasks/templates/` or `~/.config/tick/templates/`); nothing was written")
     })?;
     let want: Vec<_> = steps.all_steps().map(|s| (s.id, &s.title)).collect();
     let got: Vec<_> = parsed.all_steps().map(|s| (s.id, &s.title)).collect();
     if want != got {
         return Err(Error::input("the TODO.md template lost or changed steps")
-            .hint("fix or remove `.tasks/templates/TODO.md.j2`; nothing was written"));
+            .hint("fix or remove the TODO.md template (`TODO.md.j2` in `.tasks/templates/` or `~/.config/tick/templates/`); nothing was written"));
     }
     Ok(text)
 }
@@ -250,7 +250,7 @@ pub fn plan_body<'a>(store: &Store, plan: impl Into<PlanInput<'a>>) -> Result<St
         Error::input(format!(
             "the PLAN.md template produced a plan that does not parse: {e}"
         ))
-        .hint("fix or remove `.tasks/templates/PLAN.md.j2`; nothing was written")
+        .hint("fix or remove the PLAN.md template (`PLAN.md.j2` in `.tasks/templates/` or `~/.config/tick/templates/`); nothing was written")
     })?;
     let want: Vec<(String, String)> = context
         .steps
@@ -269,7 +269,7 @@ pub fn plan_body<'a>(store: &Store, plan: impl Into<PlanInput<'a>>) -> Result<St
         .collect();
     if want != got {
         return Err(Error::input("the PLAN.md template lost or changed steps")
-            .hint("fix or remove `.tasks/templates/PLAN.md.j2`; nothing was written"));
+            .hint("fix or remove the PLAN.md template (`PLAN.md.j2` in `.tasks/templates/` or `~/.config/tick/templates/`); nothing was written"));
     }
     Ok(body)
 }
