@@ -168,8 +168,9 @@ struct Hooks<'r, 's, 't> {
     /// during a command, so each of these is someone else's doing.
     tampered: Vec<tamper::Tampered>,
     /// The `.tasks/` folders below the workspace's own before the command under way: one
-    /// that appears during it was planted ([`crate::tasks::nested_stores`]).
-    nested_before: Vec<String>,
+    /// that appears during it was planted ([`crate::tasks::nested_stores`]). Kept from one
+    /// command's end to the next one's start, so each command costs one walk.
+    nested_before: Option<Vec<String>>,
     /// How many of the agent's commands (`bash`, `run_command`) ran.
     agent_commands: usize,
     /// The step's files, and whether an earlier attempt changed one of them: a `done` claim
@@ -206,7 +207,7 @@ impl<'r, 's, 't> Hooks<'r, 's, 't> {
             emitter,
             guarded: None,
             tampered: Vec::new(),
-            nested_before: Vec::new(),
+            nested_before: None,
             agent_commands: 0,
             scope: scope.to_vec(),
             earlier_changed,
@@ -258,7 +259,9 @@ impl Hooks<'_, '_, '_> {
     /// Remembers the guarded files before one of the agent's commands runs.
     fn guard(&mut self) {
         self.guarded = tamper::Snapshot::take(self.root).ok();
-        self.nested_before = crate::tasks::nested_stores(self.root);
+        if self.nested_before.is_none() {
+            self.nested_before = Some(crate::tasks::nested_stores(self.root));
+        }
     }
 
     /// Compares the guarded files with how they were before the command that just ended.
@@ -288,10 +291,15 @@ impl Hooks<'_, '_, '_> {
     /// just ended, each removed at once: a store there would decide, for the person's next
     /// `tick` in that folder, where requests go.
     fn planted_stores(&mut self) -> Vec<tamper::Tampered> {
-        let before = std::mem::take(&mut self.nested_before);
-        crate::tasks::nested_stores(self.root)
-            .into_iter()
+        let before = self.nested_before.take().unwrap_or_default();
+        let after = crate::tasks::nested_stores(self.root);
+        let planted: Vec<String> = after
+            .iter()
             .filter(|path| !before.contains(path))
+            .cloned()
+            .collect();
+        let found: Vec<tamper::Tampered> = planted
+            .into_iter()
             .map(|path| {
                 let repair = match crate::fsx::remove_dir_all(&self.root.join(&path)) {
                     Ok(()) => tamper::Repair::Removed,
@@ -303,7 +311,20 @@ impl Hooks<'_, '_, '_> {
                     repair: Some(repair),
                 }
             })
-            .collect()
+            .collect();
+        // What the next command starts from: the folders there are now (a planted one that
+        // could not be removed is named once, not again after every command).
+        self.nested_before = Some(
+            after
+                .into_iter()
+                .filter(|path| {
+                    !found
+                        .iter()
+                        .any(|t| t.path == *path && t.repair == Some(tamper::Repair::Removed))
+                })
+                .collect(),
+        );
+        found
     }
 }
 

@@ -833,6 +833,42 @@ pub(crate) fn test_task(plan: &str, todo: &str) -> (tempfile::TempDir, Store, Ta
 mod tests {
     use super::*;
 
+    /// Issue 25, finding 5: the store is the top level's; a nested one is refused, and a
+    /// planted one is found wherever the workspace's walk goes.
+    #[test]
+    fn the_store_is_the_top_levels_and_nested_ones_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join(".tasks/draft")).unwrap();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        assert_eq!(
+            Store::discover(&root.join("src/deep")).unwrap().root(),
+            root
+        );
+        std::fs::create_dir_all(root.join("src/.tasks")).unwrap();
+        let err = Store::discover(&root.join("src/deep")).unwrap_err();
+        assert!(
+            err.message
+                .starts_with("`src/.tasks` is a task store below"),
+            "{}",
+            err.message
+        );
+        // From the top level, the nested one is not on the way: it is found by the walk.
+        assert_eq!(Store::discover(root).unwrap().root(), root);
+        std::fs::create_dir_all(root.join("lib/a/.tasks")).unwrap();
+        std::fs::create_dir_all(root.join(".git/.tasks")).unwrap();
+        assert_eq!(nested_stores(root), ["lib/a/.tasks", "src/.tasks"]);
+        // Outside git, the nearest `.tasks/` is the store, as before.
+        let plain = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(plain.path().join(".tasks")).unwrap();
+        std::fs::create_dir_all(plain.path().join("x")).unwrap();
+        assert_eq!(
+            Store::discover(&plain.path().join("x")).unwrap().root(),
+            plain.path()
+        );
+    }
+
     #[test]
     fn the_current_task_is_remembered_locally() {
         let dir = tempfile::tempdir().unwrap();
