@@ -47,6 +47,7 @@ pub enum Command {
     Edit(EditArgs),
     Diff(DiffArgs),
     Cancel(CancelArgs),
+    Trust(TrustArgs),
     Completions(CompletionsArgs),
     Man(ManArgs),
 }
@@ -468,6 +469,26 @@ pub struct DiffArgs {
 pub struct CancelArgs {
     /// A task id, unique prefix or part of its name; default: the current task.
     pub task: Option<String>,
+}
+
+/// Trust this repository's `.tasks/config.yaml`, templates and prompts.
+///
+/// Until you do, a repository's files decide only what tightens (a lower limit,
+/// `sandbox.network: false`, the model's name): where requests go and which key is sent
+/// (`provider`, `base_url`, `api_key_env`), what runs (`run_command.allow`), anything that
+/// loosens the sandbox or a limit, and its templates and prompts are ignored, with one warning
+/// naming them. The trust is recorded with a hash of each file in
+/// `~/.local/state/tick/trusted.yaml` (`$XDG_STATE_HOME/tick/`); a changed file needs
+/// trusting again.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// List the trusted repositories, and whether their files are still as trusted.
+    #[arg(long, conflicts_with = "revoke")]
+    pub list: bool,
+
+    /// Stop trusting this repository.
+    #[arg(long)]
+    pub revoke: bool,
 }
 
 /// Print a shell completion script.

@@ -1,6 +1,13 @@
 //! Settings, resolved once before any work: the user's config file, then the repository's
 //! `.tasks/config.yaml`, then the environment, then flags. Later sources win, key by key (the
 //! repository's file over the user's). `templates/config.yaml` says the same to people.
+//!
+//! The repository's file comes with every clone, so until the person trusts the repository
+//! (`tick trust`, [`crate::trust`]) it decides only what tightens ([`tightening_only`]): a
+//! lower limit, `sandbox.network: false`, the model's name. Where requests go and which
+//! credential is sent (`provider`, `base_url`, `api_key_env`), what runs (`run_command.allow`)
+//! and anything that loosens the sandbox or a limit are ignored, and [`Config::ignored`] names
+//! them for the one warning a front end prints (`docs/config.md` has the table).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
 use crate::tools::allowlist::{AllowEntry, AllowList};
+use crate::trust::TrustState;
 
 /// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
 /// machine, at their usual ports, with no key.
@@ -289,6 +297,39 @@ pub struct Config {
     /// either file refuses).
     pub run_command: AllowList,
     pub sandbox: crate::sandbox::Settings,
+    /// What of the repository's files was ignored because the person does not trust it (or
+    /// it changed since): a front end says so in one line ([`Config::trust_warning`]).
+    pub ignored: Option<Ignored>,
+}
+
+/// What an untrusted repository would have decided, and was not allowed to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ignored {
+    /// The repository's config file, as people see it.
+    pub file: String,
+    /// The keys and files ignored, as people write them (`` `base_url` ``,
+    /// `` `.tasks/templates/TODO.md.j2` ``).
+    pub keys: Vec<String>,
+    /// The repository was trusted, and a file changed since.
+    pub changed: bool,
+}
+
+impl Config {
+    /// The one line that says what an untrusted repository's files would have decided, and
+    /// how to let them: `None` when nothing was ignored.
+    pub fn trust_warning(&self) -> Option<String> {
+        let ignored = self.ignored.as_ref()?;
+        let why = if ignored.changed {
+            "its files changed since you trusted it"
+        } else {
+            "you have not trusted it"
+        };
+        Some(format!(
+            "ignored {} from this repository ({why}); run `tick trust` to let its files decide \
+             them, or set them in `~/.config/tick/config.yaml`",
+            ignored.keys.join(", ")
+        ))
+    }
 }
 
 impl std::fmt::Debug for Config {
@@ -308,6 +349,7 @@ impl std::fmt::Debug for Config {
             .field("executor", &self.executor)
             .field("run_command", &self.run_command)
             .field("sandbox", &self.sandbox)
+            .field("ignored", &self.ignored)
             .finish()
     }
 }
@@ -323,6 +365,15 @@ pub fn user_config_path(env: &Env) -> Option<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| env.var("HOME").map(|home| Path::new(home).join(".config")))?;
     Some(base.join("tick").join("config.yaml"))
+}
+
+/// The person's own config directory (`$XDG_CONFIG_HOME/tick`, else `~/.config/tick`): where
+/// their template and prompt overrides are (`templates/`, `prompts/`).
+pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
+    env.var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env.var("HOME").map(|home| Path::new(home).join(".config")))
+        .map(|base| base.join("tick"))
 }
 
 fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
@@ -408,73 +459,156 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
     }
 }
 
-/// The repository's own config file travels with every clone, so it can only tighten the
-/// sandbox (`network: false`): turning it off or opening more directories to writes is the
-/// person's decision (`--no-sandbox`, `TICK_SANDBOX`, `~/.config/tick/config.yaml`).
-fn refuse_loosened_sandbox(project: &FileConfig, shown: &str) -> Result<()> {
-    let Some(sandbox) = project.sandbox.clone() else {
-        return Ok(());
-    };
-    let table = sandbox.table();
-    let what = if table.enabled == Some(false) {
-        "turn the sandbox off"
-    } else if table.writable.as_ref().is_some_and(|w| !w.is_empty()) {
-        "make more directories writable"
-    } else {
-        return Ok(());
-    };
-    Err(Error::input(format!(
-        "`{shown}` cannot {what}: the repository's own file comes with every clone of it"
-    ))
-    .hint(
-        "use `--no-sandbox`, `TICK_SANDBOX=off` or `sandbox:` in `~/.config/tick/config.yaml`; \
-         the file was not changed",
-    ))
+/// What an untrusted repository's `.tasks/config.yaml` may decide: what only tightens. The
+/// rest is taken out and named, as people write it, for the one warning line:
+///
+/// - `provider`, `base_url`, `api_key_env`: where requests go and which credential is sent;
+/// - a limit above the person's own (their file's, else tick's default): it would loosen;
+/// - `run_command.allow` entries that add a program or subcommand (refusing more flags of
+///   what is already allowed is kept);
+/// - `sandbox` off, `sandbox.writable`, and `sandbox.network: true` over the person's `false`.
+///
+/// The model's name (`model`, `plan_model`), `tool_calls`, `planner` and `executor` choose
+/// how tick talks to the person's own server, not where or with what, and are kept.
+fn tightening_only(
+    mut project: FileConfig,
+    user: &FileConfig,
+    person_limits: &Limits,
+    person_network: bool,
+) -> (FileConfig, Vec<String>) {
+    let mut ignored = Vec::new();
+    if project.provider.take().is_some() {
+        ignored.push("`provider`".to_owned());
+    }
+    if project.base_url.take().is_some() {
+        ignored.push("`base_url`".to_owned());
+    }
+    if project.api_key_env.take().is_some() {
+        ignored.push("`api_key_env`".to_owned());
+    }
+    if let Some(limits) = &mut project.limits {
+        lower_limits_only(limits, person_limits, &mut ignored);
+    }
+    if let Some(run_command) = &mut project.run_command {
+        let user_entries = user.run_command.as_ref().map_or(&[][..], |r| &r.allow[..]);
+        // The user's entries were checked as that file was read.
+        let allowed = AllowList::with_entries(user_entries).unwrap_or_default();
+        run_command.allow.retain(|entry| {
+            let program = entry.program.trim();
+            let widens = if allowed.programs().any(|p| p == program) {
+                entry
+                    .subcommands
+                    .iter()
+                    .find(|sub| !allowed.has_subcommand(program, sub))
+                    .map(|sub| format!("`{program} {sub}`"))
+            } else {
+                Some(format!("`{program}`"))
+            };
+            if let Some(what) = &widens {
+                ignored.push(format!("`run_command.allow` {what}"));
+            }
+            widens.is_none()
+        });
+    }
+    if let Some(sandbox) = project.sandbox.take() {
+        let mut table = sandbox.table();
+        if table.enabled == Some(false) {
+            table.enabled = None;
+            ignored.push("`sandbox: off`".to_owned());
+        }
+        if table.writable.take().is_some_and(|w| !w.is_empty()) {
+            ignored.push("`sandbox.writable`".to_owned());
+        }
+        if table.network == Some(true) {
+            table.network = None;
+            if !person_network {
+                ignored.push("`sandbox.network: true`".to_owned());
+            }
+        }
+        project.sandbox = Some(FileSandbox::Table(table));
+    }
+    (project, ignored)
 }
 
-/// The repository's own config file travels with every clone, so its `run_command.allow`
-/// entries may only refuse more flags of programs already allowed (by tick's table or the
-/// person's own file): a new program or subcommand is the person's decision, in their file.
-fn refuse_widened_allow_list(
-    project: &FileConfig,
-    user: &FileConfig,
-    shown: &str,
-    user_shown: &str,
-) -> Result<()> {
-    let Some(project) = &project.run_command else {
-        return Ok(());
-    };
-    let user_entries = user.run_command.as_ref().map_or(&[][..], |r| &r.allow[..]);
-    // The user's entries were checked as that file was read.
-    let allowed = AllowList::with_entries(user_entries).unwrap_or_default();
-    for entry in &project.allow {
-        let program = entry.program.trim();
-        let what = if !allowed.programs().any(|p| p == program) {
-            format!("`{program}`")
-        } else if let Some(sub) = entry
-            .subcommands
-            .iter()
-            .find(|sub| !allowed.has_subcommand(program, sub))
-        {
-            format!("`{program} {sub}`")
-        } else {
-            continue;
-        };
-        let user_file = if user_shown.is_empty() {
-            "~/.config/tick/config.yaml"
-        } else {
-            user_shown
-        };
-        return Err(Error::input(format!(
-            "`{shown}` cannot add {what} to run_command's allow-list: the repository's own \
-             file comes with every clone of it"
-        ))
-        .hint(format!(
-            "a person adds programs under `run_command.allow` in their own `{user_file}`; \
-             `.tasks/config.yaml` may only add `reject` flags; the file was not changed"
-        )));
+/// Keeps each of the repository's limits that is at most the person's, and names the others.
+fn lower_limits_only(limits: &mut FileLimits, person: &Limits, ignored: &mut Vec<String>) {
+    fn keep<T: PartialOrd + Copy>(
+        value: &mut Option<T>,
+        person: T,
+        name: &str,
+        ignored: &mut Vec<String>,
+    ) {
+        if value.is_some_and(|v| v > person) {
+            *value = None;
+            ignored.push(format!("`limits.{name}`"));
+        }
     }
-    Ok(())
+    keep(
+        &mut limits.max_turns,
+        person.max_turns,
+        "max_turns",
+        ignored,
+    );
+    keep(
+        &mut limits.max_tokens,
+        person.max_tokens,
+        "max_tokens",
+        ignored,
+    );
+    keep(
+        &mut limits.idle_timeout_s,
+        person.idle_timeout.as_secs(),
+        "idle_timeout_s",
+        ignored,
+    );
+    keep(
+        &mut limits.max_retries,
+        person.max_retries,
+        "max_retries",
+        ignored,
+    );
+    keep(
+        &mut limits.max_write_bytes,
+        person.max_write_bytes,
+        "max_write_bytes",
+        ignored,
+    );
+    keep(
+        &mut limits.max_tool_result_bytes,
+        person.max_tool_result_bytes,
+        "max_tool_result_bytes",
+        ignored,
+    );
+    keep(
+        &mut limits.max_transcript_entry_bytes,
+        person.max_transcript_entry_bytes,
+        "max_transcript_entry_bytes",
+        ignored,
+    );
+    keep(
+        &mut limits.max_output_tokens,
+        person.max_output_tokens.unwrap_or(BUILD_OUTPUT_TOKENS),
+        "max_output_tokens",
+        ignored,
+    );
+    keep(
+        &mut limits.answer_timeout_s,
+        person.answer_timeout.as_secs(),
+        "answer_timeout_s",
+        ignored,
+    );
+    keep(
+        &mut limits.max_reminders,
+        person.max_reminders,
+        "max_reminders",
+        ignored,
+    );
+    keep(
+        &mut limits.replan_max_new_steps,
+        person.replan_max_new_steps,
+        "replan_max_new_steps",
+        ignored,
+    );
 }
 
 /// The sandbox settings from the files, with `~/` in `writable` expanded. Relative paths
@@ -503,10 +637,12 @@ fn sandbox_settings(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandb
     })
 }
 
-/// Resolves the settings for the workspace at `tasks_dir`'s parent.
+/// Resolves the settings for a workspace whose `.tasks/config.yaml` is `project_config`
+/// (shown to people as `project_shown`), in a repository the person trusts as `trust` says.
 pub fn resolve(
     project_config: &Path,
     project_shown: &str,
+    trust: &TrustState,
     env: &Env,
     flags: &Flags,
 ) -> Result<Config> {
@@ -517,13 +653,23 @@ pub fn resolve(
         file = read_file_config(&user, &user_shown)?;
     }
     let user_file = file.clone();
-    // The repository's file is more specific than the user's: it wins.
-    let project_file = read_file_config(project_config, project_shown)?;
-    refuse_loosened_sandbox(&project_file, project_shown)?;
-    refuse_widened_allow_list(&project_file, &user_file, project_shown, &user_shown)?;
+    let env_provider = env_provider(env)?;
+    // The repository's file is more specific than the user's: it wins, in what it may decide.
+    let mut project_file = read_file_config(project_config, project_shown)?;
+    let mut ignored = None;
+    if !trust.is_trusted() {
+        let (kept, keys) = untrusted_project(project_file, &user_file, env, flags, env_provider)?;
+        project_file = kept;
+        if !keys.is_empty() {
+            ignored = Some(Ignored {
+                file: project_shown.to_owned(),
+                keys,
+                changed: matches!(trust, TrustState::Changed { .. }),
+            });
+        }
+    }
     merge(&mut file, project_file.clone());
 
-    let env_provider = env_provider(env)?;
     let provider = flags
         .provider
         .or(env_provider)
@@ -587,7 +733,34 @@ pub fn resolve(
         executor,
         run_command,
         sandbox,
+        ignored,
     })
+}
+
+/// An untrusted repository's `project` file cut down to what tightens the person's own
+/// settings (their file, the environment and flags, without the repository's): see
+/// [`tightening_only`].
+fn untrusted_project(
+    project: FileConfig,
+    user: &FileConfig,
+    env: &Env,
+    flags: &Flags,
+    env_provider: Option<Provider>,
+) -> Result<(FileConfig, Vec<String>)> {
+    let provider = flags
+        .provider
+        .or(env_provider)
+        .or(user.provider)
+        .unwrap_or(Provider::OpenAi);
+    let (base_url, _) = base_url(flags, env, user.base_url.clone(), provider, env_provider);
+    let person_limits = limits(&user.limits.clone().unwrap_or_default(), &base_url);
+    let person_sandbox = sandbox_from(user.sandbox.clone(), env)?;
+    Ok(tightening_only(
+        project,
+        user,
+        &person_limits,
+        person_sandbox.network,
+    ))
 }
 
 /// `TICK_PROVIDER`, when set.
@@ -705,9 +878,33 @@ fn limits(limits: &FileLimits, base_url: &str) -> Limits {
 }
 
 /// The settings for the workspace of `store` as resolved, complete or not (`tick doctor`).
+///
+/// The repository's files count as far as the person trusts it ([`crate::tasks::Store::trust`]):
+/// untrusted, its templates and prompts are named among what was ignored as well.
 pub fn for_workspace(store: &crate::tasks::Store, env: &Env, flags: &Flags) -> Result<Config> {
     let path = store.config_path();
-    resolve(&path, &store.rel(&path), env, flags)
+    let trust = store.trust();
+    let mut config = resolve(&path, &store.rel(&path), trust, env, flags)?;
+    if !trust.is_trusted() {
+        let config_rel = store.rel(&path);
+        let shipped: Vec<String> = crate::trust::shipped(store.root())
+            .into_keys()
+            .filter(|rel| *rel != config_rel)
+            .map(|rel| format!("`{rel}`"))
+            .collect();
+        if !shipped.is_empty() {
+            config
+                .ignored
+                .get_or_insert_with(|| Ignored {
+                    file: config_rel,
+                    keys: Vec::new(),
+                    changed: matches!(trust, TrustState::Changed { .. }),
+                })
+                .keys
+                .extend(shipped);
+        }
+    }
+    Ok(config)
 }
 
 /// The settings for talking to a model, in the workspace of `store`: files, environment, then
@@ -1042,7 +1239,13 @@ mod tests {
 
     /// Resolves `project` (shown as `config.yaml`) under `vars`, with no flags.
     fn resolve_project(project: &Path, vars: &[(&str, &str)], home: &Path) -> Result<Config> {
-        resolve(project, "config.yaml", &env(vars, home), &Flags::default())
+        resolve(
+            project,
+            "config.yaml",
+            &TrustState::Trusted,
+            &env(vars, home),
+            &Flags::default(),
+        )
     }
 
     #[test]
@@ -1052,6 +1255,7 @@ mod tests {
             let config = resolve(
                 &dir.path().join("none.yaml"),
                 "none.yaml",
+                &TrustState::Trusted,
                 &env(&[("TICK_BASE_URL", url)], dir.path()),
                 &Flags::default(),
             )
@@ -1071,25 +1275,155 @@ mod tests {
         );
     }
 
+    /// Resolves `project` as an untrusted repository's file, under `vars`.
+    fn untrusted(project: &Path, vars: &[(&str, &str)], home: &Path) -> Result<Config> {
+        resolve(
+            project,
+            ".tasks/config.yaml",
+            &TrustState::Untrusted,
+            &env(vars, home),
+            &Flags::default(),
+        )
+    }
+
+    fn ignored_keys(config: &Config) -> Vec<String> {
+        config
+            .ignored
+            .as_ref()
+            .map(|i| i.keys.clone())
+            .unwrap_or_default()
+    }
+
+    /// Issue 25, finding 1: an untrusted clone's file cannot send the person's key to its own
+    /// server; the trusted one can choose its server.
     #[test]
-    fn the_repositorys_file_cannot_loosen_the_sandbox() {
+    fn an_untrusted_repository_cannot_choose_the_server_or_the_key() {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("config.yaml");
-        for (text, what) in [
-            ("sandbox: off\n", "turn the sandbox off"),
-            ("sandbox:\n  enabled: false\n", "turn the sandbox off"),
-            (
-                "sandbox:\n  writable: [/root]\n",
-                "make more directories writable",
-            ),
+        std::fs::write(
+            &project,
+            "provider: openai
+base_url: http://203.0.113.9/v1
+api_key_env: GITHUB_TOKEN
+model: theirs
+",
+        )
+        .unwrap();
+        let vars = [
+            ("GITHUB_TOKEN", "ghp-secret"),
+            ("OPENAI_API_KEY", "sk-mine"),
+        ];
+        let config = untrusted(&project, &vars, dir.path()).unwrap();
+        assert_eq!(config.base_url, "https://api.openai.com/v1");
+        assert_eq!(config.api_key.as_deref(), Some("sk-mine"));
+        assert_eq!(
+            config.model.as_deref(),
+            Some("theirs"),
+            "the model name applies"
+        );
+        assert_eq!(
+            ignored_keys(&config),
+            ["`provider`", "`base_url`", "`api_key_env`"]
+        );
+        let warning = config.trust_warning().unwrap();
+        assert_eq!(
+            warning,
+            "ignored `provider`, `base_url`, `api_key_env` from this repository (you have not \
+             trusted it); run `tick trust` to let its files decide them, or set them in \
+             `~/.config/tick/config.yaml`"
+        );
+        let changed = resolve(
+            &project,
+            ".tasks/config.yaml",
+            &TrustState::Changed { files: vec![] },
+            &env(&vars, dir.path()),
+            &Flags::default(),
+        )
+        .unwrap();
+        assert!(
+            changed
+                .trust_warning()
+                .unwrap()
+                .contains("changed since you trusted it")
+        );
+        let trusted = resolve(
+            &project,
+            ".tasks/config.yaml",
+            &TrustState::Trusted,
+            &env(&vars, dir.path()),
+            &Flags::default(),
+        )
+        .unwrap();
+        assert_eq!(trusted.base_url, "http://203.0.113.9/v1");
+        assert_eq!(trusted.api_key.as_deref(), Some("ghp-secret"));
+        assert_eq!(trusted.ignored, None);
+        assert_eq!(trusted.trust_warning(), None);
+    }
+
+    /// Issue 25, finding 3: limits that loosen are ignored untrusted; lower ones apply.
+    #[test]
+    fn an_untrusted_repository_only_lowers_limits() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.yaml");
+        std::fs::write(&user, "limits:\n  max_turns: 10\n").unwrap();
+        let user_var = user.display().to_string();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(
+            &project,
+            "limits:\n  replan_max_new_steps: 50\n  max_turns: 5\n  max_retries: 1\n  max_write_bytes: 999999999\n  answer_timeout_s: 100000\n",
+        )
+        .unwrap();
+        let config = untrusted(&project, &[("TICK_CONFIG", &user_var)], dir.path()).unwrap();
+        let defaults = Limits::default();
+        assert_eq!(
+            config.limits.replan_max_new_steps,
+            defaults.replan_max_new_steps
+        );
+        assert_eq!(config.limits.max_turns, 5);
+        assert_eq!(config.limits.max_retries, 1);
+        assert_eq!(config.limits.max_write_bytes, defaults.max_write_bytes);
+        assert_eq!(config.limits.answer_timeout, defaults.answer_timeout);
+        assert_eq!(
+            ignored_keys(&config),
+            [
+                "`limits.max_write_bytes`",
+                "`limits.answer_timeout_s`",
+                "`limits.replan_max_new_steps`"
+            ]
+        );
+        // Above the person's own 10 is loosening too.
+        std::fs::write(&project, "limits:\n  max_turns: 20\n").unwrap();
+        let config = untrusted(&project, &[("TICK_CONFIG", &user_var)], dir.path()).unwrap();
+        assert_eq!(config.limits.max_turns, 10);
+        assert_eq!(ignored_keys(&config), ["`limits.max_turns`"]);
+    }
+
+    #[test]
+    fn an_untrusted_repository_cannot_loosen_the_sandbox() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        for (text, key) in [
+            ("sandbox: off\n", "`sandbox: off`"),
+            ("sandbox:\n  enabled: false\n", "`sandbox: off`"),
+            ("sandbox:\n  writable: [/root]\n", "`sandbox.writable`"),
         ] {
             std::fs::write(&project, text).unwrap();
-            let err = resolve_project(&project, &[], dir.path()).unwrap_err();
-            assert!(err.message.contains(what), "{text}: {}", err.message);
+            let config = untrusted(&project, &[], dir.path()).unwrap();
+            assert!(
+                config.sandbox.enabled && config.sandbox.writable.is_empty(),
+                "{text}"
+            );
+            assert_eq!(ignored_keys(&config), [key], "{text}");
+            let trusted = resolve_project(&project, &[], dir.path()).unwrap();
+            assert!(
+                !trusted.sandbox.enabled || !trusted.sandbox.writable.is_empty(),
+                "a trusted repository decides: {text}"
+            );
         }
         std::fs::write(&project, "sandbox:\n  network: false\n").unwrap();
-        let config = resolve_project(&project, &[], dir.path()).unwrap();
+        let config = untrusted(&project, &[], dir.path()).unwrap();
         assert!(config.sandbox.enabled && !config.sandbox.network);
+        assert_eq!(config.ignored, None);
     }
 
     #[test]
@@ -1104,6 +1438,7 @@ mod tests {
             resolve(
                 &dir.path().join("none.yaml"),
                 "none.yaml",
+                &TrustState::Trusted,
                 &env(&vars, dir.path()),
                 &Flags::default(),
             )
@@ -1172,7 +1507,14 @@ mod tests {
         )
         .unwrap();
         let e = env(&[("ANTHROPIC_API_KEY", "sk-ant")], dir.path());
-        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        let config = resolve(
+            &project,
+            "config.yaml",
+            &TrustState::Trusted,
+            &e,
+            &Flags::default(),
+        )
+        .unwrap();
         assert_eq!(config.provider, Provider::Anthropic);
         assert_eq!(config.model.as_deref(), Some("project-model"));
         assert_eq!(config.plan_model.as_deref(), Some("user-planner"));
@@ -1199,7 +1541,7 @@ mod tests {
             model: Some("flag-model".into()),
             ..Flags::default()
         };
-        let config = resolve(&project, "config.yaml", &e, &flags).unwrap();
+        let config = resolve(&project, "config.yaml", &TrustState::Trusted, &e, &flags).unwrap();
         assert_eq!(config.provider, Provider::Ollama);
         assert_eq!(config.model.as_deref(), Some("flag-model"));
         assert_eq!(config.base_url, "http://127.0.0.1:11434/v1");
@@ -1211,7 +1553,14 @@ mod tests {
              the default of `provider: ollama`"
         );
         let e = env(&[("TICK_BASE_URL", "http://127.0.0.1:9/v1")], dir.path());
-        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        let config = resolve(
+            &project,
+            "config.yaml",
+            &TrustState::Trusted,
+            &e,
+            &Flags::default(),
+        )
+        .unwrap();
         assert_eq!(config.base_url_source, "`TICK_BASE_URL`");
         assert!(
             config.client_config().is_ok(),
@@ -1292,7 +1641,14 @@ mod tests {
         )
         .unwrap();
         let e = env(&[], dir.path());
-        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        let config = resolve(
+            &project,
+            "config.yaml",
+            &TrustState::Trusted,
+            &e,
+            &Flags::default(),
+        )
+        .unwrap();
         assert_eq!(config.tool_calls, ToolCalls::Text);
         assert_eq!(config.limits.output_tokens(crate::tools::Mode::Plan), 512);
         assert_eq!(config.limits.output_tokens(crate::tools::Mode::Build), 512);
@@ -1301,17 +1657,38 @@ mod tests {
         assert_eq!(config.limits.replan_max_new_steps, 1);
         assert_eq!(Limits::default().replan_max_new_steps, 3);
         let e = env(&[("TICK_TOOL_CALLS", "native")], dir.path());
-        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        let config = resolve(
+            &project,
+            "config.yaml",
+            &TrustState::Trusted,
+            &e,
+            &Flags::default(),
+        )
+        .unwrap();
         assert_eq!(config.tool_calls, ToolCalls::Native);
         let e = env(&[("TICK_TOOL_CALLS", "xml")], dir.path());
-        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        let err = resolve(
+            &project,
+            "config.yaml",
+            &TrustState::Trusted,
+            &e,
+            &Flags::default(),
+        )
+        .unwrap_err();
         assert!(
             err.message.contains("TICK_TOOL_CALLS=xml"),
             "{}",
             err.message
         );
         std::fs::write(&project, "tool_calls: json\n").unwrap();
-        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        let err = resolve(
+            &project,
+            "config.yaml",
+            &TrustState::Trusted,
+            &e,
+            &Flags::default(),
+        )
+        .unwrap_err();
         assert!(
             err.message.starts_with("`config.yaml:1:13`"),
             "{}",
@@ -1361,7 +1738,14 @@ mod tests {
     fn missing_key_and_model_are_explained() {
         let dir = tempfile::tempdir().unwrap();
         let e = env(&[], dir.path());
-        let config = resolve(&dir.path().join("none.yaml"), "x", &e, &Flags::default()).unwrap();
+        let config = resolve(
+            &dir.path().join("none.yaml"),
+            "x",
+            &TrustState::Trusted,
+            &e,
+            &Flags::default(),
+        )
+        .unwrap();
         let err = config.client_config().unwrap_err();
         assert_eq!(err.message, "no API key: `OPENAI_API_KEY` is not set");
         assert!(err.hints[0].contains("api_key_env"));
@@ -1387,7 +1771,14 @@ mod tests {
         )
         .unwrap();
         let e = env(&[], dir.path());
-        let config = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap();
+        let config = resolve(
+            &project,
+            "config.yaml",
+            &TrustState::Trusted,
+            &e,
+            &Flags::default(),
+        )
+        .unwrap();
         let programs: Vec<&str> = config.run_command.programs().collect();
         assert!(programs.ends_with(&["cargo", "jq"]), "{programs:?}");
         let argv = |items: &[&str]| items.iter().map(|&s| s.to_owned()).collect::<Vec<_>>();
@@ -1411,7 +1802,14 @@ mod tests {
         );
 
         std::fs::write(&project, "run_command:\n  allow:\n    - program: ./x\n").unwrap();
-        let err = resolve(&project, "config.yaml", &e, &Flags::default()).unwrap_err();
+        let err = resolve(
+            &project,
+            "config.yaml",
+            &TrustState::Trusted,
+            &e,
+            &Flags::default(),
+        )
+        .unwrap_err();
         assert!(
             err.message
                 .starts_with("`config.yaml`: run_command.allow entry 1 (`./x`): `program` must be"),
@@ -1420,43 +1818,69 @@ mod tests {
         );
     }
 
-    /// Issue 17, item 13: a cloned repository's `.tasks/config.yaml` cannot widen the
-    /// allow-list (`sh`, `python3`, `chmod`, git `commit`/`config`); the error names the
-    /// user's file, where a person can.
+    /// Issue 17, item 13: an untrusted repository's `.tasks/config.yaml` cannot widen the
+    /// allow-list (`sh`, `python3`, `chmod`, git `commit`/`config`): those entries are ignored
+    /// and named; refusing more flags of what is allowed applies.
     #[test]
-    fn the_repositorys_file_cannot_widen_the_allow_list() {
+    fn an_untrusted_repository_cannot_widen_the_allow_list() {
         let dir = tempfile::tempdir().unwrap();
         let user = dir.path().join("user.yaml");
         std::fs::write(&user, "run_command:\n  allow:\n    - program: jq\n").unwrap();
         let user_var = user.display().to_string();
-        let e = env(&[("TICK_CONFIG", &user_var)], dir.path());
+        let vars = [("TICK_CONFIG", user_var.as_str())];
         let project = dir.path().join("config.yaml");
-        for (entry, what) in [
-            ("{program: sh}", "`sh`"),
-            ("{program: python3, reject: [-c]}", "`python3`"),
-            ("{program: chmod}", "`chmod`"),
-            ("{program: git, subcommands: [commit]}", "`git commit`"),
-            ("{program: git, subcommands: [log, config]}", "`git config`"),
-            ("{program: jq, subcommands: [x]}", "`jq x`"),
+        let argv = |items: &[&str]| items.iter().map(|&s| s.to_owned()).collect::<Vec<_>>();
+        for (entry, what, argv_widened) in [
+            ("{program: sh}", "`sh`", &["sh", "-c", "x"][..]),
+            (
+                "{program: python3, reject: [-c]}",
+                "`python3`",
+                &["python3", "x.py"][..],
+            ),
+            ("{program: chmod}", "`chmod`", &["chmod", "+x", "x"][..]),
+            (
+                "{program: git, subcommands: [commit]}",
+                "`git commit`",
+                &["git", "commit"][..],
+            ),
+            (
+                "{program: git, subcommands: [log, config]}",
+                "`git config`",
+                &["git", "config", "x"][..],
+            ),
+            (
+                "{program: jq, subcommands: [x]}",
+                "`jq x`",
+                &["jq", "x"][..],
+            ),
         ] {
             std::fs::write(&project, format!("run_command:\n  allow:\n    - {entry}\n")).unwrap();
-            let err = resolve(&project, ".tasks/config.yaml", &e, &Flags::default()).unwrap_err();
+            let config = untrusted(&project, &vars, dir.path()).unwrap();
             assert_eq!(
-                err.message,
-                format!(
-                    "`.tasks/config.yaml` cannot add {what} to run_command's allow-list: the \
-                     repository's own file comes with every clone of it"
-                ),
+                ignored_keys(&config),
+                [format!("`run_command.allow` {what}")],
                 "{entry}"
             );
-            assert!(
-                err.hints[0].starts_with(&format!(
-                    "a person adds programs under `run_command.allow` in their own `{user_var}`"
-                )),
-                "{:?}",
-                err.hints
-            );
+            if what != "`jq x`" {
+                assert!(
+                    config.run_command.check(&argv(argv_widened)).is_err(),
+                    "{entry}"
+                );
+            }
         }
+        std::fs::write(
+            &project,
+            "run_command:\n  allow:\n    - {program: jq, reject: [--from-file]}\n",
+        )
+        .unwrap();
+        let config = untrusted(&project, &vars, dir.path()).unwrap();
+        assert_eq!(config.ignored, None);
+        assert!(
+            config
+                .run_command
+                .check(&argv(&["jq", "--from-file", "x"]))
+                .is_err()
+        );
     }
 
     #[test]
@@ -1467,6 +1891,7 @@ mod tests {
         let err = resolve(
             &project,
             ".tasks/config.yaml",
+            &TrustState::Trusted,
             &env(&[], dir.path()),
             &Flags::default(),
         )
@@ -1501,23 +1926,37 @@ mod tests {
         let project = dir.path().join("config.yaml");
         std::fs::write(&project, format!("{template}model: project\n")).unwrap();
         let shown = ".tasks/config.yaml";
-        let config = resolve(&project, shown, &env(&[], dir.path()), &Flags::default()).unwrap();
+        let config = resolve(
+            &project,
+            shown,
+            &TrustState::Trusted,
+            &env(&[], dir.path()),
+            &Flags::default(),
+        )
+        .unwrap();
         assert_eq!(config.model.as_deref(), Some("project"));
         assert_eq!(config.sources.model, Source::File(shown.into()));
         assert_eq!(config.sources.provider, Source::Default);
         let e = env(&[("TICK_MODEL", "env")], dir.path());
-        let config = resolve(&project, shown, &e, &Flags::default()).unwrap();
+        let config = resolve(&project, shown, &TrustState::Trusted, &e, &Flags::default()).unwrap();
         assert_eq!(config.model.as_deref(), Some("env"));
         assert_eq!(config.sources.model, Source::Env("TICK_MODEL".into()));
         let flags = Flags {
             model: Some("flag".into()),
             ..Flags::default()
         };
-        let config = resolve(&project, shown, &e, &flags).unwrap();
+        let config = resolve(&project, shown, &TrustState::Trusted, &e, &flags).unwrap();
         assert_eq!(config.model.as_deref(), Some("flag"));
         assert_eq!(config.sources.model, Source::Flag("--model".into()));
         std::fs::remove_file(&project).unwrap();
-        let config = resolve(&project, shown, &env(&[], dir.path()), &Flags::default()).unwrap();
+        let config = resolve(
+            &project,
+            shown,
+            &TrustState::Trusted,
+            &env(&[], dir.path()),
+            &Flags::default(),
+        )
+        .unwrap();
         assert_eq!(
             config.sources.model,
             Source::File(user.display().to_string())
@@ -1530,20 +1969,35 @@ mod tests {
         let config = resolve(
             &dir.path().join("none.yaml"),
             "x",
+            &TrustState::Trusted,
             &env(&[], dir.path()),
             &Flags::default(),
         )
         .unwrap();
         assert_eq!(config.missing(true), vec![Missing::Model, Missing::ApiKey]);
         let e = env(&[("TICK_PROVIDER", "ollama")], dir.path());
-        let config = resolve(&dir.path().join("none.yaml"), "x", &e, &Flags::default()).unwrap();
+        let config = resolve(
+            &dir.path().join("none.yaml"),
+            "x",
+            &TrustState::Trusted,
+            &e,
+            &Flags::default(),
+        )
+        .unwrap();
         assert_eq!(
             config.missing(true),
             vec![Missing::Model],
             "a local server needs no key"
         );
         let e = env(&[("TICK_PLAN_MODEL", "p")], dir.path());
-        let config = resolve(&dir.path().join("none.yaml"), "x", &e, &Flags::default()).unwrap();
+        let config = resolve(
+            &dir.path().join("none.yaml"),
+            "x",
+            &TrustState::Trusted,
+            &e,
+            &Flags::default(),
+        )
+        .unwrap();
         assert_eq!(config.missing(true), vec![Missing::ApiKey]);
         assert_eq!(config.missing(false), vec![Missing::Model, Missing::ApiKey]);
     }

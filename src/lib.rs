@@ -36,6 +36,7 @@ pub mod tasks;
 pub mod text;
 pub mod tools;
 pub mod transcript;
+pub mod trust;
 pub mod ui;
 pub mod watch;
 

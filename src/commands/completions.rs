@@ -106,7 +106,9 @@ fn command(cwd: &Path) -> clap::Command {
 
 /// Every task, newest first, with its title as the help text.
 fn task_candidates(cwd: &Path) -> Vec<CompletionCandidate> {
-    let store = Store::discover(cwd);
+    let Ok(store) = Store::discover(cwd) else {
+        return Vec::new();
+    };
     let mut ids = store.task_ids().unwrap_or_default();
     ids.reverse();
     ids.into_iter()
@@ -122,7 +124,9 @@ fn task_candidates(cwd: &Path) -> Vec<CompletionCandidate> {
 
 /// The current task's steps, with their status and title as the help text.
 fn step_candidates(cwd: &Path) -> Vec<CompletionCandidate> {
-    let store = Store::discover(cwd);
+    let Ok(store) = Store::discover(cwd) else {
+        return Vec::new();
+    };
     let Some(task) = store
         .current()
         .ok()

@@ -33,6 +33,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
     checks.push(sandbox());
     checks.push(structured_output(ctx, &config, reachable));
     checks.push(hard_links(ctx.store.root()));
+    checks.push(trust(ctx, &config));
     let exit_code = if checks[0].ok == Some(false) {
         2
     } else if checks[1..3].iter().any(|c| c.ok == Some(false)) {
@@ -262,6 +263,61 @@ fn hard_links(root: &std::path::Path) -> Check {
         Err(err) => Check::new("hard_links", None, format!("could not look: {err}"), None),
     };
     check.timed(started)
+}
+
+/// Whether the person trusts this repository's files, and what was ignored because they do
+/// not. A report, never a failure of `tick doctor`.
+fn trust(ctx: &Ctx<'_>, config: &Config) -> Check {
+    use crate::trust::TrustState;
+    let shipped = crate::trust::shipped(ctx.store.root());
+    let named = |files: &mut dyn Iterator<Item = &String>| {
+        files
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let ignored = config
+        .ignored
+        .as_ref()
+        .map(|i| i.keys.join(", "))
+        .unwrap_or_default();
+    let hint = Some("`tick trust` trusts its files as they are now".to_owned());
+    match ctx.store.trust() {
+        TrustState::Trusted => Check::new(
+            "trust",
+            Some(true),
+            format!(
+                "trusted, its files as trusted ({})",
+                named(&mut shipped.keys())
+            ),
+            None,
+        ),
+        TrustState::Changed { files } => Check::new(
+            "trust",
+            Some(false),
+            format!(
+                "trusted once, changed since: {}; ignored {ignored}",
+                named(&mut files.iter())
+            ),
+            hint,
+        ),
+        TrustState::Untrusted if ignored.is_empty() => Check::new(
+            "trust",
+            Some(true),
+            if shipped.is_empty() {
+                "not trusted; the repository ships no files of tick's".to_owned()
+            } else {
+                "not trusted; its files set only what tightens".to_owned()
+            },
+            None,
+        ),
+        TrustState::Untrusted => Check::new(
+            "trust",
+            Some(false),
+            format!("not trusted: ignored {ignored}"),
+            hint,
+        ),
+    }
 }
 
 /// The human form: the settings with their sources, then one line per check.

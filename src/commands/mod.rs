@@ -21,6 +21,7 @@ pub mod review;
 pub mod run;
 pub mod show;
 pub mod status;
+pub mod trust;
 pub mod verify;
 pub mod watch;
 
@@ -85,7 +86,16 @@ impl Outcome {
 /// The settings for a command that talks to a model, with its flags: see
 /// [`crate::config::for_model`].
 pub fn model_config(ctx: &Ctx<'_>, args: &crate::cli::ModelArgs) -> Result<crate::config::Config> {
-    crate::config::for_model(&ctx.store, ctx.env, &flags(args))
+    let config = crate::config::for_model(&ctx.store, ctx.env, &flags(args))?;
+    warn_untrusted(ctx, &config);
+    Ok(config)
+}
+
+/// The one line naming what an untrusted repository's files would have decided.
+fn warn_untrusted(ctx: &Ctx<'_>, config: &crate::config::Config) {
+    if let Some(warning) = config.trust_warning() {
+        ctx.ui.warn(&warning);
+    }
 }
 
 /// The settings as resolved, complete or not (for `tick doctor`).
@@ -93,7 +103,9 @@ pub fn resolved_config(
     ctx: &Ctx<'_>,
     args: &crate::cli::ModelArgs,
 ) -> Result<crate::config::Config> {
-    crate::config::for_workspace(&ctx.store, ctx.env, &flags(args))
+    let config = crate::config::for_workspace(&ctx.store, ctx.env, &flags(args))?;
+    warn_untrusted(ctx, &config);
+    Ok(config)
 }
 
 fn flags(args: &crate::cli::ModelArgs) -> crate::config::Flags {
@@ -110,7 +122,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         None => env.cwd.clone(),
     };
     let ctx = Ctx {
-        store: Store::discover(&cwd),
+        store: Store::discover(&cwd)?.trusting(env),
         env,
         ui,
     };
@@ -147,6 +159,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Edit(args) => edit::run(&ctx, &args),
         Command::Diff(args) => diff::run(&ctx, &args),
         Command::Cancel(args) => cancel::run(&ctx, &args),
+        Command::Trust(args) => trust::run(&ctx, &args),
         Command::Completions(args) => completions::run(&ctx, &args),
         Command::Man(args) => man::run(&ctx, &args),
     }

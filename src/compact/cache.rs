@@ -2,6 +2,10 @@
 //! kept as local state in `.tasks/.local/structured-output.yaml`. The folder ignores itself
 //! with a `.gitignore` of its own (`*`), so the cache is never committed, whatever the
 //! repository's other ignore files say.
+//!
+//! `.tasks/.local/` is this machine's. A clone cannot ship it: when git tracks a file in it
+//! (someone force-added it), the folder is the repository's, not a measurement made here, and
+//! it is neither read nor written.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,9 +37,23 @@ fn path(tasks_dir: &Path) -> PathBuf {
     tasks_dir.join(DIR).join(FILE)
 }
 
-/// The cache in `tasks_dir` (`.tasks/`); empty when there is none or it does not parse (it is
-/// only a cache: the next probe rewrites it).
+/// Whether git tracks a file under `.tasks/.local/` of the workspace of `tasks_dir`: then
+/// the folder came with the repository, and tick leaves it alone.
+pub fn shipped_by_repository(tasks_dir: &Path) -> bool {
+    let Some(root) = tasks_dir.parent() else {
+        return false;
+    };
+    let local = format!("{}/{DIR}", crate::tasks::TASKS_DIR);
+    crate::git::output(root, &["ls-files", "-z", "--", &local])
+        .is_some_and(|listed| !listed.is_empty())
+}
+
+/// The cache in `tasks_dir` (`.tasks/`); empty when there is none, it does not parse (it is
+/// only a cache: the next probe rewrites it), or git tracks it ([`shipped_by_repository`]).
 pub fn load(tasks_dir: &Path) -> CapabilityCache {
+    if !path(tasks_dir).exists() || shipped_by_repository(tasks_dir) {
+        return CapabilityCache::default();
+    }
     fsx::read_optional(&path(tasks_dir))
         .ok()
         .flatten()
@@ -46,7 +64,7 @@ pub fn load(tasks_dir: &Path) -> CapabilityCache {
 /// Records `probe` for `key`. Writes nothing when `tasks_dir` does not exist: a probe does not
 /// create `.tasks/` in a repository that has none.
 pub fn record(tasks_dir: &Path, key: &str, probe: &Probe) -> Result<()> {
-    if !tasks_dir.is_dir() {
+    if !tasks_dir.is_dir() || shipped_by_repository(tasks_dir) {
         return Ok(());
     }
     let mut cache = load(tasks_dir);
@@ -121,6 +139,46 @@ mod tests {
                 true
             ),
             StructuredMethod::OllamaFormat
+        );
+    }
+
+    /// Issue 25, finding 3: a force-added cache is the repository's, not this machine's.
+    #[test]
+    fn a_cache_git_tracks_is_not_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(root)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+        };
+        git(&["init", "-q"]);
+        let tasks = root.join(".tasks");
+        let probe = Probe {
+            method: StructuredMethod::ForcedTool,
+            held: true,
+            detail: String::new(),
+        };
+        std::fs::create_dir_all(&tasks).unwrap();
+        record(&tasks, "k", &probe).unwrap();
+        assert_eq!(
+            load(&tasks).probes.len(),
+            1,
+            "this machine's own cache is used"
+        );
+        git(&["add", "-f", ".tasks/.local/structured-output.yaml"]);
+        assert!(shipped_by_repository(&tasks));
+        assert_eq!(load(&tasks), CapabilityCache::default());
+        let before = std::fs::read(tasks.join(".local/structured-output.yaml")).unwrap();
+        record(&tasks, "other", &probe).unwrap();
+        assert_eq!(
+            std::fs::read(tasks.join(".local/structured-output.yaml")).unwrap(),
+            before,
+            "a tracked cache is not written either"
         );
     }
 

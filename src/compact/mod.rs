@@ -406,6 +406,7 @@ fn submission(
     repo: &Repo,
     warnings: &[String],
 ) -> Result<PlanSubmission, String> {
+    let test = context.test.as_ref();
     let steps: Vec<Value> = draft
         .steps
         .iter()
@@ -417,14 +418,20 @@ fn submission(
                     files.push(path);
                 }
             }
-            let verify: Vec<&str> = Some(step.verify.trim())
+            let mut verify: Vec<&str> = Some(step.verify.trim())
                 .filter(|v| !v.is_empty())
                 .into_iter()
                 .collect();
+            // The repository's tests run after each step: said here, in the plan the person
+            // approves, never added when the step runs.
+            if let Some(test) = test
+                && !verify.contains(&test.command.as_str())
+            {
+                verify.push(&test.command);
+            }
             json!({"title": one_line(&step.title), "files": files, "verify": verify})
         })
         .collect();
-    let test = context.test.as_ref();
     let plan = json!({
         "title": one_line(&draft.title),
         "summary": draft.summary,

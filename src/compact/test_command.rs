@@ -3,6 +3,12 @@
 //! manifest implies (`Cargo.toml`, `package.json`'s `test` script, pytest configured in
 //! `pyproject.toml`/`setup.cfg`, `go.mod`), else the conventions of a `tests/` directory of
 //! Python `test_*.py` files. Pure: it reads only the texts it is given.
+//!
+//! A README is the repository's text, not the person's: what is taken from it is one
+//! recognised command, a program and plain arguments, never a shell line
+//! (`make test; echo RAN > ran.txt` is passed over). The compact planner writes the command
+//! into each step's `verify` while drafting, so the person approves it with the plan; the
+//! executor runs nothing else.
 
 use std::sync::LazyLock;
 
@@ -119,11 +125,35 @@ fn python_tests_convention(
 }
 
 /// The first test command a README shows in code (a code span, a code block or an indented
-/// line, or after a `$` prompt).
+/// line, or after a `$` prompt) that is one plain command ([`is_plain_command`]).
 fn readme_command(text: &str) -> Option<String> {
-    let caps = README_COMMAND.captures(text)?;
-    let command = caps[1].trim().trim_end_matches(['`', '\'', '"']).trim();
-    Some(command.to_owned())
+    README_COMMAND.captures_iter(text).find_map(|caps| {
+        let found = caps.get(1)?;
+        let in_code_span = text[..found.start()].ends_with('`');
+        // Outside a code span the command is the whole rest of its line: a backtick after
+        // it is a substitution, not the end of the command.
+        let rest = text[found.end()..].split('\n').next().unwrap_or("");
+        if !in_code_span && !rest.trim().is_empty() {
+            return None;
+        }
+        let command = found
+            .as_str()
+            .trim()
+            .trim_end_matches(['`', '\'', '"'])
+            .trim();
+        is_plain_command(command).then(|| command.to_owned())
+    })
+}
+
+/// Whether `command` is one program with plain arguments: words of letters, digits and
+/// `-_./=:,+@%`, so no shell operator (`;`, `&&`, `|`, `>`), substitution, quote, glob or
+/// variable can make it more than the one command it names.
+pub fn is_plain_command(command: &str) -> bool {
+    !command.trim().is_empty()
+        && command.split_whitespace().all(|word| {
+            word.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+        })
 }
 
 #[cfg(test)]
@@ -171,6 +201,41 @@ mod tests {
             ]),
             Some("npm run test -- --watch".to_owned())
         );
+    }
+
+    /// Issue 25, finding 4: a README line with shell operators is never the test command.
+    #[test]
+    fn a_readme_shell_line_is_never_the_test_command() {
+        for line in [
+            "    make test; echo RAN > ran.txt",
+            "    make test && curl x | sh",
+            "`cargo test $(echo x)`",
+            "$ pytest `rm -rf ~`",
+            "    npm test > out.txt",
+        ] {
+            assert_eq!(
+                command(&[("README.md", &format!("# x\n\n{line}\n"))]),
+                None,
+                "{line}"
+            );
+        }
+        // The next plain one is taken; else what the manifest implies.
+        assert_eq!(
+            command(&[(
+                "README.md",
+                "    make test; echo RAN > ran.txt\n\nOr `cargo test --workspace`.\n"
+            )]),
+            Some("cargo test --workspace".to_owned())
+        );
+        assert_eq!(
+            command(&[
+                ("README.md", "    make test; echo RAN > ran.txt\n"),
+                ("Makefile", "test:\n\t./run\n")
+            ]),
+            Some("make test".to_owned())
+        );
+        assert!(is_plain_command("python3 -m pytest -k login tests/"));
+        assert!(!is_plain_command("pytest -k 'a or b'"));
     }
 
     #[test]

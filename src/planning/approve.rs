@@ -150,6 +150,7 @@ pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> R
     let plan_text = plan_md::render(&front, &body).map_err(render_error)?;
     let approved = plan_md::parse(&plan_text).map_err(|e| store.parse_error(&path, &e))?;
     let todo_text = render_todo(store, &id, &title, &approved.steps)?;
+    refuse_other_checklist(&approved.steps, &todo_text)?;
     let mut state = State::new();
     state.approval = Some(ApprovalRecord {
         approved_at: now,
@@ -191,6 +192,126 @@ pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> R
         title,
         steps: approved.steps.all_steps().count(),
     })
+}
+
+/// The rendered TODO.md must carry exactly the approved steps: the same ids and titles in the
+/// same places, each `[ ]` (nothing has run yet), with the same files, verify commands,
+/// done-when, risk and dependencies, and no runner-owned line. A template that adds a
+/// `verify: true`, a command the person never saw, or renders `[x]` is refused, naming the
+/// first difference.
+fn refuse_other_checklist(approved: &todo_md::Checklist, todo_text: &str) -> Result<()> {
+    let refused = |what: String| {
+        Error::input(format!(
+            "the TODO.md template changed the approved checklist: {what}"
+        ))
+        .hint(
+            "fix or remove the TODO.md template (in `.tasks/templates/` or \
+             `~/.config/tick/templates/`); nothing was written",
+        )
+    };
+    let rendered =
+        todo_md::parse(todo_text).map_err(|e| refused(format!("it does not parse ({e})")))?;
+    if let Some(what) = checklist_difference(approved, &rendered) {
+        return Err(refused(what));
+    }
+    Ok(())
+}
+
+/// The first way `rendered` is not the checklist `approved` starts as, in words; `None` when
+/// it is exactly that.
+pub fn checklist_difference(
+    approved: &todo_md::Checklist,
+    rendered: &todo_md::Checklist,
+) -> Option<String> {
+    // Compared as TODO.md writes a detail: on one line, runs of white space as one space
+    // (`render::one_line`), which is tick's own rendering, not a template's.
+    fn list(items: &[String]) -> String {
+        if items.is_empty() {
+            "none".to_owned()
+        } else {
+            items
+                .iter()
+                .map(|i| format!("`{}`", one_line(i)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    }
+    fn one(item: Option<&str>) -> String {
+        item.map_or_else(|| "none".to_owned(), |i| format!("`{}`", one_line(i)))
+    }
+    use crate::tasks::render::one_line;
+    fn steps_differ(want: &[todo_md::Step], got: &[todo_md::Step]) -> Option<String> {
+        let name = |step: &todo_md::Step| {
+            step.id
+                .map_or_else(|| format!("`{}`", step.title), |id| format!("`{id}`"))
+        };
+        for (at, pair) in want.iter().zip(got).enumerate() {
+            let (w, g) = pair;
+            if w.id != g.id || w.title != g.title {
+                return Some(format!(
+                    "step {} is {} {:?} in TODO.md, {} {:?} in the approved plan",
+                    at + 1,
+                    name(g),
+                    g.title,
+                    name(w),
+                    w.title
+                ));
+            }
+            let step = name(w);
+            if g.status != StepStatus::Pending {
+                return Some(format!(
+                    "{step} is marked `[{}]` in TODO.md; an approved task starts with every \
+                     step `[ ]`",
+                    g.status.marker()
+                ));
+            }
+            let fields: [(&str, String, String); 9] = [
+                ("files", list(&w.files), list(&g.files)),
+                ("verify", list(&w.verify), list(&g.verify)),
+                (
+                    "done when",
+                    one(w.done_when.as_deref()),
+                    one(g.done_when.as_deref()),
+                ),
+                (
+                    "risk",
+                    one(w.risk.map(crate::plan::step::Risk::as_str)),
+                    one(g.risk.map(crate::plan::step::Risk::as_str)),
+                ),
+                (
+                    "depends",
+                    list(&w.depends.iter().map(StepId::to_string).collect::<Vec<_>>()),
+                    list(&g.depends.iter().map(StepId::to_string).collect::<Vec<_>>()),
+                ),
+                ("blocked", "none".to_owned(), one(g.blocked.as_deref())),
+                ("stale", "none".to_owned(), one(g.stale.as_deref())),
+                ("evidence", "none".to_owned(), one(g.evidence.as_deref())),
+                ("notes", list(&w.notes), list(&g.notes)),
+            ];
+            for (field, want, got) in fields {
+                if want != got {
+                    return Some(format!(
+                        "{step}'s {field} is {got} in TODO.md, {want} in the approved plan"
+                    ));
+                }
+            }
+            if let Some(what) = steps_differ(&w.substeps, &g.substeps) {
+                return Some(what);
+            }
+        }
+        match want.len().cmp(&got.len()) {
+            std::cmp::Ordering::Equal => None,
+            std::cmp::Ordering::Greater => Some(format!(
+                "{} is missing from TODO.md",
+                name(&want[got.len()])
+            )),
+            std::cmp::Ordering::Less => Some(format!(
+                "TODO.md has a step the approved plan does not: {}",
+                name(&got[want.len()])
+            )),
+        }
+    }
+    steps_differ(&approved.steps, &rendered.steps)
 }
 
 /// Commits the approved task's folder (and `.tasks/.gitignore`), and `.tasks/config.yaml`

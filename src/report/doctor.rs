@@ -308,8 +308,14 @@ mod tests {
         let env =
             crate::env::Env::fixed(dir.path().to_path_buf(), vars, chrono::DateTime::UNIX_EPOCH);
         let path = dir.path().join("config.yaml");
-        crate::config::resolve(&path, "config.yaml", &env, &crate::config::Flags::default())
-            .unwrap()
+        crate::config::resolve(
+            &path,
+            "config.yaml",
+            &crate::trust::TrustState::Untrusted,
+            &env,
+            &crate::config::Flags::default(),
+        )
+        .unwrap()
     }
 
     #[test]

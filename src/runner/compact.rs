@@ -5,11 +5,11 @@
 //! not name) and written through the build-mode `write_file` (the same write policy and
 //! sandbox as the agent's writes); a refusal goes back to the model, at most
 //! [`RETRIES_PER_FILE`] times, a reply without its form once. Then the runner's verification
-//! runs the step's `verify` and the repository's test command; a failure goes back once with
-//! its output, for one more edit; the step ends done only when both pass, else blocked with
-//! the reason.
+//! runs the step's approved `verify` (where the compact planner wrote the repository's test
+//! command, so the person saw it); a failure goes back once with its output, for one more
+//! edit; the step ends done only when it passes, else blocked with the reason. Nothing is
+//! added to the checks at run time.
 
-use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use super::{Emitter, Hooks, Runner, Sink, Work};
@@ -25,19 +25,6 @@ use crate::plan::StepId;
 use crate::tasks::Task;
 use crate::tasks::todo_md::Step;
 use crate::tools::{Access, PayloadLimits, Registry, ToolOutcome};
-
-/// The commands that must pass before a compact step ticks: its `verify`, then the
-/// repository's test command when it has one and the step does not already run it.
-pub fn checks(root: &Path, verify: &[String]) -> Vec<String> {
-    let mut checks = verify.to_vec();
-    let repo = crate::compact::context::scan(root);
-    if let Some(test) = repo.test_command()
-        && !checks.iter().any(|c| c.trim() == test.command)
-    {
-        checks.push(test.command);
-    }
-    checks
-}
 
 /// The step's files that name one file (not a glob), in order.
 fn concrete(files: &[String]) -> Vec<String> {
@@ -469,8 +456,8 @@ fn failure(hooks: &Hooks<'_, '_, '_>, report: &str) -> String {
 
 impl Runner<'_> {
     /// The compact executor's turn on a step (see the module documentation): the same hooks
-    /// as the agent's (verification, journal, tamper guard, a person's edits), with the
-    /// repository's test command added to the step's checks.
+    /// as the agent's (verification, journal, tamper guard, a person's edits), checking what
+    /// the step's approved `verify` says.
     pub(super) fn work_compact(
         &mut self,
         task: &Task,
@@ -484,7 +471,7 @@ impl Runner<'_> {
         if let Some(watcher) = self.watcher.as_mut() {
             while watcher.try_next().is_some() {}
         }
-        let checks = checks(&root, &step.verify);
+        let checks = step.verify.clone();
         let files = shown(self.deps.registry, &concrete(scope));
         let step_line = format!("{id} {}", step.title);
         let first = exec::step_message(

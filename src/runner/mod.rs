@@ -167,6 +167,10 @@ struct Hooks<'r, 's, 't> {
     /// What changed there while one of the agent's commands ran: tick writes nothing there
     /// during a command, so each of these is someone else's doing.
     tampered: Vec<tamper::Tampered>,
+    /// The `.tasks/` folders below the workspace's own before the command under way: one
+    /// that appears during it was planted ([`crate::tasks::nested_stores`]). Kept from one
+    /// command's end to the next one's start, so each command costs one walk.
+    nested_before: Option<Vec<String>>,
     /// How many of the agent's commands (`bash`, `run_command`) ran.
     agent_commands: usize,
     /// The step's files, and whether an earlier attempt changed one of them: a `done` claim
@@ -203,6 +207,7 @@ impl<'r, 's, 't> Hooks<'r, 's, 't> {
             emitter,
             guarded: None,
             tampered: Vec::new(),
+            nested_before: None,
             agent_commands: 0,
             scope: scope.to_vec(),
             earlier_changed,
@@ -254,6 +259,9 @@ impl Hooks<'_, '_, '_> {
     /// Remembers the guarded files before one of the agent's commands runs.
     fn guard(&mut self) {
         self.guarded = tamper::Snapshot::take(self.root).ok();
+        if self.nested_before.is_none() {
+            self.nested_before = Some(crate::tasks::nested_stores(self.root));
+        }
     }
 
     /// Compares the guarded files with how they were before the command that just ended.
@@ -264,15 +272,59 @@ impl Hooks<'_, '_, '_> {
         // A snapshot that cannot be taken counts as everything gone: never as "unchanged".
         let after = tamper::Snapshot::take(self.root).unwrap_or_default();
         let found = tamper::diff(&before, &after, &|_, _| false);
-        if !found.is_empty() {
+        let planted = self.planted_stores();
+        if !found.is_empty() || !planted.is_empty() {
             // Put back at once, so nothing planted there runs before the person looks.
-            let found = tamper::restore(&before, &after, found);
+            let mut found = tamper::restore(&before, &after, found);
+            found.extend(planted);
             self.emitter.emit(RunEvent::Tampered {
                 step: self.step,
                 files: found.iter().map(|t| t.path.clone()).collect(),
             });
             self.tampered.extend(found);
         }
+    }
+}
+
+impl Hooks<'_, '_, '_> {
+    /// The `.tasks/` folders that appeared below the workspace's own during the command that
+    /// just ended, each removed at once: a store there would decide, for the person's next
+    /// `tick` in that folder, where requests go.
+    fn planted_stores(&mut self) -> Vec<tamper::Tampered> {
+        let before = self.nested_before.take().unwrap_or_default();
+        let after = crate::tasks::nested_stores(self.root);
+        let planted: Vec<String> = after
+            .iter()
+            .filter(|path| !before.contains(path))
+            .cloned()
+            .collect();
+        let found: Vec<tamper::Tampered> = planted
+            .into_iter()
+            .map(|path| {
+                let repair = match crate::fsx::remove_dir_all(&self.root.join(&path)) {
+                    Ok(()) => tamper::Repair::Removed,
+                    Err(err) => tamper::Repair::Failed(err.message),
+                };
+                tamper::Tampered {
+                    path,
+                    change: tamper::Change::Added,
+                    repair: Some(repair),
+                }
+            })
+            .collect();
+        // What the next command starts from: the folders there are now (a planted one that
+        // could not be removed is named once, not again after every command).
+        self.nested_before = Some(
+            after
+                .into_iter()
+                .filter(|path| {
+                    !found
+                        .iter()
+                        .any(|t| t.path == *path && t.repair == Some(tamper::Repair::Removed))
+                })
+                .collect(),
+        );
+        found
     }
 }
 

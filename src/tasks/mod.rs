@@ -83,6 +83,11 @@ draft/session.jsonl
 pub struct Store {
     root: PathBuf,
     dir: PathBuf,
+    /// Whether the person trusts this repository's files ([`Store::trusting`]); untrusted
+    /// until told.
+    trust: crate::trust::TrustState,
+    /// The person's own config directory, where their template and prompt overrides are.
+    person_dir: Option<PathBuf>,
     /// The task [`Store::load`] parsed last, with the text it parsed: a command that reads the
     /// same task again (to find it, then under its lock) parses it once.
     parsed: Arc<ParseCache>,
@@ -134,24 +139,118 @@ pub struct Draft {
     pub plan: PlanDoc,
 }
 
+/// The most entries [`nested_stores`] looks at: a larger tree is not searched to its end.
+const MAX_NESTED_SEARCH: usize = 200_000;
+
+/// Every `.tasks/` folder below the workspace at `root` other than its own store, by path
+/// from the root (`src/.tasks`), sorted: what a command the agent ran could have planted for
+/// the person's next `tick` in that folder. The walk is the workspace's own (hidden files
+/// included, ignore files honoured, links not followed, `.git/` and the store skipped).
+pub fn nested_stores(root: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut walker = ignore::WalkBuilder::new(root);
+    walker
+        .hidden(false)
+        .parents(false)
+        .ignore(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .require_git(false)
+        .follow_links(false);
+    let top_store = root.join(TASKS_DIR);
+    let top_git = root.join(".git");
+    walker.filter_entry(move |entry| entry.path() != top_store && entry.path() != top_git);
+    for entry in walker.build().take(MAX_NESTED_SEARCH).flatten() {
+        if entry.depth() > 0
+            && entry.file_name() == TASKS_DIR
+            && entry.file_type().is_some_and(|t| t.is_dir())
+            && let Ok(rel) = entry.path().strip_prefix(root)
+        {
+            found.push(rel.display().to_string());
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The error for a `.tasks/` below the repository's top level `top`.
+fn nested_store_error(top: &Path, nested: &Path) -> Error {
+    let rel = nested
+        .strip_prefix(top)
+        .unwrap_or(nested)
+        .display()
+        .to_string();
+    Error::input(format!(
+        "`{rel}` is a task store below the repository's top level: tick uses only the \
+         `.tasks/` at the top level"
+    ))
+    .hint(format!(
+        "if it is yours, move its tasks to the top level (`mv {rel}/* .tasks/` from `{}`) \
+         and remove it; if you did not make it, remove it (`rm -r {rel}`): its `config.yaml` \
+         may name a server of someone else's; nothing was read from it",
+        top.display()
+    ))
+}
+
 impl Store {
-    /// The store for the workspace containing `cwd`: the nearest ancestor with a `.tasks/`
-    /// folder, else the nearest with `.git`, else `cwd` itself.
-    pub fn discover(cwd: &Path) -> Store {
-        let root = cwd
+    /// The store for the workspace containing `cwd`: `.tasks/` at the top level of the git
+    /// repository `cwd` is in (the nearest ancestor with `.git`); outside git, the nearest
+    /// ancestor with a `.tasks/` folder, else `cwd` itself.
+    ///
+    /// A `.tasks/` between `cwd` and the top level is refused, naming it: a store there was
+    /// made by hand or planted (by a command the agent ran, say), and whatever its
+    /// `config.yaml` names must not be where this person's requests go.
+    pub fn discover(cwd: &Path) -> Result<Store> {
+        let Some(top) = cwd.ancestors().find(|dir| dir.join(".git").exists()) else {
+            let root = cwd
+                .ancestors()
+                .find(|dir| dir.join(TASKS_DIR).is_dir())
+                .unwrap_or(cwd);
+            return Ok(Store::at(root));
+        };
+        if let Some(nested) = cwd
             .ancestors()
+            .take_while(|dir| *dir != top)
             .find(|dir| dir.join(TASKS_DIR).is_dir())
-            .or_else(|| cwd.ancestors().find(|dir| dir.join(".git").exists()))
-            .unwrap_or(cwd);
-        Store::at(root)
+        {
+            return Err(nested_store_error(top, &nested.join(TASKS_DIR)));
+        }
+        Ok(Store::at(top))
     }
 
+    /// The store at `root`, trusting none of its files (see [`Store::trusting`]).
     pub fn at(root: &Path) -> Store {
         Store {
             root: root.to_path_buf(),
             dir: root.join(TASKS_DIR),
+            trust: crate::trust::TrustState::Untrusted,
+            person_dir: None,
             parsed: Arc::default(),
         }
+    }
+
+    /// This store as far as the person trusts its repository ([`crate::trust::state`]), with
+    /// their own config directory for template and prompt overrides.
+    #[must_use]
+    pub fn trusting(mut self, env: &crate::env::Env) -> Store {
+        self.trust = crate::trust::state(&self.root, env);
+        self.person_dir = crate::config::user_config_dir(env);
+        self
+    }
+
+    /// Whether the person trusts this repository's files.
+    pub fn trust(&self) -> &crate::trust::TrustState {
+        &self.trust
+    }
+
+    /// Where overrides of tick's embedded files of kind `kind` (`templates`, `prompts`) are
+    /// looked for, most specific first: the repository's `.tasks/<kind>/` when the person
+    /// trusts it, then their own config directory's `<kind>/`.
+    pub fn override_dirs(&self, kind: &str) -> Vec<PathBuf> {
+        let repo = self.trust.is_trusted().then(|| self.dir.join(kind));
+        let person = self.person_dir.as_ref().map(|dir| dir.join(kind));
+        repo.into_iter().chain(person).collect()
     }
 
     pub fn root(&self) -> &Path {
@@ -170,18 +269,24 @@ impl Store {
         self.draft_dir().join(PLAN_FILE)
     }
 
-    pub fn templates_dir(&self) -> PathBuf {
-        self.dir.join("templates")
+    /// Where template overrides are looked for ([`Store::override_dirs`]).
+    pub fn template_dirs(&self) -> Vec<PathBuf> {
+        self.override_dirs("templates")
     }
 
     pub fn config_path(&self) -> PathBuf {
         self.dir.join(CONFIG_FILE)
     }
 
-    /// A system prompt: `.tasks/prompts/<name>` if a person put one there, else `builtin`.
+    /// A system prompt: `<dir>/<name>` from the first of [`Store::override_dirs`] that has
+    /// one (a trusted repository's `.tasks/prompts/`, the person's own), else `builtin`.
     pub fn prompt(&self, name: &str, builtin: &str) -> Result<String> {
-        let custom = self.dir.join("prompts").join(name);
-        Ok(fsx::read_optional(&custom)?.unwrap_or_else(|| builtin.to_owned()))
+        for dir in self.override_dirs("prompts") {
+            if let Some(text) = fsx::read_optional(&dir.join(name))? {
+                return Ok(text);
+            }
+        }
+        Ok(builtin.to_owned())
     }
 
     /// `path` as a person would type it from the workspace root, with `/` separators.
@@ -727,6 +832,42 @@ pub(crate) fn test_task(plan: &str, todo: &str) -> (tempfile::TempDir, Store, Ta
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 25, finding 5: the store is the top level's; a nested one is refused, and a
+    /// planted one is found wherever the workspace's walk goes.
+    #[test]
+    fn the_store_is_the_top_levels_and_nested_ones_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join(".tasks/draft")).unwrap();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        assert_eq!(
+            Store::discover(&root.join("src/deep")).unwrap().root(),
+            root
+        );
+        std::fs::create_dir_all(root.join("src/.tasks")).unwrap();
+        let err = Store::discover(&root.join("src/deep")).unwrap_err();
+        assert!(
+            err.message
+                .starts_with("`src/.tasks` is a task store below"),
+            "{}",
+            err.message
+        );
+        // From the top level, the nested one is not on the way: it is found by the walk.
+        assert_eq!(Store::discover(root).unwrap().root(), root);
+        std::fs::create_dir_all(root.join("lib/a/.tasks")).unwrap();
+        std::fs::create_dir_all(root.join(".git/.tasks")).unwrap();
+        assert_eq!(nested_stores(root), ["lib/a/.tasks", "src/.tasks"]);
+        // Outside git, the nearest `.tasks/` is the store, as before.
+        let plain = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(plain.path().join(".tasks")).unwrap();
+        std::fs::create_dir_all(plain.path().join("x")).unwrap();
+        assert_eq!(
+            Store::discover(&plain.path().join("x")).unwrap().root(),
+            plain.path()
+        );
+    }
 
     #[test]
     fn the_current_task_is_remembered_locally() {

@@ -124,18 +124,18 @@ pub fn render_todo(store: &Store, id: &str, title: &str, steps: &Checklist) -> R
         title,
         steps: steps.steps.iter().map(step_context).collect(),
     };
-    let text = templates::render(&store.templates_dir(), templates::TODO_MD, &context)?;
+    let text = templates::render(&store.template_dirs(), templates::TODO_MD, &context)?;
     let parsed = todo_md::parse(&text).map_err(|e| {
         Error::input(format!(
             "the TODO.md template produced a checklist that does not parse: {e}"
         ))
-        .hint("fix or remove `.tasks/templates/TODO.md.j2`; nothing was written")
+        .hint("fix or remove the TODO.md template (`TODO.md.j2` in `.tasks/templates/` or `~/.config/tick/templates/`); nothing was written")
     })?;
     let want: Vec<_> = steps.all_steps().map(|s| (s.id, &s.title)).collect();
     let got: Vec<_> = parsed.all_steps().map(|s| (s.id, &s.title)).collect();
     if want != got {
         return Err(Error::input("the TODO.md template lost or changed steps")
-            .hint("fix or remove `.tasks/templates/TODO.md.j2`; nothing was written"));
+            .hint("fix or remove the TODO.md template (`TODO.md.j2` in `.tasks/templates/` or `~/.config/tick/templates/`); nothing was written"));
     }
     Ok(text)
 }
@@ -245,12 +245,12 @@ pub fn plan_body<'a>(store: &Store, plan: impl Into<PlanInput<'a>>) -> Result<St
         out_of_scope: plan.out_of_scope,
         open_questions: plan.open_questions.iter().map(|q| one_line(q)).collect(),
     };
-    let body = templates::render(&store.templates_dir(), templates::PLAN_MD, &context)?;
+    let body = templates::render(&store.template_dirs(), templates::PLAN_MD, &context)?;
     let doc = plan_md::parse(&body).map_err(|e| {
         Error::input(format!(
             "the PLAN.md template produced a plan that does not parse: {e}"
         ))
-        .hint("fix or remove `.tasks/templates/PLAN.md.j2`; nothing was written")
+        .hint("fix or remove the PLAN.md template (`PLAN.md.j2` in `.tasks/templates/` or `~/.config/tick/templates/`); nothing was written")
     })?;
     let want: Vec<(String, String)> = context
         .steps
@@ -269,7 +269,7 @@ pub fn plan_body<'a>(store: &Store, plan: impl Into<PlanInput<'a>>) -> Result<St
         .collect();
     if want != got {
         return Err(Error::input("the PLAN.md template lost or changed steps")
-            .hint("fix or remove `.tasks/templates/PLAN.md.j2`; nothing was written"));
+            .hint("fix or remove the PLAN.md template (`PLAN.md.j2` in `.tasks/templates/` or `~/.config/tick/templates/`); nothing was written"));
     }
     Ok(body)
 }

@@ -1,7 +1,9 @@
 //! The templates tick renders files from: embedded in the binary, and overridable by a file of
-//! the same name in `.tasks/templates/`.
+//! the same name in the person's own `~/.config/tick/templates/`, or in `.tasks/templates/` of
+//! a repository the person trusts ([`crate::tasks::Store::template_dirs`]). An untrusted
+//! clone's templates are never rendered: what TODO.md says is what was approved.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use minijinja::Environment;
 use serde::Serialize;
@@ -20,11 +22,19 @@ fn embedded(name: &str) -> Option<&'static str> {
     }
 }
 
-/// Renders template `name` with `context`, preferring `<overrides>/<name>`.
-pub fn render(overrides: &Path, name: &str, context: impl Serialize) -> Result<String> {
-    let override_path = overrides.join(name);
-    let (source, origin) = match fsx::read_optional(&override_path)? {
-        Some(text) => (text, format!("`{}`", fsx::shown(&override_path))),
+/// Renders template `name` with `context`, preferring `<dir>/<name>` of the first of
+/// `overrides` that has one.
+pub fn render(overrides: &[PathBuf], name: &str, context: impl Serialize) -> Result<String> {
+    let mut found = None;
+    for dir in overrides {
+        let path = dir.join(name);
+        if let Some(text) = fsx::read_optional(&path)? {
+            found = Some((text, format!("`{}`", fsx::shown(&path))));
+            break;
+        }
+    }
+    let (source, origin) = match found {
+        Some(found) => found,
         None => (
             embedded(name)
                 .ok_or_else(|| Error::internal(format!("no template `{name}`")))?
@@ -34,7 +44,7 @@ pub fn render(overrides: &Path, name: &str, context: impl Serialize) -> Result<S
     };
     let fail = |err: minijinja::Error| {
         Error::input(format!("template {origin} failed: {err:#}"))
-            .hint("fix or remove the override in `.tasks/templates/`; nothing was written")
+            .hint(format!("fix or remove {origin}; nothing was written"))
     };
     let mut env = Environment::new();
     env.set_syntax(

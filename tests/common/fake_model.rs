@@ -225,9 +225,33 @@ pub struct FakeModel {
     task: JoinHandle<()>,
 }
 
+/// An address of this machine that is not loopback, for a server that stands for someone
+/// else's: the first IPv4 address `hostname -I` lists that is not loopback, else `127.0.0.2`
+/// (still loopback, on a machine with no other interface; tick's checks do not treat it
+/// differently, but the test then proves less).
+pub fn this_machines_outside_address() -> std::net::IpAddr {
+    std::process::Command::new("hostname")
+        .arg("-I")
+        .output()
+        .ok()
+        .and_then(|out| {
+            String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .filter_map(|word| word.parse::<std::net::IpAddr>().ok())
+                .find(|ip| ip.is_ipv4() && !ip.is_loopback())
+        })
+        .filter(|ip| std::net::TcpListener::bind((*ip, 0)).is_ok())
+        .unwrap_or(std::net::IpAddr::from([127, 0, 0, 2]))
+}
+
 impl FakeModel {
     pub async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::start_on(std::net::IpAddr::from([127, 0, 0, 1])).await
+    }
+
+    /// A server on `ip` (say [`this_machines_outside_address`]), on a free port.
+    pub async fn start_on(ip: std::net::IpAddr) -> Self {
+        let listener = TcpListener::bind((ip, 0)).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(Mutex::new(State::default()));
         let shared = Arc::clone(&state);

@@ -255,6 +255,8 @@ impl Workspace {
             .env("NO_COLOR", "1")
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            // Trust records (`tick trust`) stay in the workspace's own home.
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
             .env_remove("CLICOLOR_FORCE")
             // Help text wraps at the terminal's width: fix it, so snapshots do not depend on
             // the shell the tests run from.

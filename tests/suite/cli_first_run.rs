@@ -40,6 +40,8 @@ fn the_message_names_which_source_set_what() {
         ".tasks/config.yaml",
         "provider: openai\nbase_url: https://llm.example.com/v1\n",
     );
+    // The person's own repository: they trust its file to choose the server.
+    ws.ok(&["trust"]);
     let run = unconfigured(
         &ws,
         &["plan", "Add a --verbose flag"],

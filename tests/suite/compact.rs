@@ -123,6 +123,12 @@ async fn the_compact_pipelines_requests_carry_the_schema_and_build_the_context()
     let plan_md = project.read(".tasks/draft/PLAN.md");
     assert_contains(&plan_md, "- [ ] S1 Refuse empty passwords in login");
     assert_contains(&plan_md, "files: src/login.rs");
+    // The repository's test command is in each step's verify, for the person to approve:
+    // the executor adds nothing at run time (issue 25, finding 4).
+    assert_contains(
+        &plan_md,
+        "verify: `grep -n login src/login.rs`, `cargo test`",
+    );
     assert!(!plan_md.contains("tick's check of this draft"), "{plan_md}");
     // Cached prompt tokens reach the `--json` usage events and the draft event.
     let events: Vec<Value> = stdout(&output)
@@ -133,6 +139,49 @@ async fn the_compact_pipelines_requests_carry_the_schema_and_build_the_context()
     assert_eq!(usage["usage"]["cached_tokens"], 640, "{usage}");
     let draft = events.iter().find(|e| e["event"] == "draft").unwrap();
     assert_eq!(draft["usage"]["input_tokens"], 900);
+}
+
+/// Issue 25, finding 3: a `.tasks/.local/` probe cache git tracks came with the repository,
+/// not from a probe on this machine: tick does not use it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_probe_cache_git_tracks_is_not_used() {
+    let project = Workspace::sample();
+    let server = FakeModel::start().await;
+    let key = format!("{}/v1 test-model", server.url());
+    project.write(
+        ".tasks/.local/structured-output.yaml",
+        format!(
+            "probes:\n  \"{key}\":\n    method: forced_tool\n    held: true\n    detail: shipped\n"
+        ),
+    );
+    project.git(&["add", "-f", ".tasks/.local/structured-output.yaml"]);
+    project.git(&["commit", "-qm", "ship a probe cache"]);
+    server.push(props(16_384));
+    server.push(json_answer(&plan(
+        &["src/login.rs"],
+        "grep -n login src/login.rs",
+    )));
+    let output = project
+        .tick_with(
+            &server,
+            &["plan", "Reject empty passwords in login"],
+            |cmd| {
+                cmd.env("TICK_PLANNER", "compact");
+            },
+        )
+        .await;
+    assert_success(&output);
+    let requests = model_requests(&server);
+    assert_eq!(
+        requests[0].body["response_format"]["type"], "json_schema",
+        "{}",
+        requests[0].body
+    );
+    assert!(
+        requests[0].body.get("tool_choice").is_none(),
+        "{}",
+        requests[0].body
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -784,13 +833,41 @@ fn with_repo_tests() -> Workspace {
     ws
 }
 
+/// Issue 25, finding 4: a README's shell line is never a test command the executor runs; it
+/// runs only the step's approved `verify`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_readme_shell_line_is_never_run_as_the_test_command() {
+    let ws = Workspace::new();
+    ws.write(
+        "README.md",
+        "# demo\n\nTests:\n\n    make test; echo RAN > ran.txt\n",
+    );
+    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
+    crate::common::workspace::git(ws.root(), &["add", "."]);
+    crate::common::workspace::git(ws.root(), &["commit", "-qm", "readme"]);
+    let id = ws.approve(&one_step("Test one", "lib.rs", "grep -q one_is_one lib.rs"));
+    let server = FakeModel::start().await;
+    add_one_is_one(&server);
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(!ws.exists("ran.txt"), "the README's line ran: {run:#?}");
+    let checks: Vec<String> = events(&run)
+        .iter()
+        .filter(|e| e["event"] == "verification")
+        .map(|e| e["command"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(checks, ["grep -q one_is_one lib.rs"]);
+    assert_contains(&todo(&ws, &id), "- [x] S1");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compact_step_ticks_only_when_its_verify_and_the_repository_tests_pass() {
     let ws = with_repo_tests();
+    // As the compact planner drafts it: the step's own check, then the repository's tests.
     let id = ws.approve(&one_step(
         "Bump the version",
         "app.txt, keep.txt",
-        "grep -q 'version 2' app.txt",
+        "grep -q 'version 2' app.txt`, `make test",
     ));
     let server = FakeModel::start().await;
     change(&server, "app.txt", "version 1", "version 2");
@@ -831,10 +908,11 @@ async fn a_compact_step_ticks_only_when_its_verify_and_the_repository_tests_pass
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compact_step_whose_checks_fail_after_one_fix_ends_blocked_with_the_reason() {
     let ws = with_repo_tests();
+    // As the compact planner drafts it: the step's own check, then the repository's tests.
     let id = ws.approve(&one_step(
         "Bump the version",
         "app.txt, keep.txt",
-        "grep -q 'version 2' app.txt",
+        "grep -q 'version 2' app.txt`, `make test",
     ));
     let server = FakeModel::start().await;
     change(&server, "app.txt", "version 1", "version 2");

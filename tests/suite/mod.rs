@@ -40,4 +40,5 @@ mod snapshots;
 mod staleness;
 mod titles;
 mod todo_edits;
+mod trust;
 mod verify_cmd;

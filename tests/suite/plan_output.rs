@@ -202,7 +202,14 @@ mod session {
         .collect();
         let env = tick::env::Env::fixed(project.root().to_path_buf(), vars, NOW.parse().unwrap());
         let store = Store::at(project.root());
-        tick::config::resolve(&store.config_path(), "config", &env, &Flags::default()).unwrap()
+        tick::config::resolve(
+            &store.config_path(),
+            "config",
+            &tick::trust::TrustState::Untrusted,
+            &env,
+            &Flags::default(),
+        )
+        .unwrap()
     }
 
     /// Runs `body` with a session on the project's draft, off the async runtime (the session

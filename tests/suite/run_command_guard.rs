@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::common::fake_model::FakeModel;
-use crate::common::scripts::{login_plan, openai_call, openai_calls};
+use crate::common::scripts::{login_plan, openai_call, openai_calls, submit_login_plan};
 use crate::common::text::assert_starts_with;
 use crate::common::workspace::{Workspace, assert_success, json_events, scripted, stderr};
 
@@ -208,8 +208,8 @@ async fn branch_and_tag_create_nothing_and_cargo_tree_says_what_it_needs() {
     assert!(!results[0].1, "{:?}", results[0]);
 }
 
-/// Issue 17, item 13: a cloned repository's `.tasks/config.yaml` adds nothing to the
-/// allow-list; the person's own file does.
+/// Issue 17, item 13 (and issue 25): an untrusted repository's `.tasks/config.yaml` adds
+/// nothing to the allow-list, and says so in one warning; the person's own file does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_persons_config_adds_to_the_allow_list() {
     let project = Workspace::sample();
@@ -217,25 +217,22 @@ async fn only_the_persons_config_adds_to_the_allow_list() {
         ".tasks/config.yaml",
         "run_command:\n  allow:\n    - {program: sh}\n    - {program: git, subcommands: [config]}\n",
     );
-    let (output, server) = scripted(&project, [], &["plan", "Refactor login"]).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(server.requests().is_empty());
+    let (output, _server) =
+        scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
     let err = stderr(&output);
+    assert_success(&output);
     assert!(
         err.contains(
-            "error: `.tasks/config.yaml` cannot add `sh` to run_command's allow-list: the \
-             repository's own file comes with every clone of it"
+            "warning: ignored `run_command.allow` `sh`, `run_command.allow` `git config` from \
+             this repository (you have not trusted it); run `tick trust`"
         ),
         "{err}"
     );
-    let user = project.user_config();
-    assert!(
-        err.contains(&format!(
-            "hint: a person adds programs under `run_command.allow` in their own `{}`",
-            user.display()
-        )),
-        "{err}"
-    );
+    if sandbox_here() {
+        let results = run_all(&project, &[json!({"argv": ["sh", "-c", "echo RAN"]})]).await;
+        assert!(results[0].1, "{:?}", results[0]);
+        assert!(!results[0].0.contains("RAN"), "{:?}", results[0]);
+    }
 
     // Refusing more is fine there; adding is the person's, in their own file.
     project.write(

@@ -450,12 +450,21 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
         stderr(&status)
     );
 
-    // A repository's own config cannot turn it off: it comes with every clone.
+    // An untrusted repository's own config cannot turn it off: it comes with every clone.
+    // The setting is ignored, and said so.
     let (project, id) = approved(&server).await;
     project.write(".tasks/config.yaml", "sandbox: off\n");
+    push_block(&server);
     let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert_contains(&stderr(&output), "cannot turn the sandbox off");
+    assert_contains(
+        &stderr(&output),
+        "warning: ignored `sandbox: off` from this repository",
+    );
+    assert!(
+        !stderr(&output).contains("without the sandbox"),
+        "{}",
+        stderr(&output)
+    );
     assert!(state(&project, &id).unsandboxed_run.is_none());
     std::fs::remove_file(project.path(".tasks/config.yaml")).unwrap();
 

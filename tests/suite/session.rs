@@ -50,7 +50,7 @@ fn engine(ws: &Workspace) -> TickEngine {
         std::collections::BTreeMap::new(),
         NOW.parse().unwrap(),
     );
-    TickEngine::new(Store::discover(ws.root()), &env)
+    TickEngine::new(Store::discover(ws.root()).unwrap(), &env)
 }
 
 fn app(ws: &Workspace, mode: Mode) -> App {
