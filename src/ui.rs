@@ -393,6 +393,9 @@ impl Ui {
             | RunEvent::OutsideEdit { .. }
             | RunEvent::StatusKept { .. }
             | RunEvent::StepMissing { .. } => self.files_event(event),
+            RunEvent::Hook(_) | RunEvent::HooksIgnored { .. } | RunEvent::HooksChanged { .. } => {
+                self.hook_event(event);
+            }
             RunEvent::Interrupted { step, in_progress } => {
                 self.end_live_text();
                 if *in_progress {
@@ -425,6 +428,44 @@ impl Ui {
              refuse it, put PLAN.md back as it was (`history/` keeps the approved version) and \
              answer `{step}` with `tick answer`"
         ));
+    }
+
+    /// The events of `tick run` about hooks (`docs/hooks.md`): one line per hook that ran,
+    /// the repository's hooks that do not run, the hooks changed since approval.
+    fn hook_event(&self, event: &RunEvent) {
+        match event {
+            RunEvent::Hook(report) => {
+                self.end_live_text();
+                if report.error.is_some() {
+                    Self::err_line(&format!(
+                        "{} {}",
+                        style("error:").red().bold(),
+                        report.line()
+                    ));
+                } else if report.blocked {
+                    self.warn(&report.line());
+                } else {
+                    self.note(&report.line());
+                }
+                if let Some(message) = &report.message {
+                    self.note(&format!("hook: {message}"));
+                }
+                if (report.blocked || report.error.is_some()) && !report.stderr_tail.is_empty() {
+                    for line in report.stderr_tail.lines().take(FAILED_OUTPUT_LINES) {
+                        Self::err_line(&format!("    {}", style(line).dim()));
+                    }
+                }
+            }
+            RunEvent::HooksIgnored { warning } => self.warn(warning),
+            RunEvent::HooksChanged { changes } => {
+                self.end_live_text();
+                self.warn("the hooks that apply changed since the task was approved:");
+                for change in changes {
+                    Self::err_line(&format!("    {change}"));
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The events of `tick run` about files: changed outside a step's `files`, by someone
