@@ -430,32 +430,36 @@ impl Ui {
         ));
     }
 
+    /// One hook's run: a line (a warning when it blocked, an error when it could not run),
+    /// its `systemMessage`, and the last lines of its stderr when it blocked or failed.
+    fn hook_report(&self, report: &crate::hooks::HookReport) {
+        self.end_live_text();
+        if report.error.is_some() {
+            Self::err_line(&format!(
+                "{} {}",
+                style("error:").red().bold(),
+                report.line()
+            ));
+        } else if report.blocked {
+            self.warn(&report.line());
+        } else {
+            self.note(&report.line());
+        }
+        if let Some(message) = &report.message {
+            self.note(&format!("hook: {message}"));
+        }
+        if (report.blocked || report.error.is_some()) && !report.stderr_tail.is_empty() {
+            for line in report.stderr_tail.lines().take(FAILED_OUTPUT_LINES) {
+                Self::err_line(&format!("    {}", style(line).dim()));
+            }
+        }
+    }
+
     /// The events of `tick run` about hooks (`docs/hooks.md`): one line per hook that ran,
     /// the repository's hooks that do not run, the hooks changed since approval.
     fn hook_event(&self, event: &RunEvent) {
         match event {
-            RunEvent::Hook(report) => {
-                self.end_live_text();
-                if report.error.is_some() {
-                    Self::err_line(&format!(
-                        "{} {}",
-                        style("error:").red().bold(),
-                        report.line()
-                    ));
-                } else if report.blocked {
-                    self.warn(&report.line());
-                } else {
-                    self.note(&report.line());
-                }
-                if let Some(message) = &report.message {
-                    self.note(&format!("hook: {message}"));
-                }
-                if (report.blocked || report.error.is_some()) && !report.stderr_tail.is_empty() {
-                    for line in report.stderr_tail.lines().take(FAILED_OUTPUT_LINES) {
-                        Self::err_line(&format!("    {}", style(line).dim()));
-                    }
-                }
-            }
+            RunEvent::Hook(report) => self.hook_report(report),
             RunEvent::HooksIgnored { warning } => self.warn(warning),
             RunEvent::HooksChanged { changes } => {
                 self.end_live_text();
@@ -1189,6 +1193,7 @@ impl Ui {
                     self.hint("answer with `tick plan --answer \"...\"`");
                 }
             }
+            PlanEvent::Hook(report) => self.hook_report(report),
             PlanEvent::CheckWarning { text } => {
                 self.end_live_text();
                 self.warn(&format!("tick's check of the draft, kept in it: {text}"));

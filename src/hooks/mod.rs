@@ -63,10 +63,14 @@ pub enum Event {
     /// `tick run` ends, however it ends (after the summary).
     #[serde(rename = "run.end")]
     RunEnd,
+    /// The planner submitted a draft, before the person sees it: exit 2 sends it back to the
+    /// planner with the stderr as feedback. Runs under the read-only policy.
+    #[serde(rename = "plan.submitted")]
+    PlanSubmitted,
 }
 
 impl Event {
-    pub const ALL: [Event; 8] = [
+    pub const ALL: [Event; 9] = [
         Event::ToolPre,
         Event::ToolPost,
         Event::StepStart,
@@ -75,6 +79,7 @@ impl Event {
         Event::StepDone,
         Event::StepBlocked,
         Event::RunEnd,
+        Event::PlanSubmitted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -87,6 +92,7 @@ impl Event {
             Event::StepDone => "step.done",
             Event::StepBlocked => "step.blocked",
             Event::RunEnd => "run.end",
+            Event::PlanSubmitted => "plan.submitted",
         }
     }
 
@@ -356,6 +362,10 @@ pub struct Payload {
     pub tool_input: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_response: Option<Value>,
+    /// The draft the planner submitted (`plan.submitted`): title, summary, steps (each with
+    /// `title`, `files`, `verify`, …), risks, as `submit_plan` has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Value>,
     /// The model's note with its claim (`step.claimed`), the reason (`step.blocked`), how the
     /// run ended (`run.end`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -407,7 +417,6 @@ impl Payload {
 /// One hook's run, for the person (`tick run`'s line, `--json`'s `hook` event).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HookReport {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<StepId>,
     pub hook_event: Event,
     pub command: String,
@@ -418,13 +427,10 @@ pub struct HookReport {
     /// It blocked (exit 2, `decision: block`, or a guard that gave no verdict).
     pub blocked: bool,
     /// It could not run (exit 126/127, could not start): the person must fix it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Its `systemMessage`, for the person.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The last lines of its stderr (secrets redacted).
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub stderr_tail: String,
 }
 

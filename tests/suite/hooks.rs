@@ -466,3 +466,51 @@ async fn a_hook_cannot_write_git_or_tasks() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_submitted_hook_sends_the_draft_back_with_its_feedback() {
+    let server = FakeModel::start().await;
+    let project = Workspace::sample();
+    project.write(
+        ".hooks/plan-check.py",
+        "import json, sys\np = json.load(sys.stdin)\nassert p['hook_event_name'] == 'plan.submitted'\nmissing = [s['title'] for s in p['plan']['steps'] if not s.get('done_when')]\nif missing:\n    print('every step needs done_when; missing: ' + ', '.join(missing), file=sys.stderr)\n    sys.exit(2)\n",
+    );
+    project.write_user_config(
+        "hooks:\n  - event: plan.submitted\n    command: python3 .hooks/plan-check.py\n",
+    );
+    let first = crate::common::scripts::login_plan();
+    let mut second = first.clone();
+    for step in second["steps"].as_array_mut().unwrap() {
+        step["done_when"] = json!("it works");
+    }
+    server.push(openai_call("call_1", "submit_plan", first));
+    server.push(openai_call("call_2", "submit_plan", second));
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let (id, content) = &requests[1].tool_results()[0];
+    assert_eq!(id, "call_1");
+    assert!(
+        content.contains("sent back by tick's plan.submitted hook"),
+        "{content}"
+    );
+    assert!(
+        content.contains("missing: Move login into a module, Keep the old entry point as a shim"),
+        "{content}"
+    );
+    // The person sees only the revised draft, and the hook's two runs.
+    let draft = project.read(".tasks/draft/PLAN.md");
+    assert_eq!(draft.matches("done when: it works").count(), 3, "{draft}");
+    let err = stderr(&output);
+    assert!(
+        err.contains("hook plan.submitted `python3 .hooks/plan-check.py` exit 2 in"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hook plan.submitted `python3 .hooks/plan-check.py` exit 0 in"),
+        "{err}"
+    );
+}
