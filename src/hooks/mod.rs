@@ -556,42 +556,34 @@ pub fn fire(
     if applying.is_empty() {
         return fired;
     }
-    let mut payload = payload.clone();
-    payload.format = PAYLOAD_FORMAT;
-    event.as_str().clone_into(&mut payload.hook_event_name);
-    let input = serde_json::to_vec(&payload).unwrap_or_default();
-    let _ = crate::fsx::create_dir_all(&how.runs_dir.join("hooks"));
-    let input_path = how.runs_dir.join("hooks").join(format!(
-        "input-{}-{}.json",
-        std::process::id(),
-        SEQUENCE.fetch_add(1, Ordering::Relaxed)
-    ));
-    if let Err(err) = crate::fsx::write_atomic(&input_path, &input) {
-        // Without its input no hook can run: a guard blocks, the rest are reported.
-        for hook in applying {
-            let report = HookReport {
-                step: how.step,
-                hook_event: event,
-                command: hook.entry.command.clone(),
-                exit_code: None,
-                timed_out: false,
-                duration_ms: 0,
-                blocked: event.is_gate(),
-                error: Some(format!("its input could not be written: {err}")),
-                message: None,
-                stderr_tail: String::new(),
-            };
-            emit(report);
-            if event.is_gate() {
-                fired.block = Some(format!(
-                    "the {event} hook `{}` could not run: {err}",
-                    hook.entry.command
-                ));
-                break;
+    let input_path = match write_input(how, event, payload) {
+        Ok(path) => path,
+        Err(err) => {
+            // Without its input no hook can run: a guard blocks, the rest are reported.
+            for hook in applying {
+                emit(HookReport {
+                    step: how.step,
+                    hook_event: event,
+                    command: hook.entry.command.clone(),
+                    exit_code: None,
+                    timed_out: false,
+                    duration_ms: 0,
+                    blocked: event.is_gate(),
+                    error: Some(format!("its input could not be written: {err}")),
+                    message: None,
+                    stderr_tail: String::new(),
+                });
+                if event.is_gate() {
+                    fired.block = Some(format!(
+                        "the {event} hook `{}` could not run: {err}",
+                        hook.entry.command
+                    ));
+                    break;
+                }
             }
+            return fired;
         }
-        return fired;
-    }
+    };
     let policy = match how.env.sandbox().policy() {
         Some(_) if how.read_only => Some(Policy::read_only(how.root)),
         Some(policy) => Some(policy.clone()),
@@ -646,6 +638,27 @@ pub fn fire(
     }
     let _ = crate::fsx::remove_file(&input_path);
     fired
+}
+
+/// Writes the payload of `event` where the hooks read it (under `runs/hooks/`). A scratch
+/// file, removed after the hooks ran: it needs no fsync (`write_atomic`'s), which on a busy
+/// disk would cost more than the hook.
+fn write_input(how: &Fire<'_>, event: Event, payload: &Payload) -> crate::error::Result<PathBuf> {
+    let mut payload = payload.clone();
+    payload.format = PAYLOAD_FORMAT;
+    event.as_str().clone_into(&mut payload.hook_event_name);
+    let input = serde_json::to_vec(&payload).unwrap_or_default();
+    let dir = how.runs_dir.join("hooks");
+    crate::fsx::create_dir_all(&dir)?;
+    let path = dir.join(format!(
+        "input-{}-{}.json",
+        std::process::id(),
+        SEQUENCE.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut file = crate::fsx::open_append(&path)?;
+    std::io::Write::write_all(&mut file, &input)
+        .map_err(|err| crate::error::Error::io("write", &path, &err))?;
+    Ok(path)
 }
 
 /// What one hook's run means for its event.

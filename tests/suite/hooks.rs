@@ -514,3 +514,100 @@ async fn a_plan_submitted_hook_sends_the_draft_back_with_its_feedback() {
         "{err}"
     );
 }
+
+/// The cost of an empty hook (`true`) per event, on this machine: `benches/hooks.sh` runs it
+/// (ignored in the suite: it measures, it does not check). Two figures: one hook run as
+/// `tick::hooks::fire` does it (payload file, sandbox, bash), and per tool call in a real
+/// `tick run` (the same plus the journal's snapshots around it), from runs with and without
+/// the hook.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: benches/hooks.sh"]
+async fn bench_an_empty_hook_per_event() {
+    use tick::hooks::{Event, Fire, HookEntry, HookSet, Payload, fire};
+    use tick::sandbox::{Kind, Policy, Sandboxing};
+    use tick::tools::bash::CommandEnv;
+
+    let rounds: u32 = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let project = Workspace::sample();
+    let set = HookSet::of(vec![HookEntry {
+        event: Event::ToolPost,
+        matcher: None,
+        command: "true".to_owned(),
+        timeout_s: None,
+    }]);
+    let bin = std::path::PathBuf::from(assert_cmd::cargo::cargo_bin!("tick"));
+    let mut envs = vec![("unsandboxed", CommandEnv::default())];
+    if tick::sandbox::available_with(Kind::Build, Some(&bin)).is_ok() {
+        let policy = Policy::build(project.root()).with_helper(&bin);
+        envs.push((
+            "sandboxed",
+            CommandEnv::default().with_sandbox(Sandboxing::On(policy)),
+        ));
+    }
+    for (name, env) in &envs {
+        let how = Fire {
+            root: project.root(),
+            env,
+            read_only: false,
+            runs_dir: project.temp().join("runs"),
+            step: None,
+        };
+        let started = Instant::now();
+        for _ in 0..rounds {
+            let fired = fire(
+                &set,
+                &how,
+                Event::ToolPost,
+                "write_file",
+                &Payload::default(),
+                &mut |_| {},
+            );
+            assert_eq!(fired.ran, 1);
+        }
+        let per = started.elapsed() / rounds;
+        println!(
+            "bench: one empty hook, {name}: {:.1} ms",
+            per.as_secs_f64() * 1e3
+        );
+    }
+
+    // End to end: a step of `calls` writes, with and without a `tool.post` hook.
+    let calls = 20;
+    let mut times = Vec::new();
+    for config in ["", "hooks:\n  - event: tool.post\n    command: 'true'\n"] {
+        let server = FakeModel::start().await;
+        let (project, _) = approved_with(&server, PLAN, config, &[]).await;
+        let mut batch = vec![(
+            "call_start".to_owned(),
+            "update_step".to_owned(),
+            json!({"id": "S1", "status": "in_progress"}),
+        )];
+        for n in 0..calls {
+            batch.push((
+                format!("call_w{n}"),
+                "write_file".to_owned(),
+                json!({"path": "greeting.txt", "content": format!("hello {n}\n")}),
+            ));
+        }
+        let refs: Vec<(&str, &str, Value)> = batch
+            .iter()
+            .map(|(a, b, c)| (a.as_str(), b.as_str(), c.clone()))
+            .collect();
+        server.push(openai_calls(&refs));
+        claim_done(&server, 1);
+        let started = Instant::now();
+        let output = project.tick_against(&server, &["run"]).await;
+        times.push(started.elapsed());
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let per = times[1].saturating_sub(times[0]) / calls;
+    println!(
+        "bench: tick run, {calls} tool calls: {:.0} ms without the hook, {:.0} ms with it: {:.1} ms per event",
+        times[0].as_secs_f64() * 1e3,
+        times[1].as_secs_f64() * 1e3,
+        per.as_secs_f64() * 1e3
+    );
+}
