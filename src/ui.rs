@@ -432,7 +432,7 @@ impl Ui {
 
     /// One hook's run: a line (a warning when it blocked, an error when it could not run),
     /// its `systemMessage`, and the last lines of its stderr when it blocked or failed.
-    fn hook_report(&self, report: &crate::hooks::HookReport) {
+    pub fn hook_report(&self, report: &crate::hooks::HookReport) {
         self.end_live_text();
         if report.error.is_some() {
             Self::err_line(&format!(

@@ -44,6 +44,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
                 ctx.ui.hooks_approved(&approved.id, &changes);
             }
             report_approved(ctx, &approved, args.commit)?;
+            plan_approved(ctx, &config, &set, &approved.id);
         }
         ApproveOutcome::Task { id, reapproved } => {
             let changes = crate::hooks::approval::approve(&ctx.store, &id, &hooks, ctx.now())?;
@@ -55,9 +56,53 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
             if !changes.is_empty() {
                 ctx.ui.hooks_approved(&id, &changes);
             }
+            if !matches!(reapproved, approve::Reapproved::Unchanged) {
+                plan_approved(ctx, &config, &set, &id);
+            }
         }
     }
     Ok(Outcome::Done)
+}
+
+/// The `plan.approved` hooks of task `id`, once its approval is written (read-only sandbox);
+/// each run is shown. They cannot undo the approval.
+fn plan_approved(
+    ctx: &Ctx<'_>,
+    config: &crate::config::Config,
+    set: &crate::hooks::HookSet,
+    id: &str,
+) {
+    use crate::hooks::{Event, Fire, Payload, fire, read_only_env};
+    if !set.has(Event::PlanApproved) {
+        return;
+    }
+    let Ok(task) = ctx.store.load(&ctx.store.task_ref(id)) else {
+        return;
+    };
+    let root = ctx.store.root();
+    let env = read_only_env(
+        root,
+        config.sandbox.enabled,
+        config.api_key_env.iter().cloned(),
+    );
+    let how = Fire {
+        root,
+        env: &env,
+        read_only: true,
+        runs_dir: task.dir.join(crate::tasks::RUNS_DIR),
+        step: None,
+    };
+    let payload = Payload::for_task(&task, root);
+    fire(
+        set,
+        &how,
+        Event::PlanApproved,
+        "",
+        &payload,
+        &mut |report| {
+            ctx.ui.hook_report(&report);
+        },
+    );
 }
 
 /// Tells the person the draft is a task now, and commits its folder when asked (`--commit`,

@@ -63,6 +63,10 @@ pub enum Event {
     /// `tick run` ends, however it ends (after the summary).
     #[serde(rename = "run.end")]
     RunEnd,
+    /// A person approved the task (`tick approve`), after it was written. Runs under the
+    /// read-only policy; reported, it cannot undo the approval.
+    #[serde(rename = "plan.approved")]
+    PlanApproved,
     /// The planner submitted a draft, before the person sees it: exit 2 sends it back to the
     /// planner with the stderr as feedback. Runs under the read-only policy.
     #[serde(rename = "plan.submitted")]
@@ -70,7 +74,7 @@ pub enum Event {
 }
 
 impl Event {
-    pub const ALL: [Event; 9] = [
+    pub const ALL: [Event; 10] = [
         Event::ToolPre,
         Event::ToolPost,
         Event::StepStart,
@@ -80,6 +84,7 @@ impl Event {
         Event::StepBlocked,
         Event::RunEnd,
         Event::PlanSubmitted,
+        Event::PlanApproved,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -93,6 +98,7 @@ impl Event {
             Event::StepBlocked => "step.blocked",
             Event::RunEnd => "run.end",
             Event::PlanSubmitted => "plan.submitted",
+            Event::PlanApproved => "plan.approved",
         }
     }
 
@@ -531,6 +537,24 @@ impl ForStep {
         }
         Some(std::mem::take(&mut self.pending).join("\n\n"))
     }
+}
+
+/// The environment of plan-mode hooks (`plan.submitted`, `plan.approved`): the person's,
+/// without `secrets` and whatever looks like a credential, under the read-only policy when
+/// the sandbox is on (`sandbox_on`) and can be set up here.
+pub fn read_only_env(
+    root: &Path,
+    sandbox_on: bool,
+    secrets: impl IntoIterator<Item = String>,
+) -> CommandEnv {
+    let contained = sandbox_on && crate::sandbox::available(crate::sandbox::Kind::ReadOnly).is_ok();
+    CommandEnv::default()
+        .with_secrets(secrets)
+        .with_sandbox(if contained {
+            crate::sandbox::Sandboxing::On(Policy::read_only(root))
+        } else {
+            crate::sandbox::Sandboxing::Off
+        })
 }
 
 /// Numbers payload files apart within one process.

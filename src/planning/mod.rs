@@ -493,14 +493,11 @@ fn submitted_hooks(
     emitter: &Emitter<'_, '_>,
 ) -> std::result::Result<(), String> {
     let root = store.root();
-    let contained = config.sandbox.enabled && sandbox::available(sandbox::Kind::ReadOnly).is_ok();
-    let env = crate::tools::bash::CommandEnv::default()
-        .with_secrets(config.api_key_env.iter().cloned())
-        .with_sandbox(if contained {
-            sandbox::Sandboxing::On(sandbox::Policy::read_only(root))
-        } else {
-            sandbox::Sandboxing::Off
-        });
+    let env = crate::hooks::read_only_env(
+        root,
+        config.sandbox.enabled,
+        config.api_key_env.iter().cloned(),
+    );
     let payload = crate::hooks::Payload {
         session_id: "draft".to_owned(),
         cwd: root.display().to_string(),

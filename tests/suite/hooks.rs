@@ -611,3 +611,28 @@ async fn bench_an_empty_hook_per_event() {
         per.as_secs_f64() * 1e3
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_approved_hook_runs_read_only_after_the_approval() {
+    let server = FakeModel::start().await;
+    let hook = "import json, sys\np = json.load(sys.stdin)\ntry:\n    open('written-by-hook', 'w').write('x')\n    wrote = 'wrote'\nexcept OSError:\n    wrote = 'read-only'\nprint(json.dumps({'systemMessage': ' '.join([p['hook_event_name'], p['task_id'], p['phase'], wrote])}))\n";
+    let config = "hooks:\n  - event: plan.approved\n    command: python3 .hooks/approved.py\n";
+    let project = Workspace::sample();
+    project.write(".hooks/approved.py", hook);
+    project.write_user_config(config);
+    project.write("plan.md", PLAN);
+    let output = project
+        .tick_against(&server, &["plan", "--from", "plan.md"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.tick_against(&server, &["approve"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let id = project.task_id();
+    let sandboxed = !std::env::var("TICK_TEST_NO_SANDBOX").is_ok_and(|v| v == "1");
+    let expected = format!(
+        "hook: plan.approved {id} approved {}",
+        if sandboxed { "read-only" } else { "wrote" }
+    );
+    assert!(stderr(&output).contains(&expected), "{}", stderr(&output));
+    assert_eq!(project.path("written-by-hook").exists(), !sandboxed);
+}
