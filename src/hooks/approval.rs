@@ -129,3 +129,17 @@ pub fn approve(
     })?;
     Ok(changes)
 }
+
+/// [`approve`] with the hooks that apply now, as the configuration in `env` has them: what
+/// every way of approving task `id` calls once the approval is written (`tick approve`,
+/// `tick review`, the session).
+pub fn approve_configured(
+    store: &crate::tasks::Store,
+    env: &crate::env::Env,
+    id: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> crate::error::Result<Vec<String>> {
+    let config = crate::config::for_workspace(store, env, &crate::config::Flags::default())?;
+    let set = HookSet::resolve(&config.hooks, store.root());
+    approve(store, id, &record(&set, store.root()), now)
+}
