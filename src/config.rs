@@ -94,6 +94,8 @@ struct FileConfig {
     executor: Option<Planner>,
     run_command: Option<FileRunCommand>,
     sandbox: Option<FileSandbox>,
+    /// `hooks:` (`crate::hooks`); each file's are kept apart, the repository's need trust.
+    hooks: Option<Vec<crate::hooks::HookEntry>>,
 }
 
 /// `run_command:` in a config file: programs added to the command tool's allow-list.
@@ -297,6 +299,9 @@ pub struct Config {
     /// either file refuses).
     pub run_command: AllowList,
     pub sandbox: crate::sandbox::Settings,
+    /// The hooks of the user's file and of the repository's, apart: which may run is
+    /// `crate::hooks::HookSet::resolve`'s decision.
+    pub hooks: crate::hooks::Configured,
     /// What of the repository's files was ignored because the person does not trust it (or
     /// it changed since): a front end says so in one line ([`Config::trust_warning`]).
     pub ignored: Option<Ignored>,
@@ -350,6 +355,7 @@ impl std::fmt::Debug for Config {
             .field("run_command", &self.run_command)
             .field("sandbox", &self.sandbox)
             .field("ignored", &self.ignored)
+            .field("hooks", &self.hooks)
             .finish()
     }
 }
@@ -398,10 +404,18 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
              (`native`, `text`, `auto`), `planner` and `executor` (`compact`, `agent`, `auto`), `limits` (`max_turns`, `max_tokens`, \
              `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
              `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
-             `max_transcript_entry_bytes`, `replan_max_new_steps`), `sandbox` (`off`, or `network`, `writable`) and \
-             `run_command` (`allow`); the file was not changed",
+             `max_transcript_entry_bytes`, `replan_max_new_steps`), `sandbox` (`off`, or `network`, `writable`), \
+             `run_command` (`allow`) and `hooks` (a list of `{event, matcher, command, \
+             timeout_s}`); the file was not changed",
         )
         })?;
+    if let Some(hooks) = &config.hooks {
+        crate::hooks::HookEntry::validate(hooks).map_err(|err| {
+            Error::input(format!("`{shown}`: {err}")).hint(
+                "see `docs/hooks.md` for the events and the entry's keys; the file was not changed",
+            )
+        })?;
+    }
     if let Some(run_command) = &config.run_command {
         AllowList::with_entries(&run_command.allow).map_err(|err| {
             Error::input(format!("`{shown}`: {err}")).hint(
@@ -734,6 +748,12 @@ pub fn resolve(
         run_command,
         sandbox,
         ignored,
+        hooks: crate::hooks::Configured {
+            user: user_file.hooks.clone().unwrap_or_default(),
+            project: project_file.hooks.clone().unwrap_or_default(),
+            project_file: project_shown.to_owned(),
+            project_trusted: trust.is_trusted(),
+        },
     })
 }
 

@@ -424,6 +424,9 @@ impl Ui {
             | RunEvent::OutsideEdit { .. }
             | RunEvent::StatusKept { .. }
             | RunEvent::StepMissing { .. } => self.files_event(event),
+            RunEvent::Hook(_) | RunEvent::HooksIgnored { .. } | RunEvent::HooksChanged { .. } => {
+                self.hook_event(event);
+            }
             RunEvent::Interrupted { step, in_progress } => {
                 self.end_live_text();
                 if *in_progress {
@@ -456,6 +459,48 @@ impl Ui {
              refuse it, put PLAN.md back as it was (`history/` keeps the approved version) and \
              answer `{step}` with `tick answer`"
         ));
+    }
+
+    /// One hook's run: a line (a warning when it blocked, an error when it could not run),
+    /// its `systemMessage`, and the last lines of its stderr when it blocked or failed.
+    pub fn hook_report(&self, report: &crate::hooks::HookReport) {
+        self.end_live_text();
+        if report.error.is_some() {
+            Self::err_line(&format!(
+                "{} {}",
+                style("error:").red().bold(),
+                report.line()
+            ));
+        } else if report.blocked {
+            self.warn(&report.line());
+        } else {
+            self.note(&report.line());
+        }
+        if let Some(message) = &report.message {
+            self.note(&format!("hook: {message}"));
+        }
+        if (report.blocked || report.error.is_some()) && !report.stderr_tail.is_empty() {
+            for line in report.stderr_tail.lines().take(FAILED_OUTPUT_LINES) {
+                Self::err_line(&format!("    {}", style(line).dim()));
+            }
+        }
+    }
+
+    /// The events of `tick run` about hooks (`docs/hooks.md`): one line per hook that ran,
+    /// the repository's hooks that do not run, the hooks changed since approval.
+    fn hook_event(&self, event: &RunEvent) {
+        match event {
+            RunEvent::Hook(report) => self.hook_report(report),
+            RunEvent::HooksIgnored { warning } => self.warn(warning),
+            RunEvent::HooksChanged { changes } => {
+                self.end_live_text();
+                self.warn("the hooks that apply changed since the task was approved:");
+                for change in changes {
+                    Self::err_line(&format!("    {change}"));
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The events of `tick run` about files: changed outside a step's `files`, by someone
@@ -1225,6 +1270,7 @@ impl Ui {
                     self.hint("answer with `tick plan --answer \"...\"`");
                 }
             }
+            PlanEvent::Hook(report) => self.hook_report(report),
             PlanEvent::CheckWarning { text } => {
                 self.end_live_text();
                 self.warn(&format!("tick's check of the draft, kept in it: {text}"));

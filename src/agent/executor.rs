@@ -34,6 +34,11 @@ pub enum Verdict {
 pub trait StepHooks {
     /// Checks a `done` claim: the runner runs the step's verify commands here.
     fn verify(&mut self, note: Option<&str>) -> Verdict;
+    /// Whether the tool call `tool` with `arguments` may run (`tool.pre` hooks): `Err` is the
+    /// refusal the model reads as the call's result; the call does not run.
+    fn allow_tool(&mut self, _tool: &str, _arguments: &serde_json::Value) -> Result<(), String> {
+        Ok(())
+    }
     /// A tool call named `tool` is about to run.
     fn before_tool(&mut self, tool: &str);
     /// A tool call finished; `effects` is what it changed.
@@ -186,6 +191,12 @@ impl Executor<'_> {
             for call in &response.tool_calls {
                 if end.is_some() || self.interrupted.load(Ordering::Relaxed) {
                     messages.push(Message::tool_error(&call.id, "not run: the step ended"));
+                    continue;
+                }
+                if call.arguments_error.is_none()
+                    && let Err(refusal) = hooks.allow_tool(&call.name, &call.arguments)
+                {
+                    messages.push(Message::tool_error(&call.id, refusal));
                     continue;
                 }
                 hooks.before_tool(&call.name);

@@ -43,7 +43,13 @@ pub enum PlanError {
 
 pub struct Planner<'a> {
     pub model: Model<'a>,
+    /// Checks a submitted plan before anyone sees it (`plan.submitted` hooks): `Err` is the
+    /// feedback it goes back to the model with.
+    pub review: Option<&'a Review<'a>>,
 }
+
+/// A check of a submitted plan: `Err(feedback)` sends it back to the planner.
+pub type Review<'a> = dyn Fn(&crate::tools::PlanSubmission) -> Result<(), String> + Sync + 'a;
 
 /// The result text for an `ask_user` call no one could answer now.
 pub const DEFERRED: &str = "The person is not at a terminal. Your questions were saved in the \
@@ -108,6 +114,16 @@ impl Planner<'_> {
                             true,
                         ),
                         ToolOutcome::Plan(submission) if plan.is_none() => {
+                            if let Some(Err(feedback)) = self.review.map(|r| r(&submission)) {
+                                return (
+                                    format!(
+                                        "The plan was sent back by tick's plan.submitted hook; \
+                                         the person has not seen it. Revise it and call \
+                                         `submit_plan` again with the whole plan.\n{feedback}"
+                                    ),
+                                    true,
+                                );
+                            }
                             plan = Some(submission);
                             (
                             "The plan was received. It is now a draft for the person to review."

@@ -14,14 +14,95 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         max_files_changed: args.max_files,
         commit_steps: args.commit_steps,
     };
-    match approve::approve(&ctx.store, args.task.as_deref(), ctx.now(), contract)? {
-        ApproveOutcome::Draft(approved) => report_approved(ctx, &approved, args.commit)?,
+    // The hooks that apply now are part of what is approved (`crate::hooks::approval`).
+    let config =
+        crate::config::for_workspace(&ctx.store, ctx.env, &crate::config::Flags::default())?;
+    let set = crate::hooks::HookSet::resolve(&config.hooks, ctx.store.root());
+    let hooks = crate::hooks::approval::record(&set, ctx.store.root());
+    let outcome = match approve::approve(&ctx.store, args.task.as_deref(), ctx.now(), contract) {
+        Ok(outcome) => outcome,
+        Err(err) => {
+            // Nothing else to approve, but the current task's hooks changed: approve those.
+            if args.task.is_none()
+                && let Some(task) = ctx.store.current()?
+            {
+                let changes =
+                    crate::hooks::approval::approve(&ctx.store, &task.id, &hooks, ctx.now())?;
+                if !changes.is_empty() {
+                    ctx.ui.hooks_approved(&task.id, &changes);
+                    return Ok(Outcome::Done);
+                }
+            }
+            return Err(err);
+        }
+    };
+    match outcome {
+        ApproveOutcome::Draft(approved) => {
+            let changes =
+                crate::hooks::approval::approve(&ctx.store, &approved.id, &hooks, ctx.now())?;
+            if !changes.is_empty() {
+                ctx.ui.hooks_approved(&approved.id, &changes);
+            }
+            report_approved(ctx, &approved, args.commit)?;
+            plan_approved(ctx, &config, &set, &approved.id);
+        }
         ApproveOutcome::Task { id, reapproved } => {
-            let todo = ctx.store.rel(&ctx.store.task_ref(&id).dir.join(TODO_FILE));
-            ctx.ui.reapproved(&id, &reapproved, &todo);
+            let changes = crate::hooks::approval::approve(&ctx.store, &id, &hooks, ctx.now())?;
+            let only_hooks = matches!(reapproved, approve::Reapproved::Unchanged);
+            if !only_hooks || changes.is_empty() {
+                let todo = ctx.store.rel(&ctx.store.task_ref(&id).dir.join(TODO_FILE));
+                ctx.ui.reapproved(&id, &reapproved, &todo);
+            }
+            if !changes.is_empty() {
+                ctx.ui.hooks_approved(&id, &changes);
+            }
+            if !matches!(reapproved, approve::Reapproved::Unchanged) {
+                plan_approved(ctx, &config, &set, &id);
+            }
         }
     }
     Ok(Outcome::Done)
+}
+
+/// The `plan.approved` hooks of task `id`, once its approval is written (read-only sandbox);
+/// each run is shown. They cannot undo the approval.
+fn plan_approved(
+    ctx: &Ctx<'_>,
+    config: &crate::config::Config,
+    set: &crate::hooks::HookSet,
+    id: &str,
+) {
+    use crate::hooks::{Event, Fire, Payload, fire, read_only_env};
+    if !set.has(Event::PlanApproved) {
+        return;
+    }
+    let Ok(task) = ctx.store.load(&ctx.store.task_ref(id)) else {
+        return;
+    };
+    let root = ctx.store.root();
+    let env = read_only_env(
+        root,
+        config.sandbox.enabled,
+        config.api_key_env.iter().cloned(),
+    );
+    let how = Fire {
+        root,
+        env: &env,
+        read_only: true,
+        runs_dir: task.dir.join(crate::tasks::RUNS_DIR),
+        step: None,
+    };
+    let payload = Payload::for_task(&task, root);
+    fire(
+        set,
+        &how,
+        Event::PlanApproved,
+        "",
+        &payload,
+        &mut |report| {
+            ctx.ui.hook_report(&report);
+        },
+    );
 }
 
 /// Tells the person the draft is a task now, and commits its folder when asked (`--commit`,

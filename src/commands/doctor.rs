@@ -34,6 +34,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
     checks.push(structured_output(ctx, &config, reachable));
     checks.push(hard_links(ctx.store.root()));
     checks.push(trust(ctx, &config));
+    checks.push(hooks(ctx, &config));
     let exit_code = if checks[0].ok == Some(false) {
         2
     } else if checks[1..3].iter().any(|c| c.ok == Some(false)) {
@@ -58,6 +59,49 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
     } else {
         Outcome::Findings(exit_code)
     })
+}
+
+/// The hooks that apply here (`crate::hooks`), in the order they run, and whether each
+/// command exists; the repository's that do not run because it is not trusted are named.
+fn hooks(ctx: &Ctx<'_>, config: &Config) -> Check {
+    let root = ctx.store.root();
+    let set = crate::hooks::HookSet::resolve(&config.hooks, root);
+    let env = crate::tools::bash::CommandEnv::default();
+    let missing = set.missing_commands(root, &env);
+    let mut lines: Vec<String> = set
+        .hooks()
+        .iter()
+        .map(|hook| {
+            let matcher = hook
+                .entry
+                .matcher
+                .as_deref()
+                .map_or(String::new(), |m| format!(" [{m}]"));
+            let problem = missing
+                .iter()
+                .find(|(entry, _)| *entry == hook.entry)
+                .map_or(String::new(), |(_, why)| format!(": {why}"));
+            format!(
+                "{}{matcher} `{}`{problem}",
+                hook.entry.event, hook.entry.command
+            )
+        })
+        .collect();
+    if let Some(warning) = set.ignored_warning() {
+        lines.push(warning);
+    }
+    if lines.is_empty() {
+        return Check::new("hooks", None, "none configured".to_owned(), None);
+    }
+    let ok = missing.is_empty();
+    Check::new(
+        "hooks",
+        Some(ok),
+        lines.join("; "),
+        (!ok).then(|| {
+            "fix the `command` of each hook named above (`hooks:` in your config)".to_owned()
+        }),
+    )
 }
 
 fn settings(config: &Config) -> Vec<Setting> {

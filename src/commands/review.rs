@@ -101,8 +101,17 @@ pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Choice> {
                 let Some((contract, commit)) = contract(ctx, person) else {
                     continue;
                 };
-                let approved = approve::approve_draft(store, ctx.now(), contract)
-                    .and_then(|approved| super::approve::report_approved(ctx, &approved, commit));
+                let approved =
+                    approve::approve_draft(store, ctx.now(), contract).and_then(|approved| {
+                        // The hooks that apply are part of the approval (`docs/hooks.md`).
+                        crate::hooks::approval::approve_configured(
+                            store,
+                            ctx.env,
+                            &approved.id,
+                            ctx.now(),
+                        )?;
+                        super::approve::report_approved(ctx, &approved, commit)
+                    });
                 match approved {
                     Ok(()) => return Ok(Choice::Stop),
                     // Approved, but something after it failed (the commit): nothing to review.

@@ -158,6 +158,7 @@ pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> R
         steps_hash: steps_hash(&approved.steps),
         git_head: crate::git::head(store.root()),
         draft_hash: Some(draft_hash(&draft.src)),
+        hooks: Vec::new(),
     });
     let state_text = crate::tasks::tx::state_yaml(&state)?;
 
@@ -419,6 +420,13 @@ pub fn reapprove(
             .approval
             .as_ref()
             .and_then(|a| a.draft_hash.clone()),
+        // `tick approve` records the hooks it approves (`crate::hooks::approval`).
+        hooks: task
+            .state
+            .approval
+            .as_ref()
+            .map(|a| a.hooks.clone())
+            .unwrap_or_default(),
     };
     let ((), committed) =
         store.transact(&task_ref, now, "a person approved the edited plan", |tx| {

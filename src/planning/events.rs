@@ -67,6 +67,9 @@ pub enum PlanEvent {
     /// The planning attempt failed (the model or provider, or a limit) and is recorded in
     /// `.tasks/draft/last_attempt.yaml`; the command's error follows.
     AttemptFailed { cause: String, hint: Option<String> },
+    /// A `plan.submitted` hook ran (`docs/hooks.md`); the same object as `tick run --json`'s
+    /// `hook` event.
+    Hook(crate::hooks::HookReport),
     /// The model's turn reported this; in JSON it is the model turn's own object (`request`,
     /// `text`, `tool_call`, `tool_result`, `reminder`, `usage`...), as `tick plan --json` has
     /// always printed it. (Serde wants the untagged variant last.)

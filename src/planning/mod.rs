@@ -365,9 +365,20 @@ impl<'a> Session<'a> {
                 limits,
                 tool_calls: config.tool_calls,
             },
+            review: None,
         };
         let mut usage = Usage::default();
         let emitter = Emitter(Mutex::new(sink));
+        let hooks = crate::hooks::HookSet::resolve(&config.hooks, store.root());
+        let review = |plan: &crate::tools::PlanSubmission| {
+            submitted_hooks(store, config, &hooks, plan, &emitter)
+        };
+        let planner = Planner {
+            review: hooks
+                .has(crate::hooks::Event::PlanSubmitted)
+                .then_some(&review as &crate::agent::planner::Review<'_>),
+            ..planner
+        };
         let end = {
             let mut on_agent = |event| emitter.emit(PlanEvent::Agent(event));
             let mut asking = Asking {
@@ -472,6 +483,51 @@ pub struct Revised {
 }
 
 /// The `draft` event of a draft just written.
+/// Runs the `plan.submitted` hooks on the planner's `plan`, in the read-only sandbox (when
+/// it can be set up here and is not switched off): `Err` is the feedback the plan goes back
+/// to the planner with.
+fn submitted_hooks(
+    store: &Store,
+    config: &Config,
+    hooks: &crate::hooks::HookSet,
+    plan: &crate::tools::PlanSubmission,
+    emitter: &Emitter<'_, '_>,
+) -> std::result::Result<(), String> {
+    let root = store.root();
+    let env = crate::hooks::read_only_env(
+        root,
+        config.sandbox.enabled,
+        config.api_key_env.iter().cloned(),
+    );
+    let payload = crate::hooks::Payload {
+        session_id: "draft".to_owned(),
+        cwd: root.display().to_string(),
+        task_id: "draft".to_owned(),
+        phase: Phase::Draft.as_str().to_owned(),
+        plan: serde_json::to_value(plan).ok(),
+        ..crate::hooks::Payload::default()
+    };
+    let how = crate::hooks::Fire {
+        root,
+        env: &env,
+        read_only: true,
+        runs_dir: store.draft_dir().join(crate::tasks::RUNS_DIR),
+        step: None,
+    };
+    let fired = crate::hooks::fire(
+        hooks,
+        &how,
+        crate::hooks::Event::PlanSubmitted,
+        "",
+        &payload,
+        &mut |report| emitter.emit(PlanEvent::Hook(report)),
+    );
+    match fired.block {
+        Some(feedback) => Err(feedback),
+        None => Ok(()),
+    }
+}
+
 pub fn draft_event(store: &Store, drafted: &Drafted) -> PlanEvent {
     PlanEvent::Draft {
         path: store.rel(&drafted.path),

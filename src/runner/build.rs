@@ -114,6 +114,7 @@ impl Parts {
             commit,
             watch,
             compact: self.compact.clone(),
+            hooks: crate::hooks::HookSet::resolve(&config.hooks, store.root()),
         }
     }
 }

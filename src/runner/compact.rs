@@ -481,6 +481,9 @@ impl Runner<'_> {
             &checks,
             &files,
         );
+        // `step.claimed` and `step.verify` hooks apply here too; tool hooks do not (the
+        // compact executor's edits are not the agent's tool calls).
+        let fire = self.for_step(task, id, step);
         let emitter = Emitter::new(&mut *sink);
         let verifier =
             super::StepVerifier::new(&root, self.deps.registry.command_env(), id, &checks);
@@ -500,6 +503,7 @@ impl Runner<'_> {
                 max_new: self.deps.limits.replan_max_new_steps,
             },
         );
+        hooks.fire = fire;
         let mut turns = EditTalk {
             client: self.deps.client,
             options,

@@ -25,6 +25,13 @@ pub enum RunEvent {
     /// PLAN.md changed since its approval: the run refuses (the error follows). `diff` is a
     /// unified diff against the approved copy, when that copy exists.
     PlanChanged { diff: Option<String> },
+    /// One hook ran (`docs/hooks.md`): its event, command, exit and time.
+    Hook(crate::hooks::HookReport),
+    /// The repository's hooks do not run: it is not trusted. One line naming them.
+    HooksIgnored { warning: String },
+    /// The hooks that apply differ from the approved ones, one line each (`+` added, `-`
+    /// removed, `~` changed): the run refuses (the error follows).
+    HooksChanged { changes: Vec<String> },
     /// Steps a person added without an id got these ids in TODO.md.
     IdsAssigned { steps: Vec<StepId> },
     /// A stale step was verified again before anything else ran: `passed` ticks it `[x]`

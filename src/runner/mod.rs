@@ -118,6 +118,8 @@ pub struct RunnerDeps<'a> {
     /// Run each step with the compact executor for small models (`executor:`), not the
     /// agent loop.
     pub compact: Option<crate::compact::exec::ExecOptions>,
+    /// The hooks that may run here (`crate::hooks`), in declared order.
+    pub hooks: crate::hooks::HookSet,
 }
 
 /// Which steps a [`Runner::run`] may run.
@@ -136,6 +138,8 @@ pub struct Runner<'a> {
     /// Sees a person's edits during a step; `None` where the workspace cannot be watched.
     watcher: Option<LiveWatcher>,
     usage: Usage,
+    /// What the `step.start` hooks said for the model, for the step's first message.
+    hook_context: Vec<String>,
 }
 
 /// The sink, shared by the model's events and the runner's own while a step's turn runs.
@@ -180,6 +184,8 @@ struct Hooks<'r, 's, 't> {
     idle_claims: u32,
     /// What a `propose_replan` is checked against.
     replan: replan::Check<'r>,
+    /// The step's hooks (`tool.pre`, `tool.post`, `step.claimed`, `step.verify`), if any.
+    fire: Option<crate::hooks::ForStep>,
 }
 
 impl<'r, 's, 't> Hooks<'r, 's, 't> {
@@ -213,6 +219,7 @@ impl<'r, 's, 't> Hooks<'r, 's, 't> {
             earlier_changed,
             idle_claims: 0,
             replan,
+            fire: None,
         }
     }
 
@@ -256,6 +263,76 @@ impl<'r, 's, 't> Hooks<'r, 's, 't> {
 }
 
 impl Hooks<'_, '_, '_> {
+    /// Runs the step's hooks of `event` as a command tick runs for the step: journaled (a
+    /// formatter's rewrite is the step's change, not someone else's) and guarded like the
+    /// agent's commands.
+    fn run_hooks(
+        &mut self,
+        event: crate::hooks::Event,
+        target: &str,
+        edit: impl FnOnce(&mut crate::hooks::Payload),
+    ) -> crate::hooks::Fired {
+        let Some(fire) = self.fire.take() else {
+            return crate::hooks::Fired::default();
+        };
+        if !fire.has(event) {
+            self.fire = Some(fire);
+            return crate::hooks::Fired::default();
+        }
+        let mut payload = fire.payload.clone();
+        edit(&mut payload);
+        let emitter = self.emitter;
+        self.guard();
+        self.recorder.command_started();
+        let fired = fire.fire(event, target, &payload, &mut |report| {
+            emitter.emit(RunEvent::Hook(report));
+        });
+        self.recorder.command_ended();
+        self.check_guarded();
+        self.fire = Some(fire);
+        fired
+    }
+
+    /// `step.claimed` (before the verify commands) and `step.verify` (after they passed)
+    /// around the verification of a claim; a refusal counts as a failed attempt.
+    fn verify_with_hooks(&mut self, note: Option<&str>) -> Verdict {
+        use crate::hooks::Event;
+        let step = self.step.to_string();
+        let claimed = self.run_hooks(Event::StepClaimed, &step, |p| {
+            p.reason = note.map(str::to_owned);
+        });
+        if let Some(block) = claimed.block {
+            self.verifier.set_evidence(claimed.evidence);
+            return self.verifier.refused(
+                true,
+                &format!("tick's step.claimed hook sent the claim back:\n{block}"),
+            );
+        }
+        let attempts = self.verifier.attempts();
+        let emitter = self.emitter;
+        self.guard();
+        let verdict = self
+            .verifier
+            .verify(&mut self.recorder, &mut |event| emitter.emit(event));
+        self.check_guarded();
+        if !matches!(verdict, Verdict::Passed { .. }) {
+            return verdict;
+        }
+        let evidence = self.verifier.evidence().to_vec();
+        let extra = self.run_hooks(Event::StepVerify, &step, |p| {
+            p.reason = note.map(str::to_owned);
+            p.evidence = evidence;
+        });
+        self.verifier.add_evidence(extra.evidence);
+        match extra.block {
+            Some(block) => self.verifier.refused(
+                self.verifier.attempts() == attempts,
+                &format!("Verification failed: {block}"),
+            ),
+            None => verdict,
+        }
+    }
+
     /// Remembers the guarded files before one of the agent's commands runs.
     fn guard(&mut self) {
         self.guarded = tamper::Snapshot::take(self.root).ok();
@@ -329,7 +406,7 @@ impl Hooks<'_, '_, '_> {
 }
 
 impl StepHooks for Hooks<'_, '_, '_> {
-    fn verify(&mut self, _note: Option<&str>) -> Verdict {
+    fn verify(&mut self, note: Option<&str>) -> Verdict {
         if !self.tampered.is_empty() {
             return Verdict::GaveUp {
                 reason: tampered_reason(&self.tampered),
@@ -338,18 +415,38 @@ impl StepHooks for Hooks<'_, '_, '_> {
         if let Some(verdict) = self.idle_claim() {
             return verdict;
         }
-        let emitter = self.emitter;
-        self.guard();
-        let verdict = self
-            .verifier
-            .verify(&mut self.recorder, &mut |event| emitter.emit(event));
-        self.check_guarded();
+        let verdict = self.verify_with_hooks(note);
         if self.tampered.is_empty() {
             verdict
         } else {
             Verdict::GaveUp {
                 reason: tampered_reason(&self.tampered),
             }
+        }
+    }
+
+    fn allow_tool(
+        &mut self,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> std::result::Result<(), String> {
+        let Some(fire) = self.fire.as_mut() else {
+            return Ok(());
+        };
+        fire.tool = Some((tool.to_owned(), arguments.clone()));
+        let input = crate::hooks::Payload::tool_input(arguments);
+        let fired = self.run_hooks(crate::hooks::Event::ToolPre, tool, |p| {
+            p.tool_name = Some(tool.to_owned());
+            p.tool_input = Some(input);
+        });
+        if let Some(fire) = self.fire.as_mut() {
+            fire.pending.extend(fired.context);
+        }
+        match fired.block {
+            Some(block) => Err(format!(
+                "Not run: tick's tool.pre hook refused this call.\n{block}"
+            )),
+            None => Ok(()),
         }
     }
 
@@ -366,6 +463,27 @@ impl StepHooks for Hooks<'_, '_, '_> {
             self.agent_commands += 1;
         }
         self.recorder.tool_effects(effects);
+        let Some((tool, arguments)) = self.fire.as_mut().and_then(|f| f.tool.take()) else {
+            return;
+        };
+        let response = serde_json::json!({
+            "files_written": effects.files_written.iter().map(|f| &f.path).collect::<Vec<_>>(),
+            "exit_code": effects.exit_code,
+        });
+        let input = crate::hooks::Payload::tool_input(&arguments);
+        let fired = self.run_hooks(crate::hooks::Event::ToolPost, &tool, |p| {
+            p.tool_name = Some(tool.clone());
+            p.tool_input = Some(input);
+            p.tool_response = Some(response);
+        });
+        if let Some(fire) = self.fire.as_mut() {
+            fire.pending.extend(fired.context);
+            if let Some(block) = fired.block {
+                fire.pending.push(format!(
+                    "tick's tool.post hook says about this call:\n{block}"
+                ));
+            }
+        }
     }
 
     fn check_replan(
@@ -376,6 +494,20 @@ impl StepHooks for Hooks<'_, '_, '_> {
     }
 
     fn notices(&mut self) -> Option<String> {
+        let from_hooks = self
+            .fire
+            .as_mut()
+            .and_then(crate::hooks::ForStep::take_pending);
+        match (from_hooks, self.edits_notice()) {
+            (Some(a), Some(b)) => Some(format!("{a}\n\n{b}")),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+impl Hooks<'_, '_, '_> {
+    /// The note for the model about files a person changed while it worked, if any.
+    fn edits_notice(&mut self) -> Option<String> {
         let watcher = self.watcher.as_mut()?;
         let mut paths = BTreeSet::new();
         while let Some(change) = watcher.try_next() {
@@ -436,6 +568,7 @@ impl<'a> Runner<'a> {
             runtime,
             watcher,
             usage: Usage::default(),
+            hook_context: Vec::new(),
         })
     }
 
@@ -494,6 +627,7 @@ impl<'a> Runner<'a> {
         self.refresh_stale()?;
         let task = self.load(sink)?;
         transition(task.phase(), Event::Run).map_err(|r| Error::input(r.reason).hint(r.hint))?;
+        self.check_hooks(&task, sink)?;
         sink(RunEvent::RunStarted {
             format: JSON_FORMAT,
             task: task.id.clone(),
@@ -552,6 +686,7 @@ impl<'a> Runner<'a> {
         };
         let summary = self.summary(ended, steps_run)?;
         sink(RunEvent::Summary(summary.clone()));
+        self.run_end(ended, sink);
         Ok(RunOutcome {
             ended,
             steps_run,
@@ -758,6 +893,8 @@ impl<'a> Runner<'a> {
             .unwrap_or_default();
         let root = self.deps.store.root().to_path_buf();
         let before = Snapshot::take(&root, &scope, &earlier);
+        let started = self.step_event(id, crate::hooks::Event::StepStart, |_| {}, sink);
+        self.hook_context = started.context;
         let work = self.work(task, id, &step, &scope, sink);
         let changes = attribute(&root, &scope, &earlier, &before, &work);
         if !work.tampered.is_empty() {
@@ -842,11 +979,16 @@ impl<'a> Runner<'a> {
             return self.work_compact(task, id, step, scope, &options, sink);
         }
         let root = self.deps.store.root().to_path_buf();
-        let mut messages = vec![Message::user(context::pack(task, id))];
+        let mut pack = context::pack(task, id);
+        for context in std::mem::take(&mut self.hook_context) {
+            pack.push_str(&format!("\n\nFrom a hook of the person's: {context}"));
+        }
+        let mut messages = vec![Message::user(pack)];
         // Changes from before this step (tick's own TODO.md write, say) are not news.
         if let Some(watcher) = self.watcher.as_mut() {
             while watcher.try_next().is_some() {}
         }
+        let fire = self.for_step(task, id, step);
         let emitter = Emitter::new(&mut *sink);
         let (verifier, recorder) = (
             StepVerifier::new(&root, self.deps.registry.command_env(), id, &step.verify),
@@ -866,6 +1008,7 @@ impl<'a> Runner<'a> {
                 max_new: self.deps.limits.replan_max_new_steps,
             },
         );
+        hooks.fire = fire;
         let executor = Executor {
             model: Model {
                 client: self.deps.client,
@@ -970,6 +1113,13 @@ impl<'a> Runner<'a> {
             verified: !done.evidence.is_empty(),
             files_changed: files_changed.clone(),
         });
+        let evidence = done.evidence.clone();
+        self.step_event(
+            id,
+            crate::hooks::Event::StepDone,
+            |p| p.evidence = evidence,
+            sink,
+        );
         let parent_blocked = id.is_sub() && self.settle_parent(id.parent(), sink)?;
         // `--commit`, or the approval's contract (`approve --commit-steps`).
         let commit_steps = task
@@ -1022,10 +1172,151 @@ impl<'a> Runner<'a> {
         )?;
         sink(RunEvent::StepBlocked {
             step: id,
-            reason,
+            reason: reason.clone(),
             before_run: false,
         });
+        let evidence = evidence.to_vec();
+        self.step_event(
+            id,
+            crate::hooks::Event::StepBlocked,
+            |p| {
+                p.reason = Some(reason);
+                p.evidence = evidence;
+            },
+            sink,
+        );
         Ok(StepOutcome::Blocked)
+    }
+
+    /// Before anything runs: the repository's hooks that do not run are named, the hooks
+    /// must be the approved ones, and each hook's command must exist.
+    fn check_hooks(&self, task: &Task, sink: &mut Sink<'_>) -> Result<()> {
+        let set = &self.deps.hooks;
+        if let Some(warning) = set.ignored_warning() {
+            sink(RunEvent::HooksIgnored { warning });
+        }
+        let now = crate::hooks::approval::record(set, self.root());
+        let approved = task
+            .state
+            .approval
+            .as_ref()
+            .map_or(&[][..], |a| &a.hooks[..]);
+        let changes = crate::hooks::approval::difference(approved, &now);
+        if !changes.is_empty() {
+            sink(RunEvent::HooksChanged { changes });
+            return Err(Error::input(format!(
+                "the hooks that apply to task `{}` changed since it was approved",
+                task.id
+            ))
+            .hint(format!(
+                "review the difference above, then `tick approve {}` to approve the hooks as \
+                 they are; nothing was run",
+                task.id
+            )));
+        }
+        let env = self.deps.registry.command_env();
+        if let Some((entry, why)) = set.missing_commands(self.root(), env).into_iter().next() {
+            return Err(Error::input(format!(
+                "the {} hook `{}` cannot run: {why}",
+                entry.event, entry.command
+            ))
+            .hint(
+                "fix its `command` under `hooks:` in your config; `tick doctor` checks every \
+                 hook; nothing was run",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The hooks of step `id` of `task` for its turn, when there are any.
+    fn for_step(
+        &self,
+        task: &Task,
+        id: StepId,
+        step: &crate::tasks::todo_md::Step,
+    ) -> Option<crate::hooks::ForStep> {
+        let set = &self.deps.hooks;
+        if set.is_empty() {
+            return None;
+        }
+        Some(crate::hooks::ForStep {
+            set: set.clone(),
+            root: self.root().to_path_buf(),
+            env: self.deps.registry.command_env().clone(),
+            runs_dir: task.dir.join(RUNS_DIR),
+            step: id,
+            payload: crate::hooks::Payload::for_step(task, id, step, self.root()),
+            tool: None,
+            pending: Vec::new(),
+        })
+    }
+
+    /// Runs the hooks of `event` for step `id`, of the task as it is on disk now.
+    fn step_event(
+        &self,
+        id: StepId,
+        event: crate::hooks::Event,
+        edit: impl FnOnce(&mut crate::hooks::Payload),
+        sink: &mut Sink<'_>,
+    ) -> crate::hooks::Fired {
+        if !self.deps.hooks.has(event) {
+            return crate::hooks::Fired::default();
+        }
+        let Ok(task) = self.store().load(&self.deps.task) else {
+            return crate::hooks::Fired::default();
+        };
+        let Some(step) = task.todo.find(id) else {
+            return crate::hooks::Fired::default();
+        };
+        let mut payload = crate::hooks::Payload::for_step(&task, id, step, self.root());
+        edit(&mut payload);
+        let how = crate::hooks::Fire {
+            root: self.root(),
+            env: self.deps.registry.command_env(),
+            read_only: false,
+            runs_dir: task.dir.join(RUNS_DIR),
+            step: Some(id),
+        };
+        crate::hooks::fire(
+            &self.deps.hooks,
+            &how,
+            event,
+            &id.to_string(),
+            &payload,
+            &mut |report| sink(RunEvent::Hook(report)),
+        )
+    }
+
+    /// `run.end`: the run is over (how, in the payload's `reason`).
+    fn run_end(&self, ended: StepOutcome, sink: &mut Sink<'_>) {
+        use crate::hooks::Event;
+        if !self.deps.hooks.has(Event::RunEnd) {
+            return;
+        }
+        let Ok(task) = self.store().load(&self.deps.task) else {
+            return;
+        };
+        let mut payload = crate::hooks::Payload::for_task(&task, self.root());
+        payload.reason = serde_json::to_value(ended)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned));
+        let how = crate::hooks::Fire {
+            root: self.root(),
+            env: self.deps.registry.command_env(),
+            read_only: false,
+            runs_dir: task.dir.join(RUNS_DIR),
+            step: None,
+        };
+        crate::hooks::fire(
+            &self.deps.hooks,
+            &how,
+            Event::RunEnd,
+            "",
+            &payload,
+            &mut |r| {
+                sink(RunEvent::Hook(r));
+            },
+        );
     }
 
     /// After a done step: the task's file limit, then the step's deviations.

@@ -116,6 +116,7 @@ fn with_runner<T>(
         sandboxed: false,
         tool_calls: crate::config::ToolCalls::default(),
         compact: None,
+        hooks: crate::hooks::HookSet::default(),
     })
     .unwrap();
     body(&mut runner)

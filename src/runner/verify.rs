@@ -68,6 +68,48 @@ impl StepVerifier {
         &self.evidence
     }
 
+    /// How many attempts the claims of this step used.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// Adds a hook's verdicts (`step.verify`, `step.claimed`) to this attempt's evidence.
+    pub fn add_evidence(&mut self, evidence: impl IntoIterator<Item = Evidence>) {
+        self.evidence.extend(evidence);
+    }
+
+    /// This attempt's evidence is only a hook's (a `step.claimed` hook refused the claim
+    /// before the commands ran).
+    pub fn set_evidence(&mut self, evidence: Vec<Evidence>) {
+        self.evidence = evidence;
+    }
+
+    /// A hook refused the `done` claim (`step.claimed` before the commands, `step.verify`
+    /// after them): the refusal counts toward the same limit as a failed verification
+    /// (`count`: the commands did not already count this claim), so no hook keeps a step in
+    /// a loop.
+    pub fn refused(&mut self, count: bool, report: &str) -> Verdict {
+        if count {
+            self.attempts += 1;
+        }
+        if self.attempts >= MAX_VERIFY_ATTEMPTS {
+            let first = report.lines().next().unwrap_or_default();
+            return Verdict::GaveUp {
+                reason: format!(
+                    "the done claim was refused {} times; last: {first}",
+                    self.attempts
+                ),
+            };
+        }
+        Verdict::Failed {
+            report: format!(
+                "{report}\nFix the problem and call `update_step` `done` again ({} of \
+                 {MAX_VERIFY_ATTEMPTS} attempts used).",
+                self.attempts
+            ),
+        }
+    }
+
     /// Runs the commands in order, stopping at the first that fails. Each command is
     /// journaled through `recorder` and reported to `emit`.
     pub fn verify(&mut self, recorder: &mut Recorder, emit: &mut dyn FnMut(RunEvent)) -> Verdict {

@@ -204,11 +204,16 @@ impl Engine for TickEngine {
         let store = &self.store;
         match approve::approve(store, None, self.env_now().now(), contract)? {
             ApproveOutcome::Draft(approved) => {
+                // The hooks that apply are part of the approval (`docs/hooks.md`).
+                let env = self.env_now();
+                crate::hooks::approval::approve_configured(store, &env, &approved.id, env.now())?;
                 let folder = store.rel(&approved.dir);
                 self.ui.approved(&approved, &folder);
                 self.ui.approved_next(&folder, false);
             }
             ApproveOutcome::Task { id, reapproved } => {
+                let env = self.env_now();
+                crate::hooks::approval::approve_configured(store, &env, &id, env.now())?;
                 let todo = store.rel(&store.task_ref(&id).dir.join(TODO_FILE));
                 self.ui.reapproved(&id, &reapproved, &todo);
             }

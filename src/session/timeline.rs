@@ -252,6 +252,15 @@ impl App {
             } else {
                 format!("stopped after {step}")
             }),
+            RunEvent::Hook(report) if report.error.is_some() => {
+                self.error(format!("error: {}", report.line()));
+            }
+            RunEvent::Hook(report) => self.note(report.line()),
+            RunEvent::HooksIgnored { warning } => self.note(format!("warning: {warning}")),
+            RunEvent::HooksChanged { changes } => self.error(format!(
+                "error: the hooks changed since approval: {}; `tick approve` takes them",
+                changes.join("; ")
+            )),
             RunEvent::NothingToRun { step } => self.note(match step {
                 Some(step) => format!("{step} is done already"),
                 None => "every step is done; nothing to run".to_owned(),

@@ -93,6 +93,22 @@ pub struct ApprovalRecord {
     /// after the task folder appeared is finished (the draft removed) instead of repeated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_hash: Option<String>,
+    /// The hooks that applied when the task was approved (`crate::hooks::approval`): a hook
+    /// added, removed or changed since makes `tick run` refuse until approved again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<ApprovedHook>,
+}
+
+/// One hook as an approval records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovedHook {
+    pub event: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    pub command: String,
+    /// The repository's files the command names, with their content hashes.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub scripts: std::collections::BTreeMap<String, String>,
 }
 
 /// Who last changed a step.

@@ -58,6 +58,14 @@ impl Ui {
     }
 
     /// Task `id`'s plan approved again; `todo` is its TODO.md as shown.
+    /// The hooks `tick approve` approved for task `id`, as they differ from before.
+    pub fn hooks_approved(&self, id: &str, changes: &[String]) {
+        self.note(&format!("approved the hooks of `{id}`:"));
+        for change in changes {
+            self.note(&format!("    {change}"));
+        }
+    }
+
     pub fn reapproved(&self, id: &str, reapproved: &Reapproved, todo: &str) {
         match reapproved {
             Reapproved::Unchanged => {

@@ -16,6 +16,7 @@ mod example_copy;
 mod files_guard;
 mod foundations;
 mod git_guard;
+mod hooks;
 mod hostile;
 mod kill;
 mod lifecycle;
