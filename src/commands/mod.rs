@@ -84,8 +84,13 @@ impl Outcome {
 
 /// The settings for a command that talks to a model, with its flags: see
 /// [`crate::config::for_model`].
+/// A server found on this machine rather than configured is said in one line.
 pub fn model_config(ctx: &Ctx<'_>, args: &crate::cli::ModelArgs) -> Result<crate::config::Config> {
-    crate::config::for_model(&ctx.store, ctx.env, &flags(args))
+    let config = crate::config::for_model(&ctx.store, ctx.env, &flags(args))?;
+    if let Some(line) = config.found_line() {
+        ctx.ui.note(&line);
+    }
+    Ok(config)
 }
 
 /// The settings as resolved, complete or not (for `tick doctor`).

@@ -19,6 +19,7 @@ mod hostile;
 mod kill;
 mod lifecycle;
 mod llm;
+mod local_default;
 mod models;
 mod newcomer;
 mod ownership_runs;
