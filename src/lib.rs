@@ -21,6 +21,7 @@ pub mod error;
 pub mod fsx;
 pub mod git;
 pub mod llm;
+pub mod local_model;
 pub mod pager;
 pub mod person;
 pub mod plan;

@@ -15,6 +15,7 @@ pub mod list;
 pub mod log;
 pub mod man;
 pub mod mark;
+pub mod model;
 pub mod next;
 pub mod plan;
 pub mod review;
@@ -154,6 +155,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Cancel(args) => cancel::run(&ctx, &args),
         Command::Completions(args) => completions::run(&ctx, &args),
         Command::Man(args) => man::run(&ctx, &args),
+        Command::Model(args) => model::run(&ctx, &args),
     }
 }
 

@@ -20,6 +20,7 @@ mod kill;
 mod lifecycle;
 mod llm;
 mod local_default;
+mod local_model;
 mod models;
 mod newcomer;
 mod ownership_runs;
