@@ -513,6 +513,7 @@ impl Runner<'_> {
                 max_new: self.deps.limits.replan_max_new_steps,
             },
         );
+        hooks.verify_before_change();
         let mut turns = EditTalk {
             client: self.deps.client,
             options,

@@ -9,6 +9,7 @@
 //! caller's [`Confirm`]. Its writes to TODO.md and state.yaml go through [`write`]; its
 //! journal of tick's own changes through [`record::Recorder`].
 
+mod baseline;
 pub mod build;
 pub mod changes;
 mod compact;
@@ -176,6 +177,8 @@ struct Hooks<'r, 's, 't> {
     idle_claims: u32,
     /// What a `propose_replan` is checked against.
     replan: replan::Check<'r>,
+    /// Set when the step's verify passed before its first change ([`baseline`]).
+    passed_before: Option<baseline::PassedBefore>,
 }
 
 impl<'r, 's, 't> Hooks<'r, 's, 't> {
@@ -208,6 +211,7 @@ impl<'r, 's, 't> Hooks<'r, 's, 't> {
             earlier_changed,
             idle_claims: 0,
             replan,
+            passed_before: None,
         }
     }
 
@@ -220,6 +224,7 @@ impl<'r, 's, 't> Hooks<'r, 's, 't> {
             outside: self.outside,
             tampered: self.tampered,
             agent_commands: self.agent_commands,
+            passed_before: self.passed_before.is_some(),
         }
     }
 
@@ -283,7 +288,10 @@ impl StepHooks for Hooks<'_, '_, '_> {
                 reason: tampered_reason(&self.tampered),
             };
         }
-        if let Some(verdict) = self.idle_claim() {
+        if let Some(verdict) = self
+            .claim_after_passed_before()
+            .or_else(|| self.idle_claim())
+        {
             return verdict;
         }
         let emitter = self.emitter;
@@ -707,6 +715,11 @@ impl<'a> Runner<'a> {
         let root = self.deps.store.root().to_path_buf();
         let before = Snapshot::take(&root, &scope, &earlier);
         let work = self.work(task, id, &step, &scope, sink);
+        if work.verify_passed_before() {
+            self.save_state(|state| {
+                state.steps.entry(id).or_default().verify_passed_before = true;
+            })?;
+        }
         let changes = attribute(&root, &scope, &earlier, &before, &work);
         if !work.tampered.is_empty() {
             // Nothing is taken from the tampered files and nothing is written into them: the
@@ -814,6 +827,7 @@ impl<'a> Runner<'a> {
                 max_new: self.deps.limits.replan_max_new_steps,
             },
         );
+        hooks.verify_before_change();
         let executor = Executor {
             model: Model {
                 client: self.deps.client,
@@ -1118,6 +1132,8 @@ struct Work {
     outside: BTreeSet<String>,
     tampered: Vec<tamper::Tampered>,
     agent_commands: usize,
+    /// The step's verify passed before its first change.
+    passed_before: bool,
 }
 
 /// What a step changed, and what a person changed meanwhile.
