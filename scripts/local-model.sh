@@ -188,7 +188,7 @@ build_server() {
         -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
         "${flags[@]}" >"$DIR/build.log" 2>&1 ||
         die "cmake could not configure llama.cpp" "the last lines of $DIR/build.log say why"
-    say "build: compiling llama-server with $JOBS jobs at niceness $NICE; expect about 25 min on 2 busy cores, 3-5 min on 8 free ones (a killed build resumes where it stopped)"
+    say "build: compiling llama-server with $JOBS jobs at niceness $NICE; expect 25 min on 2 cores at load 10, 90 min at load 15 (a killed build resumes where it stopped)"
     low cmake --build "$build" --config Release --target llama-server -j "$JOBS" \
         >>"$DIR/build.log" 2>&1 ||
         die "the llama-server build failed" "the last lines of $DIR/build.log say why" \

@@ -65,8 +65,8 @@ pub struct LocalModelArgs {
 
 #[derive(Debug, Clone, Copy, Subcommand)]
 pub enum ModelAction {
-    /// Build the server, download and check the model (once: about 25 min on 2 busy cores),
-    /// then start it.
+    /// Build the server, download and check the model (once: 25-90 min on 2 busy cores), then
+    /// start it.
     Setup,
     /// Start the server on 127.0.0.1:8080, setting it up first when needed, and wait until it
     /// answers.
