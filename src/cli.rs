@@ -50,6 +50,34 @@ pub enum Command {
     Trust(TrustArgs),
     Completions(CompletionsArgs),
     Man(ManArgs),
+    Model(LocalModelArgs),
+}
+
+/// A model on this machine, no API key needed: `setup`, `start`, `stop`, `status`, `speed`.
+///
+/// llama.cpp's server and Qwen2.5-Coder-1.5B, built and kept in `~/.cache/tick-local`
+/// (`TICK_LOCAL_DIR`). Every phase is skipped when already done and resumes after a kill; the build runs at low
+/// priority. tick finds the running server by itself: no settings needed.
+#[derive(Debug, Args)]
+pub struct LocalModelArgs {
+    #[command(subcommand)]
+    pub action: ModelAction,
+}
+
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum ModelAction {
+    /// Build the server, download and check the model (once: 25-90 min on 2 busy cores), then
+    /// start it.
+    Setup,
+    /// Start the server on 127.0.0.1:8080, setting it up first when needed, and wait until it
+    /// answers.
+    Start,
+    /// Stop the server `tick model start` started.
+    Stop,
+    /// Say what is built and whether the server runs (exit 3: not running).
+    Status,
+    /// Measure prompt and generation tokens/s of the running server.
+    Speed,
 }
 
 /// Create `.tasks/` with a commented `config.yaml` and a `.gitignore`.

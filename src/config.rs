@@ -934,7 +934,7 @@ pub fn for_workspace(store: &crate::tasks::Store, env: &Env, flags: &Flags) -> R
 /// model, a key) and the ways to set it; and, for a server on this machine, at once when it
 /// refuses the connection (it is not running: retrying would only make the person wait).
 pub fn for_model(store: &crate::tasks::Store, env: &Env, flags: &Flags) -> Result<Config> {
-    let config = for_workspace(store, env, flags)?;
+    let config = with_local_server(for_workspace(store, env, flags)?, store, env)?;
     let missing = config.missing(true);
     if !missing.is_empty() {
         let path = store.config_path();
@@ -944,6 +944,73 @@ pub fn for_model(store: &crate::tasks::Store, env: &Env, flags: &Flags) -> Resul
         crate::report::doctor::require_server(&config)?;
     }
     Ok(config)
+}
+
+/// Local by default: with no provider, base URL or key set anywhere (files, environment,
+/// flags), the settings for the first server on this machine that serves a model
+/// ([`crate::llm::discover`], within its short budget), as if `--provider` and `--base-url`
+/// (and `--model`, unless a model is set) had named it (flags name none of these here); `config` as it was when none does.
+/// The servers asked are `TICK_LOCAL_SERVERS`, when set, else the usual ports.
+pub fn with_local_server(config: Config, store: &crate::tasks::Store, env: &Env) -> Result<Config> {
+    use crate::llm::discover::{self, ServerKind};
+    let s = &config.sources;
+    if !(s.provider == Source::Default
+        && s.base_url == Source::Default
+        && s.api_key == Source::Unset)
+    {
+        return Ok(config);
+    }
+    let candidates = match env.var(discover::CANDIDATES_VAR) {
+        Some(text) => discover::parse_candidates(text).map_err(|err| {
+            Error::input(format!("`{}`: {err}", discover::CANDIDATES_VAR)).hint(
+                "write `kind=url` pairs separated by commas (`llamacpp=http://127.0.0.1:8080/v1`), \
+                 or `none`; or unset it to ask the usual ports",
+            )
+        })?,
+        None => discover::default_candidates(),
+    };
+    let Some(found) = discover::first_serving_now(&candidates, discover::PROBE_BUDGET) else {
+        return Ok(config);
+    };
+    let provider = match found.kind {
+        ServerKind::LlamaCpp => Provider::LlamaCpp,
+        ServerKind::Ollama => Provider::Ollama,
+        ServerKind::LmStudio | ServerKind::Vllm => Provider::OpenAi,
+    };
+    let model_found = config.model.is_none();
+    let as_flags = Flags {
+        provider: Some(provider),
+        base_url: Some(found.base_url.clone()),
+        model: config
+            .model
+            .clone()
+            .or_else(|| found.models.first().cloned()),
+    };
+    let mut resolved = for_workspace(store, env, &as_flags)?;
+    let by_probe = Source::Found(found.kind.name().to_owned());
+    resolved.sources.provider = by_probe.clone();
+    resolved.sources.base_url = by_probe.clone();
+    resolved.sources.model = if model_found {
+        by_probe
+    } else {
+        config.sources.model.clone()
+    };
+    resolved.base_url_source = format!("tick's probe of this machine ({})", found.kind.name());
+    Ok(resolved)
+}
+
+impl Config {
+    /// The one line that says a server was found rather than configured, when it was.
+    pub fn found_line(&self) -> Option<String> {
+        let Source::Found(name) = &self.sources.base_url else {
+            return None;
+        };
+        let model = self.model.as_deref().unwrap_or("");
+        Some(format!(
+            "using {name} at `{}` with model `{model}`: found on this machine, as nothing is configured",
+            self.base_url
+        ))
+    }
 }
 
 /// Whether `url` points at this machine (where a local server needs no key).
@@ -1033,6 +1100,8 @@ pub enum Source {
     Default,
     /// Set nowhere.
     Unset,
+    /// Nothing set it: tick found this server (by its kind's name) answering on this machine.
+    Found(String),
 }
 
 impl std::fmt::Display for Source {
@@ -1043,6 +1112,7 @@ impl std::fmt::Display for Source {
             Source::File(name) => write!(f, "`{name}`"),
             Source::Default => f.write_str("default"),
             Source::Unset => f.write_str("not set"),
+            Source::Found(name) => write!(f, "found on this machine: {name}"),
         }
     }
 }
@@ -1163,10 +1233,20 @@ impl Config {
                 Missing::ApiKey => format!("an API key (`{key_env}` is not set)"),
             });
         }
-        let message = format!(
-            "tick cannot talk to a model yet: it needs {}",
-            what.join(" and ")
-        );
+        let nothing_chosen =
+            self.sources.provider == Source::Default && self.sources.base_url == Source::Default;
+        let message = if nothing_chosen && self.api_key.is_none() {
+            // Local by default found nothing: say so before what a hosted API would need.
+            "tick cannot talk to a model yet: no model server answers on this machine (tick \
+             asked llama.cpp at port 8080, Ollama 11434, LM Studio 1234, vLLM 8000) and none is \
+             configured"
+                .to_owned()
+        } else {
+            format!(
+                "tick cannot talk to a model yet: it needs {}",
+                what.join(" and ")
+            )
+        };
         let mut settings = format!(
             "now: provider `{}` ({}), base URL `{}` ({}), model {}",
             self.provider.as_str(),
@@ -1182,14 +1262,17 @@ impl Config {
             settings.push_str(&format!(", key from `{key_env}` (not set)"));
         }
         let ways = [
-            "set it up in one of three ways:".to_owned(),
+            "set it up in one of these ways:".to_owned(),
+            "  1. no key: `tick model setup` builds and starts a model on this machine (once), \
+             and tick finds it by itself"
+                .to_owned(),
             format!(
-                "  1. `tick init`, then edit `{config_shown}` (`provider`, `model`, `base_url`, `api_key_env`)"
+                "  2. `tick init`, then edit `{config_shown}` (`provider`, `model`, `base_url`, `api_key_env`)"
             ),
             format!(
-                "  2. environment: `TICK_PROVIDER`, `TICK_MODEL`, `TICK_BASE_URL`, and the key in `{key_env}`"
+                "  3. environment: `TICK_PROVIDER`, `TICK_MODEL`, `TICK_BASE_URL`, and the key in `{key_env}`"
             ),
-            "  3. flags: `--provider`, `--model`, `--base-url`".to_owned(),
+            "  4. flags: `--provider`, `--model`, `--base-url`".to_owned(),
             "a local server needs no key: `--provider ollama --model qwen3` (Ollama at \
              http://127.0.0.1:11434/v1) or `--provider llamacpp --model local` (llama.cpp at \
              http://127.0.0.1:8080/v1)"

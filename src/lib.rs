@@ -22,6 +22,7 @@ pub mod fsx;
 pub mod git;
 pub mod hooks;
 pub mod llm;
+pub mod local_model;
 pub mod pager;
 pub mod person;
 pub mod plan;

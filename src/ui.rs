@@ -614,6 +614,15 @@ fn run_event_line(event: &RunEvent) -> Option<String> {
             }
         },
         RunEvent::StepStarted { step, title } => format!("{step} {}", visible(title)),
+        RunEvent::VerifyPassedBefore { step, commands } => format!(
+            "{step} verify passed before the change ({}): a done claim needs a change to the \
+             step's files",
+            commands
+                .iter()
+                .map(|c| format!("`{}`", visible(c)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         RunEvent::Verification {
             step,
             command,
@@ -831,6 +840,13 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
                 Duration::from_millis(evidence.duration_ms).as_secs_f64()
             );
         }
+    }
+    if step.verify_passed_before {
+        let _ = writeln!(
+            out,
+            "{indent}      {}",
+            style("verify passed before the change: it cannot tell done from not done").yellow()
+        );
     }
     if step.claimed_without_changes {
         let _ = writeln!(

@@ -14,7 +14,12 @@ use crate::report::doctor::{
 };
 
 pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
-    let config = super::resolved_config(ctx, &args.model)?;
+    // With nothing configured, the server tick would find is what it would use.
+    let config = crate::config::with_local_server(
+        super::resolved_config(ctx, &args.model)?,
+        &ctx.store,
+        ctx.env,
+    )?;
     let shown = ctx.store.rel(&ctx.store.config_path());
     let mut checks = vec![configuration(&config, &shown)];
     let connection = connection(&config);

@@ -15,6 +15,7 @@ pub mod list;
 pub mod log;
 pub mod man;
 pub mod mark;
+pub mod model;
 pub mod next;
 pub mod plan;
 pub mod review;
@@ -85,9 +86,13 @@ impl Outcome {
 
 /// The settings for a command that talks to a model, with its flags: see
 /// [`crate::config::for_model`].
+/// A server found on this machine rather than configured is said in one line.
 pub fn model_config(ctx: &Ctx<'_>, args: &crate::cli::ModelArgs) -> Result<crate::config::Config> {
     let config = crate::config::for_model(&ctx.store, ctx.env, &flags(args))?;
     warn_untrusted(ctx, &config);
+    if let Some(line) = config.found_line() {
+        ctx.ui.note(&line);
+    }
     Ok(config)
 }
 
@@ -162,6 +167,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Trust(args) => trust::run(&ctx, &args),
         Command::Completions(args) => completions::run(&ctx, &args),
         Command::Man(args) => man::run(&ctx, &args),
+        Command::Model(args) => model::run(&ctx, &args),
     }
 }
 

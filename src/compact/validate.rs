@@ -1,7 +1,8 @@
 //! The checks a compact draft passes against the repository before it becomes a draft: each
 //! step's files exist or are marked new in a directory that exists; each verify command names
-//! a program that is on `PATH` (or a script in the repository) and only files that exist or a
-//! step creates; nothing is placeholder text or a sentence copied from the prompt; no two steps
+//! a program that is on `PATH` (or a script in the repository) and only files, tests and cargo
+//! features that exist or that this step or an earlier one creates (a reviewer reads the plan
+//! in order); nothing is placeholder text or a sentence copied from the prompt; no two steps
 //! are the same step. Pure: the caller passes in what it knows of the repository and `PATH`.
 
 use std::collections::BTreeSet;
@@ -68,12 +69,6 @@ static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
 /// as warnings, if the repair does not fix them).
 pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
     let mut problems = Vec::new();
-    let created: BTreeSet<&str> = plan
-        .steps
-        .iter()
-        .flat_map(|s| s.new_files.iter().chain(&s.files))
-        .map(|p| clean(p))
-        .collect();
     for (label, text) in [("the title", &plan.title), ("the summary", &plan.summary)] {
         copied(label, text, facts, &mut problems);
     }
@@ -103,9 +98,188 @@ pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
         for path in &step.new_files {
             check_new(&id, path, facts.repo, &mut problems);
         }
+        // What the steps so far touch: a verify may read what this step or an earlier one
+        // creates, never what only a later one does.
+        let created: BTreeSet<&str> = plan.steps[..=index]
+            .iter()
+            .flat_map(|s| s.new_files.iter().chain(&s.files))
+            .map(|p| clean(p))
+            .collect();
+        let later: BTreeSet<&str> = plan.steps[index + 1..]
+            .iter()
+            .flat_map(|s| s.new_files.iter())
+            .map(|p| clean(p))
+            .collect();
         check_verify(&id, &step.verify, facts, &created, &mut problems);
+        for problem in named_in_verify(&id, &step.verify, facts.repo, &created) {
+            problems.push(problem);
+        }
+        if let Some(last) = problems.last_mut()
+            && last.starts_with(&format!("{id}'s verify reads `"))
+            && last.ends_with("no step creates")
+        {
+            let path = last.split('`').nth(1).unwrap_or("").to_owned();
+            if later.contains(path.as_str()) {
+                *last = format!(
+                    "{id}'s verify reads `{path}`, which only a later step creates; check it in \
+                     that step, or create it in this one"
+                );
+            }
+        }
     }
     problems
+}
+
+/// What a verify names beyond files: the tests it selects (`python3 -m unittest a.b`,
+/// `pytest f.py::name`, `cargo test name`) and the cargo features it turns on must exist in
+/// the repository or in a file the steps so far (`created`) touch.
+fn named_in_verify(id: &str, verify: &str, repo: &Repo, created: &BTreeSet<&str>) -> Vec<String> {
+    let mut problems = Vec::new();
+    let rust = |path: &str| {
+        std::path::Path::new(path)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("rs"))
+    };
+    let touches_rust = created.iter().any(|p| rust(p));
+    for words in simple_commands(verify) {
+        let words: Vec<&str> = words
+            .iter()
+            .map(String::as_str)
+            .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+            .collect();
+        let program = words.first().copied().unwrap_or("");
+        let python = program.starts_with("python");
+        // `unittest discover DIR` names directories, not modules.
+        let unittest = python
+            && words.windows(2).any(|w| w == ["-m", "unittest"])
+            && !words.contains(&"discover");
+        let pytest =
+            program == "pytest" || (python && words.windows(2).any(|w| w == ["-m", "pytest"]));
+        for (i, word) in words.iter().enumerate().skip(1) {
+            if word.starts_with('-') || (i > 0 && words[i - 1] == "-m") {
+                continue;
+            }
+            if unittest && is_dotted_module(word) && !module_exists(word, repo, created) {
+                problems.push(format!(
+                    "{id}'s verify runs the tests `{word}`, but no file of the repository or of \
+                     the steps so far is that module; name a test module that exists or that a \
+                     step creates"
+                ));
+            }
+            if pytest && let Some((file, name)) = word.split_once("::") {
+                let file = clean(file);
+                let text = repo.file(file).and_then(|f| f.text.as_deref());
+                let known = created.contains(file)
+                    || text.is_some_and(|t| t.contains(name.split("::").last().unwrap_or(name)));
+                if !known {
+                    problems.push(format!(
+                        "{id}'s verify runs the test `{word}`, which is not in `{file}` and no \
+                         step so far changes that file"
+                    ));
+                }
+            }
+        }
+        if program == "cargo" {
+            if words.get(1) == Some(&"test")
+                && let Some(name) = words[2..]
+                    .iter()
+                    .take_while(|w| **w != "--")
+                    .find(|w| !w.starts_with('-'))
+                && !touches_rust
+                && !repo
+                    .files
+                    .iter()
+                    .any(|f| rust(&f.path) && f.text.as_deref().is_some_and(|t| t.contains(*name)))
+            {
+                problems.push(format!(
+                    "{id}'s verify runs `cargo test {name}`, but no Rust file has a test of that \
+                     name and no step so far changes one"
+                ));
+            }
+            for feature in features(&words) {
+                if !cargo_feature_exists(feature, repo) {
+                    problems.push(format!(
+                        "{id}'s verify turns on the cargo feature `{feature}`, which `Cargo.toml` \
+                         does not declare; drop `--features`, or add the feature in a step first"
+                    ));
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// `a.b.c`: a Python module path (not a file name with an extension tick knows).
+fn is_dotted_module(word: &str) -> bool {
+    !word.contains('/')
+        && word
+            .split('.')
+            .all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        && path_like(word).is_none()
+}
+
+/// Whether a prefix of the dotted `name` (`pkg.test_mod.Class.test`) is a module file of the
+/// repository or of the steps so far, or the whole name a package directory.
+fn module_exists(name: &str, repo: &Repo, created: &BTreeSet<&str>) -> bool {
+    let parts: Vec<&str> = name.split('.').collect();
+    (1..=parts.len()).any(|n| {
+        let base = parts[..n].join("/");
+        let file = format!("{base}.py");
+        repo.file(&file).is_some()
+            || created.contains(file.as_str())
+            || (n == parts.len() && repo.dirs.contains(&base))
+    })
+}
+
+/// The features a cargo command line turns on: `--features a,b`, `--features=a`, `-F a`.
+fn features<'w>(words: &[&'w str]) -> Vec<&'w str> {
+    let mut found = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        let value = if let Some(v) = word.strip_prefix("--features=") {
+            Some(v)
+        } else if matches!(*word, "--features" | "-F") {
+            words.get(i + 1).copied()
+        } else {
+            None
+        };
+        found.extend(
+            value
+                .into_iter()
+                .flat_map(|v| v.split([',', ' ']))
+                .filter(|f| !f.is_empty()),
+        );
+    }
+    found
+}
+
+/// Whether the repository's `Cargo.toml` declares `feature` (under `[features]`, or as an
+/// optional dependency); a manifest tick could not read declares everything.
+fn cargo_feature_exists(feature: &str, repo: &Repo) -> bool {
+    let Some(text) = repo.file("Cargo.toml").and_then(|f| f.text.as_deref()) else {
+        return true;
+    };
+    // `dep/feature` turns on a dependency's feature: only the dependency is checked.
+    let feature = feature.split('/').next().unwrap_or(feature);
+    let mut section = "";
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+            continue;
+        }
+        let key = line
+            .split('=')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_matches('"');
+        if key == feature
+            && (section == "[features]"
+                || (section.contains("dependencies") && line.contains("optional")))
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// `./a/b` and `a/b` are one path.
@@ -456,6 +630,127 @@ mod tests {
             "./csvstat/cli.py tests/data.csv",
         )]));
         assert_eq!(repo_script, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_verify_may_read_only_what_this_step_or_an_earlier_one_creates() {
+        let found = check(&plan(vec![
+            step(
+                "Check the data",
+                &["csvstat/cli.py"],
+                &[],
+                "grep -q a tests/data.csv",
+            ),
+            step("Add data", &["csvstat/cli.py"], &["tests/data.csv"], "true"),
+        ]));
+        assert_eq!(
+            found,
+            [
+                "S1's verify reads `tests/data.csv`, which only a later step creates; check it in \
+              that step, or create it in this one"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_tests_a_verify_selects_must_exist_or_be_created_so_far() {
+        let found = check(&plan(vec![step(
+            "Test it",
+            &["csvstat/cli.py"],
+            &[],
+            "python3 -m unittest tests.test_wordfreq && python3 -m unittest tests.test_cli.Cli",
+        )]));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with("S1's verify runs the tests `tests.test_wordfreq`, but no file"),
+            "{found:?}"
+        );
+        let mut repo = repo();
+        repo.files.push(RepoFile {
+            path: "tests/test_stats.py".into(),
+            bytes: 10,
+            text: Some("def test_mean():\n    pass\n".into()),
+        });
+        let repo = Repo::from_files(repo.files);
+        let on_path = |p: &str| ["python3", "pytest", "cargo"].contains(&p);
+        let facts = Facts {
+            repo: &repo,
+            on_path: &on_path,
+            prompts: &[],
+        };
+        let pytest = plan(vec![step(
+            "Test mean",
+            &["csvstat/stats.py"],
+            &[],
+            "pytest tests/test_stats.py::test_mean && pytest tests/test_stats.py::test_median",
+        )]);
+        let found = problems(&pytest, &facts);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("`tests/test_stats.py::test_median`"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn cargo_features_and_test_names_must_be_in_the_crate() {
+        let repo = Repo::from_files(vec![
+            RepoFile {
+                path: "Cargo.toml".into(),
+                bytes: 10,
+                text: Some(
+                    "[package]\nname = \"wc\"\n\n[features]\nfast = []\n\n[dependencies]\nserde = { version = \"1\", optional = true }\n"
+                        .into(),
+                ),
+            },
+            RepoFile {
+                path: "src/lib.rs".into(),
+                bytes: 10,
+                text: Some("#[test]\nfn counts_words() {}\n".into()),
+            },
+            RepoFile {
+                path: "README.md".into(),
+                bytes: 10,
+                text: Some(String::new()),
+            },
+        ]);
+        let on_path = |p: &str| p == "cargo";
+        let facts = Facts {
+            repo: &repo,
+            on_path: &on_path,
+            prompts: &[],
+        };
+        let verify = |v: &str| {
+            problems(
+                &plan(vec![step("Document it", &["README.md"], &[], v)]),
+                &facts,
+            )
+        };
+        assert_eq!(
+            verify("cargo check --features fast,serde"),
+            Vec::<String>::new()
+        );
+        assert_eq!(verify("cargo test counts_words"), Vec::<String>::new());
+        let found = verify("cargo check --features=version");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("the cargo feature `version`"),
+            "{found:?}"
+        );
+        let found = verify("cargo test counts_lines -- --nocapture");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("`cargo test counts_lines`"), "{found:?}");
+        // A step that changes a Rust file may add the test.
+        let adds = problems(
+            &plan(vec![step(
+                "Add it",
+                &["src/lib.rs"],
+                &[],
+                "cargo test counts_lines",
+            )]),
+            &facts,
+        );
+        assert_eq!(adds, Vec::<String>::new());
     }
 
     #[test]

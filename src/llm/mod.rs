@@ -9,6 +9,7 @@
 mod anthropic;
 mod assemble;
 mod client;
+pub mod discover;
 mod error;
 mod openai;
 mod server_info;

@@ -162,6 +162,8 @@ pub struct StepReport<'a> {
     /// For a done step: the model claimed it done while no file changed and it ran no
     /// command.
     pub claimed_without_changes: bool,
+    /// The step's verify passed before the step changed anything.
+    pub verify_passed_before: bool,
     pub substeps: Vec<StepReport<'a>>,
 }
 
@@ -180,7 +182,7 @@ impl Serialize for StepReport<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let step = self.step;
-        let mut out = serializer.serialize_struct("StepReport", 16)?;
+        let mut out = serializer.serialize_struct("StepReport", 17)?;
         out.serialize_field("id", &step.id)?;
         out.serialize_field("status", &self.status)?;
         out.serialize_field("title", &step.title)?;
@@ -196,6 +198,7 @@ impl Serialize for StepReport<'_> {
         out.serialize_field("stale", &step.stale)?;
         out.serialize_field("later_changes", self.later_changes)?;
         out.serialize_field("claimed_without_changes", &self.claimed_without_changes)?;
+        out.serialize_field("verify_passed_before", &self.verify_passed_before)?;
         out.serialize_field("substeps", &self.substeps)?;
         out.end()
     }
@@ -228,6 +231,7 @@ fn step_report<'a>(task: &'a Task, step: &'a Step) -> StepReport<'a> {
             .then(|| step.id.is_some_and(|id| task.state.verified(id))),
         claimed_without_changes: status == StepStatus::Done
             && record.is_some_and(|r| r.claimed_without_changes),
+        verify_passed_before: record.is_some_and(|r| r.verify_passed_before),
         changed_by: record.and_then(|r| r.changed_by),
         evidence: if status == StepStatus::Done {
             record

@@ -504,6 +504,7 @@ impl Runner<'_> {
             },
         );
         hooks.fire = fire;
+        hooks.verify_before_change();
         let mut turns = EditTalk {
             client: self.deps.client,
             options,

@@ -47,6 +47,9 @@ pub enum RunEvent {
     /// The model's turn for `step` reported `agent` (the same events `tick plan --json`
     /// prints).
     Agent { step: StepId, agent: AgentEvent },
+    /// Before the step changed anything, its verify `commands` already passed: they cannot
+    /// tell done from not done, so a `done` claim needs a change to the step's files.
+    VerifyPassedBefore { step: StepId, commands: Vec<String> },
     /// One verification command ran.
     Verification {
         step: StepId,

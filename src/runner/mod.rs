@@ -9,6 +9,7 @@
 //! caller's [`Confirm`]. Its writes to TODO.md and state.yaml go through [`write`]; its
 //! journal of tick's own changes through [`record::Recorder`].
 
+mod baseline;
 pub mod build;
 pub mod changes;
 mod compact;
@@ -186,6 +187,8 @@ struct Hooks<'r, 's, 't> {
     replan: replan::Check<'r>,
     /// The step's hooks (`tool.pre`, `tool.post`, `step.claimed`, `step.verify`), if any.
     fire: Option<crate::hooks::ForStep>,
+    /// Set when the step's verify passed before its first change ([`baseline`]).
+    passed_before: Option<baseline::PassedBefore>,
 }
 
 impl<'r, 's, 't> Hooks<'r, 's, 't> {
@@ -220,6 +223,7 @@ impl<'r, 's, 't> Hooks<'r, 's, 't> {
             idle_claims: 0,
             replan,
             fire: None,
+            passed_before: None,
         }
     }
 
@@ -232,6 +236,7 @@ impl<'r, 's, 't> Hooks<'r, 's, 't> {
             outside: self.outside,
             tampered: self.tampered,
             agent_commands: self.agent_commands,
+            passed_before: self.passed_before.is_some(),
         }
     }
 
@@ -412,7 +417,10 @@ impl StepHooks for Hooks<'_, '_, '_> {
                 reason: tampered_reason(&self.tampered),
             };
         }
-        if let Some(verdict) = self.idle_claim() {
+        if let Some(verdict) = self
+            .claim_after_passed_before()
+            .or_else(|| self.idle_claim())
+        {
             return verdict;
         }
         let verdict = self.verify_with_hooks(note);
@@ -896,6 +904,11 @@ impl<'a> Runner<'a> {
         let started = self.step_event(id, crate::hooks::Event::StepStart, |_| {}, sink);
         self.hook_context = started.context;
         let work = self.work(task, id, &step, &scope, sink);
+        if work.verify_passed_before() {
+            self.save_state(|state| {
+                state.steps.entry(id).or_default().verify_passed_before = true;
+            })?;
+        }
         let changes = attribute(&root, &scope, &earlier, &before, &work);
         if !work.tampered.is_empty() {
             // Nothing is taken from the tampered files and nothing is written into them: the
@@ -1009,6 +1022,7 @@ impl<'a> Runner<'a> {
             },
         );
         hooks.fire = fire;
+        hooks.verify_before_change();
         let executor = Executor {
             model: Model {
                 client: self.deps.client,
@@ -1492,6 +1506,8 @@ struct Work {
     outside: BTreeSet<String>,
     tampered: Vec<tamper::Tampered>,
     agent_commands: usize,
+    /// The step's verify passed before its first change.
+    passed_before: bool,
 }
 
 /// What a step changed, and what a person changed meanwhile.

@@ -17,7 +17,7 @@ pub const MAX_VERIFY_ATTEMPTS: u32 = 3;
 pub const VERIFY_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Runs one step's verify commands, counting attempts and keeping the last attempt's evidence.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StepVerifier {
     root: PathBuf,
     env: CommandEnv,
@@ -57,6 +57,10 @@ impl StepVerifier {
     fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
+    }
+
+    pub fn commands(&self) -> &[String] {
+        &self.commands
     }
 
     pub fn has_commands(&self) -> bool {

@@ -63,7 +63,11 @@ impl TickEngine {
 
     /// The settings for talking to the model, as the subcommands resolve them without flags.
     fn model_config(&self, env: &Env) -> Result<Config> {
-        crate::config::for_model(&self.store, env, &Flags::default())
+        let config = crate::config::for_model(&self.store, env, &Flags::default())?;
+        if let Some(line) = config.found_line() {
+            self.ui.note(&line);
+        }
+        Ok(config)
     }
 
     /// One planning turn through [`crate::planning`], the person's questions and the model's

@@ -184,6 +184,9 @@ impl App {
                     summary,
                 });
             }
+            RunEvent::VerifyPassedBefore { step, .. } => self.note(format!(
+                "{step}: its verify passed before the change; a done claim needs a change to its files"
+            )),
             RunEvent::OutsideEdit { step, files } => self.note(format!(
                 "{step}: you changed {} while it ran; the model is told",
                 files.join(", ")

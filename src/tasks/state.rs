@@ -156,6 +156,10 @@ pub struct StepRecord {
     /// The model claimed the step done while no file changed and it ran no command.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub claimed_without_changes: bool,
+    /// The step's verify passed before the step changed anything: it cannot tell done from
+    /// not done on its own (a done claim then needs a change to the step's files).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify_passed_before: bool,
     /// The step's blocks that a person lifted, oldest first: the question and, when given
     /// with `tick answer`, the answer. The next turn on the step is told the last one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -260,7 +260,9 @@ impl Workspace {
             .env_remove("CLICOLOR_FORCE")
             // Help text wraps at the terminal's width: fix it, so snapshots do not depend on
             // the shell the tests run from.
-            .env("COLUMNS", "100");
+            .env("COLUMNS", "100")
+            // Never the real local servers on 8080 and so on: a test that wants one names it.
+            .env("TICK_LOCAL_SERVERS", "none");
         // A machine without the sandbox runs the suite only when told so explicitly.
         if std::env::var("TICK_TEST_NO_SANDBOX").is_ok_and(|v| v == "1") {
             cmd.env("TICK_SANDBOX", "off");

@@ -932,7 +932,8 @@ async fn a_compact_step_whose_checks_fail_after_one_fix_ends_blocked_with_the_re
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_done_claim_without_changing_the_steps_files_goes_back_once_then_blocks() {
     let ws = Workspace::new();
-    let id = ws.approve(&one_step("Add unit tests", "tests.py", "true"));
+    // A verify that fails before the change (one that passes is the next test's case).
+    let id = ws.approve(&one_step("Add unit tests", "tests.py", "test -s tests.py"));
     let server = FakeModel::start().await;
     server.push(done_claim("d"));
     server.push(done_claim("d"));
@@ -953,6 +954,73 @@ async fn a_done_claim_without_changing_the_steps_files_goes_back_once_then_block
     );
     // The verification never ran: there was nothing to verify.
     assert!(!events(&run).iter().any(|e| e["event"] == "verification"));
+}
+
+/// issue 29: "`cargo test` passed on the unchanged code" and the step was ticked although
+/// the model wrote nothing. A verify that passes before the change cannot tell done from not
+/// done: a done claim needs a change to the step's files, even after a command ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verify_that_passes_before_the_change_does_not_tick_a_claim_without_a_change() {
+    let ws = Workspace::new();
+    let id = ws.approve(&one_step("Add unit tests", "tests.py", "true"));
+    let server = FakeModel::start().await;
+    // A command (so not an idle claim), then done; then done again.
+    server.push(openai_call("b", "bash", json!({"command": "echo looking"})));
+    server.push(done_claim("d"));
+    server.push(done_claim("e"));
+    let run = run_with_model(&ws, &server, "agent").await;
+    assert_ne!(run.code, 0, "{run:#?}");
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        requests[2].tool_results().last().unwrap().1,
+        "Not ticked: the verify `true` already passed before any change, so it cannot tell \
+         done from not done, and none of S1's files (tests.py) has changed. Make the change \
+         the step asks for in its files, then claim done again; or say blocked with why."
+    );
+    let before: Vec<Value> = events(&run)
+        .into_iter()
+        .filter(|e| e["event"] == "verify_passed_before")
+        .collect();
+    assert_eq!(before.len(), 1, "{run:#?}");
+    assert_eq!(before[0]["commands"], json!(["true"]));
+    let todo = todo(&ws, &id);
+    assert_contains(&todo, "- [!] S1 Add unit tests");
+    assert_contains(
+        &todo,
+        "claimed done twice without changing tests.py, and its verify `true` passed before the change",
+    );
+    assert_contains(
+        &ws.read(&format!(".tasks/{id}/state.yaml")),
+        "verify_passed_before: true",
+    );
+    let status = ws.ok(&["status"]);
+    assert_contains(
+        &status.stdout,
+        "verify passed before the change: it cannot tell done from not done",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verify_that_passes_before_the_change_ticks_once_the_steps_file_changed() {
+    let ws = Workspace::new();
+    let id = ws.approve(&one_step("Add unit tests", "tests.py", "true"));
+    let server = FakeModel::start().await;
+    server.push(done_claim("d"));
+    server.push(openai_call(
+        "w",
+        "write_file",
+        json!({"path": "tests.py", "content": "assert True\n"}),
+    ));
+    server.push(done_claim("e"));
+    let run = run_with_model(&ws, &server, "agent").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_contains(&todo(&ws, &id), "- [x] S1 Add unit tests");
+    // Ticked, and the person still sees that its verify alone proves little.
+    assert_contains(
+        &ws.ok(&["status"]).stdout,
+        "verify passed before the change",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -21,6 +21,8 @@ mod hostile;
 mod kill;
 mod lifecycle;
 mod llm;
+mod local_default;
+mod local_model;
 mod models;
 mod newcomer;
 mod ownership_runs;
