@@ -30,11 +30,11 @@ pub mod report;
 pub mod rt;
 pub mod runner;
 pub mod sandbox;
-pub mod session;
 pub mod store_path;
 pub mod tasks;
 pub mod tools;
 pub mod transcript;
+pub mod tui;
 pub mod ui;
 pub mod watch;
 

@@ -115,9 +115,9 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         ui,
     };
     let Some(command) = cli.command else {
-        return Ok(match crate::session::run(&ctx.store, env, ui)? {
-            crate::session::Ended::Quit => Outcome::Done,
-            crate::session::Ended::Interrupted => Outcome::Interrupted,
+        return Ok(match crate::tui::run(&ctx.store, env, ui)? {
+            crate::tui::Ended::Quit => Outcome::Done,
+            crate::tui::Ended::Interrupted => Outcome::Interrupted,
         });
     };
     match command {

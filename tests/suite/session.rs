@@ -12,12 +12,12 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use tick::plan::StepId;
 use tick::runner::RunEvent;
-use tick::session::app::{App, Busy, Prompt};
-use tick::session::engine::TickEngine;
-use tick::session::mode::Mode;
-use tick::session::timeline::Entry;
-use tick::session::{Engine, EngineEvent, render};
 use tick::tasks::Store;
+use tick::tui::app::{App, Busy, Prompt};
+use tick::tui::engine::TickEngine;
+use tick::tui::mode::Mode;
+use tick::tui::timeline::Entry;
+use tick::tui::{Engine, EngineEvent, render};
 
 use crate::common::fake_model::{FakeModel, Reply};
 use crate::common::scripts::{openai_call, openai_calls, openai_text};

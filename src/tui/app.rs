@@ -767,7 +767,7 @@ mod tests {
 
     use super::*;
     use crate::plan::StepStatus;
-    use crate::session::seam::StepView;
+    use crate::tui::seam::StepView;
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
