@@ -16,6 +16,7 @@ pub mod commands;
 pub mod compact;
 pub mod config;
 pub mod editor;
+pub mod engine;
 pub mod env;
 pub mod error;
 pub mod fsx;

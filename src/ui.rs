@@ -23,8 +23,10 @@ use crate::report::status::{RevisionWaiting, StatusReport, StepReport, TaskRepor
 use crate::report::watch::WatchEvent;
 use crate::runner::{RunEvent, StepOutcome, Summary};
 
+mod doctor;
 mod outcomes;
-pub use outcomes::titled;
+pub use doctor::doctor_text;
+pub use outcomes::{titled, warning_line};
 
 /// How many lines of a failed verification's output the terminal shows.
 const FAILED_OUTPUT_LINES: usize = 12;

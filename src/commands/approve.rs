@@ -14,10 +14,12 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         max_files_changed: args.max_files,
         commit_steps: args.commit_steps,
     };
-    match approve::approve(&ctx.store, args.task.as_deref(), ctx.now(), contract)? {
+    match approve::approve(ctx.store(), args.task.as_deref(), ctx.now(), contract)? {
         ApproveOutcome::Draft(approved) => report_approved(ctx, &approved, args.commit)?,
         ApproveOutcome::Task { id, reapproved } => {
-            let todo = ctx.store.rel(&ctx.store.task_ref(&id).dir.join(TODO_FILE));
+            let todo = ctx
+                .store()
+                .rel(&ctx.store().task_ref(&id).dir.join(TODO_FILE));
             ctx.ui.reapproved(&id, &reapproved, &todo);
         }
     }
@@ -27,10 +29,10 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
 /// Tells the person the draft is a task now, and commits its folder when asked (`--commit`,
 /// or the review menu's question).
 pub fn report_approved(ctx: &Ctx<'_>, approved: &Approved, commit: bool) -> Result<()> {
-    let folder = ctx.store.rel(&approved.dir);
+    let folder = ctx.store().rel(&approved.dir);
     ctx.ui.approved(approved, &folder);
     if commit {
-        approve::commit_task(&ctx.store, approved)?;
+        approve::commit_task(ctx.store(), approved)?;
     }
     ctx.ui.approved_next(&folder, commit);
     Ok(())

@@ -7,7 +7,7 @@ use crate::plan::StepId;
 
 pub fn run(ctx: &Ctx<'_>, args: &DiffArgs) -> Result<Outcome> {
     let step: StepId = args.step.parse().map_err(Error::input)?;
-    let diff = crate::report::diff::step_diff(&ctx.store, args.task.as_deref(), step)?;
+    let diff = crate::report::diff::step_diff(ctx.store(), args.task.as_deref(), step)?;
     ctx.ui.step_diff(&diff);
     Ok(Outcome::Done)
 }

@@ -15,7 +15,7 @@ use crate::report::doctor::{
 
 pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
     let config = super::resolved_config(ctx, &args.model)?;
-    let shown = ctx.store.rel(&ctx.store.config_path());
+    let shown = ctx.store().rel(&ctx.store().config_path());
     let mut checks = vec![configuration(&config, &shown)];
     let connection = connection(&config);
     let reachable = connection.ok == Some(true);
@@ -30,9 +30,9 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
             None,
         )
     });
-    checks.push(sandbox());
+    checks.push(crate::report::machine::sandbox());
     checks.push(structured_output(ctx, &config, reachable));
-    checks.push(hard_links(ctx.store.root()));
+    checks.push(crate::report::machine::hard_links(ctx.store().root()));
     let exit_code = if checks[0].ok == Some(false) {
         2
     } else if checks[1..3].iter().any(|c| c.ok == Some(false)) {
@@ -50,7 +50,7 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
     if args.json {
         ctx.ui.json(&report);
     } else {
-        ctx.ui.data(&report_text(&report));
+        ctx.ui.data(&crate::ui::doctor_text(&report));
     }
     Ok(if exit_code == 0 {
         Outcome::Done
@@ -175,7 +175,7 @@ fn structured_output(ctx: &Ctx<'_>, config: &Config, reachable: bool) -> Check {
             ));
             // Recording is best effort: the cache only saves a probe next time.
             let _ = cache::record(
-                ctx.store.dir(),
+                ctx.store().dir(),
                 &cache::key(&config.base_url, model),
                 &probe,
             );
@@ -196,98 +196,4 @@ fn structured_output(ctx: &Ctx<'_>, config: &Config, reachable: bool) -> Check {
             .to_owned()
     });
     Check::new("structured", Some(all_held), lines.join("; "), hint).timed(started)
-}
-
-/// Whether the kernel enforces Landlock: a ruleset that requires ABI v1 can be created (it is
-/// never applied, so this process stays as it is).
-/// The sandbox, set up for real in a throwaway helper process for each kind of policy: what
-/// `tick run` (build) and `tick plan`'s `run_command` (read-only) will need.
-fn sandbox() -> Check {
-    use crate::sandbox::{Kind, Unavailable, available};
-    let build = available(Kind::Build);
-    let read_only = available(Kind::ReadOnly);
-    let word = |r: &Result<(), Unavailable>| if r.is_ok() { "works" } else { "unavailable" };
-    let detail = format!(
-        "build policy {}, read-only policy {}",
-        word(&build),
-        word(&read_only)
-    );
-    let failure = build.as_ref().err().or(read_only.as_ref().err());
-    Check::new(
-        "sandbox",
-        Some(failure.is_none()),
-        detail,
-        failure.map(|err| {
-            format!(
-                "{err}; `tick run` stops until this is fixed, and the planner works without \
-                 `run_command`; {}",
-                Unavailable::OPT_OUT_HINT
-            )
-        }),
-    )
-}
-
-/// Files of the workspace that are also files elsewhere (hard links, as uv and pnpm make
-/// them): a command that writes one writes the other, and no sandbox can stop that. A
-/// warning, never a failure of `tick doctor`.
-fn hard_links(root: &std::path::Path) -> Check {
-    let started = Instant::now();
-    let check = match crate::sandbox::links_leaving(root) {
-        Ok(leaving) if leaving.is_empty() => Check::new(
-            "hard_links",
-            Some(true),
-            "no file of the workspace is also a file outside it".to_owned(),
-            None,
-        ),
-        Ok(leaving) => {
-            let mut named: Vec<String> = leaving.iter().take(5).map(|p| format!("`{p}`")).collect();
-            if leaving.len() > named.len() {
-                named.push(format!("and {} more", leaving.len() - named.len()));
-            }
-            Check::new(
-                "hard_links",
-                Some(false),
-                format!(
-                    "{} {} hard links outside the workspace (or into `.git/`, `.tasks/`)",
-                    named.join(", "),
-                    if leaving.len() == 1 { "has" } else { "have" }
-                ),
-                Some(
-                    "a command that writes them writes there too; let tools copy instead \
-                     (`UV_LINK_MODE=copy`, pnpm's `package-import-method=copy`)"
-                        .to_owned(),
-                ),
-            )
-        }
-        Err(err) => Check::new("hard_links", None, format!("could not look: {err}"), None),
-    };
-    check.timed(started)
-}
-
-/// The human form: the settings with their sources, then one line per check.
-pub fn report_text(report: &DoctorReport) -> String {
-    let mut out = String::from("settings:\n");
-    for s in &report.settings {
-        out.push_str(&format!(
-            "  {:<11} {:<34} {}\n",
-            s.name,
-            s.value.as_deref().unwrap_or("-"),
-            s.source
-        ));
-    }
-    out.push_str("checks:\n");
-    for c in &report.checks {
-        let mark = match c.ok {
-            Some(true) => "ok  ",
-            Some(false) => "FAIL",
-            None => "skip",
-        };
-        out.push_str(&format!("  {mark} {:<13} {}\n", c.name, c.detail));
-        if let Some(hint) = &c.hint {
-            for line in hint.lines() {
-                out.push_str(&format!("       {:<13} {line}\n", ""));
-            }
-        }
-    }
-    out
 }

@@ -37,7 +37,7 @@ const HELP: &str = "  a  approve: the draft becomes a task (you choose the run's
 /// `tick review`: the menu for the draft that waits; a revision plans again.
 pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
     // A draft that does not parse is reviewed too: the menu can edit or discard it.
-    if !ctx.store.draft_plan_path().exists() {
+    if !ctx.store().draft_plan_path().exists() {
         return Err(Error::input("there is no draft to review")
             .hint("write one with `tick plan \"goal\"` or `tick plan --from plan.md`"));
     }
@@ -59,7 +59,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
 /// The review menu. Prints the draft once, then reads choices until one ends the review.
 pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Choice> {
     let ui = ctx.ui;
-    let store = &ctx.store;
+    let store = ctx.store();
     let draft = match store.load_draft() {
         Ok(Some(draft)) => Some(draft),
         Ok(None) => return Ok(Choice::Stop),
@@ -143,7 +143,7 @@ pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Choice> {
 /// folder; `None` to go back to the menu.
 fn contract(ctx: &Ctx<'_>, person: &mut dyn Person) -> Option<(Contract, bool)> {
     let existing = ctx
-        .store
+        .store()
         .load_draft()
         .ok()
         .flatten()
@@ -184,8 +184,8 @@ fn contract(ctx: &Ctx<'_>, person: &mut dyn Person) -> Option<(Contract, bool)> 
 /// Opens the draft in the editor; an edit that does not parse is shown once, and the person
 /// edits again, puts the previous content back, or keeps it as it is.
 fn edit_draft(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<()> {
-    let path = ctx.store.draft_plan_path();
-    let shown = ctx.store.rel(&path);
+    let path = ctx.store().draft_plan_path();
+    let shown = ctx.store().rel(&path);
     match edit_checked(ctx, person, &path, |text| {
         crate::editor::check_plan(&shown, text)
     })? {

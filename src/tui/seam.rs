@@ -9,9 +9,11 @@ use std::sync::atomic::AtomicBool;
 
 use crate::agent::AgentEvent;
 use crate::error::Error;
-use crate::plan::{Phase, StepId, StepStatus};
+use crate::plan::StepId;
 use crate::runner::{RunEvent, StepOutcome};
 use crate::tools::Questions;
+
+pub use crate::engine::{PlanView, Snapshot, StepView};
 
 /// Everything the session asks of tick's engine. Each call does exactly what the matching
 /// subcommand does on disk; long calls run on the session's worker thread and report through
@@ -94,43 +96,4 @@ pub enum Selection {
     Step(StepId),
     /// At most this many steps.
     Steps(usize),
-}
-
-/// The draft and the current task, as the panel shows them.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Snapshot {
-    pub draft: Option<PlanView>,
-    pub task: Option<PlanView>,
-}
-
-/// A draft or a task, reduced to what the panel shows.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PlanView {
-    /// The task's id; `None` for the draft.
-    pub id: Option<String>,
-    pub title: String,
-    pub goal: Option<String>,
-    pub phase: Option<Phase>,
-    pub steps: Vec<StepView>,
-    /// Why the files could not be read, when they could not.
-    pub problem: Option<String>,
-    /// PLAN.md changed since its approval: it must be approved again.
-    pub plan_changed: bool,
-    /// The planner's open questions (a draft that needs input).
-    pub questions: Vec<String>,
-}
-
-/// One step (or sub-step) as the panel shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepView {
-    /// `None` for a step a person added without an id.
-    pub id: Option<StepId>,
-    pub sub: bool,
-    pub status: StepStatus,
-    pub title: String,
-    pub files: Vec<String>,
-    pub risk: Option<String>,
-    pub blocked: Option<String>,
-    pub stale: Option<String>,
-    pub answer: Option<String>,
 }

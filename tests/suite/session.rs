@@ -1078,3 +1078,82 @@ fn show_at_a_terminal_goes_through_the_pager() {
     let piped = ws.ok(&["show"]);
     assert!(!piped.stdout.contains("PAGED"), "{}", piped.stdout);
 }
+
+/// Issue 24: the session's `/run` warned about nothing that `tick run` warns about when files
+/// of the workspace are hard links to files elsewhere. Both now ask the one engine, and both
+/// say it before the first step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hard_link_leaving_the_workspace_is_warned_about_by_tick_run_and_by_the_session() {
+    const WARNING: &str = "`cfg` has hard links outside the workspace (or into `.git/`, \
+                           `.tasks/`): a command that writes them writes there too";
+    let by_command = Workspace::sample();
+    let by_session = Workspace::sample();
+    let server = FakeModel::start().await;
+    by_command.approve_plan(&server, PLAN).await;
+    by_session.approve_plan(&server, PLAN).await;
+    for ws in [&by_command, &by_session] {
+        std::fs::hard_link(ws.path(".git/config"), ws.path("cfg")).unwrap();
+    }
+    let unsandboxed = |cmd: &mut std::process::Command| {
+        cmd.env("TICK_SANDBOX", "off");
+    };
+    work(&server, "S1", "greeting.txt", "hello\n");
+    let output = by_command
+        .tick_with(&server, &["run", "--steps", "1"], unsandboxed)
+        .await;
+    let err = crate::common::workspace::stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("warning: {WARNING}\n")), "{err}");
+
+    work(&server, "S1", "greeting.txt", "hello\n");
+    let url = format!("{}/v1", server.url());
+    let root = by_session.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::open(&root, &url, &[], &[("TICK_SANDBOX", "off")]);
+        pty.send("\t");
+        pty.wait_for("BUILD ›");
+        pty.line("/run 1");
+        let screen = pty.wait_for("1/3 done; the run ended");
+        assert!(
+            screen.contains("`cfg` has hard links outside the workspace"),
+            "{screen}"
+        );
+        pty.quit();
+    })
+    .await
+    .unwrap();
+}
+
+/// Issue 24: the panel picked the first pending step and ignored `depends`; `tick next` and
+/// `tick run` take the step the runner's scheduler picks. On a plan whose first step waits on
+/// its second, both now name the second.
+#[test]
+fn the_panels_next_step_is_tick_nexts_on_a_plan_reordered_by_depends() {
+    let ws = Workspace::new();
+    ws.approve(
+        "# Reordered
+
+## Summary
+The first step needs the second.
+
+## Steps
+- [ ] S1 Use the helper
+  - files: use.sh
+  - depends: S2
+- [ ] S2 Write the helper
+  - files: helper.sh
+",
+    );
+    let output = ws.tick().arg("next").output().unwrap();
+    let next = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(next.lines().next(), Some("S2 Write the helper"), "{next}");
+    let app = app(&ws, Mode::Build);
+    let (card, sidebar) = (screen(&app, 100, 30), screen(&app, 160, 40));
+    assert!(card.contains("now: [ ] S2 Write the helper"), "{card}");
+    for screen in [card, sidebar] {
+        assert!(
+            screen.contains("next: /run (next: S2 Write the helper)"),
+            "{screen}"
+        );
+    }
+}
