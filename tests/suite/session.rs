@@ -1157,3 +1157,112 @@ The first step needs the second.
         );
     }
 }
+
+/// The terminal the session runs in, made by hand so the test holds the only copy of its
+/// master side: closing it is the terminal going away (tmux killed, an ssh connection
+/// dropped). tick is not the terminal's session leader here, so no SIGHUP tells it: only the
+/// terminal itself can.
+struct BareTerminal {
+    master: Option<std::os::fd::OwnedFd>,
+    screen: vt100::Parser,
+    child: std::process::Child,
+}
+
+impl BareTerminal {
+    fn spawn(root: &Path) -> BareTerminal {
+        let size = nix::pty::Winsize {
+            ws_row: ROWS,
+            ws_col: COLS,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        let pty = nix::pty::openpty(Some(&size), None).unwrap();
+        // tick must not hold the master too, or closing it here would not close it.
+        nix::fcntl::fcntl(
+            &pty.master,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+        )
+        .unwrap();
+        let slave = std::fs::File::from(pty.slave);
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_tick"))
+            .current_dir(root)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", root)
+            .env("TERM", "xterm-256color")
+            .env("TICK_NOW", NOW)
+            .env("NO_COLOR", "1")
+            .stdin(slave.try_clone().unwrap())
+            .stdout(slave.try_clone().unwrap())
+            .stderr(slave)
+            .spawn()
+            .unwrap();
+        BareTerminal {
+            master: Some(pty.master),
+            screen: vt100::Parser::new(ROWS.try_into().unwrap(), COLS.try_into().unwrap(), 0),
+            child,
+        }
+    }
+
+    /// Reads what tick drew until the screen shows `text` (30 s at most).
+    fn wait_for(&mut self, text: &str) {
+        use std::os::fd::AsFd as _;
+        let start = Instant::now();
+        let mut buf = [0u8; 8192];
+        while !self.screen.screen().contents().contains(text) {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the screen never showed {text:?}:\n{}",
+                self.screen.screen().contents()
+            );
+            let master = self.master.as_ref().unwrap();
+            let mut fds = [nix::poll::PollFd::new(
+                master.as_fd(),
+                nix::poll::PollFlags::POLLIN,
+            )];
+            if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(50u16)).unwrap() > 0 {
+                let n = nix::unistd::read(master.as_fd(), &mut buf).unwrap();
+                self.screen.process(&buf[..n]);
+            }
+        }
+    }
+}
+
+impl Drop for BareTerminal {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Issue 24: a session whose terminal went away kept running, a core busy, until killed by
+/// hand. Closing the terminal now ends it within 2 s, with no process of it left.
+#[test]
+fn a_session_whose_terminal_is_closed_ends_within_two_seconds() {
+    let ws = Workspace::new();
+    let mut terminal = BareTerminal::spawn(ws.root());
+    terminal.wait_for("PLAN ›");
+    let pid = terminal.child.id();
+    drop(terminal.master.take());
+    let closed = Instant::now();
+    let status = loop {
+        if let Some(status) = terminal.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            closed.elapsed() < Duration::from_secs(2),
+            "tick still runs {:?} after its terminal closed",
+            closed.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.code().is_some(), "{status:?}");
+    let left = crate::common::processes::processes_with(env!("CARGO_BIN_EXE_tick"))
+        .into_iter()
+        .filter(|(p, _)| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .is_ok_and(|stat| stat.split_whitespace().nth(3) == Some(&pid.to_string()))
+        })
+        .collect::<Vec<_>>();
+    assert!(left.is_empty(), "children of tick left: {left:?}");
+}
