@@ -1266,3 +1266,67 @@ fn a_session_whose_terminal_is_closed_ends_within_two_seconds() {
         .collect::<Vec<_>>();
     assert!(left.is_empty(), "children of tick left: {left:?}");
 }
+
+/// Processes of the tick binary still working in `root` (the session, its sandbox helpers).
+fn ticks_in(root: &Path) -> Vec<(i32, String)> {
+    let root = root.canonicalize().unwrap();
+    crate::common::processes::processes_with(env!("CARGO_BIN_EXE_tick"))
+        .into_iter()
+        .filter(|(pid, _)| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == root)
+        })
+        .collect()
+}
+
+/// Issue 24: SIGHUP (the terminal's session leader told the terminal closed) and SIGTERM
+/// during a run end the session within 2 s, the run stopped at its next safe point: the step
+/// stays in progress in a TODO.md that is whole, and no process of tick is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_and_sigterm_during_a_run_end_the_session_with_todo_md_whole() {
+    for signal in [
+        nix::sys::signal::Signal::SIGHUP,
+        nix::sys::signal::Signal::SIGTERM,
+    ] {
+        let server = FakeModel::start().await;
+        let project = Workspace::sample();
+        let id = project.approve_plan(&server, PLAN).await;
+        // The model never answers the first step's turn.
+        server.push(Reply::silent());
+        let url = format!("{}/v1", server.url());
+        let root = project.root().to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            let mut pty = Pty::open(&root, &url, &[], &[]);
+            pty.send("\t");
+            pty.wait_for("BUILD ›");
+            pty.line("/run");
+            pty.wait_for("S1 Create greeting.txt: started [-]");
+            let pid = pty.child.process_id().unwrap();
+            let sent = Instant::now();
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+                signal,
+            )
+            .unwrap();
+            let code = pty.wait_exit();
+            assert!(
+                sent.elapsed() < Duration::from_secs(2),
+                "{signal}: {:?}",
+                sent.elapsed()
+            );
+            assert_eq!(code, 130, "{signal}");
+            assert!(
+                ticks_in(&root).is_empty(),
+                "{signal}: {:?}",
+                ticks_in(&root)
+            );
+        })
+        .await
+        .unwrap();
+        let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+        assert!(todo.contains("- [-] S1 Create greeting.txt"), "{todo}");
+        assert!(todo.contains("- [ ] S2 Add a shout script"), "{todo}");
+        let store = Store::discover(project.root());
+        let task = store.load(&store.resolve(&id).unwrap());
+        assert!(task.is_ok(), "{signal}: {:?}", task.err());
+    }
+}
