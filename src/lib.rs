@@ -86,7 +86,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     };
     // Without a command, only a person at a terminal gets the session; anything else gets
     // clap's "requires a subcommand" with the list, as before the session existed.
-    if cli.command.is_none() && !(person::stdin_is_terminal() && std::io::stdout().is_terminal()) {
+    if cli.command.is_none() && !(env::stdin_is_terminal() && std::io::stdout().is_terminal()) {
         let required = <cli::Cli as clap::CommandFactory>::command().subcommand_required(true);
         if let Err(err) = required.try_get_matches_from(&args) {
             ui.clap(&err);

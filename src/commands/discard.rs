@@ -1,9 +1,10 @@
 //! `tick discard`: throw the draft away, after asking in a terminal.
 
+use super::terminal::Terminal;
 use super::{Ctx, Outcome};
 use crate::cli::DiscardArgs;
 use crate::error::{Error, Result};
-use crate::person::{Person, Terminal};
+use crate::person::Person;
 use crate::planning::draft;
 use crate::ui::titled;
 

@@ -40,7 +40,7 @@ fn check(ctx: &Ctx<'_>, path: &Path, text: &str, todo: bool) -> Result<()> {
 pub fn run(ctx: &Ctx<'_>, args: &EditArgs) -> Result<Outcome> {
     let (path, task) = target(ctx, args)?;
     let shown = ctx.store().rel(&path);
-    let mut person = crate::person::Terminal::new(ctx.ui, ctx.env.stdin_is_terminal);
+    let mut person = super::terminal::Terminal::new(ctx.ui, ctx.env.stdin_is_terminal);
     match edit_checked(ctx, &mut person, &path, |text| {
         check(ctx, &path, text, args.todo)
     })? {

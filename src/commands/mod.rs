@@ -21,6 +21,7 @@ pub mod review;
 pub mod run;
 pub mod show;
 pub mod status;
+pub mod terminal;
 pub mod verify;
 pub mod watch;
 

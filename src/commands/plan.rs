@@ -6,12 +6,13 @@
 
 use std::path::Path;
 
+use super::terminal::Terminal;
 use super::{Ctx, Outcome};
 use crate::cli::PlanArgs;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::fsx;
-use crate::person::{Nobody, Person, Terminal};
+use crate::person::{Nobody, Person};
 use crate::plan::Phase;
 use crate::planning::{self, JSON_FORMAT, PlanEvent, Start};
 
@@ -151,7 +152,7 @@ fn revise_task(
 fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool, json: bool) -> Result<Outcome> {
     let store = ctx.store();
     let (name, src) = if from.as_os_str() == "-" {
-        let text = crate::person::read_all_stdin()
+        let text = super::terminal::read_all_stdin()
             .map_err(|err| Error::input(format!("could not read the plan from stdin: {err}")))?;
         ("<stdin>".to_owned(), text)
     } else {

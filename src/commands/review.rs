@@ -8,10 +8,11 @@
 
 use super::edit::{Edited, edit_checked};
 use super::plan::Request;
+use super::terminal::Terminal;
 use super::{Ctx, Outcome};
 use crate::cli::ReviewArgs;
 use crate::error::{Error, Result};
-use crate::person::{Person, Terminal};
+use crate::person::Person;
 use crate::plan::Phase;
 use crate::planning::approve::{self, Contract};
 

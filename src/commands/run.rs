@@ -2,11 +2,12 @@
 //! arguments into an [`Engine::run`](crate::engine::Engine::run) and renders its events; the
 //! engine is [`crate::engine`], the runner below it [`crate::runner`].
 
+use super::terminal::Terminal;
 use super::{Ctx, Outcome};
 use crate::cli::RunArgs;
 use crate::engine::{Event, RunRequest};
 use crate::error::{Error, Result};
-use crate::person::{Nobody, Person, Terminal};
+use crate::person::{Nobody, Person};
 use crate::plan::StepId;
 use crate::runner::RunOptions;
 

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::seam::{Answer, Contract, Engine, EngineEvent, Person, Selection, Snapshot};
+use super::seam::{Answer, Contract, Engine, EngineEvent, Events, Person, Selection, Snapshot};
 use crate::config::Flags;
 use crate::engine::{Event, RunRequest};
 use crate::env::Env;
@@ -24,7 +24,6 @@ use crate::planning::PlanEvent;
 use crate::planning::approve::{self, ApproveOutcome};
 use crate::runner::{RunEvent, RunOptions, StepOutcome};
 use crate::tasks::{Store, TODO_FILE};
-use crate::tools::Questions;
 use crate::ui::Ui;
 
 /// tick's engine for one workspace, as the session sees it.
@@ -57,23 +56,23 @@ impl TickEngine {
     /// One planning turn through the engine's planning session, the person's questions and
     /// the model's events going to the session; the planning library's other events are
     /// printed as `tick plan` prints them (into the timeline).
-    fn planning(&self, request: Request, person: &mut dyn Person) -> Result<()> {
+    fn planning(
+        &self,
+        request: Request,
+        person: &mut dyn Person,
+        events: &mut Events<'_>,
+    ) -> Result<()> {
         let config = self.engine.model_config(&Flags::default())?;
         let mut session = self.engine.planning(&config);
-        let person = Mutex::new(person);
         let ui = &self.ui;
         let mut sink = |event: PlanEvent| match event {
-            PlanEvent::Agent(agent) => person
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .event(EngineEvent::Agent(agent)),
+            PlanEvent::Agent(agent) => events(EngineEvent::Agent(agent)),
             other => ui.plan_event(&other, false, false),
         };
-        let mut asking = PersonSeam(&person);
         match request {
-            Request::New(goal) => session.start(&goal, false, &mut asking, &mut sink),
-            Request::Revise(feedback) => session.revise(&feedback, &mut asking, &mut sink),
-            Request::Answer(text) => session.answer(&text, &mut asking, &mut sink),
+            Request::New(goal) => session.start(&goal, false, person, &mut sink),
+            Request::Revise(feedback) => session.revise(&feedback, person, &mut sink),
+            Request::Answer(text) => session.answer(&text, person, &mut sink),
         }
         .map(drop)
     }
@@ -86,42 +85,32 @@ enum Request {
     Answer(String),
 }
 
-/// The session's person as tick's one seam to a person sees it: the planner's questions and
-/// the runner's go-on question go to the session.
-struct PersonSeam<'p, 'q>(&'p Mutex<&'q mut dyn Person>);
-
-impl crate::person::Person for PersonSeam<'_, '_> {
-    fn answer_questions(&mut self, questions: &Questions) -> Option<String> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .ask(questions)
-    }
-
-    fn go_on_after_deviation(&mut self, step: StepId, files: &[String]) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .go_on_after_deviation(step, files)
-    }
-}
-
 impl Engine for TickEngine {
     fn status(&self) -> Snapshot {
         self.engine.status()
     }
 
-    fn plan(&self, goal: &str, person: &mut dyn Person) -> Result<()> {
-        self.planning(Request::New(goal.to_owned()), person)
+    fn plan(&self, goal: &str, person: &mut dyn Person, events: &mut Events<'_>) -> Result<()> {
+        self.planning(Request::New(goal.to_owned()), person, events)
     }
 
-    fn revise(&self, feedback: &str, person: &mut dyn Person) -> Result<()> {
-        self.planning(Request::Revise(feedback.to_owned()), person)
+    fn revise(
+        &self,
+        feedback: &str,
+        person: &mut dyn Person,
+        events: &mut Events<'_>,
+    ) -> Result<()> {
+        self.planning(Request::Revise(feedback.to_owned()), person, events)
     }
 
-    fn answer(&self, answer: &Answer, person: &mut dyn Person) -> Result<()> {
+    fn answer(
+        &self,
+        answer: &Answer,
+        person: &mut dyn Person,
+        events: &mut Events<'_>,
+    ) -> Result<()> {
         match answer {
-            Answer::Planner(text) => self.planning(Request::Answer(text.clone()), person),
+            Answer::Planner(text) => self.planning(Request::Answer(text.clone()), person, events),
             Answer::Step { step, text } => {
                 let ui = &self.ui;
                 let answered = crate::tasks::by_hand::answer(
@@ -138,14 +127,9 @@ impl Engine for TickEngine {
         }
     }
 
-    fn approve(&self, contract: &Contract, _person: &mut dyn Person) -> Result<()> {
-        let contract = approve::Contract {
-            allow_deviation: contract.allow_deviation,
-            max_files_changed: contract.max_files,
-            commit_steps: contract.commit_steps,
-        };
+    fn approve(&self, contract: &Contract) -> Result<()> {
         let store = self.store();
-        match approve::approve(store, None, self.engine.env().now(), contract)? {
+        match approve::approve(store, None, self.engine.env().now(), *contract)? {
             ApproveOutcome::Draft(approved) => {
                 let folder = store.rel(&approved.dir);
                 self.ui.approved(&approved, &folder);
@@ -159,7 +143,7 @@ impl Engine for TickEngine {
         Ok(())
     }
 
-    fn discard(&self, _person: &mut dyn Person) -> Result<()> {
+    fn discard(&self) -> Result<()> {
         let discarded = crate::planning::draft::discard(self.store())?;
         self.ui
             .discarded(&discarded, &self.store().rel(&discarded.path));
@@ -170,6 +154,7 @@ impl Engine for TickEngine {
         &self,
         selection: Selection,
         person: &mut dyn Person,
+        events: &mut Events<'_>,
         stop: Arc<AtomicBool>,
     ) -> Result<StepOutcome> {
         // As `tick run` without `--commit`: the runner commits each step itself when the
@@ -193,25 +178,20 @@ impl Engine for TickEngine {
             commit: false,
             stop,
         };
-        let person = Mutex::new(person);
         let (last_step, ui) = (&self.last_step, &self.ui);
         let mut sink = |event: Event| match event {
             Event::Run(event) => {
                 if let RunEvent::StepStarted { step, .. } = &event {
                     *last_step.lock().unwrap_or_else(PoisonError::into_inner) = Some(*step);
                 }
-                person
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .event(EngineEvent::Run(event));
+                events(EngineEvent::Run(event));
             }
             Event::Warning(warning) => ui.warn(&crate::ui::warning_line(&warning)),
         };
-        let mut confirm = PersonSeam(&person);
-        Ok(self.engine.run(request, &mut confirm, &mut sink)?.ended)
+        Ok(self.engine.run(request, person, &mut sink)?.ended)
     }
 
-    fn diff(&self, step: Option<StepId>, _person: &mut dyn Person) -> Result<()> {
+    fn diff(&self, step: Option<StepId>) -> Result<()> {
         let step = step
             .or(*self
                 .last_step
