@@ -1,8 +1,6 @@
 //! The review menu for a draft: one key per choice (`a`pprove, `r`evise, `e`dit, `d`iscard,
 //! `k`eep, `p`rint, `?` help), no default on Enter, the plan printed once. After `tick plan`
-//! in a terminal, and again whenever a person runs `tick review`.
-//!
-//! The person answers through [`Person`] (at a terminal, [`Terminal`]: keys read raw, or one
+//! in a terminal, and again whenever a person runs `tick review`. The person answers through [`Person`] (at a terminal, [`Terminal`]: keys read raw, or one
 //! line per answer from a piped stdin with `TICK_INTERACTIVE=1`, so scripts and tests can
 //! drive it); approving and discarding are [`crate::planning`]'s.
 
