@@ -931,17 +931,18 @@ pub fn for_workspace(store: &crate::tasks::Store, env: &Env, flags: &Flags) -> R
 /// `flags`. Every command that talks to a model and the session resolve them here.
 ///
 /// Fails, before anything is written, with one message naming everything still missing (a
-/// model, a key) and the ways to set it; and, for a server on this machine, at once when it
-/// refuses the connection (it is not running: retrying would only make the person wait).
+/// model, a key) and the ways to set it. Opens no connection: whether a server on this
+/// machine listens is the engine's question (`engine::Engine::model_config`).
 pub fn for_model(store: &crate::tasks::Store, env: &Env, flags: &Flags) -> Result<Config> {
-    let config = with_local_server(for_workspace(store, env, flags)?, store, env)?;
+    complete(for_workspace(store, env, flags)?, store)
+}
+
+/// `config` when it can talk to a model; else the error naming what is missing.
+pub fn complete(config: Config, store: &crate::tasks::Store) -> Result<Config> {
     let missing = config.missing(true);
     if !missing.is_empty() {
         let path = store.config_path();
         return Err(config.missing_error(&missing, &store.rel(&path)));
-    }
-    if is_loopback(&config.base_url) {
-        crate::report::doctor::require_server(&config)?;
     }
     Ok(config)
 }
@@ -1800,7 +1801,7 @@ model: theirs
     }
 
     #[test]
-    fn a_model_needs_a_complete_configuration_and_a_local_server_that_listens() {
+    fn a_model_needs_a_complete_configuration() {
         let dir = tempfile::tempdir().unwrap();
         let store = crate::tasks::Store::at(dir.path());
         let e = env(&[("TICK_PROVIDER", "ollama")], dir.path());
@@ -1831,10 +1832,8 @@ model: theirs
         let config = for_model(&store, &env(&vars, dir.path()), &flags).unwrap();
         assert_eq!(config.model.as_deref(), Some("from-flag"));
         drop(listener);
-        let err = for_model(&store, &env(&vars, dir.path()), &flags).unwrap_err();
-        assert_eq!(err.kind, crate::error::ErrorKind::Provider);
-        // Resolving alone does not care whether the server listens.
-        assert!(for_workspace(&store, &env(&vars, dir.path()), &flags).is_ok());
+        // Resolving opens no connection: whether the server listens is the engine's probe.
+        assert!(for_model(&store, &env(&vars, dir.path()), &flags).is_ok());
     }
 
     #[test]

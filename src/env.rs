@@ -92,7 +92,7 @@ impl Env {
         let cwd = std::env::current_dir().map_err(|err| {
             Error::internal(format!("could not read the current directory: {err}"))
         })?;
-        let stdin_is_terminal = crate::person::stdin_is_terminal();
+        let stdin_is_terminal = stdin_is_terminal();
         let stderr_is_terminal = std::io::stderr().is_terminal();
         let interactive = match vars.get("TICK_INTERACTIVE").map(String::as_str) {
             Some("1" | "true" | "yes") => true,
@@ -148,6 +148,11 @@ fn clock_from(tick_now: Option<&str>) -> Result<Clock> {
         }
         None => Ok(Clock::system()),
     }
+}
+
+/// Whether stdin is a terminal: a person may be there to answer (nothing is read).
+pub fn stdin_is_terminal() -> bool {
+    std::io::stdin().is_terminal()
 }
 
 #[cfg(test)]

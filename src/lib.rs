@@ -16,6 +16,7 @@ pub mod commands;
 pub mod compact;
 pub mod config;
 pub mod editor;
+pub mod engine;
 pub mod env;
 pub mod error;
 pub mod fsx;
@@ -32,13 +33,13 @@ pub mod report;
 pub mod rt;
 pub mod runner;
 pub mod sandbox;
-pub mod session;
 pub mod store_path;
 pub mod tasks;
 pub mod text;
 pub mod tools;
 pub mod transcript;
 pub mod trust;
+pub mod tui;
 pub mod ui;
 pub mod watch;
 
@@ -89,7 +90,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     };
     // Without a command, only a person at a terminal gets the session; anything else gets
     // clap's "requires a subcommand" with the list, as before the session existed.
-    if cli.command.is_none() && !(person::stdin_is_terminal() && std::io::stdout().is_terminal()) {
+    if cli.command.is_none() && !(env::stdin_is_terminal() && std::io::stdout().is_terminal()) {
         let required = <cli::Cli as clap::CommandFactory>::command().subcommand_required(true);
         if let Err(err) = required.try_get_matches_from(&args) {
             ui.clap(&err);

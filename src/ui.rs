@@ -30,8 +30,10 @@ use crate::report::watch::WatchEvent;
 use crate::runner::{RunEvent, StepOutcome, Summary};
 use crate::text::visible;
 
+mod doctor;
 mod outcomes;
-pub use outcomes::titled;
+pub use doctor::doctor_text;
+pub use outcomes::{titled, warning_line};
 
 /// How many lines of a failed verification's output the terminal shows.
 const FAILED_OUTPUT_LINES: usize = 12;

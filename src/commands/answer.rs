@@ -13,7 +13,7 @@ pub fn run(ctx: &Ctx<'_>, args: &AnswerArgs) -> Result<Outcome> {
         .parse()
         .map_err(|msg: String| Error::input(msg).hint("`tick status` lists the steps"))?;
     let answered = by_hand::answer(
-        &ctx.store,
+        ctx.store(),
         args.task.as_deref(),
         id,
         &args.answer,

@@ -16,18 +16,18 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
     };
     // The hooks that apply now are part of what is approved (`crate::hooks::approval`).
     let config =
-        crate::config::for_workspace(&ctx.store, ctx.env, &crate::config::Flags::default())?;
-    let set = crate::hooks::HookSet::resolve(&config.hooks, ctx.store.root());
-    let hooks = crate::hooks::approval::record(&set, ctx.store.root());
-    let outcome = match approve::approve(&ctx.store, args.task.as_deref(), ctx.now(), contract) {
+        crate::config::for_workspace(ctx.store(), ctx.env, &crate::config::Flags::default())?;
+    let set = crate::hooks::HookSet::resolve(&config.hooks, ctx.store().root());
+    let hooks = crate::hooks::approval::record(&set, ctx.store().root());
+    let outcome = match approve::approve(ctx.store(), args.task.as_deref(), ctx.now(), contract) {
         Ok(outcome) => outcome,
         Err(err) => {
             // Nothing else to approve, but the current task's hooks changed: approve those.
             if args.task.is_none()
-                && let Some(task) = ctx.store.current()?
+                && let Some(task) = ctx.store().current()?
             {
                 let changes =
-                    crate::hooks::approval::approve(&ctx.store, &task.id, &hooks, ctx.now())?;
+                    crate::hooks::approval::approve(ctx.store(), &task.id, &hooks, ctx.now())?;
                 if !changes.is_empty() {
                     ctx.ui.hooks_approved(&task.id, &changes);
                     return Ok(Outcome::Done);
@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
     match outcome {
         ApproveOutcome::Draft(approved) => {
             let changes =
-                crate::hooks::approval::approve(&ctx.store, &approved.id, &hooks, ctx.now())?;
+                crate::hooks::approval::approve(ctx.store(), &approved.id, &hooks, ctx.now())?;
             if !changes.is_empty() {
                 ctx.ui.hooks_approved(&approved.id, &changes);
             }
@@ -47,10 +47,10 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
             plan_approved(ctx, &config, &set, &approved.id);
         }
         ApproveOutcome::Task { id, reapproved } => {
-            let changes = crate::hooks::approval::approve(&ctx.store, &id, &hooks, ctx.now())?;
+            let changes = crate::hooks::approval::approve(ctx.store(), &id, &hooks, ctx.now())?;
             let only_hooks = matches!(reapproved, approve::Reapproved::Unchanged);
             if !only_hooks || changes.is_empty() {
-                let todo = ctx.store.rel(&ctx.store.task_ref(&id).dir.join(TODO_FILE));
+                let todo = ctx.store().rel(&ctx.store().task_ref(&id).dir.join(TODO_FILE));
                 ctx.ui.reapproved(&id, &reapproved, &todo);
             }
             if !changes.is_empty() {
@@ -76,10 +76,10 @@ fn plan_approved(
     if !set.has(Event::PlanApproved) {
         return;
     }
-    let Ok(task) = ctx.store.load(&ctx.store.task_ref(id)) else {
+    let Ok(task) = ctx.store().load(&ctx.store().task_ref(id)) else {
         return;
     };
-    let root = ctx.store.root();
+    let root = ctx.store().root();
     let env = read_only_env(
         root,
         config.sandbox.enabled,
@@ -108,10 +108,10 @@ fn plan_approved(
 /// Tells the person the draft is a task now, and commits its folder when asked (`--commit`,
 /// or the review menu's question).
 pub fn report_approved(ctx: &Ctx<'_>, approved: &Approved, commit: bool) -> Result<()> {
-    let folder = ctx.store.rel(&approved.dir);
+    let folder = ctx.store().rel(&approved.dir);
     ctx.ui.approved(approved, &folder);
     if commit {
-        approve::commit_task(&ctx.store, approved)?;
+        approve::commit_task(ctx.store(), approved)?;
     }
     ctx.ui.approved_next(&folder, commit);
     Ok(())

@@ -10,7 +10,7 @@ use crate::tasks::PLAN_FILE;
 use crate::tasks::plan_md;
 
 pub fn run(ctx: &Ctx<'_>, args: &CancelArgs) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     let task_ref = store.resolve_or_current(args.task.as_deref())?;
     let _lock = store.lock_task(&task_ref, "tick cancel")?;
     let task = store.load(&task_ref)?;

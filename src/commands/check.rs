@@ -14,7 +14,7 @@ use crate::tasks::TaskRef;
 use crate::watch;
 
 pub fn run(ctx: &Ctx<'_>, args: &CheckArgs) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     let mut report = CheckReport {
         format: JSON_FORMAT,
         tasks_checked: 0,
@@ -57,7 +57,7 @@ fn check_task(
     strict: bool,
     report: &mut CheckReport,
 ) -> Result<()> {
-    let store = &ctx.store;
+    let store = ctx.store();
     let unparseable = |message: String| Finding {
         task: task_ref.id.clone(),
         kind: FindingKind::Unparseable,

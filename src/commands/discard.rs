@@ -1,14 +1,15 @@
 //! `tick discard`: throw the draft away, after asking in a terminal.
 
+use super::terminal::Terminal;
 use super::{Ctx, Outcome};
 use crate::cli::DiscardArgs;
 use crate::error::{Error, Result};
-use crate::person::{Person, Terminal};
+use crate::person::Person;
 use crate::planning::draft;
 use crate::ui::titled;
 
 pub fn run(ctx: &Ctx<'_>, args: &DiscardArgs) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     draft::require_draft(store)?;
     if !args.yes {
         // A draft that does not parse can still be thrown away; its title is only for the
@@ -36,8 +37,8 @@ pub fn run(ctx: &Ctx<'_>, args: &DiscardArgs) -> Result<Outcome> {
 
 /// Throws the draft away and says so (`tick discard`, the review menu's `d`).
 pub fn discard_now(ctx: &Ctx<'_>) -> Result<()> {
-    let discarded = draft::discard(&ctx.store)?;
+    let discarded = draft::discard(ctx.store())?;
     ctx.ui
-        .discarded(&discarded, &ctx.store.rel(&discarded.path));
+        .discarded(&discarded, &ctx.store().rel(&discarded.path));
     Ok(())
 }

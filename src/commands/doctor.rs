@@ -17,10 +17,10 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
     // With nothing configured, the server tick would find is what it would use.
     let config = crate::config::with_local_server(
         super::resolved_config(ctx, &args.model)?,
-        &ctx.store,
+        ctx.store(),
         ctx.env,
     )?;
-    let shown = ctx.store.rel(&ctx.store.config_path());
+    let shown = ctx.store().rel(&ctx.store().config_path());
     let mut checks = vec![configuration(&config, &shown)];
     let connection = connection(&config);
     let reachable = connection.ok == Some(true);
@@ -35,11 +35,11 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
             None,
         )
     });
-    checks.push(sandbox());
+    checks.push(crate::report::machine::sandbox());
     checks.push(structured_output(ctx, &config, reachable));
-    checks.push(hard_links(ctx.store.root()));
-    checks.push(trust(ctx, &config));
-    checks.push(hooks(ctx, &config));
+    checks.push(crate::report::machine::hard_links(ctx.store().root()));
+    checks.push(crate::report::machine::trust(ctx.store(), &config));
+    checks.push(crate::report::machine::hooks(ctx.store(), &config));
     let exit_code = if checks[0].ok == Some(false) {
         2
     } else if checks[1..3].iter().any(|c| c.ok == Some(false)) {
@@ -57,56 +57,13 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
     if args.json {
         ctx.ui.json(&report);
     } else {
-        ctx.ui.data(&report_text(&report));
+        ctx.ui.data(&crate::ui::doctor_text(&report));
     }
     Ok(if exit_code == 0 {
         Outcome::Done
     } else {
         Outcome::Findings(exit_code)
     })
-}
-
-/// The hooks that apply here (`crate::hooks`), in the order they run, and whether each
-/// command exists; the repository's that do not run because it is not trusted are named.
-fn hooks(ctx: &Ctx<'_>, config: &Config) -> Check {
-    let root = ctx.store.root();
-    let set = crate::hooks::HookSet::resolve(&config.hooks, root);
-    let env = crate::tools::bash::CommandEnv::default();
-    let missing = set.missing_commands(root, &env);
-    let mut lines: Vec<String> = set
-        .hooks()
-        .iter()
-        .map(|hook| {
-            let matcher = hook
-                .entry
-                .matcher
-                .as_deref()
-                .map_or(String::new(), |m| format!(" [{m}]"));
-            let problem = missing
-                .iter()
-                .find(|(entry, _)| *entry == hook.entry)
-                .map_or(String::new(), |(_, why)| format!(": {why}"));
-            format!(
-                "{}{matcher} `{}`{problem}",
-                hook.entry.event, hook.entry.command
-            )
-        })
-        .collect();
-    if let Some(warning) = set.ignored_warning() {
-        lines.push(warning);
-    }
-    if lines.is_empty() {
-        return Check::new("hooks", None, "none configured".to_owned(), None);
-    }
-    let ok = missing.is_empty();
-    Check::new(
-        "hooks",
-        Some(ok),
-        lines.join("; "),
-        (!ok).then(|| {
-            "fix the `command` of each hook named above (`hooks:` in your config)".to_owned()
-        }),
-    )
 }
 
 fn settings(config: &Config) -> Vec<Setting> {
@@ -225,7 +182,7 @@ fn structured_output(ctx: &Ctx<'_>, config: &Config, reachable: bool) -> Check {
             ));
             // Recording is best effort: the cache only saves a probe next time.
             let _ = cache::record(
-                ctx.store.dir(),
+                ctx.store().dir(),
                 &cache::key(&config.base_url, model),
                 &probe,
             );
@@ -246,153 +203,4 @@ fn structured_output(ctx: &Ctx<'_>, config: &Config, reachable: bool) -> Check {
             .to_owned()
     });
     Check::new("structured", Some(all_held), lines.join("; "), hint).timed(started)
-}
-
-/// Whether the kernel enforces Landlock: a ruleset that requires ABI v1 can be created (it is
-/// never applied, so this process stays as it is).
-/// The sandbox, set up for real in a throwaway helper process for each kind of policy: what
-/// `tick run` (build) and `tick plan`'s `run_command` (read-only) will need.
-fn sandbox() -> Check {
-    use crate::sandbox::{Kind, Unavailable, available};
-    let build = available(Kind::Build);
-    let read_only = available(Kind::ReadOnly);
-    let word = |r: &Result<(), Unavailable>| if r.is_ok() { "works" } else { "unavailable" };
-    let detail = format!(
-        "build policy {}, read-only policy {}",
-        word(&build),
-        word(&read_only)
-    );
-    let failure = build.as_ref().err().or(read_only.as_ref().err());
-    Check::new(
-        "sandbox",
-        Some(failure.is_none()),
-        detail,
-        failure.map(|err| {
-            format!(
-                "{err}; `tick run` stops until this is fixed, and the planner works without \
-                 `run_command`; {}",
-                Unavailable::OPT_OUT_HINT
-            )
-        }),
-    )
-}
-
-/// Files of the workspace that are also files elsewhere (hard links, as uv and pnpm make
-/// them): a command that writes one writes the other, and no sandbox can stop that. A
-/// warning, never a failure of `tick doctor`.
-fn hard_links(root: &std::path::Path) -> Check {
-    let started = Instant::now();
-    let check = match crate::sandbox::links_leaving(root) {
-        Ok(leaving) if leaving.is_empty() => Check::new(
-            "hard_links",
-            Some(true),
-            "no file of the workspace is also a file outside it".to_owned(),
-            None,
-        ),
-        Ok(leaving) => {
-            let mut named: Vec<String> = leaving.iter().take(5).map(|p| format!("`{p}`")).collect();
-            if leaving.len() > named.len() {
-                named.push(format!("and {} more", leaving.len() - named.len()));
-            }
-            Check::new(
-                "hard_links",
-                Some(false),
-                format!(
-                    "{} {} hard links outside the workspace (or into `.git/`, `.tasks/`)",
-                    named.join(", "),
-                    if leaving.len() == 1 { "has" } else { "have" }
-                ),
-                Some(
-                    "a command that writes them writes there too; let tools copy instead \
-                     (`UV_LINK_MODE=copy`, pnpm's `package-import-method=copy`)"
-                        .to_owned(),
-                ),
-            )
-        }
-        Err(err) => Check::new("hard_links", None, format!("could not look: {err}"), None),
-    };
-    check.timed(started)
-}
-
-/// Whether the person trusts this repository's files, and what was ignored because they do
-/// not. A report, never a failure of `tick doctor`.
-fn trust(ctx: &Ctx<'_>, config: &Config) -> Check {
-    use crate::trust::TrustState;
-    let shipped = crate::trust::shipped(ctx.store.root());
-    let named = |files: &mut dyn Iterator<Item = &String>| {
-        files
-            .map(|f| format!("`{f}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let ignored = config
-        .ignored
-        .as_ref()
-        .map(|i| i.keys.join(", "))
-        .unwrap_or_default();
-    let hint = Some("`tick trust` trusts its files as they are now".to_owned());
-    match ctx.store.trust() {
-        TrustState::Trusted => Check::new(
-            "trust",
-            Some(true),
-            format!(
-                "trusted, its files as trusted ({})",
-                named(&mut shipped.keys())
-            ),
-            None,
-        ),
-        TrustState::Changed { files } => Check::new(
-            "trust",
-            Some(false),
-            format!(
-                "trusted once, changed since: {}; ignored {ignored}",
-                named(&mut files.iter())
-            ),
-            hint,
-        ),
-        TrustState::Untrusted if ignored.is_empty() => Check::new(
-            "trust",
-            Some(true),
-            if shipped.is_empty() {
-                "not trusted; the repository ships no files of tick's".to_owned()
-            } else {
-                "not trusted; its files set only what tightens".to_owned()
-            },
-            None,
-        ),
-        TrustState::Untrusted => Check::new(
-            "trust",
-            Some(false),
-            format!("not trusted: ignored {ignored}"),
-            hint,
-        ),
-    }
-}
-
-/// The human form: the settings with their sources, then one line per check.
-pub fn report_text(report: &DoctorReport) -> String {
-    let mut out = String::from("settings:\n");
-    for s in &report.settings {
-        out.push_str(&format!(
-            "  {:<11} {:<34} {}\n",
-            s.name,
-            s.value.as_deref().unwrap_or("-"),
-            s.source
-        ));
-    }
-    out.push_str("checks:\n");
-    for c in &report.checks {
-        let mark = match c.ok {
-            Some(true) => "ok  ",
-            Some(false) => "FAIL",
-            None => "skip",
-        };
-        out.push_str(&format!("  {mark} {:<13} {}\n", c.name, c.detail));
-        if let Some(hint) = &c.hint {
-            for line in hint.lines() {
-                out.push_str(&format!("       {:<13} {line}\n", ""));
-            }
-        }
-    }
-    out
 }

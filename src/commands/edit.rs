@@ -14,7 +14,7 @@ use crate::tasks::{PLAN_FILE, TODO_FILE};
 
 /// Which file to edit, and the task it belongs to (`None` for the draft).
 fn target(ctx: &Ctx<'_>, args: &EditArgs) -> Result<(PathBuf, Option<String>)> {
-    let store = &ctx.store;
+    let store = ctx.store();
     if args.task.is_none() && store.draft_plan_path().exists() {
         if args.todo {
             return Err(Error::input("the draft has no TODO.md yet")
@@ -29,7 +29,7 @@ fn target(ctx: &Ctx<'_>, args: &EditArgs) -> Result<(PathBuf, Option<String>)> {
 
 /// Whether the edited `text` of `path` parses.
 fn check(ctx: &Ctx<'_>, path: &Path, text: &str, todo: bool) -> Result<()> {
-    let shown = ctx.store.rel(path);
+    let shown = ctx.store().rel(path);
     if todo {
         editor::check_todo(&shown, text)
     } else {
@@ -39,8 +39,8 @@ fn check(ctx: &Ctx<'_>, path: &Path, text: &str, todo: bool) -> Result<()> {
 
 pub fn run(ctx: &Ctx<'_>, args: &EditArgs) -> Result<Outcome> {
     let (path, task) = target(ctx, args)?;
-    let shown = ctx.store.rel(&path);
-    let mut person = crate::person::Terminal::new(ctx.ui, ctx.env.stdin_is_terminal);
+    let shown = ctx.store().rel(&path);
+    let mut person = super::terminal::Terminal::new(ctx.ui, ctx.env.stdin_is_terminal);
     match edit_checked(ctx, &mut person, &path, |text| {
         check(ctx, &path, text, args.todo)
     })? {
@@ -50,8 +50,8 @@ pub fn run(ctx: &Ctx<'_>, args: &EditArgs) -> Result<Outcome> {
             if let Some(id) = &task
                 && !args.todo
                 && ctx
-                    .store
-                    .load(&ctx.store.task_ref(id))
+                    .store()
+                    .load(&ctx.store().task_ref(id))
                     .is_ok_and(|t| t.plan_changed())
             {
                 ctx.ui.hint(&format!(
@@ -124,7 +124,7 @@ pub fn edit_checked(
 
 /// Runs the person's editor on `path` and waits for it; an editor that failed is said.
 pub fn open_in_editor(ctx: &Ctx<'_>, path: &Path) -> Result<()> {
-    let closed = editor::open(ctx.env, path, &ctx.store.rel(path))?;
+    let closed = editor::open(ctx.env, path, &ctx.store().rel(path))?;
     ctx.ui.editor_closed(&closed);
     Ok(())
 }

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::fsx;
 
 pub fn run(ctx: &Ctx<'_>, _args: &InitArgs) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     let mut created = store.ensure()?;
     let config = store.config_path();
     if fsx::write_new(&config, CONFIG_TEMPLATE.as_bytes())? {

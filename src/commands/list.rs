@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::report::list::list_report;
 
 pub fn run(ctx: &Ctx<'_>, args: &ListArgs) -> Result<Outcome> {
-    let report = list_report(&ctx.store)?;
+    let report = list_report(ctx.store())?;
     if args.json {
         ctx.ui.json(&report);
     } else {

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::tasks::{history, journal};
 
 pub fn run(ctx: &Ctx<'_>, args: &LogArgs) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     let task_ref = store.resolve_or_current(args.task.as_deref())?;
     let task = store.load(&task_ref)?;
     let entries = journal::read(&task.dir)?;

@@ -11,7 +11,7 @@ use crate::tasks::by_hand;
 use crate::tasks::tx::SetStatus;
 
 pub fn run(ctx: &Ctx<'_>, args: &MarkArgs) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     let (id, status, reason) = parse(args)?;
     let task_ref = store.resolve_or_current(args.task.as_deref())?;
     let _lock = store.lock_task(&task_ref, "tick mark")?;

@@ -23,25 +23,35 @@ pub mod run;
 pub mod show;
 pub mod status;
 pub mod trust;
+pub mod terminal;
 pub mod verify;
 pub mod watch;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use chrono::{DateTime, Utc};
 
 use crate::cli::{Cli, Command};
+use crate::engine::Engine;
 use crate::env::Env;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::tasks::Store;
 use crate::ui::Ui;
 
-/// Everything a command needs.
+/// Everything a command needs: the engine for the workspace, the environment, the printer.
 pub struct Ctx<'a> {
-    pub store: Store,
+    pub engine: Engine,
     pub env: &'a Env,
     pub ui: &'a Ui,
 }
 
 impl Ctx<'_> {
+    /// The workspace's store (the engine's).
+    pub fn store(&self) -> &Store {
+        self.engine.store()
+    }
+
     /// The time now, to the second: read at each call, so a long-lived process stamps each
     /// write with the time it happened.
     pub fn now(&self) -> DateTime<Utc> {
@@ -84,11 +94,25 @@ impl Outcome {
     }
 }
 
+impl From<crate::runner::StepOutcome> for Outcome {
+    fn from(ended: crate::runner::StepOutcome) -> Outcome {
+        use crate::runner::StepOutcome;
+        match ended {
+            StepOutcome::Done => Outcome::Done,
+            StepOutcome::Blocked => Outcome::Blocked,
+            StepOutcome::Paused => Outcome::Paused,
+            StepOutcome::Limit => Outcome::Limit,
+            StepOutcome::Interrupted => Outcome::Interrupted,
+        }
+    }
+}
+
 /// The settings for a command that talks to a model, with its flags: see
-/// [`crate::config::for_model`].
-/// A server found on this machine rather than configured is said in one line.
+/// [`Engine::model_config`]; what an untrusted repository's files were not allowed to
+/// decide, and a server found on this machine rather than configured, are said in one line
+/// each.
 pub fn model_config(ctx: &Ctx<'_>, args: &crate::cli::ModelArgs) -> Result<crate::config::Config> {
-    let config = crate::config::for_model(&ctx.store, ctx.env, &flags(args))?;
+    let config = ctx.engine.model_config(&flags(args))?;
     warn_untrusted(ctx, &config);
     if let Some(line) = config.found_line() {
         ctx.ui.note(&line);
@@ -108,17 +132,35 @@ pub fn resolved_config(
     ctx: &Ctx<'_>,
     args: &crate::cli::ModelArgs,
 ) -> Result<crate::config::Config> {
-    let config = crate::config::for_workspace(&ctx.store, ctx.env, &flags(args))?;
+    let config = ctx.engine.resolved_config(&flags(args))?;
     warn_untrusted(ctx, &config);
     Ok(config)
 }
 
-fn flags(args: &crate::cli::ModelArgs) -> crate::config::Flags {
+pub fn flags(args: &crate::cli::ModelArgs) -> crate::config::Flags {
     crate::config::Flags {
         provider: args.provider,
         model: args.model.clone(),
         base_url: args.base_url.clone(),
     }
+}
+
+/// The flag a run stops on: Ctrl-C (or SIGTERM, or a closed terminal's SIGHUP) stops the
+/// agent's command under way at once and the run at the next safe point, leaving the step in
+/// progress; a second one ends the process at once, and the sandbox with it. Every write is
+/// atomic either way.
+pub fn stop_on_signals() -> Result<Arc<AtomicBool>> {
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupted))
+            .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&interrupted)))
+            .map_err(|err| Error::internal(format!("could not handle Ctrl-C: {err}")))?;
+    }
+    Ok(interrupted)
 }
 
 pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
@@ -127,14 +169,14 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         None => env.cwd.clone(),
     };
     let ctx = Ctx {
-        store: Store::discover(&cwd)?.trusting(env),
+        engine: Engine::new(Store::discover(&cwd)?.trusting(env), env.clone()),
         env,
         ui,
     };
     let Some(command) = cli.command else {
-        return Ok(match crate::session::run(&ctx.store, env, ui)? {
-            crate::session::Ended::Quit => Outcome::Done,
-            crate::session::Ended::Interrupted => Outcome::Interrupted,
+        return Ok(match crate::tui::run(ctx.store(), env, ui)? {
+            crate::tui::Ended::Quit => Outcome::Done,
+            crate::tui::Ended::Interrupted => Outcome::Interrupted,
         });
     };
     match command {
@@ -174,5 +216,5 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
 /// What every command that changes a task by hand does first, in its transaction `tx`
 /// ([`crate::tasks::by_hand::settle`]): the steps found stale are said once.
 pub fn settle(ctx: &Ctx<'_>, tx: &mut crate::tasks::tx::Tx<'_>) -> Result<()> {
-    crate::tasks::by_hand::settle(&ctx.store, tx, ctx.now(), &mut |stale| ctx.ui.stale(stale))
+    crate::tasks::by_hand::settle(ctx.store(), tx, ctx.now(), &mut |stale| ctx.ui.stale(stale))
 }

@@ -7,7 +7,7 @@ use crate::plan::Phase;
 use crate::runner::{Next, next_step};
 
 pub fn run(ctx: &Ctx<'_>, args: &NextArgs) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     let task_ref = store.resolve_or_current(args.task.as_deref())?;
     let task = store.load(&task_ref)?;
     let id = &task.id;

@@ -1,19 +1,20 @@
 //! `tick plan`: a draft plan in `.tasks/draft/PLAN.md`, from a model exploring the repository
 //! read-only, or from a file a person wrote. An existing draft is never replaced without
 //! `--force`; `--revise` and `--answer` go on with the planning conversation. This file turns
-//! the arguments into a planning [`Session`] and renders its events; planning itself is
+//! the arguments into the engine's planning session and renders its events; planning itself is
 //! [`crate::planning`].
 
 use std::path::Path;
 
+use super::terminal::Terminal;
 use super::{Ctx, Outcome};
 use crate::cli::PlanArgs;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::fsx;
-use crate::person::{Nobody, Person, Terminal};
+use crate::person::{Nobody, Person};
 use crate::plan::Phase;
-use crate::planning::{self, JSON_FORMAT, PlanDeps, PlanEvent, RunCommand, Session, Start, Target};
+use crate::planning::{self, JSON_FORMAT, PlanEvent, Start};
 
 /// The failed planning attempt recorded in `.tasks/draft/`, if any (for `status` and `check`).
 pub use crate::planning::attempt::last as last_plan_attempt;
@@ -70,7 +71,7 @@ pub fn plan_and_review(
     let ui = ctx.ui;
     let live = ctx.env.stderr_is_terminal;
     let mut sink = move |event: PlanEvent| ui.plan_event(&event, json, live);
-    let mut session = session(ctx, config);
+    let mut session = ctx.engine.planning(config);
     let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
     let mut next = Some(first);
     while let Some(request) = next.take() {
@@ -108,24 +109,12 @@ pub fn plan_and_review(
 /// while there is a draft (the draft is revised), else the current task.
 fn task_to_revise(ctx: &Ctx<'_>, named: Option<&str>) -> Result<Option<String>> {
     if let Some(query) = named.map(str::trim).filter(|q| !q.is_empty()) {
-        return Ok(Some(ctx.store.resolve(query)?.id));
+        return Ok(Some(ctx.store().resolve(query)?.id));
     }
-    if ctx.store.draft_plan_path().exists() {
+    if ctx.store().draft_plan_path().exists() {
         return Ok(None);
     }
-    Ok(ctx.store.current()?.map(|task| task.id))
-}
-
-/// A planning session for this command: the config's model, `run_command` as the sandbox
-/// allows, the command's clock.
-fn session<'a>(ctx: &'a Ctx<'_>, config: &'a Config) -> Session<'a> {
-    let deps = PlanDeps {
-        config,
-        run_command: run_command(ctx, config),
-        clock: ctx.runner_clock(),
-        path_var: ctx.env.var("PATH").map(Into::into),
-    };
-    Session::open(&ctx.store, Target::Draft, deps)
+    Ok(ctx.store().current()?.map(|task| task.id))
 }
 
 /// Re-plans an approved task: a new version of its PLAN.md, waiting for approval.
@@ -139,7 +128,7 @@ fn revise_task(
     let ui = ctx.ui;
     let live = ctx.env.stderr_is_terminal;
     let mut sink = move |event: PlanEvent| ui.plan_event(&event, json, live);
-    let mut session = session(ctx, config);
+    let mut session = ctx.engine.planning(config);
     let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
     let person: &mut dyn Person = if ctx.env.interactive && !json {
         &mut terminal
@@ -159,31 +148,11 @@ fn revise_task(
     Ok(Outcome::Done)
 }
 
-/// `run_command` for the planner, as [`RunCommand::for_config`] decides.
-fn run_command(ctx: &Ctx<'_>, config: &Config) -> RunCommand {
-    let run_command = RunCommand::for_config(config);
-    // Only a debug build knows this switch: the tests that show the sandbox holds alone.
-    #[cfg(debug_assertions)]
-    if let RunCommand::Available(setup) = &run_command
-        && ctx.env.var(NO_ALLOW_LIST_FOR_TESTS) == Some("1")
-    {
-        return RunCommand::Available(setup.clone().without_allow_list_for_tests());
-    }
-    #[cfg(not(debug_assertions))]
-    let _ = ctx;
-    run_command
-}
-
-/// Set to `1` in a debug build, `run_command` skips its allow-list (guard 1), so tests can
-/// show that the read-only sandbox (guard 2) alone writes nothing. Release builds ignore it.
-#[cfg(debug_assertions)]
-pub const NO_ALLOW_LIST_FOR_TESTS: &str = "TICK_TEST_RUN_COMMAND_WITHOUT_ALLOW_LIST";
-
 /// `tick plan --from FILE` (or `-` for stdin): the draft is the plan a person wrote.
 fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool, json: bool) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     let (name, src) = if from.as_os_str() == "-" {
-        let text = crate::person::read_all_stdin()
+        let text = super::terminal::read_all_stdin()
             .map_err(|err| Error::input(format!("could not read the plan from stdin: {err}")))?;
         ("<stdin>".to_owned(), text)
     } else {

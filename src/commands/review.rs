@@ -1,17 +1,16 @@
 //! The review menu for a draft: one key per choice (`a`pprove, `r`evise, `e`dit, `d`iscard,
 //! `k`eep, `p`rint, `?` help), no default on Enter, the plan printed once. After `tick plan`
-//! in a terminal, and again whenever a person runs `tick review`.
-//!
-//! The person answers through [`Person`] (at a terminal, [`Terminal`]: keys read raw, or one
+//! in a terminal, and again whenever a person runs `tick review`. The person answers through [`Person`] (at a terminal, [`Terminal`]: keys read raw, or one
 //! line per answer from a piped stdin with `TICK_INTERACTIVE=1`, so scripts and tests can
 //! drive it); approving and discarding are [`crate::planning`]'s.
 
 use super::edit::{Edited, edit_checked};
 use super::plan::Request;
+use super::terminal::Terminal;
 use super::{Ctx, Outcome};
 use crate::cli::ReviewArgs;
 use crate::error::{Error, Result};
-use crate::person::{Person, Terminal};
+use crate::person::Person;
 use crate::plan::Phase;
 use crate::planning::approve::{self, Contract};
 
@@ -37,7 +36,7 @@ const HELP: &str = "  a  approve: the draft becomes a task (you choose the run's
 /// `tick review`: the menu for the draft that waits; a revision plans again.
 pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
     // A draft that does not parse is reviewed too: the menu can edit or discard it.
-    if !ctx.store.draft_plan_path().exists() {
+    if !ctx.store().draft_plan_path().exists() {
         return Err(Error::input("there is no draft to review")
             .hint("write one with `tick plan \"goal\"` or `tick plan --from plan.md`"));
     }
@@ -59,7 +58,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
 /// The review menu. Prints the draft once, then reads choices until one ends the review.
 pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Choice> {
     let ui = ctx.ui;
-    let store = &ctx.store;
+    let store = ctx.store();
     let draft = match store.load_draft() {
         Ok(Some(draft)) => Some(draft),
         Ok(None) => return Ok(Choice::Stop),
@@ -152,7 +151,7 @@ pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Choice> {
 /// folder; `None` to go back to the menu.
 fn contract(ctx: &Ctx<'_>, person: &mut dyn Person) -> Option<(Contract, bool)> {
     let existing = ctx
-        .store
+        .store()
         .load_draft()
         .ok()
         .flatten()
@@ -193,8 +192,8 @@ fn contract(ctx: &Ctx<'_>, person: &mut dyn Person) -> Option<(Contract, bool)> 
 /// Opens the draft in the editor; an edit that does not parse is shown once, and the person
 /// edits again, puts the previous content back, or keeps it as it is.
 fn edit_draft(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<()> {
-    let path = ctx.store.draft_plan_path();
-    let shown = ctx.store.rel(&path);
+    let path = ctx.store().draft_plan_path();
+    let shown = ctx.store().rel(&path);
     match edit_checked(ctx, person, &path, |text| {
         crate::editor::check_plan(&shown, text)
     })? {

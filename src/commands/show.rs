@@ -17,14 +17,14 @@ pub fn print_draft(ctx: &Ctx<'_>, draft: &Draft) -> Phase {
         "draft: {} ({phase}, {steps} {})\nfile:  {}\n\n{}",
         draft.plan.title.as_deref().unwrap_or("(untitled)"),
         if steps == 1 { "step" } else { "steps" },
-        ctx.store.rel(&draft.path),
+        ctx.store().rel(&draft.path),
         draft.plan.body.trim_start_matches(['\n', '\r'])
     ));
     phase
 }
 
 pub fn run(ctx: &Ctx<'_>, args: &ShowArgs) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     if let Some(version) = args.version {
         return show_version(ctx, args.task.as_deref(), version);
     }
@@ -66,7 +66,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ShowArgs) -> Result<Outcome> {
 /// `tick show --version N [TASK]`: version `version` of the task's plan, as it was approved
 /// (from `history/`), or the current PLAN.md for the newest version.
 fn show_version(ctx: &Ctx<'_>, task: Option<&str>, version: usize) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     let task_ref = store.resolve_or_current(task)?;
     let kept = replan::versions_kept(&task_ref.dir);
     let path = if version == kept + 1 {

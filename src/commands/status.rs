@@ -11,7 +11,7 @@ use crate::report::status::{
 use crate::watch;
 
 pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     let (task_ref, loaded) = match &args.task {
         Some(query) => (Some(store.resolve(query)?), None),
         None => match store.current_loaded()? {

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::trust::{self, TrustState};
 
 pub fn run(ctx: &Ctx<'_>, args: &TrustArgs) -> Result<Outcome> {
-    let root = ctx.store.root();
+    let root = ctx.store().root();
     if args.list {
         let records = trust::list(ctx.env)?;
         if records.is_empty() {

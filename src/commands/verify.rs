@@ -10,7 +10,7 @@ use crate::runner::RunEvent;
 use crate::runner::reverify::{Reverified, verify_steps};
 
 pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     // `tick verify S2`, `tick verify TASK`, `tick verify TASK S2 S3`: the words that are step
     // ids are steps, one other word is the task.
     let mut task = None;
@@ -100,8 +100,8 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
 /// `tick verify --dry-run`: the steps `tick verify` would check, each with its commands and
 /// what a failure would do; nothing runs and nothing is written.
 fn dry_run(ctx: &Ctx<'_>, task_ref: &crate::tasks::TaskRef, only: &[StepId]) -> Result<Outcome> {
-    let task = ctx.store.load(task_ref)?;
-    ctx.store.require_steps(&task)?;
+    let task = ctx.store().load(task_ref)?;
+    ctx.store().require_steps(&task)?;
     let steps = crate::runner::reverify::to_verify(&task.todo, only);
     if steps.is_empty() {
         ctx.ui.note("no done or stale step to verify");

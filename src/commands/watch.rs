@@ -16,12 +16,12 @@ use crate::watch::live::{Change, LiveOptions, LiveWatcher};
 use crate::watch::{self, stale};
 
 pub fn run(ctx: &Ctx<'_>, args: &WatchArgs) -> Result<Outcome> {
-    let task = ctx.store.resolve_or_current(args.task.as_deref())?;
+    let task = ctx.store().resolve_or_current(args.task.as_deref())?;
     crate::rt::block_on(watch(ctx, &task))?
 }
 
 async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
-    let store = &ctx.store;
+    let store = ctx.store();
     let options = LiveOptions {
         force_poll: matches!(ctx.env.var("TICK_WATCH_POLL"), Some("1" | "true" | "yes")),
         ..LiveOptions::default()
@@ -115,8 +115,8 @@ async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
 
 /// Marks what is stale (unless a run holds the task: it marks its own) and reads the task back.
 fn check(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Task> {
-    let found = watch::refresh_or_detect(&ctx.store, task_ref, ctx.now())?;
-    let mut task = ctx.store.load(task_ref)?;
+    let found = watch::refresh_or_detect(ctx.store(), task_ref, ctx.now())?;
+    let mut task = ctx.store().load(task_ref)?;
     if !found.marked
         && !found.stale.is_empty()
         // Show the verdict anyway, in memory; the file is left to the process that holds it.

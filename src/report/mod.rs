@@ -8,5 +8,6 @@ pub mod check;
 pub mod diff;
 pub mod doctor;
 pub mod list;
+pub mod machine;
 pub mod status;
 pub mod watch;

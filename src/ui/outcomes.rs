@@ -5,11 +5,24 @@
 
 use super::Ui;
 use crate::editor::Closed;
+use crate::engine::Warning;
 use crate::planning::approve::{Approved, Reapproved};
 use crate::planning::draft::Discarded;
 use crate::report::diff::StepDiff;
 use crate::tasks::by_hand::Answered;
 use crate::watch::StaleStep;
+
+/// What a [`Warning`] says (after `warning: `), in the CLI and in the session's timeline.
+pub fn warning_line(warning: &Warning) -> String {
+    match warning {
+        Warning::Unsandboxed => crate::sandbox::UNSANDBOXED_WARNING.to_owned(),
+        Warning::Untrusted(line) => line.clone(),
+        Warning::HardLinks(leaving) => format!(
+            "{}: a command that writes them writes there too",
+            crate::report::machine::links_leaving_line(leaving)
+        ),
+    }
+}
 
 /// The title in backticks after a space, for a message; nothing without one.
 pub fn titled(title: Option<&str>) -> String {

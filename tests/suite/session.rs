@@ -12,12 +12,12 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use tick::plan::StepId;
 use tick::runner::RunEvent;
-use tick::session::app::{App, Busy, Prompt};
-use tick::session::engine::TickEngine;
-use tick::session::mode::Mode;
-use tick::session::timeline::Entry;
-use tick::session::{Engine, EngineEvent, render};
 use tick::tasks::Store;
+use tick::tui::app::{App, Busy, Prompt};
+use tick::tui::engine::TickEngine;
+use tick::tui::mode::Mode;
+use tick::tui::timeline::Entry;
+use tick::tui::{Engine, EngineEvent, render};
 
 use crate::common::fake_model::{FakeModel, Reply};
 use crate::common::scripts::{openai_call, openai_calls, openai_text};
@@ -1077,4 +1077,256 @@ fn show_at_a_terminal_goes_through_the_pager() {
     assert_eq!(pty.wait_exit(), 0);
     let piped = ws.ok(&["show"]);
     assert!(!piped.stdout.contains("PAGED"), "{}", piped.stdout);
+}
+
+/// Issue 24: the session's `/run` warned about nothing that `tick run` warns about when files
+/// of the workspace are hard links to files elsewhere. Both now ask the one engine, and both
+/// say it before the first step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hard_link_leaving_the_workspace_is_warned_about_by_tick_run_and_by_the_session() {
+    const WARNING: &str = "`cfg` has hard links outside the workspace (or into `.git/`, \
+                           `.tasks/`): a command that writes them writes there too";
+    let by_command = Workspace::sample();
+    let by_session = Workspace::sample();
+    let server = FakeModel::start().await;
+    by_command.approve_plan(&server, PLAN).await;
+    by_session.approve_plan(&server, PLAN).await;
+    for ws in [&by_command, &by_session] {
+        std::fs::hard_link(ws.path(".git/config"), ws.path("cfg")).unwrap();
+    }
+    let unsandboxed = |cmd: &mut std::process::Command| {
+        cmd.env("TICK_SANDBOX", "off");
+    };
+    work(&server, "S1", "greeting.txt", "hello\n");
+    let output = by_command
+        .tick_with(&server, &["run", "--steps", "1"], unsandboxed)
+        .await;
+    let err = crate::common::workspace::stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("warning: {WARNING}\n")), "{err}");
+
+    work(&server, "S1", "greeting.txt", "hello\n");
+    let url = format!("{}/v1", server.url());
+    let root = by_session.root().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::open(&root, &url, &[], &[("TICK_SANDBOX", "off")]);
+        pty.send("\t");
+        pty.wait_for("BUILD ›");
+        pty.line("/run 1");
+        let screen = pty.wait_for("1/3 done; the run ended");
+        assert!(
+            screen.contains("`cfg` has hard links outside the workspace"),
+            "{screen}"
+        );
+        pty.quit();
+    })
+    .await
+    .unwrap();
+}
+
+/// Issue 24: the panel picked the first pending step and ignored `depends`; `tick next` and
+/// `tick run` take the step the runner's scheduler picks. On a plan whose first step waits on
+/// its second, both now name the second.
+#[test]
+fn the_panels_next_step_is_tick_nexts_on_a_plan_reordered_by_depends() {
+    let ws = Workspace::new();
+    ws.approve(
+        "# Reordered
+
+## Summary
+The first step needs the second.
+
+## Steps
+- [ ] S1 Use the helper
+  - files: use.sh
+  - depends: S2
+- [ ] S2 Write the helper
+  - files: helper.sh
+",
+    );
+    let output = ws.tick().arg("next").output().unwrap();
+    let next = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(next.lines().next(), Some("S2 Write the helper"), "{next}");
+    let app = app(&ws, Mode::Build);
+    let (card, sidebar) = (screen(&app, 100, 30), screen(&app, 160, 40));
+    assert!(card.contains("now: [ ] S2 Write the helper"), "{card}");
+    for screen in [card, sidebar] {
+        assert!(
+            screen.contains("next: /run (next: S2 Write the helper)"),
+            "{screen}"
+        );
+    }
+}
+
+/// The terminal the session runs in, made by hand so the test holds the only copy of its
+/// master side: closing it is the terminal going away (tmux killed, an ssh connection
+/// dropped). tick is not the terminal's session leader here, so no SIGHUP tells it: only the
+/// terminal itself can.
+struct BareTerminal {
+    master: Option<std::os::fd::OwnedFd>,
+    screen: vt100::Parser,
+    child: std::process::Child,
+}
+
+impl BareTerminal {
+    fn spawn(root: &Path) -> BareTerminal {
+        let size = nix::pty::Winsize {
+            ws_row: ROWS,
+            ws_col: COLS,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        let pty = nix::pty::openpty(Some(&size), None).unwrap();
+        // tick must not hold the master too, or closing it here would not close it.
+        nix::fcntl::fcntl(
+            &pty.master,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+        )
+        .unwrap();
+        let slave = std::fs::File::from(pty.slave);
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_tick"))
+            .current_dir(root)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", root)
+            .env("TERM", "xterm-256color")
+            .env("TICK_NOW", NOW)
+            .env("NO_COLOR", "1")
+            .stdin(slave.try_clone().unwrap())
+            .stdout(slave.try_clone().unwrap())
+            .stderr(slave)
+            .spawn()
+            .unwrap();
+        BareTerminal {
+            master: Some(pty.master),
+            screen: vt100::Parser::new(ROWS.try_into().unwrap(), COLS.try_into().unwrap(), 0),
+            child,
+        }
+    }
+
+    /// Reads what tick drew until the screen shows `text` (30 s at most).
+    fn wait_for(&mut self, text: &str) {
+        use std::os::fd::AsFd as _;
+        let start = Instant::now();
+        let mut buf = [0u8; 8192];
+        while !self.screen.screen().contents().contains(text) {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the screen never showed {text:?}:\n{}",
+                self.screen.screen().contents()
+            );
+            let master = self.master.as_ref().unwrap();
+            let mut fds = [nix::poll::PollFd::new(
+                master.as_fd(),
+                nix::poll::PollFlags::POLLIN,
+            )];
+            if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(50u16)).unwrap() > 0 {
+                let n = nix::unistd::read(master.as_fd(), &mut buf).unwrap();
+                self.screen.process(&buf[..n]);
+            }
+        }
+    }
+}
+
+impl Drop for BareTerminal {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Issue 24: a session whose terminal went away kept running, a core busy, until killed by
+/// hand. Closing the terminal now ends it within 2 s, with no process of it left.
+#[test]
+fn a_session_whose_terminal_is_closed_ends_within_two_seconds() {
+    let ws = Workspace::new();
+    let mut terminal = BareTerminal::spawn(ws.root());
+    terminal.wait_for("PLAN ›");
+    let pid = terminal.child.id();
+    drop(terminal.master.take());
+    let closed = Instant::now();
+    let status = loop {
+        if let Some(status) = terminal.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            closed.elapsed() < Duration::from_secs(2),
+            "tick still runs {:?} after its terminal closed",
+            closed.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.code().is_some(), "{status:?}");
+    let left = crate::common::processes::processes_with(env!("CARGO_BIN_EXE_tick"))
+        .into_iter()
+        .filter(|(p, _)| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .is_ok_and(|stat| stat.split_whitespace().nth(3) == Some(&pid.to_string()))
+        })
+        .collect::<Vec<_>>();
+    assert!(left.is_empty(), "children of tick left: {left:?}");
+}
+
+/// Processes of the tick binary still working in `root` (the session, its sandbox helpers).
+fn ticks_in(root: &Path) -> Vec<(i32, String)> {
+    let root = root.canonicalize().unwrap();
+    crate::common::processes::processes_with(env!("CARGO_BIN_EXE_tick"))
+        .into_iter()
+        .filter(|(pid, _)| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == root)
+        })
+        .collect()
+}
+
+/// Issue 24: SIGHUP (the terminal's session leader told the terminal closed) and SIGTERM
+/// during a run end the session within 2 s, the run stopped at its next safe point: the step
+/// stays in progress in a TODO.md that is whole, and no process of tick is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_and_sigterm_during_a_run_end_the_session_with_todo_md_whole() {
+    for signal in [
+        nix::sys::signal::Signal::SIGHUP,
+        nix::sys::signal::Signal::SIGTERM,
+    ] {
+        let server = FakeModel::start().await;
+        let project = Workspace::sample();
+        let id = project.approve_plan(&server, PLAN).await;
+        // The model never answers the first step's turn.
+        server.push(Reply::silent());
+        let url = format!("{}/v1", server.url());
+        let root = project.root().to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            let mut pty = Pty::open(&root, &url, &[], &[]);
+            pty.send("\t");
+            pty.wait_for("BUILD ›");
+            pty.line("/run");
+            pty.wait_for("S1 Create greeting.txt: started [-]");
+            let pid = pty.child.process_id().unwrap();
+            let sent = Instant::now();
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+                signal,
+            )
+            .unwrap();
+            let code = pty.wait_exit();
+            assert!(
+                sent.elapsed() < Duration::from_secs(2),
+                "{signal}: {:?}",
+                sent.elapsed()
+            );
+            assert_eq!(code, 130, "{signal}");
+            assert!(
+                ticks_in(&root).is_empty(),
+                "{signal}: {:?}",
+                ticks_in(&root)
+            );
+        })
+        .await
+        .unwrap();
+        let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+        assert!(todo.contains("- [-] S1 Create greeting.txt"), "{todo}");
+        assert!(todo.contains("- [ ] S2 Add a shout script"), "{todo}");
+        let store = Store::discover(project.root());
+        let task = store.load(&store.resolve(&id).unwrap());
+        assert!(task.is_ok(), "{signal}: {:?}", task.err());
+    }
 }

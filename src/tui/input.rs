@@ -134,7 +134,7 @@ fn contract(rest: &str) -> Result<Contract, String> {
                     .and_then(|n| n.parse::<u32>().ok())
                     .filter(|n| *n > 0)
                     .ok_or("`--max-files` takes a positive number")?;
-                contract.max_files = Some(n);
+                contract.max_files_changed = Some(n);
             }
             other => {
                 return Err(format!(
@@ -299,7 +299,7 @@ mod tests {
             parse("/approve --max-files 5 --commit-steps").unwrap(),
             Line::Approve(Some(Contract {
                 allow_deviation: false,
-                max_files: Some(5),
+                max_files_changed: Some(5),
                 commit_steps: true
             }))
         );

@@ -135,12 +135,31 @@ struct Session<'a> {
     refresh_error: Option<String>,
 }
 
+/// A request still under way when the session ends (quit, a signal, the terminal gone)
+/// was asked to stop; the worker gets up to [`WIND_DOWN`] to reach its next safe point
+/// (the agent's command under way is killed at once), so the session ends with its
+/// writes made and no child left. Questions asked meanwhile go unanswered.
+fn wind_down(app: &App, rx: &Receiver<Msg>) {
+    if app.busy.is_none() {
+        return;
+    }
+    let deadline = Instant::now() + WIND_DOWN;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(Msg::Done(..)) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
+}
+
 /// See [`Session::panic_for_tests`].
 #[cfg(debug_assertions)]
 pub const PANIC_FOR_TESTS: &str = "TICK_TEST_SESSION_PANIC";
 
 /// How long the loop waits for a key before it looks at the other sources.
 const TICK: Duration = Duration::from_millis(60);
+/// How long a request under way may take to stop when the session ends.
+const WIND_DOWN: Duration = Duration::from_millis(800);
 /// Watcher events closer together than this reload the panel once.
 const RELOAD_EVERY: Duration = Duration::from_millis(100);
 
@@ -158,16 +177,28 @@ impl Session<'_> {
         let drawn = |err: std::io::Error| Error::internal(format!("could not draw: {err}"));
         loop {
             if dirty {
-                screen
-                    .terminal
-                    .draw(|f| render::draw(f, app, frame))
-                    .map_err(drawn)?;
-                dirty = false;
+                let drew = screen.terminal.draw(|f| render::draw(f, app, frame));
+                match drew {
+                    Ok(_) => dirty = false,
+                    Err(err) if terminal::present() => return Err(drawn(err)),
+                    // Drawing failed because the terminal went away.
+                    Err(_) => {
+                        self.apply(screen, app, vec![Effect::Stop, Effect::Quit])?;
+                        break;
+                    }
+                }
             }
             if app.quit {
                 break;
             }
-            if event::poll(TICK).map_err(drawn)? {
+            // A terminal that went away (closed, hung up) ends the session as a SIGHUP does.
+            // Crossterm is asked only for what the terminal has (or a resize): it never
+            // returns from a closed one.
+            if terminal::wait_for_input(TICK) == terminal::Input::Gone {
+                self.apply(screen, app, vec![Effect::Stop, Effect::Quit])?;
+                break;
+            }
+            while terminal::present() && event::poll(Duration::ZERO).map_err(drawn)? {
                 match event::read().map_err(drawn)? {
                     Event::Key(key) => {
                         #[cfg(debug_assertions)]
@@ -214,6 +245,7 @@ impl Session<'_> {
                 dirty = true;
             }
         }
+        wind_down(app, rx);
         if app.mode_unsaved && app.busy.is_none() {
             let _ = mode::save(self.store, app.mode);
         }

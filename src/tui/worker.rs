@@ -68,28 +68,30 @@ fn serve(
     person: &mut ChannelPerson,
     stop: &Arc<AtomicBool>,
 ) -> Result<(), Error> {
+    let out = person.out.clone();
+    let mut events = move |event: EngineEvent| {
+        let _ = out.send(Msg::Engine(event));
+    };
     match request {
-        Request::Plan(goal) => engine.plan(goal, person),
-        Request::Revise(feedback) => engine.revise(feedback, person),
-        Request::Answer(answer) => engine.answer(answer, person),
-        Request::Approve(contract) => engine.approve(contract, person),
-        Request::Discard => engine.discard(person),
-        Request::Run(selection) => engine.run(*selection, person, Arc::clone(stop)).map(drop),
-        Request::Diff(step) => engine.diff(*step, person),
+        Request::Plan(goal) => engine.plan(goal, person, &mut events),
+        Request::Revise(feedback) => engine.revise(feedback, person, &mut events),
+        Request::Answer(answer) => engine.answer(answer, person, &mut events),
+        Request::Approve(contract) => engine.approve(contract),
+        Request::Discard => engine.discard(),
+        Request::Run(selection) => engine
+            .run(*selection, person, &mut events, Arc::clone(stop))
+            .map(drop),
+        Request::Diff(step) => engine.diff(*step),
     }
 }
 
-/// The person, at the other end of the session's channel.
+/// The person, at the other end of the session's channel: tick's one [`Person`] seam.
 struct ChannelPerson {
     out: Sender<Msg>,
 }
 
 impl Person for ChannelPerson {
-    fn event(&mut self, event: EngineEvent) {
-        let _ = self.out.send(Msg::Engine(event));
-    }
-
-    fn ask(&mut self, questions: &Questions) -> Option<String> {
+    fn answer_questions(&mut self, questions: &Questions) -> Option<String> {
         let (reply, answer) = channel();
         self.out
             .send(Msg::Questions(questions.clone(), reply))

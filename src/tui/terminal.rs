@@ -91,11 +91,74 @@ pub fn take(on_output: impl Fn(String) + Send + 'static) -> Result<Screen> {
             previous(info);
         }));
     });
+    watch_for_hang_up().map_err(|e| failed("start the terminal's watch", e))?;
     let terminal =
         Terminal::new(CrosstermBackend::new(drawing)).map_err(|e| failed("use the terminal", e))?;
     let mut screen = Screen { terminal, capture };
     screen.resume()?;
     Ok(screen)
+}
+
+/// Whether the session's terminal is still there. A closed or hung-up terminal is no
+/// terminal any more (its reads end, and asking for its settings fails), and no SIGHUP need
+/// say so: tick is not always the terminal's session leader.
+pub fn present() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stdin().is_terminal()
+}
+
+/// What the terminal has for the session after a wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// Keys (or other input) to read.
+    Ready,
+    /// Nothing came in the time.
+    Quiet,
+    /// The terminal went away.
+    Gone,
+}
+
+/// Waits up to `timeout` for input on the terminal. Asked before crossterm is: on a terminal
+/// that was closed crossterm reads an endless end of input and never returns, one core busy.
+pub fn wait_for_input(timeout: std::time::Duration) -> Input {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd as _;
+    if !present() {
+        return Input::Gone;
+    }
+    let stdin = std::io::stdin();
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    let timeout = PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX);
+    let got = match poll(&mut fds, timeout) {
+        Ok(_) => fds[0].revents().unwrap_or(PollFlags::empty()),
+        Err(nix::errno::Errno::EINTR) => return Input::Quiet,
+        Err(_) => return Input::Gone,
+    };
+    if got.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL) || !present() {
+        Input::Gone
+    } else if got.contains(PollFlags::POLLIN) {
+        Input::Ready
+    } else {
+        Input::Quiet
+    }
+}
+
+/// The last resort when the terminal goes away while crossterm reads it (a window of
+/// microseconds the loop cannot close): a thread that sees the terminal gone for longer
+/// than the session takes to end by itself restores what it can and ends the process.
+fn watch_for_hang_up() -> std::io::Result<()> {
+    const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+    std::thread::Builder::new()
+        .name("tick-session-hangup".to_owned())
+        .spawn(|| {
+            while present() {
+                std::thread::sleep(std::time::Duration::from_millis(250));
+            }
+            std::thread::sleep(GRACE);
+            restore();
+            std::process::exit(129);
+        })
+        .map(drop)
 }
 
 impl Screen {

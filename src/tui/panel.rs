@@ -28,18 +28,23 @@ pub fn progress(view: &PlanView) -> (usize, usize) {
     (done, total)
 }
 
-/// The step a person should look at: the one in progress, else a blocked one, else a stale
-/// one, else the first pending one.
+/// The step a person should look at: the one in progress, else the one `tick run` takes next
+/// (or the blocked or waiting step in its way: [`PlanView::next`], `depends` and all); for a
+/// view without one, a blocked one, else a stale one, else the first pending one.
 pub fn current_step(view: &PlanView) -> Option<&StepView> {
     let open = |status| view.steps.iter().find(|s| s.status == status);
-    open(StepStatus::InProgress)
-        .or_else(|| open(StepStatus::Blocked))
-        .or_else(|| open(StepStatus::Stale))
-        .or_else(|| {
-            view.steps
-                .iter()
-                .find(|s| s.status == StepStatus::Pending && (s.sub || !has_subs(view, s)))
-        })
+    let next = view
+        .next
+        .and_then(|id| view.steps.iter().find(|s| s.id == Some(id)));
+    open(StepStatus::InProgress).or(next).or_else(|| {
+        open(StepStatus::Blocked)
+            .or_else(|| open(StepStatus::Stale))
+            .or_else(|| {
+                view.steps
+                    .iter()
+                    .find(|s| s.status == StepStatus::Pending && (s.sub || !has_subs(view, s)))
+            })
+    })
 }
 
 fn has_subs(view: &PlanView, step: &StepView) -> bool {

@@ -312,8 +312,8 @@ pub fn strip_ansi(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::mode::Mode;
-    use crate::session::seam::Snapshot;
+    use crate::tui::mode::Mode;
+    use crate::tui::seam::Snapshot;
 
     #[test]
     fn tool_results_close_their_call_and_text_streams_into_one_entry() {

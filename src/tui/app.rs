@@ -375,9 +375,9 @@ impl App {
                             let text = self.input.take();
                             let text = text.trim();
                             if text.is_empty() {
-                                form.contract.max_files = None;
+                                form.contract.max_files_changed = None;
                             } else if let Ok(n @ 1..) = text.parse::<u32>() {
-                                form.contract.max_files = Some(n);
+                                form.contract.max_files_changed = Some(n);
                             } else {
                                 self.error(format!("`{text}` is not a positive number"));
                                 self.prompt = Some(Prompt::Contract(form));
@@ -767,7 +767,7 @@ mod tests {
 
     use super::*;
     use crate::plan::StepStatus;
-    use crate::session::seam::StepView;
+    use crate::tui::seam::StepView;
 
     fn key(code: KeyCode) -> KeyEvent {
         KeyEvent::new(code, KeyModifiers::NONE)
@@ -935,7 +935,7 @@ mod tests {
             engine_requests(&effects),
             vec![&Request::Approve(Contract {
                 allow_deviation: true,
-                max_files: Some(12),
+                max_files_changed: Some(12),
                 commit_steps: false,
             })]
         );
