@@ -50,7 +50,9 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
             let changes = crate::hooks::approval::approve(ctx.store(), &id, &hooks, ctx.now())?;
             let only_hooks = matches!(reapproved, approve::Reapproved::Unchanged);
             if !only_hooks || changes.is_empty() {
-                let todo = ctx.store().rel(&ctx.store().task_ref(&id).dir.join(TODO_FILE));
+                let todo = ctx
+                    .store()
+                    .rel(&ctx.store().task_ref(&id).dir.join(TODO_FILE));
                 ctx.ui.reapproved(&id, &reapproved, &todo);
             }
             if !changes.is_empty() {

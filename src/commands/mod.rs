@@ -22,8 +22,8 @@ pub mod review;
 pub mod run;
 pub mod show;
 pub mod status;
-pub mod trust;
 pub mod terminal;
+pub mod trust;
 pub mod verify;
 pub mod watch;
 

@@ -31,7 +31,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
     let mut sink = move |event: Event| match event {
         Event::Run(event) => ui.run_event(&event, json, live),
         Event::Warning(warning) => ui.warn(&crate::ui::warning_line(&warning)),
-            Event::Note(line) => ui.note(&line),
+        Event::Note(line) => ui.note(&line),
     };
     let request = RunRequest {
         task: args.task.as_deref(),

@@ -212,13 +212,27 @@ fn the_config_keeps_each_files_hooks_and_names_a_bad_one_by_file_and_line() {
     let vars = std::iter::once(("TICK_CONFIG".to_owned(), user.display().to_string())).collect();
     let env = crate::env::Env::fixed(dir.path().to_path_buf(), vars, chrono::DateTime::UNIX_EPOCH);
     let flags = crate::config::Flags::default();
-    let config = crate::config::resolve(&project, ".tasks/config.yaml", &env, &flags).unwrap();
+    let config = crate::config::resolve(
+        &project,
+        ".tasks/config.yaml",
+        &crate::trust::TrustState::Untrusted,
+        &env,
+        &flags,
+    )
+    .unwrap();
     assert_eq!(config.hooks.user[0].command, "./fmt.sh");
     assert_eq!(config.hooks.project[0].event, Event::StepDone);
     assert_eq!(config.hooks.project_file, ".tasks/config.yaml");
 
     std::fs::write(&project, "hooks:\n  - event: tool.later\n    command: x\n").unwrap();
-    let err = crate::config::resolve(&project, ".tasks/config.yaml", &env, &flags).unwrap_err();
+    let err = crate::config::resolve(
+        &project,
+        ".tasks/config.yaml",
+        &crate::trust::TrustState::Untrusted,
+        &env,
+        &flags,
+    )
+    .unwrap_err();
     assert!(
         err.message.starts_with("`.tasks/config.yaml:2:"),
         "{}",
@@ -230,7 +244,14 @@ fn the_config_keeps_each_files_hooks_and_names_a_bad_one_by_file_and_line() {
         "hooks:\n  - event: tool.pre\n    matcher: '('\n    command: x\n",
     )
     .unwrap();
-    let err = crate::config::resolve(&project, ".tasks/config.yaml", &env, &flags).unwrap_err();
+    let err = crate::config::resolve(
+        &project,
+        ".tasks/config.yaml",
+        &crate::trust::TrustState::Untrusted,
+        &env,
+        &flags,
+    )
+    .unwrap_err();
     assert!(
         err.message.contains("is not a regular expression"),
         "{}",

@@ -1325,7 +1325,7 @@ async fn sighup_and_sigterm_during_a_run_end_the_session_with_todo_md_whole() {
         let todo = project.read(&format!(".tasks/{id}/TODO.md"));
         assert!(todo.contains("- [-] S1 Create greeting.txt"), "{todo}");
         assert!(todo.contains("- [ ] S2 Add a shout script"), "{todo}");
-        let store = Store::discover(project.root());
+        let store = Store::discover(project.root()).unwrap();
         let task = store.load(&store.resolve(&id).unwrap());
         assert!(task.is_ok(), "{signal}: {:?}", task.err());
     }
