@@ -118,6 +118,8 @@ struct FileSandboxTable {
     enabled: Option<bool>,
     network: Option<bool>,
     writable: Option<Vec<String>>,
+    /// More variables commands get (`sandbox.env`); only from the person's own file.
+    env: Option<Vec<String>>,
 }
 
 impl FileSandbox {
@@ -347,7 +349,7 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
              (`native`, `text`, `auto`), `planner` and `executor` (`compact`, `agent`, `auto`), `limits` (`max_turns`, `max_tokens`, \
              `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
              `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
-             `max_transcript_entry_bytes`, `replan_max_new_steps`), `sandbox` (`off`, or `network`, `writable`) and \
+             `max_transcript_entry_bytes`, `replan_max_new_steps`), `sandbox` (`off`, or `network`, `writable`, `env`) and \
              `run_command` (`allow`); the file was not changed",
         )
         })?;
@@ -404,6 +406,7 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
         base.enabled = from.enabled.or(base.enabled);
         base.network = from.network.or(base.network);
         base.writable = from.writable.or(base.writable);
+        base.env = from.env.or(base.env);
         into.sandbox = Some(FileSandbox::Table(base));
     }
 }
@@ -420,6 +423,8 @@ fn refuse_loosened_sandbox(project: &FileConfig, shown: &str) -> Result<()> {
         "turn the sandbox off"
     } else if table.writable.as_ref().is_some_and(|w| !w.is_empty()) {
         "make more directories writable"
+    } else if table.env.as_ref().is_some_and(|e| !e.is_empty()) {
+        "pass more environment variables to commands"
     } else {
         return Ok(());
     };
@@ -500,6 +505,7 @@ fn sandbox_settings(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandb
         enabled: table.enabled.unwrap_or(defaults.enabled),
         network: table.network.unwrap_or(defaults.network),
         writable,
+        env: table.env.unwrap_or_default(),
     })
 }
 
@@ -1081,6 +1087,10 @@ mod tests {
             (
                 "sandbox:\n  writable: [/root]\n",
                 "make more directories writable",
+            ),
+            (
+                "sandbox:\n  env: [GITHUB_TOKEN]\n",
+                "pass more environment variables to commands",
             ),
         ] {
             std::fs::write(&project, text).unwrap();
