@@ -888,3 +888,33 @@ async fn without_the_sandbox_a_planted_commondir_or_gitfile_is_put_back() {
     assert_contains(&err, "`lib/.git` modified (put back as it was)");
     assert_ne!(output.status.code(), Some(0), "{err}");
 }
+
+/// Issue 25, finding 10: a kill during a `write_file` left `src/.big.txt.Oj8Vf1` in the work
+/// tree for good. The temp file has tick's name and a note under `.tasks/.local/writing/`;
+/// here both are what a killed writer (a real process, gone) leaves, and the next `tick`
+/// command removes the file, and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_command_removes_what_a_killed_write_left() {
+    let server = FakeModel::start().await;
+    let project = Workspace::sample();
+    project.approve_plan(&server, PLAN).await;
+    let mut writer = Command::new("true").spawn().unwrap();
+    let pid = writer.id();
+    writer.wait().unwrap();
+    let temp = format!(".tick-tmp.{pid}.Oj8Vf1.big.txt");
+    std::fs::create_dir_all(project.path("src")).unwrap();
+    project.write(&format!("src/{temp}"), "half of a large write");
+    project.write(
+        &format!(".tasks/.local/writing/{temp}"),
+        format!("src/{temp}"),
+    );
+    let output = project.tick_against(&server, &["status"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!project.path(&format!("src/{temp}")).exists());
+    assert!(
+        !project
+            .path(&format!(".tasks/.local/writing/{temp}"))
+            .exists()
+    );
+    assert!(project.path("src").exists());
+}
