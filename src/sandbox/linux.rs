@@ -259,7 +259,11 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
     keep.extend(protected.iter().cloned());
     keep.push(cwd.clone());
     hide_runtime_dirs(&keep)?;
-    private_tmp(&keep)?;
+    // Build only: plan mode's `run_command` checks a git repository named outside the
+    // workspace (under /tmp too) by asking git, which must see it to refuse it.
+    if policy.kind == Kind::Build {
+        private_tmp(&keep)?;
+    }
     // The mounts that stay writable; every other one is made read-only below.
     let mut writable = Vec::new();
     if policy.kind == Kind::Build {
@@ -545,9 +549,8 @@ fn remount(path: &Path, add: MsFlags) -> Result<(), nix::Error> {
     mount(None::<&str>, path, None::<&str>, flags, None::<&str>)
 }
 
-/// A fresh tmpfs on `/tmp` and `/dev/shm`, for both policies (read-only: made read-only
-/// with every other mount): nothing left there by other programs, an X server's or an
-/// ssh-agent's socket included, is in reach. The `keep` paths that lived under the old `/tmp`
+/// A fresh tmpfs on `/tmp` and `/dev/shm` (build mode): nothing left there by other
+/// programs, an X server's or an ssh-agent's socket included, is in reach. The `keep` paths that lived under the old `/tmp`
 /// (a workspace in a temporary directory, say) are bind-mounted back to the same path in it.
 fn private_tmp(keep: &[PathBuf]) -> Result<(), Failure> {
     fresh_tmpfs(Path::new("/tmp"), "1777", keep, false)?;

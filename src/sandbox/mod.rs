@@ -82,8 +82,8 @@ pub struct Policy {
     /// More writable directories (`sandbox.writable` in the config), for build only.
     writable: Vec<PathBuf>,
     /// Sockets to hide besides the known ones: those tick's own environment names
-    /// (`SSH_AUTH_SOCK`), filled in by [`Policy::command`].
-    #[serde(default)]
+    /// (`SSH_AUTH_SOCK`), filled in by [`Policy::command`]. Left out of the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     hidden: Vec<PathBuf>,
     /// The binary that holds the helper subcommands; `None`: this process's own binary.
     #[serde(skip)]
