@@ -254,19 +254,14 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
     // directories of a worktree (which may live under /tmp), the writable directories, and
     // the working directory where that is outside the workspace (tick's own commit runs with
     // the git directory as the workspace and the work tree as its directory).
-    let mut keep = vec![workspace.clone()];
-    keep.extend(policy.writable.iter().cloned());
-    keep.extend(protected.iter().cloned());
-    keep.push(cwd.clone());
+    let mut keep = vec![workspace.clone(), cwd.clone()];
+    keep.extend(policy.writable.iter().chain(&protected).cloned());
     hide_runtime_dirs(&keep)?;
-    // Build only: plan mode's `run_command` checks a git repository named outside the
-    // workspace (under /tmp too) by asking git, which must see it to refuse it.
-    if policy.kind == Kind::Build {
-        private_tmp(&keep)?;
-    }
     // The mounts that stay writable; every other one is made read-only below.
     let mut writable = Vec::new();
+    // Build only: `run_command`'s git check must see a repository under /tmp to refuse it.
     if policy.kind == Kind::Build {
+        private_tmp(&keep)?;
         writable.push(workspace.clone());
         writable.extend(
             policy
