@@ -128,6 +128,8 @@ struct FileSandboxTable {
     enabled: Option<bool>,
     network: Option<bool>,
     writable: Option<Vec<String>>,
+    /// More variables commands get (`sandbox.env`); only from the person's own file.
+    env: Option<Vec<String>>,
 }
 
 impl FileSandbox {
@@ -404,7 +406,7 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
              (`native`, `text`, `auto`), `planner` and `executor` (`compact`, `agent`, `auto`), `limits` (`max_turns`, `max_tokens`, \
              `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
              `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
-             `max_transcript_entry_bytes`, `replan_max_new_steps`), `sandbox` (`off`, or `network`, `writable`), \
+             `max_transcript_entry_bytes`, `replan_max_new_steps`), `sandbox` (`off`, or `network`, `writable`, `env`), \
              `run_command` (`allow`) and `hooks` (a list of `{event, matcher, command, \
              timeout_s}`); the file was not changed",
         )
@@ -469,6 +471,7 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
         base.enabled = from.enabled.or(base.enabled);
         base.network = from.network.or(base.network);
         base.writable = from.writable.or(base.writable);
+        base.env = from.env.or(base.env);
         into.sandbox = Some(FileSandbox::Table(base));
     }
 }
@@ -480,7 +483,8 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
 /// - a limit above the person's own (their file's, else tick's default): it would loosen;
 /// - `run_command.allow` entries that add a program or subcommand (refusing more flags of
 ///   what is already allowed is kept);
-/// - `sandbox` off, `sandbox.writable`, and `sandbox.network: true` over the person's `false`.
+/// - `sandbox` off, `sandbox.writable`, `sandbox.env` (more variables for commands), and
+///   `sandbox.network: true` over the person's `false`.
 ///
 /// The model's name (`model`, `plan_model`), `tool_calls`, `planner` and `executor` choose
 /// how tick talks to the person's own server, not where or with what, and are kept.
@@ -532,6 +536,9 @@ fn tightening_only(
         }
         if table.writable.take().is_some_and(|w| !w.is_empty()) {
             ignored.push("`sandbox.writable`".to_owned());
+        }
+        if table.env.take().is_some_and(|e| !e.is_empty()) {
+            ignored.push("`sandbox.env`".to_owned());
         }
         if table.network == Some(true) {
             table.network = None;
@@ -648,6 +655,7 @@ fn sandbox_settings(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandb
         enabled: table.enabled.unwrap_or(defaults.enabled),
         network: table.network.unwrap_or(defaults.network),
         writable,
+        env: table.env.unwrap_or_default(),
     })
 }
 
@@ -1510,6 +1518,7 @@ model: theirs
             ("sandbox: off\n", "`sandbox: off`"),
             ("sandbox:\n  enabled: false\n", "`sandbox: off`"),
             ("sandbox:\n  writable: [/root]\n", "`sandbox.writable`"),
+            ("sandbox:\n  env: [GITHUB_TOKEN]\n", "`sandbox.env`"),
         ] {
             std::fs::write(&project, text).unwrap();
             let config = untrusted(&project, &[], dir.path()).unwrap();

@@ -1,12 +1,16 @@
 //! Every filesystem write tick makes goes through here: atomic (temp file, fsync, rename, with
 //! the original's permissions kept), and every failure names its path.
+//!
+//! Every temporary file tick writes has one name: `.tick-tmp.<pid>.<6 alphanumerics>.<name>`
+//! ([`TEMP_PREFIX`], [`parse_temp`]), beside the file it will replace. The live watcher never
+//! reports this process's own as a change made outside tick; a workspace write notes the one
+//! it makes under `.tasks/.local/writing/` while it lasts, so the next command removes what a
+//! kill left ([`remove_interrupted_writes`]).
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
-
-use atomic_write_file::AtomicWriteFile;
 
 use crate::error::{Error, Result};
 pub use crate::store_path::shown;
@@ -140,14 +144,186 @@ fn too_large(name: &str, max_bytes: u64) -> Error {
     .hint("tick refuses files this large rather than read them into memory; shorten or restore the file; nothing was changed")
 }
 
+/// The start of the name of every temporary file tick writes.
+pub const TEMP_PREFIX: &str = ".tick-tmp.";
+/// Where, below a workspace, each write in progress notes its temporary file.
+const WRITING_DIR: &str = ".tasks/.local/writing";
+/// The longest file name most file systems take.
+const NAME_MAX: usize = 255;
+
+/// The name of a temporary file that will replace `target` (a file name): this process's id,
+/// six alphanumerics, and as much of `target` as fits.
+fn temp_name(target: &str, attempt: u32) -> String {
+    let mut name = format!(
+        "{TEMP_PREFIX}{}.{}.",
+        std::process::id(),
+        temp_suffix(attempt)
+    );
+    for c in target.chars() {
+        if name.len() + c.len_utf8() > NAME_MAX {
+            break;
+        }
+        name.push(c);
+    }
+    name
+}
+
+/// The writer's process id and the target's name (cut to fit) of a name [`temp_name`] made.
+pub fn parse_temp(name: &str) -> Option<(u32, &str)> {
+    let rest = name.strip_prefix(TEMP_PREFIX)?;
+    let (pid, rest) = rest.split_once('.')?;
+    let (suffix, target) = rest.split_once('.')?;
+    let pid = pid.parse().ok()?;
+    let valid = suffix.len() == 6 && suffix.bytes().all(|b| b.is_ascii_alphanumeric());
+    (valid && !target.is_empty()).then_some((pid, target))
+}
+
+/// Whether `name` is a temporary file this process is writing (or wrote and renamed).
+pub fn is_own_temp(name: &str) -> bool {
+    parse_temp(name).is_some_and(|(pid, _)| pid == std::process::id())
+}
+
+/// Whether the process `pid` is alive (or could be: one of another user's).
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    !matches!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+        Err(nix::errno::Errno::ESRCH)
+    )
+}
+
 /// Replaces `path` with `contents` atomically: a reader sees the old file or the new one, never
-/// a mix, and a crash leaves the old file in place.
+/// a mix, and a crash leaves the old file in place. The temp file beside it has tick's name
+/// ([`TEMP_PREFIX`]); the original's permissions are kept.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     refuse_folder_outside(path)?;
     let fail = |err: std::io::Error| Error::io("write", path, &err);
-    let mut file = AtomicWriteFile::options().open(path).map_err(fail)?;
-    file.write_all(contents).map_err(fail)?;
-    file.commit().map_err(fail)
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| fail(std::io::Error::from(std::io::ErrorKind::InvalidInput)))?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let keep_mode = fs::symlink_metadata(path)
+        .ok()
+        .filter(fs::Metadata::is_file)
+        .map(|m| m.permissions().mode() & 0o7777);
+    let mut attempt = 0u32;
+    let (temp, mut file) = loop {
+        let temp = dir.join(temp_name(&name, attempt));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&temp)
+        {
+            Ok(file) => break (temp, file),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
+                attempt += 1;
+            }
+            Err(err) => return Err(fail(err)),
+        }
+    };
+    let written = (|| {
+        if let Some(mode) = keep_mode {
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
+        file.write_all(contents)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&temp, path)
+    })();
+    if let Err(err) = written {
+        let _ = fs::remove_file(&temp);
+        return Err(fail(err));
+    }
+    // The rename is durable once the directory is.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "opens a directory to fsync it; nothing is read"
+    )]
+    if let Ok(dir) = fs::File::open(&dir) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+/// Notes, under `root`'s `.tasks/.local/writing/`, that `temp` (relative to `root`) is being
+/// written, until the returned note is dropped. Without a `.tasks/` there is nowhere to note it
+/// (and no tick command to clean up after): `None`.
+fn note_writing(root: &Path, temp: &Path) -> Option<WritingNote> {
+    if !root.join(crate::tasks::TASKS_DIR).is_dir() {
+        return None;
+    }
+    let dir = root.join(WRITING_DIR);
+    fs::create_dir_all(&dir).ok()?;
+    if let Some(local) = dir.parent() {
+        let _ = write_new(&local.join(".gitignore"), b"*\n");
+    }
+    let name = temp.file_name()?.to_string_lossy().into_owned();
+    let note = dir.join(&name);
+    fs::write(&note, temp.as_os_str().as_encoded_bytes()).ok()?;
+    Some(WritingNote(note))
+}
+
+/// A note of a write in progress; removed when dropped (the write ended, one way or another).
+struct WritingNote(PathBuf);
+
+impl Drop for WritingNote {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+/// Removes the temporary files that writes into the workspace at `root` left when tick was
+/// killed during them (their writer is gone), with their notes. Returns how many went. Only a
+/// file with tick's temp name is ever removed, by descriptor beneath the workspace.
+pub fn remove_interrupted_writes(root: &Path) -> usize {
+    let dir = root.join(WRITING_DIR);
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some((pid, _)) = name.to_str().and_then(parse_temp) else {
+            continue;
+        };
+        if alive(pid) {
+            continue;
+        }
+        if let Ok(Some(rel)) = read_capped(&entry.path(), 8192) {
+            let rel = Path::new(&rel);
+            let named = rel.file_name() == Some(name.as_os_str());
+            let plain = rel
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if named && plain && remove_beneath(root, rel) {
+                removed += 1;
+            }
+        }
+        let _ = fs::remove_file(entry.path());
+    }
+    removed
+}
+
+/// Removes the file `rel` beneath `root`, never through a symbolic link. Whether it did.
+fn remove_beneath(root: &Path, rel: &Path) -> bool {
+    use nix::unistd::{UnlinkatFlags, unlinkat};
+    let shown = rel.display().to_string();
+    let Ok((parent, name)) = split_file(rel, &shown) else {
+        return false;
+    };
+    let Ok(dir) = open_dir_beneath(root, &parent, &shown, false) else {
+        return false;
+    };
+    unlinkat(&dir, name.as_os_str(), UnlinkatFlags::NoRemoveDir).is_ok()
 }
 
 /// Opens `path` to append to it (creating it), for logs tick keeps in the store: never
@@ -359,10 +535,12 @@ pub fn write_beneath(
     let create =
         OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     let mut attempt = 0u32;
-    let (temp, fd) = loop {
-        let temp = PathBuf::from(format!(".{file_name}.{}", temp_suffix(attempt)));
+    let (temp, fd, note) = loop {
+        let temp = PathBuf::from(temp_name(&file_name, attempt));
+        // Noted before it exists, so that a kill at any moment leaves a note of it.
+        let note = note_writing(root, &parent.join(&temp));
         match openat(&dir, &temp, create, Mode::from_bits_truncate(0o666)) {
-            Ok(fd) => break (temp, fd),
+            Ok(fd) => break (temp, fd, note),
             Err(Errno::EEXIST) if attempt < 100 => attempt += 1,
             Err(e) => return Err(io("create a temporary file for", e)),
         }
@@ -388,6 +566,7 @@ pub fn write_beneath(
         let _ = unlinkat(&dir, &temp, UnlinkatFlags::NoRemoveDir);
         return Err(err);
     }
+    drop(note);
     fs::File::from(dir).sync_all().map_err(|e| {
         io(
             "sync",
@@ -584,8 +763,12 @@ pub fn subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Whether `name` is a temporary file that an interrupted atomic write of one of `targets`
-/// left behind: `.<target>.<6 alphanumerics>`.
+/// left behind: tick's own name ([`parse_temp`]), or `.<target>.<6 alphanumerics>` as tick
+/// named them before.
 pub fn is_stray_temp(name: &str, targets: &[&str]) -> bool {
+    if let Some((_, target)) = parse_temp(name) {
+        return targets.contains(&target);
+    }
     let Some(rest) = name.strip_prefix('.') else {
         return false;
     };
@@ -774,6 +957,54 @@ mod tests {
         assert!(!is_stray_temp(".TODO.md.toolong1", &targets));
         assert!(!is_stray_temp(".PLAN.md.aB3xY9", &targets));
         assert!(!is_stray_temp(".TODO.md.ab-3x9", &targets));
+        let own = temp_name("TODO.md", 0);
+        assert!(is_stray_temp(&own, &targets), "{own}");
+        assert!(is_own_temp(&own));
+        assert_eq!(parse_temp(&own).map(|(_, t)| t), Some("TODO.md"));
+        assert!(!is_stray_temp(&temp_name("PLAN.md", 0), &targets));
+        assert!(!is_own_temp(".tick-tmp.1.abcdef.TODO.md"));
+        assert_eq!(parse_temp(".tick-tmp.x.abcdef.a"), None);
+        assert_eq!(parse_temp(".tick-tmp.1.abc.a"), None);
+        // A long name is cut to fit, on a character boundary.
+        let long = temp_name(&"é".repeat(200), 0);
+        assert!(
+            long.len() <= NAME_MAX && parse_temp(&long).is_some(),
+            "{long}"
+        );
+    }
+
+    /// Issue 25, finding 10: a kill during a write into the workspace left its temp file for
+    /// good. The write notes it; once its writer is gone the next command removes it (and
+    /// only it).
+    #[test]
+    fn a_killed_writes_temp_file_is_removed_by_the_next_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join(".tasks")).unwrap();
+        fs::create_dir_all(root.join("src")).unwrap();
+        write_beneath(root, Path::new("src/a.txt"), "src/a.txt", b"x").unwrap();
+        // Nothing is left by a write that ended.
+        assert_eq!(fs::read_dir(root.join(WRITING_DIR)).unwrap().count(), 0);
+        assert_eq!(fs::read_dir(root.join("src")).unwrap().count(), 1);
+        // What a write killed midway leaves: the note and the temp file of a dead process.
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
+        let pid = dead.id();
+        dead.wait().unwrap();
+        let temp = format!("{TEMP_PREFIX}{pid}.aB3xY9.big.txt");
+        fs::write(root.join("src").join(&temp), "torn").unwrap();
+        fs::write(root.join(WRITING_DIR).join(&temp), format!("src/{temp}")).unwrap();
+        // A live writer's is kept.
+        let live = format!("{TEMP_PREFIX}{}.aB3xY9.other.txt", std::process::id());
+        fs::write(root.join("src").join(&live), "in progress").unwrap();
+        fs::write(root.join(WRITING_DIR).join(&live), format!("src/{live}")).unwrap();
+        // A note naming another file removes nothing.
+        let forged = format!("{TEMP_PREFIX}{pid}.zzzzzz.x");
+        fs::write(root.join(WRITING_DIR).join(&forged), "src/a.txt").unwrap();
+        assert_eq!(remove_interrupted_writes(root), 1);
+        assert!(!root.join("src").join(&temp).exists());
+        assert!(root.join("src").join(&live).exists());
+        assert!(root.join("src/a.txt").exists());
+        assert!(!root.join(WRITING_DIR).join(&forged).exists());
     }
 
     #[test]
@@ -795,6 +1026,7 @@ mod tests {
     fn stray_temps_are_removed_only_when_old() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join(".TODO.md.abc123"), "torn").unwrap();
+        fs::write(dir.path().join(temp_name("TODO.md", 0)), "torn").unwrap();
         fs::write(dir.path().join("TODO.md"), "kept").unwrap();
         let targets = ["TODO.md"];
         assert_eq!(
@@ -803,7 +1035,7 @@ mod tests {
         );
         assert_eq!(
             remove_stray_temps(dir.path(), &targets, Duration::ZERO).unwrap(),
-            1
+            2
         );
         assert!(dir.path().join("TODO.md").exists());
         assert!(!dir.path().join(".TODO.md.abc123").exists());

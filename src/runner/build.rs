@@ -23,6 +23,7 @@ pub fn registry(config: &Config, store: &Store, no_sandbox: bool) -> Result<(Reg
     let workspace = Workspace::new(store.root())
         .map_err(|err| Error::io("open the workspace", store.root(), &err))?;
     let registry = Registry::for_mode(Mode::Build, workspace)
+        .with_passed_env(config.sandbox.env.clone())
         .with_secret_env(config.api_key_env.iter().cloned().collect())
         .with_sandbox(sandboxing)
         .with_run_command(crate::tools::run_command::Setup::new(

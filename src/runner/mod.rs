@@ -352,7 +352,7 @@ impl Hooks<'_, '_, '_> {
             return;
         };
         // A snapshot that cannot be taken counts as everything gone: never as "unchanged".
-        let after = tamper::Snapshot::take(self.root).unwrap_or_default();
+        let after = tamper::Snapshot::take_after(self.root, &before).unwrap_or_default();
         let found = tamper::diff(&before, &after, &|_, _| false);
         let planted = self.planted_stores();
         if !found.is_empty() || !planted.is_empty() {

@@ -42,15 +42,29 @@ const SHM: &str = "/dev/shm";
 /// other than 0, so that it holds no capability after `execve`. Files of the caller show as
 /// this id's inside (the namespace maps it to the caller).
 const ROOT_STAND_IN: &str = "1000";
-const RUN_USER: &str = "/run/user";
-/// Sockets of daemons that run what they are asked as someone else (root, often).
-const DAEMON_SOCKETS: [&str; 6] = [
-    "/run/docker.sock",
-    "/var/run/docker.sock",
-    "/run/containerd/containerd.sock",
-    "/run/podman/podman.sock",
-    "/run/dbus/system_bus_socket",
-    "/var/run/dbus/system_bus_socket",
+/// Where daemons keep their sockets (docker, containerd, podman, systemd's private socket and
+/// the buses, snapd, libvirt, a devcontainer's `/var/run/docker-host.sock`, databases): an
+/// empty tmpfs each.
+const RUNTIME_DIRS: [&str; 2] = ["/run", "/var/run"];
+/// Sockets of daemons that run what they are asked as someone else (root, often), outside
+/// the runtime directories.
+const DAEMON_SOCKETS: [&str; 4] = [
+    "/var/snap/lxd/common/lxd/unix.socket",
+    "/var/lib/lxd/unix.socket",
+    "/var/lib/incus/unix.socket",
+    "/var/lib/incus/unix.socket.user",
+];
+/// Below each home directory: agents' keys and sockets, and desktop container daemons'.
+const HOME_SOCKET_DIRS: [&str; 9] = [
+    ".ssh",
+    ".gnupg",
+    ".docker/run",
+    ".docker/desktop",
+    ".colima",
+    ".lima",
+    ".local/share/containers/podman/machine",
+    ".rd",
+    ".orbstack",
 ];
 /// Files under `/dev` every command may read and write.
 /// Not `/dev/tty`: the command has no controlling terminal (see [`stage2`]).
@@ -228,7 +242,6 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
     )
     .map_err(|err| Failure::new(Feature::Mounts, "making `/` private", err))?;
 
-    hide_user_sockets()?;
     let workspace = fs::canonicalize(&policy.workspace).map_err(|err| {
         Failure::new(
             Feature::Mounts,
@@ -236,17 +249,18 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
             err,
         )
     })?;
+    let protected = protected_paths(&workspace);
+    // What stays visible under the fresh tmpfs on /tmp and /run: the workspace, the git
+    // directories of a worktree (which may live under /tmp), the writable directories, and
+    // the working directory where that is outside the workspace (tick's own commit runs with
+    // the git directory as the workspace and the work tree as its directory).
+    let mut keep = vec![workspace.clone(), cwd.clone()];
+    keep.extend(policy.writable.iter().chain(&protected).cloned());
+    hide_runtime_dirs(&keep)?;
     // The mounts that stay writable; every other one is made read-only below.
     let mut writable = Vec::new();
+    // Build only: `run_command`'s git check must see a repository under /tmp to refuse it.
     if policy.kind == Kind::Build {
-        let protected = protected_paths(&workspace);
-        // The git directories of a worktree may live under /tmp too: they stay visible.
-        let mut keep = vec![workspace.clone()];
-        keep.extend(policy.writable.iter().cloned());
-        keep.extend(protected.iter().cloned());
-        // And the working directory, where that is outside the workspace: tick's own commit
-        // runs with the git directory as the workspace and the work tree as its directory.
-        keep.push(cwd.clone());
         private_tmp(&keep)?;
         writable.push(workspace.clone());
         writable.extend(
@@ -264,6 +278,7 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
             bind_read_only(&path)?;
         }
     }
+    hide_sockets(&policy.hidden, uid)?;
     // Landlock has no right for chmod, utimes or extended attributes: a read-only mount
     // refuses them.
     read_only_except(&writable)?;
@@ -332,48 +347,98 @@ fn map_ids(
     write("gid_map", format!("{inner_gid} {outer_gid} 1\n"))
 }
 
-/// The paths under the workspace that stay read-only: `.git` (a directory, or the file of a
-/// worktree with the git directory it points to and that one's common directory) and
-/// `.tasks`.
+/// The paths that stay read-only in build mode: `.git` (a directory, or the file of a
+/// worktree with the git directory it points to and that one's common directory), `.tasks`,
+/// and the git files of the work tree ([`super::gitfiles`]: `.gitmodules`, each submodule's
+/// `.git`, or its directory where that is missing, and the files `include.path` names).
 fn protected_paths(workspace: &Path) -> Vec<PathBuf> {
     let mut paths = super::git_dirs(workspace);
     paths.push(workspace.join(".tasks"));
-    paths
+    for file in super::gitfiles::in_work_tree(workspace) {
+        let dir = file.path.parent().filter(|dir| dir.is_dir());
+        if fs::symlink_metadata(&file.path).is_ok() {
+            paths.push(file.path);
+        } else if let Some(dir) = dir.filter(|_| file.submodule) {
+            // A submodule not checked out: a `.git` made in its directory would make the
+            // person's git enter it.
+            paths.push(dir.to_path_buf());
+        }
+    }
+    let mut paths: Vec<PathBuf> = paths
         .into_iter()
         .filter_map(|p| fs::canonicalize(p).ok())
-        .collect()
+        .filter(|p| p != workspace)
+        .collect();
+    paths.dedup();
+    paths
 }
 
 /// Hides the UNIX sockets through which a command could ask something outside the sandbox to
-/// act for it: the per-user runtime directories (the D-Bus session bus, whose
-/// `systemd-run --user` runs anything unconfined, ssh and gpg agents) get an empty tmpfs, and
-/// the container daemons' and system bus's sockets get `/dev/null`. Landlock closes all
-/// pathname sockets outside the writable directories on kernels with ABI 9; this covers the
-/// known ones before that.
-fn hide_user_sockets() -> Result<(), Failure> {
-    if Path::new(RUN_USER).is_dir() {
-        mount(
-            Some("tmpfs"),
-            RUN_USER,
-            Some("tmpfs"),
-            MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-            Some("mode=755"),
-        )
-        .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/run/user`", err))?;
+/// act for it (`/run/docker.sock`, `/run/systemd/private`, the D-Bus buses whose
+/// `systemd-run` runs anything unconfined, ssh and gpg agents, a database's socket): `/run`
+/// and `/var/run` (where it is a directory of its own) become an empty tmpfs. Kept there: the
+/// links at the top of `/run` (NixOS's `/run/current-system` holds every program), the
+/// resolver configuration `/etc/resolv.conf` points to, and the `keep` paths. Landlock closes
+/// every pathname socket outside the writable directories on kernels with ABI 9; this covers
+/// the known ones before that.
+fn hide_runtime_dirs(keep: &[PathBuf]) -> Result<(), Failure> {
+    let mut kept: Vec<PathBuf> = keep.to_vec();
+    if let Ok(resolver) = fs::canonicalize("/etc/resolv.conf") {
+        kept.push(resolver);
     }
-    for socket in DAEMON_SOCKETS {
-        let is_socket = fs::symlink_metadata(socket)
-            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
-        if is_socket {
+    for dir in RUNTIME_DIRS {
+        // `/var/run` is a link to `/run` on most systems: nothing more to hide then.
+        if fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+            fresh_tmpfs(Path::new(dir), "755", &kept, true)?;
+        }
+    }
+    Ok(())
+}
+
+/// Hides the daemon sockets outside `/run` (LXD, Incus, a devcontainer's Docker), the
+/// directories in each home where agents and desktop daemons keep theirs (`~/.ssh`,
+/// `~/.gnupg`, Docker Desktop, Colima, Lima, Podman machines, Rancher Desktop, `OrbStack`), and
+/// `extra`, the sockets tick's own environment names (`SSH_AUTH_SOCK`). A directory gets an
+/// empty tmpfs, a socket (or any file) `/dev/null`. The homes are `HOME` as the command will
+/// see it and the account's own, from the password database (which ssh uses).
+fn hide_sockets(extra: &[PathBuf], uid: Uid) -> Result<(), Failure> {
+    let mut homes: Vec<PathBuf> = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    if let Ok(Some(user)) = nix::unistd::User::from_uid(uid) {
+        homes.push(user.dir);
+    }
+    let mut paths: Vec<PathBuf> = DAEMON_SOCKETS.iter().map(PathBuf::from).collect();
+    for home in homes.iter().filter(|h| h.is_absolute()) {
+        paths.extend(HOME_SOCKET_DIRS.iter().map(|rel| home.join(rel)));
+    }
+    paths.extend(extra.iter().cloned());
+    let mut paths: Vec<PathBuf> = paths
+        .into_iter()
+        .filter_map(|p| fs::canonicalize(p).ok())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    for path in paths {
+        let hidden = if path.is_dir() {
+            mount(
+                Some("tmpfs"),
+                &path,
+                Some("tmpfs"),
+                MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+                Some("mode=700"),
+            )
+        } else {
             mount(
                 Some("/dev/null"),
-                socket,
+                &path,
                 None::<&str>,
                 MsFlags::MS_BIND,
                 None::<&str>,
             )
-            .map_err(|err| Failure::new(Feature::Mounts, &format!("hiding `{socket}`"), err))?;
-        }
+        };
+        hidden.map_err(|err| mount_failed("hiding", &path, err))?;
     }
     Ok(())
 }
@@ -479,14 +544,26 @@ fn remount(path: &Path, add: MsFlags) -> Result<(), nix::Error> {
     mount(None::<&str>, path, None::<&str>, flags, None::<&str>)
 }
 
-/// A fresh tmpfs on `/tmp` (and `/dev/shm`). The `keep` paths that lived under the old `/tmp`
+/// A fresh tmpfs on `/tmp` and `/dev/shm` (build mode): nothing left there by other
+/// programs, an X server's or an ssh-agent's socket included, is in reach. The `keep` paths that lived under the old `/tmp`
 /// (a workspace in a temporary directory, say) are bind-mounted back to the same path in it.
 fn private_tmp(keep: &[PathBuf]) -> Result<(), Failure> {
-    let tmp = Path::new("/tmp");
+    fresh_tmpfs(Path::new("/tmp"), "1777", keep, false)?;
+    // Shared memory (POSIX semaphores, Python's multiprocessing) gets its own, too.
+    if Path::new(SHM).is_dir() {
+        fresh_tmpfs(Path::new(SHM), "1777", &[], false)?;
+    }
+    Ok(())
+}
+
+/// Mounts a fresh tmpfs (`mode`) on `dir`. The `keep` paths under `dir` (directories or files)
+/// are bind-mounted back at the same path, from handles opened before the tmpfs hid them;
+/// with `links`, so are the symbolic links directly in `dir`.
+fn fresh_tmpfs(dir: &Path, mode: &str, keep: &[PathBuf], links: bool) -> Result<(), Failure> {
     let mut paths: Vec<PathBuf> = keep
         .iter()
         .filter_map(|p| fs::canonicalize(p).ok())
-        .filter(|p| p.starts_with(tmp) && p != tmp)
+        .filter(|p| p.starts_with(dir) && p != dir)
         .collect();
     // A path inside another kept one comes back with it.
     paths.sort_by_key(|p| p.components().count());
@@ -504,26 +581,37 @@ fn private_tmp(keep: &[PathBuf]) -> Result<(), Failure> {
         .into_iter()
         .filter_map(|p| fs::File::open(&p).ok().map(|f| (p, f)))
         .collect();
+    let symlinks: Vec<(PathBuf, PathBuf)> = if links {
+        fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+                    .filter_map(|e| fs::read_link(e.path()).ok().map(|t| (e.path(), t)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     mount(
         Some("tmpfs"),
-        tmp,
+        dir,
         Some("tmpfs"),
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        Some("mode=1777"),
+        Some(format!("mode={mode}").as_str()),
     )
-    .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/tmp`", err))?;
-    // Shared memory (POSIX semaphores, Python's multiprocessing) gets its own, too.
-    if Path::new(SHM).is_dir() {
-        mount(
-            Some("tmpfs"),
-            SHM,
-            Some("tmpfs"),
-            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-            Some("mode=1777"),
-        )
-        .map_err(|err| Failure::new(Feature::Mounts, "mounting a tmpfs on `/dev/shm`", err))?;
+    .map_err(|err| mount_failed("mounting a tmpfs on", dir, err))?;
+    for (link, target) in symlinks {
+        std::os::unix::fs::symlink(&target, &link).map_err(|err| {
+            Failure::new(
+                Feature::Mounts,
+                &format!("linking `{}`", link.display()),
+                err,
+            )
+        })?;
     }
-    for (path, dir) in keep {
+    for (path, handle) in keep {
         let failed = |what: &str, err: &dyn std::fmt::Display| {
             Failure::new(
                 Feature::Mounts,
@@ -532,7 +620,7 @@ fn private_tmp(keep: &[PathBuf]) -> Result<(), Failure> {
             )
         };
         // A mount point of the same kind: a directory for a directory, a file for a file.
-        let is_dir = dir.metadata().is_ok_and(|m| m.is_dir());
+        let is_dir = handle.metadata().is_ok_and(|m| m.is_dir());
         let created = if is_dir {
             fs::create_dir_all(&path)
         } else {
@@ -541,8 +629,8 @@ fn private_tmp(keep: &[PathBuf]) -> Result<(), Failure> {
                 .and_then(|()| fs::File::create(&path).map(drop))
         };
         created.map_err(|err| failed("creating", &err))?;
-        // The open directory still names the original, hidden under the new tmpfs.
-        let source = format!("/proc/self/fd/{}", dir.as_raw_fd());
+        // The open handle still names the original, hidden under the new tmpfs.
+        let source = format!("/proc/self/fd/{}", handle.as_raw_fd());
         mount(
             Some(source.as_str()),
             &path,

@@ -24,6 +24,7 @@
 //!
 //! No string checks anywhere: a command is not inspected, only confined.
 
+pub mod gitfiles;
 #[cfg(target_os = "linux")]
 mod linux;
 mod scan;
@@ -80,6 +81,10 @@ pub struct Policy {
     network: bool,
     /// More writable directories (`sandbox.writable` in the config), for build only.
     writable: Vec<PathBuf>,
+    /// Sockets to hide besides the known ones: those tick's own environment names
+    /// (`SSH_AUTH_SOCK`), filled in by [`Policy::command`]. Left out of the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    hidden: Vec<PathBuf>,
     /// The binary that holds the helper subcommands; `None`: this process's own binary.
     #[serde(skip)]
     helper: Option<PathBuf>,
@@ -94,6 +99,7 @@ impl Policy {
             workspace: workspace.into(),
             network: true,
             writable: Vec::new(),
+            hidden: Vec::new(),
             helper: None,
         }
     }
@@ -105,6 +111,7 @@ impl Policy {
             workspace: workspace.into(),
             network: false,
             writable: Vec::new(),
+            hidden: Vec::new(),
             helper: None,
         }
     }
@@ -179,10 +186,14 @@ impl Policy {
             .helper
             .clone()
             .unwrap_or_else(|| PathBuf::from("/proc/self/exe"));
+        let mut policy = self.clone();
+        policy
+            .hidden
+            .extend(agent_sockets(|name| std::env::var_os(name)));
         let mut command = Command::new(helper);
         command
             .arg(HELPER_ARG)
-            .arg(self.to_json())
+            .arg(policy.to_json())
             .arg("--")
             .arg(program)
             .args(args)
@@ -194,6 +205,23 @@ impl Policy {
         // A struct of strings, paths and bools always serialises.
         serde_json::to_string(self).unwrap_or_default()
     }
+}
+
+/// The sockets of agents that hold the person's keys, as `var` (tick's own environment: the
+/// command's is already cleaned of them) names them: ssh's `SSH_AUTH_SOCK` and gpg's
+/// `GPG_AGENT_INFO` (`path:pid:1`). The helper hides each, wherever it is.
+fn agent_sockets(var: impl Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+    let mut sockets = Vec::new();
+    if let Some(ssh) = var("SSH_AUTH_SOCK") {
+        sockets.push(PathBuf::from(ssh));
+    }
+    if let Some(gpg) = var("GPG_AGENT_INFO")
+        && let Some(path) = gpg.to_string_lossy().split(':').next()
+    {
+        sockets.push(PathBuf::from(path));
+    }
+    sockets.retain(|p| p.is_absolute());
+    sockets
 }
 
 /// A kernel feature the sandbox needs.
@@ -335,6 +363,7 @@ pub fn harden_this_process() {
 /// sandbox:
 ///   network: false           # build mode without network (plan mode never has it)
 ///   writable: [~/.cargo/registry, /var/cache/ccache]
+///   env: [CARGO_HOME, SSL_CERT_FILE]   # only in the person's own file
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -342,6 +371,9 @@ pub struct Settings {
     pub network: bool,
     /// Absolute paths (`~/` expanded) writable in build mode besides the workspace and /tmp.
     pub writable: Vec<PathBuf>,
+    /// Variables commands get besides the allow-list (`tools::bash::PASSED_ENV`), from the
+    /// person's own config only.
+    pub env: Vec<String>,
 }
 
 impl Default for Settings {
@@ -350,6 +382,7 @@ impl Default for Settings {
             enabled: true,
             network: true,
             writable: Vec::new(),
+            env: Vec::new(),
         }
     }
 }
@@ -465,6 +498,19 @@ mod tests {
             .with_writable([PathBuf::from("/cache")]);
         let back: Policy = serde_json::from_str(&policy.to_json()).unwrap();
         assert_eq!(back, policy);
+        let var = |name: &str| match name {
+            "SSH_AUTH_SOCK" => Some(OsString::from("/tmp/ssh-x/agent.1")),
+            "GPG_AGENT_INFO" => Some(OsString::from("/run/g/S.gpg-agent:12:1")),
+            _ => None,
+        };
+        assert_eq!(
+            agent_sockets(var),
+            [
+                PathBuf::from("/tmp/ssh-x/agent.1"),
+                PathBuf::from("/run/g/S.gpg-agent")
+            ]
+        );
+        assert!(agent_sockets(|_| Some(OsString::from("relative"))).is_empty());
         let command = policy.command("bash", ["-c", "true"]);
         let args: Vec<&OsStr> = command.get_args().collect();
         assert_eq!(args[0], HELPER_ARG);

@@ -1,5 +1,9 @@
 //! Tamper detection: what changed, during a step, in the files that decide what tick does
-//! next (`.tasks/`, `.git/config`, `.git/hooks/`) and was not written by tick.
+//! next or what the person's own git runs (`.tasks/`, `.git` itself, `.git/config`,
+//! `.git/hooks/`, `.git/commondir`, `.git/config.worktree`, and the git files of the work
+//! tree: `.gitmodules`, each submodule's `.git` with its git directory's `config` and
+//! `hooks/`, the files `include.path` names; see [`super::gitfiles`]) and was not written by
+//! tick.
 //!
 //! The sandbox makes these read-only for the agent's commands; this is the check that holds
 //! without it (`--no-sandbox`), or if a layer fails (a hard link into `.git/` made before
@@ -39,9 +43,67 @@ const MAX_KEPT: u64 = 16 * 1024 * 1024;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot {
     files: BTreeMap<String, String>,
+    /// Where it looked.
+    places: Vec<Place>,
     /// Where each path is, and what [`restore`] needs to put it back.
     kept: BTreeMap<String, Kept>,
     kept_bytes: u64,
+}
+
+/// A file, or a tree walked whole, that a snapshot looks at, with its name for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Place {
+    path: PathBuf,
+    rel: String,
+    tree: bool,
+}
+
+/// Where a snapshot of `root` looks: `.tasks/`, `.git` itself, the common git directory's
+/// `config` and `hooks/`, the git directory's `commondir` and `config.worktree`, and the git
+/// files of the work tree, with each submodule's own `config` and `hooks/`.
+fn watched(root: &Path) -> Vec<Place> {
+    let place = |path: PathBuf, rel: &str, tree: bool| Place {
+        path,
+        rel: rel.to_owned(),
+        tree,
+    };
+    let dirs = super::git_dirs(root);
+    let git_dir = dirs.get(1).cloned().unwrap_or_else(|| root.join(".git"));
+    let common = dirs.last().cloned().unwrap_or_else(|| root.join(".git"));
+    let mut places = vec![
+        place(root.join(".tasks"), ".tasks", true),
+        place(root.join(".git"), ".git", false),
+        place(common.join("config"), ".git/config", false),
+        place(common.join("hooks"), ".git/hooks", true),
+        place(git_dir.join("commondir"), ".git/commondir", false),
+        place(
+            git_dir.join("config.worktree"),
+            ".git/config.worktree",
+            false,
+        ),
+    ];
+    let real = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let rel = |path: &Path| {
+        path.strip_prefix(&real)
+            .map_or_else(|_| path.display().to_string(), |r| r.display().to_string())
+    };
+    for file in super::gitfiles::in_work_tree(&real) {
+        places.push(place(file.path.clone(), &rel(&file.path), false));
+        // The submodule's own git directory: `.git/modules/<name>`, or its `.git`.
+        let Some(dir) = file.path.parent().filter(|_| file.submodule) else {
+            continue;
+        };
+        if let Some(inner) = super::git_dirs(dir).last().filter(|d| d.is_dir()) {
+            let inner = fs::canonicalize(inner).unwrap_or_else(|_| inner.clone());
+            places.push(place(
+                inner.join("config"),
+                &rel(&inner.join("config")),
+                false,
+            ));
+            places.push(place(inner.join("hooks"), &rel(&inner.join("hooks")), true));
+        }
+    }
+    places
 }
 
 /// One watched path: where it is, and its content and mode when it is a small regular file.
@@ -103,16 +165,36 @@ impl std::fmt::Display for Tampered {
 }
 
 impl Snapshot {
-    /// Hashes every file under `root/.tasks/` and `.git/hooks/`, and `.git/config`.
+    /// Hashes every file under `root/.tasks/` and `.git/hooks/`, `.git` itself (a worktree's
+    /// file), `.git/config`, `.git/commondir` and `.git/config.worktree` (which git reads when
+    /// they appear), and the git files of the work tree.
     pub fn take(root: &Path) -> io::Result<Snapshot> {
+        Snapshot::take_with(watched(root))
+    }
+
+    /// [`Snapshot::take`] after a command, looking also where `before` looked: a command that
+    /// empties `.gitmodules` and rewrites a submodule's `.git` is still seen doing both.
+    pub fn take_after(root: &Path, before: &Snapshot) -> io::Result<Snapshot> {
+        let mut places = before.places.clone();
+        for place in watched(root) {
+            if !places.contains(&place) {
+                places.push(place);
+            }
+        }
+        Snapshot::take_with(places)
+    }
+
+    fn take_with(places: Vec<Place>) -> io::Result<Snapshot> {
         let mut snapshot = Snapshot::default();
         let mut budget = MAX_ENTRIES;
-        snapshot.walk(&root.join(".tasks"), ".tasks", 0, &mut budget)?;
-        let git = super::git_dirs(root)
-            .pop()
-            .unwrap_or_else(|| root.join(".git"));
-        snapshot.add(&git.join("config"), ".git/config")?;
-        snapshot.walk(&git.join("hooks"), ".git/hooks", 0, &mut budget)?;
+        for place in &places {
+            if place.tree {
+                snapshot.walk(&place.path, &place.rel, 0, &mut budget)?;
+            } else {
+                snapshot.add(&place.path, &place.rel)?;
+            }
+        }
+        snapshot.places = places;
         Ok(snapshot)
     }
 
@@ -272,7 +354,7 @@ pub fn restore(before: &Snapshot, after: &Snapshot, changes: Vec<Tampered>) -> V
                     after
                         .kept
                         .get(&tampered.path)
-                        .map(|now| match fs::remove_file(&now.path) {
+                        .map(|now| match remove_added(&now.path) {
                             Ok(()) => Repair::Removed,
                             Err(err) if err.kind() == io::ErrorKind::NotFound => Repair::Removed,
                             Err(err) => Repair::Failed(err.to_string()),
@@ -288,6 +370,16 @@ pub fn restore(before: &Snapshot, after: &Snapshot, changes: Vec<Tampered>) -> V
             tampered
         })
         .collect()
+}
+
+/// Removes what a command added at a watched path: a file, a link, or (a submodule's `.git`,
+/// a `.git` where there was none) a directory with what it holds.
+fn remove_added(path: &Path) -> io::Result<()> {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        fs::remove_dir_all(path)
+    } else {
+        fs::remove_file(path)
+    }
 }
 
 /// Writes `was` back at its path; `hash` is its entry in the snapshot.
@@ -385,7 +477,8 @@ mod tests {
         let dir = workspace();
         let before = Snapshot::take(dir.path()).unwrap();
         let after = Snapshot::take(dir.path()).unwrap();
-        assert_eq!(before.files().len(), 5, "{:?}", before.files());
+        // `.git` itself is one entry (a directory here).
+        assert_eq!(before.files().len(), 6, "{:?}", before.files());
         assert!(diff(&before, &after, &never).is_empty());
     }
 
@@ -472,6 +565,69 @@ mod tests {
             changes(&diff(&before, &after, &never)),
             [(".git/hooks/pre-commit".to_owned(), Change::Added)]
         );
+    }
+
+    /// Issue 25, finding 6: what makes the person's git read another configuration (a
+    /// `commondir` in the git directory, a submodule's gitfile, a file `include.path` names,
+    /// `.gitmodules`) was not watched, so without the sandbox a command could plant it.
+    #[test]
+    fn what_points_git_elsewhere_is_watched_and_put_back() {
+        let dir = workspace();
+        let root = dir.path();
+        fs::write(
+            root.join(".git/config"),
+            "[core]\n[include]\n\tpath = ../.gitconfig\n",
+        )
+        .unwrap();
+        fs::create_dir_all(root.join("lib")).unwrap();
+        fs::write(root.join("lib/.git"), "gitdir: ../.git/modules/lib\n").unwrap();
+        fs::create_dir_all(root.join(".git/modules/lib/hooks")).unwrap();
+        fs::write(root.join(".git/modules/lib/config"), "[core]\n").unwrap();
+        fs::write(
+            root.join(".gitmodules"),
+            "[submodule \"lib\"]\n\tpath = lib\n",
+        )
+        .unwrap();
+        let before = Snapshot::take(root).unwrap();
+        fs::write(root.join(".git/commondir"), "../evil\n").unwrap();
+        fs::write(root.join("lib/.git"), "gitdir: .evil\n").unwrap();
+        fs::write(root.join(".gitconfig"), "[core]\nfsmonitor = env\n").unwrap();
+        fs::write(root.join(".gitmodules"), "").unwrap();
+        fs::write(
+            root.join(".git/modules/lib/config"),
+            "[core]\nfsmonitor = x\n",
+        )
+        .unwrap();
+        fs::write(root.join(".git/modules/lib/hooks/post-checkout"), "x").unwrap();
+        let after = Snapshot::take_after(root, &before).unwrap();
+        let restored = restore(&before, &after, diff(&before, &after, &never));
+        let shown: Vec<String> = restored.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "`.git/commondir` added (removed)",
+                "`.git/modules/lib/config` modified (put back as it was)",
+                "`.git/modules/lib/hooks/post-checkout` added (removed)",
+                "`.gitconfig` added (removed)",
+                "`.gitmodules` modified (put back as it was)",
+                "`lib/.git` modified (put back as it was)",
+            ]
+        );
+        assert_eq!(Snapshot::take(root).unwrap().files(), before.files());
+        // A `.git` directory made where a submodule had none goes too.
+        fs::remove_file(root.join("lib/.git")).unwrap();
+        let before = Snapshot::take(root).unwrap();
+        fs::create_dir_all(root.join("lib/.git/hooks")).unwrap();
+        fs::write(root.join("lib/.git/config"), "[core]\nfsmonitor = x\n").unwrap();
+        let after = Snapshot::take_after(root, &before).unwrap();
+        let restored = restore(&before, &after, diff(&before, &after, &never));
+        assert!(
+            restored
+                .iter()
+                .any(|t| t.to_string() == "`lib/.git` added (removed)"),
+            "{restored:?}"
+        );
+        assert!(!root.join("lib/.git").exists());
     }
 
     #[test]

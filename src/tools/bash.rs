@@ -11,8 +11,9 @@
 //!   read in a thread and kept as a head and a tail, so a command that prints gigabytes costs
 //!   a bounded amount of memory and context. If a process that left the group still holds
 //!   the pipe, the call stops waiting for it once the group is gone.
-//! - The provider's API keys, and every variable whose name looks like a credential
-//!   ([`looks_secret`]), are removed from the environment (DESIGN §4: secrets). The base
+//! - The environment is an allow-list ([`PASSED_ENV`], `LC_*`, and the names the person adds
+//!   under `sandbox.env` in their own config): a credential under a name nobody thought of
+//!   never reaches a command. The provider's API keys are removed even from that. The base
 //!   environment is injectable ([`CommandEnv`]) so tests never touch the process's own.
 //! - Under a sandbox policy ([`CommandEnv::with_sandbox`], which `tick run` always sets unless
 //!   the person opted out) the command runs through [`crate::sandbox`]: it writes only where
@@ -84,12 +85,28 @@ pub const DEFAULT_SECRET_ENV: [&str; 5] = [
     "TICK_API_KEY",
 ];
 
+/// The variables a command gets from tick's environment, besides `LC_*` and what the person
+/// adds (`sandbox.env`): where programs are, who and where the person is, their language,
+/// terminal and time zone, the temporary directory. Codex's `shell_environment_policy` core
+/// set is the same idea.
+pub const PASSED_ENV: [&str; 10] = [
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TZ", "TMPDIR", "LANGUAGE",
+];
+
+/// Whether `name` is passed to commands whatever the configuration: [`PASSED_ENV`] or a
+/// locale category (`LC_ALL`, `LC_CTYPE`...).
+pub fn passed_by_default(name: &str) -> bool {
+    PASSED_ENV.contains(&name) || name.starts_with("LC_")
+}
+
 /// Where a command's environment comes from, which variables are taken out of it, and the
 /// sandbox it runs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandEnv {
     /// `None`: the tick process's own environment. `Some`: exactly these variables.
     base: Option<Vec<(String, String)>>,
+    /// The names the person added to the allow-list (`sandbox.env` in their own config).
+    passed: Vec<String>,
     secrets: Vec<String>,
     /// `Off` unless the caller says: only the caller knows the workspace, the configuration
     /// and whether the person opted out. `tick run` always says.
@@ -101,6 +118,7 @@ impl Default for CommandEnv {
     fn default() -> Self {
         Self {
             base: None,
+            passed: Vec::new(),
             secrets: DEFAULT_SECRET_ENV.iter().map(|&s| s.to_owned()).collect(),
             sandbox: Sandboxing::Off,
             interrupt: InterruptFlag::default(),
@@ -160,6 +178,18 @@ impl CommandEnv {
         self
     }
 
+    /// Also pass these variables, by name, to commands (`sandbox.env` in the person's own
+    /// config: `CARGO_HOME`, `SSL_CERT_FILE`...). The provider's keys stay out even so.
+    #[must_use]
+    pub fn with_passed(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        for name in names {
+            if !self.passed.contains(&name) {
+                self.passed.push(name);
+            }
+        }
+        self
+    }
+
     /// Also remove these variables, on top of the ones already removed.
     #[must_use]
     pub fn with_secrets(mut self, names: impl IntoIterator<Item = String>) -> Self {
@@ -196,8 +226,9 @@ impl CommandEnv {
         &self.sandbox
     }
 
-    /// Gives `command` exactly the environment a command may see: the base (or tick's own
-    /// environment), without the named secrets and without anything that [`looks_secret`].
+    /// Gives `command` exactly the environment a command may see: of the base (or tick's own
+    /// environment), the allow-list ([`passed_by_default`] and the person's names), never the
+    /// named secrets.
     pub fn apply(&self, command: &mut Command) {
         let vars: Vec<(OsString, OsString)> = match &self.base {
             Some(vars) => vars
@@ -209,7 +240,8 @@ impl CommandEnv {
         command.env_clear();
         command.envs(vars.into_iter().filter(|(name, _)| {
             let name = name.to_string_lossy();
-            !looks_secret(&name) && !self.secrets.iter().any(|s| *s == name)
+            let allowed = passed_by_default(&name) || self.passed.iter().any(|p| *p == name);
+            allowed && !self.secrets.iter().any(|s| *s == name)
         }));
     }
 
@@ -1020,6 +1052,7 @@ mod tests {
             ("MY_TOKEN", "secret-3"),
             ("VISIBLE", "yes"),
         ])
+        .with_passed(["VISIBLE".to_owned(), "OPENAI_API_KEY".to_owned()])
         .with_secrets(["MY_TOKEN".to_owned()]);
         let (text, is_error, _) = call(&ws, &env, &json!({"command": "env"}));
         assert!(!is_error, "{text}");
@@ -1049,10 +1082,65 @@ mod tests {
         let (_dir, ws) = setup();
         let (text, _, _) = call(
             &ws,
-            &env(&[("GITHUB_TOKEN", "ghp_x"), ("KEEP", "1")]),
+            &env(&[("GITHUB_TOKEN", "ghp_x"), ("KEEP", "1")]).with_passed(["KEEP".to_owned()]),
             &json!({"command": "env"}),
         );
         assert!(text.contains("KEEP=1") && !text.contains("ghp_x"), "{text}");
+    }
+
+    /// Issue 25, finding 9: credentials under common names that no pattern catches reached
+    /// commands; the environment is an allow-list now, so an unusual name the person set is
+    /// not passed either, unless they add it.
+    #[test]
+    fn only_the_allow_list_reaches_a_command() {
+        let credentials = [
+            "GITHUB_PAT",
+            "GH_PAT",
+            "GITLAB_PAT",
+            "BW_SESSION",
+            "OP_SESSION_my",
+            "MYSQL_PWD",
+            "NPM_CONFIG__AUTH",
+            "DOCKER_AUTH_CONFIG",
+            "PYPI_PASS",
+            "CI_JOB_JWT",
+            "AWS_ACCESS_KEY_ID",
+            "SLACK_WEBHOOK_URL",
+            "ZQX_UNUSUAL_NAME",
+        ];
+        let mut vars: Vec<(&str, &str)> =
+            credentials.iter().map(|&n| (n, "leaked-value")).collect();
+        vars.extend([
+            ("PATH", "/usr/bin:/bin"),
+            ("HOME", "/home/p"),
+            ("LANG", "C.UTF-8"),
+            ("LC_TIME", "C"),
+            ("TERM", "xterm"),
+            ("TZ", "UTC"),
+            ("USER", "p"),
+            ("TMPDIR", "/tmp"),
+            ("CARGO_HOME", "/c"),
+        ]);
+        let (_dir, ws) = setup();
+        let (text, _, _) = call(&ws, &env(&vars), &json!({"command": "env"}));
+        assert!(!text.contains("leaked-value"), "{text}");
+        for kept in [
+            "PATH=/usr/bin:/bin\n",
+            "HOME=/home/p\n",
+            "LANG=C.UTF-8\n",
+            "LC_TIME=C\n",
+            "TERM=xterm\n",
+            "TZ=UTC\n",
+            "USER=p\n",
+            "TMPDIR=/tmp\n",
+        ] {
+            assert!(text.contains(kept), "{kept}: {text}");
+        }
+        assert!(!text.contains("CARGO_HOME"), "{text}");
+        let added = env(&vars).with_passed(["CARGO_HOME".to_owned()]);
+        let (text, _, _) = call(&ws, &added, &json!({"command": "env"}));
+        assert!(text.contains("CARGO_HOME=/c\n"), "{text}");
+        assert!(!text.contains("leaked-value"), "{text}");
     }
 
     #[test]

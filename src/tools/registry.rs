@@ -242,6 +242,14 @@ impl Registry {
             .collect();
     }
 
+    /// Also pass these variables to commands (`sandbox.env` in the person's own config); the
+    /// rest of tick's environment stays out but for the allow-list ([`bash::PASSED_ENV`]).
+    #[must_use]
+    pub fn with_passed_env(mut self, names: Vec<String>) -> Self {
+        self.command_env = self.command_env.with_passed(names);
+        self
+    }
+
     /// Also keep these variables (the configured provider's key, say) from commands.
     #[must_use]
     pub fn with_secret_env(mut self, names: Vec<String>) -> Self {

@@ -8,7 +8,8 @@
 //!   `.gitignore` excludes and `.git`, so `target/` or `node_modules/` cost no watches. A
 //!   top-level directory created later is added when it appears (with a rescan, since files
 //!   may have landed in it before its watch).
-//! - Events under `.git/`, in a task's `runs/`, on lock files and on ignored paths are dropped.
+//! - Events under `.git/`, in a task's `runs/`, on lock files, on ignored paths and on this
+//!   process's own temp files ([`crate::fsx::is_own_temp`]) are dropped.
 //! - A rescan flag (the kernel queue overflowed, events were lost) or a watcher error becomes
 //!   [`Change::Rescan`]: the consumer re-checks everything.
 //! - Where the native watcher cannot start (no inotify, the watch limit reached) it falls back
@@ -298,6 +299,13 @@ impl Filter {
 
     fn wanted(&self, rel: &str, path: &Path) -> bool {
         let parts: Vec<&str> = rel.split('/').collect();
+        // The temp file of one of this process's own atomic writes is tick's, never a change.
+        if parts
+            .last()
+            .is_some_and(|name| crate::fsx::is_own_temp(name))
+        {
+            return false;
+        }
         match parts.as_slice() {
             [".git", ..] => false,
             [TASKS_DIR, rest @ ..] => {
@@ -330,6 +338,10 @@ mod tests {
         assert!(!wanted(".tasks/.lock"));
         assert!(!wanted("target/debug/x"));
         assert!(!wanted("app.log"));
+        // Issue 25, finding 10: tick's own write's temp file is not a change.
+        let own = format!(".tick-tmp.{}.aB3xY9.big.txt", std::process::id());
+        assert!(!wanted(&format!("src/{own}")));
+        assert!(wanted("src/.tick-tmp.1.aB3xY9.big.txt"));
         assert!(!filter.wanted_dir(&root.join(".git")));
         assert!(!filter.wanted_dir(&root.join("target")));
         assert!(filter.wanted_dir(&root.join("src")));

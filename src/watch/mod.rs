@@ -72,6 +72,8 @@ pub fn detect(store: &Store, task: &Task) -> Result<Vec<StaleStep>> {
 /// Whether a start-up check of `task` would write anything: stale markers, fingerprints
 /// tick's own later work moved, or a commit a killed process left to finish.
 pub fn needs_refresh(store: &Store, task: &Task) -> Result<bool> {
+    // Not a write of the task's: what writes killed midway left goes whatever the answer.
+    crate::fsx::remove_interrupted_writes(store.root());
     Ok(crate::tasks::tx::needs_cleanup(&task.dir) || !examine(store, task)?.is_empty())
 }
 
@@ -92,6 +94,9 @@ pub fn refresh_locked(
     now: DateTime<Utc>,
     _lock: &Lock,
 ) -> Result<Vec<StaleStep>> {
+    // What a kill during a write left is tick's own litter, never a change to report. (Its
+    // writer is gone, so no lock is needed for it.)
+    crate::fsx::remove_interrupted_writes(store.root());
     let (stale, _) = store.transact(
         task,
         now,
@@ -188,6 +193,8 @@ pub fn refresh_or_detect(store: &Store, task: &TaskRef, now: DateTime<Utc>) -> R
             marked: true,
         }),
         Err(err) if matches!(err.kind, ErrorKind::Busy | ErrorKind::Internal) => {
+            // Another tick may be writing: only what dead writers left goes.
+            crate::fsx::remove_interrupted_writes(store.root());
             let loaded = store.load(task)?;
             Ok(Refreshed {
                 stale: detect(store, &loaded)?,

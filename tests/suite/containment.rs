@@ -533,3 +533,401 @@ fn hard_links_that_leave_the_workspace_are_named() {
         ["store.txt", "sub-config"]
     );
 }
+
+// Issue 25: what the agent leaves behind and what its commands can reach.
+
+/// A Python one-liner that connects to each UNIX socket path it is given (`@name`: the
+/// abstract socket `name`) and prints `reached <path>` or `refused <path>`.
+fn connect_all(python: &str, paths: &[String]) -> String {
+    let mut command = format!(
+        "{python} -c 'import socket, sys\nfor p in sys.argv[1:]:\n    s = socket.socket(socket.AF_UNIX)\n    \
+         try:\n        s.connect(\"\\0\" + p[1:] if p.startswith(\"@\") else p)\n        print(\"reached\", p)\n    \
+         except OSError as e:\n        print(\"refused\", p, e.errno)\n'"
+    );
+    for path in paths {
+        command.push(' ');
+        command.push_str(path);
+    }
+    command
+}
+
+/// A real listener at `path` (its directory made), kept open while the value lives.
+fn listen(path: &Path) -> std::os::unix::net::UnixListener {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_file(path);
+    std::os::unix::net::UnixListener::bind(path).unwrap()
+}
+
+/// Removes a directory (one made under `/run`) however the test ends.
+struct Removed(PathBuf);
+
+impl Drop for Removed {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Whether this kernel has Landlock ABI 6 (Linux 6.12), which scopes abstract UNIX sockets.
+fn kernel_scopes_abstract_sockets() -> bool {
+    let release = nix::sys::utsname::uname().unwrap();
+    let release = release.release().to_string_lossy().into_owned();
+    let mut parts = release
+        .split(['.', '-'])
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    (major, minor) >= (6, 12)
+}
+
+/// Issue 25, finding 7: from a build-mode command, the sockets of daemons and agents outside
+/// the sandbox accepted connections (docker's, Docker Desktop's, `/run/systemd/private`, a
+/// database's, the ssh-agent's under `~/.ssh`), `network: false` too. Each is a real
+/// listener here; a command of either policy reaches none of them, and still reaches one in
+/// the workspace (so the client works).
+#[test]
+fn sockets_outside_the_sandbox_cannot_be_reached() {
+    if !sandbox_required() {
+        return;
+    }
+    let python = python();
+    let layout = Layout::new();
+    let ws = layout.ws();
+    let home = layout.home();
+    let marker = unique();
+    let mut outside = vec![
+        home.join(".ssh/agent.sock"),
+        home.join(".gnupg/S.gpg-agent"),
+        home.join(".docker/run/docker.sock"),
+        home.join(".docker/desktop/docker.sock"),
+    ];
+    // The system's runtime directories, where tick may create them (as root, on CI).
+    let run = PathBuf::from(format!("/run/tick-test-{marker}"));
+    let _removed = Removed(run.clone());
+    if std::fs::create_dir(&run).is_ok() {
+        outside.push(run.join("docker.sock"));
+        outside.push(run.join("systemd/private"));
+        outside.push(run.join("postgresql/.s.PGSQL.5432"));
+    }
+    let tmp = tempfile::tempdir_in("/tmp").unwrap();
+    outside.push(tmp.path().join("ssh-agent.sock"));
+    let _listeners: Vec<_> = outside.iter().map(|p| listen(p)).collect();
+    let _inside = listen(&ws.join("ok.sock"));
+    let abstract_name = format!("tick-test-{marker}");
+    let _abstract = {
+        use std::os::linux::net::SocketAddrExt;
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(&abstract_name).unwrap();
+        std::os::unix::net::UnixListener::bind_addr(&addr).unwrap()
+    };
+    let mut paths: Vec<String> = outside.iter().map(|p| p.display().to_string()).collect();
+    paths.push(format!("{}/ok.sock", ws.display()));
+    let abstract_path = format!("@{abstract_name}");
+    paths.push(abstract_path.clone());
+    let command = connect_all(&python, &paths);
+    // Outside the sandbox every one of them answers.
+    let plain = Command::new("bash")
+        .args(["-c", &command])
+        .output()
+        .unwrap();
+    let plain = String::from_utf8_lossy(&plain.stdout).into_owned();
+    assert_eq!(plain.matches("reached").count(), paths.len(), "{plain}");
+
+    for (name, policy) in [
+        ("build", Policy::build(&ws)),
+        (
+            "build without network",
+            Policy::build(&ws).with_network(false),
+        ),
+        ("read-only", Policy::read_only(&ws)),
+    ] {
+        let run_ = sandboxed(policy, &ws, &home, &command);
+        let out = &run_.output;
+        for path in &outside {
+            // Plan mode keeps the machine's /tmp (see docs/sandbox.md).
+            if name == "read-only" && path.starts_with(tmp.path()) {
+                continue;
+            }
+            assert_contains(out, &format!("refused {}", path.display()));
+        }
+        assert_contains(out, &format!("reached {}/ok.sock", ws.display()));
+        if name != "build" || kernel_scopes_abstract_sockets() {
+            assert_contains(out, &format!("refused {abstract_path}"));
+        }
+    }
+}
+
+/// Issue 25, finding 6: a build command rewrote a submodule's gitfile (`lib/.git` →
+/// `gitdir: .evil`), `.gitmodules`, and the `.gitconfig` that `include.path` in `.git/config`
+/// names, so the person's next `git status` ran what it chose. All are read-only now, and
+/// so is a submodule's directory that has no `.git` yet.
+#[test]
+fn a_build_command_cannot_rewrite_what_git_reads() {
+    if !sandbox_required() {
+        return;
+    }
+    let layout = Layout::new();
+    let ws = layout.ws();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&ws)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{sha},lib"),
+    ]);
+    git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{sha},empty"),
+    ]);
+    std::fs::create_dir_all(ws.join("lib")).unwrap();
+    std::fs::create_dir_all(ws.join("empty")).unwrap();
+    std::fs::write(ws.join("lib/.git"), "gitdir: ../.git/modules/lib\n").unwrap();
+    std::fs::write(
+        ws.join(".gitmodules"),
+        "[submodule \"lib\"]\n\tpath = lib\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join(".gitconfig"), "[core]\n").unwrap();
+    let config = ws.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[include]\n\tpath = ../.gitconfig\n");
+    std::fs::write(&config, text).unwrap();
+    let before: Vec<_> = ["lib/.git", ".gitmodules", ".gitconfig"]
+        .iter()
+        .map(|f| std::fs::read(ws.join(f)).unwrap())
+        .collect();
+    let out = sandboxed(
+        Policy::build(&ws),
+        &ws,
+        &layout.home(),
+        "for f in lib/.git .gitmodules .gitconfig empty/.git; do \
+           printf '[core]\\n\\tfsmonitor = env\\ngitdir: .evil\\n' > $f 2>/dev/null && echo \"wrote $f\"; \
+         done; mv lib/.git lib/old 2>/dev/null && echo moved; \
+         echo x > a.txt && echo 'wrote a.txt'",
+    )
+    .output;
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("wrote")).count(),
+        1,
+        "{out}"
+    );
+    assert_contains(&out, "wrote a.txt");
+    assert!(!out.contains("moved"), "{out}");
+    let after: Vec<_> = ["lib/.git", ".gitmodules", ".gitconfig"]
+        .iter()
+        .map(|f| std::fs::read(ws.join(f)).unwrap())
+        .collect();
+    assert_eq!(before, after);
+    assert!(!ws.join("empty/.git").exists());
+}
+
+/// Issue 25, findings 6, 7 and 9, through `tick run`: the person's ssh-agent (a real one,
+/// with a key loaded, its socket where `SSH_AUTH_SOCK` says) cannot be asked to list or sign
+/// from a build command; credentials under common names and an unusual name the person set
+/// are not in the command's environment; without the sandbox, a rewritten submodule gitfile
+/// and a `commondir` planted in `.git/` are put back and stop the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_persons_agent_and_credentials_stay_out_of_reach() {
+    if !sandbox_required() {
+        return;
+    }
+    let keys = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let key = keys.path().join("id");
+    let made = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", ""])
+        .arg("-f")
+        .arg(&key)
+        .status()
+        .expect("ssh-keygen (openssh-client) is needed");
+    assert!(made.success());
+    let socket = keys.path().join("agent.sock");
+    let mut agent = Command::new("ssh-agent")
+        .arg("-D")
+        .arg("-a")
+        .arg(&socket)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !socket.exists() && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let added = Command::new("ssh-add")
+        .arg(&key)
+        .env("SSH_AUTH_SOCK", &socket)
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "{added:?}");
+    let listed = Command::new("ssh-add")
+        .arg("-l")
+        .env("SSH_AUTH_SOCK", &socket)
+        .output()
+        .unwrap();
+    assert!(
+        listed.status.success(),
+        "the agent works outside: {listed:?}"
+    );
+    // The key lives in the agent only, as a person's usually does: signing needs the agent.
+    std::fs::remove_file(&key).unwrap();
+    std::fs::write(keys.path().join("m"), "x\n").unwrap();
+    let signed = Command::new("ssh-keygen")
+        .args(["-Y", "sign", "-n", "file", "-f"])
+        .arg(key.with_extension("pub"))
+        .arg(keys.path().join("m"))
+        .env("SSH_AUTH_SOCK", &socket)
+        .output()
+        .unwrap();
+    assert!(
+        signed.status.success(),
+        "the agent signs outside: {signed:?}"
+    );
+
+    let server = FakeModel::start().await;
+    let project = Workspace::sample();
+    project.approve_plan(&server, PLAN).await;
+    let sock = socket.display().to_string();
+    server.push(openai_calls(&[(
+        "agent",
+        "bash",
+        json!({"command": format!(
+            "env; SSH_AUTH_SOCK={sock} ssh-add -l; echo \"list=$?\"; echo x > m; \
+             SSH_AUTH_SOCK={sock} ssh-keygen -Y sign -n file -f {} m; echo \"sign=$?\"; \
+             echo made > made.txt",
+            key.with_extension("pub").display()
+        )}),
+    )]));
+    server.push(openai_call(
+        "done",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let credentials = [
+        "GITHUB_PAT",
+        "GH_PAT",
+        "GITLAB_PAT",
+        "BW_SESSION",
+        "OP_SESSION_my",
+        "MYSQL_PWD",
+        "NPM_CONFIG__AUTH",
+        "DOCKER_AUTH_CONFIG",
+        "PYPI_PASS",
+        "CI_JOB_JWT",
+        "AWS_ACCESS_KEY_ID",
+        "SLACK_WEBHOOK_URL",
+        "ZQX_PERSONS_OWN",
+    ];
+    let output = project
+        .tick_with(&server, &["run"], |cmd| {
+            cmd.env("SSH_AUTH_SOCK", &socket);
+            for name in credentials {
+                cmd.env(name, format!("leaked-{name}"));
+            }
+        })
+        .await;
+    let _ = agent.kill();
+    let _ = agent.wait();
+    let results: Vec<String> = server
+        .requests()
+        .iter()
+        .flat_map(crate::common::fake_model::RecordedRequest::tool_results)
+        .map(|(_, text)| text)
+        .collect();
+    let result = results
+        .iter()
+        .find(|t| t.contains("list="))
+        .unwrap_or_else(|| panic!("{results:?}\n{}", stderr(&output)));
+    assert!(!result.contains("leaked-"), "{result}");
+    assert_contains(result, "HOME=");
+    assert!(!result.contains("list=0"), "{result}");
+    assert!(!result.contains("sign=0"), "{result}");
+    assert!(!project.path("m.sig").exists());
+}
+
+/// Issue 25, finding 6, without the sandbox: `.git/commondir` escaped tamper detection, and
+/// so did a submodule's gitfile. Both are put back, the step is not ticked, the run stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_sandbox_a_planted_commondir_or_gitfile_is_put_back() {
+    let server = FakeModel::start().await;
+    let project = Workspace::sample();
+    // A real submodule, its git directory absorbed into `.git/modules/lib`.
+    std::fs::create_dir_all(project.path("lib")).unwrap();
+    crate::common::workspace::git(&project.path("lib"), &["init", "-q"]);
+    crate::common::workspace::git(
+        &project.path("lib"),
+        &["commit", "-q", "--allow-empty", "-m", "lib"],
+    );
+    project.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        "./lib",
+        "lib",
+    ]);
+    project.git(&["submodule", "absorbgitdirs"]);
+    project.git(&["commit", "-q", "-m", "submodule"]);
+    let gitfile = project.read("lib/.git");
+    assert!(gitfile.starts_with("gitdir: "), "{gitfile}");
+    project.approve_plan(&server, PLAN).await;
+    server.push(openai_calls(&[(
+        "plant",
+        "bash",
+        json!({"command": "mkdir -p lib/.evil && printf '[core]\\n\\tfsmonitor = env\\n' > lib/.evil/config; \
+                           printf 'gitdir: .evil\\n' > lib/.git; echo ../evil > .git/commondir; \
+                           echo made > made.txt"}),
+    )]));
+    server.push(openai_call(
+        "done",
+        "update_step",
+        json!({"id": "S1", "status": "done"}),
+    ));
+    let output = project
+        .tick_with(&server, &["run"], |cmd| {
+            cmd.env("TICK_SANDBOX", "off");
+        })
+        .await;
+    let err = stderr(&output);
+    assert_eq!(project.read("lib/.git"), gitfile, "{err}");
+    assert!(!project.path(".git/commondir").exists(), "{err}");
+    assert_contains(&err, "`.git/commondir` added (removed)");
+    assert_contains(&err, "`lib/.git` modified (put back as it was)");
+    assert_ne!(output.status.code(), Some(0), "{err}");
+}
+
+/// Issue 25, finding 10: a kill during a `write_file` left `src/.big.txt.Oj8Vf1` in the work
+/// tree for good. The temp file has tick's name and a note under `.tasks/.local/writing/`;
+/// here both are what a killed writer (a real process, gone) leaves, and the next `tick`
+/// command removes the file, and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_command_removes_what_a_killed_write_left() {
+    let server = FakeModel::start().await;
+    let project = Workspace::sample();
+    project.approve_plan(&server, PLAN).await;
+    let mut writer = Command::new("true").spawn().unwrap();
+    let pid = writer.id();
+    writer.wait().unwrap();
+    let temp = format!(".tick-tmp.{pid}.Oj8Vf1.big.txt");
+    std::fs::create_dir_all(project.path("src")).unwrap();
+    project.write(&format!("src/{temp}"), "half of a large write");
+    project.write(
+        &format!(".tasks/.local/writing/{temp}"),
+        format!("src/{temp}"),
+    );
+    let output = project.tick_against(&server, &["status"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!project.path(&format!("src/{temp}")).exists());
+    assert!(
+        !project
+            .path(&format!(".tasks/.local/writing/{temp}"))
+            .exists()
+    );
+    assert!(project.path("src").exists());
+}

@@ -812,7 +812,8 @@ mod policy {
 }
 
 /// `cargo build` and `cargo test` of the project's crate pass as a `verify` command in the
-/// build sandbox, with the person's `CARGO_HOME` and `RUSTUP_HOME` read-only there.
+/// build sandbox, with the person's `CARGO_HOME` and `RUSTUP_HOME` read-only there (passed
+/// to the command because the person's `sandbox.env` names them).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cargo_builds_and_tests_as_a_verify_command() {
     if !sandbox_required() {
@@ -828,6 +829,10 @@ async fn cargo_builds_and_tests_as_a_verify_command() {
     );
     let project = Workspace::sample();
     project.approve_plan(&server, &plan).await;
+    // Commands get only the allow-listed environment; the person adds what cargo needs.
+    project.write_user_config(
+        "sandbox:\n  env: [CARGO_HOME, RUSTUP_HOME, RUSTUP_TOOLCHAIN, RUSTUP_AUTO_INSTALL]\n",
+    );
     // The step's own file first: a done claim with none of its files changed goes back.
     server.push(openai_call(
         "make",
