@@ -36,6 +36,7 @@ pub mod tasks;
 pub mod tools;
 pub mod transcript;
 pub mod ui;
+pub mod undo;
 pub mod watch;
 
 use std::ffi::OsString;

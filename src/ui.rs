@@ -24,6 +24,7 @@ use crate::report::watch::WatchEvent;
 use crate::runner::{RunEvent, StepOutcome, Summary};
 
 mod outcomes;
+pub mod undo;
 pub use outcomes::titled;
 
 /// How many lines of a failed verification's output the terminal shows.

@@ -39,4 +39,5 @@ mod snapshots;
 mod staleness;
 mod titles;
 mod todo_edits;
+mod undo;
 mod verify_cmd;
