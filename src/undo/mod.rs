@@ -666,6 +666,7 @@ fn unique_id(undone: &[Undone], now: DateTime<Utc>, id: StepId) -> String {
 /// Journals each file the plan writes as tick's own (`write` records with the content's
 /// hash), so the ownership rule never calls them out-of-band.
 fn journal_writes(store: &Store, task: &str, id: StepId, plan: &Plan, now: DateTime<Utc>) {
+    let mut records = Vec::with_capacity(plan.moves.len());
     for step in &plan.moves {
         let hash = match &step.to {
             Image::Symlink { target } => {
@@ -681,17 +682,17 @@ fn journal_writes(store: &Store, task: &str, id: StepId, plan: &Plan, now: DateT
             }
             other => other.hash().unwrap_or(fingerprint::MISSING).to_owned(),
         };
-        let _ = journal::record(
-            store.dir(),
-            &Record::Write {
-                path: step.path.clone(),
-                hash,
-                at: now,
-                task: task.to_owned(),
-                step: Some(id.to_string()),
-            },
-        );
+        records.push(Record::Write {
+            path: step.path.clone(),
+            hash,
+            at: now,
+            task: task.to_owned(),
+            step: Some(id.to_string()),
+        });
     }
+    // Like the runner's records: a journal that cannot be written never fails the undo
+    // (the files then count as changed outside tick, and are verified again).
+    let _ = journal::record_all(store.dir(), &records);
 }
 
 /// The commit `--commit` made for `id` of `task` (its `Task:` and `Step:` trailers) on the

@@ -426,3 +426,151 @@ async fn status_from_git_names_a_tick_without_commit_a_commit_without_tick_and_a
     );
     assert_eq!(report["tasks"][0]["task"], id.as_str());
 }
+
+const MANY: &str = "# Many
+
+## Steps
+- [ ] S1 Rewrite the folder
+  - files: f/**
+  - verify: `test -f f/new-0.txt`
+";
+
+/// What `f/` holds: each file's bytes, by name.
+fn folder(project: &Workspace) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(project.path("f"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .filter(|(name, _)| !name.starts_with('.'))
+        .collect()
+}
+
+/// A kill -9 at any instant of an undo leaves the files and TODO.md as they were before it
+/// or as they are after it, never half-restored; the next command finishes or rolls back
+/// what the kill left and says which. 40 kills here (each costs a few tick processes);
+/// `TICK_UNDO_KILLS=200` runs the 200 of `benches/undo_kills.sh`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kill_at_any_instant_of_an_undo_leaves_before_or_after() {
+    let server = FakeModel::start().await;
+    let originals: Vec<(String, Vec<u8>)> = (0..20)
+        .map(|n| (format!("f/old-{n}.txt"), format!("old {n}\n").into_bytes()))
+        .collect();
+    let files: Vec<(&str, &[u8])> = originals
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    let (project, id) = project(&server, &files, MANY).await;
+    let before = folder(&project);
+    step(
+        &server,
+        "S1",
+        &[bash(
+            "for n in $(seq 0 19); do echo new $n > f/new-$n.txt; echo changed $n > f/old-$n.txt; done",
+        )],
+    );
+    run_steps(&project, &server, &["--steps", "1"]).await;
+    let after = folder(&project);
+    assert_ne!(before, after);
+
+    // How long one undo takes, and how long from its write-ahead record to its end: half
+    // the kills land anywhere in the whole run, half while it moves files.
+    let record = project.path(&format!(".tasks/{id}/runs/restore.json"));
+    let started = std::time::Instant::now();
+    let mut child = project
+        .tick_process()
+        .args(["undo", "S1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut recorded = None;
+    while child.try_wait().unwrap().is_none() {
+        if recorded.is_none() && record.exists() {
+            recorded = Some(started.elapsed());
+        }
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+    let took = started.elapsed();
+    let window = took.saturating_sub(recorded.unwrap_or_default());
+    assert_eq!(folder(&project), before);
+    let redo = project.tick().args(["redo", "S1"]).output().unwrap();
+    assert_eq!(redo.status.code(), Some(0), "{}", stderr(&redo));
+    assert_eq!(folder(&project), after);
+
+    let kills: usize = std::env::var("TICK_UNDO_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let span = u64::try_from(took.as_micros()).unwrap().max(1);
+    let inner = u64::try_from(window.as_micros()).unwrap().max(1);
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let (mut undone, mut kept, mut said) = (0, 0, 0);
+    for kill in 0..kills {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut child = project
+            .tick_process()
+            .args(["undo", "S1"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let wait = if kill % 2 == 0 {
+            std::time::Duration::from_micros(seed % span)
+        } else {
+            // Once the record is there, files move: kill in the middle of that.
+            let at = std::time::Instant::now();
+            while !record.exists() && child.try_wait().unwrap().is_none() && at.elapsed() < took * 4
+            {
+                std::thread::sleep(std::time::Duration::from_micros(20));
+            }
+            std::time::Duration::from_micros(seed % inner)
+        };
+        std::thread::sleep(wait);
+        let _ = child.kill();
+        let _ = child.wait();
+        // The next command takes the task's lock and finishes or rolls back what was left.
+        let next = project.tick().args(["status"]).output().unwrap();
+        if stderr(&next).contains("was cut short") {
+            said += 1;
+        }
+        let now = folder(&project);
+        let todo = todo(&project, &id);
+        if now == before {
+            assert!(
+                todo.contains("- [ ] S1"),
+                "kill {kill}: files undone, TODO.md not: {todo}"
+            );
+            undone += 1;
+            let redo = project.tick().args(["redo", "S1"]).output().unwrap();
+            assert_eq!(
+                redo.status.code(),
+                Some(0),
+                "kill {kill}: {}",
+                stderr(&redo)
+            );
+        } else {
+            assert_eq!(
+                now, after,
+                "kill {kill} after {wait:?}: a half-restored tree"
+            );
+            assert!(
+                todo.contains("- [x] S1"),
+                "kill {kill}: files kept, TODO.md not: {todo}"
+            );
+            kept += 1;
+        }
+        assert_eq!(folder(&project), after);
+    }
+    assert_eq!(undone + kept, kills);
+    eprintln!(
+        "{kills} kills over {span} µs ({inner} µs moving files): {undone} left it undone, \
+         {kept} before it, {said} cut short and said so"
+    );
+}
