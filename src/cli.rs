@@ -51,6 +51,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     Man(ManArgs),
     Model(LocalModelArgs),
+    Undo(UndoArgs),
+    Redo(RedoArgs),
 }
 
 /// A model on this machine, no API key needed: `setup`, `start`, `stop`, `status`, `speed`.
@@ -79,6 +81,56 @@ pub enum ModelAction {
     /// Measure prompt and generation tokens/s of the running server.
     Speed,
 }
+
+/// Take one step back: put back exactly the bytes a step changed, and reopen it.
+///
+/// Refuses, naming each file and who changed it (you, a later step, another task), when a
+/// file the step changed was changed again since; `--only PATH…` undoes the rest. The step
+/// goes back to `[ ]` (its evidence kept as history in state.yaml) and the steps that relied
+/// on it become `[~]` stale. A step committed with `--commit` is undone by a revert commit
+/// (`Reverts-Step:` and `Task:` trailers) that leaves your other staged and unstaged changes
+/// alone.
+#[derive(Debug, Args)]
+#[command(after_long_help = UNDO_EXAMPLES)]
+pub struct UndoArgs {
+    /// `S3 [TASK]`: the step, and the task (id, prefix or part of its name; default: the
+    /// current task).
+    #[arg(required = true, num_args = 1..=2, value_name = "STEP [TASK]")]
+    pub args: Vec<String>,
+    /// Say which files would change (with the diff) and which steps would go stale; change
+    /// nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Undo only these of the step's files; the others stay as they are.
+    #[arg(long, num_args = 1.., value_name = "PATH")]
+    pub only: Vec<String>,
+    /// Print the outcome as JSON (documented in `docs/json.md`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Put an undone step's changes back, and tick it only when its `verify` passes again.
+///
+/// Refuses when a file changed since the undo, naming it and who changed it.
+#[derive(Debug, Args)]
+pub struct RedoArgs {
+    /// `S3 [TASK]`: the step, and the task (default: the current task).
+    #[arg(required = true, num_args = 1..=2, value_name = "STEP [TASK]")]
+    pub args: Vec<String>,
+    /// Run the verification without the sandbox (recorded, like `tick run --no-sandbox`).
+    #[arg(long)]
+    pub no_sandbox: bool,
+    /// Print the outcome as JSON (documented in `docs/json.md`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+const UNDO_EXAMPLES: &str = "\
+Examples:
+  tick undo S3 --dry-run             # the files, the diff, the steps that would go stale
+  tick undo S3                       # put S3's files back and reopen it
+  tick undo S3 --only src/a.rs       # only that file
+  tick redo S3                       # put it back again; ticked when its verify passes";
 
 /// Create `.tasks/` with a commented `config.yaml` and a `.gitignore`.
 ///
@@ -309,6 +361,11 @@ pub struct StatusArgs {
     /// A task id, unique prefix or part of its name; default: the current task.
     pub task: Option<String>,
 
+    /// Rebuild each step's state from the `Task:`/`Step:`/`Reverts-Step:` trailers of the
+    /// commits in RANGE (default `HEAD`) and say where they disagree with TODO.md.
+    #[arg(long, value_name = "RANGE", num_args = 0..=1, default_missing_value = "HEAD")]
+    pub from_git: Option<String>,
+
     /// Print JSON (the format is documented in `docs/json.md`).
     #[arg(long)]
     pub json: bool,
@@ -348,6 +405,11 @@ pub struct WatchArgs {
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct CheckArgs {
+    /// Compare every task's TODO.md with the trailers of the commits in RANGE (default
+    /// `HEAD`): exit code 15 when they disagree (a tick with no commit, a commit with no
+    /// tick, a revert not reflected, a commit whose files are not the step's).
+    #[arg(long, value_name = "RANGE", num_args = 0..=1, default_missing_value = "HEAD")]
+    pub from_git: Option<String>,
     /// Also report done steps whose files tick changed later while running another task
     /// (`changed by task <id> S2`): not stale, but worth a look.
     #[arg(long)]

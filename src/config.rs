@@ -160,6 +160,7 @@ struct FileLimits {
     answer_timeout_s: Option<u64>,
     max_reminders: Option<u32>,
     replan_max_new_steps: Option<usize>,
+    max_undo_bytes: Option<u64>,
 }
 
 /// How the model makes tool calls: through the API (`native`), written in the reply in the
@@ -213,6 +214,9 @@ pub struct Limits {
     /// The most steps one `propose_replan` may add around the step it rewrites (new
     /// prerequisites, and the parts of a split beyond the first).
     pub replan_max_new_steps: usize,
+    /// The most bytes of before-images kept for one step (`tick undo`); a file beyond it is
+    /// named in the step's record as not kept.
+    pub max_undo_bytes: u64,
 }
 
 impl From<&Limits> for crate::tools::PayloadLimits {
@@ -247,6 +251,8 @@ impl Limits {
 pub use crate::tools::DEFAULT_MAX_WRITE_BYTES;
 /// `limits.max_tool_result_bytes`: 64 KiB, about 16k tokens.
 pub const DEFAULT_MAX_TOOL_RESULT_BYTES: usize = 64 * 1024;
+/// `limits.max_undo_bytes`: 512 MiB of before-images per step.
+pub const DEFAULT_MAX_UNDO_BYTES: u64 = 512 * 1024 * 1024;
 /// `limits.max_transcript_entry_bytes`: 256 KiB.
 pub const DEFAULT_MAX_TRANSCRIPT_ENTRY_BYTES: usize = 256 * 1024;
 
@@ -264,6 +270,7 @@ impl Default for Limits {
             answer_timeout: Duration::from_secs(300),
             max_reminders: 2,
             replan_max_new_steps: 3,
+            max_undo_bytes: DEFAULT_MAX_UNDO_BYTES,
         }
     }
 }
@@ -406,7 +413,7 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
              (`native`, `text`, `auto`), `planner` and `executor` (`compact`, `agent`, `auto`), `limits` (`max_turns`, `max_tokens`, \
              `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
              `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
-             `max_transcript_entry_bytes`, `replan_max_new_steps`), `sandbox` (`off`, or `network`, `writable`, `env`), \
+             `max_transcript_entry_bytes`, `replan_max_new_steps`, `max_undo_bytes`), `sandbox` (`off`, or `network`, `writable`, `env`), \
              `run_command` (`allow`) and `hooks` (a list of `{event, matcher, command, \
              timeout_s}`); the file was not changed",
         )
@@ -453,6 +460,7 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
         base.answer_timeout_s = limits.answer_timeout_s.or(base.answer_timeout_s);
         base.max_reminders = limits.max_reminders.or(base.max_reminders);
         base.replan_max_new_steps = limits.replan_max_new_steps.or(base.replan_max_new_steps);
+        base.max_undo_bytes = limits.max_undo_bytes.or(base.max_undo_bytes);
     }
     // Allow-list entries only ever add, so both files' entries count.
     if let Some(run_command) = from.run_command {
@@ -902,6 +910,7 @@ fn limits(limits: &FileLimits, base_url: &str) -> Limits {
         replan_max_new_steps: limits
             .replan_max_new_steps
             .unwrap_or(defaults.replan_max_new_steps),
+        max_undo_bytes: limits.max_undo_bytes.unwrap_or(defaults.max_undo_bytes),
     }
 }
 

@@ -620,6 +620,63 @@ fn identity(jail: &Jail, root: &Path) -> Vec<String> {
     args
 }
 
+/// The repository's git directory (absolute), or `None` outside one.
+pub fn git_dir(root: &Path) -> Option<PathBuf> {
+    let dir = output(root, &["rev-parse", "--path-format=absolute", "--git-dir"])?;
+    Some(PathBuf::from(dir.trim()))
+}
+
+/// `git <args>` in `root` that may write the git directory and nothing else (the jail of a
+/// commit), with `envs` set and `stdin` fed to it, for plumbing such as `update-index`,
+/// `commit-tree` and `update-ref`; what it prints, or why it failed.
+pub fn write_output(
+    root: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    stdin: Option<&[u8]>,
+) -> Result<String, CommitError> {
+    use std::io::Write as _;
+    let jail = Jail::current();
+    let git_dirs = git_dirs(&jail, root)?;
+    let settings = settings_for(&jail, root);
+    let mut command = jail.writing(&git_dirs, &git_or_missing());
+    let identity = identity(&jail, root);
+    let mut all: Vec<&str> = identity.iter().map(String::as_str).collect();
+    all.extend(args);
+    configure(
+        &mut command,
+        root,
+        &all,
+        settings.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    );
+    command.envs(envs.iter().copied());
+    command
+        .stdin(if stdin.is_some() {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().map_err(|err| not_run(&err))?;
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(input)
+            .map_err(|err| CommitError::Git(format!("could not talk to git: {err}")))?;
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|err| CommitError::Git(format!("git did not finish: {err}")))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(CommitError::Git(format!(
+            "`git {}` failed: {}",
+            args.first().copied().unwrap_or_default(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        )))
+    }
+}
+
 /// What `git <args>` prints in `root`, or `None` when git is missing, fails (outside a
 /// repository, say) or times out.
 pub fn output(root: &Path, args: &[&str]) -> Option<String> {

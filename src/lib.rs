@@ -41,6 +41,7 @@ pub mod transcript;
 pub mod trust;
 pub mod tui;
 pub mod ui;
+pub mod undo;
 pub mod watch;
 
 use std::ffi::OsString;

@@ -33,6 +33,7 @@ use crate::text::visible;
 mod doctor;
 mod outcomes;
 pub use doctor::doctor_text;
+pub mod undo;
 pub use outcomes::{titled, warning_line};
 
 /// How many lines of a failed verification's output the terminal shows.

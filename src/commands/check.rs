@@ -14,6 +14,9 @@ use crate::tasks::TaskRef;
 use crate::watch;
 
 pub fn run(ctx: &Ctx<'_>, args: &CheckArgs) -> Result<Outcome> {
+    if let Some(range) = &args.from_git {
+        return super::from_git::check(ctx, range, args.json);
+    }
     let store = ctx.store();
     let mut report = CheckReport {
         format: JSON_FORMAT,

@@ -10,6 +10,7 @@ pub mod diff;
 pub mod discard;
 pub mod doctor;
 pub mod edit;
+pub mod from_git;
 pub mod init;
 pub mod list;
 pub mod log;
@@ -18,12 +19,14 @@ pub mod mark;
 pub mod model;
 pub mod next;
 pub mod plan;
+pub mod redo;
 pub mod review;
 pub mod run;
 pub mod show;
 pub mod status;
 pub mod terminal;
 pub mod trust;
+pub mod undo;
 pub mod verify;
 pub mod watch;
 
@@ -179,7 +182,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
             crate::tui::Ended::Interrupted => Outcome::Interrupted,
         });
     };
-    match command {
+    let outcome = match command {
         Command::Init(args) => init::run(&ctx, &args),
         Command::Plan(args) => plan::run(&ctx, &args),
         Command::Show(args) => show::run(&ctx, &args),
@@ -210,7 +213,14 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Completions(args) => completions::run(&ctx, &args),
         Command::Man(args) => man::run(&ctx, &args),
         Command::Model(args) => model::run(&ctx, &args),
+        Command::Undo(args) => undo::run(&ctx, &args),
+        Command::Redo(args) => redo::run(&ctx, &args),
+    };
+    // What taking a lock found and finished (an undo cut short by a kill) is said once.
+    for notice in ctx.store().take_notices() {
+        ui.warn(&notice);
     }
+    outcome
 }
 
 /// What every command that changes a task by hand does first, in its transaction `tx`

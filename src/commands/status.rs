@@ -11,6 +11,9 @@ use crate::report::status::{
 use crate::watch;
 
 pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
+    if let Some(range) = &args.from_git {
+        return super::from_git::status(ctx, args.task.as_deref(), range, args.json);
+    }
     let store = ctx.store();
     let (task_ref, loaded) = match &args.task {
         Some(query) => (Some(store.resolve(query)?), None),

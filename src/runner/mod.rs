@@ -14,7 +14,9 @@ pub mod build;
 pub mod changes;
 mod compact;
 pub mod events;
+pub mod images;
 pub mod record;
+pub mod redo;
 mod replan;
 pub mod reverify;
 pub mod schedule;
@@ -901,6 +903,13 @@ impl<'a> Runner<'a> {
             .unwrap_or_default();
         let root = self.deps.store.root().to_path_buf();
         let before = Snapshot::take(&root, &scope, &earlier);
+        let capture = images::Capture::start(
+            &root,
+            &task.dir,
+            &id.to_string(),
+            &before,
+            self.deps.limits.max_undo_bytes,
+        );
         let started = self.step_event(id, crate::hooks::Event::StepStart, |_| {}, sink);
         self.hook_context = started.context;
         let work = self.work(task, id, &step, &scope, sink);
@@ -909,7 +918,8 @@ impl<'a> Runner<'a> {
                 state.steps.entry(id).or_default().verify_passed_before = true;
             })?;
         }
-        let changes = attribute(&root, &scope, &earlier, &before, &work);
+        let mut changes = attribute(&root, &scope, &earlier, &before, &work);
+        changes.absorb(capture.finish(&changes.changed, &changes.after));
         if !work.tampered.is_empty() {
             // Nothing is taken from the tampered files and nothing is written into them: the
             // step is not ticked, and the person sees what changed.
@@ -1052,12 +1062,9 @@ impl<'a> Runner<'a> {
     fn record_failure(&self, id: StepId, err: Error, changes: &Attributed) -> Result<Error> {
         let attempt = LastAttempt::from_error(self.deps.clock.precise(), Some(id), &err);
         self.save_state(|state| {
-            state
-                .steps
-                .entry(id)
-                .or_default()
-                .files_changed
-                .clone_from(&changes.files_changed);
+            let record = state.steps.entry(id).or_default();
+            record.files_changed.clone_from(&changes.files_changed);
+            record.before_images_not_kept.clone_from(&changes.not_kept);
             state.record_failure(attempt.clone());
         })?;
         Ok(err)
@@ -1084,6 +1091,8 @@ impl<'a> Runner<'a> {
             changed,
             files_changed,
             outside,
+            not_kept,
+            ..
         } = changes;
         let root = self.root();
         let now = self.deps.clock.precise();
@@ -1113,6 +1122,7 @@ impl<'a> Runner<'a> {
                     state.steps.entry(id).or_default()
                 };
                 record.files_changed.clone_from(files_changed);
+                record.before_images_not_kept.clone_from(not_kept);
                 record.deviations.clone_from(&deviation);
                 record.outside_edits = outside.iter().cloned().collect();
                 record.note = done.note.as_deref().map(|n| crate::redact::redact(n, &[]));
@@ -1519,6 +1529,19 @@ struct Attributed {
     files_changed: Vec<String>,
     /// Files a person changed while the step ran.
     outside: BTreeSet<String>,
+    /// The snapshot at the step's end.
+    after: Snapshot,
+    /// Files the step changed whose before-image was not kept (see [`images`]).
+    not_kept: Vec<String>,
+}
+
+impl Attributed {
+    /// What keeping the before-images found: a mode change is a change too.
+    fn absorb(&mut self, finished: images::Finished) {
+        self.changed.extend(finished.mode_changed);
+        self.files_changed = self.changed.iter().cloned().collect();
+        self.not_kept = finished.not_kept.into_keys().collect();
+    }
 }
 
 /// How a step the model claimed done ended.
@@ -1546,6 +1569,7 @@ fn blocked_record<'s>(
         state.steps.entry(id).or_default()
     };
     record.files_changed.clone_from(&changes.files_changed);
+    record.before_images_not_kept.clone_from(&changes.not_kept);
     record
 }
 
@@ -1607,6 +1631,8 @@ fn attribute(
         files_changed: changed.iter().cloned().collect(),
         changed,
         outside,
+        after,
+        not_kept: Vec::new(),
     }
 }
 

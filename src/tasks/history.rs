@@ -37,6 +37,8 @@ pub enum Kind {
     Done,
     Failed,
     Replanned,
+    Undone,
+    Redone,
 }
 
 impl Kind {
@@ -51,6 +53,8 @@ impl Kind {
             Kind::Done => "done",
             Kind::Failed => "failed",
             Kind::Replanned => "replanned",
+            Kind::Undone => "undone",
+            Kind::Redone => "redone",
         }
     }
 }
@@ -215,6 +219,32 @@ fn step_events(task: &Task) -> Vec<Event> {
                 .and_then(|s| s.blocked.clone())
                 .unwrap_or_else(|| "(no reason given)".to_owned());
             events.push(event(at, Kind::Blocked, step.clone(), reason));
+        }
+        for undone in &record.undone {
+            let mut text = format!(
+                "{id} was undone by a person (`tick undo`): put back {}",
+                undone.files.join(", ")
+            );
+            if let Some(commit) = &undone.reverted {
+                text.push_str(&format!(
+                    "; reverted {}",
+                    commit.get(..10).unwrap_or(commit)
+                ));
+            }
+            if !undone.made_stale.is_empty() {
+                let stale: Vec<String> =
+                    undone.made_stale.iter().map(ToString::to_string).collect();
+                text.push_str(&format!("; made stale: {}", stale.join(", ")));
+            }
+            events.push(event(undone.at, Kind::Undone, step.clone(), text));
+            if let Some(at) = undone.redone_at {
+                events.push(event(
+                    at,
+                    Kind::Redone,
+                    step.clone(),
+                    format!("{id} was redone by a person (`tick redo`): its changes put back"),
+                ));
+            }
         }
         if let Some(at) = record.done_at {
             let how = match record.changed_by {

@@ -176,6 +176,28 @@ pub fn record(tasks_dir: &Path, record: &Record) -> Result<()> {
     append_line(&workspace_path(tasks_dir), record)
 }
 
+/// Appends `records` to the workspace journal in one write and one flush (an undo journals
+/// every file it puts back before it moves any).
+pub fn record_all(tasks_dir: &Path, records: &[Record]) -> Result<()> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let path = workspace_path(tasks_dir);
+    fsx::create_dir_all(tasks_dir)?;
+    let mut text = String::new();
+    for record in records {
+        text.push_str(
+            &crate::redact::json(record, &[])
+                .map_err(|err| Error::internal(format!("could not write the journal: {err}")))?,
+        );
+        text.push('\n');
+    }
+    let mut file = fsx::open_append(&path)?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_data())
+        .map_err(|err| Error::io("append to", &path, &err))
+}
+
 /// Appends one value as one JSON line. A crash can tear only the last line, which the readers
 /// skip.
 fn append_line(path: &Path, value: &impl Serialize) -> Result<()> {

@@ -6,12 +6,14 @@ pub mod approval;
 pub mod by_hand;
 pub mod folder_name;
 pub mod history;
+pub mod images;
 pub mod journal;
 pub mod lock;
 pub mod markdown_depth;
 pub mod merge;
 pub mod plan_md;
 pub mod render;
+pub mod restore;
 pub mod safe_yaml;
 pub mod state;
 pub mod templates;
@@ -19,7 +21,7 @@ pub mod todo_md;
 pub mod tx;
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -91,6 +93,9 @@ pub struct Store {
     /// The task [`Store::load`] parsed last, with the text it parsed: a command that reads the
     /// same task again (to find it, then under its lock) parses it once.
     parsed: Arc<ParseCache>,
+    /// What taking a task's lock found and finished (an undo cut short), for the command to
+    /// say ([`Store::take_notices`]).
+    notices: Arc<Mutex<Vec<String>>>,
 }
 
 #[derive(Default)]
@@ -227,6 +232,7 @@ impl Store {
             trust: crate::trust::TrustState::Untrusted,
             person_dir: None,
             parsed: Arc::default(),
+            notices: Arc::default(),
         }
     }
 
@@ -251,6 +257,12 @@ impl Store {
         let repo = self.trust.is_trusted().then(|| self.dir.join(kind));
         let person = self.person_dir.as_ref().map(|dir| dir.join(kind));
         repo.into_iter().chain(person).collect()
+    }
+
+    /// What taking a lock found and did since the last call (an undo cut short, finished or
+    /// rolled back), one line each.
+    pub fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notices.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     pub fn root(&self) -> &Path {
@@ -367,6 +379,12 @@ impl Store {
         // it at this very moment may lose that one advisory write; nothing else depends on it.
         fsx::remove_stray_temps(&self.dir, &[CURRENT_FILE], Duration::ZERO)?;
         self.recover(task)?;
+        if let Some(found) = restore::recover(self, task)? {
+            self.notices
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(found.message());
+        }
         Ok(lock)
     }
 

@@ -168,6 +168,42 @@ pub struct StepRecord {
     /// reopened it: history, not proof of the step as it now reads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier_evidence: Vec<Evidence>,
+    /// Files the step changed whose before-image tick did not keep (larger than
+    /// `limits.max_undo_bytes`, not a regular file, or with nothing to take it from):
+    /// `tick undo` cannot put these back, and says so before it starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub before_images_not_kept: Vec<String>,
+    /// The step's undos, oldest first (`tick undo`): what was put back, and the evidence the
+    /// tick had. History: the step itself is open again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undone: Vec<Undone>,
+}
+
+/// One `tick undo` of a step: when, the files put back, the tick it took back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Undone {
+    /// Names this undo (its images in `runs/images/`, its write-ahead record).
+    pub id: String,
+    pub at: DateTime<Utc>,
+    /// The files put back as they were before the step.
+    pub files: Vec<String>,
+    /// Files of the step left as they are (`--only` named others).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
+    /// When the step had been ticked, and the evidence of that tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<Evidence>,
+    /// The step's commit, reverted by a commit with `Reverts-Step:` and `Task:` trailers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverted: Option<String>,
+    /// Steps that went stale because of this undo.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub made_stale: Vec<StepId>,
+    /// When `tick redo` put the step's changes back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redone_at: Option<DateTime<Utc>>,
 }
 
 /// A block a person lifted: `tick answer` (with the answer) or `tick mark … pending`.

@@ -258,6 +258,7 @@ pub fn needs_cleanup(dir: &Path) -> bool {
     // clean as well.
     let store_dir = dir.parent().unwrap_or(dir);
     runs.join(TX_FILE).exists()
+        || runs.join(super::restore::RESTORE_FILE).exists()
         || fsx::has_stray_temps(dir, &super::WRITTEN_FILES)
         || fsx::has_stray_temps(&runs, &[TX_FILE])
         || fsx::has_stray_temps(store_dir, &[super::CURRENT_FILE])

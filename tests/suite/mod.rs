@@ -44,4 +44,5 @@ mod staleness;
 mod titles;
 mod todo_edits;
 mod trust;
+mod undo;
 mod verify_cmd;

@@ -1,0 +1,196 @@
+//! How an undo, a redo and progress rebuilt from git are said: the files and what happens to
+//! each (with the diff of a dry run), the steps that go stale, and a refusal as one error
+//! naming each file and who changed it. The subcommands and the session say them alike.
+
+use super::Ui;
+use crate::error::Error;
+use crate::plan::StepId;
+use crate::runner::redo::Verdict;
+use crate::undo::from_git::{InGit, Report};
+use crate::undo::{Change, Conflict, FileChange, Redo, Refusal, Undo};
+
+/// The lines of the files of an undo or redo: one per file, then its diff when asked.
+pub fn file_lines(files: &[FileChange], with_diff: bool) -> String {
+    let mut out = String::new();
+    for file in files {
+        let what = match file.change {
+            Change::Remove => "remove (the step created it)".to_owned(),
+            Change::Recreate => format!("recreate ({})", file.becomes),
+            Change::Restore => format!("restore ({} → {})", file.now, file.becomes),
+        };
+        out.push_str(&format!("  {}: {what}\n", file.path));
+        if with_diff && let Some(diff) = &file.diff {
+            for line in diff.lines() {
+                out.push_str(&format!("    {line}\n"));
+            }
+        }
+    }
+    out
+}
+
+fn ids(steps: &[StepId]) -> String {
+    steps
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn conflict_list(conflicts: &[Conflict]) -> String {
+    conflicts
+        .iter()
+        .map(|c| format!("`{}` {}", c.path, c.why))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The error a refused undo or redo ends with: every file named, with who changed it.
+pub fn refusal_error(command: &str, step: StepId, refusal: &Refusal) -> Error {
+    match refusal {
+        Refusal::ChangedSince { conflicts } => Error::input(format!(
+            "`{step}` cannot be {command}ne: {}",
+            conflict_list(conflicts)
+        ))
+        .hint(format!(
+            "their changes are kept; put them back first, or {command} the other files with \
+             `tick {command} {step} --only PATH…`; nothing was changed"
+        )),
+        Refusal::NotKept { conflicts } => Error::input(format!(
+            "`{step}` cannot be {command}ne: {}",
+            conflict_list(conflicts)
+        ))
+        .hint(format!(
+            "`tick {command} {step} --only PATH…` does the other files; `limits.max_undo_bytes` \
+             sets how much tick keeps per step; nothing was changed"
+        )),
+        Refusal::RevertConflicts { commit, conflicts } => Error::input(format!(
+            "the revert of `{}` for `{step}` would conflict: {}",
+            commit.get(..10).unwrap_or(commit),
+            conflict_list(conflicts)
+        ))
+        .hint("nothing was changed, not the files, not the index; revert it by hand with `git revert`"),
+    }
+}
+
+impl Ui {
+    /// An undo done, or with `--dry-run` what it would do.
+    pub fn undone(&self, undo: &Undo) {
+        let mut out = String::new();
+        if undo.dry_run {
+            out.push_str(&format!(
+                "`tick undo {}` would put back {}:\n",
+                undo.step,
+                files_word(undo.files.len())
+            ));
+        } else {
+            out.push_str(&format!(
+                "undid `{}`: put back {}, the step is open again (`[ ]`)\n",
+                undo.step,
+                files_word(undo.files.len())
+            ));
+        }
+        out.push_str(&file_lines(&undo.files, undo.dry_run));
+        if !undo.kept.is_empty() {
+            out.push_str(&format!(
+                "  left as they are: {}\n",
+                undo.kept
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if !undo.stale.is_empty() {
+            let verb = if undo.dry_run { "would go" } else { "went" };
+            out.push_str(&format!(
+                "  {verb} stale (`[~]`, \"{} was undone\"): {}\n",
+                undo.step,
+                ids(&undo.stale)
+            ));
+        }
+        if let Some(commit) = &undo.reverts {
+            let short = commit.get(..10).unwrap_or(commit);
+            match (&undo.revert_commit, undo.dry_run) {
+                (_, true) => out.push_str(&format!(
+                    "  its commit `{short}` would be reverted (trailers `Reverts-Step: {}`, `Task:`)\n",
+                    undo.step
+                )),
+                (Some(revert), false) => out.push_str(&format!(
+                    "  reverted its commit `{short}` with `{}`\n",
+                    revert.get(..10).unwrap_or(revert)
+                )),
+                (None, false) => {}
+            }
+        }
+        self.data(out.trim_end());
+        if undo.dry_run {
+            self.hint("nothing was changed; run it without `--dry-run` to undo");
+        } else {
+            self.hint(&format!(
+                "`tick redo {}` puts it back; `tick run` does the step again",
+                undo.step
+            ));
+        }
+    }
+
+    /// A redo: its files, and what its verification said.
+    pub fn redone(&self, redo: &Redo, verdict: Option<Verdict>) {
+        let mut out = format!(
+            "redid `{}`: put back {}\n",
+            redo.step,
+            files_word(redo.files.len())
+        );
+        out.push_str(&file_lines(&redo.files, false));
+        self.data(out.trim_end());
+        match verdict {
+            Some(Verdict::Passed) => self.note(&format!("`{}` verified: done (`[x]`)", redo.step)),
+            Some(Verdict::Failed) => self.warn(&format!(
+                "`{}` fails its verification: it stays open; `tick run` does it again",
+                redo.step
+            )),
+            Some(Verdict::NothingToRun) => self.note(&format!(
+                "`{}` has no `verify`: it stays open; `tick mark {} done` ticks it by hand",
+                redo.step, redo.step
+            )),
+            Some(Verdict::Kept) => self.note(&format!(
+                "`{}` was changed by hand meanwhile; yours is kept",
+                redo.step
+            )),
+            None => {}
+        }
+    }
+
+    /// Progress rebuilt from git, for one task.
+    pub fn from_git(&self, report: &Report) {
+        let mut out = format!("{} (from the commits of `{}`)\n", report.task, report.range);
+        for step in &report.steps {
+            let git = match &step.git {
+                InGit::None => "no commit".to_owned(),
+                InGit::Committed { commit } => {
+                    format!("committed `{}`", commit.get(..10).unwrap_or(commit))
+                }
+                InGit::Reverted { revert, .. } => {
+                    format!("reverted by `{}`", revert.get(..10).unwrap_or(revert))
+                }
+            };
+            out.push_str(&format!(
+                "[{}] {} {}: {git}\n",
+                step.status.marker(),
+                step.step,
+                step.title
+            ));
+        }
+        self.data(out.trim_end());
+        for disagreement in &report.disagreements {
+            self.warn(&disagreement.message);
+        }
+    }
+}
+
+fn files_word(n: usize) -> String {
+    if n == 1 {
+        "1 file".to_owned()
+    } else {
+        format!("{n} files")
+    }
+}
