@@ -20,6 +20,7 @@ pub mod env;
 pub mod error;
 pub mod fsx;
 pub mod git;
+pub mod import;
 pub mod llm;
 pub mod pager;
 pub mod person;

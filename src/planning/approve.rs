@@ -53,6 +53,8 @@ pub struct Approved {
     pub title: String,
     /// Its steps, sub-steps included.
     pub steps: usize,
+    /// Steps of other active tasks that change the same files, as recorded in the approval.
+    pub overlaps: Vec<String>,
 }
 
 /// What [`approve`] did.
@@ -150,6 +152,8 @@ pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> R
     let plan_text = plan_md::render(&front, &body).map_err(render_error)?;
     let approved = plan_md::parse(&plan_text).map_err(|e| store.parse_error(&path, &e))?;
     let todo_text = render_todo(store, &id, &title, &approved.steps)?;
+    let todo_text = keep_draft_ticks(&approved.steps, todo_text);
+    let overlaps = draft_overlaps(store, &approved.steps);
     let mut state = State::new();
     state.approval = Some(ApprovalRecord {
         approved_at: now,
@@ -157,7 +161,9 @@ pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> R
         steps_hash: steps_hash(&approved.steps),
         git_head: crate::git::head(store.root()),
         draft_hash: Some(draft_hash(&draft.src)),
+        overlaps: overlaps.clone(),
     });
+    state.import = import_record(&approved);
     let state_text = crate::tasks::tx::state_yaml(&state)?;
 
     let stage = store
@@ -190,6 +196,75 @@ pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> R
         dir: task_dir,
         title,
         steps: approved.steps.all_steps().count(),
+        overlaps,
+    })
+}
+
+/// The steps of the draft whose files steps of other active tasks also change (declared, or
+/// seen changed), one line each: shown in the review, asked about in a terminal, recorded in
+/// the approval.
+pub fn draft_overlaps(store: &Store, steps: &todo_md::Checklist) -> Vec<String> {
+    use crate::tasks::overlap;
+    let mine = overlap::step_files(steps, None);
+    if mine.is_empty() {
+        return Vec::new();
+    }
+    let others = overlap::active_tasks(store, None, false);
+    overlap::find(&mine, &others)
+        .iter()
+        .map(|o| o.line("this plan"))
+        .collect()
+}
+
+/// Steps the draft has ticked (tasks `tick import` found done in their source) stay ticked in
+/// TODO.md: done, not verified, until `tick verify` runs their checks.
+fn keep_draft_ticks(steps: &todo_md::Checklist, todo: String) -> String {
+    let mut todo = todo;
+    for step in steps.all_steps().filter(|s| s.status == StepStatus::Done) {
+        let Some(id) = step.id else { continue };
+        let Ok(list) = todo_md::parse(&todo) else {
+            break;
+        };
+        if let Some(ticked) = todo_md::edit_step(
+            &todo,
+            &list,
+            id,
+            &todo_md::StepEdit::status(StepStatus::Done, None),
+        ) {
+            todo = ticked;
+        }
+    }
+    todo
+}
+
+/// The import record of a draft `tick import` made: its source, and each step's source id and
+/// mark.
+fn import_record(plan: &PlanDoc) -> Option<crate::tasks::state::ImportRecord> {
+    use crate::tasks::state::{ImportRecord, ImportedStep};
+    let meta = super::import::meta_of(&plan.front)?;
+    let steps = plan
+        .steps
+        .all_steps()
+        .filter_map(|step| {
+            let source = step.source.clone()?;
+            let mark = meta.marks.get(&source);
+            Some((
+                step.id?,
+                ImportedStep {
+                    line: mark.map(|m| m.line),
+                    col: mark.map(|m| m.col),
+                    hash: mark.map(|m| m.hash.clone()).unwrap_or_default(),
+                    key: mark.map(|m| m.key.clone()).unwrap_or_default(),
+                    source,
+                },
+            ))
+        })
+        .collect();
+    Some(ImportRecord {
+        format: meta.format.as_str().to_owned(),
+        path: meta.path,
+        write_back: meta.write_back,
+        steps,
     })
 }
 
@@ -286,6 +361,12 @@ pub fn reapprove(
             .approval
             .as_ref()
             .and_then(|a| a.draft_hash.clone()),
+        overlaps: task
+            .state
+            .approval
+            .as_ref()
+            .map(|a| a.overlaps.clone())
+            .unwrap_or_default(),
     };
     let ((), committed) =
         store.transact(&task_ref, now, "a person approved the edited plan", |tx| {

@@ -17,6 +17,7 @@ pub mod record;
 mod replan;
 pub mod reverify;
 pub mod schedule;
+mod source;
 pub mod verify;
 pub mod write;
 
@@ -644,6 +645,9 @@ impl<'a> Runner<'a> {
                     prints.clone(),
                 );
             })?;
+            if let Some(ticked) = source::tick_source(self.store(), &self.deps.task, parent, now) {
+                sink(ticked);
+            }
             return Ok(false);
         }
         let failed = verifier.evidence().last().map_or_else(String::new, |e| {
@@ -754,6 +758,9 @@ impl<'a> Runner<'a> {
 
     /// A step starts: the event, and `[-]` in TODO.md with its record in state.yaml.
     fn start(&self, id: StepId, title: &str, sink: &mut Sink<'_>) -> Result<()> {
+        if let Some(overlap) = source::overlaps_before(self.store(), &self.deps.task, id) {
+            sink(overlap);
+        }
         sink(RunEvent::StepStarted {
             step: id,
             title: title.to_owned(),
@@ -915,6 +922,9 @@ impl<'a> Runner<'a> {
             verified: !done.evidence.is_empty(),
             files_changed: files_changed.clone(),
         });
+        if let Some(ticked) = source::tick_source(self.store(), &self.deps.task, id, now) {
+            sink(ticked);
+        }
         let parent_blocked = id.is_sub() && self.settle_parent(id.parent(), sink)?;
         // `--commit`, or the approval's contract (`approve --commit-steps`).
         let commit_steps = task
