@@ -241,7 +241,7 @@ pub fn draft(file: &SourceFile, options: &Options<'_>) -> Drafted {
     }
     body.push_str("\n\n## Context\n\n");
     body.push_str(&format!(
-        "{count} steps from {tool}'s tasks; {done} the source had ticked are ticked here too, done but not verified (`tick verify` runs their checks). The {proposed} checks marked `proposed:` were written by tick, not by the source: read them before approving."
+        "Steps from {tool}'s tasks: {count}. Ticked in the source, so ticked here, done but not verified (`tick verify` runs their checks): {done}. Checks tick wrote, marked `proposed:` (read them before approving): {proposed}."
     ));
     if options.write_back {
         body.push_str(&format!(" When tick ticks a step, it ticks the source's task in `{}` too, unless that line changed since the import.", options.path));
@@ -325,9 +325,22 @@ fn step(
         detail(out, format!("files: {}", task.files.join(", ")));
     }
     let mut proposed = false;
-    // A step with sub-steps is checked by them; its own check is the source's, if it states one.
-    let (verify, origin, done_when) = if leaf || !task.verify.is_empty() {
+    // A step with sub-steps is checked by them; its own check is one its source states.
+    let (verify, origin, done_when) = if leaf {
         check_of(task, options, warnings, &label)
+    } else if !task.verify.is_empty() || task.test_strategy.is_some() {
+        let stated = Options {
+            test_command: None,
+            ..options.clone()
+        };
+        let mut quiet = Vec::new();
+        let found = check_of(task, &stated, &mut quiet, &label);
+        warnings.extend(
+            quiet
+                .into_iter()
+                .filter(|w| !w.ends_with("done without verification")),
+        );
+        found
     } else {
         (Vec::new(), None, None)
     };

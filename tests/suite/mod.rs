@@ -16,6 +16,7 @@ mod files_guard;
 mod foundations;
 mod git_guard;
 mod hostile;
+mod import;
 mod kill;
 mod lifecycle;
 mod llm;
