@@ -126,7 +126,7 @@ pub struct ShowArgs {
     pub version: Option<usize>,
 }
 
-/// Make a draft from another tool's tasks: Kiro, Spec Kit, OpenSpec, Taskmaster, Backlog.md.
+/// Make a draft from Kiro, Spec Kit, OpenSpec, Taskmaster or Backlog.md tasks.
 ///
 /// Each task becomes a step with its source id (`source:`), requirement links (`reqs:`), the
 /// paths it names (`files:`) and a proposed check (`proposed:`); tasks the source ticked are
