@@ -6,14 +6,15 @@ use crate::cli::ImportArgs;
 use crate::error::{Error, Result};
 use crate::planning::import::{self, Request};
 
-pub fn run(ctx: &Ctx<'_>, args: &ImportArgs) -> Result<Outcome> {
+/// `cwd` is where the person is (`-C DIR` applied): `PATH` is relative to it.
+pub fn run(ctx: &Ctx<'_>, args: &ImportArgs, cwd: &std::path::Path) -> Result<Outcome> {
     let format = match args.format.as_deref() {
         Some(name) => Some(name.parse().map_err(Error::input)?),
         None => None,
     };
     let request = Request {
         named: args.path.to_string_lossy().into_owned(),
-        path: ctx.env.cwd.join(&args.path),
+        path: cwd.join(&args.path),
         format,
         dry_run: args.dry_run,
         write_back: !args.no_write_back,

@@ -124,7 +124,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
     match command {
         Command::Init(args) => init::run(&ctx, &args),
         Command::Plan(args) => plan::run(&ctx, &args),
-        Command::Import(args) => import::run(&ctx, &args),
+        Command::Import(args) => import::run(&ctx, &args, &cwd),
         Command::Show(args) => show::run(&ctx, &args),
         Command::Discard(args) => discard::run(&ctx, &args),
         Command::Approve(args) => approve::run(&ctx, &args),

@@ -372,6 +372,41 @@ mod tests {
         let _ = json_spans::objects(&deep);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn write_back_changes_only_the_status_value(
+            titles in proptest::collection::vec("[a-zA-Z0-9 é\\\\\"]{0,12}", 1..5),
+            statuses in proptest::collection::vec(proptest::sample::select(vec!["pending", "done", "in-progress", "review"]), 1..5),
+            space in "[ \n]{0,3}",
+            pick in 0usize..5,
+        ) {
+            let tasks: Vec<String> = titles
+                .iter()
+                .zip(statuses.iter().cycle())
+                .enumerate()
+                .map(|(i, (title, status))| {
+                    let title = serde_json::to_string(title).unwrap();
+                    format!("{{\"id\":{space}{},{space}\"title\": {title}, \"status\":{space}\"{status}\"}}", i + 1)
+                })
+                .collect();
+            let src = format!("{{\"master\": {{\"tasks\": [{}]}}}}", tasks.join(&format!(",{space}")));
+            let file = parse(&src).unwrap();
+            let task = &file.tasks[pick % file.tasks.len()];
+            let mark = task.mark.clone().unwrap();
+            match write_back(&src, &mark) {
+                Ok(out) => {
+                    let at = src.lines().take(mark.line - 1).map(|l| l.len() + 1).sum::<usize>() + mark.col;
+                    let end = at + src[at + 1..].find('"').unwrap() + 2;
+                    proptest::prop_assert_eq!(format!("{}\"done\"{}", &src[..at], &src[end..]), out.clone());
+                    let again: Value = serde_json::from_str(&out).unwrap();
+                    proptest::prop_assert!(again["master"]["tasks"].as_array().unwrap().len() == file.tasks.len());
+                }
+                Err(NotWritten::AlreadyDone) => proptest::prop_assert!(task.done),
+                Err(NotWritten::Changed) => proptest::prop_assert!(false, "unchanged source refused"),
+            }
+        }
+    }
+
     #[test]
     fn broken_json_names_its_line_and_column() {
         let err = parse("{\n  \"tasks\": [,]\n}").unwrap_err();

@@ -226,21 +226,29 @@ async fn a_backlog_task_is_imported_with_the_repositorys_test_command_and_ticked
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_ticked_source_task_is_done_but_not_verified_until_tick_verify() {
+async fn a_ticked_source_task_is_done_but_not_verified_until_tick_verify_earns_the_tick() {
     let server = FakeModel::start().await;
-    let path = "specs/001-greeting/tasks.md";
-    let ws = repo(&[(path, SPECKIT)]);
+    let path = "backlog/tasks/task-7 - Greet-people.md";
+    let makefile = "test:\n\tgrep -q hello greeting.txt\n";
+    let ws = repo(&[
+        (path, BACKLOG),
+        ("Makefile", makefile),
+        ("greeting.txt", "hello\n"),
+    ]);
     let id = import_and_approve(&ws, &server, &[path]).await;
     let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [x] S1 The wording is agreed\n"), "{todo}");
+    let status = |ws: &Workspace| ws.ok(&["status"]).stdout;
+    let before = status(&ws);
     assert!(
-        todo.contains("  - [x] S1.1 Create the project README in README.md\n"),
-        "{todo}"
+        before.contains("[x] S1 The wording is agreed  (not verified)"),
+        "{before}"
     );
-    let output = ws.tick_against(&server, &["status"]).await;
-    let out = String::from_utf8_lossy(&output.stdout);
+    assert_success(&ws.tick_against(&server, &["verify", "S1"]).await);
+    let after = status(&ws);
     assert!(
-        out.contains("[x] S1.1 Create the project README in README.md  (not verified)"),
-        "{out}"
+        after.contains("[x] S1 The wording is agreed\n        verified: `make test` exit 0"),
+        "{after}"
     );
 }
 
