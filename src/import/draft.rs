@@ -20,10 +20,11 @@ pub struct ImportMeta {
     pub path: String,
     /// Whether tick ticks the source when it ticks a step (`--no-write-back` says no).
     pub write_back: bool,
-    /// Source id → its mark.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub marks: BTreeMap<String, Mark>,
 }
+
+/// Source id → its mark: kept beside the draft (`.tasks/draft/import.yaml`), not in its front
+/// matter, which a person reads and which has a size limit.
+pub type Marks = BTreeMap<String, Mark>;
 
 /// What the draft is made with, besides the file.
 #[derive(Debug, Clone)]
@@ -41,6 +42,7 @@ pub struct Drafted {
     /// The body (after the front matter).
     pub body: String,
     pub meta: ImportMeta,
+    pub marks: Marks,
     pub title: String,
     pub steps: usize,
     /// Tasks the source ticked, imported ticked (not verified).
@@ -182,12 +184,12 @@ pub fn draft(file: &SourceFile, options: &Options<'_>) -> Drafted {
             }
         }
     }
-    let mut meta = ImportMeta {
+    let meta = ImportMeta {
         format: options.format,
         path: options.path.to_owned(),
         write_back: options.write_back,
-        marks: BTreeMap::new(),
     };
+    let mut marks = Marks::new();
     let mut steps = String::new();
     let (mut count, mut done, mut proposed) = (0, 0, 0);
     for (index, task) in file.tasks.iter().enumerate() {
@@ -203,7 +205,7 @@ pub fn draft(file: &SourceFile, options: &Options<'_>) -> Drafted {
             leaf,
             options,
             &ids,
-            &mut meta,
+            &mut marks,
             &mut warnings,
         );
         count += 1;
@@ -220,7 +222,7 @@ pub fn draft(file: &SourceFile, options: &Options<'_>) -> Drafted {
                 true,
                 options,
                 &ids,
-                &mut meta,
+                &mut marks,
                 &mut warnings,
             );
             count += 1;
@@ -260,6 +262,7 @@ pub fn draft(file: &SourceFile, options: &Options<'_>) -> Drafted {
     Drafted {
         body,
         meta,
+        marks,
         title,
         steps: count,
         done,
@@ -301,7 +304,7 @@ fn step(
     leaf: bool,
     options: &Options<'_>,
     ids: &HashMap<&str, String>,
-    meta: &mut ImportMeta,
+    marks: &mut Marks,
     warnings: &mut Vec<String>,
 ) -> (bool, bool) {
     let marker = if task.done { 'x' } else { ' ' };
@@ -318,7 +321,7 @@ fn step(
     if !task.id.is_empty() {
         detail(out, format!("source: {}", one_line(&task.id)));
         if let Some(mark) = &task.mark {
-            meta.marks.insert(task.id.clone(), mark.clone());
+            marks.insert(task.id.clone(), mark.clone());
         }
     }
     if !task.files.is_empty() {
@@ -448,7 +451,7 @@ mod tests {
             ["step `S2.1` (`T003`): the check `true` cannot fail; it was not used"]
         );
         assert_eq!(
-            drafted.meta.marks.keys().collect::<Vec<_>>(),
+            drafted.marks.keys().collect::<Vec<_>>(),
             ["T001", "T002", "T003"]
         );
         let doc = crate::tasks::plan_md::parse(&drafted.body).unwrap();

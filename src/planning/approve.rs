@@ -163,7 +163,7 @@ pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> R
         draft_hash: Some(draft_hash(&draft.src)),
         overlaps: overlaps.clone(),
     });
-    state.import = import_record(&approved);
+    state.import = import_record(&approved, &super::import::draft_marks(store));
     let state_text = crate::tasks::tx::state_yaml(&state)?;
 
     let stage = store
@@ -239,7 +239,10 @@ fn keep_draft_ticks(steps: &todo_md::Checklist, todo: String) -> String {
 
 /// The import record of a draft `tick import` made: its source, and each step's source id and
 /// mark.
-fn import_record(plan: &PlanDoc) -> Option<crate::tasks::state::ImportRecord> {
+fn import_record(
+    plan: &PlanDoc,
+    marks: &crate::import::draft::Marks,
+) -> Option<crate::tasks::state::ImportRecord> {
     use crate::tasks::state::{ImportRecord, ImportedStep};
     let meta = super::import::meta_of(&plan.front)?;
     let steps = plan
@@ -247,7 +250,7 @@ fn import_record(plan: &PlanDoc) -> Option<crate::tasks::state::ImportRecord> {
         .all_steps()
         .filter_map(|step| {
             let source = step.source.clone()?;
-            let mark = meta.marks.get(&source);
+            let mark = marks.get(&source);
             Some((
                 step.id?,
                 ImportedStep {

@@ -18,6 +18,9 @@ use crate::tasks::plan_md::{self, FrontMatter};
 /// The front matter key of a draft's import record.
 pub const FRONT_MATTER_KEY: &str = "import";
 
+/// The marks of the source's tasks, beside the draft: `.tasks/draft/import.yaml`.
+pub const MARKS_FILE: &str = "import.yaml";
+
 /// What to import.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -111,7 +114,11 @@ pub fn import(store: &Store, request: &Request, now: DateTime<Utc>) -> Result<Im
     let written = if request.dry_run {
         None
     } else {
-        Some(super::draft::from_text(store, &shown, &text, false, now)?.path)
+        let path = super::draft::from_text(store, &shown, &text, false, now)?.path;
+        let marks = serde_yaml::to_string(&drafted.marks)
+            .map_err(|err| Error::internal(format!("could not record the import: {err}")))?;
+        fsx::write_atomic(&store.draft_dir().join(MARKS_FILE), marks.as_bytes())?;
+        Some(path)
     };
     Ok(Imported {
         format,
@@ -156,8 +163,21 @@ fn relative_to(root: &Path, path: &Path) -> (String, bool) {
     }
 }
 
-/// A task's import record, from its PLAN.md front matter.
+/// A plan's import record, from its PLAN.md front matter.
 pub fn meta_of(front: &FrontMatter) -> Option<ImportMeta> {
     let value = front.extra.get(FRONT_MATTER_KEY)?;
     serde_yaml::from_value(value.clone()).ok()
+}
+
+/// The marks `tick import` kept beside the draft; none when there are none or they do not
+/// read (the steps are then not ticked back, never ticked back wrongly).
+pub fn draft_marks(store: &Store) -> import::draft::Marks {
+    let path = store.draft_dir().join(MARKS_FILE);
+    fsx::read_capped(&path, fsx::MAX_STATE_FILE)
+        .ok()
+        .flatten()
+        .and_then(|text| {
+            crate::tasks::safe_yaml::from_str(&text, 0, "invalid import marks", "").ok()
+        })
+        .unwrap_or_default()
 }

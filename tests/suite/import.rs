@@ -351,6 +351,35 @@ fn a_fifty_megabyte_tasks_file_is_refused_at_once_with_a_clear_error() {
 }
 
 #[test]
+fn a_large_tasks_file_within_the_limits_is_imported_in_bounded_time() {
+    let ws = repo(&[]);
+    let mut big = String::from("# Tasks: Big\n\n## Phase 1: All\n\n");
+    for n in 1..1_900 {
+        big.push_str(&format!("- [ ] T{n:05} [P] [US1] Do task {n} in src/mod{n}/file{n}.py\n  - Verify: `grep -q x src/mod{n}/file{n}.py`\n"));
+    }
+    while big.len() < 7_900_000 {
+        big.push_str("Prose that is not a task, only there to make the file large enough.\n");
+    }
+    ws.write("specs/001-big/tasks.md", &big);
+    let started = Instant::now();
+    let run = ws.run_bounded(
+        &["import", "specs/001-big/tasks.md"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(run.stderr.contains("imported 1900 steps"), "{}", run.stderr);
+    assert!(
+        ws.read(".tasks/draft/PLAN.md")
+            .contains("- [ ] S1.1899 [P] Do task 1899 in src/mod1899/file1899.py\n")
+    );
+}
+
+#[test]
 fn a_tasks_json_nested_ten_thousand_levels_is_an_error_not_a_crash() {
     let ws = repo(&[]);
     let deep = format!(
