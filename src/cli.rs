@@ -29,6 +29,7 @@ pub struct Cli {
 pub enum Command {
     Init(InitArgs),
     Plan(PlanArgs),
+    Import(ImportArgs),
     Show(ShowArgs),
     Discard(DiscardArgs),
     Approve(ApproveArgs),
@@ -204,6 +205,30 @@ pub struct ShowArgs {
     /// (`tick plan --revise "..." TASK`) makes the next.
     #[arg(long, value_name = "N")]
     pub version: Option<usize>,
+}
+
+/// Make a draft from Kiro, Spec Kit, OpenSpec, Taskmaster or Backlog.md tasks.
+///
+/// Each task becomes a step with its source id (`source:`), requirement links (`reqs:`), the
+/// paths it names (`files:`) and a proposed check (`proposed:`); tasks the source ticked are
+/// ticked, done but not verified. Review and approve the draft as any other. When tick ticks
+/// a step, it ticks the source's task too, unless that line changed since the import.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The task file (or the folder that holds it: `specs/001-feature/`, `.taskmaster/`).
+    pub path: PathBuf,
+
+    /// The tool that wrote it; found from the path when not given.
+    #[arg(long, value_name = "FORMAT", value_parser = clap::builder::PossibleValuesParser::new(["kiro", "speckit", "openspec", "taskmaster", "backlog"]))]
+    pub format: Option<String>,
+
+    /// Print the draft; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Never tick the source file.
+    #[arg(long)]
+    pub no_write_back: bool,
 }
 
 /// Throw the draft away.
@@ -400,6 +425,7 @@ pub struct WatchArgs {
 ///   10  a step is stale: files it relied on changed outside tick
 ///   11  a step is done without verification
 ///    9  with --strict: a done step's files were changed later by tick, running another task
+///   16  steps still to do in two active tasks change the same files
 ///   14  the last planning or run attempt failed (`tick status` says why)
 ///    0  all clear
 #[derive(Debug, Args)]

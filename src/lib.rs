@@ -22,6 +22,7 @@ pub mod error;
 pub mod fsx;
 pub mod git;
 pub mod hooks;
+pub mod import;
 pub mod llm;
 pub mod local_model;
 pub mod pager;

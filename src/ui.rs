@@ -422,6 +422,9 @@ impl Ui {
                     format!("{review}; no step is left to run")
                 });
             }
+            RunEvent::Overlap { .. }
+            | RunEvent::SourceTicked { .. }
+            | RunEvent::SourceNotTicked { .. } => self.cross_task_event(event),
             RunEvent::Deviation { .. }
             | RunEvent::Tampered { .. }
             | RunEvent::OutsideEdit { .. }
@@ -554,6 +557,36 @@ impl Ui {
         }
     }
 
+    /// What a run says about other files than the task's own: other tasks' steps that change
+    /// the same files, and the source file of an imported task.
+    fn cross_task_event(&self, event: &RunEvent) {
+        self.end_live_text();
+        match event {
+            RunEvent::Overlap { step, overlaps } => {
+                for line in overlaps {
+                    self.warn(line);
+                }
+                self.hint(&format!(
+                    "{step} goes on; `tick check` lists every overlap of the active tasks"
+                ));
+            }
+            RunEvent::SourceNotTicked {
+                step,
+                source,
+                file,
+                reason,
+            } => {
+                self.warn(&format!(
+                    "{step} is done, but `{source}` in `{file}` was not ticked: {reason}"
+                ));
+                self.hint(&format!(
+                    "tick it there by hand if it is the same task; `{file}` was not changed"
+                ));
+            }
+            _ => self.note(&run_event_line(event).unwrap_or_default()),
+        }
+    }
+
     /// The last line of a `--json` event stream: the exit code and, when the command failed,
     /// the error.
     pub fn json_result(&self, exit_code: u8, error: Option<&Error>) {
@@ -658,6 +691,9 @@ fn run_event_line(event: &RunEvent) -> Option<String> {
                 format!("{step} done (no verification defined)")
             }
         }
+        RunEvent::SourceTicked { step, source, file } => {
+            format!("{step}: ticked `{source}` in `{file}` too")
+        }
         RunEvent::Committed { step, commit, .. } => match commit {
             Some(commit) => format!("committed {step} as {}", commit.get(..12).unwrap_or(commit)),
             None => format!("committed {step}"),
@@ -722,6 +758,7 @@ impl Ui {
                 FindingKind::PlanChanged => "plan changed",
                 FindingKind::Unparseable => "unparseable",
                 FindingKind::FailedAttempt => "failed attempt",
+                FindingKind::Overlap => "overlap",
             };
             let _ = writeln!(out, "{}{step}: {kind}: {}", finding.task, finding.message);
         }

@@ -14,6 +14,11 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         max_files_changed: args.max_files,
         commit_steps: args.commit_steps,
     };
+    if args.task.is_none() && !overlaps_accepted(ctx) {
+        ctx.ui
+            .note("the draft was not approved; it waits in `.tasks/draft/PLAN.md`");
+        return Ok(Outcome::Done);
+    }
     // The hooks that apply now are part of what is approved (`crate::hooks::approval`).
     let config =
         crate::config::for_workspace(ctx.store(), ctx.env, &crate::config::Flags::default())?;
@@ -112,9 +117,34 @@ fn plan_approved(
 pub fn report_approved(ctx: &Ctx<'_>, approved: &Approved, commit: bool) -> Result<()> {
     let folder = ctx.store().rel(&approved.dir);
     ctx.ui.approved(approved, &folder);
+    for line in &approved.overlaps {
+        ctx.ui.warn(line);
+    }
     if commit {
         approve::commit_task(ctx.store(), approved)?;
     }
     ctx.ui.approved_next(&folder, commit);
     Ok(())
+}
+
+/// The draft's overlaps with the active tasks, said; in a terminal the person is asked whether
+/// to approve anyway. `false` when they said no.
+pub fn overlaps_accepted(ctx: &Ctx<'_>) -> bool {
+    use super::terminal::Terminal;
+    use crate::person::Person;
+    let Some(draft) = ctx.store().load_draft().ok().flatten() else {
+        return true;
+    };
+    let overlaps = approve::draft_overlaps(ctx.store(), &draft.plan.steps);
+    if overlaps.is_empty() || !ctx.env.interactive {
+        return true;
+    }
+    for line in &overlaps {
+        ctx.ui.warn(line);
+    }
+    let mut person = Terminal::new(ctx.ui, ctx.env.stdin_is_terminal);
+    person.yes_no(
+        "approve it anyway? both tasks would change these files",
+        false,
+    ) == Some(true)
 }

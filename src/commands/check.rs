@@ -29,6 +29,9 @@ pub fn run(ctx: &Ctx<'_>, args: &CheckArgs) -> Result<Outcome> {
         let task = store.task_ref(&id);
         check_task(ctx, &task, args.strict, &mut report)?;
     }
+    report
+        .findings
+        .extend(crate::report::check::overlap_findings(store));
     if let Some(attempt) = super::plan::last_plan_attempt(store) {
         report.findings.push(Finding {
             task: "draft".to_owned(),

@@ -35,9 +35,12 @@ const EXIT_STATUS: &[(&str, &str)] = &[
     ),
     ("7", "Another tick process holds the task's lock."),
     (
-        "10-13",
-        "`tick check`: 10 a step is stale, 11 a step is done but unverified, 12 PLAN.md \
-         changed since approval, 13 a task file does not parse.",
+        "9-16",
+        "`tick check`: 9 (with `--strict`) a done step's files changed later by another \
+         task, 10 a step is stale, 11 a step is done but unverified, 12 PLAN.md changed since \
+         approval, 13 a task file does not parse, 14 the last attempt failed, 15 (with \
+         `--from-git`) the ticks and the history disagree, 16 two active tasks change the same \
+         files.",
     ),
     (
         "130",

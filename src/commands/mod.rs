@@ -11,6 +11,7 @@ pub mod discard;
 pub mod doctor;
 pub mod edit;
 pub mod from_git;
+pub mod import;
 pub mod init;
 pub mod list;
 pub mod log;
@@ -185,6 +186,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
     let outcome = match command {
         Command::Init(args) => init::run(&ctx, &args),
         Command::Plan(args) => plan::run(&ctx, &args),
+        Command::Import(args) => import::run(&ctx, &args, &cwd),
         Command::Show(args) => show::run(&ctx, &args),
         Command::Discard(args) => discard::run(&ctx, &args),
         Command::Approve(args) => approve::run(&ctx, &args),

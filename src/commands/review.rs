@@ -86,6 +86,9 @@ pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Choice> {
     }
     if let Some(draft) = &draft {
         super::show::print_draft(ctx, draft);
+        for line in approve::draft_overlaps(store, &draft.plan.steps) {
+            ui.warn(&line);
+        }
     }
     loop {
         let Some(choice) = person.choose(

@@ -53,6 +53,8 @@ pub struct Approved {
     pub title: String,
     /// Its steps, sub-steps included.
     pub steps: usize,
+    /// Steps of other active tasks that change the same files, as recorded in the approval.
+    pub overlaps: Vec<String>,
 }
 
 /// What [`approve`] did.
@@ -151,6 +153,8 @@ pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> R
     let approved = plan_md::parse(&plan_text).map_err(|e| store.parse_error(&path, &e))?;
     let todo_text = render_todo(store, &id, &title, &approved.steps)?;
     refuse_other_checklist(&approved.steps, &todo_text)?;
+    let todo_text = keep_draft_ticks(&approved.steps, todo_text);
+    let overlaps = draft_overlaps(store, &approved.steps);
     let mut state = State::new();
     state.approval = Some(ApprovalRecord {
         approved_at: now,
@@ -159,7 +163,9 @@ pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> R
         git_head: crate::git::head(store.root()),
         draft_hash: Some(draft_hash(&draft.src)),
         hooks: Vec::new(),
+        overlaps: overlaps.clone(),
     });
+    state.import = import_record(&approved, &super::import::draft_marks(store));
     let state_text = crate::tasks::tx::state_yaml(&state)?;
 
     let stage = store
@@ -192,6 +198,78 @@ pub fn approve_draft(store: &Store, now: DateTime<Utc>, contract: Contract) -> R
         dir: task_dir,
         title,
         steps: approved.steps.all_steps().count(),
+        overlaps,
+    })
+}
+
+/// The steps of the draft whose files steps of other active tasks also change (declared, or
+/// seen changed), one line each: shown in the review, asked about in a terminal, recorded in
+/// the approval.
+pub fn draft_overlaps(store: &Store, steps: &todo_md::Checklist) -> Vec<String> {
+    use crate::tasks::overlap;
+    let mine = overlap::step_files(steps, None);
+    if mine.is_empty() {
+        return Vec::new();
+    }
+    let others = overlap::active_tasks(store, None, false);
+    overlap::find(&mine, &others)
+        .iter()
+        .map(|o| o.line("this plan"))
+        .collect()
+}
+
+/// Steps the draft has ticked (tasks `tick import` found done in their source) stay ticked in
+/// TODO.md: done, not verified, until `tick verify` runs their checks.
+fn keep_draft_ticks(steps: &todo_md::Checklist, todo: String) -> String {
+    let mut todo = todo;
+    for step in steps.all_steps().filter(|s| s.status == StepStatus::Done) {
+        let Some(id) = step.id else { continue };
+        let Ok(list) = todo_md::parse(&todo) else {
+            break;
+        };
+        if let Some(ticked) = todo_md::edit_step(
+            &todo,
+            &list,
+            id,
+            &todo_md::StepEdit::status(StepStatus::Done, None),
+        ) {
+            todo = ticked;
+        }
+    }
+    todo
+}
+
+/// The import record of a draft `tick import` made: its source, and each step's source id and
+/// mark.
+fn import_record(
+    plan: &PlanDoc,
+    marks: &crate::import::draft::Marks,
+) -> Option<crate::tasks::state::ImportRecord> {
+    use crate::tasks::state::{ImportRecord, ImportedStep};
+    let meta = super::import::meta_of(&plan.front)?;
+    let steps = plan
+        .steps
+        .all_steps()
+        .filter_map(|step| {
+            let source = step.source.clone()?;
+            let mark = marks.get(&source);
+            Some((
+                step.id?,
+                ImportedStep {
+                    line: mark.map(|m| m.line),
+                    col: mark.map(|m| m.col),
+                    hash: mark.map(|m| m.hash.clone()).unwrap_or_default(),
+                    key: mark.map(|m| m.key.clone()).unwrap_or_default(),
+                    source,
+                },
+            ))
+        })
+        .collect();
+    Some(ImportRecord {
+        format: meta.format.as_str().to_owned(),
+        path: meta.path,
+        write_back: meta.write_back,
+        steps,
     })
 }
 
@@ -426,6 +504,12 @@ pub fn reapprove(
             .approval
             .as_ref()
             .map(|a| a.hooks.clone())
+            .unwrap_or_default(),
+        overlaps: task
+            .state
+            .approval
+            .as_ref()
+            .map(|a| a.overlaps.clone())
             .unwrap_or_default(),
     };
     let ((), committed) =

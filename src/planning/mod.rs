@@ -17,6 +17,7 @@ pub mod attempt;
 pub mod conversation;
 pub mod draft;
 pub mod events;
+pub mod import;
 pub mod replan;
 
 use std::path::PathBuf;

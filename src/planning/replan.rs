@@ -572,7 +572,7 @@ pub fn local_plan_text(plan: &PlanDoc, replan: &LocalReplan) -> Result<String> {
             done_when: new.done_when.as_deref(),
             risk: new.risk.map(crate::plan::Risk::as_str),
             depends: new.depends.clone(),
-            notes: &[],
+            ..Details::default()
         };
         for line in details.lines() {
             lines.push_str(&format!("{indent}- {line}{eol}"));

@@ -19,6 +19,8 @@ pub enum FindingKind {
     // Ordered from least to most severe: the most severe finding sets the exit code.
     /// The last planning or run attempt failed (a warning: the files are consistent).
     FailedAttempt,
+    /// Steps still to do in two active tasks change the same files.
+    Overlap,
     /// Only with `--strict`: tick changed a done step's files later, running another task.
     ChangedByTask,
     Unverified,
@@ -31,6 +33,7 @@ impl FindingKind {
     pub fn exit_code(self) -> u8 {
         match self {
             FindingKind::FailedAttempt => 14,
+            FindingKind::Overlap => 16,
             FindingKind::ChangedByTask => 9,
             FindingKind::Stale => 10,
             FindingKind::Unverified => 11,
@@ -58,6 +61,24 @@ pub struct CheckReport {
     pub newly_stale: Vec<(String, String)>,
     pub findings: Vec<Finding>,
     pub exit_code: u8,
+}
+
+/// Steps still to do in two active tasks that change the same files, one finding per pair
+/// of steps (named under the older task).
+pub fn overlap_findings(store: &Store) -> Vec<Finding> {
+    let tasks = crate::tasks::overlap::active_tasks(store, None, true);
+    let mut out = Vec::new();
+    for (index, task) in tasks.iter().enumerate() {
+        for found in crate::tasks::overlap::find(&task.steps, &tasks[index + 1..]) {
+            out.push(Finding {
+                task: task.id.clone(),
+                kind: FindingKind::Overlap,
+                step: Some(found.step.to_string()),
+                message: found.line("this task"),
+            });
+        }
+    }
+    out
 }
 
 /// What needs a person in `task`, which this check has just refreshed (`refreshed`): a changed

@@ -44,6 +44,25 @@ pub enum RunEvent {
     },
     /// The work on a step begins; it is marked `[-]`.
     StepStarted { step: StepId, title: String },
+    /// Before `step` starts: steps of other active tasks, still to be done, change some of
+    /// the same files, one line each: "S2 of this task and S4 of `…-auth` both change
+    /// `src/lib.rs`".
+    Overlap { step: StepId, overlaps: Vec<String> },
+    /// The step came from another tool's task file (`tick import`) and tick ticked it there
+    /// too: `source` is the task's id in `file`.
+    SourceTicked {
+        step: StepId,
+        source: String,
+        file: String,
+    },
+    /// The step came from another tool's task file, but tick did not tick it there: `reason`
+    /// says why (the line changed since the import, the file is outside the repository).
+    SourceNotTicked {
+        step: StepId,
+        source: String,
+        file: String,
+        reason: String,
+    },
     /// The model's turn for `step` reported `agent` (the same events `tick plan --json`
     /// prints).
     Agent { step: StepId, agent: AgentEvent },

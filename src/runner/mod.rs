@@ -20,6 +20,7 @@ pub mod redo;
 mod replan;
 pub mod reverify;
 pub mod schedule;
+mod source;
 pub mod verify;
 pub mod write;
 
@@ -841,6 +842,9 @@ impl<'a> Runner<'a> {
                     prints.clone(),
                 );
             })?;
+            if let Some(ticked) = source::tick_source(self.store(), &self.deps.task, parent, now) {
+                sink(ticked);
+            }
             return Ok(false);
         }
         let failed = verifier.evidence().last().map_or_else(String::new, |e| {
@@ -966,6 +970,9 @@ impl<'a> Runner<'a> {
 
     /// A step starts: the event, and `[-]` in TODO.md with its record in state.yaml.
     fn start(&self, id: StepId, title: &str, sink: &mut Sink<'_>) -> Result<()> {
+        if let Some(overlap) = source::overlaps_before(self.store(), &self.deps.task, id) {
+            sink(overlap);
+        }
         sink(RunEvent::StepStarted {
             step: id,
             title: title.to_owned(),
@@ -1144,6 +1151,9 @@ impl<'a> Runner<'a> {
             |p| p.evidence = evidence,
             sink,
         );
+        if let Some(ticked) = source::tick_source(self.store(), &self.deps.task, id, now) {
+            sink(ticked);
+        }
         let parent_blocked = id.is_sub() && self.settle_parent(id.parent(), sink)?;
         // `--commit`, or the approval's contract (`approve --commit-steps`).
         let commit_steps = task

@@ -176,6 +176,18 @@ fn key_lines(step: &Step, key: &str) -> Vec<String> {
             risk,
             ..Details::default()
         },
+        "source" => Details {
+            source: step.source.as_deref(),
+            ..Details::default()
+        },
+        "reqs" => Details {
+            reqs: &step.reqs,
+            ..Details::default()
+        },
+        "proposed" => Details {
+            proposed: step.proposed.as_deref(),
+            ..Details::default()
+        },
         _ => Details {
             depends,
             ..Details::default()

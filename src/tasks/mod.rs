@@ -11,6 +11,7 @@ pub mod journal;
 pub mod lock;
 pub mod markdown_depth;
 pub mod merge;
+pub mod overlap;
 pub mod plan_md;
 pub mod render;
 pub mod restore;

@@ -46,17 +46,23 @@ pub fn code_span(text: &str) -> String {
 /// The detail lines of one step, as TODO.md and PLAN.md write them.
 #[derive(Debug, Default)]
 pub struct Details<'a> {
+    pub source: Option<&'a str>,
     pub files: &'a [String],
     pub verify: &'a [String],
     pub done_when: Option<&'a str>,
     pub risk: Option<&'a str>,
     pub depends: Vec<String>,
+    pub reqs: &'a [String],
+    pub proposed: Option<&'a str>,
     pub notes: &'a [String],
 }
 
 impl Details<'_> {
     pub fn lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
+        if let Some(source) = self.source {
+            lines.push(format!("source: {}", one_line(source)));
+        }
         if !self.files.is_empty() {
             lines.push(format!("files: {}", one_line(&self.files.join(", "))));
         }
@@ -68,6 +74,9 @@ impl Details<'_> {
                 .collect();
             lines.push(format!("verify: {}", commands.join(", ")));
         }
+        if let Some(proposed) = self.proposed {
+            lines.push(format!("proposed: {}", one_line(proposed)));
+        }
         if let Some(done_when) = self.done_when {
             lines.push(format!("done when: {}", one_line(done_when)));
         }
@@ -76,6 +85,9 @@ impl Details<'_> {
         }
         if !self.depends.is_empty() {
             lines.push(format!("depends: {}", self.depends.join(", ")));
+        }
+        if !self.reqs.is_empty() {
+            lines.push(format!("reqs: {}", one_line(&self.reqs.join(", "))));
         }
         lines.extend(self.notes.iter().map(|n| one_line(n)));
         lines
@@ -91,11 +103,14 @@ pub fn one_line(text: &str) -> String {
 /// A step's detail lines as TODO.md writes them.
 pub fn detail_lines(step: &Step) -> Vec<String> {
     Details {
+        source: step.source.as_deref(),
         files: &step.files,
         verify: &step.verify,
         done_when: step.done_when.as_deref(),
         risk: step.risk.map(super::super::plan::step::Risk::as_str),
         depends: step.depends.iter().map(StepId::to_string).collect(),
+        reqs: &step.reqs,
+        proposed: step.proposed.as_deref(),
         notes: &step.notes,
     }
     .lines()
@@ -218,7 +233,7 @@ pub fn plan_body<'a>(store: &Store, plan: impl Into<PlanInput<'a>>) -> Result<St
                 done_when: step.done_when,
                 risk: step.risk.map(crate::plan::Risk::as_str),
                 depends: step.depends.to_vec(),
-                notes: &[],
+                ..Details::default()
             };
             StepContext {
                 id: format!("S{}", index + 1),

@@ -35,6 +35,39 @@ pub struct State {
     /// `tick answer` on its step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_replan: Option<PendingReplan>,
+    /// Where the task was imported from (`tick import`): the source file, and per step the
+    /// source task's id and the mark tick ticks back when it ticks the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import: Option<ImportRecord>,
+}
+
+/// A task's source file, from `tick import`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportRecord {
+    /// The tool's format (`speckit`, `kiro`, ...).
+    pub format: String,
+    /// The source file, relative to the repository's root.
+    pub path: String,
+    /// Whether tick ticks the source when it ticks a step.
+    pub write_back: bool,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub steps: BTreeMap<StepId, ImportedStep>,
+}
+
+/// One imported step: its source id and where its mark is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedStep {
+    pub source: String,
+    /// 1-based line of the mark, its byte offset in the line, the line's hash at import,
+    /// and (Taskmaster) the task's `tag/id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub col: Option<usize>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hash: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub key: String,
 }
 
 /// The executor's re-plan around `step`, waiting for a person's approval.
@@ -97,6 +130,10 @@ pub struct ApprovalRecord {
     /// added, removed or changed since makes `tick run` refuse until approved again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<ApprovedHook>,
+    /// Other active tasks whose steps change the same files, as the person was shown them
+    /// when approving (`S2 and S4 of 20261201-...-auth both change src/lib.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overlaps: Vec<String>,
 }
 
 /// One hook as an approval records it.

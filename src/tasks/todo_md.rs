@@ -98,6 +98,13 @@ pub struct Step {
     pub done_when: Option<String>,
     pub risk: Option<Risk>,
     pub depends: Vec<StepId>,
+    /// The id the step has in the file it was imported from (`source: T012`).
+    pub source: Option<String>,
+    /// The requirements the step serves, as its source links them (`reqs: 1.1, US2`).
+    pub reqs: Vec<String>,
+    /// Where a check tick proposed came from (`proposed: verify, from ...`): the source had
+    /// none, tick wrote it, the review shows it.
+    pub proposed: Option<String>,
     pub blocked: Option<String>,
     pub stale: Option<String>,
     pub evidence: Option<String>,
@@ -759,6 +766,9 @@ fn build_step(
         done_when: None,
         risk: None,
         depends: Vec::new(),
+        source: None,
+        reqs: Vec::new(),
+        proposed: None,
         blocked: None,
         stale: None,
         evidence: None,
@@ -829,15 +839,27 @@ fn check_id_level(id: StepId, level: Level) -> Result<(), (String, String)> {
     }
 }
 
-/// The detail keys a person or the planner writes (the rest are the runner's).
-pub const PLANNED_KEYS: [&str; 5] = ["files", "verify", "done when", "risk", "depends"];
-
-const DETAIL_KEYS: [&str; 9] = [
+/// The detail keys a person, the planner or `tick import` writes (the rest are the runner's).
+pub const PLANNED_KEYS: [&str; 8] = [
     "files",
     "verify",
     "done when",
     "risk",
     "depends",
+    "source",
+    "reqs",
+    "proposed",
+];
+
+const DETAIL_KEYS: [&str; 12] = [
+    "files",
+    "verify",
+    "done when",
+    "risk",
+    "depends",
+    "source",
+    "reqs",
+    "proposed",
     "blocked",
     "stale",
     "evidence",
@@ -924,6 +946,7 @@ fn add_detail(
             }
         }
         "done when" => step.done_when = Some(value()),
+        "source" | "reqs" | "proposed" => import_detail(step, key, raw_value),
         "risk" => {
             step.risk = Some(value().parse().map_err(|message| {
                 at_value(message, "write `risk: low`, `risk: medium` or `risk: high`")
@@ -950,6 +973,16 @@ fn add_detail(
         _ => step.notes.push(collapse_whitespace(text)),
     }
     Ok(())
+}
+
+/// The detail lines `tick import` writes: the source task's id, its requirement links, and
+/// where a check tick proposed came from.
+fn import_detail(step: &mut Step, key: &str, raw_value: &str) {
+    match key {
+        "source" => step.source = Some(collapse_whitespace(raw_value)),
+        "reqs" => step.reqs.extend(split_list(&collapsed(raw_value))),
+        _ => step.proposed = Some(collapse_whitespace(raw_value)),
+    }
 }
 
 /// Where an item's bullet is. pulldown-cmark may start a nested item's range before it: at

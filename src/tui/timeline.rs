@@ -187,6 +187,22 @@ impl App {
             RunEvent::VerifyPassedBefore { step, .. } => self.note(format!(
                 "{step}: its verify passed before the change; a done claim needs a change to its files"
             )),
+            RunEvent::Overlap { overlaps, .. } => {
+                for line in overlaps {
+                    self.note(format!("warning: {line}"));
+                }
+            }
+            RunEvent::SourceTicked { step, source, file } => {
+                self.note(format!("{step}: ticked `{source}` in `{file}` too"));
+            }
+            RunEvent::SourceNotTicked {
+                step,
+                source,
+                file,
+                reason,
+            } => self.note(format!(
+                "warning: {step} is done, but `{source}` in `{file}` was not ticked: {reason}"
+            )),
             RunEvent::OutsideEdit { step, files } => self.note(format!(
                 "{step}: you changed {} while it ran; the model is told",
                 files.join(", ")

@@ -18,6 +18,7 @@ mod foundations;
 mod git_guard;
 mod hooks;
 mod hostile;
+mod import;
 mod kill;
 mod lifecycle;
 mod llm;
