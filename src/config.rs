@@ -1532,13 +1532,17 @@ model: theirs
             std::fs::write(&project, text).unwrap();
             let config = untrusted(&project, &[], dir.path()).unwrap();
             assert!(
-                config.sandbox.enabled && config.sandbox.writable.is_empty(),
+                config.sandbox.enabled
+                    && config.sandbox.writable.is_empty()
+                    && config.sandbox.env.is_empty(),
                 "{text}"
             );
             assert_eq!(ignored_keys(&config), [key], "{text}");
             let trusted = resolve_project(&project, &[], dir.path()).unwrap();
             assert!(
-                !trusted.sandbox.enabled || !trusted.sandbox.writable.is_empty(),
+                !trusted.sandbox.enabled
+                    || !trusted.sandbox.writable.is_empty()
+                    || !trusted.sandbox.env.is_empty(),
                 "a trusted repository decides: {text}"
             );
         }

@@ -178,7 +178,9 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         ui,
     };
     let Some(command) = cli.command else {
-        return Ok(match crate::tui::run(ctx.store(), env, ui)? {
+        let trusted = trust::ask_for_session(&ctx);
+        let store = trusted.as_ref().unwrap_or(ctx.store());
+        return Ok(match crate::tui::run(store, env, ui)? {
             crate::tui::Ended::Quit => Outcome::Done,
             crate::tui::Ended::Interrupted => Outcome::Interrupted,
         });

@@ -69,3 +69,48 @@ pub fn run(ctx: &Ctx<'_>, args: &TrustArgs) -> Result<Outcome> {
     );
     Ok(Outcome::Done)
 }
+
+/// Before the interactive session opens (as Claude Code's "do you trust this folder?"): when
+/// this repository's files would decide something the person has not trusted them with (where
+/// requests go, what runs, a loosened limit: what [`crate::config::Config::trust_warning`]
+/// names), ask once whether to trust them. Yes: trusted as `tick trust` does, and the store
+/// that sees it is returned. No, no terminal, or settings that do not resolve: the session
+/// opens as it would have, and the warning stands.
+pub fn ask_for_session(ctx: &Ctx<'_>) -> Option<crate::tasks::Store> {
+    use crate::person::Person as _;
+    if !ctx.env.stdin_is_terminal {
+        return None;
+    }
+    let config = ctx
+        .engine
+        .resolved_config(&crate::config::Flags::default())
+        .ok()?;
+    let warning = config.trust_warning()?;
+    let root = ctx.store().root();
+    ctx.ui.warn(&warning);
+    let question = format!(
+        "trust `{}` and let its files decide these (as `tick trust` does)?",
+        root.display()
+    );
+    let mut terminal = super::terminal::Terminal::new(ctx.ui, true);
+    if terminal.yes_no(&question, false) != Some(true) {
+        ctx.ui
+            .note("not trusted: its files decide only what tightens (`tick trust` later)");
+        return None;
+    }
+    match trust::grant(root, ctx.env) {
+        Ok((_, path)) => {
+            ctx.ui.note(&format!(
+                "trusted `{}` (recorded in `{}`)",
+                root.display(),
+                path.display()
+            ));
+            Some(ctx.store().clone().trusting(ctx.env))
+        }
+        Err(err) => {
+            ctx.ui
+                .warn(&format!("could not record the trust: {}", err.message));
+            None
+        }
+    }
+}

@@ -17,8 +17,16 @@ const LONG_HOLDERS: [&str; 2] = ["tick run", "tick watch"];
 /// Held until dropped; the OS releases it if the process dies.
 #[derive(Debug)]
 pub struct Lock {
-    _file: File,
+    file: File,
     path: PathBuf,
+}
+
+impl Drop for Lock {
+    /// The holder's note goes with the lock: a later waiter must not name a process that
+    /// finished long ago (a kill leaves it; then it names the last holder, best effort).
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+    }
 }
 
 impl Lock {
@@ -90,7 +98,7 @@ pub fn acquire(dir: &Path, name: &str, holder: &str, wait: Duration) -> Result<L
     let _ = file.seek(SeekFrom::Start(0));
     let _ = write!(file, "{holder} (pid {})", std::process::id());
     let _ = file.flush();
-    Ok(Lock { _file: file, path })
+    Ok(Lock { file, path })
 }
 
 #[cfg(test)]

@@ -329,6 +329,9 @@ async fn no_process_outlives_its_command() {
             )
         })
         .collect();
+    let mut calls = calls;
+    // S1's file changes too: its verify passes before any change, and a claim needs one.
+    calls.push(bash("make", "touch made.txt"));
     push_calls(&server, &calls);
     // The next answer waits, so tick is still running while the test looks.
     let waiting =

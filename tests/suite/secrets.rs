@@ -112,7 +112,7 @@ async fn no_secret_reaches_any_file_tick_writes() {
         "summary": format!("Replace the leaked keys:\n{all}"),
         "context": format!("Found in CI logs:\t{all}"),
         "steps": [
-            {"title": "Print the leaked keys", "files": ["notes.txt"], "verify": ["true"]},
+            {"title": "Print the leaked keys", "files": ["notes.txt"], "verify": ["test -f notes.txt"]},
             {"title": format!("{} revoked", SECRETS[3].1), "files": ["notes.txt"]}
         ]
     });
@@ -155,7 +155,9 @@ async fn no_secret_reaches_any_file_tick_writes() {
         (
             "r2",
             "bash",
-            json!({"command": format!("echo {encoded} | base64 -d")}),
+            // The step's file changes too: a verify that passed before the change would not
+            // count (issue 29), and `test -f notes.txt` fails before it.
+            json!({"command": format!("echo {encoded} | base64 -d; echo printed > notes.txt")}),
         ),
     ]));
     server.push(openai_call(

@@ -1330,3 +1330,45 @@ async fn sighup_and_sigterm_during_a_run_end_the_session_with_todo_md_whole() {
         assert!(task.is_ok(), "{signal}: {:?}", task.err());
     }
 }
+
+/// Issue 25: the session asks once, before it opens, whether to trust a repository whose
+/// files would decide what they may not untrusted (here its server); `n` keeps it untrusted
+/// and asks again next time, `y` trusts it as `tick trust` does, and then nothing is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_asks_whether_to_trust_a_repository_whose_files_would_decide() {
+    let server = FakeModel::start().await;
+    let project = Workspace::sample();
+    project.write(".tasks/config.yaml", "base_url: http://127.0.0.2:9/v1\n");
+    let url = format!("{}/v1", server.url());
+    let root = project.root().to_path_buf();
+    let record = root.join(".local/state/tick/trusted.yaml");
+    tokio::task::spawn_blocking(move || {
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        let screen = pty.wait_for("[y/N]");
+        assert!(screen.contains("ignored `base_url`"), "{screen}");
+        assert!(
+            screen.contains("and let its files decide these"),
+            "{screen}"
+        );
+        pty.send("n");
+        pty.wait_for("PLAN ›");
+        pty.quit();
+        assert!(!record.exists(), "not trusted on `n`");
+
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        pty.wait_for("[y/N]");
+        pty.send("y");
+        pty.wait_for("PLAN ›");
+        pty.quit();
+        let recorded = std::fs::read_to_string(&record).unwrap();
+        assert!(recorded.contains(".tasks/config.yaml"), "{recorded}");
+
+        // Trusted: the next session opens at once.
+        let mut pty = Pty::spawn(&root, &url, &[], &[]);
+        let screen = pty.wait_for("PLAN ›");
+        assert!(!screen.contains("[y/N]"), "{screen}");
+        pty.quit();
+    })
+    .await
+    .unwrap();
+}
