@@ -638,6 +638,13 @@ fn lower_limits_only(limits: &mut FileLimits, person: &Limits, ignored: &mut Vec
         "replan_max_new_steps",
         ignored,
     );
+    // Before-images are kept on the person's disk: a clone may not ask for more of them.
+    keep(
+        &mut limits.max_undo_bytes,
+        person.max_undo_bytes,
+        "max_undo_bytes",
+        ignored,
+    );
 }
 
 /// The sandbox settings from the files, with `~/` in `writable` expanded. Relative paths
@@ -1512,6 +1519,11 @@ model: theirs
                 "`limits.replan_max_new_steps`"
             ]
         );
+        // More before-images than the person's (the default here) is loosening.
+        std::fs::write(&project, "limits:\n  max_undo_bytes: 99999999999\n").unwrap();
+        let config = untrusted(&project, &[("TICK_CONFIG", &user_var)], dir.path()).unwrap();
+        assert_eq!(config.limits.max_undo_bytes, defaults.max_undo_bytes);
+        assert_eq!(ignored_keys(&config), ["`limits.max_undo_bytes`"]);
         // Above the person's own 10 is loosening too.
         std::fs::write(&project, "limits:\n  max_turns: 20\n").unwrap();
         let config = untrusted(&project, &[("TICK_CONFIG", &user_var)], dir.path()).unwrap();
