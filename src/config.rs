@@ -1367,11 +1367,16 @@ mod tests {
 
     /// Resolves `project` (shown as `config.yaml`) under `vars`, with no flags.
     fn resolve_project(project: &Path, vars: &[(&str, &str)], home: &Path) -> Result<Config> {
+        resolve_trusted(project, &env(vars, home))
+    }
+
+    /// The settings from `project` as a trusted repository's file, in `env`.
+    fn resolve_trusted(project: &Path, env: &Env) -> Result<Config> {
         resolve(
             project,
             "config.yaml",
             &TrustState::Trusted,
-            &env(vars, home),
+            env,
             &Flags::default(),
         )
     }
@@ -1645,14 +1650,7 @@ model: theirs
         )
         .unwrap();
         let e = env(&[("ANTHROPIC_API_KEY", "sk-ant")], dir.path());
-        let config = resolve(
-            &project,
-            "config.yaml",
-            &TrustState::Trusted,
-            &e,
-            &Flags::default(),
-        )
-        .unwrap();
+        let config = resolve_trusted(&project, &e).unwrap();
         assert_eq!(config.provider, Provider::Anthropic);
         assert_eq!(config.model.as_deref(), Some("project-model"));
         assert_eq!(config.plan_model.as_deref(), Some("user-planner"));
@@ -1691,14 +1689,7 @@ model: theirs
              the default of `provider: ollama`"
         );
         let e = env(&[("TICK_BASE_URL", "http://127.0.0.1:9/v1")], dir.path());
-        let config = resolve(
-            &project,
-            "config.yaml",
-            &TrustState::Trusted,
-            &e,
-            &Flags::default(),
-        )
-        .unwrap();
+        let config = resolve_trusted(&project, &e).unwrap();
         assert_eq!(config.base_url_source, "`TICK_BASE_URL`");
         assert!(
             config.client_config().is_ok(),
@@ -1779,14 +1770,7 @@ model: theirs
         )
         .unwrap();
         let e = env(&[], dir.path());
-        let config = resolve(
-            &project,
-            "config.yaml",
-            &TrustState::Trusted,
-            &e,
-            &Flags::default(),
-        )
-        .unwrap();
+        let config = resolve_trusted(&project, &e).unwrap();
         assert_eq!(config.tool_calls, ToolCalls::Text);
         assert_eq!(config.limits.output_tokens(crate::tools::Mode::Plan), 512);
         assert_eq!(config.limits.output_tokens(crate::tools::Mode::Build), 512);
@@ -1795,38 +1779,17 @@ model: theirs
         assert_eq!(config.limits.replan_max_new_steps, 1);
         assert_eq!(Limits::default().replan_max_new_steps, 3);
         let e = env(&[("TICK_TOOL_CALLS", "native")], dir.path());
-        let config = resolve(
-            &project,
-            "config.yaml",
-            &TrustState::Trusted,
-            &e,
-            &Flags::default(),
-        )
-        .unwrap();
+        let config = resolve_trusted(&project, &e).unwrap();
         assert_eq!(config.tool_calls, ToolCalls::Native);
         let e = env(&[("TICK_TOOL_CALLS", "xml")], dir.path());
-        let err = resolve(
-            &project,
-            "config.yaml",
-            &TrustState::Trusted,
-            &e,
-            &Flags::default(),
-        )
-        .unwrap_err();
+        let err = resolve_trusted(&project, &e).unwrap_err();
         assert!(
             err.message.contains("TICK_TOOL_CALLS=xml"),
             "{}",
             err.message
         );
         std::fs::write(&project, "tool_calls: json\n").unwrap();
-        let err = resolve(
-            &project,
-            "config.yaml",
-            &TrustState::Trusted,
-            &e,
-            &Flags::default(),
-        )
-        .unwrap_err();
+        let err = resolve_trusted(&project, &e).unwrap_err();
         assert!(
             err.message.starts_with("`config.yaml:1:13`"),
             "{}",
@@ -1907,14 +1870,7 @@ model: theirs
         )
         .unwrap();
         let e = env(&[], dir.path());
-        let config = resolve(
-            &project,
-            "config.yaml",
-            &TrustState::Trusted,
-            &e,
-            &Flags::default(),
-        )
-        .unwrap();
+        let config = resolve_trusted(&project, &e).unwrap();
         let programs: Vec<&str> = config.run_command.programs().collect();
         assert!(programs.ends_with(&["cargo", "jq"]), "{programs:?}");
         let argv = |items: &[&str]| items.iter().map(|&s| s.to_owned()).collect::<Vec<_>>();
@@ -1938,14 +1894,7 @@ model: theirs
         );
 
         std::fs::write(&project, "run_command:\n  allow:\n    - program: ./x\n").unwrap();
-        let err = resolve(
-            &project,
-            "config.yaml",
-            &TrustState::Trusted,
-            &e,
-            &Flags::default(),
-        )
-        .unwrap_err();
+        let err = resolve_trusted(&project, &e).unwrap_err();
         assert!(
             err.message
                 .starts_with("`config.yaml`: run_command.allow entry 1 (`./x`): `program` must be"),

@@ -10,6 +10,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::{Format, Mark, SourceFile, SourceTask};
+use crate::tasks::render::one_line;
+use crate::tasks::todo_md;
 
 /// The front matter's `import:`: where the plan came from, and each source task's mark.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,30 +130,14 @@ fn code_span(text: &str) -> String {
     }
 }
 
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The keys a detail line may start with: a note that starts so would read as a detail.
-const KEYS: [&str; 12] = [
-    "files",
-    "verify",
-    "done when",
-    "risk",
-    "depends",
-    "source",
-    "reqs",
-    "proposed",
-    "blocked",
-    "stale",
-    "evidence",
-    "answer",
-];
-
 fn note_line(note: &str) -> String {
     let note = one_line(note);
     let key = note.split(':').next().unwrap_or("").trim();
-    if note.contains(':') && KEYS.iter().any(|k| k.eq_ignore_ascii_case(key)) {
+    if note.contains(':')
+        && todo_md::DETAIL_KEYS
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(key))
+    {
         format!("note: {note}")
     } else {
         note

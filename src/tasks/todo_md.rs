@@ -851,7 +851,8 @@ pub const PLANNED_KEYS: [&str; 8] = [
     "proposed",
 ];
 
-const DETAIL_KEYS: [&str; 12] = [
+/// Every detail key TODO.md knows: the planned ones and the runner's.
+pub const DETAIL_KEYS: [&str; 12] = [
     "files",
     "verify",
     "done when",
