@@ -344,7 +344,7 @@ pub fn checklist_difference(
                     g.status.marker()
                 ));
             }
-            let fields: [(&str, String, String); 9] = [
+            let fields: [(&str, String, String); 10] = [
                 ("files", list(&w.files), list(&g.files)),
                 ("verify", list(&w.verify), list(&g.verify)),
                 (
@@ -362,6 +362,7 @@ pub fn checklist_difference(
                     list(&w.depends.iter().map(StepId::to_string).collect::<Vec<_>>()),
                     list(&g.depends.iter().map(StepId::to_string).collect::<Vec<_>>()),
                 ),
+                ("tools", list(&w.tools), list(&g.tools)),
                 ("blocked", "none".to_owned(), one(g.blocked.as_deref())),
                 ("stale", "none".to_owned(), one(g.stale.as_deref())),
                 ("evidence", "none".to_owned(), one(g.evidence.as_deref())),

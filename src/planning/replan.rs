@@ -541,6 +541,7 @@ fn same_step(old: &crate::tasks::todo_md::Step, new: &PlanStep) -> bool {
         && old.done_when == new.done_when
         && old.risk == new.risk
         && depends == new.depends
+        && old.tools == new.tools
 }
 
 /// The PLAN.md text of `plan` (the task's approved plan, parsed with its steps) with `replan` applied: the
@@ -572,6 +573,7 @@ pub fn local_plan_text(plan: &PlanDoc, replan: &LocalReplan) -> Result<String> {
             done_when: new.done_when.as_deref(),
             risk: new.risk.map(crate::plan::Risk::as_str),
             depends: new.depends.clone(),
+            tools: &new.tools,
             ..Details::default()
         };
         for line in details.lines() {

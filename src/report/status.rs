@@ -182,7 +182,7 @@ impl Serialize for StepReport<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let step = self.step;
-        let mut out = serializer.serialize_struct("StepReport", 17)?;
+        let mut out = serializer.serialize_struct("StepReport", 18)?;
         out.serialize_field("id", &step.id)?;
         out.serialize_field("status", &self.status)?;
         out.serialize_field("title", &step.title)?;
@@ -194,6 +194,11 @@ impl Serialize for StepReport<'_> {
         out.serialize_field("done_when", &step.done_when)?;
         out.serialize_field("risk", &step.risk.map(Risk::as_str))?;
         out.serialize_field("depends", &step.depends)?;
+        if step.tools.is_empty() {
+            out.skip_field("tools")?;
+        } else {
+            out.serialize_field("tools", &step.tools)?;
+        }
         out.serialize_field("blocked", &step.blocked)?;
         out.serialize_field("stale", &step.stale)?;
         out.serialize_field("later_changes", self.later_changes)?;

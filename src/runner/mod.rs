@@ -81,6 +81,17 @@ pub fn check_runnable(store: &Store, task: &Task, sink: &mut Sink<'_>) -> Result
             task.id
         )));
     }
+    if let Some(what) = task.tools_changed() {
+        return Err(Error::input(format!(
+            "`{}` changes the MCP tools the plan approved: {what}",
+            store.rel(&task.dir.join(TODO_FILE))
+        ))
+        .hint(format!(
+            "a step's `tools:` are changed in PLAN.md and approved with `tick approve {}`; \
+             put TODO.md's `tools:` back as PLAN.md has them; nothing was run",
+            task.id
+        )));
+    }
     transition(task.phase(), Event::Run)
         .map(drop)
         .map_err(|r| Error::input(r.reason).hint(r.hint))

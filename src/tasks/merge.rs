@@ -188,6 +188,10 @@ fn key_lines(step: &Step, key: &str) -> Vec<String> {
             proposed: step.proposed.as_deref(),
             ..Details::default()
         },
+        "tools" => Details {
+            tools: &step.tools,
+            ..Details::default()
+        },
         _ => Details {
             depends,
             ..Details::default()

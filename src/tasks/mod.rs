@@ -750,6 +750,43 @@ impl Task {
             .is_some_and(|approval| approval.plan_hash != plan_md::approval_hash(&self.plan))
     }
 
+    /// The first step whose `tools:` in TODO.md are not the ones the approved PLAN.md names,
+    /// in words: a step's MCP tools are capabilities, so a list changed in TODO.md needs an
+    /// approval as one changed in PLAN.md does (whose hash covers them). `None` when they agree
+    /// or TODO.md names no tools at all (then none are offered), without reading PLAN.md's
+    /// steps.
+    pub fn tools_changed(&self) -> Option<String> {
+        if self.todo.all_steps().all(|step| step.tools.is_empty()) {
+            return None;
+        }
+        let Ok(plan) = plan_md::parse(&self.plan_src) else {
+            return Some("PLAN.md's steps do not parse".to_owned());
+        };
+        let none: &[String] = &[];
+        let list = |tools: &[String]| {
+            if tools.is_empty() {
+                "none".to_owned()
+            } else {
+                tools
+                    .iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        self.todo.all_steps().find_map(|step| {
+            let id = step.id?;
+            let approved = plan.steps.find(id).map_or(none, |s| s.tools.as_slice());
+            (approved != step.tools.as_slice()).then(|| {
+                format!(
+                    "`{id}`'s tools are {} in TODO.md, {} in the approved PLAN.md",
+                    list(&step.tools),
+                    list(approved)
+                )
+            })
+        })
+    }
+
     /// Done steps (and sub-steps) without the runner's verification behind them.
     pub fn unverified(&self) -> Vec<&todo_md::Step> {
         self.todo
@@ -829,6 +866,14 @@ pub fn steps_hash(checklist: &Checklist) -> String {
         {
             hasher.update(part.as_bytes());
             hasher.update(b"\0");
+        }
+        // Only when there are any: the hash of a step without tools stays what it was.
+        if !step.tools.is_empty() {
+            hasher.update(b"tools\0");
+            for tool in &step.tools {
+                hasher.update(tool.as_bytes());
+                hasher.update(b"\0");
+            }
         }
         hasher.update(b"\n");
     }

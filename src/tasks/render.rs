@@ -27,6 +27,7 @@ struct StepContext {
     done_when: Option<String>,
     risk: Option<String>,
     depends: Vec<String>,
+    tools: Vec<String>,
     notes: Vec<String>,
 }
 
@@ -52,6 +53,7 @@ pub struct Details<'a> {
     pub done_when: Option<&'a str>,
     pub risk: Option<&'a str>,
     pub depends: Vec<String>,
+    pub tools: &'a [String],
     pub reqs: &'a [String],
     pub proposed: Option<&'a str>,
     pub notes: &'a [String],
@@ -86,6 +88,9 @@ impl Details<'_> {
         if !self.depends.is_empty() {
             lines.push(format!("depends: {}", self.depends.join(", ")));
         }
+        if !self.tools.is_empty() {
+            lines.push(format!("tools: {}", one_line(&self.tools.join(", "))));
+        }
         if !self.reqs.is_empty() {
             lines.push(format!("reqs: {}", one_line(&self.reqs.join(", "))));
         }
@@ -109,6 +114,7 @@ pub fn detail_lines(step: &Step) -> Vec<String> {
         done_when: step.done_when.as_deref(),
         risk: step.risk.map(super::super::plan::step::Risk::as_str),
         depends: step.depends.iter().map(StepId::to_string).collect(),
+        tools: &step.tools,
         reqs: &step.reqs,
         proposed: step.proposed.as_deref(),
         notes: &step.notes,
@@ -127,6 +133,7 @@ fn step_context(step: &Step) -> StepContext {
         done_when: step.done_when.clone(),
         risk: step.risk.map(|r| r.as_str().to_owned()),
         depends: step.depends.iter().map(StepId::to_string).collect(),
+        tools: step.tools.clone(),
         notes: step.notes.clone(),
     }
 }
@@ -215,6 +222,7 @@ pub struct StepInput<'a> {
     pub done_when: Option<&'a str>,
     pub risk: Option<crate::plan::Risk>,
     pub depends: &'a [String],
+    pub tools: &'a [String],
 }
 
 /// The markdown body of a draft PLAN.md for a submitted plan, through the (overridable)
@@ -233,6 +241,7 @@ pub fn plan_body<'a>(store: &Store, plan: impl Into<PlanInput<'a>>) -> Result<St
                 done_when: step.done_when,
                 risk: step.risk.map(crate::plan::Risk::as_str),
                 depends: step.depends.to_vec(),
+                tools: step.tools,
                 ..Details::default()
             };
             StepContext {
@@ -245,6 +254,7 @@ pub fn plan_body<'a>(store: &Store, plan: impl Into<PlanInput<'a>>) -> Result<St
                 done_when: step.done_when.map(str::to_owned),
                 risk: details.risk.map(str::to_owned),
                 depends: step.depends.to_vec(),
+                tools: step.tools.to_vec(),
                 notes: Vec::new(),
             }
         })
@@ -267,18 +277,20 @@ pub fn plan_body<'a>(store: &Store, plan: impl Into<PlanInput<'a>>) -> Result<St
         ))
         .hint("fix or remove the PLAN.md template (`PLAN.md.j2` in `.tasks/templates/` or `~/.config/tick/templates/`); nothing was written")
     })?;
-    let want: Vec<(String, String)> = context
+    // The tools too: they are a step's capabilities, which a template must not change.
+    let want: Vec<(String, String, Vec<String>)> = context
         .steps
         .iter()
-        .map(|s| (s.id.clone(), s.title.clone()))
+        .map(|s| (s.id.clone(), s.title.clone(), s.tools.clone()))
         .collect();
-    let got: Vec<(String, String)> = doc
+    let got: Vec<(String, String, Vec<String>)> = doc
         .steps
         .all_steps()
         .map(|s| {
             (
                 s.id.map(|i| i.to_string()).unwrap_or_default(),
                 s.title.clone(),
+                s.tools.clone(),
             )
         })
         .collect();

@@ -98,6 +98,9 @@ pub struct Step {
     pub done_when: Option<String>,
     pub risk: Option<Risk>,
     pub depends: Vec<StepId>,
+    /// The MCP tools the step may use, qualified `server.tool` (`tools: github.create_issue`).
+    /// Part of the approved contract: during the step only these are offered.
+    pub tools: Vec<String>,
     /// The id the step has in the file it was imported from (`source: T012`).
     pub source: Option<String>,
     /// The requirements the step serves, as its source links them (`reqs: 1.1, US2`).
@@ -766,6 +769,7 @@ fn build_step(
         done_when: None,
         risk: None,
         depends: Vec::new(),
+        tools: Vec::new(),
         source: None,
         reqs: Vec::new(),
         proposed: None,
@@ -840,24 +844,26 @@ fn check_id_level(id: StepId, level: Level) -> Result<(), (String, String)> {
 }
 
 /// The detail keys a person, the planner or `tick import` writes (the rest are the runner's).
-pub const PLANNED_KEYS: [&str; 8] = [
+pub const PLANNED_KEYS: [&str; 9] = [
     "files",
     "verify",
     "done when",
     "risk",
     "depends",
+    "tools",
     "source",
     "reqs",
     "proposed",
 ];
 
 /// Every detail key TODO.md knows: the planned ones and the runner's.
-pub const DETAIL_KEYS: [&str; 12] = [
+pub const DETAIL_KEYS: [&str; 13] = [
     "files",
     "verify",
     "done when",
     "risk",
     "depends",
+    "tools",
     "source",
     "reqs",
     "proposed",
@@ -926,14 +932,7 @@ fn add_detail(
         step.span.details.push((planned, item_line_start..line_end));
     }
     match key {
-        "files" => {
-            let files = split_list(&collapsed(raw_value));
-            if step.files.is_empty() {
-                step.files = files;
-            } else {
-                step.files.extend(files);
-            }
-        }
+        "files" => step.files.extend(split_list(&collapsed(raw_value))),
         "verify" => {
             if code_spans.is_empty() {
                 let value = value();
@@ -947,7 +946,9 @@ fn add_detail(
             }
         }
         "done when" => step.done_when = Some(value()),
-        "source" | "reqs" | "proposed" => import_detail(step, key, raw_value),
+        "tools" | "source" | "reqs" | "proposed" => {
+            listed_detail(step, key, raw_value).map_err(|(m, h)| at_value(m, h))?;
+        }
         "risk" => {
             step.risk = Some(value().parse().map_err(|message| {
                 at_value(message, "write `risk: low`, `risk: medium` or `risk: high`")
@@ -974,6 +975,56 @@ fn add_detail(
         _ => step.notes.push(collapse_whitespace(text)),
     }
     Ok(())
+}
+
+/// The detail lines of lists and ids: `tools:` (a step's MCP tools, each `server.tool`, each
+/// once) and those `tick import` writes; the message and hint when one is wrong.
+fn listed_detail(
+    step: &mut Step,
+    key: &str,
+    raw_value: &str,
+) -> Result<(), (String, &'static str)> {
+    if key != "tools" {
+        import_detail(step, key, raw_value);
+        return Ok(());
+    }
+    for tool in split_list(&collapsed(raw_value)) {
+        if let Some(problem) = tool_name_problem(&tool) {
+            return Err((
+                format!("`{tool}` {problem}"),
+                "name MCP tools as `server.tool`, like `tools: github.create_issue`",
+            ));
+        }
+        if step.tools.contains(&tool) {
+            return Err((
+                format!("`{tool}` is listed twice"),
+                "list each `server.tool` once",
+            ));
+        }
+        step.tools.push(tool);
+    }
+    Ok(())
+}
+
+/// Why `name` cannot be a step's MCP tool, if it cannot: a tool is named `server.tool`, the
+/// server as the person's config names it and the tool as the server does (no spaces, no
+/// commas, no backticks, which would not survive a `tools:` line).
+pub fn tool_name_problem(name: &str) -> Option<&'static str> {
+    let Some((server, tool)) = name.split_once('.') else {
+        return Some("is not a qualified tool name (`server.tool`)");
+    };
+    let fine = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
+    };
+    if !fine(server) || server.contains(['.', '/']) || !fine(tool) {
+        return Some(
+            "is not a tool name; a server name is letters, digits, `_` and `-`, then `.` and the tool's name",
+        );
+    }
+    None
 }
 
 /// The detail lines `tick import` writes: the source task's id, its requirement links, and

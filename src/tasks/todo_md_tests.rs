@@ -707,7 +707,7 @@ fn scan_item(depth: usize, detail: bool) -> impl Strategy<Value = String> {
     let key = prop_oneof![
         30 => prop::sample::select(vec![
             "files: ", "verify: ", "verify: ", "done when: ", "risk: ", "depends: ",
-            "blocked: ", "stale: ", "evidence: ", "answer: ", "note ",
+            "blocked: ", "stale: ", "evidence: ", "answer: ", "note ", "tools: ",
         ]),
         1 => Just(""),
     ];
@@ -836,5 +836,58 @@ fn the_scanner_reads_what_tick_writes() {
     for doc in [DESIGN_EXAMPLE, crlf.as_str(), template] {
         let list = scan::checklist(doc).expect("the scanner reads it");
         assert_eq!(Ok(list), parse_by_pulldown(doc));
+    }
+}
+
+#[test]
+fn a_step_names_its_mcp_tools() {
+    let src = "# T\n\n- [ ] S1 File the issue\n  - tools: github.create_issue, `docs.search`\n  - tools: fs.read_text_file\n- [ ] S2 No tools\n";
+    let list = parse(src).unwrap();
+    assert_eq!(
+        list.steps[0].tools,
+        ["github.create_issue", "docs.search", "fs.read_text_file"]
+    );
+    assert!(list.steps[1].tools.is_empty());
+    for (bad, message) in [
+        (
+            "create_issue",
+            "`create_issue` is not a qualified tool name (`server.tool`)",
+        ),
+        ("git hub.x", "`git hub.x` is not a tool name"),
+        ("a.b, a.b", "`a.b` is listed twice"),
+    ] {
+        let err = parse(&format!("- [ ] S1 x\n  - tools: {bad}\n")).unwrap_err();
+        assert_eq!((err.line, err.col), (2, 12), "{bad}: {err:?}");
+        assert!(err.message.starts_with(message), "{bad}: {err:?}");
+        assert!(err.hint.contains("server.tool"), "{err:?}");
+    }
+}
+
+/// A qualified MCP tool name: a server name, a dot, and a tool name (which may hold dots).
+fn tool_name() -> impl Strategy<Value = String> {
+    ("[a-z][a-z0-9_-]{0,8}", "[a-zA-Z_][a-zA-Z0-9_./-]{0,12}")
+        .prop_map(|(server, tool)| format!("{server}.{tool}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+    /// A step's tools as tick renders them (`tools:`) parse back to the same list, in order,
+    /// and a step without tools renders no `tools:` line.
+    #[test]
+    fn tools_round_trip_through_their_detail_line(
+        tools in prop::collection::btree_set(tool_name(), 0..5),
+        crlf in any::<bool>(),
+    ) {
+        let tools: Vec<String> = tools.into_iter().collect();
+        let details = crate::tasks::render::Details { tools: &tools, ..Default::default() };
+        let eol = if crlf { "\r\n" } else { "\n" };
+        let mut doc = format!("# T{eol}{eol}- [ ] S1 Do it{eol}");
+        for line in details.lines() {
+            doc.push_str(&format!("  - {line}{eol}"));
+        }
+        prop_assert_eq!(doc.contains("tools:"), !tools.is_empty());
+        let list = parse(&doc).unwrap();
+        prop_assert_eq!(&list.steps[0].tools, &tools);
     }
 }

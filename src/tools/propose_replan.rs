@@ -166,7 +166,7 @@ mod tests {
         );
         insta::assert_snapshot!(
             error(&json!({"step": "S3", "reason": "r", "replace": [{"title": "t", "id": "S3"}]})),
-            @"invalid arguments for propose_replan: unknown field `id`, expected one of `title`, `files`, `verify`, `done_when`, `risk`, `depends`"
+            @"invalid arguments for propose_replan: unknown field `id`, expected one of `title`, `files`, `verify`, `done_when`, `risk`, `depends`, `tools`"
         );
     }
 

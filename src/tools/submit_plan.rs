@@ -59,6 +59,14 @@ pub struct PlanStep {
     /// Ids (`S1`, `S2`, ...) of earlier steps.
     #[serde(default, deserialize_with = "null_as_empty")]
     pub depends: Vec<String>,
+    /// The MCP tools the step needs, qualified `server.tool`; during the step only these are
+    /// offered.
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub tools: Vec<String>,
 }
 
 /// A submitted plan is drafted as PLAN.md by [`crate::tasks::render::plan_body`].
@@ -79,6 +87,7 @@ impl<'a> From<&'a PlanSubmission> for crate::tasks::render::PlanInput<'a> {
                     done_when: step.done_when.as_deref(),
                     risk: step.risk,
                     depends: &step.depends,
+                    tools: &step.tools,
                 })
                 .collect(),
             risks: &plan.risks,
@@ -179,10 +188,12 @@ impl PlanStep {
         check_controls(&format!("{id} `title`"), &mut self.title, problems);
         tidy(&mut self.files);
         tidy(&mut self.verify);
+        tidy(&mut self.tools);
         for (list, name) in [
             (&mut self.files, "files"),
             (&mut self.verify, "verify"),
             (&mut self.depends, "depends"),
+            (&mut self.tools, "tools"),
         ] {
             for item in list.iter_mut() {
                 check_controls(&format!("{id} `{name}`"), item, problems);
@@ -191,6 +202,15 @@ impl PlanStep {
         for file in &self.files {
             if let Some(problem) = file_problem(file) {
                 problems.push(format!("{id} `files`: `{file}` {problem}"));
+            }
+        }
+        for (at, tool) in self.tools.iter().enumerate() {
+            if let Some(problem) = crate::tasks::todo_md::tool_name_problem(tool) {
+                problems.push(format!("{id} `tools`: `{tool}` {problem}"));
+            } else if self.tools[..at].contains(tool) {
+                problems.push(format!(
+                    "{id} `tools`: `{tool}` is listed twice; list it once"
+                ));
             }
         }
         for command in &self.verify {
@@ -327,7 +347,8 @@ pub(super) fn step_schema(verify: &str, depends: &str) -> serde_json::Value {
             "verify": strings(verify),
             "done_when": {"type": "string", "description": "One line saying when the step is done."},
             "risk": {"type": "string", "enum": ["low", "medium", "high"]},
-            "depends": strings(depends)
+            "depends": strings(depends),
+            "tools": strings("MCP tools the step needs, qualified as `server.tool` (e.g. `github.create_issue`); only these are offered during the step. Omit when the step needs none.")
         },
         "required": ["title"],
         "additionalProperties": false
@@ -447,7 +468,7 @@ mod tests {
         insta::assert_snapshot!(error(&top), @"invalid arguments for submit_plan: unknown field `priority`, expected one of `title`, `summary`, `context`, `assumptions`, `steps`, `risks`, `verification`, `out_of_scope`, `open_questions`");
         let mut step = minimal();
         step["steps"][0]["id"] = json!("S1");
-        insta::assert_snapshot!(error(&step), @"invalid arguments for submit_plan: unknown field `id`, expected one of `title`, `files`, `verify`, `done_when`, `risk`, `depends`");
+        insta::assert_snapshot!(error(&step), @"invalid arguments for submit_plan: unknown field `id`, expected one of `title`, `files`, `verify`, `done_when`, `risk`, `depends`, `tools`");
     }
 
     #[test]
@@ -546,6 +567,40 @@ mod tests {
         - S3 `done_when` must be one line
         - S3 `depends`: S9 does not exist; the steps are S1 to S3
         ");
+    }
+
+    #[test]
+    fn a_step_names_its_mcp_tools_qualified_and_once() {
+        let mut plan = minimal();
+        plan["steps"][0]["tools"] = json!([" github.create_issue ", "", "docs.search"]);
+        let accepted = PlanSubmission::from_arguments(&plan).unwrap();
+        assert_eq!(
+            accepted.steps[0].tools,
+            ["github.create_issue", "docs.search"]
+        );
+        // Serialised without `tools` when a step has none, with them when it has.
+        let none = PlanSubmission::from_arguments(&minimal()).unwrap();
+        assert!(
+            serde_json::to_value(&none.steps[0])
+                .unwrap()
+                .get("tools")
+                .is_none()
+        );
+        let again: PlanSubmission =
+            serde_json::from_value(serde_json::to_value(&accepted).unwrap()).unwrap();
+        assert_eq!(again, accepted);
+        plan["steps"][0]["tools"] = json!(["create_issue", "git hub.x", "a.b", "a.b", ".x"]);
+        insta::assert_snapshot!(error(&plan), @r"
+        submit_plan was not accepted; fix these and call submit_plan again:
+        - S1 `tools`: `create_issue` is not a qualified tool name (`server.tool`)
+        - S1 `tools`: `git hub.x` is not a tool name; a server name is letters, digits, `_` and `-`, then `.` and the tool's name
+        - S1 `tools`: `a.b` is listed twice; list it once
+        - S1 `tools`: `.x` is not a tool name; a server name is letters, digits, `_` and `-`, then `.` and the tool's name
+        ");
+        assert_eq!(
+            spec().parameters["properties"]["steps"]["items"]["properties"]["tools"]["type"],
+            json!("array")
+        );
     }
 
     #[test]
