@@ -54,6 +54,33 @@ pub enum Command {
     Model(LocalModelArgs),
     Undo(UndoArgs),
     Redo(RedoArgs),
+    Mcp(McpArgs),
+}
+
+/// The Model Context Protocol: `serve` tick's tasks as MCP tools for other agents.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub command: McpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    Serve(McpServeArgs),
+}
+
+/// Serve this workspace's tasks as MCP tools over stdio, for another agent to execute.
+///
+/// Tools: `list_tasks`, `show_task`, `next_step`, `claim_step`, `report_done`,
+/// `report_blocked`, `status`. A `report_done` is a claim: tick runs the step's `verify`
+/// commands in its sandbox, as `tick run` does, and ticks the step only if they pass. No tool
+/// drafts or approves a plan. Configure it in your agent as the command `tick mcp serve`, run
+/// in the repository; see docs/mcp.md.
+#[derive(Debug, Args)]
+pub struct McpServeArgs {
+    /// Run the verify commands without the sandbox (recorded, like `tick run --no-sandbox`).
+    #[arg(long)]
+    pub no_sandbox: bool,
 }
 
 /// A model on this machine, no API key needed: `setup`, `start`, `stop`, `status`, `speed`.

@@ -1,0 +1,646 @@
+//! `tick mcp serve`: tick's tasks as MCP tools over stdio, so another agent (Claude Code,
+//! Codex, ...) can execute an approved plan while tick keeps the checklist true.
+//!
+//! The agent reads (`list_tasks`, `show_task`, `next_step`, `status`), claims the next step
+//! (`claim_step`: `[-]`), and reports it done (`report_done`) or blocked (`report_blocked`).
+//! A done report is a claim, as `update_step done` is in `tick run`: tick runs the step's
+//! `verify` commands itself, in the sandbox, through the runner's verifier, and ticks `[x]`
+//! with the evidence only when they pass. No tool drafts, edits or approves a plan: that stays
+//! with the person. Every write takes the task's lock and goes through the store's
+//! transaction, like every other writer.
+//!
+//! [`Tasks`] is the tools' logic, synchronous and free of the protocol; [`TickServer`] is
+//! rmcp's handler around it, which runs each call on a blocking thread.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::agent::executor::Verdict;
+use crate::env::Clock;
+use crate::error::{Error, Result};
+use crate::plan::{StepId, StepStatus};
+use crate::runner::record::Recorder;
+use crate::runner::verify::StepVerifier;
+use crate::runner::write::{self, StatusWrite, StepWrite};
+use crate::runner::{Next, RunEvent, next_step};
+use crate::tasks::{Store, Task, TaskRef};
+use crate::tools::bash::CommandEnv;
+
+/// The tools, in the order `tools/list` gives them.
+pub const TOOL_NAMES: [&str; 7] = [
+    "list_tasks",
+    "show_task",
+    "next_step",
+    "claim_step",
+    "report_done",
+    "report_blocked",
+    "status",
+];
+
+/// Who holds the task lock while a tool writes (shown to a command that waits on it).
+const HOLDER: &str = "tick mcp serve";
+
+/// The tools' logic over one workspace's store.
+pub struct Tasks {
+    store: Store,
+    /// The environment and sandbox the step's `verify` commands run in: `tick run`'s.
+    env: CommandEnv,
+    clock: Clock,
+}
+
+/// `{task?}`: the task (id, prefix or part of its name); default: the current one.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskArgs {
+    #[serde(default)]
+    task: Option<String>,
+}
+
+/// `{step, task?}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepArgs {
+    step: String,
+    #[serde(default)]
+    task: Option<String>,
+}
+
+/// `{step, task?, note?}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DoneArgs {
+    step: String,
+    #[serde(default)]
+    task: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+/// `{step, reason, task?}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlockedArgs {
+    step: String,
+    reason: String,
+    #[serde(default)]
+    task: Option<String>,
+}
+
+/// A tool's failure, as the calling agent reads it: what was wrong and what to do.
+fn tool_error(err: &Error) -> String {
+    let mut text = err.message.clone();
+    for hint in &err.hints {
+        text.push_str("\nhint: ");
+        text.push_str(hint);
+    }
+    text
+}
+
+fn parse<T: DeserializeOwned>(tool: &str, arguments: &Value) -> Result<T, String> {
+    let arguments = if arguments.is_null() {
+        json!({})
+    } else {
+        arguments.clone()
+    };
+    serde_json::from_value(arguments).map_err(|err| format!("invalid arguments for {tool}: {err}"))
+}
+
+fn parse_step(text: &str) -> Result<StepId, String> {
+    text.trim().parse()
+}
+
+impl Tasks {
+    pub fn new(store: Store, env: CommandEnv, clock: Clock) -> Tasks {
+        Tasks { store, env, clock }
+    }
+
+    /// Calls tool `name` with `arguments`: its result as JSON, or the error for the agent.
+    pub fn call(&self, name: &str, arguments: &Value) -> Result<Value, String> {
+        match name {
+            "list_tasks" => parse::<TaskArgs>(name, arguments).and_then(|args| match args.task {
+                Some(_) => Err("list_tasks takes no `task`".to_owned()),
+                None => self.list_tasks().map_err(|e| tool_error(&e)),
+            }),
+            "show_task" => parse::<TaskArgs>(name, arguments).and_then(|args| {
+                self.show_task(args.task.as_deref())
+                    .map_err(|e| tool_error(&e))
+            }),
+            "next_step" => parse::<TaskArgs>(name, arguments)
+                .and_then(|args| self.next(args.task.as_deref()).map_err(|e| tool_error(&e))),
+            "status" => parse::<TaskArgs>(name, arguments).and_then(|args| {
+                self.status(args.task.as_deref())
+                    .map_err(|e| tool_error(&e))
+            }),
+            "claim_step" => {
+                let args: StepArgs = parse(name, arguments)?;
+                let step = parse_step(&args.step)?;
+                self.claim(args.task.as_deref(), step)
+                    .map_err(|e| tool_error(&e))
+            }
+            "report_done" => {
+                let args: DoneArgs = parse(name, arguments)?;
+                let step = parse_step(&args.step)?;
+                self.report_done(args.task.as_deref(), step, args.note.as_deref())?
+            }
+            "report_blocked" => {
+                let args: BlockedArgs = parse(name, arguments)?;
+                let step = parse_step(&args.step)?;
+                let reason = crate::tasks::render::one_line(&args.reason);
+                if reason.is_empty() {
+                    return Err("`reason` is empty; say what blocks the step".to_owned());
+                }
+                self.report_blocked(args.task.as_deref(), step, &reason)
+                    .map_err(|e| tool_error(&e))
+            }
+            other => Err(format!(
+                "there is no tool `{other}`; the tools are {}",
+                TOOL_NAMES.join(", ")
+            )),
+        }
+    }
+
+    fn list_tasks(&self) -> Result<Value> {
+        let report = crate::report::list::list_report(&self.store)?;
+        Ok(serde_json::to_value(report).unwrap_or_default())
+    }
+
+    fn show_task(&self, task: Option<&str>) -> Result<Value> {
+        let task_ref = self.store.resolve_or_current(task)?;
+        let task = self.store.load(&task_ref)?;
+        Ok(json!({
+            "id": task.id,
+            "title": task.title(),
+            "phase": task.phase(),
+            "path": self.store.rel(&task.dir),
+            "plan_md": task.plan_src.as_str(),
+            "todo_md": task.todo_src.as_str(),
+        }))
+    }
+
+    fn status(&self, task: Option<&str>) -> Result<Value> {
+        let task_ref = self.store.resolve_or_current(task)?;
+        let task = self.store.load(&task_ref)?;
+        let report = crate::report::status::task_report(&self.store, &task);
+        Ok(serde_json::to_value(report).unwrap_or_default())
+    }
+
+    /// Whether `task` may run at all, as `tick run` decides (approved PLAN.md, tools as
+    /// approved, a phase that runs).
+    fn check_runnable(&self, task: &Task) -> Result<()> {
+        crate::runner::check_runnable(&self.store, task, &mut |_| {})
+    }
+
+    fn next(&self, task: Option<&str>) -> Result<Value> {
+        let task_ref = self.store.resolve_or_current(task)?;
+        let task = self.store.load(&task_ref)?;
+        self.check_runnable(&task)?;
+        Ok(match next_step(&task.todo, None) {
+            Next::Step(id) | Next::AlreadyDone(id) => {
+                let mut value = step_json(&task, id);
+                value["next"] = json!("step");
+                value
+            }
+            Next::AllDone => json!({"task": task.id, "next": "all_done"}),
+            Next::Blocked { id, reason } => {
+                json!({"task": task.id, "next": "blocked", "step": id, "reason": reason})
+            }
+            Next::Waiting { id, on } => {
+                json!({"task": task.id, "next": "waiting", "step": id, "waits_on": on})
+            }
+        })
+    }
+
+    /// The task, locked and refreshed (what changed while tick was not looking is marked
+    /// stale first, as every command does), loaded, and checked to be runnable.
+    fn open(&self, task: Option<&str>) -> Result<(TaskRef, crate::tasks::lock::Lock, Task)> {
+        let task_ref = self.store.resolve_or_current(task)?;
+        let lock = self.store.lock_task(&task_ref, HOLDER)?;
+        crate::watch::refresh_locked(&self.store, &task_ref, self.clock.now(), &lock)?;
+        let task = self.store.load(&task_ref)?;
+        self.check_runnable(&task)?;
+        Ok((task_ref, lock, task))
+    }
+
+    fn claim(&self, task: Option<&str>, id: StepId) -> Result<Value> {
+        let (task_ref, _lock, task) = self.open(task)?;
+        let step = find_step(&self.store, &task, id)?;
+        match step.status {
+            StepStatus::InProgress => {
+                let mut value = step_json(&task, id);
+                value["claimed"] = json!("already in progress");
+                return Ok(value);
+            }
+            StepStatus::Done => {
+                return Err(Error::input(format!("`{id}` is done already"))
+                    .hint("call `next_step` for the step to work on"));
+            }
+            _ => {}
+        }
+        match next_step(&task.todo, Some(id)) {
+            Next::Step(next) if next == id => {}
+            Next::Waiting { on, .. } => {
+                return Err(
+                    Error::input(format!("`{id}` waits on `{on}`, which is not done"))
+                        .hint(format!("finish `{on}` first; nothing was changed")),
+                );
+            }
+            Next::Blocked { reason, .. } => {
+                return Err(Error::input(format!("`{id}` is blocked: {reason}")).hint(
+                    "the person unblocks it (`tick answer` or `tick mark`); nothing was changed",
+                ));
+            }
+            _ => {
+                return Err(Error::input(format!("`{id}` cannot be claimed now"))
+                    .hint("call `next_step` for the step to work on; nothing was changed"));
+            }
+        }
+        let now = self.clock.precise();
+        let written = write::step(
+            &self.store,
+            &task_ref,
+            now,
+            StepWrite {
+                id,
+                expected: Some(step.status),
+                status: StepStatus::InProgress,
+                reason: None,
+            },
+            |state, written| {
+                if written {
+                    state.record_runner(
+                        id,
+                        StepStatus::InProgress,
+                        now,
+                        &[],
+                        std::collections::BTreeMap::new(),
+                    );
+                }
+            },
+        )?;
+        kept_person_edit(id, written)?;
+        let task = self.store.load(&task_ref)?;
+        let mut value = step_json(&task, id);
+        value["claimed"] = json!(true);
+        Ok(value)
+    }
+
+    /// A done report: the step must be claimed (`[-]`); its verification runs as in `tick
+    /// run`, and only a pass ticks it. A failed verification is the tool's error, with the
+    /// output, and the step stays in progress. The outer error is the agent's mistake or a
+    /// fault; the inner one is the verification's answer.
+    fn report_done(
+        &self,
+        task: Option<&str>,
+        id: StepId,
+        note: Option<&str>,
+    ) -> Result<Result<Value, String>, String> {
+        let (task_ref, _lock, task) = self.open(task).map_err(|e| tool_error(&e))?;
+        let step = find_step(&self.store, &task, id).map_err(|e| tool_error(&e))?;
+        if step.status != StepStatus::InProgress {
+            let hint = match next_step(&task.todo, None) {
+                Next::Step(next) => format!("the next step is `{next}`: `claim_step` it first"),
+                _ => "call `next_step` for what runs next".to_owned(),
+            };
+            return Err(tool_error(
+                &Error::input(format!(
+                    "`{id}` is not claimed (it is {}); only a step in progress can be reported done",
+                    step.status
+                ))
+                .hint(format!("{hint}; nothing was changed")),
+            ));
+        }
+        let mut scope = step.files.clone();
+        if id.is_sub()
+            && let Some(parent) = task.todo.find(id.parent())
+        {
+            scope.extend(parent.files.iter().cloned());
+        }
+        let mut verifier = StepVerifier::new(self.store.root(), &self.env, id, &step.verify);
+        let mut recorder = Recorder::new(
+            &self.store,
+            &task.id,
+            id,
+            &scope,
+            self.clock.clone(),
+            SystemTime::now(),
+        );
+        let verified = verifier.has_commands();
+        match verifier.verify(&mut recorder, &mut |_: RunEvent| {}) {
+            Verdict::Passed { .. } => {}
+            Verdict::Failed { report } => {
+                let report = report.replace(
+                    "call `update_step` `done` again",
+                    "call `report_done` again",
+                );
+                return Ok(Err(format!(
+                    "`{id}` was not ticked: its verification failed; it stays in progress.\n{report}"
+                )));
+            }
+            Verdict::GaveUp { reason } => {
+                return Ok(Err(format!(
+                    "`{id}` was not ticked: {reason}; it stays in progress"
+                )));
+            }
+        }
+        let prints = crate::watch::fingerprint(self.store.root(), &scope, &[]);
+        let now = self.clock.precise();
+        let note = note.map(|n| crate::redact::redact(n, &[]));
+        let written = write::step(
+            &self.store,
+            &task_ref,
+            now,
+            StepWrite {
+                id,
+                expected: Some(StepStatus::InProgress),
+                status: StepStatus::Done,
+                reason: None,
+            },
+            |state, written| {
+                if written {
+                    state.clear_failure();
+                    let record = state.record_runner(
+                        id,
+                        StepStatus::Done,
+                        now,
+                        verifier.evidence(),
+                        prints.clone(),
+                    );
+                    record.note.clone_from(&note);
+                }
+            },
+        )
+        .map_err(|e| tool_error(&e))?;
+        kept_person_edit(id, written).map_err(|e| tool_error(&e))?;
+        let evidence: Vec<Value> = verifier
+            .evidence()
+            .iter()
+            .map(|e| json!({"command": e.command, "exit_code": e.exit_code, "duration_ms": e.duration_ms}))
+            .collect();
+        Ok(Ok(json!({
+            "task": task.id,
+            "step": id,
+            "status": "done",
+            "verified": verified,
+            "evidence": evidence,
+        })))
+    }
+
+    fn report_blocked(&self, task: Option<&str>, id: StepId, reason: &str) -> Result<Value> {
+        let (task_ref, _lock, task) = self.open(task)?;
+        let step = find_step(&self.store, &task, id)?;
+        if matches!(step.status, StepStatus::Done | StepStatus::Stale) {
+            return Err(Error::input(format!(
+                "`{id}` is {}; only an open step can be blocked",
+                step.status
+            ))
+            .hint("nothing was changed"));
+        }
+        let now = self.clock.precise();
+        let written = write::step(
+            &self.store,
+            &task_ref,
+            now,
+            StepWrite {
+                id,
+                expected: Some(step.status),
+                status: StepStatus::Blocked,
+                reason: Some(reason),
+            },
+            |state, written| {
+                if written {
+                    state.record_runner(
+                        id,
+                        StepStatus::Blocked,
+                        now,
+                        &[],
+                        std::collections::BTreeMap::new(),
+                    );
+                }
+            },
+        )?;
+        kept_person_edit(id, written)?;
+        Ok(json!({"task": task.id, "step": id, "status": "blocked", "reason": reason}))
+    }
+}
+
+/// The step `id` of `task`, or an error naming the steps there are.
+fn find_step<'t>(
+    store: &Store,
+    task: &'t Task,
+    id: StepId,
+) -> Result<&'t crate::tasks::todo_md::Step> {
+    task.todo.find(id).ok_or_else(|| {
+        let ids: Vec<String> = task
+            .todo
+            .all_steps()
+            .filter_map(|s| s.id.map(|id| format!("`{id}`")))
+            .collect();
+        Error::input(format!(
+            "there is no step `{id}` in `{}`",
+            store.rel(&task.dir.join(crate::tasks::TODO_FILE))
+        ))
+        .hint(format!(
+            "its steps are {}; nothing was changed",
+            ids.join(", ")
+        ))
+    })
+}
+
+/// A person changed the step's marker while the tool worked: theirs is kept, and said so.
+fn kept_person_edit(id: StepId, written: StatusWrite) -> Result<()> {
+    match written {
+        StatusWrite::Kept { current } => Err(Error::input(format!(
+            "`{id}` was changed by hand to `[{}]` meanwhile; the person's marker was kept",
+            current.marker()
+        ))
+        .hint("call `next_step` to see where the task is now")),
+        StatusWrite::Missing => Err(Error::input(format!(
+            "`{id}` is no longer in TODO.md; nothing was changed"
+        ))
+        .hint("call `next_step` to see where the task is now")),
+        StatusWrite::Written(_) => Ok(()),
+    }
+}
+
+/// What an agent needs to do step `id`: its contract as approved.
+fn step_json(task: &Task, id: StepId) -> Value {
+    let Some(step) = task.todo.find(id) else {
+        return json!({"task": task.id, "step": id});
+    };
+    json!({
+        "task": task.id,
+        "step": id,
+        "title": step.title,
+        "status": step.status,
+        "files": step.files,
+        "verify": step.verify,
+        "done_when": step.done_when,
+        "tools": step.tools,
+        "answer": step.answer,
+    })
+}
+
+/// The JSON schema of a tool's arguments.
+fn schema(properties: &Value, required: &[&str]) -> Arc<serde_json::Map<String, Value>> {
+    let value = json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    });
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(serde_json::Map::new()),
+    }
+}
+
+/// The tools as `tools/list` describes them.
+pub fn tools() -> Vec<Tool> {
+    let task = json!({"type": "string", "description": "The task: its id, a prefix, or part of its name. Default: the current task."});
+    let step = json!({"type": "string", "description": "The step id, like `S2` or `S2.1`."});
+    vec![
+        Tool::new(
+            "list_tasks",
+            "The draft and every task in this workspace, newest first, with phase and progress.",
+            schema(&json!({}), &[]),
+        ),
+        Tool::new(
+            "show_task",
+            "A task's approved PLAN.md and its TODO.md checklist, as they are on disk.",
+            schema(&json!({"task": task}), &[]),
+        ),
+        Tool::new(
+            "next_step",
+            "The step to work on next (as `tick run` would choose it), with its files, verify \
+             commands, done-when and MCP tools; or that all are done, one is blocked, or one waits.",
+            schema(&json!({"task": task}), &[]),
+        ),
+        Tool::new(
+            "claim_step",
+            "Claim the next step before working on it: it is marked in progress (`[-]`). Only \
+             the step `next_step` names can be claimed.",
+            schema(&json!({"task": task, "step": step}), &["step"]),
+        ),
+        Tool::new(
+            "report_done",
+            "Report a claimed step done. tick runs the step's verify commands itself, in its \
+             sandbox, and ticks the step `[x]` with the evidence only if they pass; if they \
+             fail, the step stays in progress and the failure is returned: fix it and report \
+             again.",
+            schema(
+                &json!({"task": task, "step": step, "note": {"type": "string", "description": "What was done, in a sentence (kept with the step's record)."}}),
+                &["step"],
+            ),
+        ),
+        Tool::new(
+            "report_blocked",
+            "Report that a step cannot be done as planned: it is marked blocked (`[!]`) with \
+             the reason, for the person to answer. Do not improvise a different plan.",
+            schema(
+                &json!({"task": task, "step": step, "reason": {"type": "string", "description": "What blocks the step, and the smallest question that would unblock it."}}),
+                &["step", "reason"],
+            ),
+        ),
+        Tool::new(
+            "status",
+            "A task's phase, progress and every step with its status and evidence, as `tick \
+             status --json` reports it.",
+            schema(&json!({"task": task}), &[]),
+        ),
+    ]
+}
+
+/// rmcp's handler around [`Tasks`].
+#[derive(Clone)]
+pub struct TickServer {
+    tasks: Arc<Tasks>,
+}
+
+impl TickServer {
+    pub fn new(tasks: Tasks) -> TickServer {
+        TickServer {
+            tasks: Arc::new(tasks),
+        }
+    }
+}
+
+fn text_result(text: String, error: bool) -> CallToolResult {
+    let content = vec![ContentBlock::text(text)];
+    if error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+impl ServerHandler for TickServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("tick", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "tick's approved plans. Work step by step: `next_step`, `claim_step`, do the \
+                 work, then `report_done` (tick verifies before it ticks) or `report_blocked`. \
+                 Plans are drafted and approved by the person, never through these tools.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tasks = Arc::clone(&self.tasks);
+        let name = request.name.to_string();
+        let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        // tick's store, lock and commands are synchronous: off the protocol's thread.
+        let outcome = tokio::task::spawn_blocking(move || tasks.call(&name, &arguments))
+            .await
+            .unwrap_or_else(|err| Err(format!("tick failed while running the tool: {err}")));
+        Ok(match outcome {
+            Ok(value) => text_result(
+                serde_json::to_string_pretty(&value).unwrap_or_default(),
+                false,
+            ),
+            Err(message) => text_result(message, true),
+        }
+        .into())
+    }
+}
+
+/// Serves `tasks` over stdin and stdout until the client closes the connection.
+pub fn serve_stdio(tasks: Tasks) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|err| Error::internal(format!("could not start the async runtime: {err}")))?;
+    runtime.block_on(async move {
+        let service = TickServer::new(tasks)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|err| Error::internal(format!("the MCP connection failed: {err}")))?;
+        service
+            .waiting()
+            .await
+            .map_err(|err| Error::internal(format!("the MCP server stopped: {err}")))?;
+        Ok(())
+    })
+}
