@@ -644,3 +644,39 @@ pub fn serve_stdio(tasks: Tasks) -> Result<()> {
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tools_are_the_named_ones_strict_and_none_plans_or_approves() {
+        let tools = tools();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, TOOL_NAMES);
+        for tool in &tools {
+            assert_eq!(
+                tool.input_schema.get("additionalProperties"),
+                Some(&json!(false)),
+                "{}",
+                tool.name
+            );
+            for word in ["approve", "draft", "plan"] {
+                assert!(!tool.name.contains(word), "{}", tool.name);
+            }
+        }
+    }
+
+    #[test]
+    fn argument_errors_name_the_tool_and_the_field() {
+        assert_eq!(
+            parse::<StepArgs>("claim_step", &json!({"step": "S1", "force": true})).unwrap_err(),
+            "invalid arguments for claim_step: unknown field `force`, expected `step` or `task`"
+        );
+        assert!(parse::<TaskArgs>("status", &Value::Null).is_ok());
+        assert_eq!(
+            parse_step("S1.x").unwrap_err(),
+            "`S1.x` is not a step id (like `S3` or `S3.1`)"
+        );
+    }
+}
