@@ -183,12 +183,10 @@ impl App {
 
     pub(super) fn note(&mut self, text: impl Into<String>) {
         self.timeline.push(Entry::Note(text.into()));
-        self.scroll.reset();
     }
 
     pub(super) fn error(&mut self, text: impl Into<String>) {
         self.timeline.push(Entry::Error(text.into()));
-        self.scroll.reset();
     }
 
     /// Shows an engine error with its hints.

@@ -169,9 +169,9 @@ fn draw_slash_menu(frame: &mut Frame<'_>, app: &App, paint: &Paint, body: Rect, 
 }
 
 fn draw_timeline(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
-    let block = Block::default().borders(Borders::ALL).title(" tick ");
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    // The lines are laid out at the pane's inner width first: how far back the pane is
+    // scrolled is only known once they are counted.
+    let inner = Block::default().borders(Borders::ALL).inner(area);
     let width = usize::from(inner.width.max(1));
     let mut lines: Vec<Line<'static>> = Vec::new();
     // The welcome stays at the top of the timeline, where scrolling back finds it.
@@ -190,7 +190,14 @@ fn draw_timeline(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
         entry_lines(&mut lines, entry, paint, width);
     }
     let height = usize::from(inner.height);
-    let end = lines.len() - app.scroll.fit(lines.len(), height);
+    let back = app.scroll.fit_following(lines.len(), height);
+    let title = if back == 0 {
+        " tick ".to_owned()
+    } else {
+        format!(" tick · {back} more below: End or Ctrl+End ")
+    };
+    frame.render_widget(Block::default().borders(Borders::ALL).title(title), area);
+    let end = lines.len() - back;
     let start = end.saturating_sub(height);
     let shown: Vec<Line<'static>> = lines[start..end].to_vec();
     frame.render_widget(Paragraph::new(shown), inner);

@@ -8,7 +8,9 @@ use std::cell::Cell;
 
 #[derive(Debug, Default)]
 pub struct Scroll {
-    offset: usize,
+    offset: Cell<usize>,
+    /// The lines there were at the last draw, for [`Scroll::fit_following`].
+    total: Cell<usize>,
     /// The largest offset the last draw allowed (lines beyond the pane).
     max: Cell<usize>,
     /// The lines the last draw showed, less one kept for context.
@@ -17,17 +19,18 @@ pub struct Scroll {
 
 impl Scroll {
     pub fn offset(&self) -> usize {
-        self.offset.min(self.max.get())
+        self.offset.get().min(self.max.get())
     }
 
     /// Further from the start (up for the timeline, down for the plan view).
     pub fn more(&mut self, lines: usize) {
-        self.offset = self.offset().saturating_add(lines).min(self.max.get());
+        self.offset
+            .set(self.offset().saturating_add(lines).min(self.max.get()));
     }
 
     /// Back towards the start.
     pub fn less(&mut self, lines: usize) {
-        self.offset = self.offset().saturating_sub(lines);
+        self.offset.set(self.offset().saturating_sub(lines));
     }
 
     pub fn page_more(&mut self) {
@@ -40,11 +43,11 @@ impl Scroll {
 
     /// As far as it goes.
     pub fn to_max(&mut self) {
-        self.offset = self.max.get();
+        self.offset.set(self.max.get());
     }
 
     pub fn reset(&mut self) {
-        self.offset = 0;
+        self.offset.set(0);
     }
 
     /// Called by the drawing: `total` lines, `height` of them fit. Returns the offset to
@@ -53,6 +56,17 @@ impl Scroll {
         self.max.set(total.saturating_sub(height));
         self.page.set(height.saturating_sub(1).max(1));
         self.offset()
+    }
+
+    /// [`Scroll::fit`] for an offset counted from the end: while scrolled back, lines added
+    /// since the last draw move the offset with them, so what is being read stays put (at
+    /// the end, new lines show as they come).
+    pub fn fit_following(&self, total: usize, height: usize) -> usize {
+        let before = self.total.replace(total);
+        if self.offset.get() > 0 && total > before {
+            self.offset.set(self.offset.get() + (total - before));
+        }
+        self.fit(total, height)
     }
 }
 
@@ -86,5 +100,18 @@ mod tests {
         scroll.fit(100, 10);
         scroll.to_max();
         assert_eq!(scroll.fit(100, 50), 50);
+    }
+
+    #[test]
+    fn scrolled_back_the_view_stays_put_as_lines_arrive() {
+        let mut scroll = Scroll::default();
+        assert_eq!(scroll.fit_following(100, 10), 0);
+        // At the end it follows: new lines show.
+        assert_eq!(scroll.fit_following(105, 10), 0);
+        scroll.more(20);
+        assert_eq!(scroll.fit_following(105, 10), 20);
+        assert_eq!(scroll.fit_following(112, 10), 27, "the same lines in view");
+        scroll.reset();
+        assert_eq!(scroll.fit_following(120, 10), 0);
     }
 }

@@ -42,7 +42,7 @@ pub enum Entry {
 impl App {
     /// Something the engine did.
     pub fn on_engine(&mut self, event: EngineEvent) -> Vec<Effect> {
-        self.scroll.reset();
+        // A timeline scrolled back stays where it is (the title says how much is below).
         match event {
             EngineEvent::Agent(event) => {
                 self.on_agent(event);

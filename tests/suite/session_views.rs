@@ -276,3 +276,40 @@ async fn undo_in_the_session_puts_back_the_last_done_step_or_the_one_named() {
         );
     }
 }
+
+#[test]
+fn a_timeline_scrolled_back_stays_put_while_the_model_writes() {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent};
+    let ws = Workspace::new();
+    let mut app = app(&ws, Mode::Plan);
+    for n in 1..=200 {
+        app.timeline.push(Entry::Note(format!("line {n:03}")));
+    }
+    let _ = screen(&app, 80, 24);
+    app.on_key(KeyEvent::from(KeyCode::PageUp));
+    let before = screen(&app, 80, 24);
+    assert!(before.contains("more below"), "{before}");
+    for n in 0..5 {
+        app.on_engine(tick::tui::EngineEvent::Agent(
+            tick::agent::AgentEvent::ToolCall {
+                name: "read_file".into(),
+                detail: format!("f{n}.rs"),
+            },
+        ));
+    }
+    let after = screen(&app, 80, 24);
+    let body = |s: &str| {
+        s.lines()
+            .skip(1)
+            .take(12)
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(body(&before), body(&after), "{after}");
+    // Ctrl+End goes back to the end, where the new lines are.
+    app.on_key(KeyEvent::new(
+        KeyCode::End,
+        ratatui::crossterm::event::KeyModifiers::CONTROL,
+    ));
+    assert!(screen(&app, 80, 24).contains("read_file f4.rs"));
+}
