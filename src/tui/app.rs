@@ -193,7 +193,8 @@ impl App {
     pub fn show_error(&mut self, err: &Error) {
         let mut text = format!("error: {}", err.message);
         for hint in &err.hints {
-            text.push_str(&format!("\nhint: {hint}"));
+            text.push('\n');
+            text.push_str(&in_session_words(&format!("hint: {hint}")));
         }
         self.error(text);
     }

@@ -347,7 +347,9 @@ impl App {
 /// command that does the same (`/run`, `/answer S2 …`) rather than the subcommand
 /// (`tick run`), where the session has one with the same arguments.
 pub fn in_session_words(line: &str) -> String {
-    const SAME: [(&str, &str); 10] = [
+    const SAME: [(&str, &str); 12] = [
+        ("`tick plan --revise \"...\"`", "`/revise ...`"),
+        ("`tick plan \"goal\"`", "`/plan goal`"),
         ("`tick run --step ", "`/run "),
         ("`tick run --steps ", "`/run "),
         ("`tick run`", "`/run`"),
@@ -454,6 +456,16 @@ mod tests {
         assert_eq!(
             in_session_words("hint: `tick undo S2 --only PATH…` does the other files"),
             "hint: `tick undo S2 --only PATH…` does the other files"
+        );
+        assert_eq!(
+            in_session_words(
+                "hint: approve it (`tick approve`), revise it (`tick plan --revise \"...\"`), discard it (`tick discard`)"
+            ),
+            "hint: approve it (`/approve`), revise it (`/revise ...`), discard it (`/discard`)"
+        );
+        assert_eq!(
+            in_session_words("hint: start one with `tick plan \"goal\"`"),
+            "hint: start one with `/plan goal`"
         );
         // Notes are what happened, not what to type: left as they are.
         assert_eq!(

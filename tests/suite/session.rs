@@ -661,6 +661,9 @@ fn a_blocked_step_shows_its_question_and_is_answered_inline() {
     pty.line("/answer S2 POSIX sh, no bashisms");
     let screen = pty.wait_for("executing · 1/3 done");
     assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
+    // The hint in the session's words (issue 31), not "`tick run` goes on with it".
+    let screen = pty.wait_for("hint: `/run` goes on with it");
+    assert!(!screen.contains("`tick run`"), "{screen}");
     pty.quit();
     // Exactly what `tick answer` writes.
     let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
