@@ -222,14 +222,19 @@ impl Input {
     /// dropped (they would move the cursor of the terminal that draws them).
     pub fn paste(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        // Built first and inserted once: a long paste is not a character-at-a-time insert.
+        let mut clean = String::with_capacity(text.len());
         for c in text.chars() {
             match c {
-                '\n' => self.insert('\n'),
-                '\t' => (0..4).for_each(|_| self.insert(' ')),
+                '\n' => clean.push('\n'),
+                '\t' => clean.push_str("    "),
                 c if c.is_control() => {}
-                c => self.insert(c),
+                c => clean.push(c),
             }
         }
+        let at = self.byte_at(self.cursor);
+        self.text.insert_str(at, &clean);
+        self.cursor += clean.chars().count();
     }
 
     /// Moves the cursor one line up (`up`) or down, keeping its column where the other
@@ -515,6 +520,14 @@ mod tests {
         assert_eq!(input.text(), ">first line\nsecond    line\nthird\n");
         assert!(input.multiline());
         assert_eq!(input.cursor(), input.text().chars().count());
+        input.home();
+        input.paste("ü");
+        assert_eq!(input.text(), ">first line\nsecond    line\nthird\nü");
+        // A long paste is one insert, not one per character.
+        let long = "x".repeat(200_000);
+        let start = std::time::Instant::now();
+        input.paste(&long);
+        assert!(start.elapsed() < std::time::Duration::from_secs(1));
     }
 
     #[test]
