@@ -89,7 +89,7 @@ pub fn next_action(snapshot: &Snapshot, mode: Mode, busy: Option<&str>) -> Strin
     if view.id.is_none() {
         return match phase {
             Phase::NeedsInput => "answer the planner's questions: type your answers".to_owned(),
-            _ => "review the draft: /approve, /revise <feedback>, /edit or /discard".to_owned(),
+            _ => "review it: /show, /approve, /revise <feedback>, /edit or /discard".to_owned(),
         };
     }
     if view.plan_changed {
