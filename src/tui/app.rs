@@ -14,8 +14,10 @@ use crate::tools::Questions;
 use super::input::{self, COMMANDS, Input, Line};
 use super::mode::Mode;
 use super::panel;
+use super::scroll::Scroll;
 use super::seam::{Answer, Contract, PlanView, Selection, Snapshot};
-use super::timeline::{Entry, strip_ansi};
+use super::slash_menu::SlashMenu;
+use super::timeline::{Entry, in_session_words, strip_ansi};
 
 /// What the worker is doing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +38,8 @@ pub enum Request {
     Discard,
     Run(Selection),
     Diff(Option<StepId>),
+    /// `/undo [S3]`; `None`: the step done last.
+    Undo(Option<StepId>),
 }
 
 impl Request {
@@ -48,6 +52,7 @@ impl Request {
             Request::Discard => "discarding",
             Request::Run(_) => "running",
             Request::Diff(_) => "diffing",
+            Request::Undo(_) => "undoing",
         }
     }
 }
@@ -123,7 +128,11 @@ pub struct App {
     /// Colour, unless `NO_COLOR`.
     pub color: bool,
     /// Lines scrolled up from the end of the timeline.
-    pub scroll: usize,
+    pub scroll: Scroll,
+    /// The plan view, when it is open, and how far it is scrolled.
+    pub plan_view: Option<Scroll>,
+    /// The slash-command menu's choice.
+    pub slash: SlashMenu,
     /// The command names Tab found last, when there were several.
     pub completions: Vec<&'static str>,
     pub quit: bool,
@@ -144,7 +153,9 @@ impl App {
             busy: None,
             prompt: None,
             color,
-            scroll: 0,
+            scroll: Scroll::default(),
+            plan_view: None,
+            slash: SlashMenu::default(),
             completions: Vec::new(),
             quit: false,
             ctrl_c_armed: false,
@@ -172,26 +183,25 @@ impl App {
 
     pub(super) fn note(&mut self, text: impl Into<String>) {
         self.timeline.push(Entry::Note(text.into()));
-        self.scroll = 0;
     }
 
     pub(super) fn error(&mut self, text: impl Into<String>) {
         self.timeline.push(Entry::Error(text.into()));
-        self.scroll = 0;
     }
 
     /// Shows an engine error with its hints.
     pub fn show_error(&mut self, err: &Error) {
         let mut text = format!("error: {}", err.message);
         for hint in &err.hints {
-            text.push_str(&format!("\nhint: {hint}"));
+            text.push('\n');
+            text.push_str(&in_session_words(&format!("hint: {hint}")));
         }
         self.error(text);
     }
 
     /// A line the subcommands printed (captured from stdout and stderr).
     pub fn output(&mut self, line: &str) {
-        let line = strip_ansi(line);
+        let line = in_session_words(&strip_ansi(line));
         if line.trim().is_empty() {
             return;
         }
@@ -230,9 +240,15 @@ impl App {
             return self.ctrl_c();
         }
         self.ctrl_c_armed = false;
+        if let Some(effects) = self.plan_view_key(key) {
+            return effects;
+        }
         if ctrl && key.code == KeyCode::Char('d') && self.input.is_empty() {
             self.quit = true;
             return vec![Effect::Quit];
+        }
+        if let Some(effects) = self.slash_key(key) {
+            return effects;
         }
         if key.code == KeyCode::Tab || key.code == KeyCode::BackTab {
             if key.code == KeyCode::Tab && self.input.completing() {
@@ -245,16 +261,12 @@ impl App {
             return self.set_mode(self.mode.toggled());
         }
         self.completions.clear();
-        match key.code {
-            KeyCode::PageUp => {
-                self.scroll += 10;
-                return Vec::new();
-            }
-            KeyCode::PageDown => {
-                self.scroll = self.scroll.saturating_sub(10);
-                return Vec::new();
-            }
-            _ => {}
+        if self.timeline_key(key) {
+            return Vec::new();
+        }
+        if input::is_newline(key) && self.typing() {
+            self.input.newline();
+            return Vec::new();
         }
         if let Some(effects) = self.prompt_key(key) {
             return effects;
@@ -339,6 +351,10 @@ impl App {
                         return Some(vec![Effect::Edit]);
                     }
                     'd' => self.prompt = Some(Prompt::ConfirmDiscard),
+                    'p' => {
+                        self.prompt = Some(Prompt::Review);
+                        self.open_plan_view();
+                    }
                     'k' => self.note(
                         "kept the draft for later: /approve, /revise, /edit or /discard when you are ready",
                     ),
@@ -473,7 +489,7 @@ impl App {
 
     /// A line entered on the input.
     pub fn submit(&mut self, line: &str) -> Vec<Effect> {
-        self.scroll = 0;
+        self.scroll.reset();
         let parsed = match input::parse(line) {
             Ok(parsed) => parsed,
             Err(message) => {
@@ -545,6 +561,11 @@ impl App {
                 self.request(Request::Answer(Answer::Step { step, text }))
             }
             Line::Diff(step) => self.request(Request::Diff(step)),
+            Line::Undo(step) => self.request(Request::Undo(step)),
+            Line::Show => {
+                self.open_plan_view();
+                Vec::new()
+            }
             Line::Edit => {
                 if self.snapshot.draft.is_none() {
                     self.error("error: there is no draft to edit");
@@ -676,7 +697,8 @@ impl App {
     }
 
     fn help(&mut self) {
-        self.note("Keys: Tab switches PLAN/BUILD (or completes a /command); Enter sends; Ctrl-C stops a run, twice quits; PgUp/PgDn scroll.");
+        self.note("Keys: Tab switches PLAN/BUILD (or takes the /command the menu shows); Enter sends; Shift+Enter or Alt+Enter (or Ctrl-J) starts a new line; a paste is one message; Ctrl-C stops a run, twice quits.");
+        self.note("Scrolling: PgUp/PgDn, the mouse wheel or Up/Down; Home/End (on an empty line) or Ctrl+Home/Ctrl+End go to the start and the end. `p` in the review and /show open the whole plan.");
         for (name, text) in COMMANDS {
             self.note(format!("  {name} {text}"));
         }
@@ -801,6 +823,9 @@ mod tests {
                     status: StepStatus::Pending,
                     title: "one".into(),
                     files: Vec::new(),
+                    verify: Vec::new(),
+                    done_when: None,
+                    depends: Vec::new(),
                     risk: None,
                     blocked: None,
                     stale: None,

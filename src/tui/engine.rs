@@ -216,6 +216,33 @@ impl Engine for TickEngine {
         Ok(())
     }
 
+    fn undo(&self, step: Option<StepId>) -> Result<()> {
+        let store = self.store();
+        let task_ref = store.resolve_or_current(None)?;
+        let step = match step {
+            Some(step) => step,
+            None => last_done(&store.load(&task_ref)?).ok_or_else(|| {
+                Error::input("no step is done: there is nothing to undo")
+                    .hint("`/status` lists the steps; `/undo S3` names one")
+            })?,
+        };
+        let request = crate::undo::UndoRequest {
+            step,
+            only: Vec::new(),
+            dry_run: false,
+            now: self.engine.env().now(),
+        };
+        match crate::undo::undo(store, &task_ref, &request)? {
+            crate::undo::UndoOutcome::Undone(undo) => {
+                self.ui.undone(&undo);
+                Ok(())
+            }
+            crate::undo::UndoOutcome::Refused { step, refusal } => {
+                Err(crate::ui::undo::refusal_error("undo", step, &refusal))
+            }
+        }
+    }
+
     fn refresh(&self) -> Result<()> {
         // What `tick status` does first, without waiting: a task another tick process holds
         // is left to that process.
@@ -244,4 +271,19 @@ impl Engine for TickEngine {
         let text = crate::fsx::read(&path)?;
         crate::editor::check_plan(&self.store().rel(&path), &text)
     }
+}
+
+/// The done step ticked last (by its record's time; the later one in the plan on a tie).
+fn last_done(task: &crate::tasks::Task) -> Option<StepId> {
+    let steps = task
+        .todo
+        .steps
+        .iter()
+        .flat_map(|step| std::iter::once(step).chain(&step.substeps));
+    steps
+        .filter(|step| step.status == crate::plan::StepStatus::Done)
+        .filter_map(|step| step.id)
+        .enumerate()
+        .max_by_key(|(n, id)| (task.state.steps.get(id).and_then(|r| r.done_at), *n))
+        .map(|(_, id)| id)
 }

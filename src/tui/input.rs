@@ -1,12 +1,15 @@
-//! The input line: editing keys, the slash commands and their parsing, and Tab completion of
-//! command names when the line starts with `/`. Pure: no terminal, no engine.
+//! The input box: editing keys over text that may hold several lines (a paste keeps its
+//! newlines; Shift+Enter or Alt+Enter adds one), the slash commands and their parsing, and
+//! how the text is laid out in a box of a given width. Pure: no terminal, no engine.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::plan::StepId;
 
 use super::seam::{Contract, Selection};
 
 /// Every slash command, with its one-line help, in the order `/help` lists them.
-pub const COMMANDS: [(&str, &str); 13] = [
+pub const COMMANDS: [(&str, &str); 15] = [
     ("/plan", "[goal]  switch to PLAN mode; with a goal, plan it"),
     ("/build", "switch to BUILD mode"),
     ("/status", "the task's phase, progress and next action"),
@@ -23,10 +26,30 @@ pub const COMMANDS: [(&str, &str); 13] = [
     ("/stop", "stop the run at the next safe point"),
     ("/answer", "<S2> <text>  answer a blocked step's question"),
     ("/diff", "[S3]  the changes a step made"),
+    (
+        "/undo",
+        "[S3]  put back what a step changed (the last done step without an id)",
+    ),
+    (
+        "/show",
+        "the whole plan: every step's files, verify, done-when and risk",
+    ),
     ("/edit", "open the draft in $EDITOR"),
     ("/help", "keys and commands"),
     ("/quit", "leave the session"),
 ];
+
+/// Whether `key` starts a new line rather than sending: Shift+Enter (reported by terminals
+/// that disambiguate it), Alt+Enter, or Ctrl-J (a line feed, which every terminal sends).
+pub fn is_newline(key: KeyEvent) -> bool {
+    match key.code {
+        KeyCode::Enter => key
+            .modifiers
+            .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT),
+        KeyCode::Char('j') => key.modifiers == KeyModifiers::CONTROL,
+        _ => false,
+    }
+}
 
 /// A line the person entered, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +70,9 @@ pub enum Line {
         text: String,
     },
     Diff(Option<StepId>),
+    /// `None`: the step done last.
+    Undo(Option<StepId>),
+    Show,
     Edit,
     Help,
     Quit,
@@ -95,6 +121,12 @@ pub fn parse(line: &str) -> Result<Line, String> {
         } else {
             Some(step_id(rest)?)
         }),
+        "undo" => Line::Undo(if rest.is_empty() {
+            None
+        } else {
+            Some(step_id(rest)?)
+        }),
+        "show" | "plan-view" => Line::Show,
         "edit" => Line::Edit,
         "help" | "?" => Line::Help,
         "quit" | "exit" | "q" => Line::Quit,
@@ -180,6 +212,92 @@ impl Input {
         self.cursor += 1;
     }
 
+    /// Shift+Enter, Alt+Enter or Ctrl+J: a new line in the text, not a send.
+    pub fn newline(&mut self) {
+        self.insert('\n');
+    }
+
+    /// A bracketed paste: inserted as one piece at the cursor, its line breaks kept (as
+    /// `\n`, whatever the terminal sent), tabs as four spaces, other control characters
+    /// dropped (they would move the cursor of the terminal that draws them).
+    pub fn paste(&mut self, text: &str) {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        // Built first and inserted once: a long paste is not a character-at-a-time insert.
+        let mut clean = String::with_capacity(text.len());
+        for c in text.chars() {
+            match c {
+                '\n' => clean.push('\n'),
+                '\t' => clean.push_str("    "),
+                c if c.is_control() => {}
+                c => clean.push(c),
+            }
+        }
+        let at = self.byte_at(self.cursor);
+        self.text.insert_str(at, &clean);
+        self.cursor += clean.chars().count();
+    }
+
+    /// Moves the cursor one line up (`up`) or down, keeping its column where the other
+    /// line is long enough. `false` when there is no line there (the key may scroll the
+    /// timeline instead).
+    pub fn vertical(&mut self, up: bool) -> bool {
+        let lines: Vec<usize> = self.text.split('\n').map(|l| l.chars().count()).collect();
+        let (row, col) = self.row_col();
+        let target = if up {
+            match row.checked_sub(1) {
+                Some(row) => row,
+                None => return false,
+            }
+        } else if row + 1 < lines.len() {
+            row + 1
+        } else {
+            return false;
+        };
+        let start: usize = lines[..target].iter().map(|n| n + 1).sum();
+        self.cursor = start + col.min(lines[target]);
+        true
+    }
+
+    /// The cursor's line and column in the text (its own lines, not wrapped).
+    fn row_col(&self) -> (usize, usize) {
+        let before: String = self.text.chars().take(self.cursor).collect();
+        let row = before.matches('\n').count();
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count());
+        (row, col)
+    }
+
+    /// Whether the text has more than one line.
+    pub fn multiline(&self) -> bool {
+        self.text.contains('\n')
+    }
+
+    /// The text laid out in a box `width` characters wide: its lines, each cut into rows of
+    /// at most `width` characters, and the cursor's row and column among them.
+    pub fn layout(&self, width: usize) -> (Vec<String>, (usize, usize)) {
+        let width = width.max(1);
+        let (line, col) = self.row_col();
+        let mut rows = Vec::new();
+        let mut cursor = (0, 0);
+        for (n, text) in self.text.split('\n').enumerate() {
+            let chars: Vec<char> = text.chars().collect();
+            let first = rows.len();
+            if chars.is_empty() {
+                rows.push(String::new());
+            }
+            for chunk in chars.chunks(width) {
+                rows.push(chunk.iter().collect());
+            }
+            if n == line {
+                // A cursor at the end of a full row goes to the start of the next one.
+                cursor = (first + col / width, col % width);
+                if cursor.0 >= rows.len() {
+                    rows.push(String::new());
+                }
+            }
+        }
+        (rows, cursor)
+    }
+
     pub fn backspace(&mut self) {
         if self.cursor > 0 {
             self.cursor -= 1;
@@ -203,12 +321,21 @@ impl Input {
         self.cursor = (self.cursor + 1).min(self.text.chars().count());
     }
 
+    /// To the start of the cursor's line.
     pub fn home(&mut self) {
-        self.cursor = 0;
+        let (_, col) = self.row_col();
+        self.cursor -= col;
     }
 
+    /// To the end of the cursor's line.
     pub fn end(&mut self) {
-        self.cursor = self.text.chars().count();
+        let rest = self
+            .text
+            .chars()
+            .skip(self.cursor)
+            .take_while(|c| *c != '\n')
+            .count();
+        self.cursor += rest;
     }
 
     /// Deletes the word before the cursor (Ctrl-W).
@@ -233,7 +360,7 @@ impl Input {
 
     pub fn set(&mut self, text: &str) {
         text.clone_into(&mut self.text);
-        self.end();
+        self.cursor = self.text.chars().count();
     }
 
     /// Whether Tab completes here: the line is a command name being typed.
@@ -318,6 +445,17 @@ mod tests {
             parse("/diff S1").unwrap(),
             Line::Diff(Some("S1".parse().unwrap()))
         );
+        assert_eq!(parse("/undo").unwrap(), Line::Undo(None));
+        assert_eq!(
+            parse("/undo S2").unwrap(),
+            Line::Undo(Some("S2".parse().unwrap()))
+        );
+        assert!(parse("/undo two").is_err());
+        assert_eq!(parse("/show").unwrap(), Line::Show);
+        assert_eq!(
+            parse("line one\nline two\n").unwrap(),
+            Line::Message("line one\nline two".into())
+        );
         assert!(parse("/frobnicate").is_err());
         assert_eq!(parse("/quit").unwrap(), Line::Quit);
     }
@@ -372,5 +510,60 @@ mod tests {
         assert_eq!(input.text(), "éllo ");
         assert_eq!(input.take(), "éllo ");
         assert!(input.is_empty());
+    }
+
+    #[test]
+    fn a_paste_keeps_its_lines_and_drops_control_characters() {
+        let mut input = Input::default();
+        input.insert('>');
+        input.paste("first line\r\nsecond\tline\rthird\u{7}\n");
+        assert_eq!(input.text(), ">first line\nsecond    line\nthird\n");
+        assert!(input.multiline());
+        assert_eq!(input.cursor(), input.text().chars().count());
+        input.home();
+        input.paste("ü");
+        assert_eq!(input.text(), ">first line\nsecond    line\nthird\nü");
+        // A long paste is one insert, not one per character.
+        let long = "x".repeat(200_000);
+        let start = std::time::Instant::now();
+        input.paste(&long);
+        assert!(start.elapsed() < std::time::Duration::from_secs(1));
+    }
+
+    #[test]
+    fn up_and_down_move_between_lines_and_home_end_stay_on_theirs() {
+        let mut input = Input::default();
+        input.paste("abcdef\nxy\nlonger line");
+        assert!(!input.vertical(false), "on the last line already");
+        assert!(input.vertical(true));
+        assert_eq!(
+            input.cursor(),
+            "abcdef\nxy".chars().count(),
+            "clamped to `xy`"
+        );
+        input.home();
+        assert_eq!(input.cursor(), "abcdef\n".chars().count());
+        input.end();
+        assert_eq!(input.cursor(), "abcdef\nxy".chars().count());
+        assert!(input.vertical(true));
+        assert!(!input.vertical(true), "on the first line");
+        input.newline();
+        assert_eq!(input.text(), "ab\ncdef\nxy\nlonger line");
+    }
+
+    #[test]
+    fn the_layout_wraps_each_line_and_places_the_cursor() {
+        let mut input = Input::default();
+        input.paste("abcdefgh\n\nxyz");
+        let (rows, cursor) = input.layout(5);
+        assert_eq!(rows, vec!["abcde", "fgh", "", "xyz"]);
+        assert_eq!(cursor, (3, 3));
+        input.set("abcde");
+        assert_eq!(
+            input.layout(5),
+            (vec!["abcde".into(), String::new()], (1, 0))
+        );
+        input.set("");
+        assert_eq!(input.layout(5), (vec![String::new()], (0, 0)));
     }
 }

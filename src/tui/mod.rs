@@ -14,8 +14,11 @@ pub mod engine;
 pub mod input;
 pub mod mode;
 pub mod panel;
+pub mod plan_view;
 pub mod render;
+pub mod scroll;
 pub mod seam;
+pub mod slash_menu;
 pub mod terminal;
 pub mod timeline;
 pub mod worker;
@@ -206,11 +209,9 @@ impl Session<'_> {
                         let effects = app.on_key(key);
                         self.apply(screen, app, effects)?;
                     }
-                    Event::Paste(text) => {
-                        for c in text.chars().filter(|c| !c.is_control()) {
-                            app.input.insert(c);
-                        }
-                    }
+                    // One paste is one piece of text, its newlines kept: a pasted paragraph
+                    // is one message when Enter sends it.
+                    Event::Paste(text) => app.input.paste(&text),
                     _ => {}
                 }
                 // A resize (or any event) redraws at the new size.

@@ -89,7 +89,7 @@ pub fn next_action(snapshot: &Snapshot, mode: Mode, busy: Option<&str>) -> Strin
     if view.id.is_none() {
         return match phase {
             Phase::NeedsInput => "answer the planner's questions: type your answers".to_owned(),
-            _ => "review the draft: /approve, /revise <feedback>, /edit or /discard".to_owned(),
+            _ => "review it: /show, /approve, /revise <feedback>, /edit or /discard".to_owned(),
         };
     }
     if view.plan_changed {
@@ -131,6 +131,9 @@ mod tests {
             status,
             title: format!("step {id}"),
             files: Vec::new(),
+            verify: Vec::new(),
+            done_when: None,
+            depends: Vec::new(),
             risk: None,
             blocked: None,
             stale: None,

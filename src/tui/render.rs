@@ -79,7 +79,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, frame_count: usize) {
     let [body, card, input, status] = Layout::vertical([
         Constraint::Min(3),
         Constraint::Length(card_height),
-        Constraint::Length(3),
+        Constraint::Length(input_height(app, area)),
         Constraint::Length(1),
     ])
     .areas(area);
@@ -95,15 +95,87 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, frame_count: usize) {
     }
     draw_input(frame, app, &paint, input);
     draw_status(frame, app, &paint, status, frame_count);
+    if app.plan_view.is_some() {
+        // Over everything but the input and the status line.
+        let over = Rect {
+            height: body.height + card.height,
+            ..body
+        };
+        super::plan_view::draw(frame, app, over);
+    } else if app.slash_menu_open() {
+        draw_slash_menu(frame, app, &paint, body, input);
+    }
+}
+
+/// The most lines the input box grows to.
+const INPUT_MAX_LINES: usize = 8;
+
+/// The input box's height: its text's rows (wrapped at the box's width), up to
+/// [`INPUT_MAX_LINES`] and a third of the screen, and its borders.
+fn input_height(app: &App, area: Rect) -> u16 {
+    let width = usize::from(area.width.saturating_sub(2).max(1));
+    let rows = if prompt_menu(app).1.is_some() {
+        1
+    } else {
+        app.input.layout(width).0.len()
+    };
+    let most = INPUT_MAX_LINES.min(usize::from(area.height / 3).max(1));
+    u16::try_from(rows.clamp(1, most)).unwrap_or(1) + 2
+}
+
+/// The slash-command menu, just above the input box, over the timeline.
+fn draw_slash_menu(frame: &mut Frame<'_>, app: &App, paint: &Paint, body: Rect, input: Rect) {
+    let found = super::slash_menu::matches(app.input.text());
+    let chosen = app.slash.chosen(found.len());
+    let rows = found.len().min(usize::from(body.height.saturating_sub(2)));
+    if rows == 0 {
+        return;
+    }
+    // The chosen entry stays in view when the list is longer than the room.
+    let first = (chosen + 1).saturating_sub(rows);
+    let height = u16::try_from(rows).unwrap_or(0) + 2;
+    let area = Rect {
+        x: input.x,
+        y: input.y.saturating_sub(height),
+        width: input.width.min(body.width),
+        height,
+    };
+    let width = usize::from(area.width.saturating_sub(2));
+    let lines: Vec<Line<'static>> = found
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows)
+        .map(|(n, (name, help))| {
+            let (mark, style) = if n == chosen {
+                ("›", bold().add_modifier(Modifier::REVERSED))
+            } else {
+                (" ", Style::default())
+            };
+            Line::from(vec![
+                Span::styled(clip(&format!("{mark} {name:<9}"), width), style),
+                Span::styled(
+                    clip(&format!(" {help}"), width.saturating_sub(11)),
+                    paint.dim(),
+                ),
+            ])
+        })
+        .collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" commands · ↑↓ choose · Tab or Enter takes ");
+    frame.render_widget(ratatui::widgets::Clear, area);
+    frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
 fn draw_timeline(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
-    let block = Block::default().borders(Borders::ALL).title(" tick ");
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    // The lines are laid out at the pane's inner width first: how far back the pane is
+    // scrolled is only known once they are counted.
+    let inner = Block::default().borders(Borders::ALL).inner(area);
     let width = usize::from(inner.width.max(1));
     let mut lines: Vec<Line<'static>> = Vec::new();
-    if app.timeline.is_empty() {
+    // The welcome stays at the top of the timeline, where scrolling back finds it.
+    {
         for text in [
             "Plan first, approve, then run one verified step at a time.",
             "",
@@ -118,7 +190,14 @@ fn draw_timeline(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
         entry_lines(&mut lines, entry, paint, width);
     }
     let height = usize::from(inner.height);
-    let end = lines.len().saturating_sub(app.scroll.min(lines.len()));
+    let back = app.scroll.fit_following(lines.len(), height);
+    let title = if back == 0 {
+        " tick ".to_owned()
+    } else {
+        format!(" tick · {back} more below: End or Ctrl+End ")
+    };
+    frame.render_widget(Block::default().borders(Borders::ALL).title(title), area);
+    let end = lines.len() - back;
     let start = end.saturating_sub(height);
     let shown: Vec<Line<'static>> = lines[start..end].to_vec();
     frame.render_widget(Paragraph::new(shown), inner);
@@ -126,7 +205,13 @@ fn draw_timeline(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
 
 fn entry_lines(lines: &mut Vec<Line<'static>>, entry: &Entry, paint: &Paint, width: usize) {
     match entry {
-        Entry::Person(text) => push_wrapped(lines, &format!("› {text}"), width, bold(), "  "),
+        Entry::Person(text) => {
+            // A pasted message keeps its lines.
+            for (n, line) in text.lines().enumerate() {
+                let lead = if n == 0 { "› " } else { "  " };
+                push_wrapped(lines, &format!("{lead}{line}"), width, bold(), "  ");
+            }
+        }
         Entry::Model(text) => {
             for line in text.lines() {
                 push_wrapped(lines, line, width, paint.dim(), "");
@@ -320,6 +405,16 @@ fn draw_sidebar(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
                         &detail_indent,
                     );
                 }
+                // What decides "done" is part of the contract being approved.
+                for command in &step.verify {
+                    push_wrapped(
+                        &mut lines,
+                        &format!("{detail_indent}verify: `{command}`"),
+                        width,
+                        paint.dim(),
+                        &format!("{detail_indent}  "),
+                    );
+                }
                 if let Some(reason) = &step.blocked {
                     push_wrapped(
                         &mut lines,
@@ -422,11 +517,16 @@ fn clip(text: &str, width: usize) -> String {
     out
 }
 
-fn draw_input(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
-    let (title, menu): (String, Option<String>) = match &app.prompt {
+/// The input box's title and, for a prompt of single keys, the menu it shows instead of
+/// the text.
+fn prompt_menu(app: &App) -> (String, Option<String>) {
+    match &app.prompt {
         Some(Prompt::Review) if app.input.is_empty() => (
             " review the draft ".to_owned(),
-            Some("[a]pprove  [r]evise  [e]dit in $EDITOR  [d]iscard  [k]eep".to_owned()),
+            Some(
+                "[a]pprove  [r]evise  [p]lan in full  [e]dit in $EDITOR  [d]iscard  [k]eep"
+                    .to_owned(),
+            ),
         ),
         Some(Prompt::Review) | None => (format!(" {} › ", app.mode.badge()), None),
         Some(Prompt::Contract(form)) if form.question == 1 => {
@@ -452,7 +552,11 @@ fn draw_input(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
                 files.join(", ")
             )),
         ),
-    };
+    }
+}
+
+fn draw_input(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
+    let (title, menu) = prompt_menu(app);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Span::styled(title, bold()));
@@ -465,23 +569,31 @@ fn draw_input(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
         );
         return;
     }
-    // Keep the cursor in view on a long line.
     let width = usize::from(inner.width.max(1));
-    let cursor = app.input.cursor();
-    let skip = (cursor + 1).saturating_sub(width);
-    let visible: String = app.input.text().chars().skip(skip).take(width).collect();
-    let mut spans = vec![Span::raw(visible)];
-    if !app.completions.is_empty() {
-        spans.push(Span::styled(
+    let height = usize::from(inner.height.max(1));
+    let (rows, (row, col)) = app.input.layout(width);
+    // The rows around the cursor when the text is taller than the box.
+    let first = (row + 1).saturating_sub(height);
+    let mut lines: Vec<Line<'static>> = rows
+        .into_iter()
+        .skip(first)
+        .take(height)
+        .map(Line::raw)
+        .collect();
+    if !app.completions.is_empty()
+        && let Some(last) = lines.last_mut()
+    {
+        last.spans.push(Span::styled(
             format!("   {}", app.completions.join("  ")),
             paint.dim(),
         ));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), inner);
-    let x = inner.x + u16::try_from(cursor - skip).unwrap_or(inner.width);
+    frame.render_widget(Paragraph::new(lines), inner);
+    let x = inner.x + u16::try_from(col).unwrap_or(inner.width);
+    let y = inner.y + u16::try_from(row - first).unwrap_or(0);
     frame.set_cursor_position(Position::new(
         x.min(inner.right().saturating_sub(1)),
-        inner.y,
+        y.min(inner.bottom().saturating_sub(1)),
     ));
 }
 

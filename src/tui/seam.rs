@@ -63,6 +63,9 @@ pub trait Engine: Send + Sync {
     ) -> Result<StepOutcome, Error>;
     /// `tick diff S3` (`None`: the step that ran last).
     fn diff(&self, step: Option<StepId>) -> Result<(), Error>;
+    /// `tick undo S3` for the current task (`None`: the step done last), as the person
+    /// asked in `/undo`.
+    fn undo(&self, step: Option<StepId>) -> Result<(), Error>;
     /// What every subcommand does first: marks the current task's done steps whose files
     /// changed outside tick stale (`[~]`). Never waits: a task another tick process holds is
     /// left to it.

@@ -17,7 +17,12 @@ use std::sync::{Mutex, Once, PoisonError};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::cursor::Show;
+use ratatui::crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
 use ratatui::crossterm::execute;
+use ratatui::crossterm::style::Print;
 use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
@@ -180,8 +185,19 @@ impl Screen {
         {
             saved.active = true;
         }
-        let entered = enable_raw_mode()
-            .and_then(|()| execute!(self.terminal.backend_mut(), EnterAlternateScreen));
+        // A paste arrives as one piece (bracketed paste); Shift+Enter is told from Enter where
+        // the terminal can (the keyboard protocol's first level, ignored elsewhere); the
+        // mouse wheel sends Up/Down in the alternate screen (alternate scroll mode), so the
+        // timeline scrolls without taking the mouse, and selecting text works as always.
+        let entered = enable_raw_mode().and_then(|()| {
+            execute!(
+                self.terminal.backend_mut(),
+                EnterAlternateScreen,
+                EnableBracketedPaste,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES),
+                Print(ALTERNATE_SCROLL_ON)
+            )
+        });
         if let Err(err) = entered {
             restore();
             return Err(failed("set up the terminal", err));
@@ -206,6 +222,10 @@ impl Drop for Screen {
     }
 }
 
+/// The wheel as Up/Down keys while the alternate screen is shown (xterm's mode 1007).
+const ALTERNATE_SCROLL_ON: &str = "\x1b[?1007h";
+const ALTERNATE_SCROLL_OFF: &str = "\x1b[?1007l";
+
 /// Puts the terminal back as the session found it. Safe to call at any time, any number of
 /// times, from any thread (the panic hook calls it).
 pub fn restore() {
@@ -225,7 +245,14 @@ pub fn restore() {
     let _ = disable_raw_mode();
     if let Ok(fd) = saved.stdout.try_clone() {
         let mut out = File::from(fd);
-        let _ = execute!(out, LeaveAlternateScreen, Show);
+        let _ = execute!(
+            out,
+            PopKeyboardEnhancementFlags,
+            DisableBracketedPaste,
+            Print(ALTERNATE_SCROLL_OFF),
+            LeaveAlternateScreen,
+            Show
+        );
         let _ = out.flush();
     }
     let _ = nix::unistd::dup2_stdout(&saved.stdout);

@@ -2,10 +2,12 @@
 //! streamed text, a line per tool call with how it ended, verification results, steps started,
 //! done or blocked, notes and errors), and how the engine's events become entries.
 
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
 use crate::agent::AgentEvent;
 use crate::runner::{RunEvent, StepOutcome};
 
-use super::app::{App, Effect};
+use super::app::{App, Asked, Effect, Prompt};
 use super::panel;
 use super::seam::EngineEvent;
 
@@ -40,7 +42,7 @@ pub enum Entry {
 impl App {
     /// Something the engine did.
     pub fn on_engine(&mut self, event: EngineEvent) -> Vec<Effect> {
-        self.scroll = 0;
+        // A timeline scrolled back stays where it is (the title says how much is below).
         match event {
             EngineEvent::Agent(event) => {
                 self.on_agent(event);
@@ -277,7 +279,7 @@ impl App {
             RunEvent::Hook(report) => self.note(report.line()),
             RunEvent::HooksIgnored { warning } => self.note(format!("warning: {warning}")),
             RunEvent::HooksChanged { changes } => self.error(format!(
-                "error: the hooks changed since approval: {}; `tick approve` takes them",
+                "error: the hooks changed since approval: {}; /approve takes them",
                 changes.join("; ")
             )),
             RunEvent::NothingToRun { step } => self.note(match step {
@@ -299,6 +301,78 @@ impl App {
         }
         vec![Effect::Reload]
     }
+}
+
+impl App {
+    /// Whether the keys type into the input box now (a menu of single keys takes them
+    /// otherwise).
+    pub(super) fn typing(&self) -> bool {
+        match &self.prompt {
+            None | Some(Prompt::Revise | Prompt::Asked(Asked::Questions { .. })) => true,
+            Some(Prompt::Review) => !self.input.is_empty(),
+            Some(_) => false,
+        }
+    }
+
+    /// The keys that scroll the timeline: PgUp/PgDn a page, Ctrl+Home/Ctrl+End (or Home/End
+    /// on an empty input) to its first and last line, Up/Down a line (the mouse wheel sends
+    /// those in the alternate screen) unless they move the cursor between the input's
+    /// lines. `true` when the key was one of them.
+    pub(super) fn timeline_key(&mut self, key: KeyEvent) -> bool {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let empty = self.input.is_empty();
+        match key.code {
+            KeyCode::PageUp => self.scroll.page_more(),
+            KeyCode::PageDown => self.scroll.page_less(),
+            KeyCode::Home if ctrl || empty => self.scroll.to_max(),
+            KeyCode::End if ctrl || empty => self.scroll.reset(),
+            KeyCode::Up | KeyCode::Down => {
+                let up = key.code == KeyCode::Up;
+                if self.typing() && self.input.multiline() && self.input.vertical(up) {
+                    return true;
+                }
+                if up {
+                    self.scroll.more(1);
+                } else {
+                    self.scroll.less(1);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// A line the subcommands printed, in the session's own words: the hints name the slash
+/// command that does the same (`/run`, `/answer S2 …`) rather than the subcommand
+/// (`tick run`), where the session has one with the same arguments.
+pub fn in_session_words(line: &str) -> String {
+    const SAME: [(&str, &str); 12] = [
+        ("`tick plan --revise \"...\"`", "`/revise ...`"),
+        ("`tick plan \"goal\"`", "`/plan goal`"),
+        ("`tick run --step ", "`/run "),
+        ("`tick run --steps ", "`/run "),
+        ("`tick run`", "`/run`"),
+        ("`tick status`", "`/status`"),
+        ("`tick approve`", "`/approve`"),
+        ("`tick answer ", "`/answer "),
+        ("`tick diff", "`/diff"),
+        ("`tick show`", "`/show`"),
+        ("`tick edit`", "`/edit`"),
+        ("`tick discard`", "`/discard`"),
+    ];
+    if !line.starts_with("hint:") {
+        return line.to_owned();
+    }
+    let mut out = line.to_owned();
+    for (cli, session) in SAME {
+        out = out.replace(cli, session);
+    }
+    // `/undo S3` takes no `--only`; a hint with it stays the subcommand.
+    if !out.contains("--only") {
+        out = out.replace("`tick undo ", "`/undo ");
+    }
+    out
 }
 
 /// `text` without ANSI escape sequences (the subcommands' notes may carry colour).
@@ -356,6 +430,47 @@ mod tests {
                     result: Some("failed; the model is told why".into()),
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn hints_name_the_sessions_commands() {
+        assert_eq!(
+            in_session_words("hint: `tick run` goes on with it"),
+            "hint: `/run` goes on with it"
+        );
+        assert_eq!(
+            in_session_words(
+                "hint: `tick run` executes it; `tick status` shows it; commit `.tasks/x/` to share it"
+            ),
+            "hint: `/run` executes it; `/status` shows it; commit `.tasks/x/` to share it"
+        );
+        assert_eq!(
+            in_session_words("hint: `tick answer S2 \"…\"`, then `tick run --step S2`"),
+            "hint: `/answer S2 \"…\"`, then `/run S2`"
+        );
+        assert_eq!(
+            in_session_words("hint: `tick redo S2` puts it back; `tick run` does the step again"),
+            "hint: `tick redo S2` puts it back; `/run` does the step again"
+        );
+        assert_eq!(
+            in_session_words("hint: `tick undo S2 --only PATH…` does the other files"),
+            "hint: `tick undo S2 --only PATH…` does the other files"
+        );
+        assert_eq!(
+            in_session_words(
+                "hint: approve it (`tick approve`), revise it (`tick plan --revise \"...\"`), discard it (`tick discard`)"
+            ),
+            "hint: approve it (`/approve`), revise it (`/revise ...`), discard it (`/discard`)"
+        );
+        assert_eq!(
+            in_session_words("hint: start one with `tick plan \"goal\"`"),
+            "hint: start one with `/plan goal`"
+        );
+        // Notes are what happened, not what to type: left as they are.
+        assert_eq!(
+            in_session_words("note: `tick run` was stopped"),
+            "note: `tick run` was stopped"
         );
     }
 

@@ -82,6 +82,7 @@ fn serve(
             .run(*selection, person, &mut events, Arc::clone(stop))
             .map(drop),
         Request::Diff(step) => engine.diff(*step),
+        Request::Undo(step) => engine.undo(*step),
     }
 }
 

@@ -42,6 +42,7 @@ mod running;
 mod sandbox;
 mod secrets;
 mod session;
+mod session_views;
 mod snapshots;
 mod staleness;
 mod titles;

@@ -23,7 +23,7 @@ use crate::common::fake_model::{FakeModel, Reply};
 use crate::common::scripts::{openai_call, openai_calls, openai_text};
 use crate::common::workspace::{NOW, Workspace};
 
-const PLAN: &str = "# Greeting
+pub(crate) const PLAN: &str = "# Greeting
 
 ## Summary
 Greet people from the command line.
@@ -44,7 +44,7 @@ Greet people from the command line.
 // ---------------------------------------------------------------------------------------------
 // Rendering
 
-fn engine(ws: &Workspace) -> TickEngine {
+pub(crate) fn engine(ws: &Workspace) -> TickEngine {
     let env = tick::env::Env::fixed(
         ws.root().to_path_buf(),
         std::collections::BTreeMap::new(),
@@ -53,11 +53,11 @@ fn engine(ws: &Workspace) -> TickEngine {
     TickEngine::new(Store::discover(ws.root()).unwrap(), &env)
 }
 
-fn app(ws: &Workspace, mode: Mode) -> App {
+pub(crate) fn app(ws: &Workspace, mode: Mode) -> App {
     App::new(mode, engine(ws).status(), false)
 }
 
-fn screen(app: &App, width: u16, height: u16) -> String {
+pub(crate) fn screen(app: &App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|f| render::draw(f, app, 0)).unwrap();
     format!("{}", terminal.backend())
@@ -231,8 +231,8 @@ fn the_panel_shows_the_draft_in_plan_mode_and_the_task_in_build_mode() {
 // The real binary in a pseudo-terminal
 
 /// `tick` running in a pseudo-terminal, its screen kept by a terminal emulator.
-struct Pty {
-    screen: Arc<Mutex<vt100::Parser>>,
+pub(crate) struct Pty {
+    pub(crate) screen: Arc<Mutex<vt100::Parser>>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     master: Box<dyn portable_pty::MasterPty + Send>,
@@ -243,10 +243,21 @@ const COLS: u16 = 160;
 
 impl Pty {
     fn spawn(root: &Path, base_url: &str, args: &[&str], extra_env: &[(&str, &str)]) -> Pty {
+        Pty::spawn_sized(root, base_url, args, extra_env, (ROWS, COLS))
+    }
+
+    /// [`Pty::spawn`] in a terminal of `(rows, cols)`.
+    pub(crate) fn spawn_sized(
+        root: &Path,
+        base_url: &str,
+        args: &[&str],
+        extra_env: &[(&str, &str)],
+        (rows, cols): (u16, u16),
+    ) -> Pty {
         let pty = portable_pty::native_pty_system()
             .openpty(portable_pty::PtySize {
-                rows: ROWS,
-                cols: COLS,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -282,8 +293,8 @@ impl Pty {
         let mut reader = pty.master.try_clone_reader().unwrap();
         let writer = pty.master.take_writer().unwrap();
         let screen = Arc::new(Mutex::new(vt100::Parser::new(
-            ROWS.try_into().unwrap(),
-            COLS.try_into().unwrap(),
+            rows.try_into().unwrap(),
+            cols.try_into().unwrap(),
             0,
         )));
         let shared = Arc::clone(&screen);
@@ -304,24 +315,24 @@ impl Pty {
         }
     }
 
-    fn contents(&self) -> String {
+    pub(crate) fn contents(&self) -> String {
         self.screen.lock().unwrap().screen().contents()
     }
 
-    fn send(&mut self, text: &str) {
+    pub(crate) fn send(&mut self, text: &str) {
         self.writer.write_all(text.as_bytes()).unwrap();
         self.writer.flush().unwrap();
     }
 
     /// Types a line and presses Enter.
-    fn line(&mut self, text: &str) {
+    pub(crate) fn line(&mut self, text: &str) {
         self.send(text);
         std::thread::sleep(Duration::from_millis(50));
         self.send("\r");
     }
 
     /// Waits (up to 30 s) until the screen shows `text`; returns the screen.
-    fn wait_for(&mut self, text: &str) -> String {
+    pub(crate) fn wait_for(&mut self, text: &str) -> String {
         self.wait_until(text, |screen| screen.contains(text))
     }
 
@@ -339,7 +350,7 @@ impl Pty {
         start.elapsed()
     }
 
-    fn wait_until(&mut self, what: &str, done: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_until(&mut self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let screen = self.contents();
@@ -376,13 +387,13 @@ impl Pty {
     }
 
     /// Types `/quit` and asserts the session ends with exit code 0.
-    fn quit(&mut self) {
+    pub(crate) fn quit(&mut self) {
         self.line("/quit");
         assert_eq!(self.wait_exit(), 0);
     }
 
     /// Waits for the process to end; returns its exit code.
-    fn wait_exit(&mut self) -> u32 {
+    pub(crate) fn wait_exit(&mut self) -> u32 {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -650,6 +661,9 @@ fn a_blocked_step_shows_its_question_and_is_answered_inline() {
     pty.line("/answer S2 POSIX sh, no bashisms");
     let screen = pty.wait_for("executing · 1/3 done");
     assert!(screen.contains("[ ] S2 Add a shout script"), "{screen}");
+    // The hint in the session's words (issue 31), not "`tick run` goes on with it".
+    let screen = pty.wait_for("hint: `/run` goes on with it");
+    assert!(!screen.contains("`tick run`"), "{screen}");
     pty.quit();
     // Exactly what `tick answer` writes.
     let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
@@ -1039,7 +1053,8 @@ fn page_up_scrolls_the_timeline_back() {
         ratatui::crossterm::event::KeyCode::PageUp,
     ));
     let scrolled = screen(&app, 100, 30);
-    assert!(scrolled.contains("line 50"), "{scrolled}");
+    // A page is the pane's height less one line kept for context.
+    assert!(scrolled.contains("line 30"), "{scrolled}");
     assert!(!scrolled.contains("line 60"), "{scrolled}");
 }
 
