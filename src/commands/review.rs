@@ -164,7 +164,7 @@ fn ask(person: &mut dyn Person, asking: Asking) -> Option<Answer> {
             .line(&format!("{} ", form.prompt()))
             .map_or(Answer::Back, Answer::Text),
         Asking::Contract(form) => yes_no(person.yes_no(form.question.text(), form.default_yes())),
-        Asking::ConfirmDiscard => yes_no(person.yes_no("discard the draft?", false)),
+        Asking::ConfirmDiscard => yes_no(person.yes_no(machine::DISCARD_QUESTION, false)),
         Asking::Revise => Answer::Text(person.line("what should change? ").unwrap_or_default()),
     })
 }

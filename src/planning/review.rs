@@ -110,6 +110,9 @@ pub fn help() -> String {
     lines.join("\n")
 }
 
+/// What the review asks before it discards the draft (no by default).
+pub const DISCARD_QUESTION: &str = "discard the draft?";
+
 /// The approval contract's questions, in the order they are asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Question {

@@ -435,7 +435,10 @@ fn draw_input(frame: &mut Frame<'_>, app: &App, paint: &Paint, area: Rect) {
         Some(Prompt::Contract(form)) => (" approve ".to_owned(), Some(form.prompt())),
         Some(Prompt::ConfirmDiscard) => (
             " discard ".to_owned(),
-            Some("discard the draft? [y/N]".to_owned()),
+            Some(format!(
+                "{} [y/N]",
+                crate::planning::review::DISCARD_QUESTION
+            )),
         ),
         Some(Prompt::Revise) => (
             " what should change? (Enter sends, Esc back) ".to_owned(),
