@@ -31,7 +31,7 @@ use crate::runner::{RunEvent, StepOutcome, Summary};
 use crate::text::visible;
 
 mod doctor;
-mod outcomes;
+pub mod outcomes;
 pub use doctor::doctor_text;
 pub mod undo;
 pub use outcomes::{titled, warning_line};
@@ -1293,77 +1293,17 @@ impl Ui {
         }
         match event {
             PlanEvent::Agent(agent) => self.agent_event(agent, false, live),
-            PlanEvent::RunCommandUnavailable { reason } => self.warn(&format!(
-                "the planner plans without `run_command` (git log, blame, ls...): {reason}"
-            )),
-            PlanEvent::StepsChanged { diff } => {
-                self.end_live_text();
-                self.data(diff);
-            }
-            PlanEvent::Draft {
-                path,
-                title,
-                usage,
-                steps,
-                questions,
-                ..
-            } => {
-                self.end_live_text();
-                let tokens = tokens_note(*usage);
-                if questions.is_empty() {
-                    self.note(&format!(
-                        "drafted `{}` with {steps} {} in `{path}`{tokens}",
-                        crate::tasks::render::one_line(title),
-                        if *steps == 1 { "step" } else { "steps" },
-                    ));
-                } else {
-                    self.note(&format!(
-                        "the planner needs answers before it can plan; its questions are in `{path}`{tokens}"
-                    ));
-                    for question in questions {
-                        self.note(&format!("  - {question}"));
-                    }
-                    self.hint("answer with `tick plan --answer \"...\"`");
-                }
-            }
             PlanEvent::Hook(report) => self.hook_report(report),
-            PlanEvent::CheckWarning { text } => {
-                self.end_live_text();
-                self.warn(&format!("tick's check of the draft, kept in it: {text}"));
+            PlanEvent::RunCommandUnavailable { .. } => self.say(&outcomes::plan_event(event)),
+            _ => {
+                let said = outcomes::plan_event(event);
+                if !said.is_empty() {
+                    self.end_live_text();
+                }
+                self.say(&said);
             }
-            PlanEvent::Revised {
-                task,
-                path,
-                version,
-                usage,
-            } => {
-                self.end_live_text();
-                let tokens = tokens_note(*usage);
-                self.note(&format!(
-                    "re-planned `{task}`: version {version} of its plan is in `{path}`, waiting for your approval{tokens}"
-                ));
-                self.hint(&format!(
-                    "`tick approve {task}` to take it (unchanged steps keep their progress; the approved version is `history/PLAN.v{}.md`); nothing runs until then",
-                    version - 1
-                ));
-            }
-            // The person sees these otherwise: the questions at the terminal or in the draft,
-            // the failure as the command's error.
-            PlanEvent::PlanStarted { .. }
-            | PlanEvent::QuestionsAsked { .. }
-            | PlanEvent::AttemptFailed { .. } => {}
         }
     }
-}
-
-/// ` (N tokens in, M out)` for a planning run's usage; empty without one.
-fn tokens_note(usage: Option<crate::llm::Usage>) -> String {
-    usage.map_or_else(String::new, |usage| {
-        format!(
-            " ({} tokens in, {} out)",
-            usage.input_tokens, usage.output_tokens
-        )
-    })
 }
 
 /// One line for a retry: why the request failed, how long tick waits, which attempt is next.

@@ -112,6 +112,16 @@ fn plan_approved(
     );
 }
 
+/// The review menu's approval: the draft with `contract`, its hooks, and the folder committed
+/// when `commit`.
+pub fn approve_reviewed(ctx: &Ctx<'_>, contract: Contract, commit: bool) -> Result<()> {
+    let (store, env, now) = (ctx.store(), ctx.env, ctx.now());
+    let approved = approve::approve_draft(store, now, contract)?;
+    // The hooks that apply are part of the approval (`docs/hooks.md`).
+    crate::hooks::approval::approve_configured(store, env, &approved.id, now)?;
+    report_approved(ctx, &approved, commit)
+}
+
 /// Tells the person the draft is a task now, and commits its folder when asked (`--commit`,
 /// or the review menu's question).
 pub fn report_approved(ctx: &Ctx<'_>, approved: &Approved, commit: bool) -> Result<()> {

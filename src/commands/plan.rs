@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use super::review::plan_and_review;
 use super::terminal::Terminal;
 use super::{Ctx, Outcome};
 use crate::cli::PlanArgs;
@@ -13,7 +14,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::person::{Nobody, Person};
-use crate::plan::Phase;
+use crate::planning::review::Request;
 use crate::planning::{self, JSON_FORMAT, PlanEvent, Start};
 
 /// The failed planning attempt recorded in `.tasks/draft/`, if any (for `status` and `check`).
@@ -51,58 +52,6 @@ pub fn run(ctx: &Ctx<'_>, args: &PlanArgs) -> Result<Outcome> {
     };
     let config = super::model_config(ctx, &args.model)?;
     plan_and_review(ctx, &config, request, args.json)
-}
-
-/// What a planning run starts from.
-pub enum Request {
-    New { goal: String, replace: bool },
-    Revise(String),
-    Answer(String),
-}
-
-/// Plans; then, with a person at a terminal, shows the review menu and plans again for as
-/// long as they revise or answer. `tick review` comes here for a revision too.
-pub fn plan_and_review(
-    ctx: &Ctx<'_>,
-    config: &Config,
-    first: Request,
-    json: bool,
-) -> Result<Outcome> {
-    let ui = ctx.ui;
-    let live = ctx.env.stderr_is_terminal;
-    let mut sink = move |event: PlanEvent| ui.plan_event(&event, json, live);
-    let mut session = ctx.engine.planning(config);
-    let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
-    let mut next = Some(first);
-    while let Some(request) = next.take() {
-        let person: &mut dyn Person = if ctx.env.interactive && !json {
-            &mut terminal
-        } else {
-            &mut Nobody
-        };
-        let drafted = match request {
-            Request::New { goal, replace } => session.start(&goal, replace, person, &mut sink),
-            Request::Revise(feedback) => session.revise(&feedback, person, &mut sink),
-            Request::Answer(answers) => session.answer(&answers, person, &mut sink),
-        };
-        ui.end_live_text();
-        let drafted = drafted?;
-        if json {
-            break;
-        }
-        if !ctx.env.interactive {
-            if drafted.status != Phase::NeedsInput {
-                ui.hint("read it (`tick show`), edit it, then `tick approve`, `tick plan --revise \"...\"` or `tick discard`");
-            }
-            break;
-        }
-        next = match super::review::menu(ctx, &mut terminal)? {
-            super::review::Choice::Revise(feedback) => Some(Request::Revise(feedback)),
-            super::review::Choice::Answer(answers) => Some(Request::Answer(answers)),
-            super::review::Choice::Stop => None,
-        };
-    }
-    Ok(Outcome::Done)
 }
 
 /// The task `tick plan --revise "..." [TASK]` re-plans: the one named; without a name, none

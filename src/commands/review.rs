@@ -1,37 +1,20 @@
-//! The review menu for a draft: one key per choice (`a`pprove, `r`evise, `e`dit, `d`iscard,
-//! `k`eep, `p`rint, `?` help), no default on Enter, the plan printed once. After `tick plan`
-//! in a terminal, and again whenever a person runs `tick review`. The person answers through [`Person`] (at a terminal, [`Terminal`]: keys read raw, or one
-//! line per answer from a piped stdin with `TICK_INTERACTIVE=1`, so scripts and tests can
-//! drive it); approving and discarding are [`crate::planning`]'s.
+//! The review of a draft at a terminal: [`crate::planning::review`]'s machine (one key per
+//! choice, no default on Enter, the contract's questions with the draft's own settings as
+//! defaults, the offer to commit the task folder) asked through [`Person`], the plan printed
+//! once. After `tick plan` in a terminal, and again whenever a person runs `tick review`;
+//! [`plan_and_review`] is the loop of the two (`tick plan` comes here, never the other way).
 
 use super::edit::{Edited, edit_checked};
-use super::plan::Request;
 use super::terminal::Terminal;
 use super::{Ctx, Outcome};
 use crate::cli::ReviewArgs;
+use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::person::Person;
+use crate::person::{Nobody, Person};
 use crate::plan::Phase;
-use crate::planning::approve::{self, Contract};
-
-/// What the person chose that the caller carries out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Choice {
-    /// Plan again with this feedback.
-    Revise(String),
-    /// Go on planning with these answers.
-    Answer(String),
-    /// The review is over (approved, discarded, kept for later, or stdin closed).
-    Stop,
-}
-
-const HELP: &str = "  a  approve: the draft becomes a task (you choose the run's limits next)
-  r  revise: tell the planner what should change
-  e  edit: open the draft in $EDITOR; it is checked when you close it
-  d  discard: throw the draft away (asks first)
-  k  keep: leave the draft for later (`tick review` comes back here)
-  p  print the plan again
-  ?  this help";
+use crate::planning::PlanEvent;
+use crate::planning::approve;
+use crate::planning::review::{self as machine, Action, Answer, Asking, Request, Review};
 
 /// `tick review`: the menu for the draft that waits; a revision plans again.
 pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
@@ -45,23 +28,61 @@ pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
             .hint("read the draft with `tick show`, then `tick approve`, `tick plan --revise \"...\"` or `tick discard`"));
     }
     let mut person = Terminal::new(ctx.ui, ctx.env.stdin_is_terminal);
-    let request = match menu(ctx, &mut person)? {
-        Choice::Revise(feedback) => Request::Revise(feedback),
-        Choice::Answer(answers) => Request::Answer(answers),
-        Choice::Stop => return Ok(Outcome::Done),
+    let Some(request) = menu(ctx, &mut person)? else {
+        return Ok(Outcome::Done);
     };
-    // Planning again comes back to this menu.
     let config = super::model_config(ctx, &args.model)?;
-    super::plan::plan_and_review(ctx, &config, request, false)
+    plan_and_review(ctx, &config, request, false)
 }
 
-/// The review menu. Prints the draft once, then reads choices until one ends the review.
-pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Choice> {
+/// Plans; then, with a person at a terminal, shows the review menu and plans again for as
+/// long as they revise or answer.
+pub fn plan_and_review(
+    ctx: &Ctx<'_>,
+    config: &Config,
+    first: Request,
+    json: bool,
+) -> Result<Outcome> {
     let ui = ctx.ui;
-    let store = ctx.store();
+    let live = ctx.env.stderr_is_terminal;
+    let mut sink = move |event: PlanEvent| ui.plan_event(&event, json, live);
+    let mut session = ctx.engine.planning(config);
+    let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
+    let mut next = Some(first);
+    while let Some(request) = next.take() {
+        let person: &mut dyn Person = if ctx.env.interactive && !json {
+            &mut terminal
+        } else {
+            &mut Nobody
+        };
+        let drafted = match request {
+            Request::New { goal, replace } => session.start(&goal, replace, person, &mut sink),
+            Request::Revise(feedback) => session.revise(&feedback, person, &mut sink),
+            Request::Answer(answers) => session.answer(&answers, person, &mut sink),
+        };
+        ui.end_live_text();
+        let drafted = drafted?;
+        if json {
+            break;
+        }
+        if !ctx.env.interactive {
+            if drafted.status != Phase::NeedsInput {
+                ui.hint("read it (`tick show`), edit it, then `tick approve`, `tick plan --revise \"...\"` or `tick discard`");
+            }
+            break;
+        }
+        next = menu(ctx, &mut terminal)?;
+    }
+    Ok(Outcome::Done)
+}
+
+/// The review menu. Prints the draft once, then asks until the review ends; what comes back
+/// is the planning the person asked for (a revision, answers), if any.
+pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Option<Request>> {
+    let (ui, store) = (ctx.ui, ctx.store());
     let draft = match store.load_draft() {
         Ok(Some(draft)) => Some(draft),
-        Ok(None) => return Ok(Choice::Stop),
+        Ok(None) => return Ok(None),
         // A draft that does not parse can still be edited or discarded from here.
         Err(err) => {
             ui.error(&Error {
@@ -71,125 +92,87 @@ pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Choice> {
             None
         }
     };
-    if let Some(draft) = &draft
-        && draft.plan.phase() == Some(Phase::NeedsInput)
-    {
-        super::show::print_draft(ctx, draft);
-        let answer = person
-            .line("your answers (one line; empty to answer later): ")
-            .unwrap_or_default();
-        if answer.is_empty() {
-            ui.hint("answer later with `tick plan --answer \"...\"`");
-            return Ok(Choice::Stop);
-        }
-        return Ok(Choice::Answer(answer));
-    }
     if let Some(draft) = &draft {
         super::show::print_draft(ctx, draft);
+        if draft.plan.phase() == Some(Phase::NeedsInput) {
+            let prompt = "your answers (one line; empty to answer later): ";
+            let answer = person.line(prompt).unwrap_or_default();
+            if answer.is_empty() {
+                ui.hint("answer later with `tick plan --answer \"...\"`");
+                return Ok(None);
+            }
+            return Ok(Some(Request::Answer(answer)));
+        }
         for line in approve::draft_overlaps(store, &draft.plan.steps) {
             ui.warn(&line);
         }
     }
+    let mut review = Review::new(draft_defaults(ctx));
+    let waits = "the draft waits in `.tasks/draft/PLAN.md`; `tick review` comes back here";
     loop {
-        let Some(choice) = person.choose(
-            "[a]pprove [r]evise [e]dit [d]iscard [k]eep [p]rint [?]help: ",
-            &['a', 'r', 'e', 'd', 'k', 'p', '?'],
-        ) else {
-            ui.hint("the draft waits in `.tasks/draft/PLAN.md`; `tick review` comes back here");
-            return Ok(Choice::Stop);
+        let Some(answer) = ask(person, review.asking()) else {
+            ui.hint(waits);
+            return Ok(None);
         };
-        match choice {
-            'a' => {
-                let Some((contract, commit)) = contract(ctx, person) else {
-                    continue;
-                };
-                let approved =
-                    approve::approve_draft(store, ctx.now(), contract).and_then(|approved| {
-                        // The hooks that apply are part of the approval (`docs/hooks.md`).
-                        crate::hooks::approval::approve_configured(
-                            store,
-                            ctx.env,
-                            &approved.id,
-                            ctx.now(),
-                        )?;
-                        super::approve::report_approved(ctx, &approved, commit)
-                    });
-                match approved {
-                    Ok(()) => return Ok(Choice::Stop),
+        match review.answer(answer) {
+            Action::Ask | Action::KeptDraft => {}
+            Action::Invalid(message) => ui.warn(&message),
+            Action::Approve {
+                contract,
+                commit_folder,
+            } => {
+                match super::approve::approve_reviewed(ctx, contract, commit_folder) {
+                    Ok(()) => return Ok(None),
                     // Approved, but something after it failed (the commit): nothing to review.
                     Err(err) if !store.draft_plan_path().exists() => return Err(err),
                     // A draft that does not validate stays under review.
                     Err(err) => ui.error(&err),
                 }
             }
-            'r' => {
-                let feedback = person.line("what should change? ").unwrap_or_default();
-                if !feedback.is_empty() {
-                    return Ok(Choice::Revise(feedback));
-                }
-                ui.note("nothing to revise");
+            Action::Revise(feedback) => return Ok(Some(Request::Revise(feedback))),
+            Action::NothingToRevise => ui.note("nothing to revise"),
+            Action::Edit => {
+                edit_draft(ctx, person)?;
+                // The contract starts from the settings as edited.
+                review = Review::new(draft_defaults(ctx));
             }
-            'e' => edit_draft(ctx, person)?,
-            'd' => {
-                if person.yes_no("discard the draft?", false) == Some(true) {
-                    super::discard::discard_now(ctx)?;
-                    return Ok(Choice::Stop);
-                }
+            Action::Discard => {
+                super::discard::discard_now(ctx)?;
+                return Ok(None);
             }
-            'k' => {
-                ui.hint("the draft waits in `.tasks/draft/PLAN.md`; `tick review` comes back here, `tick approve` approves it");
-                return Ok(Choice::Stop);
+            Action::Keep => {
+                ui.hint(&format!("{waits}, `tick approve` approves it"));
+                return Ok(None);
             }
-            'p' => {
+            Action::Print => {
                 if let Some(draft) = store.load_draft().ok().flatten() {
                     super::show::print_draft(ctx, &draft);
                 }
             }
-            _ => ui.note(HELP),
+            Action::Help => ui.note(&machine::help()),
         }
     }
 }
 
-/// The approval's contract, asked with its defaults shown, and whether to commit the task
-/// folder; `None` to go back to the menu.
-fn contract(ctx: &Ctx<'_>, person: &mut dyn Person) -> Option<(Contract, bool)> {
-    let existing = ctx
-        .store()
-        .load_draft()
-        .ok()
-        .flatten()
-        .and_then(|d| d.plan.front.approval)
-        .unwrap_or_default();
-    let allow_deviation = person.yes_no(
-        "may the run change files outside a step's `files` without pausing?",
-        existing.allow_deviation,
-    )?;
-    let shown = existing
-        .max_files_changed
-        .map_or_else(|| "no limit".to_owned(), |n| n.to_string());
-    let max_files_changed = loop {
-        let answer = person.line(&format!(
-            "stop the run after how many changed files? [{shown}] "
-        ))?;
-        if answer.is_empty() {
-            break existing.max_files_changed;
-        }
-        match answer.parse::<u32>() {
-            Ok(n) if n > 0 => break Some(n),
-            _ => ctx.ui.warn(&format!("`{answer}` is not a positive number")),
-        }
-    };
-    let commit_steps = person.yes_no(
-        "commit each verified step when the task runs?",
-        existing.commit_steps,
-    )?;
-    let commit = person.yes_no("commit the approved task folder now?", false)?;
-    let contract = Contract {
-        allow_deviation,
-        max_files_changed,
-        commit_steps,
-    };
-    Some((contract, commit))
+/// What the review asks now, put to `person`; `None` when their input ended at the menu.
+/// Input that ends at a question backs out of it.
+fn ask(person: &mut dyn Person, asking: Asking) -> Option<Answer> {
+    let yes_no = |answer: Option<bool>| answer.map_or(Answer::Back, Answer::yes);
+    Some(match asking {
+        Asking::Menu => Answer::Key(person.choose(&machine::menu_prompt(), &machine::letters())?),
+        Asking::Contract(form) if form.question.wants_number() => person
+            .line(&format!("{} ", form.prompt()))
+            .map_or(Answer::Back, Answer::Text),
+        Asking::Contract(form) => yes_no(person.yes_no(form.question.text(), form.default_yes())),
+        Asking::ConfirmDiscard => yes_no(person.yes_no(machine::DISCARD_QUESTION, false)),
+        Asking::Revise => Answer::Text(person.line("what should change? ").unwrap_or_default()),
+    })
+}
+
+/// The draft's own approval settings as it is on disk now (none when it does not parse).
+fn draft_defaults(ctx: &Ctx<'_>) -> crate::planning::approve::Contract {
+    let draft = ctx.store().load_draft().ok().flatten();
+    machine::defaults(draft.as_ref().and_then(|d| d.plan.front.approval.as_ref()))
 }
 
 /// Opens the draft in the editor; an edit that does not parse is shown once, and the person

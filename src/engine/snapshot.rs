@@ -32,6 +32,8 @@ pub struct PlanView {
     /// The step `tick run` takes next (or the blocked or waiting step in its way), as
     /// [`next_step`] decides it, `depends` and all; `None` when none is open.
     pub next: Option<StepId>,
+    /// The draft's own approval settings: where the review's contract questions start.
+    pub approval: crate::planning::approve::Contract,
 }
 
 /// One step (or sub-step) as the panel shows it.
@@ -68,6 +70,7 @@ pub fn read(store: &Store) -> Snapshot {
             questions: crate::tasks::plan_md::section_range(&draft.plan.body, "Open questions")
                 .map(|range| question_lines(&draft.plan.body[range]))
                 .unwrap_or_default(),
+            approval: crate::planning::review::defaults(draft.plan.front.approval.as_ref()),
         }),
         Ok(None) => None,
         Err(err) => Some(PlanView {
@@ -107,6 +110,7 @@ fn task_view(task: &Task) -> PlanView {
         problem: None,
         plan_changed: task.plan_changed(),
         questions: Vec::new(),
+        approval: crate::planning::review::defaults(task.plan.front.approval.as_ref()),
     }
 }
 

@@ -19,6 +19,7 @@ pub mod draft;
 pub mod events;
 pub mod import;
 pub mod replan;
+pub mod review;
 
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};

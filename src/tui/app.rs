@@ -15,9 +15,15 @@ use super::input::{self, COMMANDS, Input, Line};
 use super::mode::Mode;
 use super::panel;
 use super::scroll::Scroll;
-use super::seam::{Answer, Contract, PlanView, Selection, Snapshot};
+use super::seam::{Answer, Contract, EngineEvent, Outcome, PlanView, Selection, Snapshot};
 use super::slash_menu::SlashMenu;
 use super::timeline::{Entry, in_session_words, strip_ansi};
+use crate::planning::PlanEvent;
+use crate::planning::review::{
+    self, Action as ReviewAction, Answer as ReviewAnswer, Asking, Review,
+};
+use crate::runner::RunEvent;
+use crate::ui::outcomes::{self, Said};
 
 /// What the worker is doing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +40,11 @@ pub enum Request {
     Plan(String),
     Revise(String),
     Answer(Answer),
-    Approve(Contract),
+    Approve {
+        contract: Contract,
+        /// Commit the task folder once approved (the review's last question).
+        commit_folder: bool,
+    },
     Discard,
     Run(Selection),
     Diff(Option<StepId>),
@@ -48,7 +58,7 @@ impl Request {
             Request::Plan(_) | Request::Revise(_) => "planning",
             Request::Answer(Answer::Planner(_)) => "planning",
             Request::Answer(Answer::Step { .. }) => "answering",
-            Request::Approve(_) => "approving",
+            Request::Approve { .. } => "approving",
             Request::Discard => "discarding",
             Request::Run(_) => "running",
             Request::Diff(_) => "diffing",
@@ -101,20 +111,16 @@ pub enum Prompt {
     Asked(Asked),
 }
 
-/// The approval contract being asked.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ContractForm {
-    pub question: u8,
-    pub contract: Contract,
-}
+/// The approval contract being asked: the review machine's form.
+pub type ContractForm = review::Form;
 
-impl ContractForm {
-    pub fn text(self) -> &'static str {
-        match self.question {
-            0 => "may the run change files outside a step's `files` without pausing? [y/N]",
-            1 => "stop the run after how many changed files? (a number, Enter for no limit)",
-            _ => "commit each verified step when the task runs? [y/N]",
-        }
+/// The prompt that asks what the review machine asks.
+fn prompt_of(asking: Asking) -> Prompt {
+    match asking {
+        Asking::Menu => Prompt::Review,
+        Asking::Contract(form) => Prompt::Contract(form),
+        Asking::ConfirmDiscard => Prompt::ConfirmDiscard,
+        Asking::Revise => Prompt::Revise,
     }
 }
 
@@ -199,16 +205,66 @@ impl App {
         self.error(text);
     }
 
-    /// A line the subcommands printed (captured from stdout and stderr).
+    /// A line something printed while the session runs (caught on stdout or stderr). Nothing
+    /// in tick should print then, so it is shown as what it is, never read for its meaning.
     pub fn output(&mut self, line: &str) {
-        let line = in_session_words(&strip_ansi(line));
+        let line = strip_ansi(line);
         if line.trim().is_empty() {
             return;
         }
-        if line.starts_with("error:") {
-            self.error(line);
-        } else {
-            self.note(line);
+        self.note(format!("unexpected output: {line}"));
+    }
+
+    /// Lines tick says, built by `crate::ui::outcomes` as the subcommands print them, their
+    /// hints in the session's own words (`/run`, not `tick run`).
+    pub fn say(&mut self, said: &[Said]) {
+        for line in said.iter().flat_map(Said::lines) {
+            self.note(in_session_words(&line));
+        }
+    }
+
+    /// The engine's events that are neither the model's nor the runner's.
+    pub(super) fn on_told(&mut self, event: EngineEvent) -> Vec<Effect> {
+        match event {
+            EngineEvent::Plan(PlanEvent::Agent(agent)) => self.on_agent(agent),
+            // A planning hook's run reads as a run's does.
+            EngineEvent::Plan(PlanEvent::Hook(report)) => {
+                return self.on_run(RunEvent::Hook(report));
+            }
+            EngineEvent::Plan(event) => self.say(&outcomes::plan_event(&event)),
+            EngineEvent::Warning(warning) => {
+                self.say(&[Said::Warning(crate::ui::warning_line(&warning))]);
+            }
+            EngineEvent::Note(line) => self.say(&[Said::Note(line)]),
+            EngineEvent::Stale(stale) => self.say(&outcomes::stale(&stale)),
+            EngineEvent::Agent(_) | EngineEvent::Run(_) => return self.on_engine(event),
+        }
+        Vec::new()
+    }
+
+    /// What a request that ended well did, in the words the subcommands use.
+    fn said_of(outcome: &Outcome) -> Vec<Said> {
+        match outcome {
+            // The planner's events said it (`drafted ...`); the run's summary is an event.
+            Outcome::Drafted(_) | Outcome::Ran(_) => Vec::new(),
+            Outcome::Answered(answered) => outcomes::answered(answered),
+            Outcome::Approved {
+                approved,
+                folder,
+                committed,
+            } => {
+                let mut said = outcomes::approved(approved, folder);
+                said.extend(outcomes::approved_next(folder, *committed));
+                said
+            }
+            Outcome::Reapproved {
+                id,
+                reapproved,
+                todo,
+            } => outcomes::reapproved(id, reapproved, todo),
+            Outcome::Discarded { discarded, shown } => outcomes::discarded(discarded, shown),
+            Outcome::Diff(diff) => outcomes::step_diff(diff),
+            Outcome::Undone(undo) => crate::ui::undo::undone(undo),
         }
     }
 
@@ -323,127 +379,18 @@ impl App {
     }
 
     /// The keys a prompt takes; `None` when the key goes to the input line.
-    #[allow(
-        clippy::too_many_lines,
-        reason = "one match over the inline prompts and their keys, one arm per prompt; to be split per prompt"
-    )]
     fn prompt_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
         let prompt = self.prompt.take()?;
         let code = key.code;
-        let lower = |c: char| c.to_ascii_lowercase();
         match prompt {
-            Prompt::Review if self.input.is_empty() => {
-                let KeyCode::Char(c) = code else {
-                    if code == KeyCode::Esc {
-                        self.note("kept the draft for later: /approve, /revise, /edit or /discard when you are ready");
-                        return Some(Vec::new());
-                    }
-                    self.prompt = Some(Prompt::Review);
-                    return Some(Vec::new());
-                };
-                match lower(c) {
-                    'a' => self.prompt = Some(Prompt::Contract(ContractForm::default())),
-                    'r' => {
-                        self.prompt = Some(Prompt::Revise);
-                    }
-                    'e' => {
-                        self.prompt = Some(Prompt::Review);
-                        return Some(vec![Effect::Edit]);
-                    }
-                    'd' => self.prompt = Some(Prompt::ConfirmDiscard),
-                    'p' => {
-                        self.prompt = Some(Prompt::Review);
-                        self.open_plan_view();
-                    }
-                    'k' => self.note(
-                        "kept the draft for later: /approve, /revise, /edit or /discard when you are ready",
-                    ),
-                    // `/` starts a command; the menu stays for when it is done.
-                    '/' => {
-                        self.input.insert('/');
-                        self.prompt = Some(Prompt::Review);
-                    }
-                    _ => self.prompt = Some(Prompt::Review),
-                }
-                Some(Vec::new())
-            }
-            Prompt::Review => {
+            Prompt::Review if !self.input.is_empty() => {
                 self.prompt = Some(Prompt::Review);
                 None
             }
-            Prompt::ConfirmDiscard => {
-                if matches!(code, KeyCode::Char('y' | 'Y')) {
-                    return Some(self.request(Request::Discard));
-                }
-                self.note("kept the draft");
-                self.prompt = Some(Prompt::Review);
-                Some(Vec::new())
-            }
-            Prompt::Contract(mut form) => {
-                if code == KeyCode::Esc {
-                    self.input.take();
-                    self.prompt = Some(Prompt::Review);
-                    return Some(Vec::new());
-                }
-                if form.question == 1 {
-                    match code {
-                        KeyCode::Enter => {
-                            let text = self.input.take();
-                            let text = text.trim();
-                            if text.is_empty() {
-                                form.contract.max_files_changed = None;
-                            } else if let Ok(n @ 1..) = text.parse::<u32>() {
-                                form.contract.max_files_changed = Some(n);
-                            } else {
-                                self.error(format!("`{text}` is not a positive number"));
-                                self.prompt = Some(Prompt::Contract(form));
-                                return Some(Vec::new());
-                            }
-                            form.question = 2;
-                        }
-                        KeyCode::Char(c) if c.is_ascii_digit() => self.input.insert(c),
-                        KeyCode::Backspace => self.input.backspace(),
-                        _ => {}
-                    }
-                    self.prompt = Some(Prompt::Contract(form));
-                    return Some(Vec::new());
-                }
-                let answer = match code {
-                    KeyCode::Char('y' | 'Y') => true,
-                    KeyCode::Char('n' | 'N') | KeyCode::Enter => false,
-                    _ => {
-                        self.prompt = Some(Prompt::Contract(form));
-                        return Some(Vec::new());
-                    }
-                };
-                if form.question == 0 {
-                    form.contract.allow_deviation = answer;
-                    form.question = 1;
-                    self.prompt = Some(Prompt::Contract(form));
-                    return Some(Vec::new());
-                }
-                form.contract.commit_steps = answer;
-                Some(self.request(Request::Approve(form.contract)))
-            }
-            Prompt::Revise => {
-                if code == KeyCode::Esc {
-                    self.input.take();
-                    self.prompt = Some(Prompt::Review);
-                    return Some(Vec::new());
-                }
-                if code == KeyCode::Enter {
-                    let text = self.input.take();
-                    let text = text.trim();
-                    if text.is_empty() {
-                        self.prompt = Some(Prompt::Review);
-                        return Some(Vec::new());
-                    }
-                    self.timeline.push(Entry::Person(text.to_owned()));
-                    return Some(self.request(Request::Revise(text.to_owned())));
-                }
-                self.prompt = Some(Prompt::Revise);
-                None
-            }
+            Prompt::Review => self.review_key(Asking::Menu, code),
+            Prompt::Contract(form) => self.review_key(Asking::Contract(form), code),
+            Prompt::ConfirmDiscard => self.review_key(Asking::ConfirmDiscard, code),
+            Prompt::Revise => self.review_key(Asking::Revise, code),
             Prompt::Asked(Asked::Deviation { step, files, reply }) => {
                 let go_on = match code {
                     KeyCode::Char('y' | 'Y') => true,
@@ -487,6 +434,96 @@ impl App {
         }
     }
 
+    /// A key for the review of the draft: mapped onto [`review::Review`]'s answers (the one
+    /// review machine `tick review` drives too), and its action carried out here.
+    fn review_key(&mut self, asking: Asking, code: KeyCode) -> Option<Vec<Effect>> {
+        let number = matches!(asking, Asking::Contract(form) if form.question.wants_number());
+        let answer = match (asking, code) {
+            // `/` starts a command; the menu stays for when it is done.
+            (Asking::Menu, KeyCode::Char('/')) => {
+                self.input.insert('/');
+                self.prompt = Some(Prompt::Review);
+                return Some(Vec::new());
+            }
+            (Asking::Revise | Asking::Contract(_), KeyCode::Enter)
+                if number || asking == Asking::Revise =>
+            {
+                ReviewAnswer::Text(self.input.take())
+            }
+            (Asking::Revise | Asking::Contract(_), KeyCode::Esc) => {
+                self.input.take();
+                ReviewAnswer::Back
+            }
+            // The feedback and the limit are typed into the input line.
+            (Asking::Revise, _) => {
+                self.prompt = Some(Prompt::Revise);
+                return None;
+            }
+            (Asking::Contract(_), KeyCode::Char(c)) if number && c.is_ascii_digit() => {
+                self.input.insert(c);
+                self.prompt = Some(prompt_of(asking));
+                return Some(Vec::new());
+            }
+            (Asking::Contract(_), KeyCode::Backspace) if number => {
+                self.input.backspace();
+                self.prompt = Some(prompt_of(asking));
+                return Some(Vec::new());
+            }
+            (Asking::Contract(_), _) if number => {
+                self.prompt = Some(prompt_of(asking));
+                return Some(Vec::new());
+            }
+            (_, KeyCode::Char(c)) => ReviewAnswer::Key(c),
+            (_, KeyCode::Enter) => ReviewAnswer::Enter,
+            (Asking::ConfirmDiscard, _) | (_, KeyCode::Esc) => ReviewAnswer::Back,
+            _ => {
+                self.prompt = Some(prompt_of(asking));
+                return Some(Vec::new());
+            }
+        };
+        let mut review = Review::at(asking, self.review_defaults());
+        let action = review.answer(answer);
+        self.prompt = Some(prompt_of(review.asking()));
+        match action {
+            // Its help is the menu line.
+            ReviewAction::Ask | ReviewAction::NothingToRevise | ReviewAction::Help => {}
+            ReviewAction::Print => self.open_plan_view(),
+            ReviewAction::Invalid(message) => self.error(message),
+            ReviewAction::Approve {
+                contract,
+                commit_folder,
+            } => {
+                return Some(self.request(Request::Approve {
+                    contract,
+                    commit_folder,
+                }));
+            }
+            ReviewAction::Revise(text) => {
+                self.timeline.push(Entry::Person(text.clone()));
+                return Some(self.request(Request::Revise(text)));
+            }
+            ReviewAction::Edit => return Some(vec![Effect::Edit]),
+            ReviewAction::Discard => return Some(self.request(Request::Discard)),
+            ReviewAction::KeptDraft => self.note("kept the draft"),
+            ReviewAction::Keep => {
+                self.prompt = None;
+                self.note(
+                    "kept the draft for later: /approve, /revise, /edit or /discard when you are ready",
+                );
+            }
+        }
+        Some(Vec::new())
+    }
+
+    /// Where the review's contract starts: the draft's own approval settings.
+    fn review_defaults(&self) -> Contract {
+        self.snapshot
+            .draft
+            .as_ref()
+            .map(|draft| draft.approval)
+            .unwrap_or_default()
+    }
+
     /// A line entered on the input.
     pub fn submit(&mut self, line: &str) -> Vec<Effect> {
         self.scroll.reset();
@@ -524,12 +561,19 @@ impl App {
                     return Vec::new();
                 }
                 match contract {
-                    Some(contract) => self.request(Request::Approve(contract)),
+                    Some(contract) => self.request(Request::Approve {
+                        contract,
+                        commit_folder: false,
+                    }),
                     None if self.snapshot.draft.is_some() => {
-                        self.prompt = Some(Prompt::Contract(ContractForm::default()));
+                        let form = ContractForm::new(self.review_defaults());
+                        self.prompt = Some(Prompt::Contract(form));
                         Vec::new()
                     }
-                    None => self.request(Request::Approve(Contract::default())),
+                    None => self.request(Request::Approve {
+                        contract: Contract::default(),
+                        commit_folder: false,
+                    }),
                 }
             }
             Line::Revise(feedback) => {
@@ -731,22 +775,23 @@ impl App {
     }
 
     /// The worker finished `request`.
-    pub fn on_done(&mut self, request: &Request, result: Result<(), Error>) -> Vec<Effect> {
+    pub fn on_done(&mut self, request: &Request, result: Result<Outcome, Error>) -> Vec<Effect> {
         self.busy = None;
         self.stop_requested = false;
         if let Some(Prompt::Asked(_)) = self.prompt {
             self.prompt = None;
         }
         let failed = result.is_err();
-        if let Err(err) = result {
-            self.show_error(&err);
+        match result {
+            Ok(outcome) => self.say(&Self::said_of(&outcome)),
+            Err(err) => self.show_error(&err),
         }
         let mut effects = vec![Effect::Reload];
         if self.mode_unsaved {
             effects.push(Effect::SaveMode);
         }
         if failed {
-            if matches!(request, Request::Revise(_) | Request::Approve(_))
+            if matches!(request, Request::Revise(_) | Request::Approve { .. })
                 && self.snapshot.draft.is_some()
             {
                 self.prompt = Some(Prompt::Review);
@@ -754,7 +799,7 @@ impl App {
             return effects;
         }
         match request {
-            Request::Approve(_) => {
+            Request::Approve { .. } => {
                 self.note(match self.mode {
                     Mode::Plan => "approved: Tab to BUILD mode, then /run",
                     Mode::Build => "approved: /run executes it",
@@ -941,7 +986,11 @@ mod tests {
         app.submit("/run");
         assert!(app.on_key(key(KeyCode::Tab)).is_empty());
         assert_eq!(app.mode, Mode::Plan);
-        let effects = app.on_done(&Request::Run(Selection::All), Ok(()));
+        let nothing = crate::report::diff::StepDiff::Nothing {
+            step: StepId::top(1),
+            task: "t".into(),
+        };
+        let effects = app.on_done(&Request::Run(Selection::All), Ok(Outcome::Diff(nothing)));
         assert!(effects.contains(&Effect::SaveMode), "{effects:?}");
     }
 
@@ -951,18 +1000,23 @@ mod tests {
         app.prompt = Some(Prompt::Review);
         assert!(app.on_key(key(KeyCode::Char('a'))).is_empty());
         assert!(app.on_key(key(KeyCode::Char('y'))).is_empty());
-        for c in ['1', '2'] {
+        for c in ['1', 'x', '2'] {
             app.on_key(key(KeyCode::Char(c)));
         }
+        assert_eq!(app.input.text(), "12");
         assert!(app.on_key(key(KeyCode::Enter)).is_empty());
-        let effects = app.on_key(key(KeyCode::Enter));
+        assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+        let effects = app.on_key(key(KeyCode::Char('y')));
         assert_eq!(
             engine_requests(&effects),
-            vec![&Request::Approve(Contract {
-                allow_deviation: true,
-                max_files_changed: Some(12),
-                commit_steps: false,
-            })]
+            vec![&Request::Approve {
+                contract: Contract {
+                    allow_deviation: true,
+                    max_files_changed: Some(12),
+                    commit_steps: false,
+                },
+                commit_folder: true,
+            }]
         );
 
         let mut app = App::new(Mode::Plan, draft(Phase::Draft), false);
@@ -986,6 +1040,92 @@ mod tests {
         assert_eq!(
             engine_requests(&app.on_key(key(KeyCode::Enter))),
             vec![&Request::Revise("more tests".into())]
+        );
+    }
+
+    #[test]
+    fn the_contract_starts_from_the_drafts_own_settings_and_esc_goes_back() {
+        let defaults = Contract {
+            allow_deviation: true,
+            max_files_changed: Some(4),
+            commit_steps: true,
+        };
+        let mut snapshot = draft(Phase::Draft);
+        if let Some(draft) = &mut snapshot.draft {
+            draft.approval = defaults;
+        }
+        let mut app = App::new(Mode::Plan, snapshot, false);
+        assert!(app.submit("/approve").is_empty());
+        let Some(Prompt::Contract(form)) = &app.prompt else {
+            panic!("{:?}", app.prompt)
+        };
+        assert_eq!(
+            form.prompt(),
+            "may the run change files outside a step's `files` without pausing? [Y/n]"
+        );
+        // Esc backs out to the menu; `a` asks again from the start.
+        app.on_key(key(KeyCode::Char('n')));
+        assert!(app.on_key(key(KeyCode::Esc)).is_empty());
+        assert!(matches!(app.prompt, Some(Prompt::Review)));
+        app.on_key(key(KeyCode::Char('a')));
+        let mut effects = Vec::new();
+        for _ in 0..4 {
+            effects = app.on_key(key(KeyCode::Enter));
+        }
+        assert_eq!(
+            engine_requests(&effects),
+            vec![&Request::Approve {
+                contract: defaults,
+                commit_folder: false,
+            }]
+        );
+        // A limit that is not a number is said and asked again.
+        let mut app = App::new(Mode::Plan, draft(Phase::Draft), false);
+        app.prompt = Some(Prompt::Review);
+        app.on_key(key(KeyCode::Char('a')));
+        app.on_key(key(KeyCode::Enter));
+        app.on_key(key(KeyCode::Char('0')));
+        assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+        assert_eq!(
+            app.timeline.last(),
+            Some(&Entry::Error("`0` is not a positive number".into()))
+        );
+        assert!(matches!(app.prompt, Some(Prompt::Contract(_))));
+    }
+
+    #[test]
+    fn the_menu_keeps_the_draft_on_k_or_esc_and_slash_starts_a_command() {
+        for code in [KeyCode::Char('k'), KeyCode::Esc] {
+            let mut app = App::new(Mode::Plan, draft(Phase::Draft), false);
+            app.prompt = Some(Prompt::Review);
+            assert!(app.on_key(key(code)).is_empty());
+            assert!(app.prompt.is_none());
+            assert!(
+                matches!(app.timeline.last(), Some(Entry::Note(n)) if n.starts_with("kept the draft for later"))
+            );
+        }
+        let mut app = App::new(Mode::Plan, draft(Phase::Draft), false);
+        app.prompt = Some(Prompt::Review);
+        app.on_key(key(KeyCode::Char('/')));
+        assert_eq!(app.input.text(), "/");
+        assert!(matches!(app.prompt, Some(Prompt::Review)));
+        // With a command being typed, the letters go to the line.
+        app.on_key(key(KeyCode::Char('a')));
+        assert_eq!(app.input.text(), "/a");
+    }
+
+    #[test]
+    fn what_is_printed_while_the_session_runs_is_unexpected_output_whatever_it_says() {
+        let mut app = App::new(Mode::Plan, Snapshot::default(), false);
+        app.output("error: looks like one");
+        app.output("   ");
+        app.output("\u{1b}[1mnote\u{1b}[0m");
+        assert_eq!(
+            app.timeline,
+            vec![
+                Entry::Note("unexpected output: error: looks like one".into()),
+                Entry::Note("unexpected output: note".into()),
+            ]
         );
     }
 

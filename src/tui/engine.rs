@@ -6,30 +6,31 @@
 //! does, with the session's [`Person`] in place of the terminal, and no session logic lives
 //! here.
 //!
-//! What the subcommands say (`approved ... as ...`, `drafted ...`) is said here through the
-//! same [`Ui`] methods; while the session runs, the process's stdout and stderr are a pipe into
-//! the timeline (`terminal.rs`), so those notes appear there word for word.
+//! Nothing here prints: what happens goes to the session as typed [`EngineEvent`]s, and each
+//! request ends with a typed [`Outcome`]; the timeline says them with the same line builders
+//! the subcommands print (`crate::ui::outcomes`).
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::seam::{Answer, Contract, Engine, EngineEvent, Events, Person, Selection, Snapshot};
+use super::seam::{
+    Answer, Contract, Engine, EngineEvent, Events, Outcome, Person, Selection, Snapshot,
+};
 use crate::config::Flags;
 use crate::engine::{Event, RunRequest};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::plan::StepId;
-use crate::planning::PlanEvent;
 use crate::planning::approve::{self, ApproveOutcome};
-use crate::runner::{RunEvent, RunOptions, StepOutcome};
+use crate::planning::{Drafted, PlanEvent};
+use crate::report::diff::StepDiff;
+use crate::runner::{RunEvent, RunOptions, RunOutcome};
 use crate::tasks::{Store, TODO_FILE};
-use crate::ui::Ui;
 
 /// tick's engine for one workspace, as the session sees it.
 pub struct TickEngine {
     engine: crate::engine::Engine,
-    ui: Ui,
     /// The step the last run worked on, for `/diff` without a step.
     last_step: Mutex<Option<StepId>>,
 }
@@ -44,7 +45,6 @@ impl TickEngine {
         env.stderr_is_terminal = false;
         TickEngine {
             engine: crate::engine::Engine::new(store, env),
-            ui: Ui::new(),
             last_step: Mutex::new(None),
         }
     }
@@ -54,33 +54,29 @@ impl TickEngine {
     }
 
     /// One planning turn through the engine's planning session, the person's questions and
-    /// the model's events going to the session; the planning library's other events are
-    /// printed as `tick plan` prints them (into the timeline).
+    /// the planner's events going to the session.
     fn planning(
         &self,
         request: Request,
         person: &mut dyn Person,
         events: &mut Events<'_>,
-    ) -> Result<()> {
+    ) -> Result<Drafted> {
         let config = self.engine.model_config(&Flags::default())?;
         if let Some(line) = config.trust_warning() {
-            self.ui.warn(&line);
+            events(EngineEvent::Warning(crate::engine::Warning::Untrusted(
+                line,
+            )));
         }
         if let Some(line) = config.found_line() {
-            self.ui.note(&line);
+            events(EngineEvent::Note(line));
         }
         let mut session = self.engine.planning(&config);
-        let ui = &self.ui;
-        let mut sink = |event: PlanEvent| match event {
-            PlanEvent::Agent(agent) => events(EngineEvent::Agent(agent)),
-            other => ui.plan_event(&other, false, false),
-        };
+        let mut sink = |event: PlanEvent| events(EngineEvent::Plan(event));
         match request {
             Request::New(goal) => session.start(&goal, false, person, &mut sink),
             Request::Revise(feedback) => session.revise(&feedback, person, &mut sink),
             Request::Answer(text) => session.answer(&text, person, &mut sink),
         }
-        .map(drop)
     }
 }
 
@@ -96,7 +92,12 @@ impl Engine for TickEngine {
         self.engine.status()
     }
 
-    fn plan(&self, goal: &str, person: &mut dyn Person, events: &mut Events<'_>) -> Result<()> {
+    fn plan(
+        &self,
+        goal: &str,
+        person: &mut dyn Person,
+        events: &mut Events<'_>,
+    ) -> Result<Drafted> {
         self.planning(Request::New(goal.to_owned()), person, events)
     }
 
@@ -105,7 +106,7 @@ impl Engine for TickEngine {
         feedback: &str,
         person: &mut dyn Person,
         events: &mut Events<'_>,
-    ) -> Result<()> {
+    ) -> Result<Drafted> {
         self.planning(Request::Revise(feedback.to_owned()), person, events)
     }
 
@@ -114,50 +115,56 @@ impl Engine for TickEngine {
         answer: &Answer,
         person: &mut dyn Person,
         events: &mut Events<'_>,
-    ) -> Result<()> {
+    ) -> Result<Outcome> {
         match answer {
-            Answer::Planner(text) => self.planning(Request::Answer(text.clone()), person, events),
-            Answer::Step { step, text } => {
-                let ui = &self.ui;
-                let answered = crate::tasks::by_hand::answer(
-                    self.store(),
-                    None,
-                    *step,
-                    text,
-                    &self.engine.env().clock,
-                    &mut |stale| ui.stale(stale),
-                )?;
-                ui.answered(&answered);
-                Ok(())
-            }
+            Answer::Planner(text) => self
+                .planning(Request::Answer(text.clone()), person, events)
+                .map(Outcome::Drafted),
+            Answer::Step { step, text } => crate::tasks::by_hand::answer(
+                self.store(),
+                None,
+                *step,
+                text,
+                &self.engine.env().clock,
+                &mut |stale| events(EngineEvent::Stale(stale.clone())),
+            )
+            .map(Outcome::Answered),
         }
     }
 
-    fn approve(&self, contract: &Contract) -> Result<()> {
+    fn approve(&self, contract: &Contract, commit_folder: bool) -> Result<Outcome> {
         let store = self.store();
         let env = self.engine.env();
         match approve::approve(store, None, env.now(), *contract)? {
             ApproveOutcome::Draft(approved) => {
                 // The hooks that apply are part of the approval (`docs/hooks.md`).
                 crate::hooks::approval::approve_configured(store, env, &approved.id, env.now())?;
+                if commit_folder {
+                    approve::commit_task(store, &approved)?;
+                }
                 let folder = store.rel(&approved.dir);
-                self.ui.approved(&approved, &folder);
-                self.ui.approved_next(&folder, false);
+                Ok(Outcome::Approved {
+                    approved,
+                    folder,
+                    committed: commit_folder,
+                })
             }
             ApproveOutcome::Task { id, reapproved } => {
                 crate::hooks::approval::approve_configured(store, env, &id, env.now())?;
                 let todo = store.rel(&store.task_ref(&id).dir.join(TODO_FILE));
-                self.ui.reapproved(&id, &reapproved, &todo);
+                Ok(Outcome::Reapproved {
+                    id,
+                    reapproved,
+                    todo,
+                })
             }
         }
-        Ok(())
     }
 
-    fn discard(&self) -> Result<()> {
+    fn discard(&self) -> Result<Outcome> {
         let discarded = crate::planning::draft::discard(self.store())?;
-        self.ui
-            .discarded(&discarded, &self.store().rel(&discarded.path));
-        Ok(())
+        let shown = self.store().rel(&discarded.path);
+        Ok(Outcome::Discarded { discarded, shown })
     }
 
     fn run(
@@ -166,7 +173,7 @@ impl Engine for TickEngine {
         person: &mut dyn Person,
         events: &mut Events<'_>,
         stop: Arc<AtomicBool>,
-    ) -> Result<StepOutcome> {
+    ) -> Result<RunOutcome> {
         // As `tick run` without `--commit`: the runner commits each step itself when the
         // approval's contract says so (`commit_steps`).
         let options = match selection {
@@ -188,7 +195,7 @@ impl Engine for TickEngine {
             commit: false,
             stop,
         };
-        let (last_step, ui) = (&self.last_step, &self.ui);
+        let last_step = &self.last_step;
         let mut sink = |event: Event| match event {
             Event::Run(event) => {
                 if let RunEvent::StepStarted { step, .. } = &event {
@@ -196,13 +203,13 @@ impl Engine for TickEngine {
                 }
                 events(EngineEvent::Run(event));
             }
-            Event::Warning(warning) => ui.warn(&crate::ui::warning_line(&warning)),
-            Event::Note(line) => ui.note(&line),
+            Event::Warning(warning) => events(EngineEvent::Warning(warning)),
+            Event::Note(line) => events(EngineEvent::Note(line)),
         };
-        Ok(self.engine.run(request, person, &mut sink)?.ended)
+        self.engine.run(request, person, &mut sink)
     }
 
-    fn diff(&self, step: Option<StepId>) -> Result<()> {
+    fn diff(&self, step: Option<StepId>) -> Result<StepDiff> {
         let step = step
             .or(*self
                 .last_step
@@ -211,12 +218,10 @@ impl Engine for TickEngine {
             .ok_or_else(|| {
                 Error::input("say which step: `/diff S3`").hint("`/status` lists the steps")
             })?;
-        let diff = crate::report::diff::step_diff(self.store(), None, step)?;
-        self.ui.step_diff(&diff);
-        Ok(())
+        crate::report::diff::step_diff(self.store(), None, step)
     }
 
-    fn undo(&self, step: Option<StepId>) -> Result<()> {
+    fn undo(&self, step: Option<StepId>) -> Result<crate::undo::Undo> {
         let store = self.store();
         let task_ref = store.resolve_or_current(None)?;
         let step = match step {
@@ -233,10 +238,7 @@ impl Engine for TickEngine {
             now: self.engine.env().now(),
         };
         match crate::undo::undo(store, &task_ref, &request)? {
-            crate::undo::UndoOutcome::Undone(undo) => {
-                self.ui.undone(&undo);
-                Ok(())
-            }
+            crate::undo::UndoOutcome::Undone(undo) => Ok(undo),
             crate::undo::UndoOutcome::Refused { step, refusal } => {
                 Err(crate::ui::undo::refusal_error("undo", step, &refusal))
             }

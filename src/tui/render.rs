@@ -523,19 +523,19 @@ fn prompt_menu(app: &App) -> (String, Option<String>) {
     match &app.prompt {
         Some(Prompt::Review) if app.input.is_empty() => (
             " review the draft ".to_owned(),
-            Some(
-                "[a]pprove  [r]evise  [p]lan in full  [e]dit in $EDITOR  [d]iscard  [k]eep"
-                    .to_owned(),
-            ),
+            Some(crate::planning::review::session_menu()),
         ),
         Some(Prompt::Review) | None => (format!(" {} › ", app.mode.badge()), None),
-        Some(Prompt::Contract(form)) if form.question == 1 => {
-            (format!(" approve: {} ", form.text()), None)
+        Some(Prompt::Contract(form)) if form.question.wants_number() => {
+            (format!(" approve: {} ", form.prompt()), None)
         }
-        Some(Prompt::Contract(form)) => (" approve ".to_owned(), Some(form.text().to_owned())),
+        Some(Prompt::Contract(form)) => (" approve ".to_owned(), Some(form.prompt())),
         Some(Prompt::ConfirmDiscard) => (
             " discard ".to_owned(),
-            Some("discard the draft? [y/N]".to_owned()),
+            Some(format!(
+                "{} [y/N]",
+                crate::planning::review::DISCARD_QUESTION
+            )),
         ),
         Some(Prompt::Revise) => (
             " what should change? (Enter sends, Esc back) ".to_owned(),

@@ -1,7 +1,8 @@
 //! The terminal while the session owns it: raw mode and the alternate screen, drawn through
-//! a duplicate of the original stdout, and the process's stdout and stderr turned into a pipe
-//! whose lines go to the timeline (the subcommands the session calls print their notes; a
-//! stray print must never tear the screen).
+//! a duplicate of the original stdout, and the process's stdout and stderr turned into a pipe.
+//! Nothing tick says reaches the session that way (the engine's events and outcomes come over
+//! the worker's channel as values); the pipe is only a guard, so that a stray print never
+//! tears the screen: what it catches is shown in the timeline as unexpected output.
 //!
 //! Whatever happens — a normal end, an error, a panic, a signal — [`restore`] puts everything
 //! back: raw mode off, the main screen, the cursor shown, stdout and stderr the terminal
@@ -57,8 +58,8 @@ fn failed(what: &str, err: impl std::fmt::Display) -> Error {
         .hint("the terminal was restored; `tick status` and the other subcommands work without the session")
 }
 
-/// Takes over the terminal. `on_output` gets each line written to stdout or stderr while the
-/// session runs, on a thread of its own.
+/// Takes over the terminal. `on_output` gets each line something wrote to stdout or stderr
+/// while the session runs (nothing should), on a thread of its own.
 pub fn take(on_output: impl Fn(String) + Send + 'static) -> Result<Screen> {
     let stdout = nix::unistd::dup(std::io::stdout()).map_err(|e| failed("copy stdout", e))?;
     let stderr = nix::unistd::dup(std::io::stderr()).map_err(|e| failed("copy stderr", e))?;

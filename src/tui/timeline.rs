@@ -49,6 +49,11 @@ impl App {
                 Vec::new()
             }
             EngineEvent::Run(event) => self.on_run(event),
+            // What the planner, a run's start and an answer say: `app.rs`.
+            EngineEvent::Plan(_)
+            | EngineEvent::Warning(_)
+            | EngineEvent::Note(_)
+            | EngineEvent::Stale(_) => self.on_told(event),
         }
     }
 
@@ -58,7 +63,7 @@ impl App {
         }
     }
 
-    fn on_agent(&mut self, event: AgentEvent) {
+    pub(super) fn on_agent(&mut self, event: AgentEvent) {
         match event {
             AgentEvent::Request { turn } => {
                 self.set_detail(format!("waiting for the model (turn {turn})"));
@@ -134,7 +139,7 @@ impl App {
         clippy::too_many_lines,
         reason = "one arm per run event, as ui::run_event has them"
     )]
-    fn on_run(&mut self, event: RunEvent) -> Vec<Effect> {
+    pub(super) fn on_run(&mut self, event: RunEvent) -> Vec<Effect> {
         match event {
             RunEvent::RunStarted { title, .. } => self.note(format!("running `{title}`")),
             RunEvent::PlanChanged { .. } => {

@@ -11,7 +11,7 @@ use crate::plan::StepId;
 use crate::tools::Questions;
 
 use super::app::Request;
-use super::seam::{Engine, EngineEvent, Person};
+use super::seam::{Engine, EngineEvent, Outcome, Person};
 
 /// What reaches the UI loop.
 #[derive(Debug)]
@@ -19,8 +19,10 @@ pub enum Msg {
     Engine(EngineEvent),
     Questions(Questions, Sender<Option<String>>),
     Deviation(StepId, Vec<String>, Sender<bool>),
-    Done(Request, Result<(), Error>),
-    /// A line the process printed (captured stdout or stderr).
+    /// The request ended, with what it did.
+    Done(Request, Result<Outcome, Error>),
+    /// A line something printed to stdout or stderr while the session runs (nothing should:
+    /// the guard of `terminal.rs` catches it), shown as unexpected output.
     Output(String),
 }
 
@@ -67,22 +69,39 @@ fn serve(
     request: &Request,
     person: &mut ChannelPerson,
     stop: &Arc<AtomicBool>,
-) -> Result<(), Error> {
+) -> Result<Outcome, Error> {
     let out = person.out.clone();
     let mut events = move |event: EngineEvent| {
         let _ = out.send(Msg::Engine(event));
     };
+    carry_out(engine, request, person, &mut events, stop)
+}
+
+/// Carries out one request of the session with `engine`: what the worker does, on whichever
+/// thread calls it (the tests call it on theirs, with a person of their own).
+pub fn carry_out(
+    engine: &dyn Engine,
+    request: &Request,
+    person: &mut dyn Person,
+    events: &mut (dyn FnMut(EngineEvent) + Send),
+    stop: &Arc<AtomicBool>,
+) -> Result<Outcome, Error> {
     match request {
-        Request::Plan(goal) => engine.plan(goal, person, &mut events),
-        Request::Revise(feedback) => engine.revise(feedback, person, &mut events),
-        Request::Answer(answer) => engine.answer(answer, person, &mut events),
-        Request::Approve(contract) => engine.approve(contract),
+        Request::Plan(goal) => engine.plan(goal, person, events).map(Outcome::Drafted),
+        Request::Revise(feedback) => engine
+            .revise(feedback, person, events)
+            .map(Outcome::Drafted),
+        Request::Answer(answer) => engine.answer(answer, person, events),
+        Request::Approve {
+            contract,
+            commit_folder,
+        } => engine.approve(contract, *commit_folder),
         Request::Discard => engine.discard(),
         Request::Run(selection) => engine
-            .run(*selection, person, &mut events, Arc::clone(stop))
-            .map(drop),
-        Request::Diff(step) => engine.diff(*step),
-        Request::Undo(step) => engine.undo(*step),
+            .run(*selection, person, events, Arc::clone(stop))
+            .map(Outcome::Ran),
+        Request::Diff(step) => engine.diff(*step).map(Outcome::Diff),
+        Request::Undo(step) => engine.undo(*step).map(Outcome::Undone),
     }
 }
 

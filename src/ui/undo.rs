@@ -3,6 +3,7 @@
 //! naming each file and who changed it. The subcommands and the session say them alike.
 
 use super::Ui;
+use super::outcomes::Said;
 use crate::error::Error;
 use crate::plan::StepId;
 use crate::runner::redo::Verdict;
@@ -72,65 +73,74 @@ pub fn refusal_error(command: &str, step: StepId, refusal: &Refusal) -> Error {
     }
 }
 
+/// What tick says of an undo done (or, with `--dry-run`, of what it would do): the same
+/// lines for `tick undo` and the session's `/undo` (which says its hints in its own words).
+pub fn undone(undo: &Undo) -> Vec<Said> {
+    let mut out = String::new();
+    if undo.dry_run {
+        out.push_str(&format!(
+            "`tick undo {}` would put back {}:\n",
+            undo.step,
+            files_word(undo.files.len())
+        ));
+    } else {
+        out.push_str(&format!(
+            "undid `{}`: put back {}, the step is open again (`[ ]`)\n",
+            undo.step,
+            files_word(undo.files.len())
+        ));
+    }
+    out.push_str(&file_lines(&undo.files, undo.dry_run));
+    if !undo.kept.is_empty() {
+        out.push_str(&format!(
+            "  left as they are: {}\n",
+            undo.kept
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !undo.stale.is_empty() {
+        let verb = if undo.dry_run { "would go" } else { "went" };
+        out.push_str(&format!(
+            "  {verb} stale (`[~]`, \"{} was undone\"): {}\n",
+            undo.step,
+            ids(&undo.stale)
+        ));
+    }
+    if let Some(commit) = &undo.reverts {
+        let short = commit.get(..10).unwrap_or(commit);
+        match (&undo.revert_commit, undo.dry_run) {
+            (_, true) => out.push_str(&format!(
+                "  its commit `{short}` would be reverted (trailers `Reverts-Step: {}`, `Task:`)\n",
+                undo.step
+            )),
+            (Some(revert), false) => out.push_str(&format!(
+                "  reverted its commit `{short}` with `{}`\n",
+                revert.get(..10).unwrap_or(revert)
+            )),
+            (None, false) => {}
+        }
+    }
+    let mut said = vec![Said::Data(out.trim_end().to_owned())];
+    if undo.dry_run {
+        said.push(Said::Hint(
+            "nothing was changed; run it without `--dry-run` to undo".to_owned(),
+        ));
+    } else {
+        said.push(Said::Hint(format!(
+            "`tick redo {}` puts it back; `tick run` does the step again",
+            undo.step
+        )));
+    }
+    said
+}
+
 impl Ui {
     /// An undo done, or with `--dry-run` what it would do.
     pub fn undone(&self, undo: &Undo) {
-        let mut out = String::new();
-        if undo.dry_run {
-            out.push_str(&format!(
-                "`tick undo {}` would put back {}:\n",
-                undo.step,
-                files_word(undo.files.len())
-            ));
-        } else {
-            out.push_str(&format!(
-                "undid `{}`: put back {}, the step is open again (`[ ]`)\n",
-                undo.step,
-                files_word(undo.files.len())
-            ));
-        }
-        out.push_str(&file_lines(&undo.files, undo.dry_run));
-        if !undo.kept.is_empty() {
-            out.push_str(&format!(
-                "  left as they are: {}\n",
-                undo.kept
-                    .iter()
-                    .map(|p| format!("`{p}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if !undo.stale.is_empty() {
-            let verb = if undo.dry_run { "would go" } else { "went" };
-            out.push_str(&format!(
-                "  {verb} stale (`[~]`, \"{} was undone\"): {}\n",
-                undo.step,
-                ids(&undo.stale)
-            ));
-        }
-        if let Some(commit) = &undo.reverts {
-            let short = commit.get(..10).unwrap_or(commit);
-            match (&undo.revert_commit, undo.dry_run) {
-                (_, true) => out.push_str(&format!(
-                    "  its commit `{short}` would be reverted (trailers `Reverts-Step: {}`, `Task:`)\n",
-                    undo.step
-                )),
-                (Some(revert), false) => out.push_str(&format!(
-                    "  reverted its commit `{short}` with `{}`\n",
-                    revert.get(..10).unwrap_or(revert)
-                )),
-                (None, false) => {}
-            }
-        }
-        self.data(out.trim_end());
-        if undo.dry_run {
-            self.hint("nothing was changed; run it without `--dry-run` to undo");
-        } else {
-            self.hint(&format!(
-                "`tick redo {}` puts it back; `tick run` does the step again",
-                undo.step
-            ));
-        }
+        self.say(&undone(undo));
     }
 
     /// A redo: its files, and what its verification said.

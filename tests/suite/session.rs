@@ -11,13 +11,16 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 use tick::plan::StepId;
+use tick::planning::PlanEvent;
 use tick::runner::RunEvent;
 use tick::tasks::Store;
-use tick::tui::app::{App, Busy, Prompt};
+use tick::tui::app::{App, Busy, Effect, Prompt, Request};
 use tick::tui::engine::TickEngine;
 use tick::tui::mode::Mode;
 use tick::tui::timeline::Entry;
+use tick::tui::worker;
 use tick::tui::{Engine, EngineEvent, render};
+use tick::ui::outcomes::{self, Said};
 
 use crate::common::fake_model::{FakeModel, Reply};
 use crate::common::scripts::{openai_call, openai_calls, openai_text};
@@ -470,13 +473,16 @@ async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
         assert!(screen.contains("→ submit_plan Greeting"), "{screen}");
         assert!(screen.contains("draft · 0/2 done"), "{screen}");
 
-        // Approve with a key; the contract's three questions take their defaults.
+        // Approve with a key; the contract's questions take their defaults, and the task
+        // folder is not committed (the review's last question, as `tick review` asks it).
         pty.send("a");
         pty.wait_for("without pausing? [y/N]");
         pty.send("\r");
-        pty.wait_for("how many changed files");
+        pty.wait_for("how many changed files? [no limit]");
         pty.send("\r");
         pty.wait_for("commit each verified step");
+        pty.send("\r");
+        pty.wait_for("commit the approved task folder now? [y/N]");
         pty.send("\r");
         let screen = pty.wait_for("approved `Greeting`");
         assert!(screen.contains("approved · 0/2 done"), "{screen}");
@@ -895,6 +901,8 @@ fn approving_in_the_session_writes_what_tick_approve_writes() {
     pty.send("7\r");
     pty.wait_for("commit each verified step");
     pty.send("y");
+    pty.wait_for("commit the approved task folder now?");
+    pty.send("n");
     pty.wait_for("approved `Greeting`");
     pty.quit();
 
@@ -1386,4 +1394,213 @@ async fn the_session_asks_whether_to_trust_a_repository_whose_files_would_decide
     })
     .await
     .unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The typed seam, without a terminal
+
+/// Carries out the app's engine requests with `engine` on this thread, as the worker does:
+/// every event and outcome reaches the app as a value. Returns the events seen.
+fn carry_out(engine: &TickEngine, app: &mut App, effects: Vec<Effect>) -> Vec<EngineEvent> {
+    let mut seen = Vec::new();
+    let mut pending = effects;
+    while !pending.is_empty() {
+        let mut next = Vec::new();
+        for effect in pending {
+            match effect {
+                Effect::Engine(request) => {
+                    let mut events = Vec::new();
+                    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                    let result = worker::carry_out(
+                        engine,
+                        &request,
+                        &mut tick::person::Nobody,
+                        &mut |event| events.push(event),
+                        &stop,
+                    );
+                    for event in events {
+                        next.extend(app.on_engine(event.clone()));
+                        seen.push(event);
+                    }
+                    let planned =
+                        result.is_ok() && matches!(request, Request::Plan(_) | Request::Revise(_));
+                    next.extend(app.on_done(&request, result));
+                    app.set_snapshot(engine.status());
+                    app.after_reload(planned);
+                }
+                Effect::Reload => app.set_snapshot(engine.status()),
+                Effect::Stop | Effect::Edit | Effect::SaveMode | Effect::Quit => {}
+            }
+        }
+        pending = next;
+    }
+    seen
+}
+
+fn notes(app: &App) -> Vec<String> {
+    app.timeline
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::Note(note) => Some(note.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The lines `tick` says for `said`, as the timeline shows them.
+fn lines_of(said: &[Said]) -> Vec<String> {
+    said.iter().flat_map(Said::lines).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_plans_approves_and_runs_over_typed_engine_events_without_a_terminal() {
+    let server = FakeModel::start().await;
+    let project = Workspace::sample();
+    server.push(openai_text("Let me plan this.\n"));
+    server.push(openai_call("call_1", "submit_plan", greeting_plan()));
+    work(&server, "S1", "greeting.txt", "hello\n");
+    work(&server, "S2", "shout.sh", "echo HELLO\n");
+    let url = format!("{}/v1", server.url());
+    let root = project.root().to_path_buf();
+    let driving = std::thread::spawn(move || {
+        let vars: std::collections::BTreeMap<String, String> = [
+            ("PATH", std::env::var("PATH").unwrap_or_default()),
+            ("HOME", root.display().to_string()),
+            ("TICK_PROVIDER", "openai".to_owned()),
+            ("TICK_BASE_URL", url),
+            ("TICK_MODEL", "test-model".to_owned()),
+            ("TICK_LOCAL_SERVERS", "none".to_owned()),
+            // The sandbox's helper is the `tick` binary itself, which this process is not
+            // (the pty tests run the sandbox); unsandboxed, the run says so as an event.
+            ("TICK_SANDBOX", "off".to_owned()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        let env = tick::env::Env::fixed(root.clone(), vars, NOW.parse().unwrap());
+        let engine = TickEngine::new(Store::discover(&root).unwrap(), &env);
+        let mut app = App::new(Mode::Plan, engine.status(), false);
+
+        // Plan: the planner's events arrive typed, and the draft's note is built from one.
+        let effects = app.submit("Greet people from the command line");
+        let events = carry_out(&engine, &mut app, effects);
+        let drafted = events
+            .iter()
+            .find_map(|event| match event {
+                EngineEvent::Plan(event @ PlanEvent::Draft { .. }) => Some(event.clone()),
+                _ => None,
+            })
+            .expect("the planner's draft event");
+        let said = lines_of(&outcomes::plan_event(&drafted));
+        assert_eq!(
+            said,
+            ["drafted `Greeting` with 2 steps in `.tasks/draft/PLAN.md` (100 tokens in, 20 out)"]
+        );
+        assert!(notes(&app).ends_with(&said), "{:#?}", app.timeline);
+        assert!(
+            app.timeline
+                .contains(&Entry::Model("Let me plan this.\n".into())),
+            "{:#?}",
+            app.timeline
+        );
+        assert!(matches!(app.prompt, Some(Prompt::Review)));
+
+        // Approve with keys: the contract's questions take the draft's defaults, the folder
+        // is not committed; the outcome comes back typed and is said as `tick approve` says it.
+        for code in ["a", "\r", "\r", "\r"] {
+            assert!(app.on_key(key(code)).is_empty(), "{code:?}");
+        }
+        let effects = app.on_key(key("\r"));
+        assert_eq!(
+            effects,
+            vec![Effect::Engine(Request::Approve {
+                contract: tick::planning::approve::Contract::default(),
+                commit_folder: false,
+            })]
+        );
+        carry_out(&engine, &mut app, effects);
+        let id = engine.status().task.and_then(|t| t.id).unwrap();
+        let folder = format!(".tasks/{id}");
+        let tail = notes(&app).split_off(notes(&app).len() - 3);
+        assert_eq!(
+            tail,
+            [
+                format!("approved `Greeting` as `{folder}/` (2 steps)"),
+                format!(
+                    "hint: `tick run` executes it; `tick status` shows it; commit `{folder}/` to share it"
+                ),
+                "approved: Tab to BUILD mode, then /run".to_owned(),
+            ]
+        );
+        assert_eq!(
+            tail[1..2],
+            lines_of(&outcomes::approved_next(&folder, false))
+        );
+
+        // Run: the runner's events arrive typed.
+        app.on_key(key("\t"));
+        assert_eq!(app.mode, Mode::Build);
+        let effects = app.submit("/run");
+        let events = carry_out(&engine, &mut app, effects);
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, EngineEvent::Run(RunEvent::Summary(s)) if s.done == 2)),
+            "{events:#?}\n{:#?}",
+            app.timeline
+        );
+        assert!(notes(&app).contains(&"2/2 done; the run ended".to_owned()));
+        let warning = tick::engine::Warning::Unsandboxed;
+        assert!(events.contains(&EngineEvent::Warning(warning.clone())));
+        let said = lines_of(&[Said::Warning(tick::ui::warning_line(&warning))]);
+        assert!(notes(&app).contains(&said[0]), "{said:?}");
+
+        // A step's diff: the outcome is the typed diff, said with the builder `tick diff` uses.
+        let before = app.timeline.len();
+        let effects = app.submit("/diff S1");
+        carry_out(&engine, &mut app, effects);
+        let diff = tick::report::diff::step_diff(
+            &Store::discover(&root).unwrap(),
+            None,
+            "S1".parse().unwrap(),
+        )
+        .unwrap();
+        let shown: Vec<String> = app.timeline[before..]
+            .iter()
+            .map(|entry| match entry {
+                Entry::Note(note) => note.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(shown, lines_of(&outcomes::step_diff(&diff)));
+        assert!(
+            shown
+                .last()
+                .unwrap()
+                .starts_with("S1 changed `greeting.txt`"),
+            "{shown:#?}"
+        );
+        // Nothing reached the timeline as printed text.
+        assert!(
+            !notes(&app)
+                .iter()
+                .any(|n| n.starts_with("unexpected output"))
+        );
+    });
+    tokio::task::spawn_blocking(move || driving.join())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(project.read("greeting.txt"), "hello\n");
+    assert_eq!(project.read("shout.sh"), "echo HELLO\n");
+}
+
+fn key(text: &str) -> ratatui::crossterm::event::KeyEvent {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let code = match text {
+        "\r" => KeyCode::Enter,
+        "\t" => KeyCode::Tab,
+        _ => KeyCode::Char(text.chars().next().unwrap()),
+    };
+    KeyEvent::new(code, KeyModifiers::NONE)
 }
