@@ -1448,8 +1448,13 @@ fn notes(app: &App) -> Vec<String> {
 }
 
 /// The lines `tick` says for `said`, as the timeline shows them.
+/// The lines the timeline shows for what the builders say: the same lines, the hints in the
+/// session's words (`/run` for `tick run`).
 fn lines_of(said: &[Said]) -> Vec<String> {
-    said.iter().flat_map(Said::lines).collect()
+    said.iter()
+        .flat_map(Said::lines)
+        .map(|line| tick::tui::timeline::in_session_words(&line))
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1527,7 +1532,7 @@ async fn a_session_plans_approves_and_runs_over_typed_engine_events_without_a_te
             [
                 format!("approved `Greeting` as `{folder}/` (2 steps)"),
                 format!(
-                    "hint: `tick run` executes it; `tick status` shows it; commit `{folder}/` to share it"
+                    "hint: `/run` executes it; `/status` shows it; commit `{folder}/` to share it"
                 ),
                 "approved: Tab to BUILD mode, then /run".to_owned(),
             ]
