@@ -25,6 +25,7 @@ pub mod hooks;
 pub mod import;
 pub mod llm;
 pub mod local_model;
+pub mod mcp;
 pub mod pager;
 pub mod person;
 pub mod plan;

@@ -17,6 +17,7 @@ pub mod list;
 pub mod log;
 pub mod man;
 pub mod mark;
+pub mod mcp;
 pub mod model;
 pub mod next;
 pub mod plan;
@@ -219,6 +220,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Model(args) => model::run(&ctx, &args),
         Command::Undo(args) => undo::run(&ctx, &args),
         Command::Redo(args) => redo::run(&ctx, &args),
+        Command::Mcp(args) => mcp::run(&ctx, &args),
     };
     // What taking a lock found and finished (an undo cut short by a kill) is said once.
     for notice in ctx.store().take_notices() {

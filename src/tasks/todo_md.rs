@@ -98,6 +98,9 @@ pub struct Step {
     pub done_when: Option<String>,
     pub risk: Option<Risk>,
     pub depends: Vec<StepId>,
+    /// The MCP tools the step may call, as `SERVER.TOOL` (`crate::mcp`); none unless the
+    /// approved plan names them.
+    pub tools: Vec<String>,
     /// The id the step has in the file it was imported from (`source: T012`).
     pub source: Option<String>,
     /// The requirements the step serves, as its source links them (`reqs: 1.1, US2`).
@@ -766,6 +769,7 @@ fn build_step(
         done_when: None,
         risk: None,
         depends: Vec::new(),
+        tools: Vec::new(),
         source: None,
         reqs: Vec::new(),
         proposed: None,
