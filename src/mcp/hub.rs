@@ -468,7 +468,7 @@ pub fn result_text(result: &Value) -> String {
                 block["data"].as_str().map_or(0, str::len)
             )),
             Some("resource_link") => {
-                out.push_str(&format!("[link {}]", block["uri"].as_str().unwrap_or("?")))
+                out.push_str(&format!("[link {}]", block["uri"].as_str().unwrap_or("?")));
             }
             _ => out.push_str(&block.to_string()),
         }
