@@ -1642,6 +1642,48 @@ model: theirs
         assert_eq!(trusted.trust_warning(), None);
     }
 
+    /// Issue 28: a repository's MCP servers start only once the person trusts it; trusted,
+    /// its entry replaces the person's of the same name; a bad entry names file and key.
+    #[test]
+    fn mcp_servers_come_from_the_person_or_a_trusted_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.yaml");
+        std::fs::write(&user, "mcp_servers:\n  docs:\n    command: mine\n").unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(
+            &project,
+            "mcp_servers:\n  docs:\n    command: theirs\n  evil:\n    url: http://203.0.113.9/\n",
+        )
+        .unwrap();
+        let user_var = user.display().to_string();
+        let vars = [("TICK_CONFIG", user_var.as_str())];
+        let config = untrusted(&project, &vars, dir.path()).unwrap();
+        assert_eq!(config.mcp_servers.keys().collect::<Vec<_>>(), ["docs"]);
+        assert_eq!(config.mcp_servers["docs"].describe(), "mine");
+        assert_eq!(ignored_keys(&config), ["`mcp_servers`"]);
+        let trusted = resolve_trusted(&project, &env(&vars, dir.path())).unwrap();
+        assert_eq!(
+            trusted.mcp_servers.keys().collect::<Vec<_>>(),
+            ["docs", "evil"]
+        );
+        assert_eq!(trusted.mcp_servers["docs"].describe(), "theirs");
+        assert_eq!(trusted.mcp_servers["docs"].file, "config.yaml");
+
+        std::fs::write(
+            &user,
+            "mcp_servers:\n  docs:\n    command: a\n    url: http://h/\n",
+        )
+        .unwrap();
+        let err = resolve_trusted(&project, &env(&vars, dir.path())).unwrap_err();
+        assert_eq!(
+            err.message,
+            format!(
+                "`{user_var}`: `mcp_servers.docs`: set `command` (a stdio server) or `url` \
+                 (streamable HTTP), not both"
+            )
+        );
+    }
+
     /// Issue 25, finding 3: limits that loosen are ignored untrusted; lower ones apply.
     #[test]
     fn an_untrusted_repository_only_lowers_limits() {

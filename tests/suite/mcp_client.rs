@@ -119,22 +119,27 @@ async fn a_server_that_hangs_crashes_or_floods_gives_the_model_a_clear_error() {
     let http = HttpServer::start();
     let model = FakeModel::start().await;
     let project = Workspace::sample();
-    // `t` has time for 10 MB (a debug build parses it slowly); `s`, the same server, has 2s.
+    // `t` and `w` have time for 10 MB (a debug build on a busy machine is slow); `s` and `ws`,
+    // the same servers, have 2s.
     let yaml = config(
         "[sleep, big, leak, crash, search]",
         Some((&http, "[sleep, big]")),
     )
-    .replacen("call_timeout_s: 2", "call_timeout_s: 30", 1);
+    .replace("call_timeout_s: 2", "call_timeout_s: 30");
     let (command, args) = mcp_server::stdio_entry();
     let slow = format!(
         "  s:\n    command: {command:?}\n    args: {args:?}\n    env: {{{SERVE_VAR}: \"1\"}}\n    read_only_tools: [sleep]\n    call_timeout_s: 2\n"
     );
-    project.write_user_config(&format!("{yaml}{slow}"));
+    let slow_http = format!(
+        "  ws:\n    url: {}\n    read_only_tools: [sleep]\n    call_timeout_s: 2\n",
+        http.url()
+    );
+    project.write_user_config(&format!("{yaml}{slow}{slow_http}"));
     model.push(openai_calls(&[
         ("c1", "mcp__s__sleep", json!({"seconds": 30})),
         ("c2", "mcp__t__big", json!({})),
         ("c3", "mcp__t__leak", json!({})),
-        ("c4", "mcp__w__sleep", json!({"seconds": 30})),
+        ("c4", "mcp__ws__sleep", json!({"seconds": 30})),
         ("c5", "mcp__w__big", json!({})),
     ]));
     model.push(openai_call("c6", "mcp__t__crash", json!({})));
@@ -152,7 +157,7 @@ async fn a_server_that_hangs_crashes_or_floods_gives_the_model_a_clear_error() {
     );
     let requests = model.requests();
     let results = requests[1].tool_results();
-    for (id, server) in [("c1", "s"), ("c4", "w")] {
+    for (id, server) in [("c1", "s"), ("c4", "ws")] {
         let (_, text) = results.iter().find(|(i, _)| i == id).unwrap();
         assert_eq!(
             text,
