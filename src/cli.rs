@@ -57,7 +57,12 @@ pub enum Command {
     Mcp(McpArgs),
 }
 
-/// The Model Context Protocol: `serve` tick's tasks as MCP tools for other agents.
+/// Your MCP servers (list them with their tools, or add one), and tick's tasks as MCP tools
+/// for other agents (`serve`); see `docs/mcp.md`.
+///
+/// While planning, only the tools your config names in a server's `read_only_tools` are
+/// offered (a server's `readOnlyHint` is shown as a suggestion, never trusted); during a step,
+/// only the tools its approved plan names. Stdio servers run inside tick's sandbox.
 #[derive(Debug, Args)]
 pub struct McpArgs {
     #[command(subcommand)]
@@ -66,7 +71,49 @@ pub struct McpArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
+    List(McpListArgs),
+    Add(McpAddArgs),
     Serve(McpServeArgs),
+}
+
+/// Start each configured server and list its tools, with the modes that may use each.
+#[derive(Debug, Args)]
+pub struct McpListArgs {}
+
+/// Add a server to your own config file (`~/.config/tick/config.yaml`).
+///
+/// `tick mcp add docs -- docs-mcp --root .` adds a stdio server; `tick mcp add tracker --url
+/// https://tracker.example/mcp` a streamable HTTP one. The entry is checked before anything
+/// is written, and the file is replaced in one step.
+#[derive(Debug, Args)]
+pub struct McpAddArgs {
+    /// The server's name: letters, digits, `-` and `_`.
+    pub name: String,
+
+    /// A streamable HTTP server's URL (instead of a command after `--`).
+    #[arg(long, conflicts_with = "command")]
+    pub url: Option<String>,
+
+    /// The variable holding the HTTP server's bearer token.
+    #[arg(long, requires = "url")]
+    pub bearer_token_env_var: Option<String>,
+
+    /// A tool planning may call (repeat for more): name only tools that cannot change
+    /// anything.
+    #[arg(long = "read-only", value_name = "TOOL")]
+    pub read_only: Vec<String>,
+
+    /// `KEY=VALUE` set for a stdio server (repeat for more).
+    #[arg(long = "env", value_name = "KEY=VALUE", conflicts_with = "url")]
+    pub env: Vec<String>,
+
+    /// Let the sandboxed stdio server reach the network.
+    #[arg(long, conflicts_with = "url")]
+    pub network: bool,
+
+    /// The stdio server's command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// Serve this workspace's tasks as MCP tools over stdio, for another agent to execute.

@@ -96,6 +96,8 @@ struct FileConfig {
     sandbox: Option<FileSandbox>,
     /// `hooks:` (`crate::hooks`); each file's are kept apart, the repository's need trust.
     hooks: Option<Vec<crate::hooks::HookEntry>>,
+    /// `mcp_servers:` (`crate::mcp::config`); the repository's need trust.
+    mcp_servers: Option<std::collections::BTreeMap<String, crate::mcp::config::FileServer>>,
 }
 
 /// `run_command:` in a config file: programs added to the command tool's allow-list.
@@ -308,6 +310,9 @@ pub struct Config {
     /// either file refuses).
     pub run_command: AllowList,
     pub sandbox: crate::sandbox::Settings,
+    /// The MCP servers of the person's file and, in a trusted repository, of its file (whose
+    /// entry wins for a name): `crate::mcp`.
+    pub mcp_servers: std::collections::BTreeMap<String, crate::mcp::Server>,
     /// The hooks of the user's file and of the repository's, apart: which may run is
     /// `crate::hooks::HookSet::resolve`'s decision.
     pub hooks: crate::hooks::Configured,
@@ -363,6 +368,7 @@ impl std::fmt::Debug for Config {
             .field("executor", &self.executor)
             .field("run_command", &self.run_command)
             .field("sandbox", &self.sandbox)
+            .field("mcp_servers", &self.mcp_servers)
             .field("ignored", &self.ignored)
             .field("hooks", &self.hooks)
             .finish()
@@ -414,8 +420,8 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
              `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
              `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
              `max_transcript_entry_bytes`, `replan_max_new_steps`, `max_undo_bytes`), `sandbox` (`off`, or `network`, `writable`, `env`), \
-             `run_command` (`allow`) and `hooks` (a list of `{event, matcher, command, \
-             timeout_s}`); the file was not changed",
+             `run_command` (`allow`), `hooks` (a list of `{event, matcher, command, \
+             timeout_s}`) and `mcp_servers` (see `docs/mcp.md`); the file was not changed",
         )
         })?;
     if let Some(hooks) = &config.hooks {
@@ -425,6 +431,7 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
             )
         })?;
     }
+    mcp_servers(&config, shown)?;
     if let Some(run_command) = &config.run_command {
         AllowList::with_entries(&run_command.allow).map_err(|err| {
             Error::input(format!("`{shown}`: {err}")).hint(
@@ -434,6 +441,22 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
         })?;
     }
     Ok(config)
+}
+
+/// The MCP servers of one config file, checked; the error names the file and the key.
+fn mcp_servers(
+    config: &FileConfig,
+    shown: &str,
+) -> Result<std::collections::BTreeMap<String, crate::mcp::Server>> {
+    let mut servers = std::collections::BTreeMap::new();
+    for (name, entry) in config.mcp_servers.iter().flatten() {
+        let server = crate::mcp::config::resolve(name, entry, shown).map_err(|err| {
+            Error::input(format!("`{shown}`: {err}"))
+                .hint("see `docs/mcp.md` for a server's keys; the file was not changed")
+        })?;
+        servers.insert(name.clone(), server);
+    }
+    Ok(servers)
 }
 
 fn merge(into: &mut FileConfig, from: FileConfig) {
@@ -511,6 +534,11 @@ fn tightening_only(
     }
     if project.api_key_env.take().is_some() {
         ignored.push("`api_key_env`".to_owned());
+    }
+    // A server is a program tick would start, or a place it would send the workspace's
+    // contents to: the person's decision.
+    if project.mcp_servers.take().is_some_and(|m| !m.is_empty()) {
+        ignored.push("`mcp_servers`".to_owned());
     }
     if let Some(limits) = &mut project.limits {
         lower_limits_only(limits, person_limits, &mut ignored);
@@ -705,6 +733,9 @@ pub fn resolve(
             });
         }
     }
+    // The repository's entry for a server replaces the person's of the same name.
+    let mut mcp = mcp_servers(&user_file, &user_shown)?;
+    mcp.extend(mcp_servers(&project_file, project_shown)?);
     merge(&mut file, project_file.clone());
 
     let provider = flags
@@ -770,6 +801,7 @@ pub fn resolve(
         executor,
         run_command,
         sandbox,
+        mcp_servers: mcp,
         ignored,
         hooks: crate::hooks::Configured {
             user: user_file.hooks.clone().unwrap_or_default(),
@@ -923,6 +955,123 @@ fn limits(limits: &FileLimits, base_url: &str) -> Limits {
 
 /// The settings for the workspace of `store` as resolved, complete or not (`tick doctor`).
 ///
+/// Adds the MCP server `name` to the person's own config file (`tick mcp add`): the entry
+/// is checked, the whole file as it would be is read back, and only then is the file replaced
+/// in one step. The file's other lines, comments included, are kept. Returns the file's path.
+pub fn add_mcp_server(
+    env: &Env,
+    name: &str,
+    entry: &crate::mcp::config::FileServer,
+) -> Result<PathBuf> {
+    let path = user_config_path(env).ok_or_else(|| {
+        Error::input("tick cannot tell where your config file is: neither `HOME` nor `XDG_CONFIG_HOME` is set")
+            .hint("set `TICK_CONFIG` to the file's path; nothing was written")
+    })?;
+    let shown = path.display().to_string();
+    let unchanged = "the file was not changed";
+    crate::mcp::config::resolve(name, entry, &shown)
+        .map_err(|err| Error::input(err).hint(format!("see `docs/mcp.md`; {unchanged}")))?;
+    let current = read_file_config(&path, &shown)?;
+    if current
+        .mcp_servers
+        .as_ref()
+        .is_some_and(|m| m.contains_key(name))
+    {
+        return Err(
+            Error::input(format!("`{shown}` already has an MCP server `{name}`")).hint(format!(
+                "edit its entry under `mcp_servers:`, or choose another name; {unchanged}"
+            )),
+        );
+    }
+    let text = fsx::read_capped(&path, fsx::MAX_CONFIG_FILE)?.unwrap_or_default();
+    let body = serde_yaml::to_string(entry)
+        .map_err(|err| Error::internal(format!("could not write the entry: {err}")))?;
+    let new = with_mcp_entry(&text, name, &body).ok_or_else(|| {
+        Error::input(format!(
+            "`{shown}`: its `mcp_servers:` is not a block tick can add to"
+        ))
+        .hint(format!(
+            "add the server by hand (see `docs/mcp.md`); {unchanged}"
+        ))
+    })?;
+    // Read back as tick will read it: a file that would not load is never written.
+    let parsed: FileConfig = crate::tasks::safe_yaml::from_str(&new, 0, "", "").map_err(|err| {
+        Error::input(format!(
+            "`{shown}`: with the new entry the file would not read: {}",
+            err.message
+        ))
+        .hint(format!(
+            "add the server by hand (see `docs/mcp.md`); {unchanged}"
+        ))
+    })?;
+    if parsed.mcp_servers.as_ref().and_then(|m| m.get(name)) != Some(entry) {
+        return Err(Error::input(format!(
+            "`{shown}`: tick could not add the entry so that it reads back the same"
+        ))
+        .hint(format!(
+            "add the server by hand (see `docs/mcp.md`); {unchanged}"
+        )));
+    }
+    if let Some(dir) = path.parent() {
+        fsx::create_dir_all(dir)?;
+    }
+    fsx::write_atomic(&path, new.as_bytes())?;
+    Ok(path)
+}
+
+/// `text` (a config file) with the server `name` (its entry as YAML, `body`) added under
+/// `mcp_servers:`: after that line when the file has one in block style, else at the end.
+/// `None` when the file's `mcp_servers:` is written in another style.
+fn with_mcp_entry(text: &str, name: &str, body: &str) -> Option<String> {
+    let key = serde_yaml::to_string(name).ok()?;
+    let key = key.trim_end();
+    let mut entry = format!("  {key}:\n");
+    for line in body.lines() {
+        entry.push_str("    ");
+        entry.push_str(line);
+        entry.push('\n');
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let at = lines.iter().position(|line| {
+        line.strip_prefix("mcp_servers:")
+            .is_some_and(|rest| rest.trim().is_empty() || rest.trim_start().starts_with('#'))
+    });
+    if let Some(at) = at {
+        // The entries must be indented as the first one already is.
+        let first = lines[at + 1..]
+            .iter()
+            .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+        if let Some(first) = first
+            && first.starts_with(' ')
+            && !first.starts_with("  ")
+        {
+            return None;
+        }
+        if let Some(first) = first
+            && first.starts_with("   ")
+        {
+            return None;
+        }
+        let mut out: String = lines[..=at].concat();
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&entry);
+        out.push_str(&lines[at + 1..].concat());
+        return Some(out);
+    }
+    if text.lines().any(|l| l.starts_with("mcp_servers:")) {
+        return None;
+    }
+    let mut out = text.to_owned();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str("mcp_servers:\n");
+    out.push_str(&entry);
+    Some(out)
+}
+
 /// The repository's files count as far as the person trusts it ([`crate::tasks::Store::trust`]):
 /// untrusted, its templates and prompts are named among what was ignored as well.
 pub fn for_workspace(store: &crate::tasks::Store, env: &Env, flags: &Flags) -> Result<Config> {
@@ -1491,6 +1640,48 @@ model: theirs
         assert_eq!(trusted.api_key.as_deref(), Some("ghp-secret"));
         assert_eq!(trusted.ignored, None);
         assert_eq!(trusted.trust_warning(), None);
+    }
+
+    /// Issue 28: a repository's MCP servers start only once the person trusts it; trusted,
+    /// its entry replaces the person's of the same name; a bad entry names file and key.
+    #[test]
+    fn mcp_servers_come_from_the_person_or_a_trusted_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.yaml");
+        std::fs::write(&user, "mcp_servers:\n  docs:\n    command: mine\n").unwrap();
+        let project = dir.path().join("config.yaml");
+        std::fs::write(
+            &project,
+            "mcp_servers:\n  docs:\n    command: theirs\n  evil:\n    url: http://203.0.113.9/\n",
+        )
+        .unwrap();
+        let user_var = user.display().to_string();
+        let vars = [("TICK_CONFIG", user_var.as_str())];
+        let config = untrusted(&project, &vars, dir.path()).unwrap();
+        assert_eq!(config.mcp_servers.keys().collect::<Vec<_>>(), ["docs"]);
+        assert_eq!(config.mcp_servers["docs"].describe(), "mine");
+        assert_eq!(ignored_keys(&config), ["`mcp_servers`"]);
+        let trusted = resolve_trusted(&project, &env(&vars, dir.path())).unwrap();
+        assert_eq!(
+            trusted.mcp_servers.keys().collect::<Vec<_>>(),
+            ["docs", "evil"]
+        );
+        assert_eq!(trusted.mcp_servers["docs"].describe(), "theirs");
+        assert_eq!(trusted.mcp_servers["docs"].file, "config.yaml");
+
+        std::fs::write(
+            &user,
+            "mcp_servers:\n  docs:\n    command: a\n    url: http://h/\n",
+        )
+        .unwrap();
+        let err = resolve_trusted(&project, &env(&vars, dir.path())).unwrap_err();
+        assert_eq!(
+            err.message,
+            format!(
+                "`{user_var}`: `mcp_servers.docs`: set `command` (a stdio server) or `url` \
+                 (streamable HTTP), not both"
+            )
+        );
     }
 
     /// Issue 25, finding 3: limits that loosen are ignored untrusted; lower ones apply.

@@ -498,6 +498,10 @@ impl Ui {
         match event {
             RunEvent::Hook(report) => self.hook_report(report),
             RunEvent::HooksIgnored { warning } => self.warn(warning),
+            RunEvent::McpWarning { text, .. } => {
+                self.end_live_text();
+                self.warn(text);
+            }
             RunEvent::HooksChanged { changes } => {
                 self.end_live_text();
                 self.warn("the hooks that apply changed since the task was approved:");

@@ -40,6 +40,15 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
     checks.push(crate::report::machine::hard_links(ctx.store().root()));
     checks.push(crate::report::machine::trust(ctx.store(), &config));
     checks.push(crate::report::machine::hooks(ctx.store(), &config));
+    // Only with servers configured: each is started, as planning would start it.
+    if !config.mcp_servers.is_empty() {
+        let names: Vec<&str> = config.mcp_servers.keys().map(String::as_str).collect();
+        let launcher = ctx.engine.mcp_launcher(&config, None);
+        checks.push(crate::report::doctor::mcp_servers(
+            launcher.as_deref(),
+            &names,
+        ));
+    }
     let exit_code = if checks[0].ok == Some(false) {
         2
     } else if checks[1..3].iter().any(|c| c.ok == Some(false)) {

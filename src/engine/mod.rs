@@ -116,8 +116,41 @@ impl Engine {
             run_command: self.run_command(config),
             clock: self.env.clock.clone(),
             path_var: self.env.var("PATH").map(Into::into),
+            mcp: self.mcp_launcher(config, None),
         };
         Session::open(&self.store, Target::Draft, deps)
+    }
+
+    /// The person's MCP servers for one command, if any are configured; none start yet.
+    /// Stdio servers are contained as `containment` says, or, for planning (`None`), under
+    /// the read-only policy (without a sandbox when the person switched it off).
+    pub fn mcp_launcher(
+        &self,
+        config: &Config,
+        containment: Option<crate::mcp::Containment>,
+    ) -> Option<Arc<crate::mcp::Launcher>> {
+        use crate::mcp::Containment;
+        if config.mcp_servers.is_empty() {
+            return None;
+        }
+        let root = self.store.root().to_path_buf();
+        let containment = containment.unwrap_or_else(|| {
+            if !config.sandbox.enabled {
+                return Containment::Unsandboxed { workspace: root };
+            }
+            match crate::sandbox::available(crate::sandbox::Kind::ReadOnly) {
+                Ok(()) => Containment::Sandboxed(crate::sandbox::Policy::read_only(root)),
+                Err(unavailable) => Containment::Unavailable(format!(
+                    "{unavailable}; stdio MCP servers run only inside it"
+                )),
+            }
+        });
+        let var = |name: &str| self.env.var(name).map(str::to_owned);
+        Some(crate::mcp::Launcher::new(
+            &config.mcp_servers,
+            containment,
+            &var,
+        ))
     }
 
     /// `run_command` for the planner, as [`RunCommand::for_config`] decides.
@@ -157,8 +190,22 @@ impl Engine {
         if let Some(line) = config.found_line() {
             sink(Event::Note(line));
         }
-        let parts = Parts::new(&config, store, request.no_sandbox)?
+        let mut parts = Parts::new(&config, store, request.no_sandbox)?
             .with_interrupt(Arc::clone(&request.stop));
+        if !config.mcp_servers.is_empty() {
+            // A step's stdio servers run under the run's own policy (or, with the sandbox off,
+            // unsandboxed like its commands).
+            let containment = match parts.registry.command_env().sandbox().policy() {
+                Some(policy) => crate::mcp::Containment::Sandboxed(policy.clone()),
+                None => crate::mcp::Containment::Unsandboxed {
+                    workspace: store.root().to_path_buf(),
+                },
+            };
+            let launcher = self.mcp_launcher(&config, Some(containment));
+            if let Some(launcher) = launcher {
+                parts.registry = parts.registry.with_mcp(launcher).0;
+            }
+        }
         let mut runner = Runner::new(parts.deps(
             &config,
             store,

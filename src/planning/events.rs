@@ -64,6 +64,9 @@ pub enum PlanEvent {
     /// tick's own check of a compact draft against the repository found this still wrong
     /// after the repair request; it is kept in the draft's open questions.
     CheckWarning { text: String },
+    /// An MCP server did not start, or a tool the person named read-only is not there: one
+    /// line; planning goes on without it.
+    McpWarning { text: String },
     /// The planning attempt failed (the model or provider, or a limit) and is recorded in
     /// `.tasks/draft/last_attempt.yaml`; the command's error follows.
     AttemptFailed { cause: String, hint: Option<String> },

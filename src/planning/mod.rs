@@ -97,6 +97,9 @@ pub struct PlanDeps<'a> {
     /// The person's `PATH`, where the compact planner checks that a plan's verify programs
     /// exist.
     pub path_var: Option<std::ffi::OsString>,
+    /// The person's MCP servers (`crate::mcp`), if any are configured: the planner is offered
+    /// the tools their config names read-only.
+    pub mcp: Option<std::sync::Arc<crate::mcp::Launcher>>,
 }
 
 /// A draft as a planning run left it.
@@ -357,6 +360,13 @@ impl<'a> Session<'a> {
             registry = registry
                 .with_sandbox(sandbox::Sandboxing::On(sandbox::Policy::read_only(root)))
                 .with_run_command(setup.clone());
+        }
+        if let Some(launcher) = &self.deps.mcp {
+            let (with_mcp, warnings) = registry.with_mcp(std::sync::Arc::clone(launcher));
+            registry = with_mcp;
+            for text in warnings {
+                sink(PlanEvent::McpWarning { text });
+            }
         }
         let planner = Planner {
             model: Model {

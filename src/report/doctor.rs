@@ -155,6 +155,33 @@ pub fn connection(config: &Config) -> Check {
     .timed(started)
 }
 
+/// The MCP servers, each started as planning would start it: its tools count and how long
+/// it took, or its error. Informational: it does not change the exit code.
+pub fn mcp_servers(launcher: Option<&crate::mcp::Launcher>, names: &[&str]) -> Check {
+    let Some(launcher) = launcher else {
+        return Check::new("mcp", None, "no MCP servers configured".to_owned(), None);
+    };
+    let started = launcher.started(names);
+    let ok = started.iter().all(|(s, _)| s.tools.is_ok());
+    let lines: Vec<String> = started
+        .iter()
+        .map(|(s, _)| match &s.tools {
+            Ok(tools) => format!(
+                "`{}`: {} tools in {:.1}s",
+                s.server.name,
+                tools.len(),
+                s.took.as_secs_f64()
+            ),
+            Err(err) => format!("`{}`: {}", s.server.name, crate::text::visible(err)),
+        })
+        .collect();
+    let hint = (!ok).then(|| {
+        "`tick mcp list` shows each server's tools; `docs/mcp.md` has the keys and timeouts"
+            .to_owned()
+    });
+    Check::new("mcp", Some(ok), lines.join("; "), hint)
+}
+
 /// For a command about to talk to the model: fails at once, with the advice of `tick doctor`,
 /// when the server does not accept a connection (instead of retrying a refused connection).
 pub fn require_server(config: &Config) -> Result<()> {

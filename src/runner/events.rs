@@ -29,6 +29,9 @@ pub enum RunEvent {
     Hook(crate::hooks::HookReport),
     /// The repository's hooks do not run: it is not trusted. One line naming them.
     HooksIgnored { warning: String },
+    /// A tool the step's plan names is not available (its MCP server did not start, or has
+    /// no such tool): one line; the step goes on without it.
+    McpWarning { step: StepId, text: String },
     /// The hooks that apply differ from the approved ones, one line each (`+` added, `-`
     /// removed, `~` changed): the run refuses (the error follows).
     HooksChanged { changes: Vec<String> },

@@ -1030,6 +1030,11 @@ impl<'a> Runner<'a> {
             while watcher.try_next().is_some() {}
         }
         let fire = self.for_step(task, id, step);
+        // The step is offered exactly the MCP tools its approved plan names.
+        let (registry, warnings) = self.deps.registry.for_step(&id.to_string(), &step.tools);
+        for text in warnings {
+            sink(RunEvent::McpWarning { step: id, text });
+        }
         let emitter = Emitter::new(&mut *sink);
         let (verifier, recorder) = (
             StepVerifier::new(&root, self.deps.registry.command_env(), id, &step.verify),
@@ -1056,7 +1061,7 @@ impl<'a> Runner<'a> {
                 client: self.deps.client,
                 model: self.deps.model.clone(),
                 system: self.deps.system.clone(),
-                registry: self.deps.registry,
+                registry: &registry,
                 limits: self.deps.limits,
                 tool_calls: self.deps.tool_calls,
             },

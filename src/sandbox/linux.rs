@@ -203,6 +203,10 @@ fn parse_args(
 
 /// Stage 1: new namespaces; every mount read-only but the writable directories (build:
 /// the workspace without `.git`/`.tasks`, a private `/tmp`); then stage 2.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the namespaces, mounts and init of one sandbox, in the order they must happen"
+)]
 fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
     // When tick ends, however it ends (a second Ctrl-C, a signal, a panic, SIGKILL), this
     // process gets SIGKILL, and its death kills stage 2 and with it the whole namespace. The
@@ -292,8 +296,14 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
         .arg(gid.to_string())
         .arg("--")
         .args(argv)
-        .current_dir(&cwd)
-        .stdin(status_writer);
+        .current_dir(&cwd);
+    if policy.stdio {
+        // The command talks over this stdin: the init passes it on and reports nothing.
+        drop(status_writer);
+        init.stdin(Stdio::inherit());
+    } else {
+        init.stdin(status_writer);
+    }
     let mut child = init
         .spawn()
         .map_err(|err| Failure::new(Feature::PidNamespace, "starting the sandbox's init", err))?;
@@ -651,7 +661,7 @@ fn fresh_tmpfs(dir: &Path, mode: &str, keep: &[PathBuf], links: bool) -> Result<
 /// the command's Landlock domain, so neither `ptrace` nor `/proc/1/fd/0` (the status pipe
 /// to stage 1) nor its parent-death signal can be touched.
 fn stage2(rest: &[OsString]) -> Result<ExitCode, Failure> {
-    let (_, ids, argv) = parse_args(rest, 2)?;
+    let (policy, ids, argv) = parse_args(rest, 2)?;
     // If stage 1 dies (tick killed it, or tick died), this process dies, and with it the
     // namespace.
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)
@@ -677,7 +687,11 @@ fn stage2(rest: &[OsString]) -> Result<ExitCode, Failure> {
         .args(&ids)
         .arg("--")
         .args(argv)
-        .stdin(Stdio::null());
+        .stdin(if policy.stdio {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        });
     let child = command
         .spawn()
         .map_err(|err| Failure::new(Feature::Helper, "starting the command's stage", err))?;
@@ -707,7 +721,9 @@ fn stage2(rest: &[OsString]) -> Result<ExitCode, Failure> {
             128 + u8::try_from(signal as i32).unwrap_or(0)
         }
     };
-    let _ = nix::unistd::write(io::stdin(), report.as_bytes());
+    if !policy.stdio {
+        let _ = nix::unistd::write(io::stdin(), report.as_bytes());
+    }
     Ok(ExitCode::from(code))
 }
 

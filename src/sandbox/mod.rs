@@ -85,6 +85,10 @@ pub struct Policy {
     /// (`SSH_AUTH_SOCK`), filled in by [`Policy::command`]. Left out of the JSON when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     hidden: Vec<PathBuf>,
+    /// The command talks over the caller's stdin (an MCP server, [`Policy::with_stdio`]);
+    /// the helper then reports nothing on it. Left out of the JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    stdio: bool,
     /// The binary that holds the helper subcommands; `None`: this process's own binary.
     #[serde(skip)]
     helper: Option<PathBuf>,
@@ -100,6 +104,7 @@ impl Policy {
             network: true,
             writable: Vec::new(),
             hidden: Vec::new(),
+            stdio: false,
             helper: None,
         }
     }
@@ -112,6 +117,7 @@ impl Policy {
             network: false,
             writable: Vec::new(),
             hidden: Vec::new(),
+            stdio: false,
             helper: None,
         }
     }
@@ -131,6 +137,26 @@ impl Policy {
         if self.kind == Kind::Build {
             self.writable.extend(paths);
         }
+        self
+    }
+
+    /// The command's stdin is the caller's own (the returned `Command`'s), not `/dev/null`:
+    /// for a server that talks over stdin and stdout (an MCP server). The helper then writes
+    /// nothing to that stdin ([`LEFTOVERS`] is not reported), and the command still dies with
+    /// every process it started.
+    #[must_use]
+    pub fn with_stdio(mut self) -> Self {
+        self.stdio = true;
+        self
+    }
+
+    /// Network or not for a server the person configured (`mcp_servers.NAME.network`), for
+    /// either kind of policy: unlike [`Policy::with_network`], a read-only policy may have
+    /// it, because the person said so for this one server. Commands of the agent never get a
+    /// policy made with this.
+    #[must_use]
+    pub fn with_server_network(mut self, network: bool) -> Self {
+        self.network = network;
         self
     }
 

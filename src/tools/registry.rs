@@ -201,6 +201,11 @@ pub struct Registry {
     tools: Vec<Tool>,
     command_env: CommandEnv,
     run_command: Option<run_command::Setup>,
+    /// The MCP tools this turn is offered (after tick's own): while planning the person's
+    /// read-only ones, in a step those its plan names ([`Registry::for_step`]).
+    mcp: crate::mcp::Offered,
+    /// The person's MCP servers, started when a turn first needs them.
+    launcher: Option<std::sync::Arc<crate::mcp::Launcher>>,
 }
 
 impl Registry {
@@ -213,6 +218,11 @@ impl Registry {
             tools: Vec::new(),
             command_env: CommandEnv::default(),
             run_command: None,
+            mcp: match mode {
+                Mode::Plan => crate::mcp::Offered::none_for_planning(),
+                Mode::Build => crate::mcp::Offered::none_for_step(""),
+            },
+            launcher: None,
         };
         registry.select_tools();
         registry
@@ -225,6 +235,47 @@ impl Registry {
         self.run_command = Some(setup);
         self.select_tools();
         self
+    }
+
+    /// The person's MCP servers for this registry's turns. In plan mode the tools their config
+    /// names read-only are offered at once (the servers start here); in build mode a step
+    /// gets its own ([`Registry::for_step`]). Returns a line for the person per problem.
+    #[must_use]
+    pub fn with_mcp(
+        mut self,
+        launcher: std::sync::Arc<crate::mcp::Launcher>,
+    ) -> (Self, Vec<String>) {
+        let mut warnings = Vec::new();
+        if self.mode == Mode::Plan {
+            let (offered, problems) = launcher.for_planning();
+            self.mcp = offered;
+            warnings = problems;
+        }
+        self.launcher = Some(launcher);
+        (self, warnings)
+    }
+
+    /// This build registry for step `step`, offered exactly the MCP tools `tools` names
+    /// (`SERVER.TOOL`, from the approved plan): none when it names none. Returns a line for
+    /// the person per tool it cannot offer.
+    pub fn for_step(&self, step: &str, tools: &[String]) -> (Registry, Vec<String>) {
+        let mut registry = self.clone();
+        let (offered, warnings) = match &self.launcher {
+            Some(launcher) if !tools.is_empty() => launcher.for_step(step, tools),
+            Some(_) | None if tools.is_empty() => {
+                (crate::mcp::Offered::none_for_step(step), Vec::new())
+            }
+            _ => (
+                crate::mcp::Offered::none_for_step(step),
+                vec![format!(
+                    "step {step} names MCP tools ({}), but no MCP servers are configured; the \
+                     step runs without them",
+                    tools.join(", ")
+                )],
+            ),
+        };
+        registry.mcp = offered;
+        (registry, warnings)
     }
 
     /// Whether the model is offered (and may run) `tool`.
@@ -294,15 +345,19 @@ impl Registry {
         &self.workspace
     }
 
-    /// The definitions sent to the model: the mode's tools and no others.
+    /// The definitions sent to the model: the mode's tools and no others, then the MCP
+    /// tools this turn is offered.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools
+        let mut specs: Vec<ToolSpec> = self
+            .tools
             .iter()
             .map(|&tool| match (tool, &self.run_command) {
                 (Tool::RunCommand, Some(setup)) => run_command::spec(setup),
                 _ => tool.spec(),
             })
-            .collect()
+            .collect();
+        specs.extend(self.mcp.specs());
+        specs
     }
 
     /// The tools of this mode described for a model that writes its calls as text: each
@@ -335,6 +390,10 @@ impl Registry {
         arguments: &serde_json::Value,
         limits: PayloadLimits,
     ) -> ToolOutcome {
+        if name.starts_with(crate::mcp::PREFIX) {
+            // Offered or refused with the reason, by the same selection the specs came from.
+            return ToolOutcome::answered(self.mcp.call(name, arguments));
+        }
         match Tool::from_name(name).filter(|tool| self.tools.contains(tool)) {
             Some(tool) => tool.run(self, arguments, limits),
             None => ToolOutcome::error(self.refusal(name)),

@@ -283,6 +283,7 @@ impl App {
             }
             RunEvent::Hook(report) => self.note(report.line()),
             RunEvent::HooksIgnored { warning } => self.note(format!("warning: {warning}")),
+            RunEvent::McpWarning { text, .. } => self.note(format!("warning: {text}")),
             RunEvent::HooksChanged { changes } => self.error(format!(
                 "error: the hooks changed since approval: {}; /approve takes them",
                 changes.join("; ")

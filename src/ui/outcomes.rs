@@ -237,6 +237,7 @@ pub fn plan_event(event: &PlanEvent) -> Vec<Said> {
             ));
             said
         }
+        PlanEvent::McpWarning { text } => vec![Said::Warning(text.clone())],
         PlanEvent::CheckWarning { text } => vec![Said::Warning(format!(
             "tick's check of the draft, kept in it: {text}"
         ))],

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
 pub mod fake_model;
+pub mod mcp_server;
 pub mod processes;
 pub mod programs;
 pub mod pty;

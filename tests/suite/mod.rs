@@ -24,6 +24,7 @@ mod lifecycle;
 mod llm;
 mod local_default;
 mod local_model;
+mod mcp_client;
 mod mcp_serve;
 mod models;
 mod newcomer;

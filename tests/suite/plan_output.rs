@@ -228,6 +228,7 @@ mod session {
                 run_command: RunCommand::Unavailable("not in this test".into()),
                 clock: tick::env::Clock::fixed(NOW.parse().unwrap()),
                 path_var: std::env::var_os("PATH"),
+                mcp: None,
             };
             let mut session = Session::open(&store, Target::Draft, deps);
             let events = Mutex::new(Vec::new());

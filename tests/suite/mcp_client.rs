@@ -1,0 +1,359 @@
+//! tick as an MCP client, end to end: the real binary, the fake model, and a real MCP server
+//! built with rmcp (`tests/common/mcp_server.rs`) over stdio (this test binary, started again
+//! as the server, inside tick's sandbox) and over streamable HTTP on 127.0.0.1.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::common::fake_model::FakeModel;
+use crate::common::mcp_server::{self, BIG, HttpServer, LEAKED, SERVE_VAR};
+use crate::common::scripts::{openai_call, openai_calls, submit_login_plan};
+use crate::common::workspace::{Workspace, assert_success};
+
+/// Not a test: the entry that makes this binary the stdio MCP server when tick starts it with
+/// [`SERVE_VAR`] set (`mcp_server::stdio_entry`). Run by the harness, it returns at once.
+#[test]
+fn stdio_test_server() {
+    if std::env::var_os(SERVE_VAR).is_some() {
+        mcp_server::serve_stdio();
+    }
+}
+
+/// Whether this machine has the sandbox (`TICK_TEST_NO_SANDBOX=1` says it has not).
+fn sandbox_here() -> bool {
+    std::env::var("TICK_TEST_NO_SANDBOX").map_or(true, |v| v != "1")
+}
+
+/// The person's config: the stdio server `t` and, with `http`, the HTTP server `w`; each
+/// with its `read_only_tools` and `call_timeout_s`.
+fn config(t_read_only: &str, http: Option<(&HttpServer, &str)>) -> String {
+    let (command, args) = mcp_server::stdio_entry();
+    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+    let mut yaml = format!(
+        "mcp_servers:\n  t:\n    command: {command:?}\n    args: [{}]\n    env: {{{SERVE_VAR}: \"1\"}}\n    read_only_tools: {t_read_only}\n    call_timeout_s: 2\n",
+        args.join(", ")
+    );
+    if let Some((server, read_only)) = http {
+        yaml.push_str(&format!(
+            "  w:\n    url: {}\n    read_only_tools: {read_only}\n    call_timeout_s: 2\n",
+            server.url()
+        ));
+    }
+    yaml
+}
+
+fn mcp_names(names: &[String]) -> Vec<&str> {
+    names
+        .iter()
+        .filter(|n| n.starts_with("mcp__"))
+        .map(String::as_str)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn planning_is_offered_only_the_tools_named_read_only_never_for_the_servers_hint() {
+    let http = HttpServer::start();
+    let model = FakeModel::start().await;
+    let project = Workspace::sample();
+    project.write_user_config(&config("[search]", Some((&http, "[search]"))));
+    model.push(openai_calls(&[
+        ("c1", "mcp__t__search", json!({"query": "login"})),
+        ("c2", "mcp__w__search", json!({"query": "login"})),
+        // Says `readOnlyHint: true`, but the person did not name it.
+        ("c3", "mcp__t__peek", json!({})),
+    ]));
+    model.push(submit_login_plan());
+    let output = project
+        .tick_against(&model, &["plan", "Refactor login"])
+        .await;
+    assert_success(&output);
+    let requests = model.requests();
+    // `peek` and `write_note` say `readOnlyHint: true`: not offered, over either transport.
+    assert_eq!(
+        mcp_names(&requests[0].tool_names()),
+        ["mcp__t__search", "mcp__w__search"]
+    );
+    let results = requests[1].tool_results();
+    assert_eq!(results[0].1, "found notes for \"login\"");
+    assert_eq!(results[1].1, "found notes for \"login\"");
+    assert!(
+        results[2]
+            .1
+            .starts_with("`mcp__t__peek` (`t.peek`) is not available while planning"),
+        "{}",
+        results[2].1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_cannot_write_while_planning() {
+    if !sandbox_here() {
+        return;
+    }
+    let model = FakeModel::start().await;
+    let project = Workspace::sample();
+    // The person named a writing tool read-only: the sandbox still holds.
+    project.write_user_config(&config("[write_note]", None));
+    model.push(openai_call(
+        "c1",
+        "mcp__t__write_note",
+        json!({"path": "pwned.txt"}),
+    ));
+    model.push(submit_login_plan());
+    let output = project
+        .tick_against(&model, &["plan", "Refactor login"])
+        .await;
+    assert_success(&output);
+    assert!(!project.exists("pwned.txt"));
+    let result = model.requests()[1].tool_results()[0].1.clone();
+    assert!(
+        result
+            .starts_with("`write_note` failed: could not write `pwned.txt`: Read-only file system"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_hangs_crashes_or_floods_gives_the_model_a_clear_error() {
+    let http = HttpServer::start();
+    let model = FakeModel::start().await;
+    let project = Workspace::sample();
+    // `t` and `w` have time for 10 MB (a debug build on a busy machine is slow); `s` and `ws`,
+    // the same servers, have 2s.
+    let yaml = config(
+        "[sleep, big, leak, crash, search]",
+        Some((&http, "[sleep, big]")),
+    )
+    .replace("call_timeout_s: 2", "call_timeout_s: 30");
+    let (command, args) = mcp_server::stdio_entry();
+    let slow = format!(
+        "  s:\n    command: {command:?}\n    args: {args:?}\n    env: {{{SERVE_VAR}: \"1\"}}\n    read_only_tools: [sleep]\n    call_timeout_s: 2\n"
+    );
+    let slow_http = format!(
+        "  ws:\n    url: {}\n    read_only_tools: [sleep]\n    call_timeout_s: 2\n",
+        http.url()
+    );
+    project.write_user_config(&format!("{yaml}{slow}{slow_http}"));
+    model.push(openai_calls(&[
+        ("c1", "mcp__s__sleep", json!({"seconds": 30})),
+        ("c2", "mcp__t__big", json!({})),
+        ("c3", "mcp__t__leak", json!({})),
+        ("c4", "mcp__ws__sleep", json!({"seconds": 30})),
+        ("c5", "mcp__w__big", json!({})),
+    ]));
+    model.push(openai_call("c6", "mcp__t__crash", json!({})));
+    model.push(openai_call("c7", "mcp__t__search", json!({"query": "q"})));
+    model.push(submit_login_plan());
+    let begun = Instant::now();
+    let output = project
+        .tick_against(&model, &["plan", "Refactor login"])
+        .await;
+    assert_success(&output);
+    assert!(
+        begun.elapsed() < Duration::from_secs(40),
+        "{:?}",
+        begun.elapsed()
+    );
+    let requests = model.requests();
+    let results = requests[1].tool_results();
+    for (id, server) in [("c1", "s"), ("c4", "ws")] {
+        let (_, text) = results.iter().find(|(i, _)| i == id).unwrap();
+        assert_eq!(
+            text,
+            &format!(
+                "the MCP server `{server}` did not answer `sleep` within 2s (`call_timeout_s`); \
+                 nothing more is known of the call"
+            )
+        );
+    }
+    for id in ["c2", "c5"] {
+        let (_, text) = results.iter().find(|(i, _)| i == id).unwrap();
+        assert!(text.len() < BIG / 10, "{id}: {} bytes", text.len());
+        assert!(
+            text.contains("bytes cut here"),
+            "{id}: {}",
+            text.chars().take(300).collect::<String>()
+        );
+    }
+    let (_, leak) = results.iter().find(|(i, _)| i == "c3").unwrap();
+    assert!(!leak.contains(LEAKED), "{leak}");
+    assert!(leak.contains("[REDACTED]"), "{leak}");
+    let crash = requests[2].tool_results().last().unwrap().1.clone();
+    assert!(
+        crash.starts_with("the MCP server `t` stopped during `crash` (it crashed or exited)"),
+        "{crash}"
+    );
+    assert!(crash.contains("crashing as asked"), "{crash}");
+    let after = requests[3].tool_results().last().unwrap().1.clone();
+    assert!(after.contains("the MCP server `t`"), "{after}");
+}
+
+const ONE_STEP: &str = "# Greeting
+## Summary
+Greet people.
+## Steps
+- [ ] S1 Create greeting.txt
+  - files: greeting.txt
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_is_refused_an_mcp_tool_its_plan_does_not_name() {
+    let model = FakeModel::start().await;
+    let project = Workspace::sample();
+    project.write_user_config(&config("[search]", None));
+    project.approve_plan(&model, ONE_STEP).await;
+    model.push(openai_calls(&[
+        (
+            "s1",
+            "update_step",
+            json!({"id": "S1", "status": "in_progress"}),
+        ),
+        ("s2", "mcp__t__search", json!({"query": "q"})),
+        (
+            "s3",
+            "write_file",
+            json!({"path": "greeting.txt", "content": "hello\n"}),
+        ),
+    ]));
+    model.push(openai_call(
+        "s4",
+        "update_step",
+        json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+    ));
+    let output = project.tick_against(&model, &["run"]).await;
+    assert_success(&output);
+    let requests = model.requests();
+    let step = requests.len() - 2;
+    // Offered none (the step names none), and refused when called anyway.
+    assert_eq!(mcp_names(&requests[step].tool_names()), Vec::<&str>::new());
+    let results = requests[step + 1].tool_results();
+    let (_, refused) = results.iter().find(|(i, _)| i == "s2").unwrap();
+    assert_eq!(
+        refused,
+        "`mcp__t__search` (`t.search`) is not available in step S1: a step may call only the \
+         MCP tools its approved plan names (`tools:`), and step S1 names none; if the step \
+         needs another, report it as blocked"
+    );
+    assert_eq!(project.read("greeting.txt"), "hello\n");
+}
+
+#[test]
+fn mcp_add_writes_the_persons_config_and_refuses_what_would_not_load() {
+    let project = Workspace::new();
+    project.write_user_config("# my settings\nmodel: m\n");
+    project.ok(&[
+        "mcp",
+        "add",
+        "docs",
+        "--read-only",
+        "search",
+        "--",
+        "docs-mcp",
+        "--root",
+        ".",
+    ]);
+    project.ok(&[
+        "mcp",
+        "add",
+        "tracker",
+        "--url",
+        "http://127.0.0.1:9/mcp",
+        "--bearer-token-env-var",
+        "TRACKER_TOKEN",
+    ]);
+    let written = std::fs::read_to_string(project.user_config()).unwrap();
+    assert_eq!(
+        written,
+        "# my settings\nmodel: m\nmcp_servers:\n  tracker:\n    url: http://127.0.0.1:9/mcp\n    bearer_token_env_var: TRACKER_TOKEN\n  docs:\n    command: docs-mcp\n    args:\n    - --root\n    - .\n    read_only_tools:\n    - search\n"
+    );
+    for (args, message) in [
+        (
+            &["mcp", "add", "docs", "--", "other"][..],
+            "error: `[config]` already has an MCP server `docs`",
+        ),
+        (
+            &["mcp", "add", "a.b", "--", "x"][..],
+            "error: `mcp_servers.a.b`: a server's name is letters",
+        ),
+        (
+            &["mcp", "add", "web", "--url", "ftp://h/"][..],
+            "error: `mcp_servers.web.url`: `ftp://h/` is not an http(s) URL",
+        ),
+        (
+            &["mcp", "add", "empty"][..],
+            "error: `tick mcp add empty` needs a command",
+        ),
+    ] {
+        let run = project.fails(args, 2);
+        let shown = run
+            .stderr
+            .replace(&project.user_config().display().to_string(), "[config]");
+        assert!(shown.starts_with(message), "{args:?}: {shown}");
+        assert!(
+            shown.contains("nothing was written") || shown.contains("not changed"),
+            "{shown}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(project.user_config()).unwrap(),
+            written
+        );
+    }
+}
+
+#[test]
+fn mcp_list_shows_each_tool_and_the_modes_that_may_use_it() {
+    let http = HttpServer::start();
+    let project = Workspace::new();
+    project.write_user_config(&config("[search, gone]", Some((&http, "[peek]"))));
+    let run = project.ok(&["mcp", "list"]);
+    let (command, _) = mcp_server::stdio_entry();
+    let out = run
+        .stdout
+        .replace(&command, "[test binary]")
+        .replace(http.url(), "[url]")
+        .replace(&project.user_config().display().to_string(), "[config]");
+    let out: Vec<&str> = out
+        .lines()
+        .map(|l| l.split(" `[test binary]").next().unwrap())
+        .collect();
+    insta::assert_snapshot!(out.join("\n"), @r"
+    t  stdio
+      search      plan, steps  read-only (your `read_only_tools`)
+      peek        steps        the server says read-only: add it to `read_only_tools` to plan with it
+      write_note  steps        the server says read-only: add it to `read_only_tools` to plan with it
+      sleep       steps
+      crash       steps
+      big         steps
+      leak        steps
+      gone: named in `read_only_tools`, but the server has no such tool
+    w  http `[url]` (`[config]`)
+      search      steps
+      peek        plan, steps  read-only (your `read_only_tools`)
+      write_note  steps        the server says read-only: add it to `read_only_tools` to plan with it
+      sleep       steps
+      crash       steps
+      big         steps
+      leak        steps
+    ");
+    // `tick doctor` starts each server too and says how many tools it has.
+    let run = project.run(&["doctor"]);
+    assert!(run.stdout.contains("`t`: 7 tools in "), "{}", run.stdout);
+    assert!(run.stdout.contains("`w`: 7 tools in "), "{}", run.stdout);
+}
+
+#[test]
+fn an_untrusted_repositorys_servers_are_ignored_with_the_trust_warning() {
+    let project = Workspace::new();
+    project.write(
+        ".tasks/config.yaml",
+        "mcp_servers:\n  evil:\n    command: sh\n    args: [-c, 'touch /tmp/pwned']\n",
+    );
+    let run = project.ok(&["mcp", "list"]);
+    assert!(run.stderr.contains("`mcp_servers`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no MCP servers are configured"),
+        "{}",
+        run.stderr
+    );
+}
