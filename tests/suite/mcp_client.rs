@@ -238,6 +238,62 @@ async fn a_step_is_refused_an_mcp_tool_its_plan_does_not_name() {
     assert_eq!(project.read("greeting.txt"), "hello\n");
 }
 
+const NAMES_SEARCH: &str = "# Greeting
+## Summary
+Greet people.
+## Steps
+- [ ] S1 Create greeting.txt
+  - files: greeting.txt
+  - tools: t.search
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_that_names_an_mcp_tool_is_offered_it_alone_and_its_call_reaches_the_server() {
+    let model = FakeModel::start().await;
+    let project = Workspace::sample();
+    // `search` is not read-only: the step may use it only because its approved plan names it.
+    project.write_user_config(&config("[]", None));
+    project.approve_plan(&model, NAMES_SEARCH).await;
+    model.push(openai_calls(&[
+        (
+            "s1",
+            "update_step",
+            json!({"id": "S1", "status": "in_progress"}),
+        ),
+        ("s2", "mcp__t__search", json!({"query": "greetings"})),
+        ("s3", "mcp__t__peek", json!({})),
+        (
+            "s4",
+            "write_file",
+            json!({"path": "greeting.txt", "content": "hello\n"}),
+        ),
+    ]));
+    model.push(openai_call(
+        "s5",
+        "update_step",
+        json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
+    ));
+    let output = project.tick_against(&model, &["run"]).await;
+    assert_success(&output);
+    let requests = model.requests();
+    let step = requests.len() - 2;
+    assert_eq!(
+        mcp_names(&requests[step].tool_names()),
+        ["mcp__t__search"],
+        "only the step's own tool is offered"
+    );
+    let results = requests[step + 1].tool_results();
+    let result = |id: &str| results.iter().find(|(i, _)| i == id).unwrap().1.clone();
+    assert_eq!(result("s2"), "found notes for \"greetings\"");
+    assert_eq!(
+        result("s3"),
+        "`mcp__t__peek` (`t.peek`) is not available in step S1: a step may call only the MCP \
+         tools its approved plan names (`tools:`), and step S1 names `t.search`; if the step \
+         needs another, report it as blocked"
+    );
+    assert_eq!(project.read("greeting.txt"), "hello\n");
+}
+
 #[test]
 fn mcp_add_writes_the_persons_config_and_refuses_what_would_not_load() {
     let project = Workspace::new();
