@@ -104,6 +104,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let stream = match &cli.command {
         Some(cli::Command::Run(args)) => args.json,
         Some(cli::Command::Plan(args)) => args.json,
+        Some(cli::Command::Verify(args)) => args.json,
         _ => false,
     };
     let end = |result: Result<u8, Error>| {

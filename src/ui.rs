@@ -802,11 +802,15 @@ impl Ui {
                 let word = status.as_str().replace('_', " ");
                 let word = marker_style(*status).apply_to(word);
                 match (status, detail) {
-                    (StepStatus::Done, Some(detail)) => format!(
+                    // The check mark is for a verified step only.
+                    (StepStatus::Done, Some(detail)) if detail.starts_with("verified") => format!(
                         "{id} {word} {} {}",
                         style("✓").green(),
                         style(visible(detail)).dim()
                     ),
+                    (StepStatus::Done, Some(detail)) => {
+                        format!("{id} {word} ({})", visible(detail))
+                    }
                     (_, Some(detail)) => format!("{id} {word}: {}", visible(detail)),
                     (_, None) => format!("{id} {word}: {}", visible(title)),
                 }

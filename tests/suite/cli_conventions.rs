@@ -294,3 +294,17 @@ fn a_broken_draft_does_not_break_status_and_list_shows_it() {
             .contains("unknown step marker")
     );
 }
+
+/// Regression (issue 31): `approve --allow-deviation` on an approved, unedited task said
+/// "approved the edited plan", or with no draft "there is no draft to approve".
+#[test]
+fn allowing_deviation_on_an_unedited_task_says_so() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    let run = ws.ok(&["approve", "--allow-deviation"]);
+    insta::assert_snapshot!(run.stderr.replace(&id, "[ID]"), @"`[ID]`: deviation is now allowed: the run changes files outside a step's `files` without pausing (the plan itself is unchanged)");
+    assert_contains(
+        &ws.read(&format!(".tasks/{id}/PLAN.md")),
+        "allow_deviation: true",
+    );
+}
