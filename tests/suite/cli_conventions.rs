@@ -308,3 +308,23 @@ fn allowing_deviation_on_an_unedited_task_says_so() {
         "allow_deviation: true",
     );
 }
+
+/// Regression (issue 31): no `-q`, `-v` or `--no-pager`. `-q` keeps the data, warnings and
+/// errors (with an error's hints) and drops the notes and hints; `-v` adds detail lines;
+/// both and `--no-pager` go on every command, before or after it.
+#[test]
+fn quiet_and_verbose_on_every_command() {
+    let ws = Workspace::new();
+    ws.write("plan.md", PLAN);
+    let quiet = ws.ok(&["-q", "plan", "--from", "plan.md"]);
+    assert_eq!(quiet.stderr, "", "nothing but data, warnings and errors");
+    let normal = ws.ok(&["show", "--no-pager"]);
+    let quiet = ws.ok(&["show", "-q", "--no-pager"]);
+    assert_eq!(quiet.stdout, normal.stdout, "the data is the same");
+    let failed = ws.fails(&["-q", "mark", "S9", "done"], 2);
+    assert_contains(&failed.stderr, "error:");
+    assert_contains(&failed.stderr, "hint:");
+    let verbose = ws.ok(&["status", "-v"]);
+    assert_contains(&verbose.stderr, "· workspace `");
+    ws.fails(&["status", "-q", "-v"], 2);
+}
