@@ -20,6 +20,18 @@ pub struct Cli {
     #[arg(short = 'C', long = "directory", value_name = "DIR", global = true)]
     pub directory: Option<PathBuf>,
 
+    /// Say less: no notes or hints, only the data, warnings and errors.
+    #[arg(short = 'q', long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Say more: detail lines (where the settings came from, each probe, each hook run).
+    #[arg(short = 'v', long, global = true)]
+    pub verbose: bool,
+
+    /// Print straight to stdout, never through the pager (`$TICK_PAGER`, `$PAGER`).
+    #[arg(long, global = true)]
+    pub no_pager: bool,
+
     /// `None`: the interactive session (in a terminal).
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -91,6 +91,13 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    ui.set_verbosity(if cli.quiet {
+        ui::Verbosity::Quiet
+    } else if cli.verbose {
+        ui::Verbosity::Verbose
+    } else {
+        ui::Verbosity::Normal
+    });
     // Without a command, only a person at a terminal gets the session; anything else gets
     // clap's "requires a subcommand" with the list, as before the session existed.
     if cli.command.is_none() && !(env::stdin_is_terminal() && std::io::stdout().is_terminal()) {
@@ -105,6 +112,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let stream = match &cli.command {
         Some(cli::Command::Run(args)) => args.json,
         Some(cli::Command::Plan(args)) => args.json,
+        Some(cli::Command::Verify(args)) => args.json,
         _ => false,
     };
     let end = |result: Result<u8, Error>| {
@@ -136,7 +144,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Some(cli::Command::Log(args)) => !args.json,
         _ => false,
     };
-    let pager = pager::start(&env, pageable);
+    let pager = pager::start(&env, pageable && !cli.no_pager);
     let code = end(commands::dispatch(cli, &env, &ui).map(commands::Outcome::exit_code));
     drop(pager);
     code

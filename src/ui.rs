@@ -42,6 +42,16 @@ const FAILED_OUTPUT_LINES: usize = 12;
 #[derive(Debug, Default)]
 pub struct Ui {
     live: Mutex<Live>,
+    /// `-q` (-1: no notes or hints), normal (0), `-v` (1: detail lines too).
+    verbosity: std::sync::atomic::AtomicI8,
+}
+
+/// How much a command says beside its data, warnings and errors: `-q` and `-v`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
 }
 
 /// What a live model turn has on the terminal: a spinner naming what happens now, and the
@@ -85,6 +95,33 @@ impl Live {
 impl Ui {
     pub fn new() -> Self {
         Ui::default()
+    }
+
+    /// Sets how much the commands say (the global `-q` / `-v`).
+    pub fn set_verbosity(&self, verbosity: Verbosity) {
+        let level = match verbosity {
+            Verbosity::Quiet => -1,
+            Verbosity::Normal => 0,
+            Verbosity::Verbose => 1,
+        };
+        self.verbosity
+            .store(level, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn level(&self) -> i8 {
+        self.verbosity.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether `-v` asked for detail lines.
+    pub fn verbose(&self) -> bool {
+        self.level() > 0
+    }
+
+    /// A detail line for `-v` only (a probe, a hook run, where a setting came from).
+    pub fn detail(&self, text: &str) {
+        if self.verbose() {
+            Self::err_line(&format!("{} {}", style("·").dim(), visible(text)));
+        }
     }
 
     fn live(&self) -> std::sync::MutexGuard<'_, Live> {
@@ -190,6 +227,20 @@ impl Ui {
         }
     }
 
+    /// What a command waits for: the spinner's message on a terminal (`live`), else one line.
+    pub fn progress(&self, text: &str, live: bool) {
+        if self.level() < 0 {
+            return;
+        }
+        if live {
+            self.live()
+                .spinner()
+                .set_message(visible(text).into_owned());
+        } else {
+            Self::err_line(&format!("{}…", visible(text)));
+        }
+    }
+
     /// Ends a live turn: the rest of the streamed text is printed and the spinner goes.
     pub fn end_live_text(&self) {
         let mut live = self.live();
@@ -243,11 +294,16 @@ impl Ui {
 
     /// What a command did, for the person watching.
     pub fn note(&self, text: &str) {
-        Self::err_line(&visible(text));
+        if self.level() >= 0 {
+            Self::err_line(&visible(text));
+        }
     }
 
     /// What to do next.
     pub fn hint(&self, text: &str) {
+        if self.level() < 0 {
+            return;
+        }
         Self::err_line(&format!("{} {}", style("hint:").cyan(), visible(text)));
     }
 
@@ -266,9 +322,14 @@ impl Ui {
             style("error:").red().bold(),
             visible(&crate::redact::redact(&error.message, &[]))
         ));
+        // An error's hints say what to do about it: `-q` keeps them.
         for hint in &error.hints {
             Self::err_line("");
-            self.hint(&crate::redact::redact(hint, &[]));
+            Self::err_line(&format!(
+                "{} {}",
+                style("hint:").cyan(),
+                visible(&crate::redact::redact(hint, &[]))
+            ));
         }
     }
 
@@ -485,7 +546,8 @@ impl Ui {
         if let Some(message) = &report.message {
             self.note(&format!("hook: {message}"));
         }
-        if (report.blocked || report.error.is_some()) && !report.stderr_tail.is_empty() {
+        let shown = report.blocked || report.error.is_some() || self.verbose();
+        if shown && !report.stderr_tail.is_empty() {
             for line in report.stderr_tail.lines().take(FAILED_OUTPUT_LINES) {
                 Self::err_line(&format!("    {}", style(line).dim()));
             }
@@ -806,11 +868,15 @@ impl Ui {
                 let word = status.as_str().replace('_', " ");
                 let word = marker_style(*status).apply_to(word);
                 match (status, detail) {
-                    (StepStatus::Done, Some(detail)) => format!(
+                    // The check mark is for a verified step only.
+                    (StepStatus::Done, Some(detail)) if detail.starts_with("verified") => format!(
                         "{id} {word} {} {}",
                         style("✓").green(),
                         style(visible(detail)).dim()
                     ),
+                    (StepStatus::Done, Some(detail)) => {
+                        format!("{id} {word} ({})", visible(detail))
+                    }
                     (_, Some(detail)) => format!("{id} {word}: {}", visible(detail)),
                     (_, None) => format!("{id} {word}: {}", visible(title)),
                 }

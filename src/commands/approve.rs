@@ -24,7 +24,31 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         crate::config::for_workspace(ctx.store(), ctx.env, &crate::config::Flags::default())?;
     let set = crate::hooks::HookSet::resolve(&config.hooks, ctx.store().root());
     let hooks = crate::hooks::approval::record(&set, ctx.store().root());
-    let outcome = match approve::approve(ctx.store(), args.task.as_deref(), ctx.now(), contract) {
+    // `tick approve --allow-deviation` with no draft: the new contract is for the current task.
+    let contract_only = args.allow_deviation || args.max_files.is_some() || args.commit_steps;
+    let mut task_arg = args.task.clone();
+    if task_arg.is_none()
+        && contract_only
+        && !ctx
+            .store()
+            .draft_dir()
+            .join(crate::tasks::PLAN_FILE)
+            .exists()
+        && let Some(current) = ctx.store().current()?
+    {
+        task_arg = Some(current.id.clone());
+    }
+    // Whether the task's PLAN.md itself was edited since its approval, or only the contract
+    // changes now.
+    let edited = match &task_arg {
+        Some(task) => ctx
+            .store()
+            .resolve(task)
+            .and_then(|r| ctx.store().load(&r))
+            .is_ok_and(|t| t.plan_changed()),
+        None => true,
+    };
+    let outcome = match approve::approve(ctx.store(), task_arg.as_deref(), ctx.now(), contract) {
         Ok(outcome) => outcome,
         Err(err) => {
             // Nothing else to approve, but the current task's hooks changed: approve those.
@@ -54,7 +78,9 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         ApproveOutcome::Task { id, reapproved } => {
             let changes = crate::hooks::approval::approve(ctx.store(), &id, &hooks, ctx.now())?;
             let only_hooks = matches!(reapproved, approve::Reapproved::Unchanged);
-            if !only_hooks || changes.is_empty() {
+            if !edited && !only_hooks {
+                contract_changed(ctx, &id, args);
+            } else if !only_hooks || changes.is_empty() {
                 let todo = ctx
                     .store()
                     .rel(&ctx.store().task_ref(&id).dir.join(TODO_FILE));
@@ -69,6 +95,31 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         }
     }
     Ok(Outcome::Done)
+}
+
+/// An unedited task approved again for a new contract: what the contract allows now.
+fn contract_changed(ctx: &Ctx<'_>, id: &str, args: &ApproveArgs) {
+    let mut said = Vec::new();
+    if args.allow_deviation {
+        said.push(
+            "deviation is now allowed: the run changes files outside a step's `files` without \
+             pausing"
+                .to_owned(),
+        );
+    }
+    if let Some(max) = args.max_files {
+        said.push(format!("the run now stops after {max} changed files"));
+    }
+    if args.commit_steps {
+        said.push("every verified step now gets its own commit".to_owned());
+    }
+    if said.is_empty() {
+        said.push("approved again; the plan did not change".to_owned());
+    }
+    ctx.ui.note(&format!(
+        "`{id}`: {} (the plan itself is unchanged)",
+        said.join("; ")
+    ));
 }
 
 /// The `plan.approved` hooks of task `id`, once its approval is written (read-only sandbox);

@@ -2,16 +2,11 @@
 //! the server answers (a few seconds at most, no retries), whether the model makes a tool call
 //! (one tiny request with one tool), and whether the sandbox's kernel features are there.
 
-use std::time::Instant;
-
 use super::{Ctx, Outcome};
 use crate::cli::DoctorArgs;
 use crate::config::{Config, Missing};
 use crate::error::Result;
-use crate::llm::Client;
-use crate::report::doctor::{
-    ANSWER_BUDGET, CONNECT_BUDGET, Check, DoctorReport, Setting, connection, tool_call,
-};
+use crate::report::doctor::{Check, DoctorReport, Setting, connection, tool_call};
 
 pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
     // With nothing configured, the server tick would find is what it would use.
@@ -22,10 +17,22 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
     )?;
     let shown = ctx.store().rel(&ctx.store().config_path());
     let mut checks = vec![configuration(&config, &shown)];
+    // Each probe can wait for seconds: the person sees what it waits for.
+    let live = ctx.env.stderr_is_terminal && !args.json;
+    let probing = |what: &str| ctx.ui.progress(what, live);
+    probing(&format!(
+        "probing `{}`: does it accept a connection? (gives up after 1.5 s)",
+        config.base_url
+    ));
     let connection = connection(&config);
     let reachable = connection.ok == Some(true);
     checks.push(connection);
     checks.push(if reachable && config.missing(true).is_empty() {
+        probing(&format!(
+            "probing `{}`: does the model make a tool call? (gives up after {} s of silence)",
+            config.model.as_deref().unwrap_or(""),
+            crate::report::doctor::ANSWER_BUDGET.as_secs()
+        ));
         tool_call(&config)
     } else {
         Check::new(
@@ -36,7 +43,15 @@ pub fn run(ctx: &Ctx<'_>, args: &DoctorArgs) -> Result<Outcome> {
         )
     });
     checks.push(crate::report::machine::sandbox());
-    checks.push(structured_output(ctx, &config, reachable));
+    if reachable && config.planner != crate::config::Planner::Agent {
+        probing("probing which structured output the server enforces");
+    }
+    checks.push(crate::report::structured_probe::structured_output(
+        ctx.store(),
+        &config,
+        reachable,
+    ));
+    ctx.ui.end_live_text();
     checks.push(crate::report::machine::hard_links(ctx.store().root()));
     checks.push(crate::report::machine::trust(ctx.store(), &config));
     checks.push(crate::report::machine::hooks(ctx.store(), &config));
@@ -126,90 +141,4 @@ fn configuration(config: &Config, shown: &str) -> Check {
         what.join(", "),
         err.hints.get(1).cloned(),
     )
-}
-
-/// Which structured-output method each configured model gets for compact planning
-/// (`src/compact/`), and whether it held on a probe: a question whose natural answer is prose,
-/// under a schema it never mentions (`llm::structured::probe`). A server that accepts a method
-/// but does not enforce it is found out and the next method tried. Probed only when the
-/// planner can be compact; the result is cached in `.tasks/.local/`. Informational: it does not
-/// change the exit code.
-fn structured_output(ctx: &Ctx<'_>, config: &Config, reachable: bool) -> Check {
-    use crate::compact::cache;
-    use crate::llm::structured::{self, StructuredMethod};
-    let started = Instant::now();
-    let ollama = config.provider == crate::config::Provider::Ollama;
-    let candidates = StructuredMethod::candidates(config.provider.kind(), ollama);
-    let mut models: Vec<String> = config
-        .model
-        .iter()
-        .chain(&config.plan_model)
-        .cloned()
-        .collect();
-    models.dedup();
-    if config.planner == crate::config::Planner::Agent {
-        let detail = format!(
-            "not probed: `planner: agent`; compact planning would ask for {}",
-            candidates[0].as_str()
-        );
-        return Check::new("structured", None, detail, None);
-    }
-    let client = match config
-        .client_config()
-        .map_err(|e| e.message)
-        .and_then(|mut c| {
-            c.connect_timeout = CONNECT_BUDGET;
-            c.idle_timeout = ANSWER_BUDGET;
-            c.max_retries = 0;
-            Client::new(c).map_err(|e| e.to_string())
-        }) {
-        Ok(client) if reachable && !models.is_empty() => client,
-        _ => {
-            let detail = "skipped: needs a reachable server and a complete configuration";
-            return Check::new("structured", None, detail.to_owned(), None);
-        }
-    };
-    let Ok(runtime) = crate::rt::runtime() else {
-        return Check::new(
-            "structured",
-            Some(false),
-            "no async runtime".to_owned(),
-            None,
-        );
-    };
-    let mut lines = Vec::new();
-    let mut all_held = true;
-    for model in &models {
-        let mut tried = Vec::new();
-        let mut held = None;
-        for method in &candidates {
-            let probe = runtime.block_on(structured::probe(
-                &client,
-                model,
-                *method,
-                ANSWER_BUDGET * 2,
-            ));
-            // Recording is best effort: the cache only saves a probe next time.
-            let _ = cache::record(
-                ctx.store().dir(),
-                &cache::key(&config.base_url, model),
-                &probe,
-            );
-            tried.push(format!("{}: {}", probe.method.as_str(), probe.detail));
-            if probe.held {
-                held = Some(probe.method);
-                break;
-            }
-        }
-        all_held &= held.is_some();
-        lines.push(match held {
-            Some(method) => format!("`{model}`: {} held on a probe", method.as_str()),
-            None => format!("`{model}`: no method held ({})", tried.join("; ")),
-        });
-    }
-    let hint = (!all_held).then(|| {
-        "compact planning still checks every answer against its schema, but a server that does          not enforce one makes small models fail often; llama.cpp's `llama-server` enforces          `response_format`"
-            .to_owned()
-    });
-    Check::new("structured", Some(all_held), lines.join("; "), hint).timed(started)
 }

@@ -122,6 +122,13 @@ pub fn model_config(ctx: &Ctx<'_>, args: &crate::cli::ModelArgs) -> Result<crate
     if let Some(line) = config.found_line() {
         ctx.ui.note(&line);
     }
+    ctx.ui.detail(&format!(
+        "model `{}` ({}) at `{}` (the URL from {})",
+        config.model.as_deref().unwrap_or("?"),
+        config.provider.as_str(),
+        config.base_url,
+        config.base_url_source
+    ));
     Ok(config)
 }
 
@@ -178,6 +185,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         env,
         ui,
     };
+    ui.detail(&format!("workspace `{}`", ctx.store().root().display()));
     let Some(command) = cli.command else {
         let trusted = trust::ask_for_session(&ctx);
         let store = trusted.as_ref().unwrap_or(ctx.store());

@@ -28,8 +28,28 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         return Ok(Outcome::Done);
     }
     let (ui, json, live) = (ctx.ui, args.json, ctx.env.stderr_is_terminal);
+    let store = ctx.store();
+    let mut task = None;
     let mut sink = move |event: Event| match event {
-        Event::Run(event) => ui.run_event(&event, json, live),
+        Event::Run(event) => {
+            // `tick log` tells of the stop: a person's Ctrl-C is part of the task's story.
+            match &event {
+                crate::runner::RunEvent::RunStarted { task: id, .. } => task = Some(id.clone()),
+                crate::runner::RunEvent::Interrupted { step, in_progress } => {
+                    if let Some(id) = &task {
+                        let step = in_progress.then(|| step.to_string());
+                        crate::tasks::journal::interrupted(
+                            &store.task_ref(id).dir,
+                            step.as_deref(),
+                            "Ctrl-C",
+                            ctx.now(),
+                        );
+                    }
+                }
+                _ => {}
+            }
+            ui.run_event(&event, json, live);
+        }
         Event::Warning(warning) => ui.warn(&crate::ui::warning_line(&warning)),
         Event::Note(line) => ui.note(&line),
     };

@@ -56,7 +56,15 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
     }
     let clock = ctx.runner_clock();
     let (ui, json, live) = (ctx.ui, args.json, ctx.env.stderr_is_terminal);
-    let mut sink = move |event: RunEvent| ui.run_event(&event, json, live);
+    // A stale step's verdict is said by its event: the closing lines leave it out, so each
+    // step gets one verdict.
+    let mut said = Vec::new();
+    let mut sink = |event: RunEvent| {
+        if let RunEvent::StaleReverified { step, .. } = &event {
+            said.push(*step);
+        }
+        ui.run_event(&event, json, live);
+    };
     let outcomes = verify_steps(
         store,
         &task_ref,
@@ -66,29 +74,36 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
         &mut sink,
     )?;
     if outcomes.is_empty() {
-        ctx.ui.note("no done or stale step to verify");
+        ctx.ui.note(&nothing_to_verify(&task, &only));
         return Ok(Outcome::Done);
     }
     let mut failed = false;
     for outcome in &outcomes {
+        let id = match outcome {
+            Reverified::Passed(id)
+            | Reverified::Failed(id)
+            | Reverified::Unverifiable(id)
+            | Reverified::Reopened(id)
+            | Reverified::Kept(id) => *id,
+        };
+        failed |= matches!(outcome, Reverified::Failed(_) | Reverified::Reopened(_));
+        if json || said.contains(&id) {
+            continue;
+        }
         let line = match outcome {
             Reverified::Passed(id) => format!("{id} verified: done"),
             Reverified::Failed(id) => {
-                failed = true;
                 format!("{id} fails its verification: open again, `tick run` redoes it")
             }
             Reverified::Unverifiable(id) => {
                 format!("{id} has no verification to run; left as it is")
             }
             Reverified::Reopened(id) => {
-                failed = true;
                 format!("{id} was stale and has no verification: open again, to be redone")
             }
             Reverified::Kept(id) => format!("{id} was changed by hand meanwhile; yours is kept"),
         };
-        if !json {
-            ctx.ui.note(&line);
-        }
+        ctx.ui.note(&line);
     }
     Ok(if failed {
         Outcome::Blocked
@@ -104,7 +119,7 @@ fn dry_run(ctx: &Ctx<'_>, task_ref: &crate::tasks::TaskRef, only: &[StepId]) -> 
     ctx.store().require_steps(&task)?;
     let steps = crate::runner::reverify::to_verify(&task.todo, only);
     if steps.is_empty() {
-        ctx.ui.note("no done or stale step to verify");
+        ctx.ui.note(&nothing_to_verify(&task, only));
         return Ok(Outcome::Done);
     }
     let mut out = String::new();
@@ -129,4 +144,25 @@ fn dry_run(ctx: &Ctx<'_>, task_ref: &crate::tasks::TaskRef, only: &[StepId]) -> 
     ctx.ui
         .hint("`tick verify` runs these: a step that passes is `[x]`, one that fails is opened again (`[ ]`)");
     Ok(Outcome::Done)
+}
+
+/// Why nothing was verified, true for the steps asked for: with no steps named, there is no
+/// done or stale step; a named step is open, in progress or blocked (a failed verification,
+/// `tick verify`'s own or the run's, opens a step again), which `tick run` does.
+fn nothing_to_verify(task: &crate::tasks::Task, only: &[StepId]) -> String {
+    if only.is_empty() {
+        return "no done or stale step to verify".to_owned();
+    }
+    let named: Vec<String> = only
+        .iter()
+        .filter_map(|id| task.todo.find(*id))
+        .map(|step| {
+            let id = step.id.map(|id| id.to_string()).unwrap_or_default();
+            format!("{id} is `[{}]` {}", step.status.marker(), step.status)
+        })
+        .collect();
+    format!(
+        "{}: only a done or stale step is verified; `tick run` works on an open one",
+        named.join(", ")
+    )
 }

@@ -429,6 +429,8 @@ impl<'a> Session<'a> {
         let task_ref = store.resolve(task)?;
         let _lock = store.lock_task(&task_ref, "tick plan --revise")?;
         let current = store.load(&task_ref)?;
+        // `tick log` keeps each revision's feedback.
+        crate::tasks::journal::revised(&task_ref.dir, feedback, self.now());
         let phase = current.phase();
         crate::plan::transition(phase, crate::plan::Event::Replan)
             .map_err(|r| Error::input(r.reason).hint(r.hint))?;

@@ -10,4 +10,5 @@ pub mod doctor;
 pub mod list;
 pub mod machine;
 pub mod status;
+pub mod structured_probe;
 pub mod watch;

@@ -97,6 +97,9 @@ fn verification(task: &Task, id: &str) -> String {
             let secs = ms as f64 / 1000.0;
             format!("verified in {secs:.1}s")
         }
-        _ => "not verified".to_owned(),
+        Some(record) if record.changed_by == Some(crate::tasks::state::Actor::Runner) => {
+            "not verified: the step has no verification".to_owned()
+        }
+        _ => "not verified: marked done by hand".to_owned(),
     }
 }

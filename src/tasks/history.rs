@@ -39,6 +39,12 @@ pub enum Kind {
     Replanned,
     Undone,
     Redone,
+    Stale,
+    Reopened,
+    Unticked,
+    Edited,
+    Interrupted,
+    Revised,
 }
 
 impl Kind {
@@ -55,6 +61,12 @@ impl Kind {
             Kind::Replanned => "replanned",
             Kind::Undone => "undone",
             Kind::Redone => "redone",
+            Kind::Stale => "stale",
+            Kind::Reopened => "reopened",
+            Kind::Unticked => "unticked",
+            Kind::Edited => "edited",
+            Kind::Interrupted => "stopped",
+            Kind::Revised => "revise",
         }
     }
 }
@@ -93,9 +105,33 @@ pub fn of(task: &Task, entries: &[Entry], earlier: &[Option<DateTime<Utc>>]) -> 
                 reason,
                 version,
             } => events.push(replanned(*at, step, reason, *version)),
+            Entry::Step {
+                at,
+                step,
+                from,
+                to,
+                reason,
+                by_hand,
+            } => events.extend(step_changed(*at, step, *from, *to, reason, *by_hand)),
+            Entry::Interrupted { at, step, how } => {
+                let text = match step {
+                    Some(_) => {
+                        format!("a person stopped the run ({how}); the step stays in progress")
+                    }
+                    None => format!("a person stopped the run ({how}) after the step"),
+                };
+                events.push(event(*at, Kind::Interrupted, step.clone(), text));
+            }
+            Entry::Revised { at, feedback } => events.push(event(
+                *at,
+                Kind::Revised,
+                None,
+                format!("a person asked for a revision: {feedback}"),
+            )),
             Entry::Write { .. } | Entry::Command { .. } => {}
         }
     }
+
     // The re-plan waiting is in state.yaml (committed) before it is in the journal (local,
     // written last): a fresh clone, or a run killed in between, still shows it, once.
     if let Some(pending) = &task.state.pending_replan
@@ -121,7 +157,66 @@ pub fn of(task: &Task, entries: &[Entry], earlier: &[Option<DateTime<Utc>>]) -> 
     }
     // Stable: rows of one instant keep the order they were gathered in, by kind.
     events.sort_by(|a, b| a.at.cmp(&b.at).then(a.kind.cmp(&b.kind)));
+    if let Some(mut now) = phase_now(task, entries) {
+        now.at = events.last().map_or(now.at, |last| last.at.max(now.at));
+        events.push(now);
+    }
     events
+}
+
+/// A marker change worth a row: a step gone stale, reopened by tick, unticked or otherwise
+/// changed by a person. Ticks and blocks have their rows from state.yaml; a start has none.
+fn step_changed(
+    at: DateTime<Utc>,
+    step: &str,
+    from: StepStatus,
+    to: StepStatus,
+    reason: &str,
+    by_hand: bool,
+) -> Option<Event> {
+    let was_done = matches!(from, StepStatus::Done | StepStatus::Stale);
+    let moved = format!("[{}] → [{}]", from.marker(), to.marker());
+    let person = by_hand || reason.starts_with("a person");
+    let (kind, text) = match to {
+        StepStatus::Stale if !by_hand => (Kind::Stale, format!("{moved}: {reason}")),
+        StepStatus::Pending | StepStatus::InProgress if was_done && person => {
+            let how = if by_hand {
+                "by a person, in TODO.md".to_owned()
+            } else {
+                reason.to_owned()
+            };
+            (Kind::Unticked, format!("{moved}: {how}"))
+        }
+        StepStatus::Pending if was_done => (Kind::Reopened, format!("{moved}: {reason}")),
+        _ if by_hand => (Kind::Edited, format!("{moved}: by a person, in TODO.md")),
+        _ => return None,
+    };
+    Some(event(at, kind, Some(step.to_owned()), text))
+}
+
+/// The phase the task is in now, when TODO.md moved it since the last phase change logged (a
+/// person's edit tick has not written back yet): a row saying so, so the last phase line is
+/// the phase the task really has.
+fn phase_now(task: &Task, entries: &[Entry]) -> Option<Event> {
+    let (at, last) = entries.iter().rev().find_map(|entry| match entry {
+        Entry::Transition { at, to, .. } => Some((*at, *to)),
+        _ => None,
+    })?;
+    let progress = crate::plan::Progress::from_statuses(
+        task.todo
+            .steps
+            .iter()
+            .map(super::todo_md::Step::progress_status),
+    );
+    let now = crate::plan::transition(last, crate::plan::Event::StepsChanged(progress)).ok()?;
+    (now != last).then(|| {
+        event(
+            at,
+            Kind::Phase,
+            None,
+            format!("{last} → {now}: TODO.md as it is now (changed since, not by tick)"),
+        )
+    })
 }
 
 /// The executor's re-plan around `step`, which wrote `version` of the plan.

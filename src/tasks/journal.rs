@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::fsx;
-use crate::plan::Phase;
+use crate::plan::{Phase, StepStatus};
 
 pub const JOURNAL_FILE: &str = "journal.jsonl";
 
@@ -90,6 +90,105 @@ pub enum Entry {
         reason: String,
         version: usize,
     },
+    /// A step's marker moved, and why: written by tick (`by_hand: false`, the reason its
+    /// transaction gave), or found changed by a person in TODO.md since tick last wrote it
+    /// (`by_hand: true`, seen at `at`).
+    Step {
+        at: DateTime<Utc>,
+        step: String,
+        from: StepStatus,
+        to: StepStatus,
+        reason: String,
+        #[serde(default)]
+        by_hand: bool,
+    },
+    /// A person stopped the run (Ctrl-C, `/stop`); `step` stays in progress when given.
+    Interrupted {
+        at: DateTime<Utc>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
+        how: String,
+    },
+    /// A person asked for a revision of the plan (`tick plan --revise`): their feedback.
+    Revised { at: DateTime<Utc>, feedback: String },
+}
+
+/// Logs the marker changes from `before` to `after` (each `(id, status)`), each with
+/// `reason(id)`; `by_hand` when a person made them in TODO.md. Like [`transition`], failing to write it
+/// never fails a command.
+pub fn steps_changed(
+    task_dir: &Path,
+    before: &[(String, StepStatus)],
+    after: &[(String, StepStatus)],
+    reason: &dyn Fn(&str) -> String,
+    by_hand: bool,
+    at: DateTime<Utc>,
+) {
+    for (step, to) in after {
+        let Some((_, from)) = before.iter().find(|(id, _)| id == step) else {
+            continue;
+        };
+        if from != to {
+            let _ = append_line(
+                &path(task_dir),
+                &Entry::Step {
+                    at,
+                    step: step.clone(),
+                    from: *from,
+                    to: *to,
+                    reason: reason(step),
+                    by_hand,
+                },
+            );
+        }
+    }
+}
+
+/// Logs that a person stopped the run of the task in `task_dir` (`how`: "Ctrl-C", "/stop").
+pub fn interrupted(task_dir: &Path, step: Option<&str>, how: &str, at: DateTime<Utc>) {
+    let _ = append_line(
+        &path(task_dir),
+        &Entry::Interrupted {
+            at,
+            step: step.map(str::to_owned),
+            how: how.to_owned(),
+        },
+    );
+}
+
+/// Logs a person's revision request (`tick plan --revise "feedback"`) on the task in
+/// `task_dir`.
+pub fn revised(task_dir: &Path, feedback: &str, at: DateTime<Utc>) {
+    let _ = append_line(
+        &path(task_dir),
+        &Entry::Revised {
+            at,
+            feedback: feedback.to_owned(),
+        },
+    );
+}
+
+/// The markers tick last wrote to a task's TODO.md (`runs/markers.json`, local): what a
+/// person changed by hand since is what differs from it.
+pub fn markers_path(task_dir: &Path) -> PathBuf {
+    task_dir.join(crate::tasks::RUNS_DIR).join(MARKERS_FILE)
+}
+
+const MARKERS_FILE: &str = "markers.json";
+
+/// The markers tick last wrote, `None` before the first write this version records.
+pub fn last_markers(task_dir: &Path) -> Option<Vec<(String, StepStatus)>> {
+    let text = fsx::read_capped(&markers_path(task_dir), fsx::MAX_LOCAL_LOG)
+        .ok()
+        .flatten()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Keeps the markers tick just wrote (best effort: without it, hand edits are not logged).
+pub fn keep_markers(task_dir: &Path, markers: &[(String, StepStatus)]) {
+    if let Ok(text) = serde_json::to_string(markers) {
+        let _ = fsx::write_atomic(&markers_path(task_dir), text.as_bytes());
+    }
 }
 
 /// Logs a phase change of the task in `task_dir` (nothing when the phase stays). The log is
@@ -167,7 +266,7 @@ pub fn append(task_dir: &Path, entry: &Entry) -> Result<()> {
                 after: BTreeMap::new(),
             },
         ),
-        Entry::Transition { .. } | Entry::Replanned { .. } => append_line(&path(task_dir), entry),
+        _ => append_line(&path(task_dir), entry),
     }
 }
 
@@ -259,7 +358,7 @@ fn read_task_log(task_dir: &Path) -> Result<Vec<Record>> {
                 before: BTreeMap::new(),
                 after: BTreeMap::new(),
             }),
-            Entry::Transition { .. } | Entry::Replanned { .. } => None,
+            _ => None,
         })
         .collect())
 }

@@ -46,6 +46,9 @@ pub struct Tx<'s> {
     plan_src: Option<String>,
     /// The task's phase when the transaction began.
     base_phase: Phase,
+    /// Each step's marker when the transaction began (the base's checklist is patched in
+    /// place), for `tick log`.
+    base_markers: Vec<(String, StepStatus)>,
 }
 
 /// What [`Tx::set_status`] did.
@@ -184,6 +187,7 @@ impl Store {
             state: base.state.clone(),
             plan_src: None,
             base_phase: base.phase(),
+            base_markers: markers(&base.todo),
             base,
         })
     }
@@ -512,7 +516,9 @@ impl Tx<'_> {
             fsx::write_atomic(&dir.join(PLAN_FILE), plan.as_bytes())?;
         }
         fsx::remove_file(&record_path)?;
-        journal::transition(&dir, from, to, reason, now);
+        let recorded = (!replaced).then(|| self.base.plan.phase()).flatten();
+        let before = std::mem::take(&mut self.base_markers);
+        log_story(&dir, &before, &todo, recorded, (from, to), reason, now);
 
         let mut task = self.base;
         if let Some(plan) = plan_src {
@@ -545,6 +551,49 @@ impl Tx<'_> {
             task,
         })
     }
+}
+
+/// `tick log`'s story of a commit in the task at `dir`: what a person changed by hand since
+/// tick last wrote TODO.md (markers, and the phase PLAN.md had `recorded`), then what this
+/// commit changed from `before` to `todo`, then the phase `from` → `to`.
+fn log_story(
+    dir: &Path,
+    before: &[(String, StepStatus)],
+    todo: &Checklist,
+    recorded: Option<Phase>,
+    (from, to): (Phase, Phase),
+    reason: &str,
+    now: DateTime<Utc>,
+) {
+    let by_hand = "changed by hand in TODO.md";
+    if let Some(kept) = journal::last_markers(dir) {
+        journal::steps_changed(dir, &kept, before, &|_| by_hand.to_owned(), true, now);
+    }
+    if let Some(recorded) = recorded
+        && recorded != from
+        && recorded != Phase::Cancelled
+    {
+        journal::transition(dir, recorded, from, by_hand, now);
+    }
+    let after = markers(todo);
+    // A step gone stale says why in its own `stale:` line.
+    let why = |id: &str| {
+        id.parse::<StepId>()
+            .ok()
+            .and_then(|id| todo.find(id))
+            .and_then(|step| step.stale.clone())
+            .unwrap_or_else(|| reason.to_owned())
+    };
+    journal::steps_changed(dir, before, &after, &why, false, now);
+    journal::keep_markers(dir, &after);
+    journal::transition(dir, from, to, reason, now);
+}
+
+/// Each step's id and marker, in file order.
+pub fn markers(todo: &Checklist) -> Vec<(String, StepStatus)> {
+    todo.all_steps()
+        .filter_map(|step| step.id.map(|id| (id.to_string(), step.status)))
+        .collect()
 }
 
 /// Why the steps cannot move the task on (a cancelled or unapproved plan).
@@ -618,7 +667,12 @@ mod tests {
         assert!(read(&task, STATE_FILE).contains("S1:"));
         assert!(read(&task, PLAN_FILE).contains("status: executing"));
         assert!(!task.dir.join(RUNS_DIR).join(TX_FILE).exists());
-        assert!(journal::read(&task.dir).unwrap().len() == 1);
+        // The step's move and the phase's, for `tick log`.
+        let logged = journal::read(&task.dir).unwrap();
+        assert!(
+            matches!(&logged[..], [journal::Entry::Step { step, .. }, journal::Entry::Transition { .. }] if step == "S1"),
+            "{logged:?}"
+        );
     }
 
     #[test]

@@ -294,3 +294,37 @@ fn a_broken_draft_does_not_break_status_and_list_shows_it() {
             .contains("unknown step marker")
     );
 }
+
+/// Regression (issue 31): `approve --allow-deviation` on an approved, unedited task said
+/// "approved the edited plan", or with no draft "there is no draft to approve".
+#[test]
+fn allowing_deviation_on_an_unedited_task_says_so() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    let run = ws.ok(&["approve", "--allow-deviation"]);
+    insta::assert_snapshot!(run.stderr.replace(&id, "[ID]"), @"`[ID]`: deviation is now allowed: the run changes files outside a step's `files` without pausing (the plan itself is unchanged)");
+    assert_contains(
+        &ws.read(&format!(".tasks/{id}/PLAN.md")),
+        "allow_deviation: true",
+    );
+}
+
+/// Regression (issue 31): no `-q`, `-v` or `--no-pager`. `-q` keeps the data, warnings and
+/// errors (with an error's hints) and drops the notes and hints; `-v` adds detail lines;
+/// both and `--no-pager` go on every command, before or after it.
+#[test]
+fn quiet_and_verbose_on_every_command() {
+    let ws = Workspace::new();
+    ws.write("plan.md", PLAN);
+    let quiet = ws.ok(&["-q", "plan", "--from", "plan.md"]);
+    assert_eq!(quiet.stderr, "", "nothing but data, warnings and errors");
+    let normal = ws.ok(&["show", "--no-pager"]);
+    let quiet = ws.ok(&["show", "-q", "--no-pager"]);
+    assert_eq!(quiet.stdout, normal.stdout, "the data is the same");
+    let failed = ws.fails(&["-q", "mark", "S9", "done"], 2);
+    assert_contains(&failed.stderr, "error:");
+    assert_contains(&failed.stderr, "hint:");
+    let verbose = ws.ok(&["status", "-v"]);
+    assert_contains(&verbose.stderr, "· workspace `");
+    ws.fails(&["status", "-q", "-v"], 2);
+}

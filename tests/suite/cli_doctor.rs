@@ -194,3 +194,43 @@ fn doctor_names_hard_links_that_leave_the_workspace() {
         "{report}"
     );
 }
+
+/// Regression (issue 31): against a server that accepts connections and never answers,
+/// `tick doctor` printed nothing for 20 s. Not at a terminal it now says what it probes, a
+/// line per probe, as it starts each one.
+#[test]
+fn doctor_says_what_it_probes_while_it_waits() {
+    use std::io::{BufRead as _, BufReader};
+    use std::time::Duration;
+    // The kernel completes the connection; nobody ever reads or answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", silent.local_addr().unwrap());
+    let project = Workspace::sample();
+    let mut child = project
+        .command(&url, &["doctor"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut lines = Vec::new();
+    while lines.len() < 2 {
+        match rx.recv_timeout(Duration::from_secs(5)) {
+            Ok(line) => lines.push(line.replace(&url, "[URL]")),
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(silent);
+    insta::assert_snapshot!(lines.join("\n"), @r"
+    probing `[URL]`: does it accept a connection? (gives up after 1.5 s)…
+    probing `test-model`: does the model make a tool call? (gives up after 20 s of silence)…
+    ");
+}

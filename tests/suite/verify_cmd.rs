@@ -72,7 +72,10 @@ fn verify_ticks_what_passes_and_reopens_what_fails_without_a_model() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{err}");
     assert!(err.contains("✗ S1"), "{err}");
-    assert!(err.contains("S1 fails its verification"), "{err}");
+    assert!(
+        err.contains("S1 was stale and its verification fails"),
+        "{err}"
+    );
     assert!(
         todo(&project).contains("- [ ] S1 Write the greeting"),
         "{}",
@@ -105,4 +108,37 @@ fn a_stale_step_whose_files_are_back_is_done_again() {
     assert!(todo.contains("- [x] S1 Write the greeting"), "{todo}");
     assert!(!todo.contains("stale:"), "{todo}");
     assert_eq!(tick(&project, &["check"]).status.code(), Some(0));
+}
+
+/// Regression (issue 31): each step was said twice (the event and a closing line), `--json`
+/// ended without its `result` line, and `tick verify S1` on the step verify itself had just
+/// opened again said "no done or stale step to verify".
+#[test]
+fn verify_says_each_step_once_and_json_ends_with_its_result() {
+    let project = approved_with_s1_marked_done();
+    project.write("a.txt", "goodbye\n");
+    let out = tick(&project, &["verify", "--json"]);
+    assert_eq!(out.status.code(), Some(4));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "result", "{stdout}");
+    assert_eq!(last["exit_code"], 4, "{stdout}");
+
+    assert!(tick(&project, &["mark", "S1", "done"]).status.success());
+    project.write("a.txt", "hello again\n");
+    project.write("a.txt", "bye\n");
+    let out = tick(&project, &["verify"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = err
+        .lines()
+        .filter(|l| l.starts_with("S1 ") || l.contains(" S1 "))
+        .map(|l| l.split(" in ").next().unwrap().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!(said, @r"
+    ✗ S1 `grep -q hello a.txt` exit 1
+    S1 was stale and its verification fails: it will be redone
+    ");
+    let again = tick(&project, &["verify", "S1"]);
+    insta::assert_snapshot!(String::from_utf8_lossy(&again.stderr), @"S1 is `[ ]` pending: only a done or stale step is verified; `tick run` works on an open one");
 }
