@@ -128,6 +128,13 @@ impl Ui {
                     &sha[..sha.len().min(12)]
                 ));
             }
+            StepDiff::Tried { step, task, diff } => {
+                self.data(diff);
+                self.note(&format!(
+                    "`{step}` of `{task}` ended blocked and its files were put back as they were; \
+                     above is what it tried"
+                ));
+            }
             StepDiff::Nothing { step, task } => self.note(&format!(
                 "`{step}` has no recorded changes in `{task}`: it has not run, or it changed no file"
             )),
