@@ -1561,6 +1561,22 @@ model: theirs
         let config = untrusted(&project, &[("TICK_CONFIG", &user_var)], dir.path()).unwrap();
         assert_eq!(config.limits.max_undo_bytes, defaults.max_undo_bytes);
         assert_eq!(ignored_keys(&config), ["`limits.max_undo_bytes`"]);
+        // Each compact candidate runs the checks again: a clone may ask for fewer, not more.
+        std::fs::write(
+            &project,
+            "limits:\n  compact_candidates: 9\n  compact_candidate_budget_s: 60\n",
+        )
+        .unwrap();
+        let config = untrusted(&project, &[("TICK_CONFIG", &user_var)], dir.path()).unwrap();
+        assert_eq!(
+            config.limits.compact_candidates,
+            defaults.compact_candidates
+        );
+        assert_eq!(
+            config.limits.compact_candidate_budget,
+            std::time::Duration::from_secs(60)
+        );
+        assert_eq!(ignored_keys(&config), ["`limits.compact_candidates`"]);
         // Above the person's own 10 is loosening too.
         std::fs::write(&project, "limits:\n  max_turns: 20\n").unwrap();
         let config = untrusted(&project, &[("TICK_CONFIG", &user_var)], dir.path()).unwrap();
