@@ -651,7 +651,9 @@ impl Runner<'_> {
         let fire = self.for_step(task, id, step);
         let emitter = Emitter::new(&mut *sink);
         let verifier =
-            super::StepVerifier::new(&root, self.deps.registry.command_env(), id, &checks);
+            super::StepVerifier::new(&root, self.deps.registry.command_env(), id, &checks)
+                // Each candidate checks twice at most (its edit, its one fix).
+                .with_max_attempts(2 * (self.deps.limits.compact_candidates + 1));
         let recorder = self.recorder(task, id, scope);
         let mut hooks = Hooks::new(
             &root,

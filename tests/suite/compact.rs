@@ -1347,3 +1347,26 @@ async fn a_failed_candidate_is_put_back_and_the_next_one_that_passes_is_kept() {
         "(tick) candidate 2 of 2: the step's files as they were",
     );
 }
+
+/// Issue 29, item 4, measured: the verifier's three attempts cut the second candidate short
+/// ("verification failed 3 times"); each candidate now has its own two checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_third_candidate_is_checked_after_two_failed_ones_with_their_fixes() {
+    let ws = with_repo_tests();
+    let id = ws.approve(&one_step(
+        "Bump the version",
+        "app.txt",
+        "grep -q 'version 2' app.txt`, `make test",
+    ));
+    let server = FakeModel::start().await;
+    change(&server, "app.txt", "version 1", "version 3");
+    change(&server, "app.txt", "version 3", "version 4");
+    change(&server, "app.txt", "version 1", "version 5");
+    change(&server, "app.txt", "version 5", "version 6");
+    change(&server, "app.txt", "version 1", "version 2");
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(model_requests(&server).len(), 10);
+    assert_eq!(ws.read("app.txt"), "version 2\n");
+    assert_contains(&todo(&ws, &id), "- [x] S1 Bump the version");
+}
