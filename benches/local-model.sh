@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# The goals benchmark of issue 29 (a Python fixture this script makes, acceptance checks written
+# per goal, drafts and executions of the model's own drafts, rates over runs) is the sibling
+# benches/local-model-goals.sh.
 # Benchmark (not a test): five planning goals on a small real crate (tests/fixtures/wordcount),
 # each planned by `tick plan` against a model on this machine, by default the llama-server
 # that scripts/local-model.sh starts. Per goal it prints whether a valid draft came out

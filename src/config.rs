@@ -163,6 +163,8 @@ struct FileLimits {
     max_reminders: Option<u32>,
     replan_max_new_steps: Option<usize>,
     max_undo_bytes: Option<u64>,
+    compact_candidates: Option<u32>,
+    compact_candidate_budget_s: Option<u64>,
 }
 
 /// How the model makes tool calls: through the API (`native`), written in the reply in the
@@ -219,6 +221,11 @@ pub struct Limits {
     /// The most bytes of before-images kept for one step (`tick undo`); a file beyond it is
     /// named in the step's record as not kept.
     pub max_undo_bytes: u64,
+    /// The compact executor's further candidates for a step whose edit fails its checks,
+    /// each tried from the step's files as they were, warmer than the one before.
+    pub compact_candidates: u32,
+    /// The wall time after which no further candidate is started.
+    pub compact_candidate_budget: Duration,
 }
 
 impl From<&Limits> for crate::tools::PayloadLimits {
@@ -273,6 +280,8 @@ impl Default for Limits {
             max_reminders: 2,
             replan_max_new_steps: 3,
             max_undo_bytes: DEFAULT_MAX_UNDO_BYTES,
+            compact_candidates: 2,
+            compact_candidate_budget: Duration::from_secs(600),
         }
     }
 }
@@ -419,7 +428,7 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
              (`native`, `text`, `auto`), `planner` and `executor` (`compact`, `agent`, `auto`), `limits` (`max_turns`, `max_tokens`, \
              `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
              `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
-             `max_transcript_entry_bytes`, `replan_max_new_steps`, `max_undo_bytes`), `sandbox` (`off`, or `network`, `writable`, `env`), \
+             `max_transcript_entry_bytes`, `replan_max_new_steps`, `max_undo_bytes`, `compact_candidates`, `compact_candidate_budget_s`), `sandbox` (`off`, or `network`, `writable`, `env`), \
              `run_command` (`allow`), `hooks` (a list of `{event, matcher, command, \
              timeout_s}`) and `mcp_servers` (see `docs/mcp.md`); the file was not changed",
         )
@@ -484,6 +493,10 @@ fn merge(into: &mut FileConfig, from: FileConfig) {
         base.max_reminders = limits.max_reminders.or(base.max_reminders);
         base.replan_max_new_steps = limits.replan_max_new_steps.or(base.replan_max_new_steps);
         base.max_undo_bytes = limits.max_undo_bytes.or(base.max_undo_bytes);
+        base.compact_candidates = limits.compact_candidates.or(base.compact_candidates);
+        base.compact_candidate_budget_s = limits
+            .compact_candidate_budget_s
+            .or(base.compact_candidate_budget_s);
     }
     // Allow-list entries only ever add, so both files' entries count.
     if let Some(run_command) = from.run_command {
@@ -671,6 +684,19 @@ fn lower_limits_only(limits: &mut FileLimits, person: &Limits, ignored: &mut Vec
         &mut limits.max_undo_bytes,
         person.max_undo_bytes,
         "max_undo_bytes",
+        ignored,
+    );
+    // Each candidate runs the step's checks again on the person's machine.
+    keep(
+        &mut limits.compact_candidates,
+        person.compact_candidates,
+        "compact_candidates",
+        ignored,
+    );
+    keep(
+        &mut limits.compact_candidate_budget_s,
+        person.compact_candidate_budget.as_secs(),
+        "compact_candidate_budget_s",
         ignored,
     );
 }
@@ -950,6 +976,12 @@ fn limits(limits: &FileLimits, base_url: &str) -> Limits {
             .replan_max_new_steps
             .unwrap_or(defaults.replan_max_new_steps),
         max_undo_bytes: limits.max_undo_bytes.unwrap_or(defaults.max_undo_bytes),
+        compact_candidates: limits
+            .compact_candidates
+            .unwrap_or(defaults.compact_candidates),
+        compact_candidate_budget: limits
+            .compact_candidate_budget_s
+            .map_or(defaults.compact_candidate_budget, Duration::from_secs),
     }
 }
 
@@ -1720,6 +1752,22 @@ model: theirs
         let config = untrusted(&project, &[("TICK_CONFIG", &user_var)], dir.path()).unwrap();
         assert_eq!(config.limits.max_undo_bytes, defaults.max_undo_bytes);
         assert_eq!(ignored_keys(&config), ["`limits.max_undo_bytes`"]);
+        // Each compact candidate runs the checks again: a clone may ask for fewer, not more.
+        std::fs::write(
+            &project,
+            "limits:\n  compact_candidates: 9\n  compact_candidate_budget_s: 60\n",
+        )
+        .unwrap();
+        let config = untrusted(&project, &[("TICK_CONFIG", &user_var)], dir.path()).unwrap();
+        assert_eq!(
+            config.limits.compact_candidates,
+            defaults.compact_candidates
+        );
+        assert_eq!(
+            config.limits.compact_candidate_budget,
+            std::time::Duration::from_secs(60)
+        );
+        assert_eq!(ignored_keys(&config), ["`limits.compact_candidates`"]);
         // Above the person's own 10 is loosening too.
         std::fs::write(&project, "limits:\n  max_turns: 20\n").unwrap();
         let config = untrusted(&project, &[("TICK_CONFIG", &user_var)], dir.path()).unwrap();

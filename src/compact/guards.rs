@@ -34,6 +34,13 @@ pub enum EditRefusal {
     )]
     RemovesDefinitions { path: String, removed: Vec<String> },
     #[error(
+        "this edit of `{path}` also changes {}, which the step is not about; change only \
+         the code the step names and leave {} as {}",
+        names(.changed), if .changed.len() == 1 { "it" } else { "them" },
+        if .changed.len() == 1 { "it is" } else { "they are" }
+    )]
+    ChangesOthers { path: String, changed: Vec<String> },
+    #[error(
         "this edit of `{path}` defines {} again, which the file already has; to change {}, \
          answer `change` with its lines, and `add` only new code",
         names(.copied), if .copied.len() == 1 { "it" } else { "them" }
@@ -227,6 +234,27 @@ pub fn check_definitions_kept(
     })
 }
 
+/// Refuses a new text of `path` that changes the lines of a function or method the step does
+/// not name ([`outline::changed_definitions`]), as a removed definition is refused.
+pub fn check_only_the_steps_code_changed(
+    path: &str,
+    before: &str,
+    after: &str,
+    step_text: &str,
+) -> Result<(), EditRefusal> {
+    let changed = outline::changed_definitions(path, before, after, step_text);
+    if changed.is_empty() {
+        return Ok(());
+    }
+    Err(EditRefusal::ChangesOthers {
+        path: path.to_owned(),
+        changed: changed
+            .into_iter()
+            .map(|d| format!("{} {}", d.kind.as_str(), d.name))
+            .collect(),
+    })
+}
+
 /// Refuses a new text of `path` that defines again a type, a module or an unindented
 /// function the file already defines (methods of different `impl` blocks may share a name):
 /// a 1.5B model told to "add `Default` to the derive list of `Selection`" added a second
@@ -348,6 +376,7 @@ pub fn guarded_edit(
     };
     check_balanced(path, before, &after)?;
     check_definitions_kept(path, before, &after, step_text)?;
+    check_only_the_steps_code_changed(path, before, &after, step_text)?;
     check_no_copies(path, before, &after)?;
     Ok((after, matched))
 }
@@ -583,5 +612,103 @@ mod tests {
         let err =
             guarded_edit("src/lib.rs", before, None, &copy, &step, "Add Default").unwrap_err();
         assert!(matches!(err, EditRefusal::Copies { .. }), "{err}");
+    }
+
+    /// The benchmark's "`mean` returns None for an empty list" step: the model's edit also
+    /// made `minimum` and `maximum` return `None` and dropped `return max(values)`.
+    #[test]
+    fn an_edit_that_also_changes_functions_the_step_does_not_name_is_refused() {
+        let before = "def mean(values):\n    return sum(values) / len(values)\n\n\n\
+                      def minimum(values):\n    return min(values)\n\n\n\
+                      def maximum(values):\n    return max(values)\n";
+        let step = "S1 Make mean return None for an empty list stats.py";
+        let mean_only = before.replace(
+            "def mean(values):\n",
+            "def mean(values):\n    if not values:\n        return None\n",
+        );
+        assert_eq!(
+            guarded_edit(
+                "stats.py",
+                before,
+                None,
+                &mean_only,
+                &files(&["stats.py"]),
+                step
+            )
+            .unwrap()
+            .0,
+            mean_only
+        );
+        let also = mean_only
+            .replace(
+                "def minimum(values):\n",
+                "def minimum(values):\n    if not values:\n        return None\n",
+            )
+            .replace(
+                "def maximum(values):\n    return max(values)\n",
+                "def maximum(values):\n    if not values:\n        return None\n",
+            );
+        let refused =
+            guarded_edit("stats.py", before, None, &also, &files(&["stats.py"]), step).unwrap_err();
+        assert_eq!(
+            refused,
+            EditRefusal::ChangesOthers {
+                path: "stats.py".into(),
+                changed: vec!["function minimum".into(), "function maximum".into()],
+            }
+        );
+        assert!(
+            refused
+                .to_string()
+                .contains("`function minimum`, `function maximum`")
+        );
+        // A test appended after the last function leaves it as it was.
+        let appended = format!("{before}\n\ndef test_mean():\n    assert mean([]) is None\n");
+        assert!(
+            guarded_edit(
+                "stats.py",
+                before,
+                None,
+                &appended,
+                &files(&["stats.py"]),
+                step
+            )
+            .is_ok()
+        );
+        // A step that names none of the file's functions may change one of them, not two.
+        let fix = "S1 Fix the empty-list crash stats.py";
+        assert!(
+            guarded_edit(
+                "stats.py",
+                before,
+                None,
+                &mean_only,
+                &files(&["stats.py"]),
+                fix
+            )
+            .is_ok()
+        );
+        assert!(guarded_edit("stats.py", before, None, &also, &files(&["stats.py"]), fix).is_err());
+        // Rust: a method's body, up to its closing brace.
+        let rust = "impl A {\n    fn f(&self) -> u32 {\n        1\n    }\n\n    fn g(&self) -> u32 {\n        2\n    }\n}\n";
+        let both = rust
+            .replace("        1\n", "        10\n")
+            .replace("        2\n", "        20\n");
+        let err = guarded_edit(
+            "a.rs",
+            rust,
+            None,
+            &both,
+            &files(&["a.rs"]),
+            "S1 Make f return 10 a.rs",
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            EditRefusal::ChangesOthers {
+                path: "a.rs".into(),
+                changed: vec!["function g".into()]
+            }
+        );
     }
 }

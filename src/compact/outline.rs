@@ -366,6 +366,85 @@ pub fn removed_definitions(path: &str, before: &str, after: &str, named: &str) -
     removed
 }
 
+/// The lines of the function defined at 1-based `line` of `lines`: up to the first later
+/// line at its own indentation or less (Python), or up to its closing `}` at its own
+/// indentation (brace languages, as rustfmt, gofmt and prettier lay them out).
+fn function_text(language: Language, lines: &[&str], line: usize) -> String {
+    let start = line.saturating_sub(1).min(lines.len());
+    let Some(head) = lines.get(start) else {
+        return String::new();
+    };
+    let indent = head.len() - head.trim_start().len();
+    let own_indent = |l: &str| l.len() - l.trim_start().len();
+    let mut end = start + 1;
+    if language == Language::Python {
+        while end < lines.len() {
+            let l = lines[end];
+            if !l.trim().is_empty() && own_indent(l) <= indent {
+                break;
+            }
+            end += 1;
+        }
+        while end > start + 1 && lines[end - 1].trim().is_empty() {
+            end -= 1;
+        }
+    } else if !head.trim_end().ends_with('}') && !head.trim_end().ends_with(';') {
+        while end < lines.len() {
+            let l = lines[end];
+            end += 1;
+            if own_indent(l) == indent && l.trim_start().starts_with('}') {
+                break;
+            }
+        }
+    }
+    lines[start..end].join("\n")
+}
+
+/// The functions and methods of `before` that `after` still has (by name, counted in order)
+/// with other lines than before, whose name `named` does not mention: an edit that changes
+/// code the step is not about (a 1.5B model asked to make `mean` return `None` on an empty
+/// list also rewrote `minimum` and `maximum`, measured). When `named` mentions no function
+/// of the file at all, the one function an edit changes is taken as the step's: only a second
+/// one is listed.
+pub fn changed_definitions(path: &str, before: &str, after: &str, named: &str) -> Vec<Definition> {
+    let Some(language) = Language::of(path) else {
+        return Vec::new();
+    };
+    let functions = |text: &str| -> Vec<Definition> {
+        outline(path, text)
+            .into_iter()
+            .filter(|d| d.kind == Kind::Function)
+            .collect()
+    };
+    let (old_lines, new_lines): (Vec<&str>, Vec<&str>) =
+        (before.lines().collect(), after.lines().collect());
+    let mut new_by_name: BTreeMap<String, Vec<Definition>> = BTreeMap::new();
+    for d in functions(after) {
+        new_by_name.entry(d.name.clone()).or_default().push(d);
+    }
+    let old = functions(before);
+    let names_any = old.iter().any(|d| mentions(named, &d.name));
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut changed = Vec::new();
+    for d in old {
+        let nth = seen.entry(d.name.clone()).or_default();
+        let Some(now) = new_by_name.get(&d.name).and_then(|all| all.get(*nth)) else {
+            continue;
+        };
+        *nth += 1;
+        if function_text(language, &old_lines, d.line)
+            != function_text(language, &new_lines, now.line)
+            && !mentions(named, &d.name)
+        {
+            changed.push(d);
+        }
+    }
+    if !names_any && !changed.is_empty() {
+        changed.remove(0);
+    }
+    changed
+}
+
 /// Whether `text` names `name` as a word, or its last part (`stats.mean` → `mean`).
 fn mentions(text: &str, name: &str) -> bool {
     let last = name

@@ -19,6 +19,13 @@ pub enum StepDiff {
     },
     /// state.yaml records no file the step changed: it has not run, or it changed none.
     Nothing { step: StepId, task: String },
+    /// The step changed nothing that stayed: it ended blocked and its files were put back
+    /// (the compact executor). `diff`: what it tried, from `runs/<time>-S1-tried.diff`.
+    Tried {
+        step: StepId,
+        task: String,
+        diff: String,
+    },
     /// The working tree against `base` (`HEAD`, or the commit the plan was approved on), for
     /// the files the step changed.
     WorkingTree {
@@ -95,6 +102,13 @@ pub fn step_diff_all(
             .collect();
     }
     if files.is_empty() {
+        if let Some(diff) = tried(&task.dir, step) {
+            return Ok(StepDiff::Tried {
+                step,
+                task: task.id.clone(),
+                diff,
+            });
+        }
         return Ok(StepDiff::Nothing {
             step,
             task: task.id.clone(),
@@ -129,6 +143,16 @@ pub fn step_diff_all(
     for file in &untracked {
         diff.push_str(&new_file_diff(root, file));
     }
+    // A blocked step whose files were put back: what it tried instead of an empty diff.
+    if diff.is_empty()
+        && let Some(tried) = tried(&task.dir, step)
+    {
+        return Ok(StepDiff::Tried {
+            step,
+            task: task.id.clone(),
+            diff: tried,
+        });
+    }
     Ok(StepDiff::WorkingTree {
         step,
         files,
@@ -136,6 +160,20 @@ pub fn step_diff_all(
         untracked,
         base,
     })
+}
+
+/// The newest `runs/<time>-<step>-tried.diff` of the task in `task_dir`: what a blocked
+/// step tried before its files were put back.
+fn tried(task_dir: &Path, step: StepId) -> Option<String> {
+    let suffix = format!("-{step}-tried.diff");
+    let newest = std::fs::read_dir(task_dir.join("runs"))
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(&suffix))
+        .max()?;
+    crate::fsx::read_optional(&task_dir.join("runs").join(newest))
+        .ok()
+        .flatten()
 }
 
 /// Whether `path` is tick's own bookkeeping (a task's files under `.tasks/`).

@@ -71,6 +71,16 @@ struct EditTalk<'a> {
     transcript: Vec<Message>,
     /// What the model should hear with the next ask (what was applied, what was not).
     pending: String,
+    /// The step's files as they were before its first edit (`None`: missing), put back
+    /// before each further candidate and when the step ends blocked.
+    originals: Vec<(String, Option<String>)>,
+    /// Further candidates after the first, and the time after which none starts.
+    candidates: u32,
+    budget: std::time::Duration,
+    /// Which candidate is being tried (0: the first); each one is warmer.
+    candidate: u32,
+    /// What each failed candidate changed, as a diff, with its checks' result.
+    tried: String,
 }
 
 impl EditTalk<'_> {
@@ -192,7 +202,7 @@ impl EditTalk<'_> {
         for attempt in 0..=RETRIES_PER_FILE {
             self.messages.truncate(base);
             self.push(Message::user(prompt.clone()));
-            let temperature = warmth(attempt);
+            let temperature = warmth(attempt) + candidate_warmth(self.candidate);
             let (refusal, last) = match self.decide(temperature, usage, sink).await? {
                 Err(why) => (why, attempt == RETRIES_PER_FILE),
                 Ok(decision) => match self
@@ -343,7 +353,9 @@ impl EditTalk<'_> {
         Ok(format!("Applied to `{path}`{note}.\n\n"))
     }
 
-    /// The whole turn: one edit per file of the step, the checks, one fix after a failure.
+    /// The whole turn: candidates, each from the step's files as they were, until one
+    /// passes the checks, [`ExecOptions`]'s count or the time budget runs out; a step that ends
+    /// blocked leaves its files as they were, and what each candidate tried in `tried`.
     async fn run(
         &mut self,
         hooks: &mut Hooks<'_, '_, '_>,
@@ -351,6 +363,145 @@ impl EditTalk<'_> {
         usage: &mut Usage,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<StepEnd, StepError> {
+        let started = std::time::Instant::now();
+        let first = self.messages.clone();
+        let mut reason = String::new();
+        for candidate in 0..=self.candidates {
+            if candidate > 0 {
+                if started.elapsed() >= self.budget {
+                    reason.push_str(&format!(
+                        "; no further candidate: {} s of the step spent (`limits.compact_candidate_budget_s`)",
+                        started.elapsed().as_secs()
+                    ));
+                    break;
+                }
+                if let Err(why) = self.restore() {
+                    return Ok(StepEnd::Blocked {
+                        reason: format!("{reason}; the step's files could not be put back: {why}"),
+                    });
+                }
+                self.messages.clone_from(&first);
+                self.pending.clear();
+                self.candidate = candidate;
+                self.transcript.push(Message::user(format!(
+                    "(tick) candidate {} of {}: the step's files as they were, temperature +{:.2}",
+                    candidate + 1,
+                    self.candidates + 1,
+                    candidate_warmth(candidate)
+                )));
+            }
+            match self.attempt(hooks, interrupted, usage, sink).await? {
+                Err(failed) => {
+                    let diff = self.changes();
+                    self.tried.push_str(&format!(
+                        "# candidate {} of {}: {failed}\n{diff}",
+                        candidate + 1,
+                        self.candidates + 1
+                    ));
+                    self.transcript.push(Message::user(format!(
+                        "(tick) candidate {}: {failed}; it changed:\n{diff}",
+                        candidate + 1
+                    )));
+                    reason = if self.candidates == 0 {
+                        failed
+                    } else {
+                        format!(
+                            "{failed} (candidate {} of {})",
+                            candidate + 1,
+                            self.candidates + 1
+                        )
+                    };
+                }
+                Ok(end) => return Ok(end),
+            }
+        }
+        Ok(StepEnd::Blocked { reason })
+    }
+
+    /// A step that did not end done (nor interrupted) leaves its files as they were: put
+    /// back, with what it tried returned for the record (`None`: it changed nothing).
+    fn put_back(
+        &mut self,
+        id: StepId,
+        result: Result<StepEnd, StepError>,
+    ) -> (Result<StepEnd, StepError>, Option<String>) {
+        let failed = !matches!(result, Ok(StepEnd::Done { .. } | StepEnd::Interrupted));
+        let left = self.changes();
+        if !failed || (self.tried.is_empty() && left.is_empty()) {
+            return (result, None);
+        }
+        if !left.is_empty() && self.tried.is_empty() {
+            self.tried = left;
+        }
+        let put_back = self.restore();
+        let tried = Some(std::mem::take(&mut self.tried));
+        let result = match (result, put_back) {
+            (Ok(StepEnd::Blocked { reason }), Ok(())) => Ok(StepEnd::Blocked {
+                reason: format!(
+                    "{reason}; its files were put back as they were (`tick diff {id}` shows what \
+                     it tried)"
+                ),
+            }),
+            (Ok(StepEnd::Blocked { reason }), Err(why)) => Ok(StepEnd::Blocked {
+                reason: format!("{reason}; its files could not be put back: {why}"),
+            }),
+            (other, _) => other,
+        };
+        (result, tried)
+    }
+
+    /// The step's files now against [`Self::originals`], as a unified diff.
+    fn changes(&self) -> String {
+        let mut out = String::new();
+        for (path, before) in &self.originals {
+            let now = current(self.registry, path);
+            if now == *before {
+                continue;
+            }
+            let (old, new) = (
+                before.as_deref().unwrap_or(""),
+                now.as_deref().unwrap_or(""),
+            );
+            let diff = similar::TextDiff::from_lines(old, new);
+            out.push_str(
+                &diff
+                    .unified_diff()
+                    .header(&format!("a/{path}"), &format!("b/{path}"))
+                    .to_string(),
+            );
+        }
+        out
+    }
+
+    /// Puts the step's files back as they were before its first edit.
+    fn restore(&self) -> Result<(), String> {
+        for (path, before) in &self.originals {
+            if current(self.registry, path) == *before {
+                continue;
+            }
+            let full = self
+                .registry
+                .workspace()
+                .resolve(path, Access::Write)
+                .map_err(|e| format!("`{path}`: {e}"))?;
+            let put = match before {
+                Some(text) => crate::fsx::write_atomic(&full, text.as_bytes()),
+                None => crate::fsx::remove_file(&full),
+            };
+            put.map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// One candidate: one edit per file of the step, the checks, one fix after a failure.
+    /// `Err`: the checks failed, in one line.
+    async fn attempt(
+        &mut self,
+        hooks: &mut Hooks<'_, '_, '_>,
+        interrupted: &std::sync::atomic::AtomicBool,
+        usage: &mut Usage,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<Result<StepEnd, String>, StepError> {
         let files = concrete(self.scope);
         // A step whose files are all globs: one edit, of a file the model names.
         let asks: Vec<Option<String>> = if files.is_empty() {
@@ -360,7 +511,7 @@ impl EditTalk<'_> {
         };
         for (i, path) in asks.into_iter().enumerate() {
             if interrupted.load(Ordering::Relaxed) {
-                return Ok(StepEnd::Interrupted);
+                return Ok(Ok(StepEnd::Interrupted));
             }
             let ask = match &path {
                 Some(path) => exec::decision_instruction(
@@ -374,7 +525,9 @@ impl EditTalk<'_> {
             };
             // The first ask rides on the step's message, so the prefix stays one message.
             let ask = if i == 0 {
-                self.transcript.pop();
+                if self.candidate == 0 {
+                    self.transcript.pop();
+                }
                 let first = match self.messages.pop() {
                     Some(Message::User { text }) => text,
                     _ => String::new(),
@@ -388,25 +541,32 @@ impl EditTalk<'_> {
         let mut failures = 0;
         loop {
             if interrupted.load(Ordering::Relaxed) {
-                return Ok(StepEnd::Interrupted);
+                return Ok(Ok(StepEnd::Interrupted));
             }
             match hooks.verify(None) {
                 Verdict::Passed { .. } => {
-                    return Ok(StepEnd::Done {
+                    let tried = if self.candidate > 0 {
+                        format!(
+                            ", candidate {} of {}",
+                            self.candidate + 1,
+                            self.candidates + 1
+                        )
+                    } else {
+                        String::new()
+                    };
+                    return Ok(Ok(StepEnd::Done {
                         note: Some(format!(
-                            "compact executor: {} requests, the step's checks passed",
+                            "compact executor: {} requests, the step's checks passed{tried}",
                             self.asked
                         )),
-                    });
+                    }));
                 }
-                Verdict::GaveUp { reason } => return Ok(StepEnd::Blocked { reason }),
+                Verdict::GaveUp { reason } => return Ok(Ok(StepEnd::Blocked { reason })),
                 Verdict::Failed { report } => {
                     failures += 1;
                     let failed = failure(hooks, &report);
                     if failures > 1 {
-                        return Ok(StepEnd::Blocked {
-                            reason: format!("{failed}, after one fix"),
-                        });
+                        return Ok(Err(format!("{failed}, after one fix")));
                     }
                     let report = report
                         .split("Fix the problem and call `update_step`")
@@ -440,6 +600,11 @@ enum Coded {
 /// The temperature of an attempt: the first cool, a retry warmer.
 fn warmth(attempt: u32) -> f32 {
     if attempt == 0 { 0.2 } else { 0.7 }
+}
+
+/// How much warmer each further candidate is than the first.
+fn candidate_warmth(candidate: u32) -> f32 {
+    0.25 * f32::from(u8::try_from(candidate.min(4)).unwrap_or(4))
 }
 
 /// What failed, in one line for the blocked reason.
@@ -486,7 +651,9 @@ impl Runner<'_> {
         let fire = self.for_step(task, id, step);
         let emitter = Emitter::new(&mut *sink);
         let verifier =
-            super::StepVerifier::new(&root, self.deps.registry.command_env(), id, &checks);
+            super::StepVerifier::new(&root, self.deps.registry.command_env(), id, &checks)
+                // Each candidate checks twice at most (its edit, its one fix).
+                .with_max_attempts(2 * (self.deps.limits.compact_candidates + 1));
         let recorder = self.recorder(task, id, scope);
         let mut hooks = Hooks::new(
             &root,
@@ -526,6 +693,17 @@ impl Runner<'_> {
             transcript: vec![Message::user(first)],
             asked: 0,
             pending: String::new(),
+            originals: concrete(scope)
+                .into_iter()
+                .map(|p| {
+                    let text = current(self.deps.registry, &p);
+                    (p, text)
+                })
+                .collect(),
+            candidates: self.deps.limits.compact_candidates,
+            budget: self.deps.limits.compact_candidate_budget,
+            candidate: 0,
+            tried: String::new(),
         };
         let mut agent =
             |agent: AgentEvent| emitter.emit(super::RunEvent::Agent { step: id, agent });
@@ -535,8 +713,14 @@ impl Runner<'_> {
             self.runtime
                 .block_on(turns.run(&mut hooks, &interrupted, &mut usage, &mut agent));
         self.usage = usage;
+        // A blocked step leaves its files as they were; what it tried is kept beside its
+        // transcript, for `tick diff`.
+        let (result, save) = turns.put_back(id, result);
         let messages = std::mem::take(&mut turns.transcript);
         let work = hooks.finish(result);
+        if let Some(tried) = save {
+            self.save_tried(&task.dir, id, &tried);
+        }
         self.save_transcript(&task.dir, id, &messages);
         work
     }

@@ -24,6 +24,9 @@ pub struct StepVerifier {
     step: StepId,
     commands: Vec<String>,
     attempts: u32,
+    /// Failed attempts before it gives up ([`MAX_VERIFY_ATTEMPTS`] unless the executor tries
+    /// several candidates, each with its own attempts).
+    max_attempts: u32,
     evidence: Vec<Evidence>,
     timeout: Duration,
 }
@@ -48,9 +51,17 @@ impl StepVerifier {
             step,
             commands: commands.to_vec(),
             attempts: 0,
+            max_attempts: MAX_VERIFY_ATTEMPTS,
             evidence: Vec::new(),
             timeout: VERIFY_TIMEOUT,
         }
+    }
+
+    /// Gives up after `max` failed attempts instead of [`MAX_VERIFY_ATTEMPTS`] (at least that).
+    #[must_use]
+    pub fn with_max_attempts(mut self, max: u32) -> Self {
+        self.max_attempts = max.max(MAX_VERIFY_ATTEMPTS);
+        self
     }
 
     #[cfg(test)]
@@ -186,7 +197,7 @@ impl StepVerifier {
                 ),
             };
         }
-        if self.attempts >= MAX_VERIFY_ATTEMPTS {
+        if self.attempts >= self.max_attempts {
             let failed = self
                 .evidence
                 .last()
@@ -199,8 +210,8 @@ impl StepVerifier {
             };
         }
         report.push_str(&format!(
-            "Fix the problem and call `update_step` `done` again ({} of {MAX_VERIFY_ATTEMPTS} attempts used).",
-            self.attempts
+            "Fix the problem and call `update_step` `done` again ({} of {} attempts used).",
+            self.attempts, self.max_attempts
         ));
         Verdict::Failed { report }
     }

@@ -163,6 +163,13 @@ pub fn step_diff(diff: &StepDiff) -> Vec<Said> {
                 &sha[..sha.len().min(12)]
             )),
         ],
+        StepDiff::Tried { step, task, diff } => vec![
+            Said::Data(diff.clone()),
+            Said::Note(format!(
+                "`{step}` of `{task}` ended blocked and its files were put back as they were; \
+                 above is what it tried"
+            )),
+        ],
         StepDiff::Nothing { step, task } => vec![Said::Note(format!(
             "`{step}` has no recorded changes in `{task}`: it has not run, or it changed no file"
         ))],

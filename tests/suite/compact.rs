@@ -908,6 +908,7 @@ async fn a_compact_step_ticks_only_when_its_verify_and_the_repository_tests_pass
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compact_step_whose_checks_fail_after_one_fix_ends_blocked_with_the_reason() {
     let ws = with_repo_tests();
+    ws.write(".tasks/config.yaml", "limits:\n  compact_candidates: 0\n");
     // As the compact planner drafts it: the step's own check, then the repository's tests.
     let id = ws.approve(&one_step(
         "Bump the version",
@@ -1192,4 +1193,180 @@ async fn an_add_that_copies_a_definition_goes_back_to_the_decision_and_a_change_
         "Not applied, an earlier answer: this edit of `lib.rs` defines `type Selection` again, \
          which the file already has; to change it, answer `change` with its lines",
     );
+}
+
+/// The benchmark's stats module: `mean`, `minimum`, `maximum`, and a repository test that
+/// `maximum` still returns `max(values)`.
+fn with_stats() -> Workspace {
+    let ws = Workspace::new();
+    ws.write(
+        "stats.py",
+        "def mean(values):\n    return sum(values) / len(values)\n\n\n\
+         def minimum(values):\n    return min(values)\n\n\n\
+         def maximum(values):\n    return max(values)\n",
+    );
+    ws.write(
+        "Makefile",
+        "test:\n\tgrep -q 'return max(values)' stats.py\n",
+    );
+    crate::common::workspace::git(ws.root(), &["add", "."]);
+    crate::common::workspace::git(ws.root(), &["commit", "-qm", "stats"]);
+    ws
+}
+
+/// Issue 29, item 6: the model's edit for "`mean` returns None" also rewrote `minimum` and
+/// `maximum` (dropping `return max(values)`); the guards refuse it like a removed definition,
+/// and the next answer, `mean` alone, lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_that_also_changes_maximum_is_refused_and_the_steps_own_edit_lands() {
+    let ws = with_stats();
+    let id = ws.approve(&one_step(
+        "Make mean return None for an empty list",
+        "stats.py",
+        "grep -q 'return None' stats.py`, `make test",
+    ));
+    let server = FakeModel::start().await;
+    change(
+        &server,
+        "stats.py",
+        "def mean(values):\n    return sum(values) / len(values)\n\n\n\
+         def minimum(values):\n    return min(values)\n\n\n\
+         def maximum(values):\n    return max(values)",
+        "def mean(values):\n    if not values:\n        return None\n    return sum(values) / len(values)\n\n\n\
+         def minimum(values):\n    if not values:\n        return None\n    return min(values)\n\n\n\
+         def maximum(values):\n    if not values:\n        return None",
+    );
+    change(
+        &server,
+        "stats.py",
+        "def mean(values):\n    return sum(values) / len(values)",
+        "def mean(values):\n    if not values:\n        return None\n    return sum(values) / len(values)",
+    );
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 4);
+    assert_contains(
+        &requests[2].last_user_text(),
+        "also changes `function minimum`, `function maximum`, which the step is not about",
+    );
+    assert_contains(&ws.read("stats.py"), "    return max(values)\n");
+    assert_contains(&todo(&ws, &id), "- [x] S1");
+}
+
+/// Issue 29, item 6: a step that ends blocked leaves its files byte for byte as they were, so
+/// the repository's tests pass as before; what it tried is in `tick diff S1`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_compact_step_puts_its_files_back_and_tick_diff_shows_what_it_tried() {
+    let ws = with_repo_tests();
+    ws.write(".tasks/config.yaml", "limits:\n  compact_candidates: 0\n");
+    let id = ws.approve(&one_step(
+        "Bump the version",
+        "app.txt, keep.txt",
+        "grep -q 'version 2' app.txt`, `make test",
+    ));
+    let server = FakeModel::start().await;
+    change(&server, "app.txt", "version 1", "version 2");
+    change(&server, "keep.txt", "ok", "gone");
+    change(&server, "app.txt", "version 2", "version 3");
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_ne!(run.code, 0, "{run:#?}");
+    assert_eq!(model_requests(&server).len(), 6);
+    assert_eq!(ws.read("app.txt"), "version 1\n");
+    assert_eq!(ws.read("keep.txt"), "ok\n");
+    let tests = std::process::Command::new("make")
+        .arg("test")
+        .current_dir(ws.root())
+        .output()
+        .unwrap();
+    assert!(tests.status.success(), "{tests:?}");
+    let todo = todo(&ws, &id);
+    assert_contains(&todo, "- [!] S1 Bump the version");
+    assert_contains(
+        &todo,
+        "its files were put back as they were (`tick diff S1`",
+    );
+    let diff = ws.tick().args(["diff", "S1"]).output().unwrap();
+    let shown = String::from_utf8_lossy(&diff.stdout);
+    assert!(diff.status.success(), "{diff:?}");
+    let shown = format!("{shown}{}", String::from_utf8_lossy(&diff.stderr));
+    assert_contains(
+        &shown,
+        "# candidate 1 of 1: `grep -q 'version 2' app.txt` failed",
+    );
+    assert_contains(&shown, "-version 1\n+version 3\n");
+    assert_contains(&shown, "-ok\n+gone\n");
+}
+
+/// Issue 29, item 4: a candidate whose checks fail is put back and the next one, warmer,
+/// starts from the files as they were; the first that passes is kept, and both candidates
+/// and their checks are in the step's transcript.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_candidate_is_put_back_and_the_next_one_that_passes_is_kept() {
+    let ws = with_repo_tests();
+    ws.write(".tasks/config.yaml", "limits:\n  compact_candidates: 1\n");
+    let id = ws.approve(&one_step(
+        "Bump the version",
+        "app.txt",
+        "grep -q 'version 2' app.txt`, `make test",
+    ));
+    let server = FakeModel::start().await;
+    // Candidate 1: a wrong version, and a wrong fix.
+    change(&server, "app.txt", "version 1", "version 3");
+    change(&server, "app.txt", "version 3", "version 4");
+    // Candidate 2: from `version 1` again.
+    change(&server, "app.txt", "version 1", "version 2");
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    let requests = model_requests(&server);
+    assert_eq!(requests.len(), 6);
+    let temperature = |i: usize| requests[i].body["temperature"].as_f64().unwrap();
+    assert!(
+        temperature(4) > temperature(0) + 0.2,
+        "{} {}",
+        temperature(4),
+        temperature(0)
+    );
+    // The second candidate is asked from the step's first message, the file as it was.
+    assert_contains(&requests[4].last_user_text(), "version 1");
+    assert_eq!(ws.read("app.txt"), "version 2\n");
+    assert_contains(&todo(&ws, &id), "- [x] S1 Bump the version");
+    let runs = ws.path(&format!(".tasks/{id}/runs"));
+    let transcript = std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-S1.jsonl"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .unwrap();
+    assert_contains(
+        &transcript,
+        "(tick) candidate 1: `grep -q 'version 2' app.txt` failed (exit 1), after one fix; it changed:",
+    );
+    assert_contains(
+        &transcript,
+        "(tick) candidate 2 of 2: the step's files as they were",
+    );
+}
+
+/// Issue 29, item 4, measured: the verifier's three attempts cut the second candidate short
+/// ("verification failed 3 times"); each candidate now has its own two checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_third_candidate_is_checked_after_two_failed_ones_with_their_fixes() {
+    let ws = with_repo_tests();
+    let id = ws.approve(&one_step(
+        "Bump the version",
+        "app.txt",
+        "grep -q 'version 2' app.txt`, `make test",
+    ));
+    let server = FakeModel::start().await;
+    change(&server, "app.txt", "version 1", "version 3");
+    change(&server, "app.txt", "version 3", "version 4");
+    change(&server, "app.txt", "version 1", "version 5");
+    change(&server, "app.txt", "version 5", "version 6");
+    change(&server, "app.txt", "version 1", "version 2");
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(model_requests(&server).len(), 10);
+    assert_eq!(ws.read("app.txt"), "version 2\n");
+    assert_contains(&todo(&ws, &id), "- [x] S1 Bump the version");
 }
