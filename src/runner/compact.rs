@@ -532,8 +532,8 @@ impl Runner<'_> {
         let interrupted = self.deps.interrupted.clone();
         let mut usage = self.usage;
         let result =
-            self.runtime
-                .block_on(turns.run(&mut hooks, &interrupted, &mut usage, &mut agent));
+            crate::rt::block_on(turns.run(&mut hooks, &interrupted, &mut usage, &mut agent))
+                .unwrap_or_else(|err| Err(super::runtime_failed(&err)));
         self.usage = usage;
         let messages = std::mem::take(&mut turns.transcript);
         let work = hooks.finish(result);
