@@ -16,12 +16,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::seam::{Answer, Contract, Engine, EngineEvent, Events, Person, Selection, Snapshot};
 use crate::config::Flags;
-use crate::engine::{Event, RunRequest};
+use crate::engine::{Approval, Event, RunRequest};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::plan::StepId;
 use crate::planning::PlanEvent;
-use crate::planning::approve::{self, ApproveOutcome};
 use crate::runner::{RunEvent, RunOptions, StepOutcome};
 use crate::tasks::{Store, TODO_FILE};
 use crate::ui::Ui;
@@ -135,20 +134,18 @@ impl Engine for TickEngine {
 
     fn approve(&self, contract: &Contract) -> Result<()> {
         let store = self.store();
-        let env = self.engine.env();
-        match approve::approve(store, None, env.now(), *contract)? {
-            ApproveOutcome::Draft(approved) => {
-                // The hooks that apply are part of the approval (`docs/hooks.md`).
-                crate::hooks::approval::approve_configured(store, env, &approved.id, env.now())?;
+        let approved = self.engine.approve(None, *contract)?;
+        match approved.approval {
+            Approval::Draft(approved) => {
                 let folder = store.rel(&approved.dir);
                 self.ui.approved(&approved, &folder);
                 self.ui.approved_next(&folder, false);
             }
-            ApproveOutcome::Task { id, reapproved } => {
-                crate::hooks::approval::approve_configured(store, env, &id, env.now())?;
+            Approval::Task { id, reapproved } => {
                 let todo = store.rel(&store.task_ref(&id).dir.join(TODO_FILE));
                 self.ui.reapproved(&id, &reapproved, &todo);
             }
+            Approval::HooksOnly { id } => self.ui.hooks_approved(&id, &approved.hooks_approved),
         }
         Ok(())
     }
