@@ -397,14 +397,7 @@ pub fn user_config_path(env: &Env) -> Option<PathBuf> {
     Some(base.join("tick").join("config.yaml"))
 }
 
-/// The person's own config directory (`$XDG_CONFIG_HOME/tick`, else `~/.config/tick`): where
-/// their template and prompt overrides are (`templates/`, `prompts/`).
-pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
-    env.var("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| env.var("HOME").map(|home| Path::new(home).join(".config")))
-        .map(|base| base.join("tick"))
-}
+pub use crate::env::user_config_dir;
 
 fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
     let Some(text) = fsx::read_capped(path, fsx::MAX_CONFIG_FILE)? else {
@@ -1219,20 +1212,7 @@ impl Config {
     }
 }
 
-/// Whether `url` points at this machine (where a local server needs no key).
-pub fn is_loopback(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let host = rest.split(['/', '?']).next().unwrap_or("");
-    let host = if let Some(v6) = host.strip_prefix('[') {
-        v6.split(']').next().unwrap_or("")
-    } else {
-        host.rsplit_once(':').map_or(host, |(h, _)| h)
-    };
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
+pub use crate::llm::is_loopback_url as is_loopback;
 
 impl Config {
     /// The hint when the server cannot be reached: which URL, and what set it.

@@ -155,6 +155,18 @@ pub fn stdin_is_terminal() -> bool {
     std::io::stdin().is_terminal()
 }
 
+/// The person's own config directory (`$XDG_CONFIG_HOME/tick`, else `~/.config/tick`): where
+/// their template and prompt overrides are (`templates/`, `prompts/`).
+pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
+    env.var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| {
+            env.var("HOME")
+                .map(|home| std::path::Path::new(home).join(".config"))
+        })
+        .map(|base| base.join("tick"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -258,7 +258,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
 /// written, until the returned note is dropped. Without a `.tasks/` there is nowhere to note it
 /// (and no tick command to clean up after): `None`.
 fn note_writing(root: &Path, temp: &Path) -> Option<WritingNote> {
-    if !root.join(crate::tasks::TASKS_DIR).is_dir() {
+    if !root.join(crate::store_path::TASKS_DIR).is_dir() {
         return None;
     }
     let dir = root.join(WRITING_DIR);

@@ -191,7 +191,7 @@ pub fn inert_env(
                 name.as_ref(),
                 "PAGER" | "EDITOR" | "VISUAL" | "SSH_ASKPASS" | "SSH_AUTH_SOCK" | "XDG_CONFIG_HOME"
             );
-            !git && !other && !crate::tools::bash::looks_secret(&name)
+            !git && !other && !crate::redact::looks_secret(&name)
         })
         .collect();
     for (name, value) in [

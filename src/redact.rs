@@ -90,6 +90,25 @@ static KNOWN: RwLock<Vec<String>> = RwLock::new(Vec::new());
 
 /// Adds a secret tick holds to those every redaction removes. Short strings are ignored: a
 /// "key" of a few characters would redact ordinary words.
+/// Whether a variable's name says it holds a credential (`*_API_KEY`, `*_TOKEN`,
+/// `*_SECRET*`, `*PASSWORD*`...). Such variables never reach a command, whatever their
+/// provider: the agent's commands need none of them, and a leaked one costs money.
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "API_KEY",
+        "APIKEY",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+    ]
+    .iter()
+    .any(|part| upper.contains(part))
+        || ["_TOKEN", "_KEY"].iter().any(|end| upper.ends_with(end))
+        || upper == "TOKEN"
+}
+
 pub fn register(secret: &str) {
     if secret.len() < 8 {
         return;

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 /// The store's folder, at the workspace root.
 pub const TASKS_DIR: &str = ".tasks";
 
+/// The store's settings file, in `.tasks/`.
+pub const CONFIG_FILE: &str = "config.yaml";
+
 /// `path` as a person reads it in an error: from `.tasks/` on for a file in the store (never
 /// the absolute path of a temp directory or a home), else as given.
 pub fn shown(path: &Path) -> String {

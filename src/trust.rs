@@ -101,8 +101,8 @@ pub fn shipped(root: &Path) -> BTreeMap<String, String> {
         }
     };
     add(
-        &tasks.join(crate::tasks::CONFIG_FILE),
-        format!("{TASKS_DIR}/{}", crate::tasks::CONFIG_FILE),
+        &tasks.join(crate::store_path::CONFIG_FILE),
+        format!("{TASKS_DIR}/{}", crate::store_path::CONFIG_FILE),
     );
     for dir in SHIPPED_DIRS {
         let Ok(entries) = std::fs::read_dir(tasks.join(dir)) else {

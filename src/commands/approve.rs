@@ -4,8 +4,9 @@
 
 use super::{Ctx, Outcome};
 use crate::cli::ApproveArgs;
+use crate::engine::Approval;
 use crate::error::Result;
-use crate::planning::approve::{self, ApproveOutcome, Approved, Contract};
+use crate::planning::approve::{self, Approved, Contract};
 use crate::tasks::TODO_FILE;
 
 pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
@@ -19,11 +20,6 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
             .note("the draft was not approved; it waits in `.tasks/draft/PLAN.md`");
         return Ok(Outcome::Done);
     }
-    // The hooks that apply now are part of what is approved (`crate::hooks::approval`).
-    let config =
-        crate::config::for_workspace(ctx.store(), ctx.env, &crate::config::Flags::default())?;
-    let set = crate::hooks::HookSet::resolve(&config.hooks, ctx.store().root());
-    let hooks = crate::hooks::approval::record(&set, ctx.store().root());
     // `tick approve --allow-deviation` with no draft: the new contract is for the current task.
     let contract_only = args.allow_deviation || args.max_files.is_some() || args.commit_steps;
     let mut task_arg = args.task.clone();
@@ -48,49 +44,32 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
             .is_ok_and(|t| t.plan_changed()),
         None => true,
     };
-    let outcome = match approve::approve(ctx.store(), task_arg.as_deref(), ctx.now(), contract) {
-        Ok(outcome) => outcome,
-        Err(err) => {
-            // Nothing else to approve, but the current task's hooks changed: approve those.
-            if args.task.is_none()
-                && let Some(task) = ctx.store().current()?
-            {
-                let changes =
-                    crate::hooks::approval::approve(ctx.store(), &task.id, &hooks, ctx.now())?;
-                if !changes.is_empty() {
-                    ctx.ui.hooks_approved(&task.id, &changes);
-                    return Ok(Outcome::Done);
-                }
-            }
-            return Err(err);
-        }
-    };
-    match outcome {
-        ApproveOutcome::Draft(approved) => {
-            let changes =
-                crate::hooks::approval::approve(ctx.store(), &approved.id, &hooks, ctx.now())?;
+    let approved = ctx.engine.approve(task_arg.as_deref(), contract)?;
+    let (config, set, changes) = (&approved.config, &approved.hooks, &approved.hooks_approved);
+    match &approved.approval {
+        Approval::HooksOnly { id } => ctx.ui.hooks_approved(id, changes),
+        Approval::Draft(approved) => {
             if !changes.is_empty() {
-                ctx.ui.hooks_approved(&approved.id, &changes);
+                ctx.ui.hooks_approved(&approved.id, changes);
             }
-            report_approved(ctx, &approved, args.commit)?;
-            plan_approved(ctx, &config, &set, &approved.id);
+            report_approved(ctx, approved, args.commit)?;
+            plan_approved(ctx, config, set, &approved.id);
         }
-        ApproveOutcome::Task { id, reapproved } => {
-            let changes = crate::hooks::approval::approve(ctx.store(), &id, &hooks, ctx.now())?;
+        Approval::Task { id, reapproved } => {
             let only_hooks = matches!(reapproved, approve::Reapproved::Unchanged);
             if !edited && !only_hooks {
                 contract_changed(ctx, &id, args);
             } else if !only_hooks || changes.is_empty() {
                 let todo = ctx
                     .store()
-                    .rel(&ctx.store().task_ref(&id).dir.join(TODO_FILE));
-                ctx.ui.reapproved(&id, &reapproved, &todo);
+                    .rel(&ctx.store().task_ref(id).dir.join(TODO_FILE));
+                ctx.ui.reapproved(id, reapproved, &todo);
             }
             if !changes.is_empty() {
-                ctx.ui.hooks_approved(&id, &changes);
+                ctx.ui.hooks_approved(id, changes);
             }
-            if !matches!(reapproved, approve::Reapproved::Unchanged) {
-                plan_approved(ctx, &config, &set, &id);
+            if !only_hooks {
+                plan_approved(ctx, config, set, id);
             }
         }
     }

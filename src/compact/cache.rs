@@ -43,7 +43,7 @@ pub fn shipped_by_repository(tasks_dir: &Path) -> bool {
     let Some(root) = tasks_dir.parent() else {
         return false;
     };
-    let local = format!("{}/{DIR}", crate::tasks::TASKS_DIR);
+    let local = format!("{}/{DIR}", crate::store_path::TASKS_DIR);
     crate::git::output(root, &["ls-files", "-z", "--", &local])
         .is_some_and(|listed| !listed.is_empty())
 }

@@ -17,8 +17,10 @@ pub use snapshot::{PlanView, Snapshot, StepView};
 use crate::config::{Config, Flags};
 use crate::env::Env;
 use crate::error::Result;
+use crate::hooks::HookSet;
 use crate::person::Person;
 use crate::plan::StepId;
+use crate::planning::approve::{ApproveOutcome, Contract, Reapproved};
 use crate::planning::{PlanDeps, RunCommand, Session, Target};
 use crate::runner::build::Parts;
 use crate::runner::{EXECUTE_PROMPT, Next, RunEvent, RunOptions, RunOutcome, Runner, next_step};
@@ -66,6 +68,28 @@ pub struct RunRequest<'r> {
     pub commit: bool,
     /// Set, the run stops at its next safe point (Ctrl-C, `/stop`).
     pub stop: Arc<AtomicBool>,
+}
+
+/// What [`Engine::approve`] approved.
+#[derive(Debug, Clone)]
+pub struct Approved {
+    pub approval: Approval,
+    /// The hook changes approved with it (empty when the hooks were approved already).
+    pub hooks_approved: Vec<String>,
+    /// The settings the hooks were read from, for the `plan.approved` hooks.
+    pub config: Config,
+    pub hooks: HookSet,
+}
+
+/// Which approval [`Engine::approve`] made.
+#[derive(Debug, Clone)]
+pub enum Approval {
+    /// The draft is a task now.
+    Draft(crate::planning::approve::Approved),
+    /// Task `id`'s PLAN.md was approved again, or found approved as it stands.
+    Task { id: String, reapproved: Reapproved },
+    /// Nothing else to approve: only the current task's changed hooks were.
+    HooksOnly { id: String },
 }
 
 /// The prompts the next step would get (`tick run --dry-run`).
@@ -250,6 +274,50 @@ impl Engine {
             system: self.store.prompt("execute.md", EXECUTE_PROMPT)?,
             user: crate::agent::context::pack(&task, id),
         }))
+    }
+
+    /// Approves the draft, or task `task`'s edited plan (the current task's when `None` and
+    /// there is no draft), with `contract`; the hooks that apply now are approved with it
+    /// (`docs/hooks.md`). With nothing else to approve, a change of the current task's hooks
+    /// is approved alone ([`Approval::HooksOnly`]).
+    pub fn approve(&self, task: Option<&str>, contract: Contract) -> Result<Approved> {
+        let store = &self.store;
+        let now = self.env.now();
+        let config = crate::config::for_workspace(store, &self.env, &Flags::default())?;
+        let hooks = HookSet::resolve(&config.hooks, store.root());
+        let record = crate::hooks::approval::record(&hooks, store.root());
+        let approval = match crate::planning::approve::approve(store, task, now, contract) {
+            Ok(ApproveOutcome::Draft(approved)) => Approval::Draft(approved),
+            Ok(ApproveOutcome::Task { id, reapproved }) => Approval::Task { id, reapproved },
+            Err(err) => {
+                if task.is_none()
+                    && let Some(current) = store.current()?
+                {
+                    let changes =
+                        crate::hooks::approval::approve(store, &current.id, &record, now)?;
+                    if !changes.is_empty() {
+                        return Ok(Approved {
+                            approval: Approval::HooksOnly { id: current.id },
+                            hooks_approved: changes,
+                            config,
+                            hooks,
+                        });
+                    }
+                }
+                return Err(err);
+            }
+        };
+        let id = match &approval {
+            Approval::Draft(approved) => approved.id.clone(),
+            Approval::Task { id, .. } | Approval::HooksOnly { id } => id.clone(),
+        };
+        let hooks_approved = crate::hooks::approval::approve(store, &id, &record, now)?;
+        Ok(Approved {
+            approval,
+            hooks_approved,
+            config,
+            hooks,
+        })
     }
 
     /// The draft and the current task as they are on disk now. Never fails: a file that

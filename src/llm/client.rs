@@ -62,7 +62,21 @@ pub struct ClientConfig {
     /// call comes back as an error for the model. From `limits.max_write_bytes`
     /// ([`ClientConfig::answer_cap_for`]).
     pub max_answer_bytes: usize,
+    /// How long a connection may wait in the pool for the next request; `None`: tick
+    /// decides ([`LOCAL_POOL_IDLE`] for a server on this machine, reqwest's default for
+    /// others).
+    pub pool_idle: Option<Duration>,
 }
+
+/// How long a connection to a server on this machine waits in the pool for the next request:
+/// under the 5 s after which llama.cpp's server (and Node's, under LM Studio) closes an idle
+/// connection. A connection the server closed while nothing polled it (a step's commands run
+/// between two model turns) looks open to the pool; reused, the request fails with
+/// "connection closed before message completed".
+pub const LOCAL_POOL_IDLE: Duration = Duration::from_secs(3);
+
+/// What hyper says when the server closed a reused connection before it answered.
+const CLOSED_BEFORE_ANSWER: &str = "connection closed before message completed";
 
 impl ClientConfig {
     /// A config with tick's defaults: patient with slow local models, bounded retries.
@@ -79,6 +93,7 @@ impl ClientConfig {
             retry_base_delay: Duration::from_secs(1),
             retry_max_delay: Duration::from_secs(30),
             max_answer_bytes: super::assemble::DEFAULT_MAX_ANSWER_BYTES,
+            pool_idle: None,
         }
     }
 
@@ -105,6 +120,7 @@ impl fmt::Debug for ClientConfig {
             .field("retry_base_delay", &self.retry_base_delay)
             .field("retry_max_delay", &self.retry_max_delay)
             .field("max_answer_bytes", &self.max_answer_bytes)
+            .field("pool_idle", &self.pool_idle)
             .finish()
     }
 }
@@ -148,6 +164,11 @@ impl Client {
         let loopback = is_loopback(&base);
         if loopback {
             builder = builder.no_proxy();
+        }
+        match (config.pool_idle, loopback) {
+            (Some(idle), _) => builder = builder.pool_idle_timeout(idle),
+            (None, true) => builder = builder.pool_idle_timeout(LOCAL_POOL_IDLE),
+            (None, false) => {}
         }
         let http = builder.build().map_err(|err| LlmError::Setup {
             message: error_chain(&err),
@@ -243,6 +264,7 @@ impl Client {
             .with_max_times(usize::try_from(self.config.max_retries).unwrap_or(usize::MAX))
             .build();
         let mut attempts = 0_u32;
+        let mut asked_again = false;
         loop {
             attempts += 1;
             let mut used = false;
@@ -259,6 +281,13 @@ impl Client {
             };
             if used || !err.is_retryable() {
                 return Err(err.with_attempts(attempts));
+            }
+            // A pooled connection the server had closed: the request never reached it, and a
+            // new connection will do. Asked again at once, once, and not counted.
+            if !asked_again && closed_before_answer(&err) {
+                asked_again = true;
+                attempts -= 1;
+                continue;
             }
             // Nothing listening, or a name that does not resolve: waiting through every
             // retry would only delay saying so (`LlmError::is_final`).
@@ -391,6 +420,11 @@ impl Client {
             }
         }
     }
+}
+
+/// Whether `err` is the server closing a reused connection before it answered.
+fn closed_before_answer(err: &LlmError) -> bool {
+    matches!(err, LlmError::Transport { message, .. } if message.contains(CLOSED_BEFORE_ANSWER))
 }
 
 /// The stream decoder of a provider's wire format.

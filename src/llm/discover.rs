@@ -109,7 +109,7 @@ pub fn parse_candidates(text: &str) -> Result<Vec<Candidate>, String> {
             format!("`{key}` is not a server kind (`llamacpp`, `ollama`, `lmstudio`, `vllm`)")
         })?;
         let url = url.trim().trim_end_matches('/');
-        if !crate::config::is_loopback(url) || !url.starts_with("http://") {
+        if !super::is_loopback_url(url) || !url.starts_with("http://") {
             return Err(format!(
                 "`{url}` is not an `http://` URL on this machine (127.0.0.1, localhost)"
             ));

@@ -19,6 +19,22 @@ pub mod text_calls;
 mod types;
 
 pub use client::{Client, ClientConfig, ProviderKind};
+
+/// Whether `url` points at this machine (where a local server needs no key).
+pub fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let host = rest.split(['/', '?']).next().unwrap_or("");
+    let host = if let Some(v6) = host.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(h, _)| h)
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 pub use error::{ConnectCause, LlmError};
 pub use server_info::context_tokens;
 pub use structured::{Structured, StructuredMethod};

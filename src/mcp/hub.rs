@@ -233,10 +233,8 @@ fn serve(
     mut jobs: tokio::sync::mpsc::UnboundedReceiver<Job>,
     report: std::sync::mpsc::Sender<Vec<Started>>,
 ) {
-    let Ok(runtime) = crate::rt::runtime() else {
-        return;
-    };
-    runtime.block_on(async move {
+    // The hub thread's own runtime (`crate::rt`): its clients live and die on it.
+    let _ = crate::rt::block_on(async move {
         let starts = prepared.iter().map(|p| start_one(p, &containment));
         let results = futures_util::future::join_all(starts).await;
         let mut clients = Vec::new();

@@ -43,7 +43,7 @@ pub fn begin(store: &Store, request: Request) -> Result<Begun> {
     let draft = store.load_draft()?;
     match request {
         Request::New { goal, replace } => {
-            super::draft::check_no_draft(store, replace)?;
+            check_no_draft(store, replace)?;
             let intro = format!(
                 "Goal: {goal}\n\nExplore the repository to plan this, then call `submit_plan`."
             );
@@ -156,4 +156,27 @@ pub fn save(
 /// Forgets the conversation: a draft from a file has none to continue.
 pub fn remove(store: &Store) -> Result<()> {
     fsx::remove_file(&store.draft_dir().join(SESSION_FILE))
+}
+
+/// Refuses to replace a draft unless `replace`: it may hold a person's edits.
+pub fn check_no_draft(store: &Store, replace: bool) -> Result<()> {
+    if replace {
+        return Ok(());
+    }
+    let path = store.draft_plan_path();
+    if !path.exists() {
+        return Ok(());
+    }
+    let title = store
+        .load_draft()
+        .ok()
+        .flatten()
+        .and_then(|draft: Draft| draft.plan.title)
+        .map(|t| format!(" `{t}`"))
+        .unwrap_or_default();
+    Err(Error::input(format!(
+        "a draft{title} is already waiting in `{}`",
+        store.rel(&path)
+    ))
+    .hint("approve it (`tick approve`), revise it (`tick plan --revise \"...\"`), discard it (`tick discard`), or replace it with `--force`; it was not changed"))
 }

@@ -9,7 +9,7 @@ use crate::person::question_lines;
 use crate::plan::{Event, Phase, transition};
 use crate::redact::redact;
 use crate::tasks::plan_md::{self, FrontMatter};
-use crate::tasks::{Draft, Store, render};
+use crate::tasks::{Store, render};
 use crate::tools::PlanSubmission;
 
 use super::Drafted;
@@ -126,28 +126,7 @@ pub fn step_diff(old: &plan_md::PlanDoc, new: &plan_md::PlanDoc) -> Option<Strin
     )
 }
 
-/// Refuses to replace a draft unless `replace`: it may hold a person's edits.
-pub fn check_no_draft(store: &Store, replace: bool) -> Result<()> {
-    if replace {
-        return Ok(());
-    }
-    let path = store.draft_plan_path();
-    if !path.exists() {
-        return Ok(());
-    }
-    let title = store
-        .load_draft()
-        .ok()
-        .flatten()
-        .and_then(|draft: Draft| draft.plan.title)
-        .map(|t| format!(" `{t}`"))
-        .unwrap_or_default();
-    Err(Error::input(format!(
-        "a draft{title} is already waiting in `{}`",
-        store.rel(&path)
-    ))
-    .hint("approve it (`tick approve`), revise it (`tick plan --revise \"...\"`), discard it (`tick discard`), or replace it with `--force`; it was not changed"))
-}
+pub use super::conversation::check_no_draft;
 
 /// Makes the draft of a plan a person wrote: `src`, read from `name` (for messages), checked,
 /// its prose made the summary when it has none, redacted. An existing draft is refused unless

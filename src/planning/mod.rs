@@ -462,7 +462,8 @@ impl<'a> Session<'a> {
         let text = crate::redact::redact(&text, &secrets);
         let new = crate::tasks::plan_md::parse(&text)
             .map_err(|e| store.parse_error(&current.dir.join(crate::tasks::PLAN_FILE), &e))?;
-        let (version, diff) = replan::write_revision(&current, &text, &new)?;
+        let (version, diff) =
+            replan::write_revision(store, &current, &text, &new, self.deps.clock.now())?;
         let plan_path = current.dir.join(crate::tasks::PLAN_FILE);
         if let Some(diff) = &diff {
             sink(PlanEvent::StepsChanged { diff: diff.clone() });

@@ -19,13 +19,15 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use chrono::{DateTime, Utc};
+
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::plan::{StepId, StepStatus};
 use crate::tasks::plan_md::{self, PlanDoc};
 use crate::tasks::render::{self, Details};
 use crate::tasks::todo_md::Checklist;
-use crate::tasks::{PLAN_FILE, Task};
+use crate::tasks::{PLAN_FILE, Store, Task};
 use crate::tools::{PlanStep, ReplanProposal};
 
 /// The folder of a task's earlier approved plans.
@@ -281,12 +283,23 @@ pub fn removed(old: &Checklist, new: &[StepId]) -> Vec<StepId> {
 /// ([`keep_approved`]), then PLAN.md is replaced. Returns the new version's number and the
 /// step-level diff from the plan as it was.
 pub fn write_revision(
+    store: &Store,
     current: &Task,
     text: &str,
     new: &PlanDoc,
+    now: DateTime<Utc>,
 ) -> Result<(usize, Option<String>)> {
     let version = keep_approved(current)?;
-    fsx::write_atomic(&current.dir.join(PLAN_FILE), text.as_bytes())?;
+    let task_ref = store.task_ref(&current.id);
+    store.transact(
+        &task_ref,
+        now,
+        "a global re-plan waits for approval",
+        |tx| {
+            tx.set_plan_as_is(text.to_owned());
+            Ok(())
+        },
+    )?;
     Ok((version, revision_diff(current, new)?))
 }
 
@@ -302,6 +315,7 @@ pub fn keep_approved(current: &Task) -> Result<usize> {
     }
     let path = history_path(&current.dir, kept + 1);
     fsx::create_dir_all(&current.dir.join(HISTORY_DIR))?;
+    crate::tasks::tx::crash::point()?;
     fsx::write_atomic(&path, current.plan_src.as_bytes())?;
     Ok(kept + 2)
 }
@@ -936,6 +950,36 @@ mod tests {
                     .count();
                 prop_assert_eq!(kept, before.min(after));
             }
+        }
+    }
+
+    #[test]
+    fn a_global_replan_killed_at_any_write_keeps_the_approved_plan() {
+        use crate::tasks::tx::crash;
+        const PLAN: &str =
+            "---\ntitle: T\nstatus: approved\n---\n# T\n\n## Steps\n\n- [ ] S1 One\n";
+        const TODO: &str = "# TODO: T\n\n- [ ] S1 One\n";
+        let revised = PLAN.replace("S1 One", "S1 One, done better");
+        // The history copy, the commit's record, PLAN.md, the record's removal.
+        for writes in 0..=4 {
+            let (_root, store, task_ref) = crate::tasks::test_task(PLAN, TODO);
+            let current = store.load(&task_ref).unwrap();
+            let new = plan_md::parse(&revised).unwrap();
+            let now = "2026-11-30T14:30:12Z".parse().unwrap();
+            crash::after(Some(writes));
+            let result = write_revision(&store, &current, &revised, &new, now);
+            crash::after(None);
+            assert_eq!(result.is_ok(), writes == 4, "killed before write {writes}");
+            drop(store.lock_task(&task_ref, "test").unwrap());
+            let plan = std::fs::read_to_string(task_ref.dir.join(PLAN_FILE)).unwrap();
+            let expected = if writes <= 1 { PLAN } else { revised.as_str() };
+            assert_eq!(plan, expected, "killed before write {writes}");
+            // Whenever the revision is on disk, the approved version is kept beside it.
+            if plan != PLAN {
+                let kept = std::fs::read_to_string(history_path(&task_ref.dir, 1)).unwrap();
+                assert_eq!(kept, PLAN);
+            }
+            assert!(!crate::tasks::tx::needs_cleanup(&task_ref.dir));
         }
     }
 }

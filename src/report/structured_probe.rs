@@ -49,26 +49,25 @@ pub fn structured_output(store: &Store, config: &Config, reachable: bool) -> Che
             return Check::new("structured", None, detail.to_owned(), None);
         }
     };
-    let Ok(runtime) = crate::rt::runtime() else {
-        return Check::new(
-            "structured",
-            Some(false),
-            "no async runtime".to_owned(),
-            None,
-        );
-    };
     let mut lines = Vec::new();
     let mut all_held = true;
     for model in &models {
         let mut tried = Vec::new();
         let mut held = None;
         for method in &candidates {
-            let probe = runtime.block_on(structured::probe(
+            let Ok(probe) = crate::rt::block_on(structured::probe(
                 &client,
                 model,
                 *method,
                 ANSWER_BUDGET * 2,
-            ));
+            )) else {
+                return Check::new(
+                    "structured",
+                    Some(false),
+                    "no async runtime".to_owned(),
+                    None,
+                );
+            };
             // Recording is best effort: the cache only saves a probe next time.
             let _ = cache::record(store.dir(), &cache::key(&config.base_url, model), &probe);
             tried.push(format!("{}: {}", probe.method.as_str(), probe.detail));

@@ -710,8 +710,8 @@ impl Runner<'_> {
         let interrupted = self.deps.interrupted.clone();
         let mut usage = self.usage;
         let result =
-            self.runtime
-                .block_on(turns.run(&mut hooks, &interrupted, &mut usage, &mut agent));
+            crate::rt::block_on(turns.run(&mut hooks, &interrupted, &mut usage, &mut agent))
+                .unwrap_or_else(|err| Err(super::runtime_failed(&err)));
         self.usage = usage;
         // A blocked step leaves its files as they were; what it tried is kept beside its
         // transcript, for `tick diff`.

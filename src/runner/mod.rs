@@ -149,7 +149,6 @@ pub struct RunOptions {
 /// Executes one approved task. See the module documentation.
 pub struct Runner<'a> {
     deps: RunnerDeps<'a>,
-    runtime: tokio::runtime::Runtime,
     /// Sees a person's edits during a step; `None` where the workspace cannot be watched.
     watcher: Option<LiveWatcher>,
     usage: Usage,
@@ -571,23 +570,26 @@ impl Hooks<'_, '_, '_> {
     }
 }
 
+/// A step's model work that could not start: this thread has no async runtime.
+fn runtime_failed(err: &Error) -> StepError {
+    StepError::Llm(crate::llm::LlmError::Setup {
+        message: err.to_string(),
+    })
+}
+
 impl<'a> Runner<'a> {
-    /// A runner for `deps.task`: starts its async runtime and (with `deps.watch`) the live
+    /// A runner for `deps.task`: starts (with `deps.watch`) the live
     /// watcher. The watcher is a help, not a requirement: without it, edits are still caught
     /// by the fingerprints at the next command.
     pub fn new(deps: RunnerDeps<'a>) -> Result<Self> {
-        let runtime = crate::rt::runtime()?;
         let watcher = if deps.watch {
             let root = deps.store.root();
-            runtime
-                .block_on(async { LiveWatcher::start(root, LiveOptions::default()) })
-                .ok()
+            crate::rt::block_on(async { LiveWatcher::start(root, LiveOptions::default()) })?.ok()
         } else {
             None
         };
         Ok(Runner {
             deps,
-            runtime,
             watcher,
             usage: Usage::default(),
             hook_context: Vec::new(),
@@ -1069,12 +1071,13 @@ impl<'a> Runner<'a> {
             interrupted: &self.deps.interrupted,
         };
         let mut agent = |agent: AgentEvent| emitter.emit(RunEvent::Agent { step: id, agent });
-        let result = self.runtime.block_on(executor.run(
+        let result = crate::rt::block_on(executor.run(
             &mut messages,
             &mut hooks,
             &mut agent,
             &mut self.usage,
-        ));
+        ))
+        .unwrap_or_else(|err| Err(runtime_failed(&err)));
         let work = hooks.finish(result);
         self.save_transcript(&task.dir, id, &messages);
         work

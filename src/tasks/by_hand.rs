@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use crate::env::Clock;
 use crate::error::{Error, Result};
 use crate::plan::{Phase, Progress, StepId, StepStatus};
+use crate::tasks::plan_md;
 use crate::tasks::todo_md::{self, RunnerKey, Step, StepEdit};
 use crate::tasks::tx::Tx;
 use crate::tasks::{Store, TODO_FILE};
@@ -116,6 +117,45 @@ pub fn answer(
         answer,
         progress,
         next,
+    })
+}
+
+/// A task a person gave up ([`cancel`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cancelled {
+    pub id: String,
+    /// Its phase before.
+    pub was: Phase,
+    pub dir: std::path::PathBuf,
+}
+
+/// Cancels task `task` (the current one when `None`): its phase becomes `cancelled`, in
+/// PLAN.md's `status:` line, written in one transaction (logged in the journal); every file
+/// stays, as a record. Refused, with nothing changed, for a phase that cannot be cancelled.
+pub fn cancel(store: &Store, task: Option<&str>, now: DateTime<Utc>) -> Result<Cancelled> {
+    let task_ref = store.resolve_or_current(task)?;
+    let _lock = store.lock_task(&task_ref, "tick cancel")?;
+    let (was, _) = store.transact(&task_ref, now, "a person cancelled the task", |tx| {
+        let task = tx.base();
+        let phase = task.phase();
+        let next = crate::plan::transition(phase, crate::plan::Event::Cancel).map_err(|r| {
+            Error::input(format!("`{}` cannot be cancelled: {}", task.id, r.reason)).hint(r.hint)
+        })?;
+        let text = if let Some(text) = plan_md::set_status_line(&task.plan_src, next) {
+            text
+        } else {
+            let mut front = task.plan.front.clone();
+            front.status = Some(next);
+            plan_md::render(&front, &task.plan.body)
+                .map_err(|err| Error::internal(format!("could not render PLAN.md: {err}")))?
+        };
+        tx.set_plan_as_is(text);
+        Ok(phase)
+    })?;
+    Ok(Cancelled {
+        id: task_ref.id.clone(),
+        was,
+        dir: task_ref.dir.clone(),
     })
 }
 
@@ -230,5 +270,27 @@ mod tests {
         assert!(err.message.starts_with("there is no step `S9`"), "{err:?}");
         assert_eq!(err.hints, vec!["its steps are `S1`, `S2`"]);
         assert_eq!(todo(&task), TODO);
+    }
+
+    #[test]
+    fn a_cancel_killed_at_any_write_leaves_the_old_plan_or_the_new() {
+        use crate::tasks::tx::crash;
+        // A cancel's commit writes its record, PLAN.md, then removes the record.
+        for writes in 0..=3 {
+            let (_root, store, task) = task();
+            let old = std::fs::read_to_string(task.dir.join(crate::tasks::PLAN_FILE)).unwrap();
+            let new = old.replace("status: approved", "status: cancelled");
+            crash::after(Some(writes));
+            let result = cancel(&store, Some(&task.id), clock().now());
+            crash::after(None);
+            assert_eq!(result.is_ok(), writes == 3, "killed before write {writes}");
+            // The next writer finishes what the killed one began.
+            drop(store.lock_task(&task, "test").unwrap());
+            let plan = std::fs::read_to_string(task.dir.join(crate::tasks::PLAN_FILE)).unwrap();
+            let expected = if writes == 0 { &old } else { &new };
+            assert_eq!(&plan, expected, "killed before write {writes}");
+            assert_eq!(todo(&task), TODO);
+            assert!(!crate::tasks::tx::needs_cleanup(&task.dir));
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! indentation needs two more spaces per level on every line, so within the file size cap it
 //! cannot get deep enough to cost anything.
 
-use super::todo_md::ParseError;
+use super::parse_error::ParseError;
 
 /// How many lists and block quotes may open on one line.
 pub const MAX_DEPTH: usize = 32;

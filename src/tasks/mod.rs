@@ -12,6 +12,7 @@ pub mod lock;
 pub mod markdown_depth;
 pub mod merge;
 pub mod overlap;
+pub mod parse_error;
 pub mod plan_md;
 pub mod render;
 pub mod restore;
@@ -34,12 +35,11 @@ use todo_md::{Checklist, ParseError};
 
 pub use approval::{APPROVING_FILE, draft_hash, remove_draft};
 
-pub use crate::store_path::TASKS_DIR;
+pub use crate::store_path::{CONFIG_FILE, TASKS_DIR};
 pub const DRAFT_DIR: &str = "draft";
 pub const PLAN_FILE: &str = "PLAN.md";
 pub const TODO_FILE: &str = "TODO.md";
 pub const STATE_FILE: &str = "state.yaml";
-pub const CONFIG_FILE: &str = "config.yaml";
 pub const SESSION_FILE: &str = "session.jsonl";
 pub const RUNS_DIR: &str = "runs";
 /// `.tasks/.current`: the id of the task a person last acted on (run, approve, mark). Local.
@@ -242,7 +242,7 @@ impl Store {
     #[must_use]
     pub fn trusting(mut self, env: &crate::env::Env) -> Store {
         self.trust = crate::trust::state(&self.root, env);
-        self.person_dir = crate::config::user_config_dir(env);
+        self.person_dir = crate::env::user_config_dir(env);
         self
     }
 

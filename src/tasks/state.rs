@@ -3,14 +3,11 @@
 //! ticked it, and the evidence behind the tick. Small, deterministic, sorted.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{StepId, StepStatus};
-use crate::tasks::todo_md::ParseError;
-use crate::{error, fsx};
 
 pub const FORMAT: u32 = 1;
 
@@ -421,44 +418,6 @@ impl State {
     }
 }
 
-/// Records `attempt` in the state.yaml of the task in `task_dir`, for the runner when a run
-/// ends in an error (while it holds the task's lock, after its own last write of the state).
-/// A state.yaml that does not parse is left as it is and named in the error.
-pub fn record_failed_attempt(task_dir: &Path, attempt: LastAttempt) -> error::Result<()> {
-    update(task_dir, |state| state.record_failure(attempt))
-}
-
-/// Removes the failure record from the task in `task_dir`: a run since went well.
-pub fn clear_failed_attempt(task_dir: &Path) -> error::Result<()> {
-    update(task_dir, State::clear_failure)
-}
-
-fn update(task_dir: &Path, change: impl FnOnce(&mut State)) -> error::Result<()> {
-    let path = task_dir.join(super::STATE_FILE);
-    let mut state = match fsx::read_optional(&path)? {
-        Some(text) => serde_yaml::from_str(&text).map_err(|err| {
-            let err = ParseError::from_yaml(&err, 0, "invalid state", "restore it from git");
-            error::Error::input(format!(
-                "`{}:{}:{}`: {}",
-                path.display(),
-                err.line,
-                err.col,
-                err.message
-            ))
-            .hint("state.yaml is written by tick; restore it from git; it was not changed")
-        })?,
-        None => State::new(),
-    };
-    let before = state.clone();
-    change(&mut state);
-    if state == before {
-        return Ok(());
-    }
-    let text = serde_yaml::to_string(&*state.with_paths_redacted())
-        .map_err(|err| error::Error::internal(format!("could not write state.yaml: {err}")))?;
-    fsx::write_atomic(&path, text.as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,34 +468,18 @@ mod tests {
     }
 
     #[test]
-    fn the_runner_records_and_clears_a_failure_in_state_yaml() {
-        let dir = tempfile::tempdir().unwrap();
+    fn a_failure_is_recorded_and_cleared_leaving_the_rest() {
         let mut state = State::new();
         let at: DateTime<Utc> = "2026-11-30T14:30:12Z".parse().unwrap();
         state.record_person(StepId::top(1), StepStatus::Done, at);
-        std::fs::write(
-            dir.path().join("state.yaml"),
-            serde_yaml::to_string(&state).unwrap(),
-        )
-        .unwrap();
+        let before = state.clone();
         let err = crate::error::Error::new(crate::error::ErrorKind::Provider, "cut");
-        record_failed_attempt(dir.path(), LastAttempt::from_error(at, None, &err)).unwrap();
-        let text = std::fs::read_to_string(dir.path().join("state.yaml")).unwrap();
-        let back: State = serde_yaml::from_str(&text).unwrap();
-        assert_eq!(back.steps, state.steps, "the rest is kept");
-        assert_eq!(back.last_attempt.unwrap().cause, "cut");
-        clear_failed_attempt(dir.path()).unwrap();
-        let text = std::fs::read_to_string(dir.path().join("state.yaml")).unwrap();
-        assert!(!text.contains("last_attempt"), "{text}");
-
-        std::fs::write(dir.path().join("state.yaml"), "format: [\n").unwrap();
-        let err =
-            record_failed_attempt(dir.path(), LastAttempt::from_error(at, None, &err)).unwrap_err();
-        assert!(err.message.contains("state.yaml:"), "{}", err.message);
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("state.yaml")).unwrap(),
-            "format: [\n"
-        );
+        state.record_failure(LastAttempt::from_error(at, None, &err));
+        let back: State = serde_yaml::from_str(&serde_yaml::to_string(&state).unwrap()).unwrap();
+        assert_eq!(back.steps, before.steps, "the rest is kept");
+        assert_eq!(back.last_attempt.as_ref().unwrap().cause, "cut");
+        state.clear_failure();
+        assert_eq!(state, before);
     }
 
     #[test]

@@ -13,11 +13,11 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
+pub use super::parse_error::ParseError;
 use crate::plan::{Risk, StepId, StepStatus};
 
 /// A detail line key tick writes (and removes): the runner's `blocked`, `stale`, `evidence`, and
@@ -40,49 +40,6 @@ impl RunnerKey {
             RunnerKey::Evidence => "evidence",
             RunnerKey::Answer => "answer",
         }
-    }
-}
-
-/// A parse failure, with the 1-based line and column (in characters) where it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseError {
-    pub line: usize,
-    pub col: usize,
-    pub message: String,
-    pub hint: String,
-}
-
-impl ParseError {
-    /// A YAML error as a parse error. `lines_before` is how many lines of the file come before
-    /// the YAML text; `what`, if not empty, prefixes the message (`invalid front matter`). The
-    /// location is cut out of serde's message, which would otherwise say it a second time.
-    pub fn from_yaml(
-        err: &serde_yaml::Error,
-        lines_before: usize,
-        what: &str,
-        hint: impl Into<String>,
-    ) -> Self {
-        let (line, col) = err.location().map_or((lines_before + 1, 1), |loc| {
-            (loc.line() + lines_before, loc.column())
-        });
-        let message = err.to_string();
-        let message = message.split(" at line ").next().unwrap_or(&message);
-        ParseError {
-            line,
-            col,
-            message: if what.is_empty() {
-                message.to_owned()
-            } else {
-                format!("{what}: {message}")
-            },
-            hint: hint.into(),
-        }
-    }
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.line, self.col, self.message)
     }
 }
 

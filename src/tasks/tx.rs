@@ -44,6 +44,9 @@ pub struct Tx<'s> {
     todo: Option<Arc<Checklist>>,
     state: State,
     plan_src: Option<String>,
+    /// `plan_src` is written byte for byte, and its `status:` is the phase the commit moves
+    /// to ([`Tx::set_plan_as_is`]).
+    plan_as_is: bool,
     /// The task's phase when the transaction began.
     base_phase: Phase,
     /// Each step's marker when the transaction began (the base's checklist is patched in
@@ -186,6 +189,7 @@ impl Store {
             todo: Some(base.todo.clone()),
             state: base.state.clone(),
             plan_src: None,
+            plan_as_is: false,
             base_phase: base.phase(),
             base_markers: markers(&base.todo),
             base,
@@ -421,15 +425,24 @@ impl Tx<'_> {
     /// Replaces PLAN.md (a re-approval); its `status:` is still set by the commit.
     pub fn set_plan(&mut self, src: String) {
         self.plan_src = Some(src);
+        self.plan_as_is = false;
+    }
+
+    /// Replaces PLAN.md with `src` exactly, `status:` included (a cancel, a global re-plan's
+    /// revision): a `status: cancelled` there cancels the task.
+    pub fn set_plan_as_is(&mut self, src: String) {
+        self.plan_src = Some(src);
+        self.plan_as_is = true;
     }
 
     /// The progress and the phase the commit would move to, or why the move is refused.
     pub fn phase_after(&mut self) -> Result<(Progress, std::result::Result<Phase, Refused>)> {
         let from = self.base_phase;
+        let plan_phase = self.plan_phase();
         let todo = self.todo()?;
         let progress =
             Progress::from_statuses(todo.steps.iter().map(todo_md::Step::progress_status));
-        let next = match self.base.plan.phase() {
+        let next = match plan_phase {
             Some(Phase::Cancelled) => Ok(Phase::Cancelled),
             _ => transition(from, Event::StepsChanged(progress)).map_err(|r| Refused {
                 reason: r.reason,
@@ -437,6 +450,39 @@ impl Tx<'_> {
             }),
         };
         Ok((progress, next))
+    }
+
+    /// The phase PLAN.md's `status:` names: the new text's when it is set as it is.
+    fn plan_phase(&self) -> Option<Phase> {
+        match self.plan_src.as_deref().filter(|_| self.plan_as_is) {
+            Some(src) => plan_md::parse_without_steps(src)
+                .ok()
+                .and_then(|plan| plan.phase()),
+            None => self.base.plan.phase(),
+        }
+    }
+
+    /// PLAN.md's new text, if it changes: the one set, or the one on disk, with the
+    /// `status:` line of phase `to` (unless it is set as it is).
+    fn plan_to_write(&mut self, to: Phase) -> Option<String> {
+        let mut plan_src = self.plan_src.take();
+        let replaced = plan_src.is_some();
+        let plan_base = plan_src.as_deref().unwrap_or(&self.base.plan_src);
+        let plan_phase = if replaced {
+            plan_md::parse_without_steps(plan_base)
+                .ok()
+                .and_then(|plan| plan.phase())
+        } else {
+            self.base.plan.phase()
+        };
+        if plan_phase != Some(to)
+            && !self.plan_as_is
+            && to != Phase::Cancelled
+            && let Some(text) = plan_md::set_status_line(plan_base, to)
+        {
+            plan_src = Some(text);
+        }
+        plan_src.filter(|text| *text != *self.base.plan_src)
     }
 
     /// Writes TODO.md and state.yaml together (and PLAN.md's `status:` when the phase moved),
@@ -452,23 +498,8 @@ impl Tx<'_> {
         let (_, next) = self.phase_after()?;
         let to = next.unwrap_or(from);
 
-        let mut plan_src = self.plan_src.take();
-        let replaced = plan_src.is_some();
-        let plan_base = plan_src.as_deref().unwrap_or(&self.base.plan_src);
-        let plan_phase = if replaced {
-            plan_md::parse_without_steps(plan_base)
-                .ok()
-                .and_then(|plan| plan.phase())
-        } else {
-            self.base.plan.phase()
-        };
-        if plan_phase != Some(to)
-            && to != Phase::Cancelled
-            && let Some(text) = plan_md::set_status_line(plan_base, to)
-        {
-            plan_src = Some(text);
-        }
-        let plan_src = plan_src.filter(|text| *text != *self.base.plan_src);
+        let replaced = self.plan_src.is_some();
+        let plan_src = self.plan_to_write(to);
         let old_state = state_yaml(&self.base.state)?;
         let state_src = state_yaml(&self.state)?;
         let todo_changed = self.todo_src != *self.base.todo_src;
@@ -505,16 +536,23 @@ impl Tx<'_> {
             plan_src.as_deref(),
         )?;
         let record_path = runs.join(TX_FILE);
-        fsx::write_atomic(&record_path, record_text.as_bytes())?;
+        let state_path = dir.join(STATE_FILE);
+        let plan_path = dir.join(PLAN_FILE);
+        let mut writes = vec![(record_path.as_path(), record_text.as_str())];
         if state_changed {
-            fsx::write_atomic(&dir.join(STATE_FILE), state_src.as_bytes())?;
+            writes.push((&state_path, &state_src));
         }
         if todo_changed {
-            fsx::write_atomic(&todo_path, self.todo_src.as_bytes())?;
+            writes.push((&todo_path, &self.todo_src));
         }
         if let Some(plan) = &plan_src {
-            fsx::write_atomic(&dir.join(PLAN_FILE), plan.as_bytes())?;
+            writes.push((&plan_path, plan));
         }
+        for (path, text) in writes {
+            crash::point()?;
+            fsx::write_atomic(path, text.as_bytes())?;
+        }
+        crash::point()?;
         fsx::remove_file(&record_path)?;
         let recorded = (!replaced).then(|| self.base.plan.phase()).flatten();
         let before = std::mem::take(&mut self.base_markers);
@@ -594,6 +632,40 @@ pub fn markers(todo: &Checklist) -> Vec<(String, StepStatus)> {
     todo.all_steps()
         .filter_map(|step| step.id.map(|id| (id.to_string(), step.status)))
         .collect()
+}
+
+/// Where a test stops a commit as a kill would: before each of its writes.
+pub(crate) mod crash {
+    use crate::error::Result;
+
+    #[cfg(test)]
+    thread_local! {
+        static WRITES_LEFT: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    }
+
+    /// Lets the next `writes` writes of this thread's commits through, then stops the next
+    /// one (and every one after it) with an error, having written nothing more; `None`:
+    /// every write goes through.
+    #[cfg(test)]
+    pub fn after(writes: Option<usize>) {
+        WRITES_LEFT.set(writes);
+    }
+
+    /// Before a write: an error when a test has the commit killed here.
+    #[allow(
+        clippy::unnecessary_wraps,
+        reason = "a test build stops here with an error"
+    )]
+    pub fn point() -> Result<()> {
+        #[cfg(test)]
+        if let Some(left) = WRITES_LEFT.get() {
+            if left == 0 {
+                return Err(crate::error::Error::internal("killed here by a test"));
+            }
+            WRITES_LEFT.set(Some(left - 1));
+        }
+        Ok(())
+    }
 }
 
 /// Why the steps cannot move the task on (a cancelled or unapproved plan).

@@ -52,6 +52,7 @@ use serde_json::json;
 use super::workspace::Workspace;
 use super::{Effects, ToolOutcome, count, count_newlines, parse_args};
 use crate::llm::ToolSpec;
+use crate::redact::looks_secret;
 use crate::sandbox::Sandboxing;
 
 pub const NAME: &str = "bash";
@@ -150,25 +151,6 @@ impl PartialEq for InterruptFlag {
 }
 
 impl Eq for InterruptFlag {}
-
-/// Whether a variable's name says it holds a credential (`*_API_KEY`, `*_TOKEN`,
-/// `*_SECRET*`, `*PASSWORD*`...). Such variables never reach a command, whatever their
-/// provider: the agent's commands need none of them, and a leaked one costs money.
-pub fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    [
-        "API_KEY",
-        "APIKEY",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "CREDENTIAL",
-    ]
-    .iter()
-    .any(|part| upper.contains(part))
-        || ["_TOKEN", "_KEY"].iter().any(|end| upper.ends_with(end))
-        || upper == "TOKEN"
-}
 
 impl CommandEnv {
     /// Commands see exactly `vars` (minus the secrets) instead of tick's own environment.

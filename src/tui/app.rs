@@ -265,6 +265,7 @@ impl App {
             Outcome::Discarded { discarded, shown } => outcomes::discarded(discarded, shown),
             Outcome::Diff(diff) => outcomes::step_diff(diff),
             Outcome::Undone(undo) => crate::ui::undo::undone(undo),
+            Outcome::HooksApproved { id, changes } => outcomes::hooks_approved(id, changes),
         }
     }
 

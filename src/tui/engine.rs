@@ -18,11 +18,10 @@ use super::seam::{
     Answer, Contract, Engine, EngineEvent, Events, Outcome, Person, Selection, Snapshot,
 };
 use crate::config::Flags;
-use crate::engine::{Event, RunRequest};
+use crate::engine::{Approval, Event, RunRequest};
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::plan::StepId;
-use crate::planning::approve::{self, ApproveOutcome};
 use crate::planning::{Drafted, PlanEvent};
 use crate::report::diff::StepDiff;
 use crate::runner::{RunEvent, RunOptions, RunOutcome};
@@ -134,13 +133,11 @@ impl Engine for TickEngine {
 
     fn approve(&self, contract: &Contract, commit_folder: bool) -> Result<Outcome> {
         let store = self.store();
-        let env = self.engine.env();
-        match approve::approve(store, None, env.now(), *contract)? {
-            ApproveOutcome::Draft(approved) => {
-                // The hooks that apply are part of the approval (`docs/hooks.md`).
-                crate::hooks::approval::approve_configured(store, env, &approved.id, env.now())?;
+        let approved = self.engine.approve(None, *contract)?;
+        match approved.approval {
+            Approval::Draft(approved) => {
                 if commit_folder {
-                    approve::commit_task(store, &approved)?;
+                    crate::planning::approve::commit_task(store, &approved)?;
                 }
                 let folder = store.rel(&approved.dir);
                 Ok(Outcome::Approved {
@@ -149,8 +146,7 @@ impl Engine for TickEngine {
                     committed: commit_folder,
                 })
             }
-            ApproveOutcome::Task { id, reapproved } => {
-                crate::hooks::approval::approve_configured(store, env, &id, env.now())?;
+            Approval::Task { id, reapproved } => {
                 let todo = store.rel(&store.task_ref(&id).dir.join(TODO_FILE));
                 Ok(Outcome::Reapproved {
                     id,
@@ -158,6 +154,10 @@ impl Engine for TickEngine {
                     todo,
                 })
             }
+            Approval::HooksOnly { id } => Ok(Outcome::HooksApproved {
+                id,
+                changes: approved.hooks_approved,
+            }),
         }
     }
 

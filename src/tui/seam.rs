@@ -126,6 +126,9 @@ pub enum Outcome {
         reapproved: Reapproved,
         todo: String,
     },
+    /// No draft and the task's plan unchanged, but the hooks that apply changed: those
+    /// approved (as `tick approve` does).
+    HooksApproved { id: String, changes: Vec<String> },
     /// The draft thrown away; `shown` is its PLAN.md.
     Discarded { discarded: Discarded, shown: String },
     /// A run ended.

@@ -216,6 +216,12 @@ impl Reply {
 struct State {
     replies: VecDeque<Reply>,
     requests: Vec<RecordedRequest>,
+    /// Set, a connection serves request after request and is closed by the server once it
+    /// has been idle this long (as llama.cpp's server does after 5 s); unset, every answer
+    /// ends with `connection: close`.
+    keep_alive: Option<Duration>,
+    /// Connections accepted so far.
+    connections: usize,
 }
 
 /// The running server. Dropping it stops the server and every open connection.
@@ -251,9 +257,22 @@ impl FakeModel {
 
     /// A server on `ip` (say [`this_machines_outside_address`]), on a free port.
     pub async fn start_on(ip: std::net::IpAddr) -> Self {
+        Self::serving(ip, None).await
+    }
+
+    /// A server that keeps each connection open for the next request and closes it once it
+    /// has been idle for `idle`, as a local model server does (llama.cpp: 5 s).
+    pub async fn start_keep_alive(idle: Duration) -> Self {
+        Self::serving(std::net::IpAddr::from([127, 0, 0, 1]), Some(idle)).await
+    }
+
+    async fn serving(ip: std::net::IpAddr, keep_alive: Option<Duration>) -> Self {
         let listener = TcpListener::bind((ip, 0)).await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let state = Arc::new(Mutex::new(State::default()));
+        let state = Arc::new(Mutex::new(State {
+            keep_alive,
+            ..State::default()
+        }));
         let shared = Arc::clone(&state);
         let task = tokio::spawn(async move {
             // Owned here so aborting this task also ends every connection, stalled ones too.
@@ -262,7 +281,8 @@ impl FakeModel {
                 let Ok((socket, _)) = listener.accept().await else {
                     return;
                 };
-                connections.spawn(serve(socket, Arc::clone(&shared)));
+                shared.lock().unwrap().connections += 1;
+                connections.spawn(serve_connection(socket, Arc::clone(&shared)));
             }
         });
         Self { addr, state, task }
@@ -277,6 +297,11 @@ impl FakeModel {
     /// `http://127.0.0.1:<port>`, with no path.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// How many connections the server has accepted.
+    pub fn connections(&self) -> usize {
+        self.state.lock().unwrap().connections
     }
 
     pub fn requests(&self) -> Vec<RecordedRequest> {
@@ -302,9 +327,26 @@ impl Drop for FakeModel {
     }
 }
 
-async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) {
-    let Some(request) = read_request(&mut socket).await else {
+/// Serves one connection: one request, or (keep-alive) requests until it is idle too long.
+async fn serve_connection(mut socket: TcpStream, state: Arc<Mutex<State>>) {
+    let keep_alive = state.lock().unwrap().keep_alive;
+    let Some(idle) = keep_alive else {
+        serve(&mut socket, &state, false).await;
         return;
+    };
+    loop {
+        let readable = tokio::time::timeout(idle, socket.readable()).await;
+        if !matches!(readable, Ok(Ok(()))) || !serve(&mut socket, &state, true).await {
+            let _ = socket.shutdown().await;
+            return;
+        }
+    }
+}
+
+/// Answers one request; `true` when the connection may serve another.
+async fn serve(socket: &mut TcpStream, state: &Mutex<State>, keep_alive: bool) -> bool {
+    let Some(request) = read_request(socket).await else {
+        return false;
     };
     let reply = {
         let mut state = state.lock().unwrap();
@@ -314,16 +356,20 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) {
     let reply = reply.unwrap_or_else(|| Reply::status(599).chunk("no scripted reply"));
     if reply.silent {
         tokio::time::sleep(Duration::from_secs(3600)).await;
-        return;
+        return false;
     }
 
     let mut head = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
     for (name, value) in &reply.headers {
         let _ = write!(head, "{name}: {value}\r\n");
     }
-    head.push_str("transfer-encoding: chunked\r\nconnection: close\r\n\r\n");
+    head.push_str(if keep_alive {
+        "transfer-encoding: chunked\r\n\r\n"
+    } else {
+        "transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+    });
     if socket.write_all(head.as_bytes()).await.is_err() {
-        return;
+        return false;
     }
     for step in reply.steps {
         match step {
@@ -335,28 +381,31 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) {
                 frame.extend_from_slice(&bytes);
                 frame.extend_from_slice(b"\r\n");
                 if socket.write_all(&frame).await.is_err() || socket.flush().await.is_err() {
-                    return;
+                    return false;
                 }
             }
             Step::Delay(pause) => tokio::time::sleep(pause).await,
-            Step::Cut => return,
+            Step::Cut => return false,
             Step::Stall => {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
-                return;
+                return false;
             }
             Step::Forever(bytes, pause) => loop {
                 let mut frame = format!("{:x}\r\n", bytes.len()).into_bytes();
                 frame.extend_from_slice(&bytes);
                 frame.extend_from_slice(b"\r\n");
                 if socket.write_all(&frame).await.is_err() || socket.flush().await.is_err() {
-                    return;
+                    return false;
                 }
                 tokio::time::sleep(pause).await;
             },
         }
     }
-    let _ = socket.write_all(b"0\r\n\r\n").await;
-    let _ = socket.shutdown().await;
+    if socket.write_all(b"0\r\n\r\n").await.is_err() || !keep_alive {
+        let _ = socket.shutdown().await;
+        return false;
+    }
+    true
 }
 
 async fn read_request(socket: &mut TcpStream) -> Option<RecordedRequest> {

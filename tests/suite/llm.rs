@@ -528,3 +528,80 @@ async fn anthropic_overloaded_before_any_answer_is_retried() {
     assert_eq!(response.finish, FinishReason::Stop);
     assert_eq!(server.requests().len(), 2);
 }
+
+mod pooled_connections {
+    //! The client's pooled connections across a thread's model calls (planning's turns and a
+    //! run's steps), against a server that keeps connections open and closes idle ones.
+    use super::*;
+
+    /// A keep-alive server that closes a connection idle for `idle`, on a runtime of its own
+    /// so it keeps serving between tick's calls.
+    fn keep_alive_server(idle: Duration, answers: usize) -> (FakeModel, tokio::runtime::Runtime) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = runtime.block_on(FakeModel::start_keep_alive(idle));
+        for n in 0..answers {
+            server.push(crate::common::scripts::openai_text(&format!("answer {n}")));
+        }
+        (server, runtime)
+    }
+
+    fn client(server: &FakeModel, pool_idle: Option<Duration>) -> Client {
+        let mut config = config(ProviderKind::OpenAi, format!("{}/v1", server.url()));
+        config.pool_idle = pool_idle;
+        Client::new(config).unwrap()
+    }
+
+    /// One model call the way tick makes them (`tick::rt::block_on` on this thread); its
+    /// answer and the retries it announced.
+    fn ask(client: &Client) -> (String, Vec<String>) {
+        let mut retries = Vec::new();
+        let response = tick::rt::block_on(client.complete(
+            &request(vec![Message::user("hello")]),
+            &mut |event| {
+                if let StreamEvent::Retrying { reason, .. } = event {
+                    retries.push(reason);
+                }
+            },
+        ))
+        .unwrap()
+        .unwrap();
+        (response.text, retries)
+    }
+
+    #[test]
+    fn a_threads_model_calls_share_one_connection() {
+        let (server, _runtime) = keep_alive_server(Duration::from_secs(30), 4);
+        let client = client(&server, None);
+        for n in 0..4 {
+            assert_eq!(ask(&client), (format!("answer {n}"), vec![]));
+        }
+        // A runtime per call dropped each connection's task with it: 4 connections.
+        assert_eq!(server.connections(), 1);
+    }
+
+    #[test]
+    fn a_connection_idle_longer_than_the_pool_keeps_it_is_not_reused() {
+        let (server, _runtime) = keep_alive_server(Duration::from_millis(300), 2);
+        let client = client(&server, Some(Duration::from_millis(100)));
+        assert_eq!(ask(&client), ("answer 0".to_owned(), vec![]));
+        // The server closes the connection while nothing polls it (a step's commands run).
+        std::thread::sleep(Duration::from_millis(600));
+        assert_eq!(ask(&client), ("answer 1".to_owned(), vec![]));
+        assert_eq!(server.connections(), 2);
+    }
+
+    #[test]
+    fn a_pooled_connection_the_server_closed_is_asked_again_at_once() {
+        let (server, _runtime) = keep_alive_server(Duration::from_millis(300), 2);
+        let client = client(&server, Some(Duration::from_secs(60)));
+        assert_eq!(ask(&client), ("answer 0".to_owned(), vec![]));
+        std::thread::sleep(Duration::from_millis(600));
+        // Was: "connection closed before message completed; asking again in 1.1 s".
+        assert_eq!(ask(&client), ("answer 1".to_owned(), vec![]));
+        assert_eq!(server.requests().len(), 2);
+    }
+}
