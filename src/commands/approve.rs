@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         Approval::Task { id, reapproved } => {
             let only_hooks = matches!(reapproved, approve::Reapproved::Unchanged);
             if !edited && !only_hooks {
-                contract_changed(ctx, &id, args);
+                contract_changed(ctx, id, args);
             } else if !only_hooks || changes.is_empty() {
                 let todo = ctx
                     .store()
