@@ -69,9 +69,9 @@ pub enum Command {
     Mcp(McpArgs),
 }
 
-/// Your MCP servers (list them with their tools, or add one), and tick's tasks as MCP tools
-/// for other agents (`serve`); see `docs/mcp.md`.
+/// Your MCP servers (list, add) and tick's tasks as MCP tools for other agents (serve).
 ///
+/// See `docs/mcp.md`.
 /// While planning, only the tools your config names in a server's `read_only_tools` are
 /// offered (a server's `readOnlyHint` is shown as a suggestion, never trusted); during a step,
 /// only the tools its approved plan names. Stdio servers run inside tick's sandbox.
