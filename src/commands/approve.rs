@@ -24,6 +24,10 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
         crate::config::for_workspace(ctx.store(), ctx.env, &crate::config::Flags::default())?;
     let set = crate::hooks::HookSet::resolve(&config.hooks, ctx.store().root());
     let hooks = crate::hooks::approval::record(&set, ctx.store().root());
+    // An untrusted clone's template is never rendered: said, not silently replaced.
+    if let Some(line) = ctx.store().untrusted_templates_line() {
+        ctx.ui.warn(&line);
+    }
     let outcome = match approve::approve(ctx.store(), args.task.as_deref(), ctx.now(), contract) {
         Ok(outcome) => outcome,
         Err(err) => {
