@@ -6,7 +6,7 @@
 //! the worst case a real step can see.
 //!
 //! `cargo bench --bench before_images` (release), or `--profile dev` to reuse a debug build.
-//! `RUNS=5` sets the runs per case.
+//! `RUNS=5` sets the runs per case. Not part of `cargo test` (a `harness = false` bench).
 
 #![allow(
     clippy::unwrap_used,
@@ -104,6 +104,11 @@ fn median(mut values: Vec<Duration>) -> Duration {
 }
 
 fn main() {
+    // tick's git calls run in its read-only sandbox, set up by the tick binary: this program
+    // is not one (as its own helper it would start itself again, without end).
+    tick::git::Jail::set_for_process(tick::git::Jail::Sandbox {
+        helper: Some(env!("CARGO_BIN_EXE_tick").into()),
+    });
     let runs: usize = std::env::var("RUNS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -194,11 +194,78 @@ fn alive(pid: u32) -> bool {
     )
 }
 
+/// Test-only crash injection (issue 26): [`crash::arm`] makes the Nth of the filesystem
+/// operations that carry a [`crash::point`] (this module's writes, renames and removals, and
+/// the undo's put-backs) stop there, as a kill would (a panic no cleanup code sees) or as a
+/// failing disk would (an error). Per thread, so parallel tests do not see each other's; in
+/// a non-test build a point is nothing.
+#[cfg(test)]
+pub mod crash {
+    use std::cell::Cell;
+
+    use crate::error::{Error, Result};
+
+    /// How the armed point stops.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Mode {
+        /// Unwinds with [`Killed`], past every `Err` path: what a kill -9 leaves.
+        Kill,
+        /// Returns an error from the operation.
+        Fail,
+    }
+
+    /// The payload of [`Mode::Kill`]'s unwind.
+    #[derive(Debug)]
+    pub struct Killed;
+
+    thread_local! {
+        static ARMED: Cell<Option<(usize, Mode)>> = const { Cell::new(None) };
+        static PASSED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Stops the `n`th point from now (0: the next one).
+    pub fn arm(n: usize, mode: Mode) {
+        ARMED.set(Some((n, mode)));
+        PASSED.set(0);
+    }
+
+    /// Disarms; how many points were passed since [`arm`].
+    pub fn disarm() -> usize {
+        ARMED.set(None);
+        PASSED.get()
+    }
+
+    pub fn point() -> Result<()> {
+        let Some((left, mode)) = ARMED.get() else {
+            return Ok(());
+        };
+        PASSED.set(PASSED.get() + 1);
+        if left > 0 {
+            ARMED.set(Some((left - 1, mode)));
+            return Ok(());
+        }
+        ARMED.set(None);
+        match mode {
+            Mode::Kill => std::panic::resume_unwind(Box::new(Killed)),
+            Mode::Fail => Err(Error::internal("an injected failure")),
+        }
+    }
+}
+
+#[cfg(not(test))]
+pub mod crash {
+    #[inline]
+    pub fn point() -> crate::error::Result<()> {
+        Ok(())
+    }
+}
+
 /// Replaces `path` with `contents` atomically: a reader sees the old file or the new one, never
 /// a mix, and a crash leaves the old file in place. The temp file beside it has tick's name
 /// ([`TEMP_PREFIX`]); the original's permissions are kept.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    crash::point()?;
     refuse_folder_outside(path)?;
     let fail = |err: std::io::Error| Error::io("write", path, &err);
     let name = path
@@ -237,6 +304,8 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
         file.write_all(contents)?;
         file.sync_all()?;
         drop(file);
+        // Written, not yet in place: a kill here leaves the temp file.
+        crash::point().map_err(|err| std::io::Error::other(err.message))?;
         fs::rename(&temp, path)
     })();
     if let Err(err) = written {
@@ -715,6 +784,7 @@ pub fn remove_dir_all(path: &Path) -> Result<()> {
 }
 
 pub fn remove_file(path: &Path) -> Result<()> {
+    crash::point()?;
     match fs::remove_file(path) {
         Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
             Err(Error::io("remove", path, &err))
@@ -724,6 +794,7 @@ pub fn remove_file(path: &Path) -> Result<()> {
 }
 
 pub fn rename(from: &Path, to: &Path) -> Result<()> {
+    crash::point()?;
     fs::rename(from, to).map_err(|err| {
         Error::internal(format!(
             "could not move `{}` to `{}`: {err}",

@@ -250,7 +250,8 @@ impl Jail {
     fn read_only(&self, root: &Path, program: &Path) -> Command {
         match self {
             Jail::Sandbox { helper } => {
-                let mut policy = Policy::read_only(root);
+                // Its checks must see a repository named outside the workspace to refuse it.
+                let mut policy = Policy::read_only(root).with_shared_tmp();
                 if let Some(helper) = helper {
                     policy = policy.with_helper(helper);
                 }

@@ -8,15 +8,25 @@
 
 use std::borrow::Cow;
 
-/// Whether `c` is a control character that [`visible`] shows in caret notation: C0 (U+0000 to
-/// U+001F) but newline and tab, DEL (U+007F), and C1 (U+0080 to U+009F).
+/// Whether `c` is a control character that [`visible`] shows: C0 (U+0000 to U+001F) but
+/// newline and tab, DEL (U+007F), C1 (U+0080 to U+009F), and the bidirectional controls
+/// ([`is_bidi_control`]).
 pub fn is_hidden_control(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
+    (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c)
+}
+
+/// Whether `c` reorders the text around it on the screen ("Trojan Source"): the embeddings
+/// and overrides U+202A to U+202E, the isolates U+2066 to U+2069 and the marks U+200E, U+200F.
+/// A title or a verify command holding one can read, to the person, as something else than
+/// what runs.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
 }
 
 /// `text` with every control character but newline and tab in caret notation: `^[` for ESC,
 /// `^G` for BEL, `^M` for a carriage return, `^?` for DEL, and `M-` before the caret form of
-/// the C1 controls (`M-^[` for U+009B, the one-character CSI), as `cat -v` writes them. All
+/// the C1 controls (`M-^[` for U+009B, the one-character CSI), as `cat -v` writes them; a
+/// bidirectional control as its code point (`<U+202E>`), as `less` shows it. All
 /// other text is unchanged; borrowed when there is nothing to change. Showing the result again
 /// changes nothing.
 pub fn visible(text: &str) -> Cow<'_, str> {
@@ -49,6 +59,10 @@ pub fn first_hidden_control(text: &str) -> Option<char> {
 
 fn push_caret(out: &mut String, c: char) {
     let code = u32::from(c);
+    if is_bidi_control(c) {
+        out.push_str(&format!("<U+{code:04X}>"));
+        return;
+    }
     let low = if code >= 0x80 {
         out.push_str("M-");
         code - 0x80
@@ -78,6 +92,35 @@ mod tests {
         assert_eq!(visible("\0\u{7f}\u{80}\u{9b}\u{9f}"), "^@^?M-^@M-^[M-^_");
         assert_eq!(caret('\u{1b}'), "^[");
         assert_eq!(first_hidden_control("ok\tline\n\u{8}x"), Some('\u{8}'));
+    }
+
+    /// Issue 25: a right-to-left override makes `rm -rf ~ #` read as something else; every
+    /// bidirectional control is shown as its code point, and refused in plan fields.
+    #[test]
+    fn bidirectional_controls_are_shown_as_their_code_points() {
+        assert_eq!(
+            visible("cargo test \u{202e}# ~ fr- mr"),
+            "cargo test <U+202E># ~ fr- mr"
+        );
+        for c in ['\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}'] {
+            assert_eq!(
+                visible(&format!("a{c}b")),
+                format!("a<U+{:04X}>b", u32::from(c))
+            );
+        }
+        assert_eq!(
+            visible("\u{2066}\u{2067}\u{2068}\u{2069}\u{200e}\u{200f}"),
+            "<U+2066><U+2067><U+2068><U+2069><U+200E><U+200F>"
+        );
+        assert_eq!(caret('\u{2067}'), "<U+2067>");
+        assert_eq!(first_hidden_control("src/\u{202e}txt.rs"), Some('\u{202e}'));
+        // Their neighbours are text: the zero-width space and joiner, the line separator.
+        for c in [
+            '\u{200b}', '\u{200d}', '\u{2028}', '\u{2065}', '\u{206a}', '\u{2029}',
+        ] {
+            assert!(!is_bidi_control(c), "{c:?}");
+        }
+        assert_eq!(visible("عربي עברית"), "عربي עברית");
     }
 
     #[test]

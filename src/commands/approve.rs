@@ -44,6 +44,10 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
             .is_ok_and(|t| t.plan_changed()),
         None => true,
     };
+    // An untrusted clone's template is never rendered: said, not silently replaced.
+    if let Some(line) = ctx.store().untrusted_templates_line() {
+        ctx.ui.warn(&line);
+    }
     let approved = ctx.engine.approve(task_arg.as_deref(), contract)?;
     let (config, set, changes) = (&approved.config, &approved.hooks, &approved.hooks_approved);
     match &approved.approval {

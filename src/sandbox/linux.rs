@@ -233,8 +233,7 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
     unshare(CloneFlags::CLONE_NEWIPC)
         .map_err(|err| Failure::new(Feature::IpcNamespace, "unshare(CLONE_NEWIPC)", err))?;
     if !policy.network {
-        unshare(CloneFlags::CLONE_NEWNET)
-            .map_err(|err| Failure::new(Feature::NetworkNamespace, "unshare(CLONE_NEWNET)", err))?;
+        own_network()?;
     }
     // Nothing done in here may reach the caller's mount namespace.
     mount(
@@ -263,9 +262,12 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
     hide_runtime_dirs(&keep)?;
     // The mounts that stay writable; every other one is made read-only below.
     let mut writable = Vec::new();
-    // Build only: `run_command`'s git check must see a repository under /tmp to refuse it.
-    if policy.kind == Kind::Build {
+    // Both modes get an empty /tmp of their own: a planning tool never reads the person's
+    // (read-only, it stays empty). tick's own git checks alone keep it in view.
+    if !policy.shared_tmp {
         private_tmp(&keep)?;
+    }
+    if policy.kind == Kind::Build {
         writable.push(workspace.clone());
         writable.extend(
             policy
@@ -333,6 +335,62 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
             .and_then(|c| u8::try_from(c).ok())
             .unwrap_or(SETUP_FAILED),
     ))
+}
+
+/// A network namespace of its own, with only its loopback interface, up.
+fn own_network() -> Result<(), Failure> {
+    unshare(CloneFlags::CLONE_NEWNET)
+        .map_err(|err| Failure::new(Feature::NetworkNamespace, "unshare(CLONE_NEWNET)", err))?;
+    loopback_up().map_err(|err| Failure::new(Feature::NetworkNamespace, "bringing up `lo`", err))
+}
+
+/// Brings up the loopback interface of the network namespace this process just made, as
+/// root of its user namespace: a verify that starts a server on 127.0.0.1 and talks to it
+/// works, and nothing outside is reachable (the namespace has no other interface). One
+/// netlink `RTM_NEWLINK` request (`IFF_UP` on interface 1, the kernel's `LOOPBACK_IFINDEX` in
+/// every namespace) and its acknowledgement: no ioctl, no `ip` program.
+fn loopback_up() -> Result<(), nix::Error> {
+    use nix::sys::socket::{
+        AddressFamily, MsgFlags, NetlinkAddr, SockFlag, SockProtocol, SockType, bind, recv, send,
+        socket,
+    };
+    use std::os::fd::AsRawFd;
+    const RTM_NEWLINK: u16 = 16;
+    const NLMSG_ERROR: u16 = 2;
+    const NLM_F_REQUEST_ACK: u16 = 0x1 | 0x4;
+    const LOOPBACK_IFINDEX: i32 = 1;
+    const IFF_UP: u32 = 0x1;
+    let fd = socket(
+        AddressFamily::Netlink,
+        SockType::Raw,
+        SockFlag::SOCK_CLOEXEC,
+        SockProtocol::NetlinkRoute,
+    )?;
+    bind(fd.as_raw_fd(), &NetlinkAddr::new(0, 0))?;
+    // struct nlmsghdr (len, type, flags, seq, pid), then struct ifinfomsg (family, pad, type,
+    // index, flags, change), in the machine's byte order.
+    let mut request = Vec::with_capacity(32);
+    request.extend(32u32.to_ne_bytes());
+    request.extend(RTM_NEWLINK.to_ne_bytes());
+    request.extend(NLM_F_REQUEST_ACK.to_ne_bytes());
+    request.extend(1u32.to_ne_bytes());
+    request.extend(0u32.to_ne_bytes());
+    request.extend([0u8, 0]);
+    request.extend(0u16.to_ne_bytes());
+    request.extend(LOOPBACK_IFINDEX.to_ne_bytes());
+    request.extend(IFF_UP.to_ne_bytes());
+    request.extend(IFF_UP.to_ne_bytes());
+    send(fd.as_raw_fd(), &request, MsgFlags::empty())?;
+    let mut answer = [0u8; 256];
+    let n = recv(fd.as_raw_fd(), &mut answer, MsgFlags::empty())?;
+    // struct nlmsgerr after the header: `error` is 0 for an acknowledgement, else -errno.
+    let field = |at: usize| answer.get(at..at + 4).and_then(|b| b.try_into().ok());
+    let kind = answer.get(4..6).map(|b| u16::from_ne_bytes([b[0], b[1]]));
+    match (n >= 20, kind, field(16).map(i32::from_ne_bytes)) {
+        (true, Some(NLMSG_ERROR), Some(0)) => Ok(()),
+        (true, Some(NLMSG_ERROR), Some(code)) => Err(nix::Error::from_raw(-code)),
+        _ => Err(nix::Error::EPROTO),
+    }
 }
 
 /// Writes the one-line uid and gid maps of a user namespace this process just entered.
@@ -554,7 +612,7 @@ fn remount(path: &Path, add: MsFlags) -> Result<(), nix::Error> {
     mount(None::<&str>, path, None::<&str>, flags, None::<&str>)
 }
 
-/// A fresh tmpfs on `/tmp` and `/dev/shm` (build mode): nothing left there by other
+/// A fresh tmpfs on `/tmp` and `/dev/shm` (both modes; read-only in plan mode): nothing left there by other
 /// programs, an X server's or an ssh-agent's socket included, is in reach. The `keep` paths that lived under the old `/tmp`
 /// (a workspace in a temporary directory, say) are bind-mounted back to the same path in it.
 fn private_tmp(keep: &[PathBuf]) -> Result<(), Failure> {

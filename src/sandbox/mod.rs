@@ -6,7 +6,7 @@
 //! 1. tick runs the command through its own binary, `tick __sandbox <policy> -- argv…`
 //!    ([`Policy::command`]). That helper, still single-threaded, dies with tick
 //!    (`PR_SET_PDEATHSIG`), unshares a user, mount, pid and IPC namespace (and a network
-//!    namespace when the policy has no network), mounts a private tmpfs on `/tmp` (build),
+//!    namespace when the policy has no network), mounts a private tmpfs on `/tmp` (read-only in plan mode),
 //!    bind-mounts the workspace `nosuid` and `.git` and `.tasks` read-only over themselves,
 //!    and remounts every other mount read-only (all of them for the read-only policy).
 //! 2. It starts `tick __sandbox-init`, PID 1 of the new pid namespace, which dies with stage
@@ -89,6 +89,10 @@ pub struct Policy {
     /// the helper then reports nothing on it. Left out of the JSON when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     stdio: bool,
+    /// Read-only only: the person's `/tmp` stays in view (read-only) instead of an empty one
+    /// ([`Policy::with_shared_tmp`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    shared_tmp: bool,
     /// The binary that holds the helper subcommands; `None`: this process's own binary.
     #[serde(skip)]
     helper: Option<PathBuf>,
@@ -105,6 +109,7 @@ impl Policy {
             writable: Vec::new(),
             hidden: Vec::new(),
             stdio: false,
+            shared_tmp: false,
             helper: None,
         }
     }
@@ -118,6 +123,7 @@ impl Policy {
             writable: Vec::new(),
             hidden: Vec::new(),
             stdio: false,
+            shared_tmp: false,
             helper: None,
         }
     }
@@ -157,6 +163,16 @@ impl Policy {
     #[must_use]
     pub fn with_server_network(mut self, network: bool) -> Self {
         self.network = network;
+        self
+    }
+
+    /// Keep the person's `/tmp` in view, read-only, instead of the empty private one a
+    /// read-only command gets: for tick's own git calls only, which must see a repository
+    /// that a planning command names outside the workspace (under `/tmp` too) to refuse it.
+    /// Ignored by a build policy.
+    #[must_use]
+    pub fn with_shared_tmp(mut self) -> Self {
+        self.shared_tmp = self.kind == Kind::ReadOnly;
         self
     }
 

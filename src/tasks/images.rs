@@ -247,17 +247,24 @@ impl Blobs {
                 }
                 fsx::create_dir_all(parent)?;
                 fsx::remove_file(&temp)?;
-                fs::copy(&source, &temp).map_err(|e| Error::io("write", &temp, &e))?;
-                fs::set_permissions(&temp, fs::Permissions::from_mode(*mode))
-                    .map_err(|e| Error::io("set the mode of", &temp, &e))?;
-                fsx::rename(&temp, path)
+                without_temp_on_error(&temp, || {
+                    fsx::crash::point()?;
+                    fs::copy(&source, &temp).map_err(|e| Error::io("write", &temp, &e))?;
+                    fsx::crash::point()?;
+                    fs::set_permissions(&temp, fs::Permissions::from_mode(*mode))
+                        .map_err(|e| Error::io("set the mode of", &temp, &e))?;
+                    fsx::rename(&temp, path)
+                })
             }
             Image::Symlink { target } => {
                 fsx::create_dir_all(parent)?;
                 fsx::remove_file(&temp)?;
-                std::os::unix::fs::symlink(target, &temp)
-                    .map_err(|e| Error::io("link", &temp, &e))?;
-                fsx::rename(&temp, path)
+                without_temp_on_error(&temp, || {
+                    fsx::crash::point()?;
+                    std::os::unix::fs::symlink(target, &temp)
+                        .map_err(|e| Error::io("link", &temp, &e))?;
+                    fsx::rename(&temp, path)
+                })
             }
         }
     }
@@ -268,6 +275,17 @@ impl Blobs {
             .ok()
             .flatten()
     }
+}
+
+/// Runs `put` (which writes `temp`, then renames it into place); when it fails, `temp` goes:
+/// a failed put-back leaves nothing beside the file (a kill's is removed by the next command's
+/// recovery, [`remove_restore_temp`]).
+fn without_temp_on_error(temp: &Path, put: impl FnOnce() -> Result<()>) -> Result<()> {
+    let result = put();
+    if result.is_err() {
+        let _ = fs::remove_file(temp);
+    }
+    result
 }
 
 /// A number that differs between calls in one process.

@@ -260,6 +260,44 @@ impl Store {
         repo.into_iter().chain(person).collect()
     }
 
+    /// The one line for a front end when this repository ships template overrides that are
+    /// not rendered because the person has not trusted it (as its files are now): each, and
+    /// what renders in its place (the person's own, or the built-in one). `None` otherwise.
+    pub fn untrusted_templates_line(&self) -> Option<String> {
+        if self.trust.is_trusted() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        for name in [templates::TODO_MD, templates::PLAN_MD] {
+            let shipped = self.dir.join("templates").join(name);
+            if !shipped.is_file() {
+                continue;
+            }
+            let own = self
+                .person_dir
+                .as_ref()
+                .map(|dir| dir.join("templates").join(name))
+                .filter(|path| path.is_file());
+            let instead = match own {
+                Some(path) => format!("your own `{}`", fsx::shown(&path)),
+                None => format!("the built-in `{name}`"),
+            };
+            parts.push(format!("`{}` (using {instead})", self.rel(&shipped)));
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        let why = if matches!(self.trust, crate::trust::TrustState::Changed { .. }) {
+            "its files changed since you trusted it"
+        } else {
+            "you have not trusted this repository"
+        };
+        Some(format!(
+            "not rendering {} ({why}); run `tick trust` to use the repository's templates",
+            parts.join(", ")
+        ))
+    }
+
     /// What taking a lock found and did since the last call (an undo cut short, finished or
     /// rolled back), one line each.
     pub fn take_notices(&self) -> Vec<String> {

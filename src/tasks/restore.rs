@@ -385,3 +385,269 @@ fn update_index_with(root: &Path, lines: &[String], envs: &[(&str, &str)]) -> Re
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::PermissionsExt;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::fsx::crash::{self, Mode};
+    use crate::plan::StepStatus;
+    use crate::tasks::state::Undone;
+    use crate::tasks::{TODO_FILE, tx};
+
+    const PLAN: &str = "---\ntitle: T\nstatus: approved\n---\n# T\n\n## Steps\n\n- [ ] S1 One\n";
+    const TODO: &str = "# TODO: T\n\n- [x] S1 One\n- [ ] S2 Two\n";
+    const UNDO_ID: &str = "u1";
+
+    /// What one workspace file is in a layout: content and mode, a link, or nothing.
+    #[derive(Clone, Copy)]
+    enum Entry {
+        File(&'static [u8], u32),
+        Link(&'static str),
+        Missing,
+    }
+
+    /// The files S1 changed, as they were before it (what an undo puts back) and as it left
+    /// them: a rewrite, a file it made, one it deleted, a mode change, a link retargeted and a
+    /// binary file in a folder it made.
+    const FILES: [(&str, Entry, Entry); 6] = [
+        (
+            "a.txt",
+            Entry::File(b"before\n", 0o644),
+            Entry::File(b"after\n", 0o644),
+        ),
+        (
+            "new.txt",
+            Entry::Missing,
+            Entry::File(b"made by S1\n", 0o644),
+        ),
+        (
+            "gone.txt",
+            Entry::File(b"was here\n", 0o644),
+            Entry::Missing,
+        ),
+        (
+            "run.sh",
+            Entry::File(b"echo hi\n", 0o755),
+            Entry::File(b"echo hi\n", 0o644),
+        ),
+        ("link", Entry::Link("a.txt"), Entry::Link("run.sh")),
+        (
+            "deep/er/new.bin",
+            Entry::Missing,
+            Entry::File(&[0, 159, 146, 255], 0o600),
+        ),
+    ];
+
+    fn lay(root: &Path, before: bool) {
+        for (path, was, left) in FILES {
+            let at = root.join(path);
+            let _ = std::fs::remove_file(&at);
+            match if before { was } else { left } {
+                Entry::File(bytes, mode) => {
+                    std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+                    std::fs::write(&at, bytes).unwrap();
+                    std::fs::set_permissions(&at, std::fs::Permissions::from_mode(mode)).unwrap();
+                }
+                Entry::Link(target) => std::os::unix::fs::symlink(target, &at).unwrap(),
+                Entry::Missing => {}
+            }
+        }
+    }
+
+    /// Every file and link of the workspace (`.tasks/` aside) and its image: a temp file
+    /// left beside a restored one shows here too.
+    fn tree(root: &Path) -> BTreeMap<String, Image> {
+        fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Image>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                if rel == ".tasks" {
+                    continue;
+                }
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                if meta.is_dir() {
+                    walk(root, &path, out);
+                } else {
+                    out.insert(rel, images::current(&path));
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(root, root, &mut out);
+        out
+    }
+
+    fn now() -> DateTime<Utc> {
+        "2026-12-02T10:00:00Z".parse().unwrap()
+    }
+
+    /// A task whose S1 left [`FILES`] as it left them, and the undo's write-ahead plan.
+    fn undo_ready() -> (
+        tempfile::TempDir,
+        Store,
+        TaskRef,
+        Plan,
+        [BTreeMap<String, Image>; 2],
+    ) {
+        let (dir, store, task) = crate::tasks::test_task(PLAN, TODO);
+        let root = dir.path();
+        let blobs = Blobs::of(&task.dir);
+        let keep = |budget: &mut u64| -> BTreeMap<String, Image> {
+            FILES
+                .iter()
+                .map(|(path, ..)| {
+                    let image = blobs.keep(&root.join(path), None, budget).unwrap().unwrap();
+                    ((*path).to_owned(), image)
+                })
+                .collect()
+        };
+        let mut budget = u64::MAX;
+        lay(root, true);
+        let (to, before_tree) = (keep(&mut budget), tree(root));
+        lay(root, false);
+        let (from, after_tree) = (keep(&mut budget), tree(root));
+        let moves = FILES
+            .iter()
+            .map(|(path, ..)| Move {
+                path: (*path).to_owned(),
+                from: from[*path].clone(),
+                to: to[*path].clone(),
+            })
+            .collect();
+        let plan = Plan {
+            id: UNDO_ID.to_owned(),
+            step: StepId::top(1),
+            action: Action::Undo,
+            at: now(),
+            moves,
+            revert: None,
+        };
+        (dir, store, task, plan, [before_tree, after_tree])
+    }
+
+    /// The undo as `tick undo` commits it: S1 back to `[ ]`, the undo in state.yaml.
+    fn undo(store: &Store, task: &TaskRef, plan: &Plan) -> Result<()> {
+        apply(store, task, plan, || {
+            store.transact(task, now(), "S1 was undone", |tx| {
+                tx.set_status(StepId::top(1), None, StepStatus::Pending, None)?;
+                tx.record(|state| {
+                    state
+                        .steps
+                        .entry(StepId::top(1))
+                        .or_default()
+                        .undone
+                        .push(Undone {
+                            id: UNDO_ID.to_owned(),
+                            at: now(),
+                            files: FILES.iter().map(|(p, ..)| (*p).to_owned()).collect(),
+                            kept: Vec::new(),
+                            done_at: None,
+                            evidence: Vec::new(),
+                            reverted: None,
+                            made_stale: Vec::new(),
+                            redone_at: None,
+                        });
+                });
+                Ok(())
+            })
+        })
+        .map(|_| ())
+    }
+
+    /// After the next command's recovery: the tree, TODO.md and state.yaml all before the
+    /// undo or all after it, and nothing of the undo's own left. Returns which.
+    fn whole(root: &Path, task: &TaskRef, trees: &[BTreeMap<String, Image>; 2], at: &str) -> bool {
+        let now_tree = tree(root);
+        let undone = now_tree == trees[0];
+        assert!(
+            undone || now_tree == trees[1],
+            "{at}: a half-restored tree: {now_tree:#?}"
+        );
+        let todo = std::fs::read_to_string(task.dir.join(TODO_FILE)).unwrap();
+        let state: State = std::fs::read_to_string(task.dir.join(STATE_FILE))
+            .ok()
+            .map(|text| serde_yaml::from_str(&text).unwrap())
+            .unwrap_or_default();
+        let recorded = state
+            .steps
+            .get(&StepId::top(1))
+            .is_some_and(|r| r.undone.iter().any(|u| u.id == UNDO_ID));
+        let marker = if undone { "- [ ] S1" } else { "- [x] S1" };
+        assert!(
+            todo.contains(marker),
+            "{at}: files undone {undone}, TODO.md:\n{todo}"
+        );
+        assert_eq!(
+            recorded, undone,
+            "{at}: files undone {undone}, state.yaml disagrees"
+        );
+        assert!(!record_path(task).exists(), "{at}: the record is left");
+        assert!(
+            !tx::needs_cleanup(&task.dir),
+            "{at}: the task folder needs cleaning"
+        );
+        undone
+    }
+
+    /// Issue 26: an undo stopped at each filesystem operation of its sequence, in turn (the
+    /// record, every put-back's temp file, mode and rename, the task's own transaction, the
+    /// record's removal), by a kill (nothing after it runs) and by a failing operation,
+    /// leaves, once the next command has recovered, the state before the undo or the state
+    /// after it: never a half-restored tree.
+    #[test]
+    fn an_undo_stopped_at_each_point_of_its_sequence_is_all_or_nothing() {
+        for mode in [Mode::Kill, Mode::Fail] {
+            let mut outcomes = Vec::new();
+            for n in 0.. {
+                assert!(n < 500, "the sequence never ended");
+                let (dir, store, task, plan, trees) = undo_ready();
+                let at = format!("{mode:?} at point {n}");
+                let lock = store
+                    .lock_task_within(&task, "tick undo", Duration::ZERO)
+                    .unwrap();
+                crash::arm(n, mode);
+                let ran = catch_unwind(AssertUnwindSafe(|| undo(&store, &task, &plan)));
+                let passed = crash::disarm();
+                drop(lock);
+                match &ran {
+                    Err(payload) => assert!(payload.is::<crash::Killed>(), "{at}: a real panic"),
+                    Ok(Err(err)) => {
+                        assert!(err.message.contains("an injected failure"), "{at}: {err:?}");
+                    }
+                    Ok(Ok(())) => {}
+                }
+                let finished = matches!(ran, Ok(Ok(())));
+                // The next command, under the lock, recovers what was left.
+                let _next = store
+                    .lock_task_within(&task, "tick status", Duration::ZERO)
+                    .unwrap();
+                let undone = whole(dir.path(), &task, &trees, &at);
+                if finished {
+                    assert!(undone, "{at}: the undo said it was done");
+                }
+                if passed <= n {
+                    // The sequence ended before the armed point: every point was tried.
+                    assert!(finished, "{at}: not stopped, yet not done");
+                    break;
+                }
+                outcomes.push(undone);
+            }
+            // Stopped before the commit it did not happen, after it it did: both were seen.
+            assert!(outcomes.len() > 20, "{mode:?}: {} points", outcomes.len());
+            assert!(
+                outcomes.contains(&false) && outcomes.contains(&true),
+                "{mode:?}: {outcomes:?}"
+            );
+        }
+    }
+}

@@ -258,6 +258,45 @@ impl Store {
     }
 }
 
+/// Writes a commit's new texts (`[state.yaml, TODO.md, PLAN.md]`, each when it changes) after
+/// its record. When one fails the caller hears that the commit failed (an undo then puts its
+/// files back), so it must not happen later either: what was written goes back, then the
+/// record. Only when that fails too does the record stay, for the next command to finish.
+fn write_or_put_back(
+    dir: &Path,
+    [state, todo, plan]: [Option<&str>; 3],
+    todo_before: &str,
+    plan_before: Option<&str>,
+    state_before: Option<&str>,
+) -> Result<()> {
+    let written = (|| {
+        for (text, file) in [(state, STATE_FILE), (todo, TODO_FILE), (plan, PLAN_FILE)] {
+            if let Some(text) = text {
+                crash::point()?;
+                fsx::write_atomic(&dir.join(file), text.as_bytes())?;
+            }
+        }
+        Ok(())
+    })();
+    if written.is_err() && put_back(dir, todo_before, plan_before, state_before).is_ok() {
+        let _ = fsx::remove_file(&dir.join(RUNS_DIR).join(TX_FILE));
+    }
+    written
+}
+
+/// A failed commit's texts as they were before it, in the reverse order of its writes:
+/// PLAN.md (when it was to change), TODO.md, state.yaml (or none).
+fn put_back(dir: &Path, todo: &str, plan: Option<&str>, state: Option<&str>) -> Result<()> {
+    if let Some(plan) = plan {
+        fsx::write_atomic(&dir.join(PLAN_FILE), plan.as_bytes())?;
+    }
+    fsx::write_atomic(&dir.join(TODO_FILE), todo.as_bytes())?;
+    match state {
+        Some(old) => fsx::write_atomic(&dir.join(STATE_FILE), old.as_bytes()),
+        None => fsx::remove_file(&dir.join(STATE_FILE)),
+    }
+}
+
 /// Whether a killed writer left something in the task folder `dir` for the next writer to
 /// finish or clean up: a commit's record, or a temp file of one of tick's atomic writes.
 pub fn needs_cleanup(dir: &Path) -> bool {
@@ -536,24 +575,22 @@ impl Tx<'_> {
             plan_src.as_deref(),
         )?;
         let record_path = runs.join(TX_FILE);
-        let state_path = dir.join(STATE_FILE);
-        let plan_path = dir.join(PLAN_FILE);
-        let mut writes = vec![(record_path.as_path(), record_text.as_str())];
-        if state_changed {
-            writes.push((&state_path, &state_src));
-        }
-        if todo_changed {
-            writes.push((&todo_path, &self.todo_src));
-        }
-        if let Some(plan) = &plan_src {
-            writes.push((&plan_path, plan));
-        }
-        for (path, text) in writes {
-            crash::point()?;
-            fsx::write_atomic(path, text.as_bytes())?;
-        }
         crash::point()?;
-        fsx::remove_file(&record_path)?;
+        fsx::write_atomic(&record_path, record_text.as_bytes())?;
+        write_or_put_back(
+            &dir,
+            [
+                state_changed.then_some(state_src.as_str()),
+                todo_changed.then_some(self.todo_src.as_str()),
+                plan_src.as_deref(),
+            ],
+            &self.base.todo_src,
+            plan_src.is_some().then_some(self.base.plan_src.as_str()),
+            old_state.as_deref(),
+        )?;
+        // Everything is written: a record left now only makes the next command write the
+        // same texts again.
+        let _ = fsx::remove_file(&record_path);
         let recorded = (!replaced).then(|| self.base.plan.phase()).flatten();
         let before = std::mem::take(&mut self.base_markers);
         log_story(&dir, &before, &todo, recorded, (from, to), reason, now);

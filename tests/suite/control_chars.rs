@@ -91,6 +91,39 @@ fn a_committed_todo_title_is_shown_in_caret_notation_by_next_and_status() {
     ");
 }
 
+/// Issue 25: bidirectional controls (a right-to-left override, an isolate, a mark) in a
+/// committed step's title, file name and verify command are shown as their code points, so
+/// what the person reads is what runs.
+#[test]
+fn bidirectional_controls_in_a_title_a_file_and_a_command_are_shown_as_code_points() {
+    let ws = Workspace::new();
+    let plan = "# Bidi
+
+## Summary
+Steps with bidirectional controls in them.
+
+## Steps
+- [ ] S1 Check the \u{202e}txt.exe\u{202c} file
+  - files: src/\u{2067}evil\u{2069}.rs
+  - verify: `cargo test \u{202e}# ~ fr- mr\u{200f}`
+- [ ] S2 Nothing more
+";
+    ws.approve(plan);
+    git(ws.root(), &["add", "-A"]);
+    git(ws.root(), &["commit", "-q", "-m", "bidi task"]);
+    let next = ws.ok(&["next"]);
+    let shown = format!("{}{}", next.stdout, next.stderr);
+    for c in ['\u{202e}', '\u{202c}', '\u{2067}', '\u{2069}', '\u{200f}'] {
+        assert!(!shown.contains(c), "{c:?} reached the terminal:\n{shown}");
+    }
+    insta::assert_snapshot!(shown, @r"
+    S1 Check the <U+202E>txt.exe<U+202C> file
+      files:  src/<U+2067>evil<U+2069>.rs
+      verify: `cargo test <U+202E># ~ fr- mr<U+200F>`
+    hint: run it with `tick run 20261130-143013-bidi --step S1`, or all that is left with `tick run 20261130-143013-bidi`
+    ");
+}
+
 #[test]
 fn a_verify_command_that_conceals_or_moves_the_cursor_is_shown_whole_in_show_and_review() {
     let ws = Workspace::new();

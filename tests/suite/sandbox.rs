@@ -676,6 +676,83 @@ mod policy {
         assert!(!connected(&listener));
     }
 
+    /// Issue 25: without network the command's namespace still has its loopback interface
+    /// up, so a verify that starts a server on 127.0.0.1 and talks to it works; this
+    /// machine's own listeners stay out of reach. Plan mode the same.
+    #[test]
+    fn without_network_a_server_on_loopback_inside_is_reachable_and_nothing_outside() {
+        if !sandbox_required() {
+            return;
+        }
+        let ws = repo();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let script = format!(
+            "python3 -c '
+import socket
+server = socket.socket()
+server.bind((\"127.0.0.1\", 0))
+server.listen()
+client = socket.create_connection(server.getsockname(), timeout=5)
+peer, _ = server.accept()
+client.sendall(b\"ping\")
+print(\"inside:\", peer.recv(4).decode())
+'; (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo outside-connected; \
+             ip -o link 2>/dev/null | grep -c UP || true"
+        );
+        for policy in [
+            Policy::build(ws.path()).with_network(false),
+            Policy::read_only(ws.path()),
+        ] {
+            let out = text(&run(&policy, &script));
+            assert_contains(&out, "inside: ping\n");
+            assert!(!out.contains("outside-connected"), "{out}");
+            assert!(!connected(&listener));
+        }
+    }
+
+    /// Issue 25: a plan-mode command sees an empty `/tmp` of its own, not the person's (only
+    /// the workspace, when it lives there, is bound back), and cannot write it.
+    #[test]
+    fn plan_mode_sees_an_empty_private_tmp() {
+        if !sandbox_required() {
+            return;
+        }
+        let ws = repo();
+        let theirs = tempfile::Builder::new()
+            .prefix("persons-file-")
+            .tempfile_in("/tmp")
+            .unwrap();
+        std::fs::write(theirs.path(), "secret\n").unwrap();
+        let top = ws
+            .path()
+            .strip_prefix("/tmp")
+            .ok()
+            .and_then(|rest| rest.components().next())
+            .map(|c| c.as_os_str().to_string_lossy().into_owned());
+        let output = run(
+            &Policy::read_only(ws.path()),
+            &format!(
+                "ls -A /tmp; cat {} && echo read-theirs; touch /tmp/new && echo wrote; echo end",
+                theirs.path().display()
+            ),
+        );
+        let out = text(&output);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let listed: Vec<&str> = stdout.lines().take_while(|l| *l != "end").collect();
+        assert_eq!(
+            listed,
+            top.iter().map(String::as_str).collect::<Vec<_>>(),
+            "{out}"
+        );
+        assert!(
+            !out.contains("read-theirs") && !out.contains("wrote"),
+            "{out}"
+        );
+        assert_contains(&out, "end");
+        assert!(!std::path::Path::new("/tmp/new").exists());
+    }
+
     #[test]
     fn configured_directories_are_writable_and_nothing_else_outside() {
         if !sandbox_required() {

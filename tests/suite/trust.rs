@@ -309,9 +309,44 @@ fn a_template_cannot_change_what_was_approved() {
     assert_contains(&run.stderr, cases[2].1);
     std::fs::write(&own, format!("{builtin}\n<!-- mine -->\n")).unwrap();
     // Untrusted, the clone's template (rendering `[x]`) is not rendered at all: the
-    // person's own is.
-    ws.ok(&["approve"]);
+    // person's own is, and approve says so.
+    let run = ws.ok(&["approve"]);
+    assert_contains(
+        &run.stderr,
+        "warning: not rendering `.tasks/templates/TODO.md.j2` (using your own `",
+    );
     let todo = ws.read(&format!(".tasks/{}/TODO.md", ws.task_id()));
     assert_contains(&todo, "- [ ] S1 Rename the file");
     assert_contains(&todo, "<!-- mine -->");
+}
+
+/// An untrusted clone that ships a TODO.md template: `tick approve` says, in one line, that it
+/// falls back to the built-in template, and renders that one.
+#[test]
+fn approve_in_an_untrusted_clone_says_it_uses_the_built_in_template() {
+    let ws = Workspace::new();
+    ws.write("plan.md", PLAN);
+    ws.ok(&["plan", "--from", "plan.md"]);
+    let builtin = include_str!("../../templates/TODO.md.j2");
+    ws.write(
+        ".tasks/templates/TODO.md.j2",
+        builtin.replace("- [ ] {{ step.id }}", "- [x] {{ step.id }}"),
+    );
+    let run = ws.ok(&["approve"]);
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: not rendering `.tasks/templates/TODO.md.j2` (using the built-in \
+             `TODO.md.j2`) (you have not trusted this repository); run `tick trust` to use the \
+             repository's templates"
+        ],
+        "{run:#?}"
+    );
+    let todo = ws.read(&format!(".tasks/{}/TODO.md", ws.task_id()));
+    assert_contains(&todo, "- [ ] S1 Rename the file");
 }
