@@ -233,7 +233,7 @@ impl Tasks {
 
     fn claim(&self, task: Option<&str>, id: StepId) -> Result<Value> {
         let (task_ref, _lock, task) = self.open(task)?;
-        let step = find_step(&self.store, &task, id)?;
+        let step = task.step_or_error(&self.store, id)?;
         match step.status {
             StepStatus::InProgress => {
                 let mut value = step_json(&task, id);
@@ -305,7 +305,9 @@ impl Tasks {
         note: Option<&str>,
     ) -> Result<Result<Value, String>, String> {
         let (task_ref, _lock, task) = self.open(task).map_err(|e| tool_error(&e))?;
-        let step = find_step(&self.store, &task, id).map_err(|e| tool_error(&e))?;
+        let step = task
+            .step_or_error(&self.store, id)
+            .map_err(|e| tool_error(&e))?;
         if step.status != StepStatus::InProgress {
             let hint = match next_step(&task.todo, None) {
                 Next::Step(next) => format!("the next step is `{next}`: `claim_step` it first"),
@@ -397,7 +399,7 @@ impl Tasks {
 
     fn report_blocked(&self, task: Option<&str>, id: StepId, reason: &str) -> Result<Value> {
         let (task_ref, _lock, task) = self.open(task)?;
-        let step = find_step(&self.store, &task, id)?;
+        let step = task.step_or_error(&self.store, id)?;
         if matches!(step.status, StepStatus::Done | StepStatus::Stale) {
             return Err(Error::input(format!(
                 "`{id}` is {}; only an open step can be blocked",
@@ -431,29 +433,6 @@ impl Tasks {
         kept_person_edit(id, written)?;
         Ok(json!({"task": task.id, "step": id, "status": "blocked", "reason": reason}))
     }
-}
-
-/// The step `id` of `task`, or an error naming the steps there are.
-fn find_step<'t>(
-    store: &Store,
-    task: &'t Task,
-    id: StepId,
-) -> Result<&'t crate::tasks::todo_md::Step> {
-    task.todo.find(id).ok_or_else(|| {
-        let ids: Vec<String> = task
-            .todo
-            .all_steps()
-            .filter_map(|s| s.id.map(|id| format!("`{id}`")))
-            .collect();
-        Error::input(format!(
-            "there is no step `{id}` in `{}`",
-            store.rel(&task.dir.join(crate::tasks::TODO_FILE))
-        ))
-        .hint(format!(
-            "its steps are {}; nothing was changed",
-            ids.join(", ")
-        ))
-    })
 }
 
 /// A person changed the step's marker while the tool worked: theirs is kept, and said so.

@@ -967,7 +967,10 @@ mod tests {
             let new = plan_md::parse(&revised).unwrap();
             let now = "2026-11-30T14:30:12Z".parse().unwrap();
             crash::after(Some(writes));
-            let result = write_revision(&store, &current, &revised, &new, now);
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                write_revision(&store, &current, &revised, &new, now)
+            }))
+            .unwrap_or_else(|_| Err(crate::error::Error::internal("killed")));
             crash::after(None);
             assert_eq!(result.is_ok(), writes == 4, "killed before write {writes}");
             drop(store.lock_task(&task_ref, "test").unwrap());

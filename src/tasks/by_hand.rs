@@ -281,7 +281,10 @@ mod tests {
             let old = std::fs::read_to_string(task.dir.join(crate::tasks::PLAN_FILE)).unwrap();
             let new = old.replace("status: approved", "status: cancelled");
             crash::after(Some(writes));
-            let result = cancel(&store, Some(&task.id), clock().now());
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                cancel(&store, Some(&task.id), clock().now())
+            }))
+            .unwrap_or_else(|_| Err(crate::error::Error::internal("killed")));
             crash::after(None);
             assert_eq!(result.is_ok(), writes == 3, "killed before write {writes}");
             // The next writer finishes what the killed one began.

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::fsx;
-use crate::plan::{Phase, Progress, StepStatus};
+use crate::plan::{Phase, Progress, StepId, StepStatus};
 use plan_md::PlanDoc;
 use state::State;
 use todo_md::{Checklist, ParseError};
@@ -767,6 +767,25 @@ impl Store {
 }
 
 impl Task {
+    /// The step `id`, or an error naming the steps there are (nothing was changed).
+    pub fn step_or_error(&self, store: &Store, id: StepId) -> Result<&todo_md::Step> {
+        self.todo.find(id).ok_or_else(|| {
+            let ids: Vec<String> = self
+                .todo
+                .all_steps()
+                .filter_map(|s| s.id.map(|id| format!("`{id}`")))
+                .collect();
+            Error::input(format!(
+                "there is no step `{id}` in `{}`",
+                store.rel(&self.dir.join(TODO_FILE))
+            ))
+            .hint(format!(
+                "its steps are {}; nothing was changed",
+                ids.join(", ")
+            ))
+        })
+    }
+
     /// Top-level steps as they stand (a parent with all sub-steps done counts as done).
     pub fn progress(&self) -> Progress {
         Progress::from_statuses(self.todo.steps.iter().map(todo_md::Step::progress_status))

@@ -590,6 +590,7 @@ impl Tx<'_> {
         )?;
         // Everything is written: a record left now only makes the next command write the
         // same texts again.
+        crash::point()?;
         let _ = fsx::remove_file(&record_path);
         let recorded = (!replaced).then(|| self.base.plan.phase()).flatten();
         let before = std::mem::take(&mut self.base_markers);
@@ -680,24 +681,25 @@ pub(crate) mod crash {
         static WRITES_LEFT: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
     }
 
-    /// Lets the next `writes` writes of this thread's commits through, then stops the next
-    /// one (and every one after it) with an error, having written nothing more; `None`:
-    /// every write goes through.
+    /// Lets the next `writes` writes of this thread's commits through, then stops at the
+    /// next one as a kill would (an unwind past every error path, caught by the test),
+    /// having written nothing more; `None`: every write goes through.
     #[cfg(test)]
     pub fn after(writes: Option<usize>) {
         WRITES_LEFT.set(writes);
     }
 
-    /// Before a write: an error when a test has the commit killed here.
+    /// Before a write: where a test has the commit killed.
     #[allow(
         clippy::unnecessary_wraps,
-        reason = "a test build stops here with an error"
+        reason = "the same signature as the test build's, which stops here as a kill would"
     )]
     pub fn point() -> Result<()> {
         #[cfg(test)]
         if let Some(left) = WRITES_LEFT.get() {
             if left == 0 {
-                return Err(crate::error::Error::internal("killed here by a test"));
+                // As a kill -9 would: no error path, no put-back, runs here.
+                std::panic::resume_unwind(Box::new("killed here by a test"));
             }
             WRITES_LEFT.set(Some(left - 1));
         }

@@ -146,7 +146,7 @@ pub fn undo(store: &Store, task_ref: &TaskRef, request: &UndoRequest) -> Result<
     let _lock = store.lock_task(task_ref, "tick undo")?;
     let task = store.load(task_ref)?;
     let id = request.step;
-    let step = find_step(store, &task, id)?;
+    let step = task.step_or_error(store, id)?;
     let record = task.state.steps.get(&id).cloned().unwrap_or_default();
     let step_name = id.to_string();
     let Some(kept) = StepImages::read(&task.dir, &step_name)? else {
@@ -282,7 +282,7 @@ pub fn redo_files(
     now: DateTime<Utc>,
 ) -> Result<RedoOutcome> {
     let task = store.load(task_ref)?;
-    find_step(store, &task, id)?;
+    task.step_or_error(store, id)?;
     let record = task.state.steps.get(&id).cloned().unwrap_or_default();
     let Some(last) = record.undone.last().filter(|u| u.redone_at.is_none()) else {
         return Err(
@@ -480,28 +480,6 @@ fn keep_after_images(
         });
     }
     Ok(moves)
-}
-
-fn find_step<'t>(
-    store: &Store,
-    task: &'t Task,
-    id: StepId,
-) -> Result<&'t crate::tasks::todo_md::Step> {
-    task.todo.find(id).ok_or_else(|| {
-        let ids: Vec<String> = task
-            .todo
-            .all_steps()
-            .filter_map(|s| s.id.map(|id| format!("`{id}`")))
-            .collect();
-        Error::input(format!(
-            "there is no step `{id}` in `{}`",
-            store.rel(&task.dir.join(TODO_FILE))
-        ))
-        .hint(format!(
-            "its steps are {}; nothing was changed",
-            ids.join(", ")
-        ))
-    })
 }
 
 fn nothing_to_undo(task: &Task, id: StepId, record: &crate::tasks::state::StepRecord) -> Error {

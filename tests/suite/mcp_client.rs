@@ -197,45 +197,69 @@ Greet people.
   - files: greeting.txt
 ";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_step_is_refused_an_mcp_tool_its_plan_does_not_name() {
+/// Runs S1 of `plan` (approved with the test server `t` configured, `read_only` its
+/// read-only tools): the model starts the step, makes `mcp_calls`, writes `greeting.txt` and
+/// claims the step done. The MCP tools the step's first request offered and the results of
+/// its calls, by id.
+async fn run_step_calling(
+    read_only: &str,
+    plan: &str,
+    mcp_calls: &[(&str, &str, serde_json::Value)],
+) -> (Vec<String>, Vec<(String, String)>) {
     let model = FakeModel::start().await;
     let project = Workspace::sample();
-    project.write_user_config(&config("[search]", None));
-    project.approve_plan(&model, ONE_STEP).await;
-    model.push(openai_calls(&[
-        (
-            "s1",
-            "update_step",
-            json!({"id": "S1", "status": "in_progress"}),
-        ),
-        ("s2", "mcp__t__search", json!({"query": "q"})),
-        (
-            "s3",
-            "write_file",
-            json!({"path": "greeting.txt", "content": "hello\n"}),
-        ),
-    ]));
+    project.write_user_config(&config(read_only, None));
+    project.approve_plan(&model, plan).await;
+    let mut calls = vec![(
+        "s1",
+        "update_step",
+        json!({"id": "S1", "status": "in_progress"}),
+    )];
+    calls.extend(mcp_calls.iter().cloned());
+    calls.push((
+        "w",
+        "write_file",
+        json!({"path": "greeting.txt", "content": "hello\n"}),
+    ));
+    model.push(openai_calls(&calls));
     model.push(openai_call(
-        "s4",
+        "d",
         "update_step",
         json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
     ));
     let output = project.tick_against(&model, &["run"]).await;
     assert_success(&output);
+    assert_eq!(project.read("greeting.txt"), "hello\n");
     let requests = model.requests();
     let step = requests.len() - 2;
-    // Offered none (the step names none), and refused when called anyway.
-    assert_eq!(mcp_names(&requests[step].tool_names()), Vec::<&str>::new());
-    let results = requests[step + 1].tool_results();
-    let (_, refused) = results.iter().find(|(i, _)| i == "s2").unwrap();
+    let offered = mcp_names(&requests[step].tool_names())
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    (offered, requests[step + 1].tool_results())
+}
+
+fn result_of(results: &[(String, String)], id: &str) -> String {
+    results.iter().find(|(i, _)| i == id).unwrap().1.clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_is_refused_an_mcp_tool_its_plan_does_not_name() {
+    let (offered, results) = run_step_calling(
+        "[search]",
+        ONE_STEP,
+        &[("s2", "mcp__t__search", json!({"query": "q"}))],
+    )
+    .await;
+    // Offered none (the step names none; that planning may use it does not count), and
+    // refused when called anyway.
+    assert_eq!(offered, Vec::<String>::new());
     assert_eq!(
-        refused,
+        result_of(&results, "s2"),
         "`mcp__t__search` (`t.search`) is not available in step S1: a step may call only the \
          MCP tools its approved plan names (`tools:`), and step S1 names none; if the step \
          needs another, report it as blocked"
     );
-    assert_eq!(project.read("greeting.txt"), "hello\n");
 }
 
 const NAMES_SEARCH: &str = "# Greeting
@@ -249,49 +273,28 @@ Greet people.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_step_that_names_an_mcp_tool_is_offered_it_alone_and_its_call_reaches_the_server() {
-    let model = FakeModel::start().await;
-    let project = Workspace::sample();
     // `search` is not read-only: the step may use it only because its approved plan names it.
-    project.write_user_config(&config("[]", None));
-    project.approve_plan(&model, NAMES_SEARCH).await;
-    model.push(openai_calls(&[
-        (
-            "s1",
-            "update_step",
-            json!({"id": "S1", "status": "in_progress"}),
-        ),
-        ("s2", "mcp__t__search", json!({"query": "greetings"})),
-        ("s3", "mcp__t__peek", json!({})),
-        (
-            "s4",
-            "write_file",
-            json!({"path": "greeting.txt", "content": "hello\n"}),
-        ),
-    ]));
-    model.push(openai_call(
-        "s5",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
-    ));
-    let output = project.tick_against(&model, &["run"]).await;
-    assert_success(&output);
-    let requests = model.requests();
-    let step = requests.len() - 2;
+    let (offered, results) = run_step_calling(
+        "[]",
+        NAMES_SEARCH,
+        &[
+            ("s2", "mcp__t__search", json!({"query": "greetings"})),
+            ("s3", "mcp__t__peek", json!({})),
+        ],
+    )
+    .await;
     assert_eq!(
-        mcp_names(&requests[step].tool_names()),
+        offered,
         ["mcp__t__search"],
         "only the step's own tool is offered"
     );
-    let results = requests[step + 1].tool_results();
-    let result = |id: &str| results.iter().find(|(i, _)| i == id).unwrap().1.clone();
-    assert_eq!(result("s2"), "found notes for \"greetings\"");
+    assert_eq!(result_of(&results, "s2"), "found notes for \"greetings\"");
     assert_eq!(
-        result("s3"),
+        result_of(&results, "s3"),
         "`mcp__t__peek` (`t.peek`) is not available in step S1: a step may call only the MCP \
          tools its approved plan names (`tools:`), and step S1 names `t.search`; if the step \
          needs another, report it as blocked"
     );
-    assert_eq!(project.read("greeting.txt"), "hello\n");
 }
 
 #[test]
