@@ -259,6 +259,10 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
     // the git directory as the workspace and the work tree as its directory).
     let mut keep = vec![workspace.clone(), cwd.clone()];
     keep.extend(policy.writable.iter().chain(&protected).cloned());
+    // The program itself, named by its path: the directory it is in stays in view (an MCP
+    // server or a tick binary installed under /tmp runs, its neighbours with it), read-only
+    // unless it is writable anyway.
+    keep.extend(program_dir(argv.first().map(PathBuf::from)));
     hide_runtime_dirs(&keep)?;
     // The mounts that stay writable; every other one is made read-only below.
     let mut writable = Vec::new();
@@ -335,6 +339,18 @@ fn stage1(rest: &[OsString]) -> Result<ExitCode, Failure> {
             .and_then(|c| u8::try_from(c).ok())
             .unwrap_or(SETUP_FAILED),
     ))
+}
+
+/// The directory of `program` when it is named by a path (not looked up in `PATH`), resolved.
+fn program_dir(program: Option<PathBuf>) -> Option<PathBuf> {
+    let program = program?;
+    if program.components().count() < 2 {
+        return None;
+    }
+    fs::canonicalize(program)
+        .ok()?
+        .parent()
+        .map(Path::to_path_buf)
 }
 
 /// A network namespace of its own, with only its loopback interface, up.
