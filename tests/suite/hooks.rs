@@ -164,8 +164,9 @@ async fn a_formatter_hook_rewrites_the_file_and_the_change_is_the_steps() {
     );
 }
 
-/// The worked example of `docs/hooks.md`, as it is written there.
-fn docs_example() -> (String, String) {
+/// The worked example of `docs/hooks.md`, as it is written there: the script, the config and
+/// what `tick run` shows.
+fn docs_example() -> (String, String, String) {
     let docs =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/hooks.md")).unwrap();
     let block = |marker: &str| -> String {
@@ -178,13 +179,14 @@ fn docs_example() -> (String, String) {
     (
         block("<!-- example: script -->"),
         block("<!-- example: config -->"),
+        block("<!-- example: output -->"),
     )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_docs_example_blocks_rm_rf_and_the_model_reads_its_stderr() {
     let server = FakeModel::start().await;
-    let (script, config) = docs_example();
+    let (script, config, shown) = docs_example();
     let (project, _id) =
         approved_with(&server, PLAN, &config, &[(".hooks/no-rm-rf.sh", &script)]).await;
     start_and(&server, "bash", json!({"command": "rm -rf src"}));
@@ -205,10 +207,13 @@ async fn the_docs_example_blocks_rm_rf_and_the_model_reads_its_stderr() {
         refused.contains("rm -rf is not allowed in this repository"),
         "{refused}"
     );
-    let err = stderr(&output);
-    assert!(
-        err.contains("S1 hook tool.pre `bash .hooks/no-rm-rf.sh` exit 2 in"),
-        "{err}"
+    // What the person sees is what the docs show, but for the time.
+    let time = regex::Regex::new(r"in \d+\.\d+s").unwrap();
+    assert_eq!(
+        time.replace_all(&hook_lines(&stderr(&output)), "in [TIME]"),
+        time.replace_all(shown.trim_end(), "in [TIME]"),
+        "{}",
+        stderr(&output)
     );
     // The other calls passed the guard (exit 0) and ran.
     assert_eq!(project.read("greeting.txt"), "hello\n");
@@ -635,4 +640,257 @@ async fn a_plan_approved_hook_runs_read_only_after_the_approval() {
     );
     assert!(stderr(&output).contains(&expected), "{}", stderr(&output));
     assert_eq!(project.path("written-by-hook").exists(), !sandboxed);
+}
+
+/// What a command printed, for a snapshot: exit code, stdout and stderr, the workspace's path
+/// and the task id filtered (times by [`snapshot_settings`]).
+fn transcript(project: &Workspace, output: &Output) -> String {
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        output.status.code().unwrap_or(-1),
+        stdout(output),
+        stderr(output)
+    )
+    .replace(&project.root().display().to_string(), "[REPO]")
+    .replace(&project.task_id(), "[TASK]")
+}
+
+fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?Z", "[AT]");
+    settings.add_filter(r"\b\d+(\.\d+)?\s?(ms|s)\b", "[TIME]");
+    settings.add_filter(r#""duration_ms":\d+"#, r#""duration_ms":[MS]"#);
+    settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
+    settings.add_filter(r"\(pid \d+\)", "(pid [PID])");
+    settings.set_prepend_module_to_snapshot(false);
+    settings
+}
+
+/// The lines of a run's stderr about hooks: each hook's line, its message, and the excerpts
+/// under it.
+fn hook_lines(err: &str) -> String {
+    let mut shown = Vec::new();
+    let mut under_hook = false;
+    for line in err.lines() {
+        if line.contains(" hook ") || line.starts_with("hook ") || line.starts_with("hook:") {
+            under_hook = true;
+            shown.push(line);
+        } else if under_hook && line.starts_with("    ") {
+            shown.push(line);
+        } else {
+            under_hook = false;
+        }
+    }
+    shown.join("\n")
+}
+
+/// Whether the suite runs with the sandbox (a hook under the read-only policy cannot write).
+fn sandboxed() -> bool {
+    !std::env::var("TICK_TEST_NO_SANDBOX").is_ok_and(|v| v == "1")
+}
+
+/// A hook that tries to write the workspace and says, in its `systemMessage`, the payload's
+/// event, ids, title, files and `reason`, and whether the write went through.
+const TELLING: &str = r#"import json, sys
+p = json.load(sys.stdin)
+try:
+    open("written-by-hook", "w").write("x")
+    wrote = "wrote"
+except OSError:
+    wrote = "read-only"
+said = [p["hook_event_name"], str(p["format"]), p.get("task_id", ""), p.get("step_id", "-"),
+        repr(p.get("step_title")), ",".join(p.get("files", [])), "[WRITE]" if wrote == ("read-only" if sys.argv[1] == "1" else "wrote") else wrote]
+print(json.dumps({"systemMessage": " ".join(said) + ": " + str(p.get("reason"))}))
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_stale_hook_runs_once_read_only_when_a_done_step_goes_stale() {
+    let server = FakeModel::start().await;
+    let config = format!(
+        "hooks:\n  - event: step.stale\n    command: python3 .hooks/stale.py {}\n",
+        u8::from(sandboxed())
+    );
+    let (project, id) =
+        approved_with(&server, PLAN, &config, &[(".hooks/stale.py", TELLING)]).await;
+    write_greeting(&server, "hello\n");
+    claim_done(&server, 1);
+    let output = project.tick_against(&server, &["run"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("step.stale"),
+        "{}",
+        stderr(&output)
+    );
+
+    // A person edits the done step's file: the next command marks it stale, and the hook
+    // runs once for that transition, under the read-only policy.
+    project.write("greeting.txt", "hello, by hand\n");
+    let output = project.tick_against(&server, &["status"]).await;
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_step_stale_status", transcript(&project, &output));
+    });
+    assert!(!project.path("written-by-hook").exists() || !sandboxed());
+    let again = project.tick_against(&server, &["status"]).await;
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(!stderr(&again).contains("step.stale"), "{}", stderr(&again));
+    let transcript = project.read(&format!(".tasks/{id}/runs/hooks.jsonl"));
+    let runs: Vec<Value> = transcript
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["event"] == "step.stale")
+        .collect();
+    assert_eq!(runs.len(), 1, "{transcript}");
+    assert_eq!(runs[0]["step"], "S1");
+    assert_eq!(runs[0]["exit_code"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tick_run_shows_each_hook_on_one_line_its_output_with_v_and_hook_events_in_json() {
+    let config = "hooks:\n  - event: tool.post\n    command: bash .hooks/fmt.sh\n  - event: step.done\n    command: 'true'\n";
+    let script = "echo \"formatted after $TICK_HOOK_EVENT\" >&2\necho '{\"systemMessage\": \"greeting formatted\"}'\n";
+    let files = [(".hooks/fmt.sh", script)];
+    // Verbose: each hook's line, its message, and its stderr and stdout excerpts.
+    let server = FakeModel::start().await;
+    let (project, _) = approved_with(&server, PLAN, config, &files).await;
+    write_greeting(&server, "hello\n");
+    claim_done(&server, 1);
+    let output = project.tick_against(&server, &["-v", "run"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_run_verbose", hook_lines(&stderr(&output)));
+    });
+
+    // Plain: one line each (and the hook's `systemMessage`); `--json`: one `hook` event each.
+    let server = FakeModel::start().await;
+    let (project, _) = approved_with(&server, PLAN, config, &files).await;
+    write_greeting(&server, "hello\n");
+    claim_done(&server, 1);
+    let output = project.tick_against(&server, &["run"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_run_plain", hook_lines(&stderr(&output)));
+    });
+    let server = FakeModel::start().await;
+    let (project, _) = approved_with(&server, PLAN, config, &files).await;
+    write_greeting(&server, "hello\n");
+    claim_done(&server, 1);
+    let output = project.tick_against(&server, &["run", "--json"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let hooks: Vec<String> = stdout(&output)
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).unwrap()["event"] == "hook")
+        .map(str::to_owned)
+        .collect();
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_run_json", hooks.join("\n"));
+    });
+}
+
+/// The compact executor's edits are `write_file` calls to the hooks: a `tool.pre` exit 2
+/// refuses one (the model hears why when asked again), a `tool.post` formatter rewrites the
+/// file and its change is the step's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_compact_executor_runs_tool_pre_and_tool_post_around_its_edits() {
+    use crate::common::scripts::openai_text;
+    let guard = "#!/usr/bin/env bash\n# tool.pre: no rate of 3\nif grep -q 'RATE = 3'; then\n  echo 'a rate of 3 is refused here' >&2\n  exit 2\nfi\n";
+    let config = "hooks:\n  - event: tool.pre\n    matcher: write_file\n    command: bash .hooks/guard.sh\n  - event: tool.post\n    matcher: write_file\n    command: python3 .hooks/format.py\n";
+    let plan = "# Rate\n\n## Summary\nRaise the rate.\n\n## Steps\n- [ ] S1 Raise the rate\n  - files: calc.py\n  - verify: `grep -q 'RATE = 2' calc.py`\n";
+    let server = FakeModel::start().await;
+    let (project, id) = approved_with(
+        &server,
+        plan,
+        config,
+        &[
+            ("calc.py", "RATE = 1\n"),
+            (".hooks/guard.sh", guard),
+            (".hooks/format.py", FORMATTER),
+        ],
+    )
+    .await;
+    let decide = || openai_text(&json!({"action": "change", "path": "calc.py"}).to_string());
+    let block = |to: &str| {
+        openai_text(&format!(
+            "<<<<<<< SEARCH\nRATE = 1\n=======\nRATE = {to}\n>>>>>>> REPLACE\n"
+        ))
+    };
+    server.push(decide());
+    server.push(block("3"));
+    server.push(decide());
+    server.push(block("2"));
+    let asks = || -> Vec<String> {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.body.get("messages").is_some())
+            .map(|r| r.body.to_string())
+            .collect()
+    };
+    let before = asks().len();
+    let output = project
+        .tick_with(&server, &["run"], |cmd| {
+            cmd.env("TICK_EXECUTOR", "compact");
+        })
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(project.read("calc.py"), "# formatted\nRATE = 2\n");
+    let requests = asks();
+    assert_eq!(requests.len() - before, 4, "two decisions, two codes");
+    let asked_again = &requests[before + 2];
+    assert!(
+        asked_again.contains("tool.pre hook refused this call")
+            && asked_again.contains("a rate of 3 is refused here"),
+        "{asked_again}"
+    );
+    let err = stderr(&output);
+    assert!(
+        err.contains("S1 hook tool.pre `bash .hooks/guard.sh` exit 2 in"),
+        "{err}"
+    );
+    assert!(
+        err.contains("S1 hook tool.post `python3 .hooks/format.py` exit 0 in"),
+        "{err}"
+    );
+    let record = &state(&project, &id).steps[&"S1".parse().unwrap()];
+    assert_eq!(record.files_changed, ["calc.py"]);
+    assert!(record.outside_edits.is_empty(), "{record:?}");
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [x] S1")
+    );
+}
+
+#[test]
+fn a_session_start_hook_runs_read_only_and_the_timeline_shows_it() {
+    let project = Workspace::sample();
+    project.write(".hooks/start.py", TELLING);
+    project.write_user_config(&format!(
+        "hooks:\n  - event: session.start\n    command: python3 .hooks/start.py {}\n",
+        u8::from(sandboxed())
+    ));
+    let (closed, _) = crate::common::fake_model::closed_port_url();
+    let config_home = project.user_config();
+    let config_home = config_home.parent().unwrap().parent().unwrap();
+    let mut pty = super::session::Pty::spawn_sized(
+        project.root(),
+        &closed,
+        &[],
+        &[("XDG_CONFIG_HOME", &config_home.display().to_string())],
+        (40, 160),
+    );
+    let screen = pty.wait_for("hook session.start");
+    let line =
+        regex::Regex::new(r"hook session.start `python3 .hooks/start.py [01]` exit 0 in \d+\.\ds")
+            .unwrap();
+    assert!(line.is_match(&screen), "{screen}");
+    pty.quit();
+    assert!(!project.path("written-by-hook").exists() || !sandboxed());
+    let transcript = project.read(".tasks/draft/runs/hooks.jsonl");
+    let run: Value = serde_json::from_str(transcript.lines().next().unwrap()).unwrap();
+    assert_eq!(run["event"], "session.start");
+    let said: Value = serde_json::from_str(run["stdout"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        said["systemMessage"],
+        "session.start 1  - None  [WRITE]: None"
+    );
 }
