@@ -11,6 +11,7 @@ use tick::tasks::state::State;
 use crate::common::fake_model::FakeModel;
 use crate::common::scripts::{openai_call, openai_calls};
 use crate::common::workspace::Workspace;
+use crate::suite::run_snapshots::transcript;
 
 const PLAN: &str = "# Greeting
 
@@ -642,27 +643,11 @@ async fn a_plan_approved_hook_runs_read_only_after_the_approval() {
     assert_eq!(project.path("written-by-hook").exists(), !sandboxed);
 }
 
-/// What a command printed, for a snapshot: exit code, stdout and stderr, the workspace's path
-/// and the task id filtered (times by [`snapshot_settings`]).
-fn transcript(project: &Workspace, output: &Output) -> String {
-    format!(
-        "exit: {}\n--- stdout\n{}--- stderr\n{}",
-        output.status.code().unwrap_or(-1),
-        stdout(output),
-        stderr(output)
-    )
-    .replace(&project.root().display().to_string(), "[REPO]")
-    .replace(&project.task_id(), "[TASK]")
-}
-
+/// The run snapshots' filters, and `--json`'s durations and the fake model's port.
 fn snapshot_settings() -> insta::Settings {
-    let mut settings = insta::Settings::clone_current();
-    settings.add_filter(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?Z", "[AT]");
-    settings.add_filter(r"\b\d+(\.\d+)?\s?(ms|s)\b", "[TIME]");
+    let mut settings = super::run_snapshots::settings();
     settings.add_filter(r#""duration_ms":\d+"#, r#""duration_ms":[MS]"#);
     settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
-    settings.add_filter(r"\(pid \d+\)", "(pid [PID])");
-    settings.set_prepend_module_to_snapshot(false);
     settings
 }
 
@@ -734,14 +719,26 @@ async fn a_step_stale_hook_runs_once_read_only_when_a_done_step_goes_stale() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(!stderr(&again).contains("step.stale"), "{}", stderr(&again));
     let transcript = project.read(&format!(".tasks/{id}/runs/hooks.jsonl"));
-    let runs: Vec<Value> = transcript
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|l| l["event"] == "step.stale")
+    let runs: Vec<Value> = serde_json::Deserializer::from_str(&transcript)
+        .into_iter::<Value>()
+        .map(Result::unwrap)
+        .filter(|run| run["event"] == "step.stale")
         .collect();
     assert_eq!(runs.len(), 1, "{transcript}");
     assert_eq!(runs[0]["step"], "S1");
     assert_eq!(runs[0]["exit_code"], 0);
+}
+
+/// `tick args...` (a run) of [`PLAN`] approved under `config`, the model writing the
+/// greeting and claiming S1 done; it must succeed.
+async fn greeting_run(config: &str, files: &[(&str, &str)], args: &[&str]) -> Output {
+    let server = FakeModel::start().await;
+    let (project, _) = approved_with(&server, PLAN, config, files).await;
+    write_greeting(&server, "hello\n");
+    claim_done(&server, 1);
+    let output = project.tick_against(&server, args).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    output
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -749,33 +746,17 @@ async fn tick_run_shows_each_hook_on_one_line_its_output_with_v_and_hook_events_
     let config = "hooks:\n  - event: tool.post\n    command: bash .hooks/fmt.sh\n  - event: step.done\n    command: 'true'\n";
     let script = "echo \"formatted after $TICK_HOOK_EVENT\" >&2\necho '{\"systemMessage\": \"greeting formatted\"}'\n";
     let files = [(".hooks/fmt.sh", script)];
-    // Verbose: each hook's line, its message, and its stderr and stdout excerpts.
-    let server = FakeModel::start().await;
-    let (project, _) = approved_with(&server, PLAN, config, &files).await;
-    write_greeting(&server, "hello\n");
-    claim_done(&server, 1);
-    let output = project.tick_against(&server, &["-v", "run"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    // Verbose: each hook's line, its stderr and stdout excerpts, and its message.
+    let output = greeting_run(config, &files, &["-v", "run"]).await;
     snapshot_settings().bind(|| {
         insta::assert_snapshot!("hooks_run_verbose", hook_lines(&stderr(&output)));
     });
-
     // Plain: one line each (and the hook's `systemMessage`); `--json`: one `hook` event each.
-    let server = FakeModel::start().await;
-    let (project, _) = approved_with(&server, PLAN, config, &files).await;
-    write_greeting(&server, "hello\n");
-    claim_done(&server, 1);
-    let output = project.tick_against(&server, &["run"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = greeting_run(config, &files, &["run"]).await;
     snapshot_settings().bind(|| {
         insta::assert_snapshot!("hooks_run_plain", hook_lines(&stderr(&output)));
     });
-    let server = FakeModel::start().await;
-    let (project, _) = approved_with(&server, PLAN, config, &files).await;
-    write_greeting(&server, "hello\n");
-    claim_done(&server, 1);
-    let output = project.tick_against(&server, &["run", "--json"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = greeting_run(config, &files, &["run", "--json"]).await;
     let hooks: Vec<String> = stdout(&output)
         .lines()
         .filter(|l| serde_json::from_str::<Value>(l).unwrap()["event"] == "hook")
@@ -841,15 +822,9 @@ async fn the_compact_executor_runs_tool_pre_and_tool_post_around_its_edits() {
             && asked_again.contains("a rate of 3 is refused here"),
         "{asked_again}"
     );
-    let err = stderr(&output);
-    assert!(
-        err.contains("S1 hook tool.pre `bash .hooks/guard.sh` exit 2 in"),
-        "{err}"
-    );
-    assert!(
-        err.contains("S1 hook tool.post `python3 .hooks/format.py` exit 0 in"),
-        "{err}"
-    );
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_compact_executor", hook_lines(&stderr(&output)));
+    });
     let record = &state(&project, &id).steps[&"S1".parse().unwrap()];
     assert_eq!(record.files_changed, ["calc.py"]);
     assert!(record.outside_edits.is_empty(), "{record:?}");
