@@ -869,3 +869,78 @@ fn a_session_start_hook_runs_read_only_and_the_timeline_shows_it() {
         "session.start 1  - None  [WRITE]: None"
     );
 }
+
+/// [`PLAN`] with an S2 that depends on S1.
+fn two_steps() -> String {
+    format!(
+        "{PLAN}- [ ] S2 Create farewell.txt\n  - files: farewell.txt\n  - depends: S1\n  - verify: `grep -q bye farewell.txt`\n"
+    )
+}
+
+/// The model does S2: writes the farewell, claims it done.
+fn farewell(server: &FakeModel) {
+    let start = json!({"id": "S2", "status": "in_progress"});
+    let write = json!({"path": "farewell.txt", "content": "bye\n"});
+    let done = json!({"id": "S2", "status": "done"});
+    let calls = [
+        ("call_s2", "update_step", start),
+        ("call_bye", "write_file", write),
+    ];
+    server.push(openai_calls(&calls));
+    server.push(openai_call("call_s2_done", "update_step", done));
+}
+
+/// [`two_steps`] approved with a `step.stale` hook ([`TELLING`]), the model set to do S1.
+async fn two_steps_with_a_stale_hook() -> (FakeModel, Workspace) {
+    let config = format!(
+        "hooks:\n  - event: step.stale\n    command: python3 .hooks/stale.py {}\n",
+        u8::from(sandboxed())
+    );
+    let server = FakeModel::start().await;
+    let hook = [(".hooks/stale.py", TELLING)];
+    let (project, _) = approved_with(&server, &two_steps(), &config, &hook).await;
+    write_greeting(&server, "hello\n");
+    claim_done(&server, 1);
+    (server, project)
+}
+
+/// Whatever marks a done step stale fires `step.stale`: here `tick undo S1`, which makes S2
+/// (it depends on S1) stale in its transaction; the payload's `reason` is S2's `stale:` line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_marking_a_dependent_stale_fires_its_step_stale_hook() {
+    let (server, project) = two_steps_with_a_stale_hook().await;
+    farewell(&server);
+    let output = project.tick_against(&server, &["run"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.tick_against(&server, &["undo", "S1"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!(
+            "hooks_step_stale_undo",
+            hook_lines(&stderr(&output)).replace(&project.task_id(), "[TASK]")
+        );
+    });
+}
+
+/// A step `tick run` finds stale as it starts: its `step.stale` hook is a `hook` event of the
+/// run's `--json` (and the only one: nothing else has a hook).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_the_run_finds_stale_has_its_hook_event_in_the_runs_json() {
+    let (server, project) = two_steps_with_a_stale_hook().await;
+    let output = project
+        .tick_against(&server, &["run", "--steps", "1"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    project.write("greeting.txt", "hello again\n");
+    farewell(&server);
+    let output = project.tick_against(&server, &["run", "--json"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events: Vec<String> = stdout(&output)
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).unwrap()["event"] == "hook")
+        .map(|l| l.replace(&project.task_id(), "[TASK]"))
+        .collect();
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_step_stale_run_json", events.join("\n"));
+    });
+}
