@@ -944,3 +944,27 @@ async fn a_step_the_run_finds_stale_has_its_hook_event_in_the_runs_json() {
         insta::assert_snapshot!("hooks_step_stale_run_json", events.join("\n"));
     });
 }
+
+/// `tick doctor` lists the hooks that apply, in the order they run, with each command that
+/// cannot run here, and names the untrusted repository's hooks that do not run.
+#[test]
+fn doctor_lists_the_hooks_that_apply_and_checks_each_command() {
+    let project = Workspace::sample();
+    project.write(".hooks/stale.py", TELLING);
+    project.write_user_config(
+        "hooks:\n  - event: step.stale\n    command: python3 .hooks/stale.py 1\n  - event: tool.post\n    matcher: write_file\n    command: ./.hooks/format.sh\n  - event: session.start\n    command: 'true'\n",
+    );
+    project.write(
+        ".tasks/config.yaml",
+        "hooks:\n  - event: step.start\n    command: touch hook-ran\n",
+    );
+    let (closed, _) = crate::common::fake_model::closed_port_url();
+    let output = project.command(&closed, &["doctor"]).output().unwrap();
+    let shown = stdout(&output);
+    let hooks: Vec<&str> = shown
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("FAIL hooks"))
+        .take_while(|l| l.trim_start().starts_with("FAIL hooks") || l.starts_with("         "))
+        .collect();
+    snapshot_settings().bind(|| insta::assert_snapshot!("hooks_doctor", hooks.join("\n")));
+}
