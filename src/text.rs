@@ -74,6 +74,19 @@ fn push_caret(out: &mut String, c: char) {
     out.push(char::from_u32(low ^ 0x40).unwrap_or('?'));
 }
 
+/// The last `lines` lines of `text`, at most `chars` characters of them (a command's or a
+/// hook's output as recorded in evidence).
+pub fn tail(text: &str, lines: usize, chars: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    let kept = all[all.len().saturating_sub(lines)..].join("\n");
+    let count = kept.chars().count();
+    if count > chars {
+        kept.chars().skip(count - chars).collect()
+    } else {
+        kept
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -529,7 +529,8 @@ impl Ui {
     }
 
     /// One hook's run: a line (a warning when it blocked, an error when it could not run),
-    /// its `systemMessage`, and the last lines of its stderr when it blocked or failed.
+    /// the last lines of its stderr when it blocked or failed (and with `-v`, of its stderr
+    /// and stdout), then its `systemMessage`.
     pub fn hook_report(&self, report: &crate::hooks::HookReport) {
         self.end_live_text();
         if report.error.is_some() {
@@ -543,14 +544,20 @@ impl Ui {
         } else {
             self.note(&report.line());
         }
-        if let Some(message) = &report.message {
-            self.note(&format!("hook: {message}"));
-        }
         let shown = report.blocked || report.error.is_some() || self.verbose();
         if shown && !report.stderr_tail.is_empty() {
             for line in report.stderr_tail.lines().take(FAILED_OUTPUT_LINES) {
                 Self::err_line(&format!("    {}", style(line).dim()));
             }
+        }
+        // Its stdout is what it said to tick (JSON, a formatter's chatter): `-v` only.
+        if self.verbose() && !report.stdout_tail.is_empty() {
+            for line in report.stdout_tail.lines().take(FAILED_OUTPUT_LINES) {
+                Self::err_line(&format!("    stdout: {}", style(line).dim()));
+            }
+        }
+        if let Some(message) = &report.message {
+            self.note(&format!("hook: {message}"));
         }
     }
 

@@ -234,6 +234,10 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
     for notice in ctx.store().take_notices() {
         ui.warn(&notice);
     }
+    // The `step.stale` hooks the command's staleness check fired.
+    for report in ctx.engine.take_hook_reports() {
+        ui.hook_report(&report);
+    }
     outcome
 }
 

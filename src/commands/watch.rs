@@ -116,6 +116,9 @@ async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
 /// Marks what is stale (unless a run holds the task: it marks its own) and reads the task back.
 fn check(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Task> {
     let found = watch::refresh_or_detect(ctx.store(), task_ref, ctx.now())?;
+    for report in ctx.engine.take_hook_reports() {
+        ctx.ui.hook_report(&report);
+    }
     let mut task = ctx.store().load(task_ref)?;
     if !found.marked
         && !found.stale.is_empty()

@@ -7,6 +7,7 @@
 //!
 //! The engine never prints: events go to the caller's sink, outcomes come back typed.
 
+mod hooks;
 mod snapshot;
 
 use std::sync::Arc;
@@ -31,6 +32,8 @@ use crate::tasks::{Store, Task};
 pub struct Engine {
     store: Store,
     env: Env,
+    /// The hooks the engine ran on its own (`step.stale`), for the front end to show.
+    hook_reports: hooks::Reports,
 }
 
 /// Something the engine did or found while it works, for the front end to show.
@@ -100,8 +103,32 @@ pub struct Prompts {
 }
 
 impl Engine {
+    /// The engine for `store`: from now on every commit that makes a done step stale fires
+    /// the `step.stale` hooks.
     pub fn new(store: Store, env: Env) -> Engine {
-        Engine { store, env }
+        let hook_reports = hooks::Reports::default();
+        store.on_stale(hooks::stale_observer(
+            env.clone(),
+            Arc::clone(&hook_reports),
+        ));
+        Engine {
+            store,
+            env,
+            hook_reports,
+        }
+    }
+
+    /// The hooks the engine ran on its own since the last call (`step.stale`), in order.
+    pub fn take_hook_reports(&self) -> Vec<crate::hooks::HookReport> {
+        hooks::take(&self.hook_reports)
+    }
+
+    /// The interactive session starts: its `session.start` hooks (read-only), then what the
+    /// engine ran on its own before (the session's first staleness check).
+    pub fn session_start(&self) -> Vec<crate::hooks::HookReport> {
+        let mut reports = self.take_hook_reports();
+        reports.extend(hooks::session_start(&self.store, &self.env));
+        reports
     }
 
     pub fn store(&self) -> &Store {
@@ -250,6 +277,10 @@ impl Engine {
             sink(Event::Warning(Warning::HardLinks(leaving)));
         }
         runner.run(request.options, person, &mut |event| {
+            // A step gone stale fired its hooks in the commit that marked it.
+            for report in self.take_hook_reports() {
+                sink(Event::Run(RunEvent::Hook(report)));
+            }
             sink(Event::Run(event));
         })
     }

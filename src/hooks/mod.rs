@@ -71,10 +71,18 @@ pub enum Event {
     /// planner with the stderr as feedback. Runs under the read-only policy.
     #[serde(rename = "plan.submitted")]
     PlanSubmitted,
+    /// A done step became stale `[~]` (its files changed outside tick), once per transition,
+    /// after it was written; the payload's `reason` is its `stale:` line. Runs under the
+    /// read-only policy (no step runs); reported, it cannot keep the step done.
+    #[serde(rename = "step.stale")]
+    StepStale,
+    /// The interactive session (`tick` alone) starts. Runs under the read-only policy.
+    #[serde(rename = "session.start")]
+    SessionStart,
 }
 
 impl Event {
-    pub const ALL: [Event; 10] = [
+    pub const ALL: [Event; 12] = [
         Event::ToolPre,
         Event::ToolPost,
         Event::StepStart,
@@ -85,6 +93,8 @@ impl Event {
         Event::RunEnd,
         Event::PlanSubmitted,
         Event::PlanApproved,
+        Event::StepStale,
+        Event::SessionStart,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -99,6 +109,8 @@ impl Event {
             Event::RunEnd => "run.end",
             Event::PlanSubmitted => "plan.submitted",
             Event::PlanApproved => "plan.approved",
+            Event::StepStale => "step.stale",
+            Event::SessionStart => "session.start",
         }
     }
 
@@ -432,6 +444,8 @@ pub struct HookReport {
     pub message: Option<String>,
     /// The last lines of its stderr (secrets redacted).
     pub stderr_tail: String,
+    /// The last lines of its stdout (secrets redacted), shown with `-v`.
+    pub stdout_tail: String,
 }
 
 impl HookReport {
@@ -590,6 +604,7 @@ pub fn fire(
                     error: Some(format!("its input could not be written: {err}")),
                     message: None,
                     stderr_tail: String::new(),
+                    stdout_tail: String::new(),
                 });
                 if event.is_gate() {
                     fired.block = Some(format!(
@@ -621,7 +636,8 @@ pub fn fire(
         let judged = judge(event, &hook.entry.command, &ran);
         record(&how.runs_dir, how.step, event, hook, &ran, &judged);
         let duration_ms = u64::try_from(ran.duration.as_millis()).unwrap_or(u64::MAX);
-        let stderr_tail = crate::redact::redact(&tail(&ran.stderr, 20, 2_000), &[]);
+        let excerpt = |text: &str| crate::redact::redact(&crate::text::tail(text, 20, 2_000), &[]);
+        let stderr_tail = excerpt(&ran.stderr);
         let output = if ran.stderr.is_empty() {
             ran.stdout.clone()
         } else if ran.stdout.is_empty() {
@@ -634,7 +650,7 @@ pub fn fire(
             exit_code: ran.exit_code.unwrap_or(-1),
             duration_ms,
             output_hash: blake3::hash(output.as_bytes()).to_hex().to_string(),
-            output_tail: crate::redact::redact(&tail(&output, 20, 2_000), &[]),
+            output_tail: excerpt(&output),
         });
         emit(HookReport {
             step: how.step,
@@ -647,6 +663,7 @@ pub fn fire(
             error: judged.error.clone(),
             message: judged.message.clone(),
             stderr_tail,
+            stdout_tail: excerpt(&ran.stdout),
         });
         fired.context.extend(judged.context);
         if let Some(block) = judged.block {
@@ -829,18 +846,6 @@ fn record(
     if let Ok(mut file) = crate::fsx::open_append(&runs_dir.join("hooks.jsonl")) {
         use std::io::Write as _;
         let _ = writeln!(file, "{line}");
-    }
-}
-
-/// The last `lines` lines of `text`, at most `chars` characters of them.
-fn tail(text: &str, lines: usize, chars: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    let kept = all[all.len().saturating_sub(lines)..].join("\n");
-    let count = kept.chars().count();
-    if count > chars {
-        kept.chars().skip(count - chars).collect()
-    } else {
-        kept
     }
 }
 

@@ -212,27 +212,22 @@ fn the_config_keeps_each_files_hooks_and_names_a_bad_one_by_file_and_line() {
     let vars = std::iter::once(("TICK_CONFIG".to_owned(), user.display().to_string())).collect();
     let env = crate::env::Env::fixed(dir.path().to_path_buf(), vars, chrono::DateTime::UNIX_EPOCH);
     let flags = crate::config::Flags::default();
-    let config = crate::config::resolve(
-        &project,
-        ".tasks/config.yaml",
-        &crate::trust::TrustState::Untrusted,
-        &env,
-        &flags,
-    )
-    .unwrap();
+    let resolve = || {
+        crate::config::resolve(
+            &project,
+            ".tasks/config.yaml",
+            &crate::trust::TrustState::Untrusted,
+            &env,
+            &flags,
+        )
+    };
+    let config = resolve().unwrap();
     assert_eq!(config.hooks.user[0].command, "./fmt.sh");
     assert_eq!(config.hooks.project[0].event, Event::StepDone);
     assert_eq!(config.hooks.project_file, ".tasks/config.yaml");
 
     std::fs::write(&project, "hooks:\n  - event: tool.later\n    command: x\n").unwrap();
-    let err = crate::config::resolve(
-        &project,
-        ".tasks/config.yaml",
-        &crate::trust::TrustState::Untrusted,
-        &env,
-        &flags,
-    )
-    .unwrap_err();
+    let err = resolve().unwrap_err();
     assert!(
         err.message.starts_with("`.tasks/config.yaml:2:"),
         "{}",
@@ -244,17 +239,55 @@ fn the_config_keeps_each_files_hooks_and_names_a_bad_one_by_file_and_line() {
         "hooks:\n  - event: tool.pre\n    matcher: '('\n    command: x\n",
     )
     .unwrap();
-    let err = crate::config::resolve(
-        &project,
-        ".tasks/config.yaml",
-        &crate::trust::TrustState::Untrusted,
-        &env,
-        &flags,
-    )
-    .unwrap_err();
+    let err = resolve().unwrap_err();
     assert!(
         err.message.contains("is not a regular expression"),
         "{}",
         err.message
     );
+}
+
+#[test]
+fn docs_hooks_md_has_every_event_in_its_table_with_a_payload_example() {
+    let docs = include_str!("../../docs/hooks.md");
+    for event in Event::ALL {
+        let name = event.as_str();
+        assert!(
+            docs.contains(&format!("| `{name}` |")),
+            "`{name}` is not in the events table of docs/hooks.md"
+        );
+        let wanted = format!("\"hook_event_name\":\"{name}\"");
+        let example = docs
+            .lines()
+            .find(|line| line.contains(&wanted))
+            .unwrap_or_else(|| panic!("docs/hooks.md has no payload example for `{name}`"));
+        let example: serde_json::Value = serde_json::from_str(example).unwrap();
+        assert_eq!(example["format"], PAYLOAD_FORMAT, "{name}");
+        // Its keys are the payload's own.
+        let payload = serde_json::to_value(Payload {
+            step_id: Some(String::new()),
+            ..Payload::default()
+        })
+        .unwrap();
+        for key in example.as_object().unwrap().keys() {
+            let known = payload.get(key).is_some()
+                || [
+                    "transcript_path",
+                    "step_title",
+                    "files",
+                    "verify",
+                    "evidence",
+                    "tool_name",
+                    "tool_input",
+                    "tool_response",
+                    "plan",
+                    "reason",
+                ]
+                .contains(&key.as_str());
+            assert!(
+                known,
+                "`{key}` of the `{name}` example is not a payload field"
+            );
+        }
+    }
 }

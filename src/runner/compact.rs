@@ -322,6 +322,9 @@ impl EditTalk<'_> {
             return Ok(format!("`{path}` was left as it is.\n\n"));
         };
         let arguments = serde_json::json!({"path": path, "content": text});
+        // The hooks see the edit as the write it is: a `tool.pre` refusal goes back to the
+        // model like a guard's, a `tool.post` formatter's rewrite is the step's.
+        hooks.allow_tool("write_file", &arguments)?;
         hooks.before_tool("write_file");
         let outcome = self
             .registry
@@ -335,6 +338,7 @@ impl EditTalk<'_> {
             return Err("the write was not made".to_owned());
         };
         hooks.after_tool(&effects);
+        let told = hooks.notices().map(|n| format!("{n}\n\n"));
         sink(AgentEvent::ToolResult {
             name: "edit".to_owned(),
             is_error,
@@ -350,7 +354,10 @@ impl EditTalk<'_> {
         } else {
             ""
         };
-        Ok(format!("Applied to `{path}`{note}.\n\n"))
+        Ok(format!(
+            "Applied to `{path}`{note}.\n\n{}",
+            told.unwrap_or_default()
+        ))
     }
 
     /// The whole turn: candidates, each from the step's files as they were, until one

@@ -9,6 +9,7 @@ use super::record::Recorder;
 use crate::agent::executor::Verdict;
 use crate::plan::StepId;
 use crate::tasks::state::Evidence;
+use crate::text::tail;
 use crate::tools::bash::{self, CommandEnv};
 
 /// How often a step's verification may fail before the step is blocked.
@@ -29,18 +30,6 @@ pub struct StepVerifier {
     max_attempts: u32,
     evidence: Vec<Evidence>,
     timeout: Duration,
-}
-
-/// The last `lines` lines of `text`, at most `chars` characters of them.
-pub fn tail(text: &str, lines: usize, chars: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    let kept = all[all.len().saturating_sub(lines)..].join("\n");
-    let count = kept.chars().count();
-    if count > chars {
-        kept.chars().skip(count - chars).collect()
-    } else {
-        kept
-    }
 }
 
 impl StepVerifier {

@@ -97,6 +97,21 @@ pub struct Store {
     /// What taking a task's lock found and finished (an undo cut short), for the command to
     /// say ([`Store::take_notices`]).
     notices: Arc<Mutex<Vec<String>>>,
+    /// Told of the done steps each commit made stale ([`Store::on_stale`]).
+    stale_observer: Arc<StaleObserver>,
+}
+
+/// What is told, once per commit, of the done steps it made stale `[~]` (the `step.stale`
+/// hooks): the store, the task as written, and the steps' ids.
+pub type OnStale = dyn Fn(&Store, &Task, &[crate::plan::StepId]) + Send + Sync;
+
+#[derive(Default)]
+struct StaleObserver(Mutex<Option<Arc<OnStale>>>);
+
+impl std::fmt::Debug for StaleObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StaleObserver")
+    }
 }
 
 #[derive(Default)]
@@ -234,6 +249,7 @@ impl Store {
             person_dir: None,
             parsed: Arc::default(),
             notices: Arc::default(),
+            stale_observer: Arc::default(),
         }
     }
 
@@ -302,6 +318,26 @@ impl Store {
     /// rolled back), one line each.
     pub fn take_notices(&self) -> Vec<String> {
         std::mem::take(&mut *self.notices.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Tells `observe` of the done steps each commit of this store (and its clones) makes
+    /// stale, after the commit is written: every staleness transition goes through
+    /// [`tx::Tx::commit`], so this is its one place.
+    pub fn on_stale(&self, observe: Arc<OnStale>) {
+        *self
+            .stale_observer
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(observe);
+    }
+
+    /// The observer [`Store::on_stale`] installed, if any.
+    fn stale_observer(&self) -> Option<Arc<OnStale>> {
+        self.stale_observer
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     pub fn root(&self) -> &Path {

@@ -595,6 +595,7 @@ impl Tx<'_> {
         let recorded = (!replaced).then(|| self.base.plan.phase()).flatten();
         let before = std::mem::take(&mut self.base_markers);
         log_story(&dir, &before, &todo, recorded, (from, to), reason, now);
+        let went_stale = went_stale(&before, &todo);
 
         let mut task = self.base;
         if let Some(plan) = plan_src {
@@ -620,6 +621,11 @@ impl Tx<'_> {
             old_state
         };
         store.remember(&task, state_on_disk);
+        if !went_stale.is_empty()
+            && let Some(observe) = store.stale_observer()
+        {
+            observe(store, &task, &went_stale);
+        }
         Ok(Committed {
             from,
             to,
@@ -663,6 +669,21 @@ fn log_story(
     journal::steps_changed(dir, before, &after, &why, false, now);
     journal::keep_markers(dir, &after);
     journal::transition(dir, from, to, reason, now);
+}
+
+/// The steps that were done in `before` and are stale in `todo`: the transitions to `[~]`
+/// this commit wrote, once each.
+fn went_stale(before: &[(String, StepStatus)], todo: &Checklist) -> Vec<StepId> {
+    markers(todo)
+        .into_iter()
+        .filter(|(id, to)| {
+            *to == StepStatus::Stale
+                && before
+                    .iter()
+                    .any(|(was, from)| was == id && *from == StepStatus::Done)
+        })
+        .filter_map(|(id, _)| id.parse().ok())
+        .collect()
 }
 
 /// Each step's id and marker, in file order.

@@ -245,6 +245,10 @@ impl Engine for TickEngine {
         }
     }
 
+    fn session_start(&self) -> Vec<crate::hooks::HookReport> {
+        self.engine.session_start()
+    }
+
     fn refresh(&self) -> Result<()> {
         // What `tick status` does first, without waiting: a task another tick process holds
         // is left to that process.

@@ -62,6 +62,9 @@ pub fn run(store: &Store, env: &Env, ui: &Ui) -> Result<Ended> {
     if let Err(err) = &refreshed {
         app.show_error(err);
     }
+    for report in engine.session_start() {
+        let _ = app.on_run(crate::runner::RunEvent::Hook(report));
+    }
     let (tx, rx) = channel::<Msg>();
     let worker = Worker::start(Arc::clone(&engine), tx.clone())
         .map_err(|err| Error::internal(format!("could not start the session's worker: {err}")))?;

@@ -81,6 +81,11 @@ pub trait Engine: Send + Sync {
     /// changed outside tick stale (`[~]`). Never waits: a task another tick process holds is
     /// left to it.
     fn refresh(&self) -> Result<(), Error>;
+    /// The session starts: the `session.start` hooks' runs (and the `step.stale` ones of
+    /// the first refresh), for the timeline.
+    fn session_start(&self) -> Vec<crate::hooks::HookReport> {
+        Vec::new()
+    }
     /// The draft's PLAN.md, for the person's editor.
     fn draft_file(&self) -> PathBuf;
     /// Whether the draft parses and validates, as `tick approve` will check it.

@@ -11,6 +11,7 @@ use tick::tasks::state::State;
 use crate::common::fake_model::FakeModel;
 use crate::common::scripts::{openai_call, openai_calls};
 use crate::common::workspace::Workspace;
+use crate::suite::run_snapshots::transcript;
 
 const PLAN: &str = "# Greeting
 
@@ -164,8 +165,9 @@ async fn a_formatter_hook_rewrites_the_file_and_the_change_is_the_steps() {
     );
 }
 
-/// The worked example of `docs/hooks.md`, as it is written there.
-fn docs_example() -> (String, String) {
+/// The worked example of `docs/hooks.md`, as it is written there: the script, the config and
+/// what `tick run` shows.
+fn docs_example() -> (String, String, String) {
     let docs =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/hooks.md")).unwrap();
     let block = |marker: &str| -> String {
@@ -178,13 +180,14 @@ fn docs_example() -> (String, String) {
     (
         block("<!-- example: script -->"),
         block("<!-- example: config -->"),
+        block("<!-- example: output -->"),
     )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_docs_example_blocks_rm_rf_and_the_model_reads_its_stderr() {
     let server = FakeModel::start().await;
-    let (script, config) = docs_example();
+    let (script, config, shown) = docs_example();
     let (project, _id) =
         approved_with(&server, PLAN, &config, &[(".hooks/no-rm-rf.sh", &script)]).await;
     start_and(&server, "bash", json!({"command": "rm -rf src"}));
@@ -205,10 +208,13 @@ async fn the_docs_example_blocks_rm_rf_and_the_model_reads_its_stderr() {
         refused.contains("rm -rf is not allowed in this repository"),
         "{refused}"
     );
-    let err = stderr(&output);
-    assert!(
-        err.contains("S1 hook tool.pre `bash .hooks/no-rm-rf.sh` exit 2 in"),
-        "{err}"
+    // What the person sees is what the docs show, but for the time.
+    let time = regex::Regex::new(r"in \d+\.\d+s").unwrap();
+    assert_eq!(
+        time.replace_all(&hook_lines(&stderr(&output)), "in [TIME]"),
+        time.replace_all(shown.trim_end(), "in [TIME]"),
+        "{}",
+        stderr(&output)
     );
     // The other calls passed the guard (exit 0) and ran.
     assert_eq!(project.read("greeting.txt"), "hello\n");
@@ -635,4 +641,330 @@ async fn a_plan_approved_hook_runs_read_only_after_the_approval() {
     );
     assert!(stderr(&output).contains(&expected), "{}", stderr(&output));
     assert_eq!(project.path("written-by-hook").exists(), !sandboxed);
+}
+
+/// The run snapshots' filters, and `--json`'s durations and the fake model's port.
+fn snapshot_settings() -> insta::Settings {
+    let mut settings = super::run_snapshots::settings();
+    settings.add_filter(r#""duration_ms":\d+"#, r#""duration_ms":[MS]"#);
+    settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
+    settings
+}
+
+/// The lines of a run's stderr about hooks: each hook's line, its message, and the excerpts
+/// under it.
+fn hook_lines(err: &str) -> String {
+    let mut shown = Vec::new();
+    let mut under_hook = false;
+    for line in err.lines() {
+        if line.contains(" hook ") || line.starts_with("hook ") || line.starts_with("hook:") {
+            under_hook = true;
+            shown.push(line);
+        } else if under_hook && line.starts_with("    ") {
+            shown.push(line);
+        } else {
+            under_hook = false;
+        }
+    }
+    shown.join("\n")
+}
+
+/// Whether the suite runs with the sandbox (a hook under the read-only policy cannot write).
+fn sandboxed() -> bool {
+    !std::env::var("TICK_TEST_NO_SANDBOX").is_ok_and(|v| v == "1")
+}
+
+/// A hook that tries to write the workspace and says, in its `systemMessage`, the payload's
+/// event, ids, title, files and `reason`, and whether the write went through.
+const TELLING: &str = r#"import json, sys
+p = json.load(sys.stdin)
+try:
+    open("written-by-hook", "w").write("x")
+    wrote = "wrote"
+except OSError:
+    wrote = "read-only"
+said = [p["hook_event_name"], str(p["format"]), p.get("task_id", ""), p.get("step_id", "-"),
+        repr(p.get("step_title")), ",".join(p.get("files", [])), "[WRITE]" if wrote == ("read-only" if sys.argv[1] == "1" else "wrote") else wrote]
+print(json.dumps({"systemMessage": " ".join(said) + ": " + str(p.get("reason"))}))
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_stale_hook_runs_once_read_only_when_a_done_step_goes_stale() {
+    let server = FakeModel::start().await;
+    let config = format!(
+        "hooks:\n  - event: step.stale\n    command: python3 .hooks/stale.py {}\n",
+        u8::from(sandboxed())
+    );
+    let (project, id) =
+        approved_with(&server, PLAN, &config, &[(".hooks/stale.py", TELLING)]).await;
+    write_greeting(&server, "hello\n");
+    claim_done(&server, 1);
+    let output = project.tick_against(&server, &["run"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("step.stale"),
+        "{}",
+        stderr(&output)
+    );
+
+    // A person edits the done step's file: the next command marks it stale, and the hook
+    // runs once for that transition, under the read-only policy.
+    project.write("greeting.txt", "hello, by hand\n");
+    let output = project.tick_against(&server, &["status"]).await;
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_step_stale_status", transcript(&project, &output));
+    });
+    assert!(!project.path("written-by-hook").exists() || !sandboxed());
+    let again = project.tick_against(&server, &["status"]).await;
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(!stderr(&again).contains("step.stale"), "{}", stderr(&again));
+    let transcript = project.read(&format!(".tasks/{id}/runs/hooks.jsonl"));
+    let runs: Vec<Value> = serde_json::Deserializer::from_str(&transcript)
+        .into_iter::<Value>()
+        .map(Result::unwrap)
+        .filter(|run| run["event"] == "step.stale")
+        .collect();
+    assert_eq!(runs.len(), 1, "{transcript}");
+    assert_eq!(runs[0]["step"], "S1");
+    assert_eq!(runs[0]["exit_code"], 0);
+}
+
+/// `tick args...` (a run) of [`PLAN`] approved under `config`, the model writing the
+/// greeting and claiming S1 done; it must succeed.
+async fn greeting_run(config: &str, files: &[(&str, &str)], args: &[&str]) -> Output {
+    let server = FakeModel::start().await;
+    let (project, _) = approved_with(&server, PLAN, config, files).await;
+    write_greeting(&server, "hello\n");
+    claim_done(&server, 1);
+    let output = project.tick_against(&server, args).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    output
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tick_run_shows_each_hook_on_one_line_its_output_with_v_and_hook_events_in_json() {
+    let config = "hooks:\n  - event: tool.post\n    command: bash .hooks/fmt.sh\n  - event: step.done\n    command: 'true'\n";
+    let script = "echo \"formatted after $TICK_HOOK_EVENT\" >&2\necho '{\"systemMessage\": \"greeting formatted\"}'\n";
+    let files = [(".hooks/fmt.sh", script)];
+    // Verbose: each hook's line, its stderr and stdout excerpts, and its message.
+    let output = greeting_run(config, &files, &["-v", "run"]).await;
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_run_verbose", hook_lines(&stderr(&output)));
+    });
+    // Plain: one line each (and the hook's `systemMessage`); `--json`: one `hook` event each.
+    let output = greeting_run(config, &files, &["run"]).await;
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_run_plain", hook_lines(&stderr(&output)));
+    });
+    let output = greeting_run(config, &files, &["run", "--json"]).await;
+    let hooks: Vec<String> = stdout(&output)
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).unwrap()["event"] == "hook")
+        .map(str::to_owned)
+        .collect();
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_run_json", hooks.join("\n"));
+    });
+}
+
+/// The compact executor's edits are `write_file` calls to the hooks: a `tool.pre` exit 2
+/// refuses one (the model hears why when asked again), a `tool.post` formatter rewrites the
+/// file and its change is the step's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_compact_executor_runs_tool_pre_and_tool_post_around_its_edits() {
+    use crate::common::scripts::openai_text;
+    let guard = "#!/usr/bin/env bash\n# tool.pre: no rate of 3\nif grep -q 'RATE = 3'; then\n  echo 'a rate of 3 is refused here' >&2\n  exit 2\nfi\n";
+    let config = "hooks:\n  - event: tool.pre\n    matcher: write_file\n    command: bash .hooks/guard.sh\n  - event: tool.post\n    matcher: write_file\n    command: python3 .hooks/format.py\n";
+    let plan = "# Rate\n\n## Summary\nRaise the rate.\n\n## Steps\n- [ ] S1 Raise the rate\n  - files: calc.py\n  - verify: `grep -q 'RATE = 2' calc.py`\n";
+    let server = FakeModel::start().await;
+    let (project, id) = approved_with(
+        &server,
+        plan,
+        config,
+        &[
+            ("calc.py", "RATE = 1\n"),
+            (".hooks/guard.sh", guard),
+            (".hooks/format.py", FORMATTER),
+        ],
+    )
+    .await;
+    let decide = || openai_text(&json!({"action": "change", "path": "calc.py"}).to_string());
+    let block = |to: &str| {
+        openai_text(&format!(
+            "<<<<<<< SEARCH\nRATE = 1\n=======\nRATE = {to}\n>>>>>>> REPLACE\n"
+        ))
+    };
+    server.push(decide());
+    server.push(block("3"));
+    server.push(decide());
+    server.push(block("2"));
+    let asks = || -> Vec<String> {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.body.get("messages").is_some())
+            .map(|r| r.body.to_string())
+            .collect()
+    };
+    let before = asks().len();
+    let output = project
+        .tick_with(&server, &["run"], |cmd| {
+            cmd.env("TICK_EXECUTOR", "compact");
+        })
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(project.read("calc.py"), "# formatted\nRATE = 2\n");
+    let requests = asks();
+    assert_eq!(requests.len() - before, 4, "two decisions, two codes");
+    let asked_again = &requests[before + 2];
+    assert!(
+        asked_again.contains("tool.pre hook refused this call")
+            && asked_again.contains("a rate of 3 is refused here"),
+        "{asked_again}"
+    );
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_compact_executor", hook_lines(&stderr(&output)));
+    });
+    let record = &state(&project, &id).steps[&"S1".parse().unwrap()];
+    assert_eq!(record.files_changed, ["calc.py"]);
+    assert!(record.outside_edits.is_empty(), "{record:?}");
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [x] S1")
+    );
+}
+
+#[test]
+fn a_session_start_hook_runs_read_only_and_the_timeline_shows_it() {
+    let project = Workspace::sample();
+    project.write(".hooks/start.py", TELLING);
+    project.write_user_config(&format!(
+        "hooks:\n  - event: session.start\n    command: python3 .hooks/start.py {}\n",
+        u8::from(sandboxed())
+    ));
+    let (closed, _) = crate::common::fake_model::closed_port_url();
+    let config_home = project.user_config();
+    let config_home = config_home.parent().unwrap().parent().unwrap();
+    let mut pty = super::session::Pty::spawn_sized(
+        project.root(),
+        &closed,
+        &[],
+        &[("XDG_CONFIG_HOME", &config_home.display().to_string())],
+        (40, 160),
+    );
+    let screen = pty.wait_for("hook session.start");
+    let line =
+        regex::Regex::new(r"hook session.start `python3 .hooks/start.py [01]` exit 0 in \d+\.\ds")
+            .unwrap();
+    assert!(line.is_match(&screen), "{screen}");
+    pty.quit();
+    assert!(!project.path("written-by-hook").exists() || !sandboxed());
+    let transcript = project.read(".tasks/draft/runs/hooks.jsonl");
+    let run: Value = serde_json::from_str(transcript.lines().next().unwrap()).unwrap();
+    assert_eq!(run["event"], "session.start");
+    let said: Value = serde_json::from_str(run["stdout"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        said["systemMessage"],
+        "session.start 1  - None  [WRITE]: None"
+    );
+}
+
+/// [`PLAN`] with an S2 that depends on S1.
+fn two_steps() -> String {
+    format!(
+        "{PLAN}- [ ] S2 Create farewell.txt\n  - files: farewell.txt\n  - depends: S1\n  - verify: `grep -q bye farewell.txt`\n"
+    )
+}
+
+/// The model does S2: writes the farewell, claims it done.
+fn farewell(server: &FakeModel) {
+    let start = json!({"id": "S2", "status": "in_progress"});
+    let write = json!({"path": "farewell.txt", "content": "bye\n"});
+    let done = json!({"id": "S2", "status": "done"});
+    let calls = [
+        ("call_s2", "update_step", start),
+        ("call_bye", "write_file", write),
+    ];
+    server.push(openai_calls(&calls));
+    server.push(openai_call("call_s2_done", "update_step", done));
+}
+
+/// [`two_steps`] approved with a `step.stale` hook ([`TELLING`]), the model set to do S1.
+async fn two_steps_with_a_stale_hook() -> (FakeModel, Workspace) {
+    let config = format!(
+        "hooks:\n  - event: step.stale\n    command: python3 .hooks/stale.py {}\n",
+        u8::from(sandboxed())
+    );
+    let server = FakeModel::start().await;
+    let hook = [(".hooks/stale.py", TELLING)];
+    let (project, _) = approved_with(&server, &two_steps(), &config, &hook).await;
+    write_greeting(&server, "hello\n");
+    claim_done(&server, 1);
+    (server, project)
+}
+
+/// Whatever marks a done step stale fires `step.stale`: here `tick undo S1`, which makes S2
+/// (it depends on S1) stale in its transaction; the payload's `reason` is S2's `stale:` line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_marking_a_dependent_stale_fires_its_step_stale_hook() {
+    let (server, project) = two_steps_with_a_stale_hook().await;
+    farewell(&server);
+    let output = project.tick_against(&server, &["run"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.tick_against(&server, &["undo", "S1"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!(
+            "hooks_step_stale_undo",
+            hook_lines(&stderr(&output)).replace(&project.task_id(), "[TASK]")
+        );
+    });
+}
+
+/// A step `tick run` finds stale as it starts: its `step.stale` hook is a `hook` event of the
+/// run's `--json` (and the only one: nothing else has a hook).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_the_run_finds_stale_has_its_hook_event_in_the_runs_json() {
+    let (server, project) = two_steps_with_a_stale_hook().await;
+    let output = project
+        .tick_against(&server, &["run", "--steps", "1"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    project.write("greeting.txt", "hello again\n");
+    farewell(&server);
+    let output = project.tick_against(&server, &["run", "--json"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events: Vec<String> = stdout(&output)
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).unwrap()["event"] == "hook")
+        .map(|l| l.replace(&project.task_id(), "[TASK]"))
+        .collect();
+    snapshot_settings().bind(|| {
+        insta::assert_snapshot!("hooks_step_stale_run_json", events.join("\n"));
+    });
+}
+
+/// `tick doctor` lists the hooks that apply, in the order they run, with each command that
+/// cannot run here, and names the untrusted repository's hooks that do not run.
+#[test]
+fn doctor_lists_the_hooks_that_apply_and_checks_each_command() {
+    let project = Workspace::sample();
+    project.write(".hooks/stale.py", TELLING);
+    project.write_user_config(
+        "hooks:\n  - event: step.stale\n    command: python3 .hooks/stale.py 1\n  - event: tool.post\n    matcher: write_file\n    command: ./.hooks/format.sh\n  - event: session.start\n    command: 'true'\n",
+    );
+    project.write(
+        ".tasks/config.yaml",
+        "hooks:\n  - event: step.start\n    command: touch hook-ran\n",
+    );
+    let (closed, _) = crate::common::fake_model::closed_port_url();
+    let output = project.command(&closed, &["doctor"]).output().unwrap();
+    let shown = stdout(&output);
+    let hooks: Vec<&str> = shown
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("FAIL hooks"))
+        .take_while(|l| l.trim_start().starts_with("FAIL hooks") || l.starts_with("         "))
+        .collect();
+    snapshot_settings().bind(|| insta::assert_snapshot!("hooks_doctor", hooks.join("\n")));
 }

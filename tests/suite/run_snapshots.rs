@@ -27,7 +27,7 @@ Write a greeting file.
   - verify: `grep -q bye bye.txt`
 ";
 
-fn transcript(project: &Workspace, output: &Output) -> String {
+pub(super) fn transcript(project: &Workspace, output: &Output) -> String {
     format!(
         "exit: {}\n--- stdout\n{}--- stderr\n{}",
         output.status.code().unwrap_or(-1),
@@ -38,7 +38,7 @@ fn transcript(project: &Workspace, output: &Output) -> String {
     .replace(&project.task_id(), "[TASK]")
 }
 
-fn settings() -> insta::Settings {
+pub(super) fn settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     // Wall-clock times of commands and of the run.
     settings.add_filter(r"\b\d+(\.\d+)?\s?(ms|s)\b", "[TIME]");
