@@ -382,6 +382,7 @@ impl Ui {
         // The lines `warn` and `hint` would write, in one write: a plan of 10,000 steps can
         // have thousands of warnings, and stderr is not buffered.
         let mut lines = String::new();
+        let next = crate::report::status::next_action(report);
         for (warning, hint) in warnings {
             let _ = writeln!(
                 lines,
@@ -392,6 +393,9 @@ impl Ui {
             if let Some(hint) = hint {
                 let _ = writeln!(lines, "{} {}", style("hint:").cyan(), visible(&hint));
             }
+        }
+        if let Some(next) = next {
+            let _ = writeln!(lines, "{} {}", style("hint:").cyan(), visible(&next));
         }
         if !lines.is_empty() {
             let _ = std::io::stderr().lock().write_all(lines.as_bytes());

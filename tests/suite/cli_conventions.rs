@@ -328,3 +328,25 @@ fn quiet_and_verbose_on_every_command() {
     assert_contains(&verbose.stderr, "· workspace `");
     ws.fails(&["status", "-q", "-v"], 2);
 }
+
+/// With no `EDITOR`, no `VISUAL` and no terminal, `vi` would read a pipe, edit nothing and
+/// exit 0: tick refuses, saying how to set one, and leaves the file alone.
+#[test]
+fn edit_without_an_editor_or_a_terminal_refuses_with_the_fix() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    let plan = ws.read(&format!(".tasks/{id}/PLAN.md"));
+    let run = ws.run_with(&["edit"], |cmd| {
+        cmd.env_remove("EDITOR").env_remove("VISUAL");
+    });
+    insta::assert_snapshot!(
+        format!("{}{}exit {}", run.stdout, run.stderr.replace(&id, "[ID]"), run.code),
+        @"
+    error: no editor for `.tasks/[ID]/PLAN.md`: `EDITOR` and `VISUAL` are not set and there is no terminal for `vi`
+
+    hint: set `EDITOR` (like `EDITOR=nano`, or `EDITOR='code --wait'`), or edit `.tasks/[ID]/PLAN.md` yourself; it was not changed
+    exit 2
+    "
+    );
+    assert_eq!(ws.read(&format!(".tasks/{id}/PLAN.md")), plan);
+}
