@@ -32,9 +32,21 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_pager: bool,
 
+    /// Colour: `auto` (on a terminal, unless `NO_COLOR` is set), `always`, `never`.
+    #[arg(long, value_enum, value_name = "WHEN", global = true, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+
     /// `None`: the interactive session (in a terminal).
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// When the lines tick prints are coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]

@@ -479,24 +479,21 @@ fn with_value(text: &str, key: &str, value: &str) -> Option<String> {
     let child = lines[at + 1..end].iter().position(|l| {
         l.len() - l.trim_start().len() == indent && key_rest(l.trim_start(), name).is_some()
     });
-    match child {
-        Some(n) => {
-            let line = &lines[at + 1 + n];
-            let rest = key_rest(line.trim_start(), name)?;
-            if value_part(rest).is_empty() {
-                return None;
-            }
-            let comment = comment_part(rest);
-            lines[at + 1 + n] = format!("{pad}{name}: {value}{comment}\n");
+    if let Some(n) = child {
+        let line = &lines[at + 1 + n];
+        let rest = key_rest(line.trim_start(), name)?;
+        if value_part(rest).is_empty() {
+            return None;
         }
-        None => {
-            // After the table's last entry, so a comment above an entry stays with it.
-            let last = lines[at + 1..end]
-                .iter()
-                .rposition(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-                .map_or(at, |n| at + 1 + n);
-            lines.insert(last + 1, format!("{pad}{name}: {value}\n"));
-        }
+        let comment = comment_part(rest);
+        lines[at + 1 + n] = format!("{pad}{name}: {value}{comment}\n");
+    } else {
+        // After the table's last entry, so a comment above an entry stays with it.
+        let last = lines[at + 1..end]
+            .iter()
+            .rposition(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .map_or(at, |n| at + 1 + n);
+        lines.insert(last + 1, format!("{pad}{name}: {value}\n"));
     }
     Some(lines.concat())
 }

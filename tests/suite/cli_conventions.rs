@@ -350,3 +350,43 @@ fn edit_without_an_editor_or_a_terminal_refuses_with_the_fix() {
     );
     assert_eq!(ws.read(&format!(".tasks/{id}/PLAN.md")), plan);
 }
+
+/// Regression (issue 31): `tick check` said "all clear" with a draft that does not parse, and
+/// `tick show` refused to print it.
+#[test]
+fn a_broken_draft_is_a_check_finding_and_show_prints_it_with_the_error_located() {
+    let ws = Workspace::new();
+    ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    let draft = ".tasks/draft/PLAN.md";
+    let broken = ws.read(draft).replace("- [ ] S3", "- [?] S3");
+    ws.write(draft, &broken);
+    let mut out = String::new();
+    for args in [&["check"][..], &["show"][..]] {
+        let run = ws.run(args);
+        out.push_str(&format!(
+            "$ tick {}\n{}{}exit {}\n",
+            args.join(" "),
+            run.stdout,
+            run.stderr,
+            run.code
+        ));
+    }
+    insta::assert_snapshot!("broken_draft_check_and_show", out);
+    assert_eq!(ws.read(draft), broken, "the draft is left as it was");
+}
+
+/// `--color always` colours the lines even into a pipe and past `NO_COLOR`; `--color never`
+/// leaves them plain.
+#[test]
+fn color_always_and_never_override_the_terminal_check() {
+    let ws = Workspace::new();
+    ws.approve(PLAN);
+    ws.ok(&["mark", "S1", "done"]);
+    let coloured = ws.ok(&["--color", "always", "status"]);
+    assert!(coloured.stderr.contains("\u{1b}["), "{coloured:?}");
+    let plain = ws.run_with(&["--color", "never", "status"], |cmd| {
+        cmd.env_remove("NO_COLOR").env("CLICOLOR_FORCE", "1");
+    });
+    assert!(!plain.stderr.contains('\u{1b}'), "{plain:?}");
+    assert_eq!(plain.code, 0);
+}

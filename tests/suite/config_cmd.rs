@@ -14,7 +14,10 @@ fn shown(args: &[&str], run: &Run) -> String {
     )
 }
 
-fn session(ws: &Workspace, steps: &[(&[&str], &[(&str, &str)])]) -> String {
+/// One command of a session: its arguments and the variables it runs with.
+type Step<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+
+fn session(ws: &Workspace, steps: &[Step<'_>]) -> String {
     let mut out = String::new();
     for (args, vars) in steps {
         let run = ws.run_with(args, |cmd| {

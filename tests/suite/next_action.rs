@@ -64,3 +64,13 @@ fn a_hint_names_a_task_that_is_not_the_current_one_by_its_shortest_unique_prefix
         "{status:?}"
     );
 }
+
+/// `-q` keeps what is wrong and drops what to do: no `hint:` lines from `tick status -q`.
+#[test]
+fn status_quiet_keeps_the_warnings_and_drops_the_hints() {
+    let ws = Workspace::new();
+    ws.approve(PLAN);
+    ws.ok(&["mark", "S1", "done"]);
+    let run = ws.ok(&["-q", "status"]);
+    insta::assert_snapshot!(run.stderr, @"warning: `S1` is done without verification");
+}
