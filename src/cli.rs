@@ -786,7 +786,7 @@ pub enum Shell {
 
 /// Print tick's man pages (roff): `tick(1)` and one page per subcommand, `tick-plan(1)`...
 ///
-/// For example: `tick man --dir ~/.local/share/man/man1`, then `man tick-plan`.
+/// For example: `tick man --dir ~/.local/share/man` (the pages go in its `man1/`), then `man tick-plan`.
 #[derive(Debug, Args)]
 pub struct ManArgs {
     /// The subcommand whose page to print, like `plan` (default: the top page, `tick(1)`).
