@@ -395,3 +395,39 @@ pub fn next_action(report: &StatusReport<'_>) -> Option<String> {
             .to_owned(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{short_prefix, task_arg};
+
+    #[test]
+    fn a_task_is_named_by_the_shortest_prefix_no_other_task_shares_and_the_current_one_not_at_all()
+    {
+        let ids: Vec<String> = [
+            "20261130-143012-login",
+            "20261130-143019-logout",
+            "20261201-090000-docs",
+            "20261201-090000-docs-2",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        assert_eq!(
+            short_prefix(&ids, "20261130-143012-login"),
+            "20261130-143012"
+        );
+        assert_eq!(
+            short_prefix(&ids, "20261201-090000-docs-2"),
+            "20261201-090000-docs-"
+        );
+        // Its whole id is a prefix of another's: only the whole id names it (exactly).
+        assert_eq!(
+            short_prefix(&ids, "20261201-090000-docs"),
+            "20261201-090000-docs"
+        );
+        let one = vec!["20261130-143012-login".to_owned()];
+        assert_eq!(short_prefix(&one, "20261130-143012-login"), "20261130");
+        assert_eq!(task_arg(&ids, &ids[0], Some(&ids[0])), "");
+        assert_eq!(task_arg(&ids, &ids[0], Some(&ids[1])), " 20261130-143012");
+        assert_eq!(task_arg(&ids, &ids[0], None), " 20261130-143012");
+    }
+}
