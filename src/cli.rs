@@ -32,9 +32,21 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_pager: bool,
 
+    /// Colour: `auto` (on a terminal, unless `NO_COLOR` is set), `always`, `never`.
+    #[arg(long, value_enum, value_name = "WHEN", global = true, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+
     /// `None`: the interactive session (in a terminal).
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// When the lines tick prints are coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,6 +79,64 @@ pub enum Command {
     Undo(UndoArgs),
     Redo(RedoArgs),
     Mcp(McpArgs),
+    Config(ConfigArgs),
+}
+
+/// Show or change a setting: each value tick uses and where it came from.
+///
+/// `list` shows every setting, its value and its source (default, your file
+/// `~/.config/tick/config.yaml`, the repository's `.tasks/config.yaml`, or the environment);
+/// `set` writes your file (`--user`) or the repository's (`--repo`), checked before it is
+/// replaced in one step. See `docs/config.md`.
+#[derive(Debug, Args)]
+#[command(after_long_help = CONFIG_EXAMPLES)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub command: ConfigCommand,
+}
+
+const CONFIG_EXAMPLES: &str = "\
+Examples:
+  tick config list                           # every setting, its value and its source
+  tick config get model
+  tick config set model qwen2.5-coder --user  # in ~/.config/tick/config.yaml
+  tick config set limits.max_turns 60 --repo  # in .tasks/config.yaml";
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    List(ConfigListArgs),
+    Get(ConfigGetArgs),
+    Set(ConfigSetArgs),
+}
+
+/// Every setting with the value tick uses and where it came from.
+#[derive(Debug, Args)]
+pub struct ConfigListArgs {}
+
+/// One setting's value (on stdout) and where it came from (on stderr).
+#[derive(Debug, Args)]
+pub struct ConfigGetArgs {
+    /// The setting, as in the file: `model`, `limits.max_turns`.
+    pub key: String,
+}
+
+/// Write one setting to your file or the repository's, keeping the file's other lines.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("file").required(true).args(["user", "repo"])))]
+pub struct ConfigSetArgs {
+    /// The setting, as in the file: `model`, `limits.max_turns`.
+    pub key: String,
+
+    /// Its new value.
+    pub value: String,
+
+    /// Write your own file (`~/.config/tick/config.yaml`, or `$TICK_CONFIG`).
+    #[arg(long)]
+    pub user: bool,
+
+    /// Write the repository's file (`.tasks/config.yaml`, committed with the repository).
+    #[arg(long)]
+    pub repo: bool,
 }
 
 /// Your MCP servers (list, add) and tick's tasks as MCP tools for other agents (serve).
@@ -716,7 +786,7 @@ pub enum Shell {
 
 /// Print tick's man pages (roff): `tick(1)` and one page per subcommand, `tick-plan(1)`...
 ///
-/// For example: `tick man --dir ~/.local/share/man/man1`, then `man tick-plan`.
+/// For example: `tick man --dir ~/.local/share/man` (the pages go in its `man1/`), then `man tick-plan`.
 #[derive(Debug, Args)]
 pub struct ManArgs {
     /// The subcommand whose page to print, like `plan` (default: the top page, `tick(1)`).

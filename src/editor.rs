@@ -30,6 +30,15 @@ pub fn editor(env: &Env) -> String {
 /// Fails when no editor could be started; an editor that ran and failed is a [`Closed`] with
 /// that status (the file may still have been edited).
 pub fn open(env: &Env, path: &Path, shown: &str) -> Result<Closed> {
+    // `vi` into a pipe edits nothing and exits 0, which would read as "closed unchanged".
+    if env.var("VISUAL").is_none() && env.var("EDITOR").is_none() && !env.stdin_is_terminal {
+        return Err(Error::input(format!(
+            "no editor for `{shown}`: `EDITOR` and `VISUAL` are not set and there is no terminal for `vi`"
+        ))
+        .hint(format!(
+            "set `EDITOR` (like `EDITOR=nano`, or `EDITOR='code --wait'`), or edit `{shown}` yourself; it was not changed"
+        )));
+    }
     let editor = editor(env);
     // The editor setting may carry arguments (`code --wait`): let the shell split it.
     let status = std::process::Command::new("sh")

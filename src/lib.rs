@@ -91,6 +91,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // `auto` is the console crate's own reading of the terminal, `NO_COLOR` and `CLICOLOR_FORCE`.
+    if cli.color != cli::ColorWhen::Auto {
+        let on = cli.color == cli::ColorWhen::Always;
+        console::set_colors_enabled(on);
+        console::set_colors_enabled_stderr(on);
+    }
     ui.set_verbosity(if cli.quiet {
         ui::Verbosity::Quiet
     } else if cli.verbose {

@@ -44,6 +44,12 @@ pub struct Ui {
     live: Mutex<Live>,
     /// `-q` (-1: no notes or hints), normal (0), `-v` (1: detail lines too).
     verbosity: std::sync::atomic::AtomicI8,
+    /// A verification just failed: the `update_step` claim it refuses is said as that, not as
+    /// a tool that failed.
+    verify_failed: std::sync::atomic::AtomicBool,
+    /// The flag a person's Ctrl-C sets (`tick run`): a tool call it cut short is said as
+    /// interrupted by them, not as failed.
+    stop: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// How much a command says beside its data, warnings and errors: `-q` and `-v`.
@@ -131,10 +137,39 @@ impl Ui {
     /// Progress of a model turn: JSON lines on stdout with `--json`; on a terminal, a spinner
     /// naming each tool call, the model's text, and a line per tool call on stderr;
     /// otherwise nothing.
+    /// Tells the printer the flag a Ctrl-C sets, so a tool call it stops is said as that.
+    pub fn watch_stop(&self, stop: &std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        let _ = self.stop.set(std::sync::Arc::clone(stop));
+    }
+
+    /// What a tool call that failed is said as: a refused claim after a failed verification,
+    /// else the tool that failed.
+    fn failed_tool_line(&self, name: &str) -> String {
+        if self
+            .stop
+            .get()
+            .is_some_and(|stop| stop.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return format!("{} interrupted by you", visible(name));
+        }
+        let verify_failed = self
+            .verify_failed
+            .swap(false, std::sync::atomic::Ordering::Relaxed);
+        if name == "update_step" && verify_failed {
+            "the verify failed, so the step is not done; the model is told why".to_owned()
+        } else {
+            format!("{} failed; the model is told why", visible(name))
+        }
+    }
+
     pub fn agent_event(&self, event: &AgentEvent, json: bool, live: bool) {
         if json {
             self.json(event);
             return;
+        }
+        if matches!(event, AgentEvent::ToolCall { .. }) {
+            self.verify_failed
+                .store(false, std::sync::atomic::Ordering::Relaxed);
         }
         if !live {
             // Piped or redirected: no spinner and no streamed text, but one plain line per
@@ -148,10 +183,7 @@ impl Ui {
                     is_error: true,
                     ..
                 } => {
-                    Self::err_line(&format!(
-                        "   {} failed; the model is told why",
-                        visible(name)
-                    ));
+                    Self::err_line(&format!("   {}", self.failed_tool_line(name)));
                 }
                 AgentEvent::Retry { .. } => Self::err_line(&retry_line(event)),
                 _ => {}
@@ -183,11 +215,8 @@ impl Ui {
                 is_error: true,
                 ..
             } => {
-                live.print(&format!(
-                    "  {} {} failed; the model is told why",
-                    style("!").yellow(),
-                    visible(name)
-                ));
+                let line = self.failed_tool_line(name);
+                live.print(&format!("  {} {line}", style("!").yellow()));
             }
             AgentEvent::Reminder { text } => {
                 live.flush_text();
@@ -382,6 +411,9 @@ impl Ui {
         // The lines `warn` and `hint` would write, in one write: a plan of 10,000 steps can
         // have thousands of warnings, and stderr is not buffered.
         let mut lines = String::new();
+        // `-q` keeps the warnings and drops the hints, as `hint` does.
+        let hints = self.level() >= 0;
+        let next = crate::report::status::next_action(report).filter(|_| hints);
         for (warning, hint) in warnings {
             let _ = writeln!(
                 lines,
@@ -389,9 +421,12 @@ impl Ui {
                 style("warning:").yellow().bold(),
                 visible(&warning)
             );
-            if let Some(hint) = hint {
+            if let Some(hint) = hint.filter(|_| hints) {
                 let _ = writeln!(lines, "{} {}", style("hint:").cyan(), visible(&hint));
             }
+        }
+        if let Some(next) = next {
+            let _ = writeln!(lines, "{} {}", style("hint:").cyan(), visible(&next));
         }
         if !lines.is_empty() {
             let _ = std::io::stderr().lock().write_all(lines.as_bytes());
@@ -426,6 +461,8 @@ impl Ui {
                 ..
             } => {
                 self.end_live_text();
+                self.verify_failed
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
                 Self::err_line(&run_event_line(event).unwrap_or_default());
                 // What failed, on screen: the last lines of the output (state.yaml keeps the
                 // same tail, `runs/` the whole transcript).

@@ -40,6 +40,17 @@ pub fn run(ctx: &Ctx<'_>, args: &CheckArgs) -> Result<Outcome> {
             message: attempt_message(&attempt),
         });
     }
+    // A draft that does not parse cannot be approved: a finding, like a task's.
+    if let Err(err) = store.load_draft()
+        && err.kind == ErrorKind::Input
+    {
+        report.findings.push(Finding {
+            task: "draft".to_owned(),
+            kind: FindingKind::Unparseable,
+            step: None,
+            message: err.message,
+        });
+    }
     report.exit_code = report
         .findings
         .iter()

@@ -6,6 +6,7 @@ pub mod approve;
 pub mod cancel;
 pub mod check;
 pub mod completions;
+pub mod config;
 pub mod diff;
 pub mod discard;
 pub mod doctor;
@@ -229,6 +230,7 @@ pub fn dispatch(cli: Cli, env: &Env, ui: &Ui) -> Result<Outcome> {
         Command::Undo(args) => undo::run(&ctx, &args),
         Command::Redo(args) => redo::run(&ctx, &args),
         Command::Mcp(args) => mcp::run(&ctx, &args),
+        Command::Config(args) => config::run(&ctx, &args),
     };
     // What taking a lock found and finished (an undo cut short by a kill) is said once.
     for notice in ctx.store().take_notices() {

@@ -11,6 +11,9 @@ pub fn run(ctx: &Ctx<'_>, args: &NextArgs) -> Result<Outcome> {
     let task_ref = store.resolve_or_current(args.task.as_deref())?;
     let task = store.load(&task_ref)?;
     let id = &task.id;
+    // The hints name the task only when a bare `tick run` would not reach it.
+    let current = store.current()?.map(|t| t.id);
+    let t = crate::report::status::task_arg(&store.task_ids()?, id, current.as_deref());
     if task.phase() == Phase::Cancelled {
         return Err(
             Error::input(format!("`{id}` was cancelled: nothing runs next"))
@@ -19,7 +22,7 @@ pub fn run(ctx: &Ctx<'_>, args: &NextArgs) -> Result<Outcome> {
     }
     if task.plan_changed() {
         ctx.ui.warn(&format!(
-            "`{id}/PLAN.md` was edited after approval; `tick run` refuses until `tick approve {id}`"
+            "`{id}/PLAN.md` was edited after approval; `tick run` refuses until `tick approve{t}`"
         ));
     }
     match next_step(&task.todo, None) {
@@ -39,8 +42,9 @@ pub fn run(ctx: &Ctx<'_>, args: &NextArgs) -> Result<Outcome> {
                     ctx.ui.data(&format!("  verify: `{verify}`"));
                 }
             }
-            ctx.ui
-                .hint(&format!("run it with `tick run {id} --step {step}`, or all that is left with `tick run {id}`"));
+            ctx.ui.hint(&format!(
+                "run it with `tick run{t} --step {step}`, or all that is left with `tick run{t}`"
+            ));
         }
         Next::AllDone => {
             ctx.ui.note(&format!("every step of `{id}` is done"));
@@ -50,14 +54,14 @@ pub fn run(ctx: &Ctx<'_>, args: &NextArgs) -> Result<Outcome> {
         Next::Blocked { id: step, reason } => {
             ctx.ui.data(&format!("{step} is blocked: {reason}"));
             ctx.ui.hint(&format!(
-                "fix what blocks it, then `tick mark {step} pending {id}` and `tick run {id}`"
+                "answer it with `tick answer {step} \"...\"{t}`, or fix what blocks it and `tick mark {step} pending{t}`; then `tick run{t}`"
             ));
         }
         Next::Waiting { id: step, on } => {
             ctx.ui
                 .data(&format!("{step} waits on {on}, which is not done"));
             ctx.ui
-                .hint(&format!("finish {on} first: `tick run {id} --step {on}`"));
+                .hint(&format!("finish {on} first: `tick run{t} --step {on}`"));
         }
         Next::AlreadyDone(step) => {
             ctx.ui.note(&format!("{step} is already done"));

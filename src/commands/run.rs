@@ -53,6 +53,8 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         Event::Warning(warning) => ui.warn(&crate::ui::warning_line(&warning)),
         Event::Note(line) => ui.note(&line),
     };
+    let stop = super::stop_on_signals()?;
+    ctx.ui.watch_stop(&stop);
     let request = RunRequest {
         task: args.task.as_deref(),
         options: RunOptions {
@@ -62,7 +64,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         flags: super::flags(&args.model),
         no_sandbox: args.no_sandbox,
         commit: args.commit,
-        stop: super::stop_on_signals()?,
+        stop,
     };
     let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
     let person: &mut dyn Person = if ctx.env.interactive && !json {

@@ -28,9 +28,18 @@ pub fn run(ctx: &Ctx<'_>, args: &ShowArgs) -> Result<Outcome> {
     if let Some(version) = args.version {
         return show_version(ctx, args.task.as_deref(), version);
     }
-    if args.task.is_none()
-        && let Some(draft) = store.load_draft()?
-    {
+    let draft = if args.task.is_none() {
+        match store.load_draft() {
+            Ok(draft) => draft,
+            Err(err) if err.kind == crate::error::ErrorKind::Input => {
+                return print_broken_draft(ctx).ok_or(err);
+            }
+            Err(err) => return Err(err),
+        }
+    } else {
+        None
+    };
+    if let Some(draft) = draft {
         let phase = print_draft(ctx, &draft);
         if phase == Phase::NeedsInput {
             ctx.ui
@@ -61,6 +70,40 @@ pub fn run(ctx: &Ctx<'_>, args: &ShowArgs) -> Result<Outcome> {
         body.trim_start_matches(['\n', '\r'])
     ));
     Ok(Outcome::Done)
+}
+
+/// A draft whose PLAN.md does not parse, printed as it is with the error under the line it is
+/// on (`file:line:col`), so it can be read and fixed; `None` when the file parses (what failed
+/// was something else).
+fn print_broken_draft(ctx: &Ctx<'_>) -> Option<Outcome> {
+    let store = ctx.store();
+    let path = store.draft_plan_path();
+    let src = fsx::read_optional(&path).ok()??;
+    let err = plan_md::parse(&src).err()?;
+    let shown = store.rel(&path);
+    let mut out = format!("draft: (does not parse)\nfile:  {shown}\n\n");
+    for (n, line) in src.lines().enumerate() {
+        out.push_str(line);
+        out.push('\n');
+        if n + 1 == err.line {
+            out.push_str(&" ".repeat(err.col.saturating_sub(1)));
+            out.push_str(&format!("^ {}\n", err.message));
+        }
+    }
+    ctx.ui.data(out.trim_end());
+    ctx.ui.warn(&format!(
+        "`{shown}:{}:{}`: {}",
+        err.line, err.col, err.message
+    ));
+    let mut hint = err.hint.clone();
+    if !hint.is_empty() {
+        hint.push_str("; ");
+    }
+    hint.push_str(
+        "fix it with `tick edit` (checked on close); `tick approve` refuses until it parses",
+    );
+    ctx.ui.hint(&hint);
+    Some(Outcome::Done)
 }
 
 /// `tick show --version N [TASK]`: version `version` of the task's plan, as it was approved

@@ -5,7 +5,7 @@ use super::{Ctx, Outcome};
 use crate::cli::StatusArgs;
 use crate::error::Result;
 use crate::report::status::{
-    AttemptReport, JSON_FORMAT, StaleFound, StatusReport, attention_report, draft_report,
+    AttemptReport, JSON_FORMAT, StaleFound, StatusReport, attention_report, draft_report, task_arg,
     task_report,
 };
 use crate::watch;
@@ -65,6 +65,14 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
     } else {
         None
     };
+    // A hint names the task only when a bare command would not reach it.
+    let named = match (&args.task, &task) {
+        (Some(_), Some(task)) => {
+            let current = store.current()?.map(|t| t.id);
+            task_arg(&store.task_ids()?, &task.id, current.as_deref())
+        }
+        _ => String::new(),
+    };
     let report = StatusReport {
         format: JSON_FORMAT,
         attention,
@@ -90,6 +98,7 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
                 .and_then(|a| a.git_head.as_deref());
             report.plan_may_be_out_of_date =
                 watch::freshness::missing_files(store.root(), &t.todo, approved_on);
+            report.named.clone_from(&named);
             report
         }),
     };

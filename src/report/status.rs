@@ -89,6 +89,10 @@ pub struct TaskReport<'a> {
     pub unsandboxed_run: Option<DateTime<Utc>>,
     /// The last run attempt, when it failed (from state.yaml).
     pub last_attempt: Option<AttemptReport>,
+    /// How a hint names the task after a command: empty for the current task, else a space
+    /// and the shortest unique prefix of its id ([`task_arg`]).
+    #[serde(skip)]
+    pub named: String,
 }
 
 /// A revision of PLAN.md waiting for approval: a re-plan (the executor's around `step`, with
@@ -300,5 +304,130 @@ pub fn task_report<'a>(store: &Store, task: &'a Task) -> TaskReport<'a> {
         plan_may_be_out_of_date: Vec::new(),
         last_attempt: task.state.last_attempt.as_ref().map(AttemptReport::from),
         unsandboxed_run: task.state.unsandboxed_run,
+        named: String::new(),
+    }
+}
+
+/// How a hint names the task `id` after a command: nothing for the current task (`current`),
+/// else a space and the shortest prefix of its folder name that no other task of `ids`
+/// shares, at least its date (`20261130`).
+pub fn task_arg(ids: &[String], id: &str, current: Option<&str>) -> String {
+    if current == Some(id) {
+        return String::new();
+    }
+    format!(" {}", short_prefix(ids, id))
+}
+
+/// The shortest prefix of `id` (at least 8 characters, the date) that names only it among
+/// `ids` by [`Store::resolve`]'s rule.
+pub fn short_prefix(ids: &[String], id: &str) -> String {
+    let mut end = id.len().min(8);
+    while end < id.len() {
+        let prefix = &id[..end];
+        if id.is_char_boundary(end)
+            && !ids
+                .iter()
+                .any(|other| other != id && other.starts_with(prefix))
+        {
+            return prefix.to_owned();
+        }
+        end += 1;
+    }
+    id.to_owned()
+}
+
+/// The next thing to do, for the last line of `tick status`: for the task (what blocks it,
+/// or the run that goes on with it), else for the draft (review and approve it, or answer its
+/// questions). `None` when a warning already says it (a revision waiting for approval).
+pub fn next_action(report: &StatusReport<'_>) -> Option<String> {
+    if let Some(task) = &report.task {
+        if task.revision_waiting.is_some() || task.replan_not_written.is_some() {
+            return None;
+        }
+        let t = &task.named;
+        let all = || {
+            task.steps
+                .iter()
+                .flat_map(|s| std::iter::once(s).chain(s.substeps.iter()))
+        };
+        let with = |status: StepStatus| {
+            all().find(|s| s.status == status && s.substeps.is_empty() && s.id().is_some())
+        };
+        if !task.phase.is_finished() {
+            if let Some(step) = with(StepStatus::Blocked).and_then(StepReport::id) {
+                return Some(format!(
+                    "`{step}` waits for you: `tick answer {step} \"...\"{t}` answers it and `tick run{t}` goes on; or fix what blocks it and `tick mark {step} pending{t}`"
+                ));
+            }
+            if let Some(step) = with(StepStatus::InProgress).and_then(StepReport::id) {
+                return Some(format!(
+                    "`tick run{t}` goes on with `{step}`, left in progress"
+                ));
+            }
+            let progress = &task.progress;
+            if progress.done < progress.total {
+                return Some(if progress.done == 0 {
+                    format!(
+                        "`tick run{t}` starts it, one verified step at a time (`tick next{t}` shows the first step)"
+                    )
+                } else {
+                    format!(
+                        "`tick run{t}` goes on with the {} steps left",
+                        progress.total - progress.done
+                    )
+                });
+            }
+        }
+        if report.draft.is_none() && task.phase == Phase::Completed {
+            return Some(
+                "done: commit `.tasks/` with the code, or plan the next task with `tick plan \"goal\"`"
+                    .to_owned(),
+            );
+        }
+    }
+    let draft = report.draft.as_ref()?;
+    Some(match draft.phase {
+        Phase::NeedsInput => format!(
+            "the planner has questions under `## Open questions` in `{}`: `tick plan --answer \"...\"` answers them",
+            draft.path
+        ),
+        _ => "read the draft with `tick review` (or `tick show`), then `tick approve` or `tick plan --revise \"...\"`"
+            .to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{short_prefix, task_arg};
+
+    #[test]
+    fn a_task_is_named_by_the_shortest_prefix_no_other_task_shares_and_the_current_one_not_at_all()
+    {
+        let ids: Vec<String> = [
+            "20261130-143012-login",
+            "20261130-143019-logout",
+            "20261201-090000-docs",
+            "20261201-090000-docs-2",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        assert_eq!(
+            short_prefix(&ids, "20261130-143012-login"),
+            "20261130-143012"
+        );
+        assert_eq!(
+            short_prefix(&ids, "20261201-090000-docs-2"),
+            "20261201-090000-docs-"
+        );
+        // Its whole id is a prefix of another's: only the whole id names it (exactly).
+        assert_eq!(
+            short_prefix(&ids, "20261201-090000-docs"),
+            "20261201-090000-docs"
+        );
+        let one = vec!["20261130-143012-login".to_owned()];
+        assert_eq!(short_prefix(&one, "20261130-143012-login"), "20261130");
+        assert_eq!(task_arg(&ids, &ids[0], Some(&ids[0])), "");
+        assert_eq!(task_arg(&ids, &ids[0], Some(&ids[1])), " 20261130-143012");
+        assert_eq!(task_arg(&ids, &ids[0], None), " 20261130-143012");
     }
 }

@@ -72,11 +72,16 @@ pub fn check_runnable(store: &Store, task: &Task, sink: &mut Sink<'_>) -> Result
             .join(crate::tasks::approval::APPROVED_COPY);
         let diff = crate::tasks::approval::changes_since_approval(&copy, &task.plan_src);
         sink(RunEvent::PlanChanged { diff });
-        return Err(Error::input(format!(
-            "`{}` was edited after approval",
-            store.rel(&task.dir.join(PLAN_FILE))
-        ))
-        .hint(format!(
+        let plan = store.rel(&task.dir.join(PLAN_FILE));
+        // tick's own re-plan is not a person's edit.
+        let what = match &task.state.pending_replan {
+            Some(replan) => format!(
+                "`{plan}` was re-planned by tick around `{}` and waits for your approval",
+                replan.step
+            ),
+            None => format!("`{plan}` was edited after approval"),
+        };
+        return Err(Error::input(what).hint(format!(
             "review the change, then approve it with `tick approve {}`; nothing was run",
             task.id
         )));

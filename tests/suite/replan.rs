@@ -590,6 +590,19 @@ Greet people.
         let run = tick(&ws, &server, &["run"]).await;
         assert_eq!(run.code, 2, "{run:#?}");
         assert!(run.stderr.contains("tick approve"), "{}", run.stderr);
+        // Regression (issue 31): tick's own re-plan was "edited after approval".
+        assert!(
+            run.stderr.contains(&format!(
+                "error: `.tasks/{id}/PLAN.md` was re-planned by tick around `S2` and waits for your approval"
+            )),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains("edited after approval"),
+            "{}",
+            run.stderr
+        );
         assert_eq!(server.requests().len(), 3, "no model turn before approval");
 
         // As the run said: `tick approve`, the current task's revision (there is no draft).

@@ -1,0 +1,91 @@
+//! `tick config list|get|set`: each setting's value and source, and a write that only a file
+//! tick can load ever reaches.
+
+use crate::common::workspace::{Run, Workspace, filters};
+
+/// What a person sees at the terminal for `tick args…`: stdout, stderr and the exit code.
+fn shown(args: &[&str], run: &Run) -> String {
+    format!(
+        "$ tick {}\n{}{}exit {}\n",
+        args.join(" "),
+        run.stdout,
+        run.stderr,
+        run.code
+    )
+}
+
+/// One command of a session: its arguments and the variables it runs with.
+type Step<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+
+fn session(ws: &Workspace, steps: &[Step<'_>]) -> String {
+    let mut out = String::new();
+    for (args, vars) in steps {
+        let run = ws.run_with(args, |cmd| {
+            for (name, value) in *vars {
+                cmd.env(name, value);
+            }
+        });
+        out.push_str(&shown(args, &run));
+    }
+    out
+}
+
+#[test]
+fn config_list_get_and_set_name_each_value_and_where_it_came_from() {
+    let ws = Workspace::new();
+    ws.write(
+        ".tasks/config.yaml",
+        "# the team's settings\nlimits:\n  # a short leash\n  max_turns: 12\n",
+    );
+    let text = session(
+        &ws,
+        &[
+            (&["config", "set", "model", "qwen2.5-coder", "--user"], &[]),
+            (&["config", "set", "limits.max_retries", "2", "--repo"], &[]),
+            (&["config", "set", "tool_calls", "text", "--repo"], &[]),
+            (&["config", "list"], &[("TICK_PLANNER", "compact")]),
+            (&["config", "get", "model"], &[("TICK_MODEL", "other")]),
+            (&["config", "get", "limits.max_turns"], &[]),
+        ],
+    );
+    let repo_file = std::fs::read_to_string(ws.path(".tasks/config.yaml")).unwrap();
+    let user_file = std::fs::read_to_string(ws.user_config()).unwrap();
+    let all = format!("{text}\n--- .tasks/config.yaml\n{repo_file}--- user config\n{user_file}");
+    filters(&ws).bind(|| insta::assert_snapshot!("config_list_get_set", all));
+}
+
+#[test]
+fn config_set_refuses_a_bad_value_or_a_file_that_would_not_load_and_leaves_it_byte_identical() {
+    let ws = Workspace::new();
+    let repo = "limits:\n  max_turns: 12 # ours\n";
+    ws.write(".tasks/config.yaml", repo);
+    // A typo already in the person's file: no write may go through until it is fixed.
+    let user = "modle: qwen\n";
+    ws.write_user_config(user);
+    let text = session(
+        &ws,
+        &[
+            (&["config", "set", "tool_calls", "fast", "--repo"], &[]),
+            (
+                &["config", "set", "limits.max_turns", "many", "--repo"],
+                &[],
+            ),
+            (&["config", "set", "model", "qwen", "--user"], &[]),
+            (&["config", "set", "hooks", "x", "--user"], &[]),
+            (&["config", "set", "sandbox.network", "true", "--user"], &[]),
+            (&["config", "get", "modle"], &[]),
+            (&["config", "set", "model", "qwen"], &[]),
+        ],
+    );
+    filters(&ws).bind(|| insta::assert_snapshot!("config_set_refused", text));
+    assert_eq!(
+        std::fs::read_to_string(ws.path(".tasks/config.yaml")).unwrap(),
+        repo
+    );
+    assert_eq!(std::fs::read_to_string(ws.user_config()).unwrap(), user);
+    let left: Vec<_> = std::fs::read_dir(ws.user_config().parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["config.yaml"], "no candidate file is left behind");
+}
