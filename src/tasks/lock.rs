@@ -50,9 +50,9 @@ pub fn acquire(dir: &Path, name: &str, holder: &str, wait: Duration) -> Result<L
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&path);
     let not_a_file = || {
-        Error::input(format!("`{name}/{LOCK_FILE}` is not a regular file")).hint(format!(
-            "remove `{name}/{LOCK_FILE}` (tick makes a new one); nothing was changed"
-        ))
+        Error::from(super::error::Error::LockNotAFile(format!(
+            "{name}/{LOCK_FILE}"
+        )))
     };
     let mut file = match file {
         Ok(file) => file,
