@@ -4,7 +4,7 @@
 //! message; the hints a person reads are worded here, as jj's `command_error.rs` does.
 
 use crate::error::Error;
-use crate::{fsx, tasks};
+use crate::{config, fsx, tasks};
 
 impl From<fsx::Error> for Error {
     fn from(err: fsx::Error) -> Error {
@@ -108,6 +108,68 @@ impl From<tasks::error::Error> for Error {
             E::NoTemplate(_) | E::EditUnparsed { .. } | E::Serialize { .. } | E::Render { .. } => {
                 Error::internal(message)
             }
+        }
+    }
+}
+
+impl From<config::error::Error> for Error {
+    fn from(err: config::error::Error) -> Error {
+        use config::error::{Error as E, Section};
+        let message = err.to_string();
+        match err {
+            E::File { closest, .. } => {
+                let error = Error::input(message);
+                let error = match closest {
+                    Some(key) => error.hint(format!("did you mean `{key}`?")),
+                    None => error,
+                };
+                error.hint(
+                    "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env`, \
+                     `tool_calls` (`native`, `text`, `auto`), `planner` and `executor` \
+                     (`compact`, `agent`, `auto`), `limits` (`max_turns`, `max_tokens`, \
+                     `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
+                     `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
+                     `max_transcript_entry_bytes`, `replan_max_new_steps`, `max_undo_bytes`, \
+                     `compact_candidates`, `compact_candidate_budget_s`), `sandbox` (`off`, or \
+                     `network`, `writable`, `env`), `run_command` (`allow`), `hooks` (a list of \
+                     `{event, matcher, command, timeout_s}`) and `mcp_servers` (see \
+                     `docs/mcp.md`); the file was not changed",
+                )
+            }
+            E::Section { section, .. } => Error::input(message).hint(match section {
+                Section::Hooks => {
+                    "see `docs/hooks.md` for the events and the entry's keys; the file was not \
+                     changed"
+                }
+                Section::RunCommand => {
+                    "an entry is `{program: NAME, subcommands: [..], reject: [..]}`; it can \
+                     only add to tick's table; the file was not changed"
+                }
+                Section::McpServers => {
+                    "see `docs/mcp.md` for a server's keys; the file was not changed"
+                }
+            }),
+            E::WritableNotAbsolute(_) => Error::input(message)
+                .hint("write `/path/to/dir` or `~/dir`; the file was not changed"),
+            E::Variable { var, .. } => Error::input(message).hint(match var {
+                "TICK_PROVIDER" => "use `openai`, `anthropic`, `ollama` or `llamacpp`",
+                "TICK_TOOL_CALLS" => "use `native`, `text` or `auto`",
+                "TICK_SANDBOX" => "use `TICK_SANDBOX=off` to run without the sandbox, or unset it",
+                _ => "use `compact`, `agent` or `auto`",
+            }),
+            E::Candidates { .. } => Error::input(message).hint(
+                "write `kind=url` pairs separated by commas \
+                 (`llamacpp=http://127.0.0.1:8080/v1`), or `none`; or unset it to ask the usual \
+                 ports",
+            ),
+            E::NoApiKey(key_env) => Error::input(message).hint(format!(
+                "set `{key_env}` or `api_key_env` in `.tasks/config.yaml`; a local server \
+                 (`provider: ollama`) needs none"
+            )),
+            E::McpServerExists { .. } => Error::input(message).hint(
+                "edit its entry under `mcp_servers:`, or choose another name; the file was not \
+                 changed",
+            ),
         }
     }
 }
