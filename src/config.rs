@@ -18,11 +18,11 @@ pub mod error;
 
 use crate::env::Env;
 use crate::error::{Error, Result};
-use error::{Error as ConfigError, Section};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
 use crate::tools::allowlist::{AllowEntry, AllowList};
 use crate::trust::TrustState;
+use error::{Error as ConfigError, Section};
 
 /// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
 /// machine, at their usual ports, with no key.
@@ -445,12 +445,13 @@ fn mcp_servers(
 ) -> Result<std::collections::BTreeMap<String, crate::mcp::Server>> {
     let mut servers = std::collections::BTreeMap::new();
     for (name, entry) in config.mcp_servers.iter().flatten() {
-        let server =
-            crate::mcp::config::resolve(name, entry, shown).map_err(|err| ConfigError::Section {
+        let server = crate::mcp::config::resolve(name, entry, shown).map_err(|err| {
+            ConfigError::Section {
                 shown: shown.to_owned(),
                 section: Section::McpServers,
                 detail: err.to_string(),
-            })?;
+            }
+        })?;
         servers.insert(name.clone(), server);
     }
     Ok(servers)
@@ -858,9 +859,11 @@ fn variable(var: &'static str, value: &str, not: &'static str) -> Error {
 /// `TICK_PROVIDER`, when set.
 fn env_provider(env: &Env) -> Result<Option<Provider>> {
     match env.var("TICK_PROVIDER") {
-        Some(text) => Ok(Some(Provider::parse(text).ok_or_else(|| {
-            variable("TICK_PROVIDER", text, "a provider")
-        })?)),
+        Some(text) => {
+            Ok(Some(Provider::parse(text).ok_or_else(|| {
+                variable("TICK_PROVIDER", text, "a provider")
+            })?))
+        }
         None => Ok(None),
     }
 }

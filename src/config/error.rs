@@ -51,7 +51,7 @@ pub enum Section {
 /// The key of `expected` (serde's "expected one of `a`, `b`" list in `message`) nearest to the
 /// unknown key `message` names, if one is near enough to be a typo of it.
 pub fn closest_key(message: &str) -> Option<String> {
-    let rest = message.strip_prefix("unknown field `")?;
+    let (_, rest) = message.split_once("unknown field `")?;
     let (unknown, rest) = rest.split_once('`')?;
     let expected = rest
         .split('`')
@@ -65,9 +65,10 @@ pub fn closest_key(message: &str) -> Option<String> {
             best = Some((distance, key));
         }
     }
-    // Near enough: at most a third of the key's letters (at least one) differ.
+    // Near enough: at most a third of the letters differ (rounded up: two letters swapped in
+    // a five-letter key, `modle`, are near).
     let (distance, key) = best?;
-    let near = (unknown.chars().count().max(key.chars().count()) / 3).max(1);
+    let near = unknown.chars().count().max(key.chars().count()).div_ceil(3);
     (distance <= near).then(|| key.to_owned())
 }
 
@@ -99,7 +100,7 @@ mod tests {
     fn a_typo_names_the_nearest_key_and_a_stranger_none() {
         let message = "unknown field `modle`, expected one of `provider`, `model`, `plan_model`";
         assert_eq!(closest_key(message).as_deref(), Some("model"));
-        let message = "unknown field `max_turn`, expected `max_turns`";
+        let message = "limits: unknown field `max_turn`, expected `max_turns` or `max_tokens`";
         assert_eq!(closest_key(message).as_deref(), Some("max_turns"));
         let message = "unknown field `colour`, expected one of `provider`, `model`";
         assert_eq!(closest_key(message), None);
