@@ -1504,6 +1504,18 @@ mod tests {
         Env::fixed(home.to_path_buf(), map, chrono::DateTime::UNIX_EPOCH)
     }
 
+    /// A home with the person's config file `user` and a repository's file `project` (its
+    /// path returned) in one temporary directory.
+    fn both_files(user: &str, project: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let user_path = dir.path().join(".config/tick/config.yaml");
+        std::fs::create_dir_all(user_path.parent().unwrap()).unwrap();
+        std::fs::write(&user_path, user).unwrap();
+        let project_path = dir.path().join("config.yaml");
+        std::fs::write(&project_path, project).unwrap();
+        (dir, project_path)
+    }
+
     /// Resolves `project` (shown as `config.yaml`) under `vars`, with no flags.
     fn resolve_project(project: &Path, vars: &[(&str, &str)], home: &Path) -> Result<Config> {
         resolve_trusted(project, &env(vars, home))
@@ -1832,20 +1844,10 @@ model: theirs
 
     #[test]
     fn later_sources_win_key_by_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let user = dir.path().join(".config/tick/config.yaml");
-        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
-        std::fs::write(
-            &user,
+        let (dir, project) = both_files(
             "model: user-model\nplan_model: user-planner\nlimits:\n  max_turns: 7\n  max_write_bytes: 1000\n",
-        )
-        .unwrap();
-        let project = dir.path().join("config.yaml");
-        std::fs::write(
-            &project,
             "# comment\nprovider: anthropic\nmodel: project-model\nlimits:\n  max_retries: 1\n",
-        )
-        .unwrap();
+        );
         let e = env(&[("ANTHROPIC_API_KEY", "sk-ant")], dir.path());
         let config = resolve_trusted(&project, &e).unwrap();
         assert_eq!(config.provider, Provider::Anthropic);
@@ -2051,21 +2053,11 @@ model: theirs
 
     #[test]
     fn run_command_entries_of_both_files_add_to_the_table() {
-        let dir = tempfile::tempdir().unwrap();
-        let user = dir.path().join(".config/tick/config.yaml");
-        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
-        std::fs::write(
-            &user,
-            "run_command:\n  allow:\n    - program: jq\n    - {program: git, subcommands: [shortlog]}\n",
-        )
-        .unwrap();
-        let project = dir.path().join("config.yaml");
         // The repository's file may refuse more, of anything allowed.
-        std::fs::write(
-            &project,
+        let (dir, project) = both_files(
+            "run_command:\n  allow:\n    - program: jq\n    - {program: git, subcommands: [shortlog]}\n",
             "run_command:\n  allow:\n    - {program: jq, reject: [--from-file]}\n    - {program: git, subcommands: [shortlog, log], reject: [--follow]}\n",
-        )
-        .unwrap();
+        );
         let e = env(&[], dir.path());
         let config = resolve_trusted(&project, &e).unwrap();
         let programs: Vec<&str> = config.run_command.programs().collect();
@@ -2201,12 +2193,7 @@ model: theirs
             .collect();
         assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
 
-        let dir = tempfile::tempdir().unwrap();
-        let user = dir.path().join(".config/tick/config.yaml");
-        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
-        std::fs::write(&user, "model: user\n").unwrap();
-        let project = dir.path().join("config.yaml");
-        std::fs::write(&project, format!("{template}model: project\n")).unwrap();
+        let (dir, project) = both_files("model: user\n", &format!("{template}model: project\n"));
         let shown = ".tasks/config.yaml";
         let config = resolve(
             &project,
@@ -2241,7 +2228,12 @@ model: theirs
         .unwrap();
         assert_eq!(
             config.sources.model,
-            Source::File(user.display().to_string())
+            Source::File(
+                dir.path()
+                    .join(".config/tick/config.yaml")
+                    .display()
+                    .to_string()
+            )
         );
     }
 

@@ -59,29 +59,33 @@ pub const WRITTEN_FILES: [&str; 7] = [
     APPROVING_FILE,
 ];
 
-/// `.tasks/.gitignore`: what stays local.
-pub const GITIGNORE: &str = "\
+/// What older versions wrote as `.tasks/.gitignore`, the start of today's.
+macro_rules! old_gitignore {
+    () => {
+        "\
 # Written by tick. Plans, checklists and state are committed; these stay local.
 .lock
 */.lock
 draft/session.jsonl
 */runs/
 .staging-*/
+"
+    };
+}
+
+/// `.tasks/.gitignore`: what stays local.
+pub const GITIGNORE: &str = concat!(
+    old_gitignore!(),
+    "\
 .current
 journal.jsonl
 session.yaml
-";
+"
+);
 
 /// What older versions wrote as `.tasks/.gitignore`; [`Store::ensure`] brings it up to date
 /// (one a person changed is theirs and is left alone).
-const OLD_GITIGNORE: &str = "\
-# Written by tick. Plans, checklists and state are committed; these stay local.
-.lock
-*/.lock
-draft/session.jsonl
-*/runs/
-.staging-*/
-";
+const OLD_GITIGNORE: &str = old_gitignore!();
 
 /// The workspace and its `.tasks/` folder.
 #[derive(Debug, Clone)]
@@ -156,16 +160,7 @@ const MAX_NESTED_SEARCH: usize = 200_000;
 /// included, ignore files honoured, links not followed, `.git/` and the store skipped).
 pub fn nested_stores(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    let mut walker = ignore::WalkBuilder::new(root);
-    walker
-        .hidden(false)
-        .parents(false)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .follow_links(false);
+    let mut walker = crate::tools::walk::workspace_walker(root);
     let top_store = root.join(TASKS_DIR);
     let top_git = root.join(".git");
     walker.filter_entry(move |entry| entry.path() != top_store && entry.path() != top_git);
