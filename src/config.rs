@@ -427,8 +427,7 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
         detail,
     };
     if let Some(hooks) = &config.hooks {
-        crate::hooks::HookEntry::validate(hooks)
-            .map_err(|err| section(Section::Hooks, err.to_string()))?;
+        crate::hooks::HookEntry::validate(hooks).map_err(|err| section(Section::Hooks, err))?;
     }
     mcp_servers(&config, shown)?;
     if let Some(run_command) = &config.run_command {
@@ -449,7 +448,7 @@ fn mcp_servers(
             ConfigError::Section {
                 shown: shown.to_owned(),
                 section: Section::McpServers,
-                detail: err.to_string(),
+                detail: err,
             }
         })?;
         servers.insert(name.clone(), server);
@@ -1153,7 +1152,7 @@ pub fn with_local_server(config: Config, store: &crate::tasks::Store, env: &Env)
     let candidates = match env.var(discover::CANDIDATES_VAR) {
         Some(text) => discover::parse_candidates(text).map_err(|err| ConfigError::Candidates {
             var: discover::CANDIDATES_VAR,
-            detail: err.to_string(),
+            detail: err,
         })?,
         None => discover::default_candidates(),
     };
