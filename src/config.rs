@@ -22,7 +22,7 @@ use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
 use crate::tools::allowlist::{AllowEntry, AllowList};
 use crate::trust::TrustState;
-use error::{Error as ConfigError, Section};
+use error::{ByHand, Error as ConfigError, Section};
 
 /// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
 /// machine, at their usual ports, with no key.
@@ -999,33 +999,17 @@ pub fn add_mcp_server(
         return Err(ConfigError::McpServerExists { shown, name }.into());
     }
     let text = fsx::read_capped(&path, fsx::MAX_CONFIG_FILE)?.unwrap_or_default();
-    let body = serde_yaml::to_string(entry)
-        .map_err(|err| Error::internal(format!("could not write the entry: {err}")))?;
-    let new = with_mcp_entry(&text, name, &body).ok_or_else(|| {
-        Error::input(format!(
-            "`{shown}`: its `mcp_servers:` is not a block tick can add to"
-        ))
-        .hint(format!(
-            "add the server by hand (see `docs/mcp.md`); {unchanged}"
-        ))
-    })?;
+    let body = serde_yaml::to_string(entry).map_err(|err| ConfigError::Entry(err.to_string()))?;
+    let by_hand = |why| ConfigError::McpByHand {
+        shown: shown.clone(),
+        why,
+    };
+    let new = with_mcp_entry(&text, name, &body).ok_or_else(|| by_hand(ByHand::NotABlock))?;
     // Read back as tick will read it: a file that would not load is never written.
-    let parsed: FileConfig = crate::tasks::safe_yaml::from_str(&new, 0, "", "").map_err(|err| {
-        Error::input(format!(
-            "`{shown}`: with the new entry the file would not read: {}",
-            err.message
-        ))
-        .hint(format!(
-            "add the server by hand (see `docs/mcp.md`); {unchanged}"
-        ))
-    })?;
+    let parsed: FileConfig = crate::tasks::safe_yaml::from_str(&new, 0, "", "")
+        .map_err(|err| by_hand(ByHand::WouldNotRead(err.message)))?;
     if parsed.mcp_servers.as_ref().and_then(|m| m.get(name)) != Some(entry) {
-        return Err(Error::input(format!(
-            "`{shown}`: tick could not add the entry so that it reads back the same"
-        ))
-        .hint(format!(
-            "add the server by hand (see `docs/mcp.md`); {unchanged}"
-        )));
+        return Err(by_hand(ByHand::NotTheSame).into());
     }
     if let Some(dir) = path.parent() {
         fsx::create_dir_all(dir)?;

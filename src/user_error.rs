@@ -170,6 +170,9 @@ impl From<config::error::Error> for Error {
                 "edit its entry under `mcp_servers:`, or choose another name; the file was not \
                  changed",
             ),
+            E::Entry(_) => Error::internal(message),
+            E::McpByHand { .. } => Error::input(message)
+                .hint("add the server by hand (see `docs/mcp.md`); the file was not changed"),
         }
     }
 }

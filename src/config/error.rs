@@ -38,6 +38,24 @@ pub enum Error {
     NoApiKey(String),
     #[error("`{shown}` already has an MCP server `{name}`")]
     McpServerExists { shown: String, name: String },
+    /// An MCP server's entry that did not serialize (a bug).
+    #[error("could not write the entry: {0}")]
+    Entry(String),
+    /// An MCP server tick cannot add to the file `shown` itself, and why.
+    #[error("`{shown}`: {why}")]
+    McpByHand { shown: String, why: ByHand },
+}
+
+/// Why tick cannot add an MCP server's entry to a config file (the person adds it by hand).
+#[derive(Debug, thiserror::Error)]
+pub enum ByHand {
+    #[error("its `mcp_servers:` is not a block tick can add to")]
+    NotABlock,
+    /// The parser's message.
+    #[error("with the new entry the file would not read: {0}")]
+    WouldNotRead(String),
+    #[error("tick could not add the entry so that it reads back the same")]
+    NotTheSame,
 }
 
 /// The part of a config file that [`Error::Section`] names.

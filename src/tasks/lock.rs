@@ -50,9 +50,9 @@ pub fn acquire(dir: &Path, name: &str, holder: &str, wait: Duration) -> Result<L
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&path);
     let not_a_file = || {
-        Error::from(super::error::Error::LockNotAFile(format!(
-            "{name}/{LOCK_FILE}"
-        )))
+        Error::from(super::error::Error::LockNotAFile(
+            [name, "/", LOCK_FILE].concat(),
+        ))
     };
     let mut file = match file {
         Ok(file) => file,
