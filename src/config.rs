@@ -14,12 +14,15 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub mod error;
+
 use crate::env::Env;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::llm::{ClientConfig, ProviderKind};
 use crate::tools::allowlist::{AllowEntry, AllowList};
 use crate::trust::TrustState;
+use error::{ByHand, Error as ConfigError, Section};
 
 /// Which server to talk to. `ollama` and `llamacpp` are OpenAI-compatible servers on this
 /// machine, at their usual ports, with no key.
@@ -411,36 +414,25 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
         return Ok(FileConfig::default());
     }
     let config: FileConfig =
-        crate::tasks::safe_yaml::from_str(&text, 0, "", "").map_err(|err| {
-            Error::input(format!(
-            "`{shown}:{}:{}`: {}",
-            err.line, err.col, err.message
-        ))
-        .hint(
-            "keys are `provider`, `model`, `plan_model`, `base_url`, `api_key_env`, `tool_calls` \
-             (`native`, `text`, `auto`), `planner` and `executor` (`compact`, `agent`, `auto`), `limits` (`max_turns`, `max_tokens`, \
-             `max_output_tokens`, `answer_timeout_s`, `idle_timeout_s`, `max_retries`, \
-             `max_reminders`, `max_write_bytes`, `max_tool_result_bytes`, \
-             `max_transcript_entry_bytes`, `replan_max_new_steps`, `max_undo_bytes`, `compact_candidates`, `compact_candidate_budget_s`), `sandbox` (`off`, or `network`, `writable`, `env`), \
-             `run_command` (`allow`), `hooks` (a list of `{event, matcher, command, \
-             timeout_s}`) and `mcp_servers` (see `docs/mcp.md`); the file was not changed",
-        )
+        crate::tasks::safe_yaml::from_str(&text, 0, "", "").map_err(|err| ConfigError::File {
+            shown: shown.to_owned(),
+            line: err.line,
+            col: err.col,
+            closest: error::closest_key(&err.message),
+            message: err.message,
         })?;
+    let section = |section, detail: String| ConfigError::Section {
+        shown: shown.to_owned(),
+        section,
+        detail,
+    };
     if let Some(hooks) = &config.hooks {
-        crate::hooks::HookEntry::validate(hooks).map_err(|err| {
-            Error::input(format!("`{shown}`: {err}")).hint(
-                "see `docs/hooks.md` for the events and the entry's keys; the file was not changed",
-            )
-        })?;
+        crate::hooks::HookEntry::validate(hooks).map_err(|err| section(Section::Hooks, err))?;
     }
     mcp_servers(&config, shown)?;
     if let Some(run_command) = &config.run_command {
-        AllowList::with_entries(&run_command.allow).map_err(|err| {
-            Error::input(format!("`{shown}`: {err}")).hint(
-                "an entry is `{program: NAME, subcommands: [..], reject: [..]}`; it can only \
-                 add to tick's table; the file was not changed",
-            )
-        })?;
+        AllowList::with_entries(&run_command.allow)
+            .map_err(|err| section(Section::RunCommand, err.to_string()))?;
     }
     Ok(config)
 }
@@ -453,8 +445,11 @@ fn mcp_servers(
     let mut servers = std::collections::BTreeMap::new();
     for (name, entry) in config.mcp_servers.iter().flatten() {
         let server = crate::mcp::config::resolve(name, entry, shown).map_err(|err| {
-            Error::input(format!("`{shown}`: {err}"))
-                .hint("see `docs/mcp.md` for a server's keys; the file was not changed")
+            ConfigError::Section {
+                shown: shown.to_owned(),
+                section: Section::McpServers,
+                detail: err,
+            }
         })?;
         servers.insert(name.clone(), server);
     }
@@ -706,10 +701,7 @@ fn sandbox_settings(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandb
             _ => PathBuf::from(&entry),
         };
         if !path.is_absolute() {
-            return Err(Error::input(format!(
-                "`sandbox.writable` entry `{entry}` is not an absolute path"
-            ))
-            .hint("write `/path/to/dir` or `~/dir`; the file was not changed"));
+            return Err(ConfigError::WritableNotAbsolute(entry).into());
         }
         writable.push(path);
     }
@@ -857,13 +849,20 @@ fn untrusted_project(
     ))
 }
 
+/// The error for tick's variable `var` set to `value`, which is not `not` ("a provider").
+fn variable(var: &'static str, value: &str, not: &'static str) -> Error {
+    let value = value.to_owned();
+    ConfigError::Variable { var, value, not }.into()
+}
+
 /// `TICK_PROVIDER`, when set.
 fn env_provider(env: &Env) -> Result<Option<Provider>> {
     match env.var("TICK_PROVIDER") {
-        Some(text) => Ok(Some(Provider::parse(text).ok_or_else(|| {
-            Error::input(format!("`TICK_PROVIDER={text}` is not a provider"))
-                .hint("use `openai`, `anthropic`, `ollama` or `llamacpp`")
-        })?)),
+        Some(text) => {
+            Ok(Some(Provider::parse(text).ok_or_else(|| {
+                variable("TICK_PROVIDER", text, "a provider")
+            })?))
+        }
         None => Ok(None),
     }
 }
@@ -904,10 +903,7 @@ fn tool_calls(env: &Env, file_value: Option<ToolCalls>) -> Result<ToolCalls> {
             "text" => ToolCalls::Text,
             "auto" => ToolCalls::Auto,
             _ => {
-                return Err(Error::input(format!(
-                    "`TICK_TOOL_CALLS={text}` is not a tool-call mode"
-                ))
-                .hint("use `native`, `text` or `auto`"));
+                return Err(variable("TICK_TOOL_CALLS", text, "a tool-call mode"));
             }
         },
         None => file_value.unwrap_or_default(),
@@ -922,10 +918,7 @@ fn sandbox_from(file: Option<FileSandbox>, env: &Env) -> Result<crate::sandbox::
         Some("on" | "1" | "true") => sandbox.enabled = true,
         Some("off" | "0" | "false") => sandbox.enabled = false,
         Some(other) => {
-            return Err(
-                Error::input(format!("`TICK_SANDBOX={other}` is not `on` or `off`"))
-                    .hint("use `TICK_SANDBOX=off` to run without the sandbox, or unset it"),
-            );
+            return Err(variable("TICK_SANDBOX", other, "`on` or `off`"));
         }
     }
     Ok(sandbox)
@@ -1002,40 +995,21 @@ pub fn add_mcp_server(
         .as_ref()
         .is_some_and(|m| m.contains_key(name))
     {
-        return Err(
-            Error::input(format!("`{shown}` already has an MCP server `{name}`")).hint(format!(
-                "edit its entry under `mcp_servers:`, or choose another name; {unchanged}"
-            )),
-        );
+        let (shown, name) = (shown, name.to_owned());
+        return Err(ConfigError::McpServerExists { shown, name }.into());
     }
     let text = fsx::read_capped(&path, fsx::MAX_CONFIG_FILE)?.unwrap_or_default();
-    let body = serde_yaml::to_string(entry)
-        .map_err(|err| Error::internal(format!("could not write the entry: {err}")))?;
-    let new = with_mcp_entry(&text, name, &body).ok_or_else(|| {
-        Error::input(format!(
-            "`{shown}`: its `mcp_servers:` is not a block tick can add to"
-        ))
-        .hint(format!(
-            "add the server by hand (see `docs/mcp.md`); {unchanged}"
-        ))
-    })?;
+    let body = serde_yaml::to_string(entry).map_err(|err| ConfigError::Entry(err.to_string()))?;
+    let by_hand = |why| ConfigError::McpByHand {
+        shown: shown.clone(),
+        why,
+    };
+    let new = with_mcp_entry(&text, name, &body).ok_or_else(|| by_hand(ByHand::NotABlock))?;
     // Read back as tick will read it: a file that would not load is never written.
-    let parsed: FileConfig = crate::tasks::safe_yaml::from_str(&new, 0, "", "").map_err(|err| {
-        Error::input(format!(
-            "`{shown}`: with the new entry the file would not read: {}",
-            err.message
-        ))
-        .hint(format!(
-            "add the server by hand (see `docs/mcp.md`); {unchanged}"
-        ))
-    })?;
+    let parsed: FileConfig = crate::tasks::safe_yaml::from_str(&new, 0, "", "")
+        .map_err(|err| by_hand(ByHand::WouldNotRead(err.message)))?;
     if parsed.mcp_servers.as_ref().and_then(|m| m.get(name)) != Some(entry) {
-        return Err(Error::input(format!(
-            "`{shown}`: tick could not add the entry so that it reads back the same"
-        ))
-        .hint(format!(
-            "add the server by hand (see `docs/mcp.md`); {unchanged}"
-        )));
+        return Err(by_hand(ByHand::NotTheSame).into());
     }
     if let Some(dir) = path.parent() {
         fsx::create_dir_all(dir)?;
@@ -1160,11 +1134,9 @@ pub fn with_local_server(config: Config, store: &crate::tasks::Store, env: &Env)
         return Ok(config);
     }
     let candidates = match env.var(discover::CANDIDATES_VAR) {
-        Some(text) => discover::parse_candidates(text).map_err(|err| {
-            Error::input(format!("`{}`: {err}", discover::CANDIDATES_VAR)).hint(
-                "write `kind=url` pairs separated by commas (`llamacpp=http://127.0.0.1:8080/v1`), \
-                 or `none`; or unset it to ask the usual ports",
-            )
+        Some(text) => discover::parse_candidates(text).map_err(|err| ConfigError::Candidates {
+            var: discover::CANDIDATES_VAR,
+            detail: err,
         })?,
         None => discover::default_candidates(),
     };
@@ -1254,12 +1226,7 @@ impl Config {
             && !is_loopback(&self.base_url)
             && self.provider.default_key_env().is_some()
         {
-            return Err(Error::input(format!(
-                "no API key: `{key_env}` is not set"
-            ))
-            .hint(format!(
-                "set `{key_env}` or `api_key_env` in `.tasks/config.yaml`; a local server (`provider: ollama`) needs none"
-            )));
+            return Err(ConfigError::NoApiKey(key_env).into());
         }
         let mut client = ClientConfig::new(self.provider.kind(), self.base_url.clone());
         client.api_key.clone_from(&self.api_key);
@@ -1482,10 +1449,7 @@ fn planner(env: &Env, from_file: Option<Planner>, provider: Provider) -> Result<
         Some("agent") => Planner::Agent,
         Some("auto") => Planner::Auto,
         Some(other) => {
-            return Err(
-                Error::input(format!("`TICK_PLANNER={other}` is not a planner"))
-                    .hint("use `compact`, `agent` or `auto`"),
-            );
+            return Err(variable("TICK_PLANNER", other, "a planner"));
         }
         None => from_file.unwrap_or(match provider {
             Provider::LlamaCpp | Provider::Ollama => Planner::Auto,
@@ -1502,10 +1466,7 @@ fn executor(env: &Env, from_file: Option<Planner>, planner: Planner) -> Result<P
         Some("agent") => Planner::Agent,
         Some("auto") => Planner::Auto,
         Some(other) => {
-            return Err(
-                Error::input(format!("`TICK_EXECUTOR={other}` is not an executor"))
-                    .hint("use `compact`, `agent` or `auto`"),
-            );
+            return Err(variable("TICK_EXECUTOR", other, "an executor"));
         }
         None => from_file.unwrap_or(planner),
     })
@@ -1524,6 +1485,18 @@ mod tests {
             .collect();
         map.insert("HOME".into(), home.display().to_string());
         Env::fixed(home.to_path_buf(), map, chrono::DateTime::UNIX_EPOCH)
+    }
+
+    /// A home with the person's config file `user` and a repository's file `project` (its
+    /// path returned) in one temporary directory.
+    fn both_files(user: &str, project: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let user_path = dir.path().join(".config/tick/config.yaml");
+        std::fs::create_dir_all(user_path.parent().unwrap()).unwrap();
+        std::fs::write(&user_path, user).unwrap();
+        let project_path = dir.path().join("config.yaml");
+        std::fs::write(&project_path, project).unwrap();
+        (dir, project_path)
     }
 
     /// Resolves `project` (shown as `config.yaml`) under `vars`, with no flags.
@@ -1854,20 +1827,10 @@ model: theirs
 
     #[test]
     fn later_sources_win_key_by_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let user = dir.path().join(".config/tick/config.yaml");
-        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
-        std::fs::write(
-            &user,
+        let (dir, project) = both_files(
             "model: user-model\nplan_model: user-planner\nlimits:\n  max_turns: 7\n  max_write_bytes: 1000\n",
-        )
-        .unwrap();
-        let project = dir.path().join("config.yaml");
-        std::fs::write(
-            &project,
             "# comment\nprovider: anthropic\nmodel: project-model\nlimits:\n  max_retries: 1\n",
-        )
-        .unwrap();
+        );
         let e = env(&[("ANTHROPIC_API_KEY", "sk-ant")], dir.path());
         let config = resolve_trusted(&project, &e).unwrap();
         assert_eq!(config.provider, Provider::Anthropic);
@@ -2073,21 +2036,11 @@ model: theirs
 
     #[test]
     fn run_command_entries_of_both_files_add_to_the_table() {
-        let dir = tempfile::tempdir().unwrap();
-        let user = dir.path().join(".config/tick/config.yaml");
-        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
-        std::fs::write(
-            &user,
-            "run_command:\n  allow:\n    - program: jq\n    - {program: git, subcommands: [shortlog]}\n",
-        )
-        .unwrap();
-        let project = dir.path().join("config.yaml");
         // The repository's file may refuse more, of anything allowed.
-        std::fs::write(
-            &project,
+        let (dir, project) = both_files(
+            "run_command:\n  allow:\n    - program: jq\n    - {program: git, subcommands: [shortlog]}\n",
             "run_command:\n  allow:\n    - {program: jq, reject: [--from-file]}\n    - {program: git, subcommands: [shortlog, log], reject: [--follow]}\n",
-        )
-        .unwrap();
+        );
         let e = env(&[], dir.path());
         let config = resolve_trusted(&project, &e).unwrap();
         let programs: Vec<&str> = config.run_command.programs().collect();
@@ -2223,12 +2176,7 @@ model: theirs
             .collect();
         assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
 
-        let dir = tempfile::tempdir().unwrap();
-        let user = dir.path().join(".config/tick/config.yaml");
-        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
-        std::fs::write(&user, "model: user\n").unwrap();
-        let project = dir.path().join("config.yaml");
-        std::fs::write(&project, format!("{template}model: project\n")).unwrap();
+        let (dir, project) = both_files("model: user\n", &format!("{template}model: project\n"));
         let shown = ".tasks/config.yaml";
         let config = resolve(
             &project,
@@ -2263,7 +2211,12 @@ model: theirs
         .unwrap();
         assert_eq!(
             config.sources.model,
-            Source::File(user.display().to_string())
+            Source::File(
+                dir.path()
+                    .join(".config/tick/config.yaml")
+                    .display()
+                    .to_string()
+            )
         );
     }
 

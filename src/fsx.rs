@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 pub use crate::store_path::shown;
 use crate::store_path::workspace_of;
 
@@ -27,15 +27,51 @@ pub const MAX_CONFIG_FILE: u64 = 1024 * 1024;
 /// entries, each already capped.
 pub const MAX_LOCAL_LOG: u64 = 64 * 1024 * 1024;
 
+/// Why a file could not be read (or a store file not be written where it is), with the facts
+/// and the message; [`crate::error`] adds its exit code and what to do next.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("`{0}` does not exist")]
+    Missing(String),
+    #[error("could not read `{name}`: {source}")]
+    Read {
+        name: String,
+        source: std::io::Error,
+    },
+    #[error("`{name}` is {what}, not a file")]
+    NotAFile { name: String, what: &'static str },
+    #[error("`{0}` is a link to a file outside the workspace")]
+    LinkOutside(String),
+    #[error("`{name}` is larger than {} KiB, more than tick reads of this file", .max_bytes / 1024)]
+    TooLarge { name: String, max_bytes: u64 },
+    #[error("`{name}:{line}:{col}`: invalid UTF-8")]
+    InvalidUtf8 {
+        name: String,
+        line: usize,
+        col: usize,
+    },
+    /// A log tick appends to is a link (`open_append`).
+    #[error("`{0}` is a link, not a file")]
+    AppendToLink(String),
+    #[error("`{0}` is in a folder that links outside the workspace")]
+    FolderOutside(String),
+    #[error("could not move `{}` to `{}`: {source}", .from.display(), .to.display())]
+    Move {
+        from: PathBuf,
+        to: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// Reads a UTF-8 text file of at most [`MAX_TEXT_FILE`] bytes. A missing file is `Ok(None)`.
 /// See [`read_capped`] for what is refused.
-pub fn read_optional(path: &Path) -> Result<Option<String>> {
+pub fn read_optional(path: &Path) -> Result<Option<String>, Error> {
     read_capped(path, MAX_TEXT_FILE)
 }
 
 /// Reads a UTF-8 text file that must exist.
-pub fn read(path: &Path) -> Result<String> {
-    read_optional(path)?.ok_or_else(|| Error::input(format!("`{}` does not exist", shown(path))))
+pub fn read(path: &Path) -> Result<String, Error> {
+    read_optional(path)?.ok_or_else(|| Error::Missing(shown(path)))
 }
 
 /// Reads a text file that may come from a cloned, hostile repository, so that reading it costs
@@ -45,13 +81,13 @@ pub fn read(path: &Path) -> Result<String> {
 /// is bounded, so `/dev/zero` behind a symlink cannot be read forever), and only as UTF-8
 /// (an error names the line and column of the first bad byte). A missing file is `Ok(None)`.
 /// Paths in errors are workspace-relative (from `.tasks/`) when the file is in the store.
-pub fn read_capped(path: &Path, max_bytes: u64) -> Result<Option<String>> {
+pub fn read_capped(path: &Path, max_bytes: u64) -> Result<Option<String>, Error> {
     read_named(path, &shown(path), max_bytes)
 }
 
 /// [`read_capped`], naming the file `name` in errors: for a file the person named (`tick plan
 /// --from ../plan.md`), as they wrote it.
-pub fn read_named(path: &Path, name: &str, max_bytes: u64) -> Result<Option<String>> {
+pub fn read_named(path: &Path, name: &str, max_bytes: u64) -> Result<Option<String>, Error> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
 
@@ -63,9 +99,9 @@ pub fn read_named(path: &Path, name: &str, max_bytes: u64) -> Result<Option<Stri
     {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(read_failed(&name, &err)),
+        Err(err) => return Err(read_failed(&name, err)),
     };
-    let meta = file.metadata().map_err(|err| read_failed(&name, &err))?;
+    let meta = file.metadata().map_err(|err| read_failed(&name, err))?;
     if !meta.is_file() {
         return Err(not_a_file(&name, meta.file_type()));
     }
@@ -75,10 +111,7 @@ pub fn read_named(path: &Path, name: &str, max_bytes: u64) -> Result<Option<Stri
             _ => false,
         };
         if !inside {
-            return Err(Error::input(format!(
-                "`{name}` is a link to a file outside the workspace"
-            ))
-            .hint("tick reads its files only inside the workspace; replace the link with the file itself; nothing was changed"));
+            return Err(Error::LinkOutside(name));
         }
     }
     if meta.len() > max_bytes {
@@ -89,15 +122,18 @@ pub fn read_named(path: &Path, name: &str, max_bytes: u64) -> Result<Option<Stri
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0).saturating_add(1));
     file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
-        .map_err(|err| read_failed(&name, &err))?;
+        .map_err(|err| read_failed(&name, err))?;
     if bytes.len() as u64 > max_bytes {
         return Err(too_large(&name, max_bytes));
     }
     String::from_utf8(bytes).map(Some).map_err(|err| {
         let at = err.utf8_error().valid_up_to();
         let (line, col) = line_col(&err.as_bytes()[..at]);
-        Error::input(format!("`{name}:{line}:{col}`: invalid UTF-8"))
-            .hint("tick reads and writes UTF-8 text; save the file as UTF-8; it was not changed")
+        Error::InvalidUtf8 {
+            name: name.clone(),
+            line,
+            col,
+        }
     })
 }
 
@@ -109,13 +145,11 @@ fn line_col(valid: &[u8]) -> (usize, usize) {
     (line, col)
 }
 
-fn read_failed(name: &str, err: &std::io::Error) -> Error {
-    let error = Error::input(format!("could not read `{name}`: {err}"));
-    if err.raw_os_error() == Some(libc::ELOOP) {
-        return error
-            .hint("the path is a symlink loop; replace it with the file; nothing was changed");
+fn read_failed(name: &str, err: std::io::Error) -> Error {
+    Error::Read {
+        name: name.to_owned(),
+        source: err,
     }
-    error.hint("nothing was changed")
 }
 
 fn not_a_file(name: &str, kind: fs::FileType) -> Error {
@@ -131,17 +165,17 @@ fn not_a_file(name: &str, kind: fs::FileType) -> Error {
     } else {
         "not a regular file"
     };
-    Error::input(format!("`{name}` is {what}, not a file")).hint(format!(
-        "tick reads only regular files here; remove or rename `{name}` and restore the file (`git checkout -- {name}`); nothing was changed"
-    ))
+    Error::NotAFile {
+        name: name.to_owned(),
+        what,
+    }
 }
 
 fn too_large(name: &str, max_bytes: u64) -> Error {
-    Error::input(format!(
-        "`{name}` is larger than {} KiB, more than tick reads of this file",
-        max_bytes / 1024
-    ))
-    .hint("tick refuses files this large rather than read them into memory; shorten or restore the file; nothing was changed")
+    Error::TooLarge {
+        name: name.to_owned(),
+        max_bytes,
+    }
 }
 
 /// The start of the name of every temporary file tick writes.
@@ -203,7 +237,7 @@ fn alive(pid: u32) -> bool {
 pub mod crash {
     use std::cell::Cell;
 
-    use crate::error::{Error, Result};
+    use crate::error::Result;
 
     /// How the armed point stops.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,7 +281,7 @@ pub mod crash {
         ARMED.set(None);
         match mode {
             Mode::Kill => std::panic::resume_unwind(Box::new(Killed)),
-            Mode::Fail => Err(Error::internal("an injected failure")),
+            Mode::Fail => Err(crate::error::Error::internal("an injected failure")),
         }
     }
 }
@@ -267,7 +301,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     crash::point()?;
     refuse_folder_outside(path)?;
-    let fail = |err: std::io::Error| Error::io("write", path, &err);
+    let fail = |err: std::io::Error| crate::error::Error::io("write", path, &err);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -406,14 +440,13 @@ pub fn open_append(path: &Path) -> Result<fs::File> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
         .map_err(|err| match err.raw_os_error() {
-            Some(libc::ELOOP) => Error::input(format!("`{}` is a link, not a file", shown(path)))
-                .hint("tick appends only to its own files; remove the link (tick makes a new file); nothing was written"),
-            _ => Error::io("open", path, &err),
+            Some(libc::ELOOP) => Error::AppendToLink(shown(path)).into(),
+            _ => crate::error::Error::io("open", path, &err),
         })?;
     match file.metadata() {
         Ok(meta) if meta.is_file() => Ok(file),
-        Ok(meta) => Err(not_a_file(&shown(path), meta.file_type())),
-        Err(err) => Err(Error::io("open", path, &err)),
+        Ok(meta) => Err(not_a_file(&shown(path), meta.file_type()).into()),
+        Err(err) => Err(crate::error::Error::io("open", path, &err)),
     }
 }
 
@@ -432,11 +465,7 @@ fn refuse_folder_outside(path: &Path) -> Result<()> {
     if inside {
         Ok(())
     } else {
-        let name = shown(path);
-        Err(Error::input(format!(
-            "`{name}` is in a folder that links outside the workspace"
-        ))
-        .hint("tick writes its files only inside the workspace; replace the link with a folder; nothing was written"))
+        Err(Error::FolderOutside(shown(path)).into())
     }
 }
 
@@ -771,13 +800,13 @@ pub fn write_new(path: &Path, contents: &[u8]) -> Result<bool> {
 }
 
 pub fn create_dir_all(path: &Path) -> Result<()> {
-    fs::create_dir_all(path).map_err(|err| Error::io("create directory", path, &err))
+    fs::create_dir_all(path).map_err(|err| crate::error::Error::io("create directory", path, &err))
 }
 
 pub fn remove_dir_all(path: &Path) -> Result<()> {
     match fs::remove_dir_all(path) {
         Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-            Err(Error::io("remove", path, &err))
+            Err(crate::error::Error::io("remove", path, &err))
         }
         _ => Ok(()),
     }
@@ -787,7 +816,7 @@ pub fn remove_file(path: &Path) -> Result<()> {
     crash::point()?;
     match fs::remove_file(path) {
         Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-            Err(Error::io("remove", path, &err))
+            Err(crate::error::Error::io("remove", path, &err))
         }
         _ => Ok(()),
     }
@@ -796,11 +825,12 @@ pub fn remove_file(path: &Path) -> Result<()> {
 pub fn rename(from: &Path, to: &Path) -> Result<()> {
     crash::point()?;
     fs::rename(from, to).map_err(|err| {
-        Error::internal(format!(
-            "could not move `{}` to `{}`: {err}",
-            from.display(),
-            to.display()
-        ))
+        Error::Move {
+            from: from.to_path_buf(),
+            to: to.to_path_buf(),
+            source: err,
+        }
+        .into()
     })
 }
 
@@ -812,7 +842,7 @@ pub fn sync_dir(path: &Path) -> Result<()> {
     )]
     fs::File::open(path)
         .and_then(|dir| dir.sync_all())
-        .map_err(|err| Error::io("sync", path, &err))
+        .map_err(|err| crate::error::Error::io("sync", path, &err))
 }
 
 /// The subdirectories of `dir`, sorted by name. A missing directory has none.
@@ -820,11 +850,11 @@ pub fn subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => return Err(Error::io("list", dir, &err)),
+        Err(err) => return Err(crate::error::Error::io("list", dir, &err)),
     };
     let mut dirs = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|err| Error::io("list", dir, &err))?;
+        let entry = entry.map_err(|err| crate::error::Error::io("list", dir, &err))?;
         if entry.file_type().is_ok_and(|t| t.is_dir()) {
             dirs.push(entry.path());
         }
@@ -910,18 +940,18 @@ mod tests {
             read_capped(&path, 10).unwrap().as_deref(),
             Some("0123456789")
         );
-        let err = read_capped(&path, 9).unwrap_err();
+        let err = crate::error::Error::from(read_capped(&path, 9).unwrap_err());
         assert!(
             err.message.starts_with("`.tasks/t/TODO.md` is larger"),
             "{}",
             err.message
         );
         fs::write(&path, b"ok\nd\xc3\xa9j\xff\n").unwrap();
-        let err = read_capped(&path, 100).unwrap_err();
+        let err = crate::error::Error::from(read_capped(&path, 100).unwrap_err());
         assert_eq!(err.message, "`.tasks/t/TODO.md:2:4`: invalid UTF-8");
         fs::remove_file(&path).unwrap();
         fs::create_dir(&path).unwrap();
-        let err = read_optional(&path).unwrap_err();
+        let err = crate::error::Error::from(read_optional(&path).unwrap_err());
         assert_eq!(err.message, "`.tasks/t/TODO.md` is a directory, not a file");
         assert!(
             err.hints[0].contains("nothing was changed"),
@@ -940,11 +970,7 @@ mod tests {
         let out = root.join(".tasks/out.md");
         std::os::unix::fs::symlink(dir.path().join("outside.md"), &out).unwrap();
         let err = read_optional(&out).unwrap_err();
-        assert!(
-            err.message.contains("outside the workspace"),
-            "{}",
-            err.message
-        );
+        assert!(matches!(err, Error::LinkOutside(_)), "{err}");
         let ok = root.join(".tasks/in.md");
         std::os::unix::fs::symlink(root.join("inside.md"), &ok).unwrap();
         assert_eq!(read_optional(&ok).unwrap().as_deref(), Some("fine"));

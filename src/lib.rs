@@ -44,6 +44,7 @@ pub mod trust;
 pub mod tui;
 pub mod ui;
 pub mod undo;
+mod user_error;
 pub mod watch;
 
 use std::ffi::OsString;

@@ -12,11 +12,8 @@ use crate::plan::StepId;
 use crate::runner::RunOptions;
 
 pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
-    let only = args
-        .step
-        .as_deref()
-        .map(|s| s.parse::<StepId>().map_err(Error::input))
-        .transpose()?;
+    let only = args.step.as_deref().map(str::parse::<StepId>);
+    let only = only.transpose().map_err(Error::input)?;
     if args.dry_run {
         let Some(prompts) = ctx.engine.dry_run(args.task.as_deref(), only)? else {
             ctx.ui.note("every step is done; nothing would run");
@@ -28,28 +25,8 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         return Ok(Outcome::Done);
     }
     let (ui, json, live) = (ctx.ui, args.json, ctx.env.stderr_is_terminal);
-    let store = ctx.store();
-    let mut task = None;
     let mut sink = move |event: Event| match event {
-        Event::Run(event) => {
-            // `tick log` tells of the stop: a person's Ctrl-C is part of the task's story.
-            match &event {
-                crate::runner::RunEvent::RunStarted { task: id, .. } => task = Some(id.clone()),
-                crate::runner::RunEvent::Interrupted { step, in_progress } => {
-                    if let Some(id) = &task {
-                        let step = in_progress.then(|| step.to_string());
-                        crate::tasks::journal::interrupted(
-                            &store.task_ref(id).dir,
-                            step.as_deref(),
-                            "Ctrl-C",
-                            ctx.now(),
-                        );
-                    }
-                }
-                _ => {}
-            }
-            ui.run_event(&event, json, live);
-        }
+        Event::Run(event) => ui.run_event(&event, json, live),
         Event::Warning(warning) => ui.warn(&crate::ui::warning_line(&warning)),
         Event::Note(line) => ui.note(&line),
     };
@@ -65,6 +42,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RunArgs) -> Result<Outcome> {
         no_sandbox: args.no_sandbox,
         commit: args.commit,
         stop,
+        stopped_by: "Ctrl-C",
     };
     let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
     let person: &mut dyn Person = if ctx.env.interactive && !json {

@@ -71,6 +71,8 @@ pub struct RunRequest<'r> {
     pub commit: bool,
     /// Set, the run stops at its next safe point (Ctrl-C, `/stop`).
     pub stop: Arc<AtomicBool>,
+    /// What set `stop`, as `tick log` tells of it: "Ctrl-C", "/stop".
+    pub stopped_by: &'static str,
 }
 
 /// What [`Engine::approve`] approved.
@@ -280,6 +282,17 @@ impl Engine {
             // A step gone stale fired its hooks in the commit that marked it.
             for report in self.take_hook_reports() {
                 sink(Event::Run(RunEvent::Hook(report)));
+            }
+            // `tick log` tells of the stop: a person's Ctrl-C is part of the task's story.
+            if let crate::runner::RunEvent::Interrupted { step, in_progress } = &event {
+                let step = in_progress.then(|| step.to_string());
+                let now = self.env.now();
+                crate::tasks::journal::interrupted(
+                    &task_ref.dir,
+                    step.as_deref(),
+                    request.stopped_by,
+                    now,
+                );
             }
             sink(Event::Run(event));
         })

@@ -5,9 +5,11 @@
 //!
 //! A library API that `tick run`, the interactive session and re-planning all drive. It never
 //! prints and never reads stdin: everything it does is reported as a [`RunEvent`] through the
-//! caller's sink, and the one question it may have (go on after a deviation?) goes through the
-//! caller's [`Confirm`]. Its writes to TODO.md and state.yaml go through [`write`]; its
-//! journal of tick's own changes through [`record::Recorder`].
+//! caller's sink, and the one question it may have (a step changed files outside its `files`
+//! and the approval does not allow that: go on anyway?) goes through the caller's [`Person`]
+//! ([`crate::person::Nobody`] when nobody can be asked: stop and let the person review). Its
+//! writes to TODO.md and state.yaml go through [`write`]; its journal of tick's own changes
+//! through [`record::Recorder`].
 
 mod baseline;
 pub mod build;
@@ -37,6 +39,7 @@ pub use crate::env::Clock;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fsx;
 use crate::llm::{Client, Message, Usage};
+use crate::person::Person;
 use crate::plan::{Event, StepId, StepStatus, transition};
 use crate::sandbox::tamper;
 use crate::tasks::lock::Lock;
@@ -101,12 +104,6 @@ pub fn check_runnable(store: &Store, task: &Task, sink: &mut Sink<'_>) -> Result
         .map(drop)
         .map_err(|r| Error::input(r.reason).hint(r.hint))
 }
-
-/// The runner's one question for a person (a step changed files outside its `files` and the
-/// approval does not allow that; may the run go on anyway?) goes through the one seam to the
-/// person, [`crate::person::Person`]: `Confirm` is its name here, and `NeverGoOn` the answer
-/// when nobody can be asked (stop and let the person review).
-pub use crate::person::{Nobody as NeverGoOn, Person as Confirm};
 
 /// Everything a runner needs, resolved by its caller.
 pub struct RunnerDeps<'a> {
@@ -650,7 +647,7 @@ impl<'a> Runner<'a> {
     pub fn run(
         &mut self,
         opts: RunOptions,
-        confirm: &mut dyn Confirm,
+        confirm: &mut dyn Person,
         sink: &mut Sink<'_>,
     ) -> Result<RunOutcome> {
         self.refresh_stale()?;
@@ -906,7 +903,7 @@ impl<'a> Runner<'a> {
         &mut self,
         task: &Task,
         id: StepId,
-        confirm: &mut dyn Confirm,
+        confirm: &mut dyn Person,
         sink: &mut Sink<'_>,
     ) -> Result<StepOutcome> {
         let step = task
@@ -1115,7 +1112,7 @@ impl<'a> Runner<'a> {
         scope: &[String],
         changes: &Attributed,
         done: &Done,
-        confirm: &mut dyn Confirm,
+        confirm: &mut dyn Person,
         sink: &mut Sink<'_>,
     ) -> Result<StepOutcome> {
         let Attributed {
@@ -1382,7 +1379,7 @@ impl<'a> Runner<'a> {
         &self,
         id: StepId,
         deviation: &[String],
-        confirm: &mut dyn Confirm,
+        confirm: &mut dyn Person,
         sink: &mut Sink<'_>,
     ) -> Result<StepOutcome> {
         let task = self.store().load(&self.deps.task)?;

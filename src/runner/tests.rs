@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::*;
 use crate::llm::{ClientConfig, ProviderKind};
+use crate::person::Nobody;
 use crate::tools::{Mode, Workspace};
 
 // The integration tests' fake model server and scripted replies, the one implementation both
@@ -154,7 +155,7 @@ fn one_step_emits_its_events_in_order_and_is_ticked_with_evidence() {
         let task = runner.load(&mut |e| events.push(e)).unwrap();
         assert_eq!(runner.next(&task, None), Next::Step(StepId::top(1)));
         runner
-            .run_step(&task, StepId::top(1), &mut NeverGoOn, &mut |e| {
+            .run_step(&task, StepId::top(1), &mut Nobody, &mut |e| {
                 events.push(e);
             })
             .unwrap()
@@ -208,7 +209,7 @@ fn one_step_emits_its_events_in_order_and_is_ticked_with_evidence() {
 #[test]
 fn a_failed_verification_goes_back_and_a_deviation_pauses_unless_confirmed() {
     struct Yes(Vec<(StepId, Vec<String>)>);
-    impl Confirm for Yes {
+    impl Person for Yes {
         fn go_on_after_deviation(&mut self, step: StepId, files: &[String]) -> bool {
             self.0.push((step, files.to_vec()));
             true
@@ -244,7 +245,7 @@ fn a_failed_verification_goes_back_and_a_deviation_pauses_unless_confirmed() {
         let mut yes = Yes(Vec::new());
         let outcome = with_runner(&fx, &model, |runner| {
             let task = runner.load(&mut |e| events.push(e)).unwrap();
-            let confirm: &mut dyn Confirm = if go_on { &mut yes } else { &mut NeverGoOn };
+            let confirm: &mut dyn Person = if go_on { &mut yes } else { &mut Nobody };
             runner
                 .run_step(&task, StepId::top(1), confirm, &mut |e| events.push(e))
                 .unwrap()
@@ -291,7 +292,7 @@ fn a_blocked_step_is_marked_with_its_reason_and_the_run_stops_there() {
     let mut events = Vec::new();
     let outcome = with_runner(&fx, &model, |runner| {
         runner
-            .run(RunOptions::default(), &mut NeverGoOn, &mut |e| {
+            .run(RunOptions::default(), &mut Nobody, &mut |e| {
                 events.push(e);
             })
             .unwrap()

@@ -12,10 +12,11 @@ use chrono::{DateTime, Utc};
 use crate::env::Clock;
 use crate::error::{Error, Result};
 use crate::plan::{Phase, Progress, StepId, StepStatus};
+use crate::tasks::Store;
+use crate::tasks::error::Error as StoreError;
 use crate::tasks::plan_md;
 use crate::tasks::todo_md::{self, RunnerKey, Step, StepEdit};
 use crate::tasks::tx::Tx;
-use crate::tasks::{Store, TODO_FILE};
 use crate::watch::StaleStep;
 
 /// What every change by hand does first, in its transaction `tx`: what went stale while tick
@@ -38,19 +39,10 @@ pub fn settle(
 
 /// Step `id` of the task as `tx` has it, or an error listing the steps there are.
 pub fn find_step<'t>(store: &Store, tx: &'t mut Tx<'_>, id: StepId) -> Result<&'t Step> {
-    let todo_path = tx.base().dir.join(TODO_FILE);
+    let dir = tx.base().dir.clone();
     let list = tx.todo()?;
-    list.find(id).ok_or_else(|| {
-        let ids: Vec<String> = list
-            .all_steps()
-            .filter_map(|s| s.id.map(|id| format!("`{id}`")))
-            .collect();
-        Error::input(format!(
-            "there is no step `{id}` in `{}`",
-            store.rel(&todo_path)
-        ))
-        .hint(format!("its steps are {}", ids.join(", ")))
-    })
+    list.find(id)
+        .ok_or_else(|| crate::tasks::no_step(store, &dir, list, id))
 }
 
 /// A blocked step, answered.
@@ -94,11 +86,12 @@ pub fn answer(
     if status != StepStatus::Blocked {
         return Err(not_blocked(&mut tx, id, status)?);
     }
+    let dir = tx.base().dir.clone();
     tx.edit_todo(|src, list| {
         let mut edit = StepEdit::status(StepStatus::Pending, None);
         edit.set.push((RunnerKey::Answer, answer.clone()));
         todo_md::edit_step(src, list, id, &edit)
-            .ok_or_else(|| Error::input(format!("there is no step `{id}`")))
+            .ok_or_else(|| crate::tasks::no_step(store, &dir, list, id))
     })?;
     tx.record(|state| {
         state.record_unblock(id, question.as_deref(), Some(&answer), now);
@@ -139,15 +132,21 @@ pub fn cancel(store: &Store, task: Option<&str>, now: DateTime<Utc>) -> Result<C
         let task = tx.base();
         let phase = task.phase();
         let next = crate::plan::transition(phase, crate::plan::Event::Cancel).map_err(|r| {
-            Error::input(format!("`{}` cannot be cancelled: {}", task.id, r.reason)).hint(r.hint)
+            StoreError::NotCancellable {
+                id: task.id.clone(),
+                reason: r.reason,
+                hint: r.hint,
+            }
         })?;
         let text = if let Some(text) = plan_md::set_status_line(&task.plan_src, next) {
             text
         } else {
             let mut front = task.plan.front.clone();
             front.status = Some(next);
-            plan_md::render(&front, &task.plan.body)
-                .map_err(|err| Error::internal(format!("could not render PLAN.md: {err}")))?
+            plan_md::render(&front, &task.plan.body).map_err(|err| StoreError::Render {
+                what: "PLAN.md",
+                detail: err.to_string(),
+            })?
         };
         tx.set_plan_as_is(text);
         Ok(phase)
@@ -167,22 +166,18 @@ fn not_blocked(tx: &mut Tx<'_>, id: StepId, status: StepStatus) -> Result<Error>
         .filter(|s| s.status == StepStatus::Blocked)
         .filter_map(|s| s.id.map(|id| format!("`{id}`")))
         .collect();
-    let hint = if blocked.is_empty() {
-        "no step of this task is blocked; nothing was changed".to_owned()
-    } else {
-        format!("blocked: {}; nothing was changed", blocked.join(", "))
-    };
-    Ok(Error::input(format!(
-        "`{id}` is not blocked (it is {})",
-        status.as_str().replace('_', " ")
-    ))
-    .hint(hint))
+    Ok(StoreError::NotBlocked {
+        id,
+        status: status.as_str(),
+        blocked,
+    }
+    .into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tasks::TaskRef;
+    use crate::tasks::{TODO_FILE, TaskRef};
 
     const PLAN: &str =
         "---\ntitle: T\nstatus: approved\n---\n# T\n\n## Steps\n\n- [ ] S1 One\n- [ ] S2 Two\n";
@@ -268,7 +263,10 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.message.starts_with("there is no step `S9`"), "{err:?}");
-        assert_eq!(err.hints, vec!["its steps are `S1`, `S2`"]);
+        assert_eq!(
+            err.hints,
+            vec!["its steps are `S1`, `S2`; nothing was changed"]
+        );
         assert_eq!(todo(&task), TODO);
     }
 

@@ -77,21 +77,16 @@ pub fn checked_path(root: &Path, rel: &str) -> Result<PathBuf> {
         || rel.starts_with(".git/")
         || rel.starts_with(crate::store_path::TASKS_DIR);
     if bad {
-        return Err(
-            Error::input(format!("`{rel}` is not a workspace file tick may put back"))
-                .hint("the step's record names it; nothing was changed"),
-        );
+        return Err(super::error::Error::NotRestorable(rel.to_owned()).into());
     }
     let mut at = root.to_path_buf();
     let parts: Vec<Component<'_>> = path.components().collect();
     for part in &parts[..parts.len().saturating_sub(1)] {
         at.push(part);
         if fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(Error::input(format!(
-                "`{rel}` lies below a link (`{}`)",
-                at.strip_prefix(root).unwrap_or(&at).display()
-            ))
-            .hint("tick never writes through a link; nothing was changed"));
+            let link = at.strip_prefix(root).unwrap_or(&at).display().to_string();
+            let rel = rel.to_owned();
+            return Err(super::error::Error::BelowLink { rel, link }.into());
         }
     }
     Ok(root.join(path))
@@ -227,23 +222,20 @@ impl Blobs {
         let temp = parent.join(format!(".{name}{RESTORE_TEMP}{}", std::process::id()));
         match image {
             Image::Missing => match fs::symlink_metadata(path) {
-                Ok(meta) if meta.is_dir() => Err(Error::input(format!(
-                    "`{}` is a folder now, where the step left a file",
-                    path.display()
-                ))
-                .hint("move it away and run the command again")),
+                Ok(meta) if meta.is_dir() => {
+                    Err(super::error::Error::FolderNow(path.to_path_buf()).into())
+                }
                 Ok(_) => fsx::remove_file(path),
                 Err(_) => Ok(()),
             },
             Image::File { hash, mode, .. } => {
                 let source = self.path(hash);
                 if !source.is_file() {
-                    return Err(Error::internal(format!(
-                        "the kept copy of `{}` is gone (`{}`)",
-                        path.display(),
-                        source.display()
-                    ))
-                    .hint("`runs/images/` was cleaned; nothing more can be put back from it"));
+                    return Err(super::error::Error::KeptCopyGone {
+                        path: path.to_path_buf(),
+                        copy: source,
+                    }
+                    .into());
                 }
                 fsx::create_dir_all(parent)?;
                 fsx::remove_file(&temp)?;
@@ -353,8 +345,11 @@ impl StepImages {
             return Ok(None);
         };
         serde_json::from_str(&text).map(Some).map_err(|err| {
-            Error::internal(format!("`{}` does not read: {err}", path.display()))
-                .hint("it is tick's own record in `runs/`; remove it to start over")
+            super::error::Error::RecordUnreadable {
+                path: path.clone(),
+                detail: err.to_string(),
+            }
+            .into()
         })
     }
 
@@ -363,7 +358,7 @@ impl StepImages {
         let path = Self::path(task_dir, step);
         fsx::create_dir_all(&images_dir(task_dir))?;
         let text = serde_json::to_string(self)
-            .map_err(|err| Error::internal(format!("could not write the images: {err}")))?;
+            .map_err(|err| super::error::Error::serialize("the images", err))?;
         fsx::write_atomic(&path, text.as_bytes())
     }
 

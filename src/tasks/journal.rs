@@ -287,7 +287,7 @@ pub fn record_all(tasks_dir: &Path, records: &[Record]) -> Result<()> {
     for record in records {
         text.push_str(
             &crate::redact::json(record, &[])
-                .map_err(|err| Error::internal(format!("could not write the journal: {err}")))?,
+                .map_err(|err| super::error::Error::serialize("the journal", err))?,
         );
         text.push('\n');
     }
@@ -306,7 +306,7 @@ fn append_line(path: &Path, value: &impl Serialize) -> Result<()> {
     // Paths are recorded as the redacted text everything else is: a token as a file name
     // (the keys of `before`/`after` too, through the line guard) never reaches the file.
     let mut line = crate::redact::json(value, &[])
-        .map_err(|err| Error::internal(format!("could not write the journal: {err}")))?;
+        .map_err(|err| super::error::Error::serialize("the journal", err))?;
     line.push('\n');
     let mut file = fsx::open_append(path)?;
     // One `write` of the whole line: appends of concurrent processes do not interleave.

@@ -50,8 +50,8 @@ pub fn acquire(dir: &Path, name: &str, holder: &str, wait: Duration) -> Result<L
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&path);
     let not_a_file = || {
-        Error::input(format!("`{name}/{LOCK_FILE}` is not a regular file")).hint(format!(
-            "remove `{name}/{LOCK_FILE}` (tick makes a new one); nothing was changed"
+        Error::from(super::error::Error::LockNotAFile(
+            [name, "/", LOCK_FILE].concat(),
         ))
     };
     let mut file = match file {

@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod by_hand;
+pub mod error;
 pub mod folder_name;
 pub mod history;
 pub mod images;
@@ -29,6 +30,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::fsx;
 use crate::plan::{Phase, Progress, StepId, StepStatus};
+use error::Error as StoreError;
 use plan_md::PlanDoc;
 use state::State;
 use todo_md::{Checklist, ParseError};
@@ -57,29 +59,33 @@ pub const WRITTEN_FILES: [&str; 7] = [
     APPROVING_FILE,
 ];
 
-/// `.tasks/.gitignore`: what stays local.
-pub const GITIGNORE: &str = "\
+/// What older versions wrote as `.tasks/.gitignore`, the start of today's.
+macro_rules! old_gitignore {
+    () => {
+        "\
 # Written by tick. Plans, checklists and state are committed; these stay local.
 .lock
 */.lock
 draft/session.jsonl
 */runs/
 .staging-*/
+"
+    };
+}
+
+/// `.tasks/.gitignore`: what stays local.
+pub const GITIGNORE: &str = concat!(
+    old_gitignore!(),
+    "\
 .current
 journal.jsonl
 session.yaml
-";
+"
+);
 
 /// What older versions wrote as `.tasks/.gitignore`; [`Store::ensure`] brings it up to date
 /// (one a person changed is theirs and is left alone).
-const OLD_GITIGNORE: &str = "\
-# Written by tick. Plans, checklists and state are committed; these stay local.
-.lock
-*/.lock
-draft/session.jsonl
-*/runs/
-.staging-*/
-";
+const OLD_GITIGNORE: &str = old_gitignore!();
 
 /// The workspace and its `.tasks/` folder.
 #[derive(Debug, Clone)]
@@ -169,16 +175,7 @@ const MAX_NESTED_SEARCH: usize = 200_000;
 /// included, ignore files honoured, links not followed, `.git/` and the store skipped).
 pub fn nested_stores(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
-    let mut walker = ignore::WalkBuilder::new(root);
-    walker
-        .hidden(false)
-        .parents(false)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .follow_links(false);
+    let mut walker = crate::tools::walk::workspace_walker(root);
     let top_store = root.join(TASKS_DIR);
     let top_git = root.join(".git");
     walker.filter_entry(move |entry| entry.path() != top_store && entry.path() != top_git);
@@ -202,16 +199,11 @@ fn nested_store_error(top: &Path, nested: &Path) -> Error {
         .unwrap_or(nested)
         .display()
         .to_string();
-    Error::input(format!(
-        "`{rel}` is a task store below the repository's top level: tick uses only the \
-         `.tasks/` at the top level"
-    ))
-    .hint(format!(
-        "if it is yours, move its tasks to the top level (`mv {rel}/* .tasks/` from `{}`) \
-         and remove it; if you did not make it, remove it (`rm -r {rel}`): its `config.yaml` \
-         may name a server of someone else's; nothing was read from it",
-        top.display()
-    ))
+    StoreError::NestedStore {
+        rel,
+        top: top.to_path_buf(),
+    }
+    .into()
 }
 
 impl Store {
@@ -511,17 +503,12 @@ impl Store {
         };
         match matches.as_slice() {
             [one] => Ok(self.task_ref(one)),
-            [] => Err(Error::input(format!("no task matches `{query}`"))
-                .hint("`tick list` shows the tasks and their ids")),
-            many => Err(Error::input(format!(
-                "`{query}` matches {} tasks: {}",
-                many.len(),
-                many.iter()
-                    .map(|id| format!("`{id}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-            .hint("give more of the id")),
+            [] => Err(StoreError::NoTaskMatches(query.to_owned()).into()),
+            many => Err(StoreError::Ambiguous {
+                query: query.to_owned(),
+                ids: many.iter().map(ToString::to_string).collect(),
+            }
+            .into()),
         }
     }
 
@@ -748,22 +735,17 @@ impl Store {
         if !task.todo.steps.is_empty() {
             return Ok(());
         }
-        let path = self.rel(&task.dir.join(TODO_FILE));
+        let todo = self.rel(&task.dir.join(TODO_FILE));
         let what = if task.todo_src.trim().is_empty() {
             "is empty"
         } else {
             "has no steps"
         };
-        Err(Error::input(format!("`{path}:1:1`: the checklist {what}")).hint(format!(
-            "steps are lines like `- [ ] S1 Do one thing`; restore the file (`git checkout -- {path}`) or add the steps; the file was not changed"
-        )))
+        Err(StoreError::NoSteps { todo, what }.into())
     }
 
     fn read_task_file(&self, path: &Path) -> Result<String> {
-        fsx::read_optional(path)?.ok_or_else(|| {
-            Error::input(format!("`{}` is missing", self.rel(path)))
-                .hint("restore it from git, or remove the task folder if it is left over")
-        })
+        fsx::read_optional(path)?.ok_or_else(|| StoreError::Missing(self.rel(path)).into())
     }
 
     /// The draft, if there is one.
@@ -786,40 +768,36 @@ impl Store {
 
     /// A parse error as a person reads it: file, line and column, and that nothing changed.
     pub fn parse_error(&self, path: &Path, err: &ParseError) -> Error {
-        let mut hint = err.hint.clone();
-        if !hint.is_empty() {
-            hint.push_str("; ");
+        StoreError::Parse {
+            path: self.rel(path),
+            line: err.line,
+            col: err.col,
+            message: err.message.clone(),
+            hint: err.hint.clone(),
         }
-        hint.push_str("the file was not changed");
-        Error::input(format!(
-            "`{}:{}:{}`: {}",
-            self.rel(path),
-            err.line,
-            err.col,
-            err.message
-        ))
-        .hint(hint)
+        .into()
     }
+}
+
+/// The error for a step `id` that the checklist `list` of the task in `dir` does not have: it
+/// names the steps there are.
+pub fn no_step(store: &Store, dir: &Path, list: &Checklist, id: StepId) -> Error {
+    let ids = list.all_steps();
+    let ids = ids.filter_map(|s| s.id.map(|id| format!("`{id}`")));
+    StoreError::NoStep {
+        id,
+        todo: store.rel(&dir.join(TODO_FILE)),
+        ids: ids.collect(),
+    }
+    .into()
 }
 
 impl Task {
     /// The step `id`, or an error naming the steps there are (nothing was changed).
     pub fn step_or_error(&self, store: &Store, id: StepId) -> Result<&todo_md::Step> {
-        self.todo.find(id).ok_or_else(|| {
-            let ids: Vec<String> = self
-                .todo
-                .all_steps()
-                .filter_map(|s| s.id.map(|id| format!("`{id}`")))
-                .collect();
-            Error::input(format!(
-                "there is no step `{id}` in `{}`",
-                store.rel(&self.dir.join(TODO_FILE))
-            ))
-            .hint(format!(
-                "its steps are {}; nothing was changed",
-                ids.join(", ")
-            ))
-        })
+        self.todo
+            .find(id)
+            .ok_or_else(|| no_step(store, &self.dir, &self.todo, id))
     }
 
     /// Top-level steps as they stand (a parent with all sub-steps done counts as done).

@@ -138,6 +138,16 @@ fn step_context(step: &Step) -> StepContext {
     }
 }
 
+/// The error for what the `file` template made (`what`: "a checklist") that does not parse.
+fn template_output(file: &'static str, what: &'static str, err: &impl std::fmt::Display) -> Error {
+    super::error::Error::TemplateOutput {
+        file,
+        what,
+        detail: err.to_string(),
+    }
+    .into()
+}
+
 /// TODO.md for `steps`, through the (overridable) template. The result must parse back to
 /// the same steps, so a broken template override fails here rather than in a later run.
 pub fn render_todo(store: &Store, id: &str, title: &str, steps: &Checklist) -> Result<String> {
@@ -147,12 +157,8 @@ pub fn render_todo(store: &Store, id: &str, title: &str, steps: &Checklist) -> R
         steps: steps.steps.iter().map(step_context).collect(),
     };
     let text = templates::render(&store.template_dirs(), templates::TODO_MD, &context)?;
-    let parsed = todo_md::parse(&text).map_err(|e| {
-        Error::input(format!(
-            "the TODO.md template produced a checklist that does not parse: {e}"
-        ))
-        .hint("fix or remove the TODO.md template (`TODO.md.j2` in `.tasks/templates/` or `~/.config/tick/templates/`); nothing was written")
-    })?;
+    let parsed =
+        todo_md::parse(&text).map_err(|e| template_output("TODO.md", "a checklist", &e))?;
     let want: Vec<_> = steps.all_steps().map(|s| (s.id, &s.title)).collect();
     let got: Vec<_> = parsed.all_steps().map(|s| (s.id, &s.title)).collect();
     if want != got {
@@ -271,12 +277,7 @@ pub fn plan_body<'a>(store: &Store, plan: impl Into<PlanInput<'a>>) -> Result<St
         open_questions: plan.open_questions.iter().map(|q| one_line(q)).collect(),
     };
     let body = templates::render(&store.template_dirs(), templates::PLAN_MD, &context)?;
-    let doc = plan_md::parse(&body).map_err(|e| {
-        Error::input(format!(
-            "the PLAN.md template produced a plan that does not parse: {e}"
-        ))
-        .hint("fix or remove the PLAN.md template (`PLAN.md.j2` in `.tasks/templates/` or `~/.config/tick/templates/`); nothing was written")
-    })?;
+    let doc = plan_md::parse(&body).map_err(|e| template_output("PLAN.md", "a plan", &e))?;
     // The tools too: they are a step's capabilities, which a template must not change.
     let want: Vec<(String, String, Vec<String>)> = context
         .steps

@@ -149,7 +149,7 @@ pub fn apply<T>(
 ) -> Result<T> {
     let blobs = Blobs::of(&task.dir);
     let text = serde_json::to_string(plan)
-        .map_err(|err| Error::internal(format!("could not write the record: {err}")))?;
+        .map_err(|err| super::error::Error::serialize("the record", err))?;
     fsx::create_dir_all(&task.dir.join(RUNS_DIR))?;
     fsx::write_atomic(&record_path(task), text.as_bytes())?;
     let mut done = Vec::new();

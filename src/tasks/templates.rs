@@ -37,14 +37,16 @@ pub fn render(overrides: &[PathBuf], name: &str, context: impl Serialize) -> Res
         Some(found) => found,
         None => (
             embedded(name)
-                .ok_or_else(|| Error::internal(format!("no template `{name}`")))?
+                .ok_or_else(|| super::error::Error::NoTemplate(name.to_owned()))?
                 .to_owned(),
             format!("the built-in `{name}`"),
         ),
     };
     let fail = |err: minijinja::Error| {
-        Error::input(format!("template {origin} failed: {err:#}"))
-            .hint(format!("fix or remove {origin}; nothing was written"))
+        Error::from(super::error::Error::Template {
+            origin: origin.clone(),
+            detail: format!("{err:#}"),
+        })
     };
     let mut env = Environment::new();
     env.set_syntax(

@@ -813,22 +813,23 @@ pub const PLANNED_KEYS: [&str; 9] = [
     "proposed",
 ];
 
+/// The detail keys only the runner writes.
+const RUNNER_KEYS: [&str; 4] = ["blocked", "stale", "evidence", "answer"];
+
 /// Every detail key TODO.md knows: the planned ones and the runner's.
-pub const DETAIL_KEYS: [&str; 13] = [
-    "files",
-    "verify",
-    "done when",
-    "risk",
-    "depends",
-    "tools",
-    "source",
-    "reqs",
-    "proposed",
-    "blocked",
-    "stale",
-    "evidence",
-    "answer",
-];
+pub const DETAIL_KEYS: [&str; PLANNED_KEYS.len() + RUNNER_KEYS.len()] = {
+    let mut keys = [""; PLANNED_KEYS.len() + RUNNER_KEYS.len()];
+    let mut i = 0;
+    while i < keys.len() {
+        keys[i] = if i < PLANNED_KEYS.len() {
+            PLANNED_KEYS[i]
+        } else {
+            RUNNER_KEYS[i - PLANNED_KEYS.len()]
+        };
+        i += 1;
+    }
+    keys
+};
 
 fn add_detail(
     src: &str,

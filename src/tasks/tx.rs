@@ -127,7 +127,7 @@ impl Record {
             plan_len: plan.map(str::len),
         };
         let header = serde_json::to_string(&header)
-            .map_err(|err| Error::internal(format!("could not write the transaction: {err}")))?;
+            .map_err(|err| super::error::Error::serialize("the transaction", err))?;
         let texts = [Some(todo), Some(state), old_state, plan];
         let mut out = String::with_capacity(
             RECORD_MAGIC.len()
@@ -355,12 +355,11 @@ impl Tx<'_> {
     /// TODO.md's text and its parse, parsing again after an edit.
     fn parsed(&mut self) -> Result<(&str, &Checklist)> {
         if self.todo.is_none() {
-            let parsed = todo_md::parse(&self.todo_src).map_err(|e| {
-                Error::internal(format!(
-                    "the edit of `{}` did not parse back: {e}",
-                    self.store.rel(&self.todo_path())
-                ))
-            })?;
+            let parsed =
+                todo_md::parse(&self.todo_src).map_err(|e| super::error::Error::EditUnparsed {
+                    todo: self.store.rel(&self.todo_path()),
+                    detail: e.to_string(),
+                })?;
             self.todo = Some(Arc::new(parsed));
         }
         match &self.todo {
@@ -739,7 +738,7 @@ pub struct Refused {
 /// redacted ([`State::with_paths_redacted`]).
 pub fn state_yaml(state: &State) -> Result<String> {
     serde_yaml::to_string(&*state.with_paths_redacted())
-        .map_err(|err| Error::internal(format!("could not write state.yaml: {err}")))
+        .map_err(|err| super::error::Error::serialize("state.yaml", err).into())
 }
 
 fn hash(text: &str) -> String {

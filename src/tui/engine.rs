@@ -194,6 +194,7 @@ impl Engine for TickEngine {
             no_sandbox: false,
             commit: false,
             stop,
+            stopped_by: "/stop",
         };
         let last_step = &self.last_step;
         let mut sink = |event: Event| match event {

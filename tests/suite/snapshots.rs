@@ -176,6 +176,25 @@ fn error_messages() {
     });
 }
 
+/// A typo in a config file (the repository's or the person's own) names the file, the line
+/// and the known key nearest to it.
+#[test]
+fn a_config_key_typo_names_the_nearest_key() {
+    let ws = Workspace::new();
+    ws.write(".tasks/config.yaml", "model: x\nmodle: y\n");
+    let project = ws.run(&["plan", "Add a greeting"]);
+    ws.write(".tasks/config.yaml", "model: x\n");
+    ws.write_user_config("provider: openai\nlimits:\n  max_turns: 3\n  max_token: 9\n");
+    let user = ws.run(&["plan", "Add a greeting"]);
+    ws.write_user_config("colour: blue\n");
+    let far = ws.run(&["plan", "Add a greeting"]);
+    filters(&ws).bind(|| {
+        assert_snapshot!("error_config_key_typo", both(&project));
+        assert_snapshot!("error_config_nested_key_typo", both(&user));
+        assert_snapshot!("error_config_unknown_key", both(&far));
+    });
+}
+
 /// `--help` is what a new user reads first: its text is reviewed like any other output.
 #[test]
 fn help_texts() {
