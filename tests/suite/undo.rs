@@ -126,7 +126,11 @@ async fn an_undo_after_a_tool_write_puts_the_bytes_back_and_reopens_the_step() {
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     // The log says so.
     let log = project.tick().args(["log"]).output().unwrap();
-    assert!(stdout(&log).contains("S1 was undone"), "{}", stdout(&log));
+    assert!(
+        stdout(&log).contains("S1 undone by a person (`tick undo`): put back greeting.txt"),
+        "{}",
+        stdout(&log)
+    );
 }
 
 const FILES: &str = "# Files
@@ -303,7 +307,11 @@ async fn redo_puts_the_step_back_and_ticks_it_only_when_its_verify_passes() {
     assert!(record.undone[0].redone_at.is_some());
     assert!(stderr(&redo).contains("`S1` verified"), "{}", stderr(&redo));
     let log = project.tick().args(["log"]).output().unwrap();
-    assert!(stdout(&log).contains("S1 was redone"), "{}", stdout(&log));
+    assert!(
+        stdout(&log).contains("S1 redone by a person (`tick redo`)"),
+        "{}",
+        stdout(&log)
+    );
 
     // Undone again, then its file changed by a person: the redo is refused.
     let undo = project.tick().args(["undo", "S1"]).output().unwrap();
@@ -573,4 +581,124 @@ async fn a_kill_at_any_instant_of_an_undo_leaves_before_or_after() {
         "{kills} kills over {span} µs ({inner} µs moving files): {undone} left it undone, \
          {kept} before it, {said} cut short and said so"
     );
+}
+
+/// The settings of this file's snapshots: the workspace's paths, commits and task ids, and
+/// the durations of verify commands.
+fn snapshot_filters(project: &Workspace, id: &str) -> insta::Settings {
+    let mut settings = crate::common::workspace::filters(project);
+    settings.add_filter(&regex_escape(id), "[TASK]");
+    settings.add_filter(r"\b[0-9a-f]{10}\b", "[COMMIT]");
+    settings.add_filter(r"exit (\d+) in \d+\.\ds", "exit $1 in [S]");
+    settings
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escape = "\\.+*?()|[]{}^$#&-~".contains(c);
+            escape.then_some('\\').into_iter().chain([c])
+        })
+        .collect()
+}
+
+/// What a command said, stdout then stderr, with its exit code.
+fn said(output: &Output) -> String {
+    format!(
+        "exit {}\n--- stdout\n{}--- stderr\n{}",
+        output.status.code().unwrap_or(-1),
+        stdout(output),
+        stderr(output)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_from_git_reruns_each_claimed_step_and_fails_when_one_no_longer_holds() {
+    let server = FakeModel::start().await;
+    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GREETING).await;
+    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
+    step(&server, "S2", &[write("shout.sh", "echo HELLO\n")]);
+    run_steps(&project, &server, &["--steps", "2", "--commit"]).await;
+    step(&server, "S3", &[write("NOTES.md", "notes\n")]);
+    run_steps(&project, &server, &["--steps", "1"]).await;
+    let todo_before = project.task_files(&id);
+
+    // S1 and S2 are claimed by their commits and still hold; S3 is not committed: not claimed.
+    let holds = project
+        .tick()
+        .args(["verify", "--from-git"])
+        .output()
+        .unwrap();
+    assert_eq!(holds.status.code(), Some(0), "{}", stderr(&holds));
+
+    // A later commit of the person's breaks what S1 claimed.
+    project.write("greeting.txt", "bye\n");
+    project.git(&["commit", "-q", "-am", "bye"]);
+    let broken = project
+        .tick()
+        .args(["verify", "--from-git", "HEAD~3..HEAD"])
+        .output()
+        .unwrap();
+    assert_eq!(broken.status.code(), Some(15), "{}", stderr(&broken));
+    let json = project
+        .tick()
+        .args(["verify", "--from-git", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json.status.code(), Some(15), "{}", stderr(&json));
+    // The report, then the result line of every `--json`.
+    let lines: Vec<serde_json::Value> = stdout(&json)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", stdout(&json));
+    assert_eq!(lines[1]["event"], "result");
+    let mut report = lines[0].clone();
+    for step in report["steps"].as_array_mut().unwrap() {
+        for ran in step["commands"].as_array_mut().unwrap() {
+            ran["duration_ms"] = json!("[MS]");
+        }
+    }
+    // Nothing written: a claim is checked, not ticked or reopened.
+    assert_eq!(project.task_files(&id), todo_before);
+    snapshot_filters(&project, &id).bind(|| {
+        insta::assert_snapshot!(
+            "verify_from_git",
+            format!("{}\n{}", said(&holds), said(&broken))
+        );
+        insta::assert_json_snapshot!("verify_from_git_json", report);
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_the_log_and_a_reapproval_show_an_undone_step() {
+    let server = FakeModel::start().await;
+    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GREETING).await;
+    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
+    step(&server, "S2", &[write("shout.sh", "echo HELLO\n")]);
+    run_steps(&project, &server, &["--steps", "2"]).await;
+    project.ok(&["undo", "S2"]);
+    project.ok(&["undo", "S1"]);
+    project.ok(&["redo", "S2"]);
+    let status = project.tick().args(["status"]).output().unwrap();
+    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    let json = project.ok(&["status", "--json"]).stdout;
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let log = project.ok(&["log"]).stdout;
+
+    // The plan edited and approved again: the approval says S1 stays undone.
+    let plan_path = format!(".tasks/{id}/PLAN.md");
+    let plan = project.read(&plan_path);
+    project.write(
+        &plan_path,
+        plan.replace("- [ ] S3 Document it", "- [ ] S3 Document it well"),
+    );
+    let approve = project.tick().args(["approve", &id]).output().unwrap();
+    assert_eq!(approve.status.code(), Some(0), "{}", stderr(&approve));
+    snapshot_filters(&project, &id).bind(|| {
+        insta::assert_snapshot!("undone_status", said(&status));
+        insta::assert_json_snapshot!("undone_status_json_s1", report["task"]["steps"][0]);
+        insta::assert_snapshot!("undone_log", log);
+        insta::assert_snapshot!("undone_reapproval", said(&approve));
+    });
 }
