@@ -702,3 +702,41 @@ async fn status_the_log_and_a_reapproval_show_an_undone_step() {
         insta::assert_snapshot!("undone_reapproval", said(&approve));
     });
 }
+
+const GUARDED: &str = "# Guarded
+
+## Steps
+- [ ] S1 Write the greeting
+  - files: greeting.txt
+  - verify: `grep -q hello greeting.txt`, `test ! -e stop`
+";
+
+/// `tick redo` ticks the step only when its verify passes again: with a file the verify
+/// minds changed since (not one of the step's), the changes come back, the step stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redo_whose_verify_now_fails_puts_the_changes_back_and_leaves_the_step_open() {
+    let server = FakeModel::start().await;
+    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GUARDED).await;
+    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
+    run_steps(&project, &server, &["--steps", "1"]).await;
+    project.ok(&["undo", "S1"]);
+    project.write("stop", "");
+
+    let redo = project.tick().args(["redo", "S1"]).output().unwrap();
+    assert_eq!(redo.status.code(), Some(4), "{}", stderr(&redo));
+    assert_eq!(project.read("greeting.txt"), "hello\n");
+    let todo = todo(&project, &id);
+    assert!(todo.contains("- [ ] S1 Write the greeting"), "{todo}");
+    let record = state(&project, &id).steps[&"S1".parse().unwrap()].clone();
+    assert!(record.undone[0].redone_at.is_some(), "{record:?}");
+    assert!(!record.verified(), "{record:?}");
+
+    // Open, its undo redone: `tick status` has no undone line for it, `tick run` does it.
+    let status = project.tick().args(["status"]).output().unwrap();
+    snapshot_filters(&project, &id).bind(|| {
+        insta::assert_snapshot!(
+            "redo_verify_fails",
+            format!("{}\n{}", said(&redo), said(&status))
+        );
+    });
+}
