@@ -157,9 +157,10 @@ fn from_git(
     } else {
         ctx.ui.claims_verified(&report);
     }
-    Ok(match report.exit_code {
-        0 => Outcome::Done,
-        code => Outcome::Findings(code),
+    Ok(if report.exit_code == 0 {
+        Outcome::Done
+    } else {
+        Outcome::Findings(report.exit_code)
     })
 }
 

@@ -250,6 +250,18 @@ pub fn claims(root: &Path, range: Option<&str>) -> Result<Vec<Claim>> {
     Ok(claims)
 }
 
+/// The report of `tick verify --from-git`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClaimsReport {
+    pub format: u32,
+    /// The range read (`HEAD` when none was given).
+    pub range: String,
+    /// Each claimed step, oldest claim first.
+    pub steps: Vec<ClaimVerified>,
+    /// 15 when a step failed or names none here, else 11 when one has no `verify`, else 0.
+    pub exit_code: u8,
+}
+
 /// What the verification of one claimed step showed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -282,20 +294,14 @@ pub struct CommandRan {
 pub struct ClaimVerified {
     pub task: String,
     pub step: String,
+    /// The step's title in TODO.md; none when TODO.md has no such step.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The claiming commit, in full.
     pub commit: String,
     pub result: ClaimResult,
+    /// The commands that ran, up to the first that failed.
     pub commands: Vec<CommandRan>,
-}
-
-/// The report of `tick verify --from-git`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ClaimsReport {
-    pub format: u32,
-    pub range: String,
-    pub steps: Vec<ClaimVerified>,
-    pub exit_code: u8,
 }
 
 /// The exit code of `tick verify --from-git` when a claimed step has no `verify` (and none

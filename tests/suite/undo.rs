@@ -11,7 +11,7 @@ use tick::tasks::state::State;
 
 use crate::common::fake_model::FakeModel;
 use crate::common::scripts::{openai_call, openai_calls};
-use crate::common::workspace::Workspace;
+use crate::common::workspace::{Run, Workspace};
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -98,12 +98,18 @@ const GREETING: &str = "# Greeting
   - verify: `test -f NOTES.md`
 ";
 
+/// `plan` approved over `greeting.txt` "hi", and S1 run: it writes "hello" there.
+async fn greeting_written(server: &FakeModel, plan: &str) -> (Workspace, String) {
+    let (project, id) = project(server, &[("greeting.txt", b"hi\n")], plan).await;
+    step(server, "S1", &[write("greeting.txt", "hello\n")]);
+    run_steps(&project, server, &["--steps", "1"]).await;
+    (project, id)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_undo_after_a_tool_write_puts_the_bytes_back_and_reopens_the_step() {
     let server = FakeModel::start().await;
-    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GREETING).await;
-    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
-    run_steps(&project, &server, &["--steps", "1"]).await;
+    let (project, id) = greeting_written(&server, GREETING).await;
     assert_eq!(project.read("greeting.txt"), "hello\n");
 
     let output = project.tick().args(["undo", "S1"]).output().unwrap();
@@ -256,13 +262,21 @@ async fn an_undo_is_refused_when_a_person_or_a_later_step_changed_a_file_since()
     assert!(todo(&project, &id).contains("- [ ] S2 Shout it"));
 }
 
+/// GREETING approved, and S1 and S2 run by `tick run --steps 2` with `run_args`.
+async fn two_steps_done(server: &FakeModel, run_args: &[&str]) -> (Workspace, String) {
+    let (project, id) = project(server, &[("greeting.txt", b"hi\n")], GREETING).await;
+    step(server, "S1", &[write("greeting.txt", "hello\n")]);
+    step(server, "S2", &[write("shout.sh", "echo HELLO\n")]);
+    let mut args = vec!["--steps", "2"];
+    args.extend(run_args);
+    run_steps(&project, server, &args).await;
+    (project, id)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dependent_step_goes_stale_and_a_dry_run_changes_nothing() {
     let server = FakeModel::start().await;
-    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GREETING).await;
-    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
-    step(&server, "S2", &[write("shout.sh", "echo HELLO\n")]);
-    run_steps(&project, &server, &["--steps", "2"]).await;
+    let (project, id) = two_steps_done(&server, &[]).await;
 
     let before = (project.task_files(&id), project.read("greeting.txt"));
     let dry = project
@@ -292,9 +306,7 @@ async fn a_dependent_step_goes_stale_and_a_dry_run_changes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redo_puts_the_step_back_and_ticks_it_only_when_its_verify_passes() {
     let server = FakeModel::start().await;
-    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GREETING).await;
-    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
-    run_steps(&project, &server, &["--steps", "1"]).await;
+    let (project, id) = greeting_written(&server, GREETING).await;
     let undo = project.tick().args(["undo", "S1"]).output().unwrap();
     assert_eq!(undo.status.code(), Some(0), "{}", stderr(&undo));
 
@@ -587,71 +599,44 @@ async fn a_kill_at_any_instant_of_an_undo_leaves_before_or_after() {
 /// the durations of verify commands.
 fn snapshot_filters(project: &Workspace, id: &str) -> insta::Settings {
     let mut settings = crate::common::workspace::filters(project);
-    settings.add_filter(&regex_escape(id), "[TASK]");
+    settings.add_filter(&format!(r"\b{}\b", id.replace('-', r"\-")), "[TASK]");
     settings.add_filter(r"\b[0-9a-f]{10}\b", "[COMMIT]");
     settings.add_filter(r"exit (\d+) in \d+\.\ds", "exit $1 in [S]");
     settings
 }
 
-fn regex_escape(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let escape = "\\.+*?()|[]{}^$#&-~".contains(c);
-            escape.then_some('\\').into_iter().chain([c])
-        })
-        .collect()
-}
-
 /// What a command said, stdout then stderr, with its exit code.
-fn said(output: &Output) -> String {
+fn said(run: &Run) -> String {
     format!(
         "exit {}\n--- stdout\n{}--- stderr\n{}",
-        output.status.code().unwrap_or(-1),
-        stdout(output),
-        stderr(output)
+        run.code, run.stdout, run.stderr
     )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verify_from_git_reruns_each_claimed_step_and_fails_when_one_no_longer_holds() {
     let server = FakeModel::start().await;
-    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GREETING).await;
-    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
-    step(&server, "S2", &[write("shout.sh", "echo HELLO\n")]);
-    run_steps(&project, &server, &["--steps", "2", "--commit"]).await;
+    let (project, id) = two_steps_done(&server, &["--commit"]).await;
     step(&server, "S3", &[write("NOTES.md", "notes\n")]);
     run_steps(&project, &server, &["--steps", "1"]).await;
     let todo_before = project.task_files(&id);
 
     // S1 and S2 are claimed by their commits and still hold; S3 is not committed: not claimed.
-    let holds = project
-        .tick()
-        .args(["verify", "--from-git"])
-        .output()
-        .unwrap();
-    assert_eq!(holds.status.code(), Some(0), "{}", stderr(&holds));
+    let holds = project.ok(&["verify", "--from-git"]);
 
     // A later commit of the person's breaks what S1 claimed.
     project.write("greeting.txt", "bye\n");
     project.git(&["commit", "-q", "-am", "bye"]);
-    let broken = project
-        .tick()
-        .args(["verify", "--from-git", "HEAD~3..HEAD"])
-        .output()
-        .unwrap();
-    assert_eq!(broken.status.code(), Some(15), "{}", stderr(&broken));
+    let broken = project.fails(&["verify", "--from-git", "HEAD~3..HEAD"], 15);
     let json = project
-        .tick()
-        .args(["verify", "--from-git", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(json.status.code(), Some(15), "{}", stderr(&json));
+        .fails(&["verify", "--from-git", "--json"], 15)
+        .stdout;
     // The report, then the result line of every `--json`.
-    let lines: Vec<serde_json::Value> = stdout(&json)
+    let lines: Vec<serde_json::Value> = json
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 2, "{}", stdout(&json));
+    assert_eq!(lines.len(), 2, "{json}");
     assert_eq!(lines[1]["event"], "result");
     let mut report = lines[0].clone();
     for step in report["steps"].as_array_mut().unwrap() {
@@ -673,28 +658,22 @@ async fn verify_from_git_reruns_each_claimed_step_and_fails_when_one_no_longer_h
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_the_log_and_a_reapproval_show_an_undone_step() {
     let server = FakeModel::start().await;
-    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GREETING).await;
-    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
-    step(&server, "S2", &[write("shout.sh", "echo HELLO\n")]);
-    run_steps(&project, &server, &["--steps", "2"]).await;
+    let (project, id) = two_steps_done(&server, &[]).await;
     project.ok(&["undo", "S2"]);
     project.ok(&["undo", "S1"]);
     project.ok(&["redo", "S2"]);
-    let status = project.tick().args(["status"]).output().unwrap();
-    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    let status = project.ok(&["status"]);
     let json = project.ok(&["status", "--json"]).stdout;
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     let log = project.ok(&["log"]).stdout;
 
     // The plan edited and approved again: the approval says S1 stays undone.
-    let plan_path = format!(".tasks/{id}/PLAN.md");
-    let plan = project.read(&plan_path);
-    project.write(
-        &plan_path,
-        plan.replace("- [ ] S3 Document it", "- [ ] S3 Document it well"),
-    );
-    let approve = project.tick().args(["approve", &id]).output().unwrap();
-    assert_eq!(approve.status.code(), Some(0), "{}", stderr(&approve));
+    let plan = project.path(&format!(".tasks/{id}/PLAN.md"));
+    let edited = std::fs::read_to_string(&plan)
+        .unwrap()
+        .replace("- [ ] S3 Document it", "- [ ] S3 Document it well");
+    std::fs::write(&plan, edited).unwrap();
+    let approve = project.ok(&["approve", &id]);
     snapshot_filters(&project, &id).bind(|| {
         insta::assert_snapshot!("undone_status", said(&status));
         insta::assert_json_snapshot!("undone_status_json_s1", report["task"]["steps"][0]);
@@ -716,14 +695,11 @@ const GUARDED: &str = "# Guarded
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redo_whose_verify_now_fails_puts_the_changes_back_and_leaves_the_step_open() {
     let server = FakeModel::start().await;
-    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GUARDED).await;
-    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
-    run_steps(&project, &server, &["--steps", "1"]).await;
+    let (project, id) = greeting_written(&server, GUARDED).await;
     project.ok(&["undo", "S1"]);
     project.write("stop", "");
 
-    let redo = project.tick().args(["redo", "S1"]).output().unwrap();
-    assert_eq!(redo.status.code(), Some(4), "{}", stderr(&redo));
+    let redo = project.fails(&["redo", "S1"], 4);
     assert_eq!(project.read("greeting.txt"), "hello\n");
     let todo = todo(&project, &id);
     assert!(todo.contains("- [ ] S1 Write the greeting"), "{todo}");
@@ -732,7 +708,7 @@ async fn a_redo_whose_verify_now_fails_puts_the_changes_back_and_leaves_the_step
     assert!(!record.verified(), "{record:?}");
 
     // Open, its undo redone: `tick status` has no undone line for it, `tick run` does it.
-    let status = project.tick().args(["status"]).output().unwrap();
+    let status = project.ok(&["status"]);
     snapshot_filters(&project, &id).bind(|| {
         insta::assert_snapshot!(
             "redo_verify_fails",
