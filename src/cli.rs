@@ -678,12 +678,20 @@ pub struct ReviewArgs {
 ///   tick verify              every done and stale step of the current task
 ///   tick verify S2 S3        just these
 ///   tick verify login S2     step S2 of the task matching `login`
+///   tick verify --from-git main..HEAD
+///                            every step the branch's commits claim (for CI)
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct VerifyArgs {
     /// `[TASK] [S1 S2 …]`: a task (id, prefix or part of its name; default: the current
     /// task) and the steps to verify (default: every done and stale step).
     pub args: Vec<String>,
+    /// Verify the steps the commits of RANGE (default `HEAD`) claim, by their `Task:` and
+    /// `Step:` trailers, not reverted since: each step's `verify` runs again and nothing is
+    /// written; exit code 15 when one fails (or names no step here), 11 when one has no
+    /// `verify`.
+    #[arg(long, value_name = "RANGE", num_args = 0..=1, default_missing_value = "HEAD", conflicts_with = "dry_run")]
+    pub from_git: Option<String>,
     /// Run the commands without the sandbox (recorded, like `tick run --no-sandbox`).
     #[arg(long)]
     pub no_sandbox: bool,

@@ -1025,6 +1025,13 @@ fn step_lines(out: &mut String, step: &StepReport, indent: &str) {
             visible(reason)
         );
     }
+    if let Some(undone) = step.undone_now() {
+        let _ = writeln!(
+            out,
+            "{indent}      {}",
+            style(visible(&crate::ui::undo::undone_line(step.id(), undone))).yellow()
+        );
+    }
     for change in step.later_changes {
         let _ = writeln!(
             out,

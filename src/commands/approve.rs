@@ -68,6 +68,9 @@ pub fn run(ctx: &Ctx<'_>, args: &ApproveArgs) -> Result<Outcome> {
                     .store()
                     .rel(&ctx.store().task_ref(id).dir.join(TODO_FILE));
                 ctx.ui.reapproved(id, reapproved, &todo);
+                if let Ok(task) = ctx.store().load(&ctx.store().task_ref(id)) {
+                    ctx.ui.undone_steps(&task);
+                }
             }
             if !changes.is_empty() {
                 ctx.ui.hooks_approved(id, changes);

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::plan::StepId;
 use crate::runner::RunEvent;
 use crate::runner::reverify::{Reverified, verify_steps};
+use crate::undo::from_git::{ClaimFilter, verify_claims};
 
 pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
     let store = ctx.store();
@@ -26,6 +27,9 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
                 .hint("`tick verify [TASK] [S1 S2 …]`"));
             }
         }
+    }
+    if let Some(range) = &args.from_git {
+        return from_git(ctx, args, range, task, &only);
     }
     let task_ref = store.resolve_or_current(task)?;
     if args.dry_run {
@@ -109,6 +113,54 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
         Outcome::Blocked
     } else {
         Outcome::Done
+    })
+}
+
+/// `tick verify --from-git [RANGE] [TASK] [S1 …]`: the verification of each step the range's
+/// commits claim, run again ([`crate::undo::from_git::verify_claims`]); nothing is written.
+fn from_git(
+    ctx: &Ctx<'_>,
+    args: &VerifyArgs,
+    range: &str,
+    task: Option<&str>,
+    only: &[StepId],
+) -> Result<Outcome> {
+    let store = ctx.store();
+    let task_id = match task {
+        Some(task) => Some(store.resolve(task)?.id.clone()),
+        None => None,
+    };
+    let config = super::resolved_config(ctx, &ModelArgs::default())?;
+    let (registry, sandboxed) = crate::runner::build::registry(&config, store, args.no_sandbox)?;
+    if !sandboxed {
+        ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
+    }
+    let filter = ClaimFilter {
+        task: task_id.as_deref(),
+        only,
+    };
+    let (ui, json) = (ctx.ui, args.json);
+    let report = verify_claims(
+        store,
+        Some(range),
+        filter,
+        registry.command_env(),
+        crate::runner::verify::VERIFY_TIMEOUT,
+        &mut |claim| {
+            if !json {
+                ui.claim_verified(claim);
+            }
+        },
+    )?;
+    if json {
+        ctx.ui.json(&report);
+    } else {
+        ctx.ui.claims_verified(&report);
+    }
+    Ok(if report.exit_code == 0 {
+        Outcome::Done
+    } else {
+        Outcome::Findings(report.exit_code)
     })
 }
 

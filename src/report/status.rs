@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::plan::{Phase, Risk, StepId, StepStatus};
-use crate::tasks::state::{Actor, LastAttempt, LaterChange};
+use crate::tasks::state::{Actor, LastAttempt, LaterChange, Undone};
 use crate::tasks::todo_md::Step;
 use crate::tasks::{Draft, Store, Task};
 use crate::watch::freshness::MissingFiles;
@@ -168,7 +168,16 @@ pub struct StepReport<'a> {
     pub claimed_without_changes: bool,
     /// The step's verify passed before the step changed anything.
     pub verify_passed_before: bool,
+    /// The step's undo history from state.yaml (`tick undo`, `tick redo`), oldest first.
+    pub undone: Vec<UndoneReport<'a>>,
     pub substeps: Vec<StepReport<'a>>,
+}
+
+impl StepReport<'_> {
+    /// The step's last undo, while no redo followed it.
+    pub fn undone_now(&self) -> Option<&UndoneReport<'_>> {
+        self.undone.last().filter(|u| u.redone_at.is_none())
+    }
 }
 
 impl StepReport<'_> {
@@ -186,7 +195,7 @@ impl Serialize for StepReport<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let step = self.step;
-        let mut out = serializer.serialize_struct("StepReport", 18)?;
+        let mut out = serializer.serialize_struct("StepReport", 19)?;
         out.serialize_field("id", &step.id)?;
         out.serialize_field("status", &self.status)?;
         out.serialize_field("title", &step.title)?;
@@ -208,8 +217,36 @@ impl Serialize for StepReport<'_> {
         out.serialize_field("later_changes", self.later_changes)?;
         out.serialize_field("claimed_without_changes", &self.claimed_without_changes)?;
         out.serialize_field("verify_passed_before", &self.verify_passed_before)?;
+        out.serialize_field("undone", &self.undone)?;
         out.serialize_field("substeps", &self.substeps)?;
         out.end()
+    }
+}
+
+/// One undo of a step (`tick undo`), as `status` shows it: the evidence state.yaml keeps with
+/// it left out.
+#[derive(Debug, Serialize)]
+pub struct UndoneReport<'a> {
+    pub id: &'a str,
+    pub at: DateTime<Utc>,
+    pub files: &'a [String],
+    pub kept: &'a [String],
+    pub reverted: Option<&'a str>,
+    pub made_stale: &'a [StepId],
+    pub redone_at: Option<DateTime<Utc>>,
+}
+
+impl<'a> From<&'a Undone> for UndoneReport<'a> {
+    fn from(u: &'a Undone) -> Self {
+        UndoneReport {
+            id: &u.id,
+            at: u.at,
+            files: &u.files,
+            kept: &u.kept,
+            reverted: u.reverted.as_deref(),
+            made_stale: &u.made_stale,
+            redone_at: u.redone_at,
+        }
     }
 }
 
@@ -241,6 +278,9 @@ fn step_report<'a>(task: &'a Task, step: &'a Step) -> StepReport<'a> {
         claimed_without_changes: status == StepStatus::Done
             && record.is_some_and(|r| r.claimed_without_changes),
         verify_passed_before: record.is_some_and(|r| r.verify_passed_before),
+        undone: record
+            .map(|r| r.undone.iter().map(UndoneReport::from).collect())
+            .unwrap_or_default(),
         changed_by: record.and_then(|r| r.changed_by),
         evidence: if status == StepStatus::Done {
             record

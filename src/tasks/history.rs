@@ -317,7 +317,7 @@ fn step_events(task: &Task) -> Vec<Event> {
         }
         for undone in &record.undone {
             let mut text = format!(
-                "{id} was undone by a person (`tick undo`): put back {}",
+                "undone by a person (`tick undo`): put back {}",
                 undone.files.join(", ")
             );
             if let Some(commit) = &undone.reverted {
@@ -337,7 +337,7 @@ fn step_events(task: &Task) -> Vec<Event> {
                     at,
                     Kind::Redone,
                     step.clone(),
-                    format!("{id} was redone by a person (`tick redo`): its changes put back"),
+                    "redone by a person (`tick redo`): its changes put back".to_owned(),
                 ));
             }
         }

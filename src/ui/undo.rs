@@ -6,8 +6,9 @@ use super::Ui;
 use super::outcomes::Said;
 use crate::error::Error;
 use crate::plan::StepId;
+use crate::report::status::UndoneReport;
 use crate::runner::redo::Verdict;
-use crate::undo::from_git::{InGit, Report};
+use crate::undo::from_git::{ClaimResult, ClaimVerified, ClaimsReport, InGit, Report};
 use crate::undo::{Change, Conflict, FileChange, Redo, Refusal, Undo};
 
 /// The lines of the files of an undo or redo: one per file, then its diff when asked.
@@ -194,6 +195,144 @@ impl Ui {
         for disagreement in &report.disagreements {
             self.warn(&disagreement.message);
         }
+    }
+}
+
+/// The line under a step whose last undo was not redone (`tick status`, a re-approval):
+/// when, what was put back and how to take it forward again.
+pub fn undone_line(step: Option<StepId>, undone: &UndoneReport<'_>) -> String {
+    let step = step.map(|s| s.to_string()).unwrap_or_default();
+    let mut line = format!(
+        "undone {}: put back {}",
+        undone.at.format("%Y-%m-%d %H:%M UTC"),
+        undone.files.join(", ")
+    );
+    if let Some(commit) = undone.reverted {
+        line.push_str(&format!(
+            " (reverted `{}`)",
+            commit.get(..10).unwrap_or(commit)
+        ));
+    }
+    if !undone.kept.is_empty() {
+        line.push_str(&format!("; kept {}", undone.kept.join(", ")));
+    }
+    line.push_str(&format!("; `tick redo {step}` puts it back"));
+    line
+}
+
+/// The steps of `task` undone and not redone, said when its plan is approved again: the new
+/// approval does not bring their changes back.
+pub fn undone_steps(task: &crate::tasks::Task) -> Vec<Said> {
+    let lines: Vec<String> = task
+        .state
+        .steps
+        .iter()
+        .filter_map(|(id, record)| {
+            let undone = record.undone.last().filter(|u| u.redone_at.is_none())?;
+            Some(format!(
+                "    {id}: {}",
+                undone_line(Some(*id), &UndoneReport::from(undone))
+            ))
+        })
+        .collect();
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    vec![Said::Note(format!(
+        "undone steps of `{}` (the approval keeps them open, their changes out):\n{}",
+        task.id,
+        lines.join("\n")
+    ))]
+}
+
+/// One claimed step verified again (`tick verify --from-git`): its verdict, then each command
+/// that ran with its exit, and the output of a failed one.
+pub fn claim_lines(claim: &ClaimVerified) -> String {
+    let commit = claim.commit.get(..10).unwrap_or(&claim.commit);
+    let verdict = match claim.result {
+        ClaimResult::Passed => "passed",
+        ClaimResult::Failed => "FAILED",
+        ClaimResult::NoVerify => "no `verify` to run",
+        ClaimResult::NotFound => "no such step here to verify",
+    };
+    let title = claim
+        .title
+        .as_deref()
+        .map(|t| format!(" {t}"))
+        .unwrap_or_default();
+    let mut out = format!(
+        "{}{title} (`{commit}`, task `{}`): {verdict}\n",
+        claim.step, claim.task
+    );
+    for ran in &claim.commands {
+        let end = match (ran.exit_code, ran.timed_out) {
+            (_, true) => "timed out".to_owned(),
+            (Some(code), _) => format!("exit {code}"),
+            (None, _) => "killed".to_owned(),
+        };
+        out.push_str(&format!("    $ {}: {end}\n", ran.command));
+        if !ran.passed {
+            for line in ran.output_tail.lines() {
+                out.push_str(&format!("      {line}\n"));
+            }
+        }
+    }
+    out
+}
+
+/// The closing lines of `tick verify --from-git`: how many claims held.
+pub fn claims_summary(report: &ClaimsReport) -> Vec<Said> {
+    if report.steps.is_empty() {
+        return vec![Said::Note(format!(
+            "no commit of `{}` claims a step (no `Task:` and `Step:` trailers not reverted since)",
+            report.range
+        ))];
+    }
+    let count = |result| report.steps.iter().filter(|s| s.result == result).count();
+    let mut parts = vec![format!("{} passed", count(ClaimResult::Passed))];
+    for (result, word) in [
+        (ClaimResult::Failed, "failed"),
+        (ClaimResult::NoVerify, "without `verify`"),
+        (ClaimResult::NotFound, "not found"),
+    ] {
+        if count(result) > 0 {
+            parts.push(format!("{} {word}", count(result)));
+        }
+    }
+    let steps = if report.steps.len() == 1 {
+        "1 step".to_owned()
+    } else {
+        format!("{} steps", report.steps.len())
+    };
+    let mut said = vec![Said::Note(format!(
+        "the commits of `{}` claim {steps}: {}",
+        report.range,
+        parts.join(", ")
+    ))];
+    if report.exit_code != 0 {
+        said.push(Said::Hint(
+            "nothing was written; `tick verify S…` checks a step of this clone again \
+             and opens it when it fails"
+                .to_owned(),
+        ));
+    }
+    said
+}
+
+impl Ui {
+    /// A claimed step verified again, as soon as it ends.
+    pub fn claim_verified(&self, claim: &ClaimVerified) {
+        self.data(claim_lines(claim).trim_end());
+    }
+
+    /// The undone steps of a task approved again.
+    pub fn undone_steps(&self, task: &crate::tasks::Task) {
+        self.say(&undone_steps(task));
+    }
+
+    /// The closing lines of `tick verify --from-git`.
+    pub fn claims_verified(&self, report: &ClaimsReport) {
+        self.say(&claims_summary(report));
     }
 }
 

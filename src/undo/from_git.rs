@@ -213,6 +213,219 @@ pub fn compare(root: &Path, task: &Task, range: Option<&str>) -> Result<Report> 
     })
 }
 
+/// A step the range claims done: its newest commit there is its own (`Task:` and `Step:`),
+/// not a revert.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    pub task: String,
+    pub step: String,
+    pub commit: String,
+}
+
+/// The steps the commits of `range` claim, oldest claim first, each once.
+pub fn claims(root: &Path, range: Option<&str>) -> Result<Vec<Claim>> {
+    let commits = read_trailers(root, range)?;
+    let mut seen = BTreeSet::new();
+    let mut claims = Vec::new();
+    for commit in commits.iter().rev() {
+        let (Some(task), Some(step)) = (&commit.task, &commit.step) else {
+            continue;
+        };
+        if !seen.insert((task.clone(), step.clone())) {
+            continue;
+        }
+        let of_task: Vec<GitCommit> = commits
+            .iter()
+            .filter(|c| c.task.as_ref() == Some(task))
+            .cloned()
+            .collect();
+        if let InGit::Committed { commit } = in_git(&of_task, step) {
+            claims.push(Claim {
+                task: task.clone(),
+                step: step.clone(),
+                commit,
+            });
+        }
+    }
+    Ok(claims)
+}
+
+/// The report of `tick verify --from-git`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClaimsReport {
+    pub format: u32,
+    /// The range read (`HEAD` when none was given).
+    pub range: String,
+    /// Each claimed step, oldest claim first.
+    pub steps: Vec<ClaimVerified>,
+    /// 15 when a step failed or names none here, else 11 when one has no `verify`, else 0.
+    pub exit_code: u8,
+}
+
+/// What the verification of one claimed step showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimResult {
+    /// Every `verify` command of the step exits 0 now.
+    Passed,
+    /// A `verify` command failed (the ones after it did not run).
+    Failed,
+    /// The step has no `verify` to run: the claim rests on the tick alone.
+    NoVerify,
+    /// No task or step of that name here: nothing to verify the claim with.
+    NotFound,
+}
+
+/// One verify command as it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommandRan {
+    pub command: String,
+    pub passed: bool,
+    /// `None` when it was killed (timeout or signal) or could not start.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    /// Its last lines of output (secrets redacted).
+    pub output_tail: String,
+}
+
+/// One claimed step, verified again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClaimVerified {
+    pub task: String,
+    pub step: String,
+    /// The step's title in TODO.md; none when TODO.md has no such step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The claiming commit, in full.
+    pub commit: String,
+    pub result: ClaimResult,
+    /// The commands that ran, up to the first that failed.
+    pub commands: Vec<CommandRan>,
+}
+
+/// The exit code of `tick verify --from-git` when a claimed step has no `verify` (and none
+/// failed): `tick check`'s "done without verification".
+pub const EXIT_NO_VERIFY: u8 = 11;
+
+/// Which claims to verify: those of `task` (an id) when given, of the steps `only` when not
+/// empty.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClaimFilter<'a> {
+    pub task: Option<&'a str>,
+    pub only: &'a [StepId],
+}
+
+/// Runs again, in `env` (the sandbox of a run), the `verify` commands TODO.md gives each step
+/// the commits of `range` claim, stopping a step at its first failing command; `said` hears
+/// each step as it ends. Writes nothing: a claim is checked, not ticked or opened.
+pub fn verify_claims(
+    store: &crate::tasks::Store,
+    range: Option<&str>,
+    filter: ClaimFilter<'_>,
+    env: &crate::tools::bash::CommandEnv,
+    timeout: std::time::Duration,
+    said: &mut dyn FnMut(&ClaimVerified),
+) -> Result<ClaimsReport> {
+    let root = store.root();
+    let known = store.task_ids()?;
+    let mut tasks = std::collections::BTreeMap::<String, Option<Task>>::new();
+    let mut steps = Vec::new();
+    for claim in claims(root, range)? {
+        if filter.task.is_some_and(|t| t != claim.task) {
+            continue;
+        }
+        let id = claim.step.parse::<StepId>().ok();
+        if !filter.only.is_empty() && !id.is_some_and(|id| filter.only.contains(&id)) {
+            continue;
+        }
+        let task = tasks.entry(claim.task.clone()).or_insert_with(|| {
+            known
+                .contains(&claim.task)
+                .then(|| store.load(&store.task_ref(&claim.task)).ok())
+                .flatten()
+        });
+        let step = task
+            .as_ref()
+            .zip(id)
+            .and_then(|(task, id)| task.todo.find(id));
+        let mut verified = ClaimVerified {
+            task: claim.task,
+            step: claim.step,
+            title: step.map(|s| s.title.clone()),
+            commit: claim.commit,
+            result: ClaimResult::NotFound,
+            commands: Vec::new(),
+        };
+        if let Some(step) = step {
+            verified.result = if step.verify.is_empty() {
+                ClaimResult::NoVerify
+            } else {
+                ClaimResult::Passed
+            };
+            for command in &step.verify {
+                let ran = run_one(root, env, command, timeout);
+                let passed = ran.passed;
+                verified.commands.push(ran);
+                if !passed {
+                    verified.result = ClaimResult::Failed;
+                    break;
+                }
+            }
+        }
+        said(&verified);
+        steps.push(verified);
+    }
+    let exit_code = if steps
+        .iter()
+        .any(|s| matches!(s.result, ClaimResult::Failed | ClaimResult::NotFound))
+    {
+        EXIT_DISAGREES
+    } else if steps.iter().any(|s| s.result == ClaimResult::NoVerify) {
+        EXIT_NO_VERIFY
+    } else {
+        0
+    };
+    Ok(ClaimsReport {
+        format: FORMAT,
+        range: range.unwrap_or("HEAD").to_owned(),
+        steps,
+        exit_code,
+    })
+}
+
+fn run_one(
+    root: &Path,
+    env: &crate::tools::bash::CommandEnv,
+    command: &str,
+    timeout: std::time::Duration,
+) -> CommandRan {
+    match crate::tools::bash::run_command(root, env, command, timeout) {
+        Ok(run) => CommandRan {
+            command: command.to_owned(),
+            passed: run.passed(),
+            exit_code: run.exit_code,
+            timed_out: run.timed_out,
+            duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
+            output_tail: crate::redact::redact(&tail(&run.output, 20), &[]),
+        },
+        Err(err) => CommandRan {
+            command: command.to_owned(),
+            passed: false,
+            exit_code: None,
+            timed_out: false,
+            duration_ms: 0,
+            output_tail: format!("could not run it: {err}"),
+        },
+    }
+}
+
+/// The last `lines` lines of `text`.
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
 /// The newest word of `commits` (newest first) on step `name`.
 fn in_git(commits: &[GitCommit], name: &str) -> InGit {
     for (at, commit) in commits.iter().enumerate() {
@@ -237,7 +450,7 @@ fn in_git(commits: &[GitCommit], name: &str) -> InGit {
 }
 
 /// The files a commit changed, outside `.tasks/`.
-fn commit_files(root: &Path, commit: &str) -> BTreeSet<String> {
+pub(super) fn commit_files(root: &Path, commit: &str) -> BTreeSet<String> {
     crate::git::output(
         root,
         &[

@@ -704,23 +704,7 @@ fn plan_revert(
     selected: &BTreeSet<String>,
 ) -> Result<std::result::Result<Revert, Vec<Conflict>>> {
     let head = crate::git::head(root).ok_or_else(|| Error::internal("git sees no commit here"))?;
-    let in_commit = crate::git::output(
-        root,
-        &[
-            "diff-tree",
-            "--no-commit-id",
-            "-r",
-            "-z",
-            "--name-only",
-            commit,
-        ],
-    )
-    .unwrap_or_default();
-    let in_commit: BTreeSet<String> = in_commit
-        .split('\0')
-        .filter(|p| !p.is_empty() && !p.starts_with(crate::store_path::TASKS_DIR))
-        .map(str::to_owned)
-        .collect();
+    let in_commit = from_git::commit_files(root, commit);
     let paths: Vec<&String> = selected.intersection(&in_commit).collect();
     let parent = format!("{commit}^");
     let was = crate::runner::images::ls_tree(root, &parent, &paths);

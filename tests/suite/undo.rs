@@ -11,7 +11,7 @@ use tick::tasks::state::State;
 
 use crate::common::fake_model::FakeModel;
 use crate::common::scripts::{openai_call, openai_calls};
-use crate::common::workspace::Workspace;
+use crate::common::workspace::{Run, Workspace};
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -98,12 +98,18 @@ const GREETING: &str = "# Greeting
   - verify: `test -f NOTES.md`
 ";
 
+/// `plan` approved over `greeting.txt` "hi", and S1 run: it writes "hello" there.
+async fn greeting_written(server: &FakeModel, plan: &str) -> (Workspace, String) {
+    let (project, id) = project(server, &[("greeting.txt", b"hi\n")], plan).await;
+    step(server, "S1", &[write("greeting.txt", "hello\n")]);
+    run_steps(&project, server, &["--steps", "1"]).await;
+    (project, id)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_undo_after_a_tool_write_puts_the_bytes_back_and_reopens_the_step() {
     let server = FakeModel::start().await;
-    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GREETING).await;
-    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
-    run_steps(&project, &server, &["--steps", "1"]).await;
+    let (project, id) = greeting_written(&server, GREETING).await;
     assert_eq!(project.read("greeting.txt"), "hello\n");
 
     let output = project.tick().args(["undo", "S1"]).output().unwrap();
@@ -126,7 +132,11 @@ async fn an_undo_after_a_tool_write_puts_the_bytes_back_and_reopens_the_step() {
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     // The log says so.
     let log = project.tick().args(["log"]).output().unwrap();
-    assert!(stdout(&log).contains("S1 was undone"), "{}", stdout(&log));
+    assert!(
+        stdout(&log).contains("S1 undone by a person (`tick undo`): put back greeting.txt"),
+        "{}",
+        stdout(&log)
+    );
 }
 
 const FILES: &str = "# Files
@@ -252,13 +262,21 @@ async fn an_undo_is_refused_when_a_person_or_a_later_step_changed_a_file_since()
     assert!(todo(&project, &id).contains("- [ ] S2 Shout it"));
 }
 
+/// GREETING approved, and S1 and S2 run by `tick run --steps 2` with `run_args`.
+async fn two_steps_done(server: &FakeModel, run_args: &[&str]) -> (Workspace, String) {
+    let (project, id) = project(server, &[("greeting.txt", b"hi\n")], GREETING).await;
+    step(server, "S1", &[write("greeting.txt", "hello\n")]);
+    step(server, "S2", &[write("shout.sh", "echo HELLO\n")]);
+    let mut args = vec!["--steps", "2"];
+    args.extend(run_args);
+    run_steps(&project, server, &args).await;
+    (project, id)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dependent_step_goes_stale_and_a_dry_run_changes_nothing() {
     let server = FakeModel::start().await;
-    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GREETING).await;
-    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
-    step(&server, "S2", &[write("shout.sh", "echo HELLO\n")]);
-    run_steps(&project, &server, &["--steps", "2"]).await;
+    let (project, id) = two_steps_done(&server, &[]).await;
 
     let before = (project.task_files(&id), project.read("greeting.txt"));
     let dry = project
@@ -288,9 +306,7 @@ async fn a_dependent_step_goes_stale_and_a_dry_run_changes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redo_puts_the_step_back_and_ticks_it_only_when_its_verify_passes() {
     let server = FakeModel::start().await;
-    let (project, id) = project(&server, &[("greeting.txt", b"hi\n")], GREETING).await;
-    step(&server, "S1", &[write("greeting.txt", "hello\n")]);
-    run_steps(&project, &server, &["--steps", "1"]).await;
+    let (project, id) = greeting_written(&server, GREETING).await;
     let undo = project.tick().args(["undo", "S1"]).output().unwrap();
     assert_eq!(undo.status.code(), Some(0), "{}", stderr(&undo));
 
@@ -303,7 +319,11 @@ async fn redo_puts_the_step_back_and_ticks_it_only_when_its_verify_passes() {
     assert!(record.undone[0].redone_at.is_some());
     assert!(stderr(&redo).contains("`S1` verified"), "{}", stderr(&redo));
     let log = project.tick().args(["log"]).output().unwrap();
-    assert!(stdout(&log).contains("S1 was redone"), "{}", stdout(&log));
+    assert!(
+        stdout(&log).contains("S1 redone by a person (`tick redo`)"),
+        "{}",
+        stdout(&log)
+    );
 
     // Undone again, then its file changed by a person: the redo is refused.
     let undo = project.tick().args(["undo", "S1"]).output().unwrap();
@@ -573,4 +593,126 @@ async fn a_kill_at_any_instant_of_an_undo_leaves_before_or_after() {
         "{kills} kills over {span} µs ({inner} µs moving files): {undone} left it undone, \
          {kept} before it, {said} cut short and said so"
     );
+}
+
+/// The settings of this file's snapshots: the workspace's paths, commits and task ids, and
+/// the durations of verify commands.
+fn snapshot_filters(project: &Workspace, id: &str) -> insta::Settings {
+    let mut settings = crate::common::workspace::filters(project);
+    settings.add_filter(&format!(r"\b{}\b", id.replace('-', r"\-")), "[TASK]");
+    settings.add_filter(r"\b[0-9a-f]{10}\b", "[COMMIT]");
+    settings.add_filter(r"exit (\d+) in \d+\.\ds", "exit $1 in [S]");
+    settings
+}
+
+/// What a command said, stdout then stderr, with its exit code.
+fn said(run: &Run) -> String {
+    format!(
+        "exit {}\n--- stdout\n{}--- stderr\n{}",
+        run.code, run.stdout, run.stderr
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_from_git_reruns_each_claimed_step_and_fails_when_one_no_longer_holds() {
+    let server = FakeModel::start().await;
+    let (project, id) = two_steps_done(&server, &["--commit"]).await;
+    step(&server, "S3", &[write("NOTES.md", "notes\n")]);
+    run_steps(&project, &server, &["--steps", "1"]).await;
+    let todo_before = project.task_files(&id);
+
+    // S1 and S2 are claimed by their commits and still hold; S3 is not committed: not claimed.
+    let holds = project.ok(&["verify", "--from-git"]);
+
+    // A later commit of the person's breaks what S1 claimed.
+    project.write("greeting.txt", "bye\n");
+    project.git(&["commit", "-q", "-am", "bye"]);
+    let broken = project.fails(&["verify", "--from-git", "HEAD~3..HEAD"], 15);
+    let json = project
+        .fails(&["verify", "--from-git", "--json"], 15)
+        .stdout;
+    // The report, then the result line of every `--json`.
+    let lines: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{json}");
+    assert_eq!(lines[1]["event"], "result");
+    let mut report = lines[0].clone();
+    for step in report["steps"].as_array_mut().unwrap() {
+        for ran in step["commands"].as_array_mut().unwrap() {
+            ran["duration_ms"] = json!("[MS]");
+        }
+    }
+    // Nothing written: a claim is checked, not ticked or reopened.
+    assert_eq!(project.task_files(&id), todo_before);
+    snapshot_filters(&project, &id).bind(|| {
+        insta::assert_snapshot!(
+            "verify_from_git",
+            format!("{}\n{}", said(&holds), said(&broken))
+        );
+        insta::assert_json_snapshot!("verify_from_git_json", report);
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_the_log_and_a_reapproval_show_an_undone_step() {
+    let server = FakeModel::start().await;
+    let (project, id) = two_steps_done(&server, &[]).await;
+    project.ok(&["undo", "S2"]);
+    project.ok(&["undo", "S1"]);
+    project.ok(&["redo", "S2"]);
+    let status = project.ok(&["status"]);
+    let json = project.ok(&["status", "--json"]).stdout;
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let log = project.ok(&["log"]).stdout;
+
+    // The plan edited and approved again: the approval says S1 stays undone.
+    let plan = project.path(&format!(".tasks/{id}/PLAN.md"));
+    let edited = std::fs::read_to_string(&plan)
+        .unwrap()
+        .replace("- [ ] S3 Document it", "- [ ] S3 Document it well");
+    std::fs::write(&plan, edited).unwrap();
+    let approve = project.ok(&["approve", &id]);
+    snapshot_filters(&project, &id).bind(|| {
+        insta::assert_snapshot!("undone_status", said(&status));
+        insta::assert_json_snapshot!("undone_status_json_s1", report["task"]["steps"][0]);
+        insta::assert_snapshot!("undone_log", log);
+        insta::assert_snapshot!("undone_reapproval", said(&approve));
+    });
+}
+
+const GUARDED: &str = "# Guarded
+
+## Steps
+- [ ] S1 Write the greeting
+  - files: greeting.txt
+  - verify: `grep -q hello greeting.txt`, `test ! -e stop`
+";
+
+/// `tick redo` ticks the step only when its verify passes again: with a file the verify
+/// minds changed since (not one of the step's), the changes come back, the step stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redo_whose_verify_now_fails_puts_the_changes_back_and_leaves_the_step_open() {
+    let server = FakeModel::start().await;
+    let (project, id) = greeting_written(&server, GUARDED).await;
+    project.ok(&["undo", "S1"]);
+    project.write("stop", "");
+
+    let redo = project.fails(&["redo", "S1"], 4);
+    assert_eq!(project.read("greeting.txt"), "hello\n");
+    let todo = todo(&project, &id);
+    assert!(todo.contains("- [ ] S1 Write the greeting"), "{todo}");
+    let record = state(&project, &id).steps[&"S1".parse().unwrap()].clone();
+    assert!(record.undone[0].redone_at.is_some(), "{record:?}");
+    assert!(!record.verified(), "{record:?}");
+
+    // Open, its undo redone: `tick status` has no undone line for it, `tick run` does it.
+    let status = project.ok(&["status"]);
+    snapshot_filters(&project, &id).bind(|| {
+        insta::assert_snapshot!(
+            "redo_verify_fails",
+            format!("{}\n{}", said(&redo), said(&status))
+        );
+    });
 }
