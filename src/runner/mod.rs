@@ -1455,8 +1455,7 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// One commit for a verified step: the files it changed and the task's folder, nothing
-    /// else; none at all when it changed no file outside `.tasks/`.
+    /// One commit for a verified step ([`commit_verified_step`]), said as an event.
     fn commit_step(
         &self,
         task: &Task,
@@ -1465,33 +1464,14 @@ impl<'a> Runner<'a> {
         files: &[String],
         sink: &mut Sink<'_>,
     ) -> Result<()> {
-        if files.is_empty() {
-            sink(RunEvent::CommitSkipped { step: id });
-            return Ok(());
+        match commit_verified_step(self.store(), task, id, title, files)? {
+            None => sink(RunEvent::CommitSkipped { step: id }),
+            Some((commit, files)) => sink(RunEvent::Committed {
+                step: id,
+                commit,
+                files,
+            }),
         }
-        let store = self.store();
-        let mut paths = files.to_vec();
-        // The whole task folder (what `.tasks/.gitignore` leaves out stays out): TODO.md,
-        // state.yaml, and the history files a re-plan or re-approval wrote, so the commit
-        // leaves no bookkeeping of this step behind.
-        paths.push(store.rel(&task.dir));
-        let message = format!("{title}\n\nTask: {}\nStep: {id}\n", task.id);
-        crate::git::commit_paths(store.root(), &paths, &message).map_err(|err| match err {
-            crate::git::CommitError::NestedRepository { .. } => {
-                Error::input(format!("{err}; nothing was committed")).hint(
-                    "the step is done and recorded; commit it by hand, after removing the nested \
-                 repository's `.git` or adding it as a submodule yourself (`git submodule add`)",
-                )
-            }
-            crate::git::CommitError::Git(_) => {
-                Error::internal(err).hint("the step is done and recorded; commit it by hand")
-            }
-        })?;
-        sink(RunEvent::Committed {
-            step: id,
-            commit: crate::git::head(store.root()),
-            files: paths,
-        });
         Ok(())
     }
 
@@ -1522,6 +1502,39 @@ impl<'a> Runner<'a> {
             sandboxed: self.deps.sandboxed,
         })
     }
+}
+
+/// One commit for a verified step: the files it changed and the task's folder, nothing
+/// else; none at all (`None`) when it changed no file outside `.tasks/`. Returns the commit
+/// and the paths it holds. `tick run --commit` and `tick mcp serve --commit` both commit so.
+pub fn commit_verified_step(
+    store: &Store,
+    task: &Task,
+    id: StepId,
+    title: &str,
+    files: &[String],
+) -> Result<Option<(Option<String>, Vec<String>)>> {
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut paths = files.to_vec();
+    // The whole task folder (what `.tasks/.gitignore` leaves out stays out): TODO.md,
+    // state.yaml, and the history files a re-plan or re-approval wrote, so the commit
+    // leaves no bookkeeping of this step behind.
+    paths.push(store.rel(&task.dir));
+    let message = format!("{title}\n\nTask: {}\nStep: {id}\n", task.id);
+    crate::git::commit_paths(store.root(), &paths, &message).map_err(|err| match err {
+        crate::git::CommitError::NestedRepository { .. } => {
+            Error::input(format!("{err}; nothing was committed")).hint(
+                "the step is done and recorded; commit it by hand, after removing the nested \
+                 repository's `.git` or adding it as a submodule yourself (`git submodule add`)",
+            )
+        }
+        crate::git::CommitError::Git(_) => {
+            Error::internal(err).hint("the step is done and recorded; commit it by hand")
+        }
+    })?;
+    Ok(Some((crate::git::head(store.root()), paths)))
 }
 
 /// The fingerprints of this task's other done steps, moved on in the same write as the step
@@ -1617,7 +1630,7 @@ fn blocked_record<'s>(
     record
 }
 
-fn step_scope(task: &Task, id: StepId, step: &crate::tasks::todo_md::Step) -> Vec<String> {
+pub fn step_scope(task: &Task, id: StepId, step: &crate::tasks::todo_md::Step) -> Vec<String> {
     let mut scope = step.files.clone();
     if let Some(parent) = Some(id)
         .filter(|i| i.is_sub())
