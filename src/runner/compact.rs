@@ -810,6 +810,9 @@ impl Runner<'_> {
             crate::rt::block_on(turns.run(&mut hooks, &interrupted, &mut usage, &mut agent))
                 .unwrap_or_else(|err| Err(super::runtime_failed(&err)));
         self.usage = usage;
+        for text in registry.take_mcp_notices() {
+            emitter.emit(super::RunEvent::McpWarning { step: id, text });
+        }
         // A blocked step leaves its files as they were; what it tried is kept beside its
         // transcript, for `tick diff`.
         let (result, save) = turns.put_back(id, result);

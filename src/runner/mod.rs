@@ -1078,6 +1078,9 @@ impl<'a> Runner<'a> {
             &mut self.usage,
         ))
         .unwrap_or_else(|err| Err(runtime_failed(&err)));
+        for text in registry.take_mcp_notices() {
+            emitter.emit(RunEvent::McpWarning { step: id, text });
+        }
         let work = hooks.finish(result);
         self.save_transcript(&task.dir, id, &messages);
         work

@@ -185,8 +185,9 @@ async fn a_server_that_hangs_crashes_or_floods_gives_the_model_a_clear_error() {
         "{crash}"
     );
     assert!(crash.contains("crashing as asked"), "{crash}");
+    // The next call starts the server again (once): it answers.
     let after = requests[3].tool_results().last().unwrap().1.clone();
-    assert!(after.contains("the MCP server `t`"), "{after}");
+    assert_eq!(after, "found notes for \"q\"");
 }
 
 const ONE_STEP: &str = "# Greeting
@@ -206,6 +207,16 @@ async fn run_step_calling(
     plan: &str,
     mcp_calls: &[(&str, &str, serde_json::Value)],
 ) -> (Vec<String>, Vec<(String, String)>) {
+    let (offered, results, _) = run_step_calling_told(read_only, plan, mcp_calls).await;
+    (offered, results)
+}
+
+/// [`run_step_calling`], with the run's stderr: what the person was told.
+async fn run_step_calling_told(
+    read_only: &str,
+    plan: &str,
+    mcp_calls: &[(&str, &str, serde_json::Value)],
+) -> (Vec<String>, Vec<(String, String)>, String) {
     let model = FakeModel::start().await;
     let project = Workspace::sample();
     project.write_user_config(&config(read_only, None));
@@ -236,7 +247,8 @@ async fn run_step_calling(
         .into_iter()
         .map(str::to_owned)
         .collect();
-    (offered, requests[step + 1].tool_results())
+    let told = String::from_utf8_lossy(&output.stderr).into_owned();
+    (offered, requests[step + 1].tool_results(), told)
 }
 
 fn result_of(results: &[(String, String)], id: &str) -> String {
@@ -515,4 +527,50 @@ Decide again, as JSON.");
         edit.starts_with("The tool `t.search` answered:\nfound notes for \"rate\"\n\n"),
         "{edit}"
     );
+}
+
+const NAMES_CRASH: &str = "# Greeting
+## Summary
+Greet people.
+## Steps
+- [ ] S1 Create greeting.txt
+  - files: greeting.txt
+  - tools: t.crash, t.search
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_crashes_in_a_step_is_started_again_once_then_stays_failed() {
+    let (_, results, told) = run_step_calling_told(
+        "[]",
+        NAMES_CRASH,
+        &[
+            ("c1", "mcp__t__crash", json!({})),
+            ("c2", "mcp__t__search", json!({"query": "after"})),
+            ("c3", "mcp__t__crash", json!({})),
+            ("c4", "mcp__t__search", json!({"query": "again"})),
+        ],
+    )
+    .await;
+    let stopped = "the MCP server `t` stopped during `crash` (it crashed or exited); its last \
+                   words: test server: crashing as asked";
+    assert_eq!(result_of(&results, "c1"), stopped);
+    // Started again for the next call, which answers.
+    assert_eq!(result_of(&results, "c2"), "found notes for \"after\"");
+    assert_eq!(result_of(&results, "c3"), stopped);
+    // Once a step: the tool stays failed, with the reason.
+    assert_eq!(
+        result_of(&results, "c4"),
+        "the MCP server `t` stopped earlier; its last words: test server: crashing as asked, \
+         and it was started again once in this step already: it stays stopped for the rest of \
+         the step"
+    );
+    let lines: Vec<&str> = told
+        .lines()
+        .filter(|l| l.contains("MCP server `t`"))
+        .collect();
+    insta::assert_snapshot!(lines.join("\n"), @"
+    warning: the MCP server `t` stopped during `crash` (it crashed or exited); its last words: test server: crashing as asked; its next call starts it again, once in this step
+    warning: the MCP server `t` had stopped; tick started it again for `search` (once in a step)
+    warning: the MCP server `t` stopped during `crash` (it crashed or exited); its last words: test server: crashing as asked; it was started again once in this step already: its tools stay failed for the rest of the step
+    ");
 }
