@@ -507,13 +507,7 @@ impl Tasks {
         scope: &[String],
         changed: &BTreeSet<String>,
     ) -> Result<Option<String>> {
-        let commit_steps = task
-            .plan
-            .front
-            .approval
-            .as_ref()
-            .is_some_and(|a| a.commit_steps);
-        if !self.commit && !commit_steps {
+        if !self.commit && !crate::runner::commits_each_step(task) {
             return Ok(None);
         }
         let dirty: BTreeSet<String> = changes::dirty_files(self.store.root())

@@ -1178,13 +1178,7 @@ impl<'a> Runner<'a> {
         }
         let parent_blocked = id.is_sub() && self.settle_parent(id.parent(), sink)?;
         // `--commit`, or the approval's contract (`approve --commit-steps`).
-        let commit_steps = task
-            .plan
-            .front
-            .approval
-            .as_ref()
-            .is_some_and(|a| a.commit_steps);
-        if self.deps.commit || commit_steps {
+        if self.deps.commit || commits_each_step(task) {
             let dirty: BTreeSet<String> = changes::dirty_files(root)
                 .ok_or_else(|| {
                     Error::input("`--commit` needs a git repository, and git sees none here").hint(
@@ -1505,6 +1499,15 @@ impl<'a> Runner<'a> {
             sandboxed: self.deps.sandboxed,
         })
     }
+}
+
+/// Whether the approval's contract commits each verified step (`approve --commit-steps`).
+pub fn commits_each_step(task: &Task) -> bool {
+    task.plan
+        .front
+        .approval
+        .as_ref()
+        .is_some_and(|a| a.commit_steps)
 }
 
 /// One commit for a verified step: the files it changed and the task's folder, nothing
