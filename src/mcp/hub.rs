@@ -9,7 +9,9 @@
 //! dropped the thread ends and every server with it.
 //!
 //! Nothing here trusts a server: a server that does not start, dies, hangs, or answers
-//! garbage gives an error message, never a hang (the caller's wait has its own bound too).
+//! garbage gives an error message, never a hang (the caller's wait has its own bound too). A
+//! stdio server that stopped is started again only when a call asks for it
+//! ([`Hub::call_restarting`]); [`super::Offered`] asks once a step.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
