@@ -210,6 +210,11 @@ pub struct McpServeArgs {
     /// Run the verify commands without the sandbox (recorded, like `tick run --no-sandbox`).
     #[arg(long)]
     pub no_sandbox: bool,
+
+    /// Commit each step `report_done` ticks, with the files it changed (like `tick run
+    /// --commit`).
+    #[arg(long)]
+    pub commit: bool,
 }
 
 /// A model on this machine, no API key needed: `setup`, `start`, `stop`, `status`, `speed`.

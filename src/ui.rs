@@ -528,7 +528,10 @@ impl Ui {
             | RunEvent::OutsideEdit { .. }
             | RunEvent::StatusKept { .. }
             | RunEvent::StepMissing { .. } => self.files_event(event),
-            RunEvent::Hook(_) | RunEvent::HooksIgnored { .. } | RunEvent::HooksChanged { .. } => {
+            RunEvent::Hook(_)
+            | RunEvent::HooksIgnored { .. }
+            | RunEvent::HooksChanged { .. }
+            | RunEvent::McpWarning { .. } => {
                 self.hook_event(event);
             }
             RunEvent::Interrupted { step, in_progress } => {

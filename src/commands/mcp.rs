@@ -8,7 +8,7 @@ use super::{Ctx, Outcome};
 use crate::cli::{McpAddArgs, McpArgs, McpCommand, McpServeArgs, ModelArgs};
 use crate::error::{Error, Result};
 use crate::mcp::config::FileServer;
-use crate::mcp::serve::{Tasks, serve_stdio};
+use crate::mcp::serve::{Credit, Tasks, serve_stdio};
 
 pub fn run(ctx: &Ctx<'_>, args: &McpArgs) -> Result<Outcome> {
     match &args.command {
@@ -102,10 +102,15 @@ fn serve(ctx: &Ctx<'_>, args: &McpServeArgs) -> Result<Outcome> {
     if !sandboxed {
         ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
     }
+    let credit = Credit {
+        hooks: crate::hooks::HookSet::resolve(&config.hooks, store.root()),
+        commit: args.commit,
+    };
     let tasks = Tasks::new(
         store.clone(),
         registry.command_env().clone(),
         ctx.runner_clock(),
+        credit,
     );
     serve_stdio(tasks)?;
     Ok(Outcome::Done)

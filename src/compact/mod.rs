@@ -26,6 +26,7 @@ pub mod guards;
 pub mod outline;
 pub mod setup;
 pub mod test_command;
+pub mod tool_call;
 pub mod validate;
 
 use std::ffi::OsString;

@@ -9,10 +9,13 @@
 //! dropped the thread ends and every server with it.
 //!
 //! Nothing here trusts a server: a server that does not start, dies, hangs, or answers
-//! garbage gives an error message, never a hang (the caller's wait has its own bound too).
+//! garbage gives an error message, never a hang (the caller's wait has its own bound too). A
+//! stdio server that stopped is started again only when a call asks for it
+//! ([`Hub::call_restarting`]); [`super::Offered`] asks once a step.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -68,7 +71,29 @@ struct Job {
     server: usize,
     tool: String,
     arguments: Value,
-    reply: std::sync::mpsc::Sender<Result<String, String>>,
+    /// Whether a server that stopped may be started again for this call.
+    restart: bool,
+    reply: std::sync::mpsc::Sender<Answer>,
+}
+
+/// A call's answer: the result text or the error for the model, and what befell the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub result: Result<String, String>,
+    /// The server had stopped and was started again for this call.
+    pub restarted: bool,
+    /// The server stopped during this call (it crashed or exited).
+    pub stopped: bool,
+}
+
+impl Answer {
+    fn error(text: String) -> Answer {
+        Answer {
+            result: Err(text),
+            restarted: false,
+            stopped: false,
+        }
+    }
 }
 
 /// The running servers. Cheap to clone: clones share the servers.
@@ -140,7 +165,20 @@ impl Hub {
 
     /// Calls `tool` of the server `server` with `arguments` (a JSON object): the result as
     /// text for the model, or an error message for it. Bounded by the server's call timeout.
+    /// A server that stopped is not started again ([`Hub::call_restarting`] may).
     pub fn call(&self, server: &str, tool: &str, arguments: &Value) -> Result<String, String> {
+        self.call_restarting(server, tool, arguments, false).result
+    }
+
+    /// [`Hub::call`]; with `restart`, a stdio server that stopped (it crashed or exited) is
+    /// started again first, and the answer says so.
+    pub fn call_restarting(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &Value,
+        restart: bool,
+    ) -> Answer {
         let Some((index, started)) = self
             .inner
             .started
@@ -148,21 +186,29 @@ impl Hub {
             .enumerate()
             .find(|(_, s)| s.server.name == server)
         else {
-            return Err(format!("there is no MCP server `{server}`"));
+            return Answer::error(format!("there is no MCP server `{server}`"));
         };
         let (reply, answer) = std::sync::mpsc::channel();
         let job = Job {
             server: index,
             tool: tool.to_owned(),
             arguments: arguments.clone(),
+            restart,
             reply,
         };
         if self.inner.jobs.send(job).is_err() {
-            return Err(format!("the MCP server `{server}` is not running"));
+            return Answer::error(format!("the MCP server `{server}` is not running"));
         }
-        let wait = started.server.call_timeout + GRACE;
+        // Starting again takes its startup time too.
+        let wait = started.server.call_timeout
+            + GRACE
+            + if restart {
+                started.server.startup_timeout
+            } else {
+                Duration::ZERO
+            };
         answer.recv_timeout(wait).unwrap_or_else(|_| {
-            Err(format!(
+            Answer::error(format!(
                 "the MCP server `{server}` did not answer `{tool}` within {}s",
                 wait.as_secs()
             ))
@@ -259,20 +305,67 @@ fn serve(
         let errors: Vec<Option<String>> = started.iter().map(|s| s.tools.clone().err()).collect();
         let timeouts: Vec<Duration> = started.iter().map(|s| s.server.call_timeout).collect();
         let names: Vec<String> = started.iter().map(|s| s.server.name.clone()).collect();
+        // Set by a call that saw its server stop, before its answer is sent: the next call
+        // knows even before the transport says so.
+        let dead: Arc<Vec<AtomicBool>> =
+            Arc::new(started.iter().map(|_| AtomicBool::new(false)).collect());
         let _ = report.send(started);
         while let Some(job) = jobs.recv().await {
             let name = names[job.server].clone();
-            let Some(connected) = clients[job.server].clone() else {
+            let Some(mut connected) = clients[job.server].clone() else {
                 let why = errors[job.server].clone().unwrap_or_default();
-                let _ = job.reply.send(Err(format!(
+                let _ = job.reply.send(Answer::error(format!(
                     "the MCP server `{name}` is not running: {why}"
                 )));
                 continue;
             };
+            let mut restarted = false;
+            if dead[job.server].load(Ordering::SeqCst)
+                || connected.client.peer().is_transport_closed()
+                || connected.client.is_closed()
+            {
+                let stopped = with_stderr(
+                    format!("the MCP server `{name}` stopped earlier"),
+                    &connected.stderr,
+                );
+                if !job.restart {
+                    let _ = job.reply.send(Answer::error(format!(
+                        "{stopped}, and it was started again once in this step already: it \
+                         stays stopped for the rest of the step"
+                    )));
+                    continue;
+                }
+                match start_one(&prepared[job.server], &containment).await.0 {
+                    Ok((again, _)) => {
+                        connected = Arc::new(again);
+                        clients[job.server] = Some(connected.clone());
+                        dead[job.server].store(false, Ordering::SeqCst);
+                        restarted = true;
+                    }
+                    Err(err) => {
+                        let mut answer = Answer::error(format!(
+                            "{stopped}, and it could not be started again: {err}"
+                        ));
+                        answer.restarted = true;
+                        let _ = job.reply.send(answer);
+                        continue;
+                    }
+                }
+            }
             let timeout = timeouts[job.server];
+            let dead = dead.clone();
             tokio::spawn(async move {
-                let answer = call_one(&connected, &name, &job.tool, job.arguments, timeout).await;
-                let _ = job.reply.send(answer);
+                let result = call_one(&connected, &name, &job.tool, job.arguments, timeout).await;
+                let stopped = result.as_ref().is_err_and(|e| e.contains("stopped during"))
+                    || (result.is_err() && connected.client.peer().is_transport_closed());
+                if stopped {
+                    dead[job.server].store(true, Ordering::SeqCst);
+                }
+                let _ = job.reply.send(Answer {
+                    result,
+                    restarted,
+                    stopped,
+                });
             });
         }
     });

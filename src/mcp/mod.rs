@@ -185,7 +185,7 @@ impl Launcher {
         let mut warnings = Vec::new();
         let mut tools = Vec::new();
         if names.is_empty() {
-            return (Offered { tools, scope }, warnings);
+            return (Offered::with(tools, scope), warnings);
         }
         for (started, hub) in self.started(names) {
             let server = &started.server.name;
@@ -228,7 +228,7 @@ impl Launcher {
                 });
             }
         }
-        (Offered { tools, scope }, warnings)
+        (Offered::with(tools, scope), warnings)
     }
 }
 
@@ -331,26 +331,44 @@ struct OfferedTool {
 pub struct Offered {
     tools: Vec<OfferedTool>,
     scope: Scope,
+    /// The servers started again in this turn (a stdio server that stopped is started again
+    /// once per step; after that its tools stay failed with the reason).
+    restarted: Arc<Mutex<std::collections::BTreeSet<String>>>,
+    /// Lines for the person: a server that stopped, or was started again.
+    notices: Arc<Mutex<Vec<String>>>,
 }
 
 impl Offered {
+    fn with(tools: Vec<OfferedTool>, scope: Scope) -> Offered {
+        Offered {
+            tools,
+            scope,
+            restarted: Arc::default(),
+            notices: Arc::default(),
+        }
+    }
+
     /// No MCP tools while planning.
     pub fn none_for_planning() -> Offered {
-        Offered {
-            tools: Vec::new(),
-            scope: Scope::Planning,
-        }
+        Offered::with(Vec::new(), Scope::Planning)
     }
 
     /// No MCP tools: a step that names none (`step` empty: the step is not known).
     pub fn none_for_step(step: &str) -> Offered {
-        Offered {
-            tools: Vec::new(),
-            scope: Scope::Step {
-                id: step.to_owned(),
-                named: Vec::new(),
-            },
-        }
+        let scope = Scope::Step {
+            id: step.to_owned(),
+            named: Vec::new(),
+        };
+        Offered::with(Vec::new(), scope)
+    }
+
+    /// The lines for the person since the last call: servers that stopped or were started
+    /// again.
+    pub fn take_notices(&self) -> Vec<String> {
+        self.notices
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
     }
 
     /// The definitions sent to the model.
@@ -369,10 +387,45 @@ impl Offered {
         let Some(tool) = self.tools.iter().find(|t| t.spec.name == name) else {
             return Err(refusal(name, &self.scope));
         };
-        tool.hub
-            .call(&tool.server, &tool.tool, arguments)
+        let server = &tool.server;
+        let restarted_before = self
+            .restarted
+            .lock()
+            .map_or(true, |r| r.contains(server.as_str()));
+        let answer = tool
+            .hub
+            .call_restarting(server, &tool.tool, arguments, !restarted_before);
+        let mut notices = Vec::new();
+        if answer.restarted {
+            if let Ok(mut restarted) = self.restarted.lock() {
+                restarted.insert(server.clone());
+            }
+            notices.push(format!(
+                "the MCP server `{server}` had stopped; tick started it again for `{}` (once \
+                 in a step)",
+                tool.tool
+            ));
+        }
+        let result = answer
+            .result
             .map(|text| crate::redact::redact(&text, &[]))
-            .map_err(|text| crate::redact::redact(&text, &[]))
+            .map_err(|text| crate::redact::redact(&text, &[]));
+        if answer.stopped {
+            let next = if answer.restarted || restarted_before {
+                "it was started again once in this step already: its tools stay failed for \
+                 the rest of the step"
+            } else {
+                "its next call starts it again, once in this step"
+            };
+            let why = result.as_ref().err().cloned().unwrap_or_default();
+            notices.push(format!("{why}; {next}"));
+        }
+        if !notices.is_empty()
+            && let Ok(mut all) = self.notices.lock()
+        {
+            all.extend(notices);
+        }
+        result
     }
 }
 

@@ -12,7 +12,8 @@
 //! [`Tasks`] is the tools' logic, synchronous and free of the protocol; [`TickServer`] is
 //! rmcp's handler around it, which runs each call on a blocking thread.
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use rmcp::model::{
@@ -28,12 +29,14 @@ use serde_json::{Value, json};
 use crate::agent::executor::Verdict;
 use crate::env::Clock;
 use crate::error::{Error, Result};
+use crate::hooks::{Event, HookSet};
 use crate::plan::{StepId, StepStatus};
+use crate::runner::changes::{self, Snapshot};
 use crate::runner::record::Recorder;
 use crate::runner::verify::StepVerifier;
 use crate::runner::write::{self, StatusWrite, StepWrite};
 use crate::runner::{Next, RunEvent, next_step};
-use crate::tasks::{Store, Task, TaskRef};
+use crate::tasks::{RUNS_DIR, Store, Task, TaskRef};
 use crate::tools::bash::CommandEnv;
 
 /// The tools, in the order `tools/list` gives them.
@@ -56,6 +59,19 @@ pub struct Tasks {
     /// The environment and sandbox the step's `verify` commands run in: `tick run`'s.
     env: CommandEnv,
     clock: Clock,
+    /// The person's hooks (`step.claimed`, `step.verify`, `step.done` run as in `tick run`).
+    hooks: HookSet,
+    /// Commit each verified step (`--commit`); without it the approval's contract decides.
+    commit: bool,
+    /// What the workspace held when each step was claimed, to see what the step changed.
+    claimed: Mutex<BTreeMap<(String, StepId), Snapshot>>,
+}
+
+/// How `tick mcp serve` credits a step it ticks, besides verifying it.
+#[derive(Debug, Clone, Default)]
+pub struct Credit {
+    pub hooks: HookSet,
+    pub commit: bool,
 }
 
 /// `{task?}`: the task (id, prefix or part of its name); default: the current one.
@@ -120,8 +136,15 @@ fn parse_step(text: &str) -> Result<StepId, String> {
 }
 
 impl Tasks {
-    pub fn new(store: Store, env: CommandEnv, clock: Clock) -> Tasks {
-        Tasks { store, env, clock }
+    pub fn new(store: Store, env: CommandEnv, clock: Clock, credit: Credit) -> Tasks {
+        Tasks {
+            store,
+            env,
+            clock,
+            hooks: credit.hooks,
+            commit: credit.commit,
+            claimed: Mutex::new(BTreeMap::new()),
+        }
     }
 
     /// Calls tool `name` with `arguments`: its result as JSON, or the error for the agent.
@@ -236,6 +259,7 @@ impl Tasks {
         let step = task.step_or_error(&self.store, id)?;
         match step.status {
             StepStatus::InProgress => {
+                self.remember_before(&task, id, false);
                 let mut value = step_json(&task, id);
                 value["claimed"] = json!("already in progress");
                 return Ok(value);
@@ -264,30 +288,8 @@ impl Tasks {
                     .hint("call `next_step` for the step to work on; nothing was changed"));
             }
         }
-        let now = self.clock.precise();
-        let written = write::step(
-            &self.store,
-            &task_ref,
-            now,
-            StepWrite {
-                id,
-                expected: Some(step.status),
-                status: StepStatus::InProgress,
-                reason: None,
-            },
-            |state, written| {
-                if written {
-                    state.record_runner(
-                        id,
-                        StepStatus::InProgress,
-                        now,
-                        &[],
-                        std::collections::BTreeMap::new(),
-                    );
-                }
-            },
-        )?;
-        kept_person_edit(id, written)?;
+        self.remember_before(&task, id, true);
+        self.mark(&task_ref, id, step.status, StepStatus::InProgress, None)?;
         let task = self.store.load(&task_ref)?;
         let mut value = step_json(&task, id);
         value["claimed"] = json!(true);
@@ -321,42 +323,18 @@ impl Tasks {
                 .hint(format!("{hint}; nothing was changed")),
             ));
         }
-        let mut scope = step.files.clone();
-        if id.is_sub()
-            && let Some(parent) = task.todo.find(id.parent())
-        {
-            scope.extend(parent.files.iter().cloned());
-        }
-        let mut verifier = StepVerifier::new(self.store.root(), &self.env, id, &step.verify);
-        let mut recorder = Recorder::new(
-            &self.store,
-            &task.id,
-            id,
-            &scope,
-            self.clock.clone(),
-            SystemTime::now(),
-        );
-        let verified = verifier.has_commands();
-        match verifier.verify(&mut recorder, &mut |_: RunEvent| {}) {
-            Verdict::Passed { .. } => {}
-            Verdict::Failed { report } => {
-                let report = report.replace(
-                    "call `update_step` `done` again",
-                    "call `report_done` again",
-                );
-                return Ok(Err(format!(
-                    "`{id}` was not ticked: its verification failed; it stays in progress.\n{report}"
-                )));
-            }
-            Verdict::GaveUp { reason } => {
-                return Ok(Err(format!(
-                    "`{id}` was not ticked: {reason}; it stays in progress"
-                )));
-            }
-        }
-        let prints = crate::watch::fingerprint(self.store.root(), &scope, &[]);
-        let now = self.clock.precise();
+        let scope = step_scope(&task, id);
         let note = note.map(|n| crate::redact::redact(n, &[]));
+        let verifier = match self.verify_claim(&task, id, &scope, note.as_deref()) {
+            Ok(verifier) => verifier,
+            Err(not_ticked) => return Ok(Err(not_ticked)),
+        };
+        let verified = verifier.has_commands();
+        let changed = self.changed_by(&task, id, &scope);
+        let files_changed: Vec<String> = changed.iter().cloned().collect();
+        let deviation = changes::deviations(&scope, &changed);
+        let prints = crate::watch::fingerprint(self.store.root(), &scope, &files_changed);
+        let now = self.clock.precise();
         let written = write::step(
             &self.store,
             &task_ref,
@@ -378,13 +356,24 @@ impl Tasks {
                         prints.clone(),
                     );
                     record.note.clone_from(&note);
+                    record.files_changed.clone_from(&files_changed);
+                    record.deviations.clone_from(&deviation);
                 }
             },
         )
         .map_err(|e| tool_error(&e))?;
         kept_person_edit(id, written).map_err(|e| tool_error(&e))?;
-        let evidence: Vec<Value> = verifier
-            .evidence()
+        if let Ok(mut claimed) = self.claimed.lock() {
+            claimed.remove(&(task.id.clone(), id));
+        }
+        let evidence = verifier.evidence().to_vec();
+        self.fire(&task, id, Event::StepDone, |p| {
+            p.evidence.clone_from(&evidence);
+        });
+        let commit = self
+            .commit_done(&task, id, &step.title, &scope, &changed)
+            .map_err(|e| tool_error(&e))?;
+        let evidence: Vec<Value> = evidence
             .iter()
             .map(|e| json!({"command": e.command, "exit_code": e.exit_code, "duration_ms": e.duration_ms}))
             .collect();
@@ -394,7 +383,182 @@ impl Tasks {
             "status": "done",
             "verified": verified,
             "evidence": evidence,
+            "files_changed": files_changed,
+            "commit": commit,
         })))
+    }
+
+    /// The claim of step `id` checked as `tick run` checks it: `step.claimed`, the verify
+    /// commands, `step.verify`. The verifier with the evidence, or why it is not ticked.
+    fn verify_claim(
+        &self,
+        task: &Task,
+        id: StepId,
+        scope: &[String],
+        note: Option<&str>,
+    ) -> Result<StepVerifier, String> {
+        let verify = task
+            .todo
+            .find(id)
+            .map(|s| s.verify.clone())
+            .unwrap_or_default();
+        let mut verifier = StepVerifier::new(self.store.root(), &self.env, id, &verify);
+        let mut recorder = Recorder::new(
+            &self.store,
+            &task.id,
+            id,
+            scope,
+            self.clock.clone(),
+            SystemTime::now(),
+        );
+        let claimed = self.fire(task, id, Event::StepClaimed, |p| {
+            p.reason = note.map(str::to_owned);
+        });
+        if let Some(block) = claimed.block {
+            return Err(format!(
+                "`{id}` was not ticked: tick's step.claimed hook sent the claim back; it stays \
+                 in progress.\n{block}"
+            ));
+        }
+        match verifier.verify(&mut recorder, &mut |_: RunEvent| {}) {
+            Verdict::Passed { .. } => {}
+            Verdict::Failed { report } => {
+                let report = report.replace(
+                    "call `update_step` `done` again",
+                    "call `report_done` again",
+                );
+                return Err(format!(
+                    "`{id}` was not ticked: its verification failed; it stays in progress.\n{report}"
+                ));
+            }
+            Verdict::GaveUp { reason } => {
+                return Err(format!(
+                    "`{id}` was not ticked: {reason}; it stays in progress"
+                ));
+            }
+        }
+        let passed = verifier.evidence().to_vec();
+        let extra = self.fire(task, id, Event::StepVerify, |p| {
+            p.reason = note.map(str::to_owned);
+            p.evidence = passed;
+        });
+        verifier.add_evidence(extra.evidence);
+        if let Some(block) = extra.block {
+            return Err(format!(
+                "`{id}` was not ticked: Verification failed: {block}; it stays in progress"
+            ));
+        }
+        Ok(verifier)
+    }
+
+    /// Remembers what the workspace holds as step `id` is claimed (`again`: replacing what an
+    /// earlier claim remembered), to tell what the step changed when it is reported done.
+    fn remember_before(&self, task: &Task, id: StepId, again: bool) {
+        let scope = step_scope(task, id);
+        let Ok(mut claimed) = self.claimed.lock() else {
+            return;
+        };
+        let key = (task.id.clone(), id);
+        if again || !claimed.contains_key(&key) {
+            let snapshot = Snapshot::take(self.store.root(), &scope, &earlier_changes(task, id));
+            claimed.insert(key, snapshot);
+        }
+    }
+
+    /// The files step `id` changed since it was claimed, and what its earlier attempts changed
+    /// that is changed still; when the claim was not seen by this server (it was made by an
+    /// earlier one), the files git sees changed that the step's `files` name.
+    fn changed_by(&self, task: &Task, id: StepId, scope: &[String]) -> BTreeSet<String> {
+        let root = self.store.root();
+        let earlier = earlier_changes(task, id);
+        let before = self
+            .claimed
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&(task.id.clone(), id)).cloned());
+        let mut changed = BTreeSet::new();
+        if let Some(before) = before {
+            let mut also: BTreeSet<String> = before.files.keys().cloned().collect();
+            also.extend(earlier.iter().cloned());
+            let after = Snapshot::take(root, scope, &also);
+            changed.extend(before.changed(&after));
+            if let Some(dirty) = &after.dirty {
+                changed.extend(earlier.intersection(dirty).cloned());
+            }
+        } else {
+            let dirty: BTreeSet<String> = changes::dirty_files(root)
+                .map(BTreeMap::into_keys)
+                .into_iter()
+                .flatten()
+                .collect();
+            changed.extend(changes::commit_set(scope, &earlier, &dirty));
+        }
+        changed.retain(|p| !p.starts_with(".tasks/") && !p.starts_with(".git/"));
+        changed
+    }
+
+    /// `--commit` (or the approval's `commit_steps`): the step's commit, as `tick run` makes
+    /// it. The commit's id, or `None` when none was asked for or there was nothing to commit.
+    fn commit_done(
+        &self,
+        task: &Task,
+        id: StepId,
+        title: &str,
+        scope: &[String],
+        changed: &BTreeSet<String>,
+    ) -> Result<Option<String>> {
+        if !self.commit && !crate::runner::commits_each_step(task) {
+            return Ok(None);
+        }
+        let dirty: BTreeSet<String> = changes::dirty_files(self.store.root())
+            .ok_or_else(|| {
+                Error::input("`--commit` needs a git repository, and git sees none here")
+                    .hint("the step is done and recorded; serve without `--commit`, or `git init`")
+            })?
+            .into_keys()
+            .collect();
+        let files = changes::commit_set(scope, changed, &dirty);
+        // The task folder as it is now: the tick just written.
+        let task = self.store.load(&self.store.task_ref(&task.id))?;
+        let made = crate::runner::commit_verified_step(&self.store, &task, id, title, &files)?;
+        Ok(made.and_then(|(commit, _)| commit))
+    }
+
+    /// Runs the person's hooks of `event` for step `id`, of the task as it is on disk now.
+    fn fire(
+        &self,
+        task: &Task,
+        id: StepId,
+        event: Event,
+        edit: impl FnOnce(&mut crate::hooks::Payload),
+    ) -> crate::hooks::Fired {
+        if !self.hooks.has(event) {
+            return crate::hooks::Fired::default();
+        }
+        let task = self
+            .store
+            .load(&self.store.task_ref(&task.id))
+            .unwrap_or_else(|_| task.clone());
+        let Some(step) = task.todo.find(id) else {
+            return crate::hooks::Fired::default();
+        };
+        let mut payload = crate::hooks::Payload::for_step(&task, id, step, self.store.root());
+        edit(&mut payload);
+        let how = crate::hooks::Fire {
+            root: self.store.root(),
+            env: &self.env,
+            read_only: false,
+            runs_dir: task.dir.join(RUNS_DIR),
+            step: Some(id),
+        };
+        crate::hooks::fire(
+            &self.hooks,
+            &how,
+            event,
+            &id.to_string(),
+            &payload,
+            &mut |_| {},
+        )
     }
 
     fn report_blocked(&self, task: Option<&str>, id: StepId, reason: &str) -> Result<Value> {
@@ -407,32 +571,59 @@ impl Tasks {
             ))
             .hint("nothing was changed"));
         }
-        let now = self.clock.precise();
-        let written = write::step(
-            &self.store,
+        self.mark(
             &task_ref,
-            now,
-            StepWrite {
-                id,
-                expected: Some(step.status),
-                status: StepStatus::Blocked,
-                reason: Some(reason),
-            },
-            |state, written| {
-                if written {
-                    state.record_runner(
-                        id,
-                        StepStatus::Blocked,
-                        now,
-                        &[],
-                        std::collections::BTreeMap::new(),
-                    );
-                }
-            },
+            id,
+            step.status,
+            StepStatus::Blocked,
+            Some(reason),
         )?;
-        kept_person_edit(id, written)?;
         Ok(json!({"task": task.id, "step": id, "status": "blocked", "reason": reason}))
     }
+}
+
+impl Tasks {
+    /// Step `id`, found `expected`, marked `status` (with `reason` for `[!]`) and the runner's
+    /// record of it started; a person's marker written meanwhile is kept and said.
+    fn mark(
+        &self,
+        task_ref: &TaskRef,
+        id: StepId,
+        expected: StepStatus,
+        status: StepStatus,
+        reason: Option<&str>,
+    ) -> Result<()> {
+        let now = self.clock.precise();
+        let change = StepWrite {
+            id,
+            expected: Some(expected),
+            status,
+            reason,
+        };
+        let written = write::step(&self.store, task_ref, now, change, |state, written| {
+            if written {
+                state.record_runner(id, status, now, &[], std::collections::BTreeMap::new());
+            }
+        })?;
+        kept_person_edit(id, written)
+    }
+}
+
+/// The files a step works within, as `tick run` takes them.
+fn step_scope(task: &Task, id: StepId) -> Vec<String> {
+    task.todo
+        .find(id)
+        .map(|step| crate::runner::step_scope(task, id, step))
+        .unwrap_or_default()
+}
+
+/// What earlier (blocked or failed) attempts of step `id` changed, as state.yaml has it.
+fn earlier_changes(task: &Task, id: StepId) -> BTreeSet<String> {
+    task.state
+        .steps
+        .get(&id)
+        .map(|r| r.files_changed.iter().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// A person changed the step's marker while the tool worked: theirs is kept, and said so.

@@ -20,6 +20,7 @@ use crate::compact::exec::{
     SEARCH_REPLACE_GRAMMAR, Shown,
 };
 use crate::compact::guards::Matched;
+use crate::compact::tool_call;
 use crate::llm::{Client, Message, Request, Response, StreamEvent, Structured, Usage};
 use crate::plan::StepId;
 use crate::tasks::Task;
@@ -81,6 +82,8 @@ struct EditTalk<'a> {
     candidate: u32,
     /// What each failed candidate changed, as a diff, with its checks' result.
     tried: String,
+    /// The MCP tools the step's approved plan names (none without MCP).
+    tools: Vec<tool_call::StepTool>,
 }
 
 impl EditTalk<'_> {
@@ -371,6 +374,8 @@ impl EditTalk<'_> {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<StepEnd, StepError> {
         let started = std::time::Instant::now();
+        // Once, before every candidate: the calls are not made again per candidate.
+        self.use_tools(usage, sink).await?;
         let first = self.messages.clone();
         let mut reason = String::new();
         for candidate in 0..=self.candidates {
@@ -594,6 +599,92 @@ impl EditTalk<'_> {
     }
 }
 
+impl EditTalk<'_> {
+    /// The step's MCP tools, one decision each (`tool_call`): tick checks the decision and
+    /// calls the tool through the step's registry; the result (or why there is none) rides on
+    /// the next ask. A refused decision is asked again, [`RETRIES_PER_FILE`] times at most.
+    async fn use_tools(
+        &mut self,
+        usage: &mut Usage,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<(), StepError> {
+        let structured = Structured {
+            name: "tool".to_owned(),
+            schema: tool_call::tool_schema(&self.tools),
+            method: self.options.method,
+        };
+        let checked = Structured {
+            schema: crate::compact::without_enums(&structured.schema),
+            ..structured.clone()
+        };
+        let ask = tool_call::tool_instruction(&self.step_line, &self.tools);
+        for _ in 0..self.tools.len() {
+            let first = match self.messages.pop() {
+                Some(Message::User { text }) => format!("{text}\n"),
+                Some(other) => {
+                    self.messages.push(other);
+                    String::new()
+                }
+                None => String::new(),
+            };
+            self.transcript.pop();
+            self.push(Message::user(format!("{first}{ask}")));
+            let mut note = String::new();
+            for attempt in 0..=RETRIES_PER_FILE {
+                let response = self
+                    .call(
+                        warmth(attempt),
+                        (Some(structured.clone()), None),
+                        usage,
+                        sink,
+                    )
+                    .await?;
+                let decided = checked.value(&response).and_then(|value| {
+                    serde_json::from_value::<tool_call::ToolDecision>(value)
+                        .map_err(|err| format!("the answer is not a tool decision: {err}"))
+                });
+                let called = decided.and_then(|d| {
+                    let name = tool_call::check_decision(&d, &self.tools)?;
+                    Ok((d, name))
+                });
+                let (decision, name) = match called {
+                    Ok(called) => called,
+                    Err(why) => {
+                        sink(AgentEvent::Reminder { text: why.clone() });
+                        note = format!("Not called: {why}\n\n");
+                        self.push(Message::user(format!("{note}Decide again, as JSON.")));
+                        continue;
+                    }
+                };
+                sink(AgentEvent::ToolCall {
+                    name: name.clone(),
+                    detail: decision.tool.clone(),
+                });
+                // A tool the step does not name is the registry's to refuse, with the reason.
+                let offered = self.tools.iter().any(|t| t.model_name == name);
+                let (text, is_error) = match self.registry.execute(&name, &decision.arguments) {
+                    ToolOutcome::Output { text, is_error, .. } => (text, is_error),
+                    _ => ("the tool gave no text".to_owned(), true),
+                };
+                sink(AgentEvent::ToolResult {
+                    name,
+                    is_error,
+                    exit_code: None,
+                });
+                note = tool_call::result_note(decision.tool.trim(), &text, is_error);
+                if offered {
+                    break;
+                }
+                sink(AgentEvent::Reminder { text: text.clone() });
+                self.push(Message::user(format!("{note}Decide again, as JSON.")));
+            }
+            // The result (or the last refusal) is the next ask's start.
+            self.push(Message::user(note));
+        }
+        Ok(())
+    }
+}
+
 /// What came of a code ask.
 enum Coded {
     /// Written (or left as it is): the note for the next ask.
@@ -656,6 +747,11 @@ impl Runner<'_> {
         // `step.claimed` and `step.verify` hooks apply here too; tool hooks do not (the
         // compact executor's edits are not the agent's tool calls).
         let fire = self.for_step(task, id, step);
+        // Exactly the MCP tools the step's approved plan names, as in the agent's turn.
+        let (registry, warnings) = self.deps.registry.for_step(&id.to_string(), &step.tools);
+        for text in warnings {
+            sink(super::RunEvent::McpWarning { step: id, text });
+        }
         let emitter = Emitter::new(&mut *sink);
         let verifier =
             super::StepVerifier::new(&root, self.deps.registry.command_env(), id, &checks)
@@ -682,7 +778,7 @@ impl Runner<'_> {
         let mut turns = EditTalk {
             client: self.deps.client,
             options,
-            registry: self.deps.registry,
+            registry: &registry,
             payload: PayloadLimits::from(&self.deps.limits),
             max_turns: self.deps.limits.max_turns,
             max_tokens: self.deps.limits.max_tokens,
@@ -711,6 +807,7 @@ impl Runner<'_> {
             budget: self.deps.limits.compact_candidate_budget,
             candidate: 0,
             tried: String::new(),
+            tools: tool_call::step_tools(&registry.specs()),
         };
         let mut agent =
             |agent: AgentEvent| emitter.emit(super::RunEvent::Agent { step: id, agent });
@@ -720,6 +817,9 @@ impl Runner<'_> {
             crate::rt::block_on(turns.run(&mut hooks, &interrupted, &mut usage, &mut agent))
                 .unwrap_or_else(|err| Err(super::runtime_failed(&err)));
         self.usage = usage;
+        for text in registry.take_mcp_notices() {
+            emitter.emit(super::RunEvent::McpWarning { step: id, text });
+        }
         // A blocked step leaves its files as they were; what it tried is kept beside its
         // transcript, for `tick diff`.
         let (result, save) = turns.put_back(id, result);

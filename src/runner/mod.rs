@@ -1080,6 +1080,9 @@ impl<'a> Runner<'a> {
             &mut self.usage,
         ))
         .unwrap_or_else(|err| Err(runtime_failed(&err)));
+        for text in registry.take_mcp_notices() {
+            emitter.emit(RunEvent::McpWarning { step: id, text });
+        }
         let work = hooks.finish(result);
         self.save_transcript(&task.dir, id, &messages);
         work
@@ -1177,13 +1180,7 @@ impl<'a> Runner<'a> {
         }
         let parent_blocked = id.is_sub() && self.settle_parent(id.parent(), sink)?;
         // `--commit`, or the approval's contract (`approve --commit-steps`).
-        let commit_steps = task
-            .plan
-            .front
-            .approval
-            .as_ref()
-            .is_some_and(|a| a.commit_steps);
-        if self.deps.commit || commit_steps {
+        if self.deps.commit || commits_each_step(task) {
             let dirty: BTreeSet<String> = changes::dirty_files(root)
                 .ok_or_else(|| {
                     Error::input("`--commit` needs a git repository, and git sees none here").hint(
@@ -1457,8 +1454,7 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// One commit for a verified step: the files it changed and the task's folder, nothing
-    /// else; none at all when it changed no file outside `.tasks/`.
+    /// One commit for a verified step ([`commit_verified_step`]), said as an event.
     fn commit_step(
         &self,
         task: &Task,
@@ -1467,33 +1463,14 @@ impl<'a> Runner<'a> {
         files: &[String],
         sink: &mut Sink<'_>,
     ) -> Result<()> {
-        if files.is_empty() {
-            sink(RunEvent::CommitSkipped { step: id });
-            return Ok(());
+        match commit_verified_step(self.store(), task, id, title, files)? {
+            None => sink(RunEvent::CommitSkipped { step: id }),
+            Some((commit, files)) => sink(RunEvent::Committed {
+                step: id,
+                commit,
+                files,
+            }),
         }
-        let store = self.store();
-        let mut paths = files.to_vec();
-        // The whole task folder (what `.tasks/.gitignore` leaves out stays out): TODO.md,
-        // state.yaml, and the history files a re-plan or re-approval wrote, so the commit
-        // leaves no bookkeeping of this step behind.
-        paths.push(store.rel(&task.dir));
-        let message = format!("{title}\n\nTask: {}\nStep: {id}\n", task.id);
-        crate::git::commit_paths(store.root(), &paths, &message).map_err(|err| match err {
-            crate::git::CommitError::NestedRepository { .. } => {
-                Error::input(format!("{err}; nothing was committed")).hint(
-                    "the step is done and recorded; commit it by hand, after removing the nested \
-                 repository's `.git` or adding it as a submodule yourself (`git submodule add`)",
-                )
-            }
-            crate::git::CommitError::Git(_) => {
-                Error::internal(err).hint("the step is done and recorded; commit it by hand")
-            }
-        })?;
-        sink(RunEvent::Committed {
-            step: id,
-            commit: crate::git::head(store.root()),
-            files: paths,
-        });
         Ok(())
     }
 
@@ -1524,6 +1501,48 @@ impl<'a> Runner<'a> {
             sandboxed: self.deps.sandboxed,
         })
     }
+}
+
+/// Whether the approval's contract commits each verified step (`approve --commit-steps`).
+pub fn commits_each_step(task: &Task) -> bool {
+    task.plan
+        .front
+        .approval
+        .as_ref()
+        .is_some_and(|a| a.commit_steps)
+}
+
+/// One commit for a verified step: the files it changed and the task's folder, nothing
+/// else; none at all (`None`) when it changed no file outside `.tasks/`. Returns the commit
+/// and the paths it holds. `tick run --commit` and `tick mcp serve --commit` both commit so.
+pub fn commit_verified_step(
+    store: &Store,
+    task: &Task,
+    id: StepId,
+    title: &str,
+    files: &[String],
+) -> Result<Option<(Option<String>, Vec<String>)>> {
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut paths = files.to_vec();
+    // The whole task folder (what `.tasks/.gitignore` leaves out stays out): TODO.md,
+    // state.yaml, and the history files a re-plan or re-approval wrote, so the commit
+    // leaves no bookkeeping of this step behind.
+    paths.push(store.rel(&task.dir));
+    let message = format!("{title}\n\nTask: {}\nStep: {id}\n", task.id);
+    crate::git::commit_paths(store.root(), &paths, &message).map_err(|err| match err {
+        crate::git::CommitError::NestedRepository { .. } => {
+            Error::input(format!("{err}; nothing was committed")).hint(
+                "the step is done and recorded; commit it by hand, after removing the nested \
+                 repository's `.git` or adding it as a submodule yourself (`git submodule add`)",
+            )
+        }
+        crate::git::CommitError::Git(_) => {
+            Error::internal(err).hint("the step is done and recorded; commit it by hand")
+        }
+    })?;
+    Ok(Some((crate::git::head(store.root()), paths)))
 }
 
 /// The fingerprints of this task's other done steps, moved on in the same write as the step
@@ -1619,7 +1638,7 @@ fn blocked_record<'s>(
     record
 }
 
-fn step_scope(task: &Task, id: StepId, step: &crate::tasks::todo_md::Step) -> Vec<String> {
+pub fn step_scope(task: &Task, id: StepId, step: &crate::tasks::todo_md::Step) -> Vec<String> {
     let mut scope = step.files.clone();
     if let Some(parent) = Some(id)
         .filter(|i| i.is_sub())

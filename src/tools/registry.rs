@@ -278,6 +278,12 @@ impl Registry {
         (registry, warnings)
     }
 
+    /// The lines for the person the MCP tools have had since the last call (a server that
+    /// stopped, or was started again).
+    pub fn take_mcp_notices(&self) -> Vec<String> {
+        self.mcp.take_notices()
+    }
+
     /// Whether the model is offered (and may run) `tool`.
     pub fn offers(&self, tool: Tool) -> bool {
         self.tools.contains(&tool)

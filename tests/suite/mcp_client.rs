@@ -185,8 +185,9 @@ async fn a_server_that_hangs_crashes_or_floods_gives_the_model_a_clear_error() {
         "{crash}"
     );
     assert!(crash.contains("crashing as asked"), "{crash}");
+    // The next call starts the server again (once): it answers.
     let after = requests[3].tool_results().last().unwrap().1.clone();
-    assert!(after.contains("the MCP server `t`"), "{after}");
+    assert_eq!(after, "found notes for \"q\"");
 }
 
 const ONE_STEP: &str = "# Greeting
@@ -206,6 +207,16 @@ async fn run_step_calling(
     plan: &str,
     mcp_calls: &[(&str, &str, serde_json::Value)],
 ) -> (Vec<String>, Vec<(String, String)>) {
+    let (offered, results, _) = run_step_calling_told(read_only, plan, mcp_calls).await;
+    (offered, results)
+}
+
+/// [`run_step_calling`], with the run's stderr: what the person was told.
+async fn run_step_calling_told(
+    read_only: &str,
+    plan: &str,
+    mcp_calls: &[(&str, &str, serde_json::Value)],
+) -> (Vec<String>, Vec<(String, String)>, String) {
     let model = FakeModel::start().await;
     let project = Workspace::sample();
     project.write_user_config(&config(read_only, None));
@@ -236,7 +247,8 @@ async fn run_step_calling(
         .into_iter()
         .map(str::to_owned)
         .collect();
-    (offered, requests[step + 1].tool_results())
+    let told = String::from_utf8_lossy(&output.stderr).into_owned();
+    (offered, requests[step + 1].tool_results(), told)
 }
 
 fn result_of(results: &[(String, String)], id: &str) -> String {
@@ -415,4 +427,150 @@ fn an_untrusted_repositorys_servers_are_ignored_with_the_trust_warning() {
         "{}",
         run.stderr
     );
+}
+
+/// A streamed JSON answer, as a server constrained by `response_format` sends it.
+fn json_answer(value: &serde_json::Value) -> crate::common::fake_model::Reply {
+    crate::common::scripts::openai_text(&value.to_string())
+}
+
+/// `tick run --json` with the compact executor against `model`.
+async fn run_compact(project: &Workspace, model: &FakeModel) -> crate::common::workspace::Run {
+    let url = format!("{}/v1", model.url());
+    let mut cmd = project.tick();
+    cmd.args(["run", "--json"])
+        .write_stdin("")
+        .env("TICK_PROVIDER", "openai")
+        .env("TICK_BASE_URL", &url)
+        .env("TICK_MODEL", "test-model")
+        .env("TICK_API_KEY", "test-key")
+        .env("TICK_EXECUTOR", "compact");
+    let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    crate::common::workspace::Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+const COMPACT_STEP: &str = "# Rate
+
+## Summary
+Raise the rate.
+
+## Steps
+- [ ] S1 Raise the rate
+  - files: calc.py
+  - verify: `grep -q 'RATE = 2' calc.py`
+  - tools: t.search
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compact_step_decides_its_mcp_call_and_tick_checks_and_makes_it() {
+    let model = FakeModel::start().await;
+    let project = Workspace::new();
+    project.write("calc.py", "RATE = 1\n");
+    project.git(&["add", "."]);
+    project.git(&["commit", "-qm", "calc"]);
+    project.write_user_config(&config("[]", None));
+    let id = project.approve(COMPACT_STEP);
+    // Not the step's tool; then the step's with arguments its schema refuses; then right.
+    model.push(json_answer(&json!({"tool": "t.peek", "arguments": {}})));
+    model.push(json_answer(
+        &json!({"tool": "t.search", "arguments": {"query": 3}}),
+    ));
+    model.push(json_answer(
+        &json!({"tool": "t.search", "arguments": {"query": "rate"}}),
+    ));
+    model.push(json_answer(&json!({"action": "change", "path": "calc.py"})));
+    model.push(crate::common::scripts::openai_text(
+        "<<<<<<< SEARCH\nRATE = 1\n=======\nRATE = 2\n>>>>>>> REPLACE\n",
+    ));
+    let run = run_compact(&project, &model).await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(project.read("calc.py"), "RATE = 2\n");
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [x] S1")
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5);
+    // The decision is a schema the server enforces, the step's tools its `tool` enum; no
+    // tool is offered to the model itself.
+    let format = &requests[0].body["response_format"]["json_schema"];
+    assert_eq!(format["name"], "tool");
+    assert_eq!(
+        format["schema"]["properties"]["tool"]["enum"],
+        json!(["t.search"])
+    );
+    assert!(
+        requests[0].body.get("tools").is_none(),
+        "{}",
+        requests[0].body
+    );
+    let ask = requests[0].last_user_text();
+    assert!(ask.contains("- `t.search`: Searches the notes."), "{ask}");
+    insta::assert_snapshot!(requests[1].last_user_text(), @"The tool `t.peek` was not called or failed: `mcp__t__peek` (`t.peek`) is not available in step S1: a step may call only the MCP tools its approved plan names (`tools:`), and step S1 names `t.search`; if the step needs another, report it as blocked
+
+Decide again, as JSON.");
+    // Nothing reached the server with arguments its schema refuses.
+    insta::assert_snapshot!(requests[2].last_user_text(), @"
+    Not called: the arguments of `t.search` do not fit its schema: `query` should be of type string
+
+    Decide again, as JSON.
+    ");
+    let edit = requests[3].last_user_text();
+    assert!(
+        edit.starts_with("The tool `t.search` answered:\nfound notes for \"rate\"\n\n"),
+        "{edit}"
+    );
+}
+
+const NAMES_CRASH: &str = "# Greeting
+## Summary
+Greet people.
+## Steps
+- [ ] S1 Create greeting.txt
+  - files: greeting.txt
+  - tools: t.crash, t.search
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_crashes_in_a_step_is_started_again_once_then_stays_failed() {
+    let (_, results, told) = run_step_calling_told(
+        "[]",
+        NAMES_CRASH,
+        &[
+            ("c1", "mcp__t__crash", json!({})),
+            ("c2", "mcp__t__search", json!({"query": "after"})),
+            ("c3", "mcp__t__crash", json!({})),
+            ("c4", "mcp__t__search", json!({"query": "again"})),
+        ],
+    )
+    .await;
+    let stopped = "the MCP server `t` stopped during `crash` (it crashed or exited); its last \
+                   words: test server: crashing as asked";
+    assert_eq!(result_of(&results, "c1"), stopped);
+    // Started again for the next call, which answers.
+    assert_eq!(result_of(&results, "c2"), "found notes for \"after\"");
+    assert_eq!(result_of(&results, "c3"), stopped);
+    // Once a step: the tool stays failed, with the reason.
+    assert_eq!(
+        result_of(&results, "c4"),
+        "the MCP server `t` stopped earlier; its last words: test server: crashing as asked, \
+         and it was started again once in this step already: it stays stopped for the rest of \
+         the step"
+    );
+    let lines: Vec<&str> = told
+        .lines()
+        .filter(|l| l.contains("MCP server `t`"))
+        .collect();
+    insta::assert_snapshot!(lines.join("\n"), @"
+    warning: the MCP server `t` stopped during `crash` (it crashed or exited); its last words: test server: crashing as asked; its next call starts it again, once in this step
+    warning: the MCP server `t` had stopped; tick started it again for `search` (once in a step)
+    warning: the MCP server `t` stopped during `crash` (it crashed or exited); its last words: test server: crashing as asked; it was started again once in this step already: its tools stay failed for the rest of the step
+    ");
 }

@@ -31,8 +31,18 @@ Greet people from a file.
 type Client = RunningService<RoleClient, ()>;
 
 async fn connect(ws: &Workspace) -> Client {
+    connect_with(ws, &[]).await
+}
+
+/// `tick mcp serve` with `flags`, and a client connected to it.
+async fn connect_with(ws: &Workspace, flags: &[&str]) -> Client {
     let mut cmd = tokio::process::Command::from(ws.tick_process());
-    cmd.args(["mcp", "serve"]);
+    cmd.args(["mcp", "serve"])
+        .args(flags)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com");
     let transport = TokioChildProcess::builder(cmd)
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -248,4 +258,96 @@ async fn a_plan_edited_after_approval_is_refused_as_tick_run_refuses_it() {
         &format!("hint: review the change, then approve it with `tick approve {id}`"),
     );
     client.cancel().await.unwrap();
+}
+
+/// The person's hooks for the three events around a claim, each writing its name (and, for
+/// `step.verify`, the evidence it was given) to `hooks.log`, which git ignores.
+const CREDIT_HOOKS: &str = "hooks:
+  - event: step.claimed
+    command: echo claimed >> hooks.log
+  - event: step.verify
+    command: \"python3 -c \\\"import json,sys; p=json.load(sys.stdin); open('hooks.log','a').write('verify ' + p['evidence'][0]['command'] + chr(10))\\\"\"
+  - event: step.done
+    command: echo done >> hooks.log
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_done_credits_the_step_as_tick_run_does_files_hooks_and_commit() {
+    let ws = Workspace::new();
+    ws.write(".gitignore", "hooks.log\n");
+    ws.write("unrelated.txt", "a person's file, not the step's\n");
+    ws.git(&["add", ".gitignore"]);
+    ws.git(&["commit", "-q", "-m", "ignore the hooks' log"]);
+    ws.write_user_config(CREDIT_HOOKS);
+    // Approved with the hooks in place, so they are the approved ones.
+    let id = ws.approve(PLAN);
+    ws.git(&["add", ".tasks"]);
+    ws.git(&["commit", "-q", "-m", "approve"]);
+    let client = connect_with(&ws, &["--commit"]).await;
+    ok(&client, "claim_step", json!({"step": "S1"})).await;
+    ws.write("greeting.txt", "hello\n");
+    let done = ok(&client, "report_done", json!({"step": "S1"})).await;
+    client.cancel().await.unwrap();
+
+    assert_eq!(done["files_changed"], json!(["greeting.txt"]));
+    assert_eq!(done["commit"], json!(ws.head()));
+    // The hooks ran in order, `step.verify` with the verify command's evidence.
+    assert_eq!(
+        ws.read("hooks.log"),
+        "claimed\nverify grep -q hello greeting.txt\ndone\n"
+    );
+    let record = state(&ws, &id).steps[&StepId::top(1)].clone();
+    assert_eq!(record.files_changed, ["greeting.txt"]);
+    assert_eq!(
+        record.fingerprints.keys().collect::<Vec<_>>(),
+        ["greeting.txt"]
+    );
+    // The verify command's and the step.verify hook's evidence, as `tick run` records them.
+    let commands: Vec<&str> = record.evidence.iter().map(|e| e.command.as_str()).collect();
+    assert_eq!(commands.len(), 2, "{commands:?}");
+    assert_eq!(commands[0], "grep -q hello greeting.txt");
+    // One commit: the step's file and the task's folder; the person's file stays out.
+    let message = ws.git(&["log", "-1", "--format=%B"]);
+    assert_eq!(
+        message.trim_end(),
+        format!("Create greeting.txt\n\nTask: {id}\nStep: S1")
+    );
+    let files = ws.git(&["show", "--name-only", "--format=", "HEAD"]);
+    let files: Vec<&str> = files.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        files,
+        [
+            format!(".tasks/{id}/PLAN.md"),
+            format!(".tasks/{id}/TODO.md"),
+            format!(".tasks/{id}/state.yaml"),
+            "greeting.txt".to_owned()
+        ]
+    );
+    assert_eq!(
+        ws.git(&["status", "--porcelain"]).trim(),
+        "?? unrelated.txt"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_claimed_hook_that_refuses_keeps_the_step_unticked() {
+    let ws = Workspace::new();
+    ws.write_user_config(
+        "hooks:\n  - event: step.claimed\n    command: echo 'tests first' >&2; exit 2\n",
+    );
+    let id = ws.approve(PLAN);
+    let client = connect(&ws).await;
+    ok(&client, "claim_step", json!({"step": "S1"})).await;
+    ws.write("greeting.txt", "hello\n");
+    let refused = refused(&client, "report_done", json!({"step": "S1"})).await;
+    client.cancel().await.unwrap();
+    assert_eq!(
+        refused,
+        "`S1` was not ticked: tick's step.claimed hook sent the claim back; it stays in \
+         progress.\ntests first"
+    );
+    assert!(
+        ws.read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [-] S1")
+    );
 }
