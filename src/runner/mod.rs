@@ -1422,22 +1422,15 @@ impl<'a> Runner<'a> {
         Ok(StepOutcome::Paused)
     }
 
-    /// The step's conversation, for the record (`runs/` is not committed).
     /// What a blocked compact step tried (its candidates' diffs), beside its transcripts:
     /// `runs/<time>-S1-tried.diff`, which `tick diff S1` shows.
     fn save_tried(&self, task_dir: &Path, id: StepId, tried: &str) {
         let secrets: Vec<&str> = self.deps.secrets.iter().map(String::as_str).collect();
         let text = crate::redact::redact(tried, &secrets);
-        let dir = task_dir.join(RUNS_DIR);
-        let name = format!(
-            "{}-{id}-tried.diff",
-            self.deps.clock.precise().format("%Y%m%d-%H%M%S")
-        );
-        if fsx::create_dir_all(&dir).is_ok() {
-            let _ = fsx::write_atomic(&dir.join(name), text.as_bytes());
-        }
+        self.save_run_file(task_dir, &format!("{id}-tried.diff"), &text);
     }
 
+    /// The step's conversation, for the record (`runs/` is not committed).
     fn save_transcript(&self, task_dir: &Path, id: StepId, messages: &[Message]) {
         let secrets: Vec<&str> = self.deps.secrets.iter().map(String::as_str).collect();
         let text = crate::transcript::jsonl(
@@ -1445,9 +1438,15 @@ impl<'a> Runner<'a> {
             &secrets,
             self.deps.limits.max_transcript_entry_bytes,
         );
+        self.save_run_file(task_dir, &format!("{id}.jsonl"), &text);
+    }
+
+    /// `runs/<time>-<name>` in the task's folder, best effort: the record is not worth
+    /// failing a step for.
+    fn save_run_file(&self, task_dir: &Path, name: &str, text: &str) {
         let dir = task_dir.join(RUNS_DIR);
         let name = format!(
-            "{}-{id}.jsonl",
+            "{}-{name}",
             self.deps.clock.precise().format("%Y%m%d-%H%M%S")
         );
         if fsx::create_dir_all(&dir).is_ok() {
