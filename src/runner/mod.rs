@@ -912,12 +912,7 @@ impl<'a> Runner<'a> {
         self.start(id, &step.title, sink)?;
         let scope = step_scope(task, id, &step);
         // What earlier (blocked or failed) attempts of this step changed.
-        let earlier: BTreeSet<String> = task
-            .state
-            .steps
-            .get(&id)
-            .map(|r| r.files_changed.iter().cloned().collect())
-            .unwrap_or_default();
+        let earlier = earlier_changes(task, id);
         let root = self.deps.store.root().to_path_buf();
         let before = Snapshot::take(&root, &scope, &earlier);
         let capture = images::Capture::start(
@@ -1629,13 +1624,17 @@ fn step_scope(task: &Task, id: StepId, step: &crate::tasks::todo_md::Step) -> Ve
 
 /// Whether an earlier attempt of step `id` changed one of its files (`scope`).
 fn earlier_in_scope(task: &Task, id: StepId, scope: &[String]) -> bool {
-    let earlier: BTreeSet<String> = task
-        .state
+    let earlier = earlier_changes(task, id);
+    changes::deviations(scope, &earlier).len() < earlier.len()
+}
+
+/// The files earlier (blocked or failed) attempts of step `id` changed.
+fn earlier_changes(task: &Task, id: StepId) -> BTreeSet<String> {
+    task.state
         .steps
         .get(&id)
         .map(|r| r.files_changed.iter().cloned().collect())
-        .unwrap_or_default();
-    changes::deviations(scope, &earlier).len() < earlier.len()
+        .unwrap_or_default()
 }
 
 /// What the step changed: what its tools wrote, what differs from `before` it, and what

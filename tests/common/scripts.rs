@@ -181,3 +181,17 @@ pub fn submit_login_plan() -> Reply {
 pub fn anthropic_text(text: &str) -> Reply {
     anthropic_text_ending(text, "end_turn")
 }
+
+/// The model saying step `step` is done (with `evidence` when given), as call `id`.
+pub fn claims_done(id: &str, step: &str, evidence: Option<&str>) -> Reply {
+    let mut arguments = json!({"id": step, "status": "done"});
+    if let Some(evidence) = evidence {
+        arguments["evidence"] = json!(evidence);
+    }
+    openai_call(id, "update_step", arguments)
+}
+
+/// The model writing `content` to `path` with `write_file`, as call `id`.
+pub fn writes_file(id: &str, path: &str, content: &str) -> Reply {
+    openai_call(id, "write_file", json!({"path": path, "content": content}))
+}

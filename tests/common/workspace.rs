@@ -93,6 +93,12 @@ pub struct Run {
 }
 
 impl Run {
+    /// Runs `output` (a command's `.output()`) off the async runtime, so a fake server keeps
+    /// serving meanwhile.
+    pub async fn off_runtime(output: impl FnOnce() -> Output + Send + 'static) -> Run {
+        Run::from(&tokio::task::spawn_blocking(output).await.unwrap())
+    }
+
     fn from(output: &Output) -> Run {
         Run {
             code: output.status.code().unwrap_or(-1),

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::common::fake_model::{FakeModel, Reply};
 use crate::common::scripts::openai_call;
+use crate::common::scripts::{claims_done, writes_file};
 use crate::common::workspace::{Workspace, stderr};
 
 const PLAN: &str = "# Greet
@@ -32,15 +33,11 @@ fn block(step: &str, reason: &str) -> Reply {
 }
 
 fn done(step: &str) -> Reply {
-    openai_call(
-        "d",
-        "update_step",
-        json!({"id": step, "status": "done", "evidence": "wrote it"}),
-    )
+    claims_done("d", step, Some("wrote it"))
 }
 
 fn write(path: &str, content: &str) -> Reply {
-    openai_call("w", "write_file", json!({"path": path, "content": content}))
+    writes_file("w", path, content)
 }
 
 /// `tick` at the instant `now` (commands of one test happen at different times).

@@ -5,7 +5,8 @@
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::scripts::{openai_call, openai_calls};
+use crate::common::scripts::claims_done;
+use crate::common::scripts::openai_calls;
 use crate::common::workspace::{PLAN, Workspace, stderr};
 
 const ONE_STEP: &str = "# One
@@ -36,11 +37,7 @@ async fn a_pause_on_the_last_step_says_nothing_is_left_and_names_new_files() {
             json!({"command": "echo extra > notes-new.txt"}),
         ),
     ]));
-    server.push(openai_call(
-        "d",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("d", "S1", None));
     let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
     let err = stderr(&output);

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
+use crate::common::scripts::writes_file;
 use crate::common::scripts::{anthropic_call, openai_call, openai_text};
 use crate::common::text::assert_contains;
 use crate::common::workspace::{Workspace, assert_success, json_events, stderr, stdout};
@@ -604,14 +605,7 @@ async fn run_as(ws: &Workspace, server: &FakeModel, executor: &str, provider: &s
         .env("TICK_MODEL", "test-model")
         .env("TICK_API_KEY", "test-key")
         .env("TICK_EXECUTOR", &executor);
-    let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Run::off_runtime(move || cmd.output().unwrap()).await
 }
 
 fn one_step(title: &str, files: &str, verify: &str) -> String {
@@ -1008,11 +1002,7 @@ async fn a_verify_that_passes_before_the_change_ticks_once_the_steps_file_change
     let id = ws.approve(&one_step("Add unit tests", "tests.py", "true"));
     let server = FakeModel::start().await;
     server.push(done_claim("d"));
-    server.push(openai_call(
-        "w",
-        "write_file",
-        json!({"path": "tests.py", "content": "assert True\n"}),
-    ));
+    server.push(writes_file("w", "tests.py", "assert True\n"));
     server.push(done_claim("e"));
     let run = run_with_model(&ws, &server, "agent").await;
     assert_eq!(run.code, 0, "{run:#?}");
@@ -1030,11 +1020,7 @@ async fn a_done_claim_after_the_reminder_and_a_real_change_ticks() {
     let id = ws.approve(&one_step("Add unit tests", "tests.py", "test -s tests.py"));
     let server = FakeModel::start().await;
     server.push(done_claim("d"));
-    server.push(openai_call(
-        "w",
-        "write_file",
-        json!({"path": "tests.py", "content": "assert True\n"}),
-    ));
+    server.push(writes_file("w", "tests.py", "assert True\n"));
     server.push(done_claim("e"));
     let run = run_with_model(&ws, &server, "agent").await;
     assert_eq!(run.code, 0, "{run:#?}");

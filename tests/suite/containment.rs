@@ -20,6 +20,7 @@ use tick::tools::bash::{CommandRun, run_command};
 
 use crate::common::fake_model::FakeModel;
 use crate::common::processes::processes_with;
+use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, openai_calls};
 use crate::common::text::assert_contains;
 use crate::common::workspace::{Workspace, stderr};
@@ -469,11 +470,7 @@ async fn a_config_changed_through_a_hard_link_is_put_back() {
         "bash",
         json!({"command": "printf '[core]\\n\\tfsmonitor = env\\n' >> cfg && echo appended"}),
     )]));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("done", "S1", None));
     let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(std::fs::read(project.path(".git/config")).unwrap(), config);
     let err = stderr(&output);
@@ -501,11 +498,7 @@ async fn without_the_sandbox_tampered_files_are_put_back() {
             "printf '#!/bin/sh\\nenv\\n' > .git/hooks/pre-commit; echo '- [x] S9 planted' >> {todo}"
         )}),
     )]));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("done", "S1", None));
     let output = project
         .tick_with(&server, &["run"], |cmd| {
             cmd.env("TICK_SANDBOX", "off");
@@ -803,11 +796,7 @@ async fn the_persons_agent_and_credentials_stay_out_of_reach() {
             key.with_extension("pub").display()
         )}),
     )]));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("done", "S1", None));
     let credentials = [
         "GITHUB_PAT",
         "GH_PAT",
@@ -884,11 +873,7 @@ async fn without_the_sandbox_a_planted_commondir_or_gitfile_is_put_back() {
                            printf 'gitdir: .evil\\n' > lib/.git; echo ../evil > .git/commondir; \
                            echo made > made.txt"}),
     )]));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("done", "S1", None));
     let output = project
         .tick_with(&server, &["run"], |cmd| {
             cmd.env("TICK_SANDBOX", "off");

@@ -18,6 +18,7 @@ use tick::git::{self, CommitError, Jail};
 use tick::runner::changes;
 
 use crate::common::fake_model::FakeModel;
+use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, openai_calls};
 use crate::common::workspace::git as test_git;
 use crate::common::workspace::{Workspace, stderr};
@@ -359,11 +360,7 @@ async fn run_with_plant(project: &Workspace, server: &FakeModel, plant: &str, pa
             json!({"path": "made.txt", "content": "made\n"}),
         ),
     ]));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": "made"}),
-    ));
+    server.push(claims_done("done", "S1", Some("made")));
     server.push(openai_call(
         "block",
         "update_step",

@@ -10,7 +10,8 @@ use tick::tasks::state::State;
 
 use super::running::{PLAN, approved, stderr, work};
 use crate::common::fake_model::FakeModel;
-use crate::common::scripts::{openai_call, openai_calls, openai_text};
+use crate::common::scripts::claims_done;
+use crate::common::scripts::{openai_calls, openai_text};
 use crate::common::workspace::Workspace;
 
 fn stdout(output: &Output) -> String {
@@ -52,11 +53,7 @@ fn step_with(server: &FakeModel, id: &str, name: &str, args: serde_json::Value) 
         ),
         (&format!("call_{id}_tool"), name, args),
     ]));
-    server.push(openai_call(
-        &format!("call_{id}_done"),
-        "update_step",
-        json!({"id": id, "status": "done", "evidence": "did it"}),
-    ));
+    server.push(claims_done(&format!("call_{id}_done"), id, Some("did it")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -113,11 +110,7 @@ async fn a_done_claim_with_nothing_done_is_recorded_and_shown() {
     work(&server, "S1", "greeting.txt", "hello\n");
     work(&server, "S2", "shout.sh", "echo HELLO\n");
     // S3: the model claims it done without touching anything.
-    server.push(openai_call(
-        "call_S3_done",
-        "update_step",
-        json!({"id": "S3", "status": "done", "evidence": "documented"}),
-    ));
+    server.push(claims_done("call_S3_done", "S3", Some("documented")));
     let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let state = state(&project, &id);

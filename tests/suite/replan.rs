@@ -397,14 +397,7 @@ Greet people.
     /// keeps serving.
     async fn tick(ws: &Workspace, server: &FakeModel, args: &[&str]) -> Run {
         let mut cmd = tick_command(ws, server, args);
-        let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap();
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
+        Run::off_runtime(move || cmd.output().unwrap()).await
     }
 
     /// The plan approved and committed, so the run starts from a clean tree.

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tick::tasks::state::State;
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
+use crate::common::scripts::{claims_done, writes_file};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls, openai_text};
 use crate::common::workspace::{Workspace, interrupted_after};
 
@@ -71,10 +72,10 @@ pub(super) fn work(server: &FakeModel, id: &str, path: &str, content: &str) {
             json!({"path": path, "content": content}),
         ),
     ]));
-    server.push(openai_call(
+    server.push(claims_done(
         &format!("call_{id}_done"),
-        "update_step",
-        json!({"id": id, "status": "done", "evidence": "wrote it"}),
+        id,
+        Some("wrote it"),
     ));
 }
 
@@ -208,26 +209,10 @@ async fn a_failed_verification_goes_back_to_the_model() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN).await;
     // Writes the wrong greeting and claims done: verification decides.
-    server.push(openai_call(
-        "c0",
-        "write_file",
-        json!({"path": "greeting.txt", "content": "goodbye\n"}),
-    ));
-    server.push(openai_call(
-        "c1",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
-    server.push(openai_call(
-        "c2",
-        "write_file",
-        json!({"path": "greeting.txt", "content": "hello\n"}),
-    ));
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(writes_file("c0", "greeting.txt", "goodbye\n"));
+    server.push(claims_done("c1", "S1", None));
+    server.push(writes_file("c2", "greeting.txt", "hello\n"));
+    server.push(claims_done("c3", "S1", None));
     let output = project
         .tick_against(&server, &["run", "--steps", "1"])
         .await;
@@ -295,11 +280,7 @@ async fn changing_files_outside_the_step_pauses_the_run() {
         ),
         ("c2", "bash", json!({"command": "echo extra > other.txt"})),
     ]));
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("c3", "S1", None));
     let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
     let err = stderr(&output);
@@ -578,11 +559,7 @@ async fn run_with_an_edit_mid_step(
         reply = reply.chunk(chunk);
     }
     server.push(reply);
-    server.push(openai_call(
-        "c2",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("c2", "S1", None));
     let mut cmd = project.command(&format!("{}/v1", server.url()), &["run", "--steps", "1"]);
     let running = tokio::task::spawn_blocking(move || cmd.output().unwrap());
     server.wait_for_requests(1).await;
@@ -695,16 +672,8 @@ async fn a_persons_edit_during_a_step_is_told_to_the_model() {
         reply = reply.chunk(chunk);
     }
     server.push(reply);
-    server.push(openai_call(
-        "c2",
-        "write_file",
-        json!({"path": "greeting.txt", "content": "hello\n"}),
-    ));
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(writes_file("c2", "greeting.txt", "hello\n"));
+    server.push(claims_done("c3", "S1", None));
     project.write("plan.txt", "notes\n");
     project.git(&["add", "-A"]);
     project.git(&["commit", "-q", "-m", "notes"]);
@@ -830,11 +799,7 @@ async fn commit_holds_a_file_written_in_an_earlier_blocked_attempt() {
     assert!(output.status.success(), "{}", stderr(&output));
 
     // Second attempt: the file is right already; the model only claims done.
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": "it was there"}),
-    ));
+    server.push(claims_done("c3", "S1", Some("it was there")));
     let output = project
         .tick_against(&server, &["run", "--steps", "1", "--commit"])
         .await;
@@ -867,21 +832,9 @@ async fn commit_never_holds_only_the_task_files() {
     let plan = PLAN.replace("  - files: NOTES.md\n", "");
     let (project, _id) = approved(&server, &plan).await;
     let head = project.git(&["rev-parse", "HEAD"]);
-    server.push(openai_call(
-        "c1",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
-    server.push(openai_call(
-        "c2",
-        "write_file",
-        json!({"path": "greeting.txt", "content": "hello\n"}),
-    ));
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("c1", "S1", None));
+    server.push(writes_file("c2", "greeting.txt", "hello\n"));
+    server.push(claims_done("c3", "S1", None));
     // S1's first claim goes back (none of its files changed yet), then it passes: one
     // commit with the file.
     let output = project
@@ -893,11 +846,7 @@ async fn commit_never_holds_only_the_task_files() {
     // S3 has no verify and the model changes nothing: no commit.
     let output = project.tick_against(&server, &["mark", "S2", "done"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
-    server.push(openai_call(
-        "c4",
-        "update_step",
-        json!({"id": "S3", "status": "done"}),
-    ));
+    server.push(claims_done("c4", "S3", None));
     let output = project
         .tick_against(&server, &["run", "--steps", "1", "--commit"])
         .await;
@@ -982,16 +931,8 @@ async fn a_persons_new_file_during_a_step_is_not_the_steps() {
         reply = reply.chunk(chunk);
     }
     server.push(reply);
-    server.push(openai_call(
-        "c2",
-        "write_file",
-        json!({"path": "greeting.txt", "content": "hello\n"}),
-    ));
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(writes_file("c2", "greeting.txt", "hello\n"));
+    server.push(claims_done("c3", "S1", None));
     let mut cmd = project.command(
         &format!("{}/v1", server.url()),
         &["run", "--steps", "1", "--commit"],
@@ -1063,11 +1004,7 @@ async fn a_commit_run_of_a_whole_plan_leaves_a_clean_tree() {
             json!({"path": "greeting.txt", "content": "hello world\n"}),
         ),
     ]));
-    server.push(openai_call(
-        "call_S2_done",
-        "update_step",
-        json!({"id": "S2", "status": "done"}),
-    ));
+    server.push(claims_done("call_S2_done", "S2", None));
     work(&server, "S3", "NOTES.md", "# Notes\n");
     let output = project.tick_against(&server, &["run", "--commit"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -16,6 +16,7 @@ use tick::tasks::state::State;
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
 use crate::common::processes::processes_with;
 use crate::common::programs;
+use crate::common::scripts::{claims_done, writes_file};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls};
 use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::{Workspace, stderr};
@@ -257,11 +258,7 @@ async fn the_repositorys_fsmonitor_never_runs() {
     ));
     std::fs::write(project.path(".git/config"), config).unwrap();
     push_calls(&server, &[bash("ok", "echo fine > made.txt")]);
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("done", "S1", None));
     push_calls(&server, &[bash("s2", "true")]);
     push_block(&server);
     let output = project
@@ -914,16 +911,8 @@ async fn cargo_builds_and_tests_as_a_verify_command() {
         "sandbox:\n  env: [CARGO_HOME, RUSTUP_HOME, RUSTUP_TOOLCHAIN, RUSTUP_AUTO_INSTALL]\n",
     );
     // The step's own file first: a done claim with none of its files changed goes back.
-    server.push(openai_call(
-        "make",
-        "write_file",
-        json!({"path": "made.txt", "content": "made\n"}),
-    ));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(writes_file("make", "made.txt", "made\n"));
+    server.push(claims_done("done", "S1", None));
     let output = project
         .tick_with(&server, &["run"], |cmd| {
             cmd.env("CARGO_HOME", &cargo_home)

@@ -23,6 +23,7 @@ use tick::tui::{Engine, EngineEvent, render};
 use tick::ui::outcomes::{self, Said};
 
 use crate::common::fake_model::{FakeModel, Reply};
+use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, openai_calls, openai_text};
 use crate::common::workspace::{NOW, Workspace};
 
@@ -443,10 +444,10 @@ fn work(server: &FakeModel, id: &str, path: &str, content: &str) {
             json!({"path": path, "content": content}),
         ),
     ]));
-    server.push(openai_call(
+    server.push(claims_done(
         &format!("call_{id}_done"),
-        "update_step",
-        json!({"id": id, "status": "done", "evidence": "wrote it"}),
+        id,
+        Some("wrote it"),
     ));
 }
 
@@ -937,11 +938,7 @@ async fn a_deviation_asks_the_person_whether_the_run_goes_on() {
             json!({"path": "extra.txt", "content": "not in the plan\n"}),
         ),
     ]));
-    server.push(openai_call(
-        "call_done",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
-    ));
+    server.push(claims_done("call_done", "S1", Some("wrote it")));
     let url = format!("{}/v1", server.url());
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {

@@ -14,6 +14,7 @@ use tick::tui::timeline::Entry;
 
 use super::session::{Pty, app, screen};
 use crate::common::fake_model::FakeModel;
+use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, openai_calls, openai_text};
 use crate::common::workspace::Workspace;
 
@@ -230,10 +231,10 @@ async fn two_steps_run(server: &FakeModel) -> Workspace {
             "write_file",
             json!({"path": path, "content": content}),
         )]));
-        server.push(openai_call(
+        server.push(claims_done(
             &format!("call_{id}_done"),
-            "update_step",
-            json!({"id": id, "status": "done", "evidence": "wrote it"}),
+            id,
+            Some("wrote it"),
         ));
     }
     let output = project.tick_against(server, &["run"]).await;
