@@ -195,3 +195,15 @@ pub fn claims_done(id: &str, step: &str, evidence: Option<&str>) -> Reply {
 pub fn writes_file(id: &str, path: &str, content: &str) -> Reply {
     openai_call(id, "write_file", json!({"path": path, "content": content}))
 }
+
+/// One answer in which the model calls `run_command` with each of `arguments`, as calls
+/// `call_0`, `call_1`, ...
+pub fn run_command_calls(arguments: &[Value]) -> Reply {
+    let ids: Vec<String> = (0..arguments.len()).map(|i| format!("call_{i}")).collect();
+    let calls: Vec<(&str, &str, Value)> = ids
+        .iter()
+        .zip(arguments)
+        .map(|(id, args)| (id.as_str(), "run_command", args.clone()))
+        .collect();
+    openai_calls(&calls)
+}

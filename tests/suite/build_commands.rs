@@ -7,6 +7,7 @@ use crate::common::fake_model::FakeModel;
 use crate::common::scripts::openai_call;
 use crate::common::scripts::{claims_done, writes_file};
 use crate::common::workspace::Workspace;
+use crate::common::workspace::assert_success;
 
 const PLAN: &str = "# Look around
 
@@ -68,12 +69,10 @@ async fn an_approval_with_commit_steps_commits_each_verified_step() {
     );
     project.git(&["add", "-A"]);
     project.git(&["commit", "-q", "-m", "start"]);
-    assert!(
-        project
+    assert_success(
+        &project
             .tick_against(&server, &["plan", "--from", "plan.md"])
-            .await
-            .status
-            .success()
+            .await,
     );
     let approve = project
         .tick_against(&server, &["approve", "--commit-steps"])

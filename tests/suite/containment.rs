@@ -9,7 +9,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -19,10 +19,11 @@ use tick::tools::CommandEnv;
 use tick::tools::bash::{CommandRun, run_command};
 
 use crate::common::fake_model::FakeModel;
-use crate::common::processes::processes_with;
+use crate::common::processes::{processes_with, unique};
 use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, openai_calls};
 use crate::common::text::assert_contains;
+use crate::common::text::assert_starts_with;
 use crate::common::workspace::{Workspace, stderr};
 
 const TICK: &str = env!("CARGO_BIN_EXE_tick");
@@ -84,15 +85,6 @@ impl Layout {
     fn home(&self) -> PathBuf {
         self.dir.path().join("home")
     }
-}
-
-/// A number no other test or process uses, to find this test's processes by.
-fn unique() -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("{}{nanos:09}", std::process::id() % 1000)
 }
 
 fn kill_all(found: &[(i32, String)]) {
@@ -227,7 +219,7 @@ fn the_command_cannot_reach_the_helpers_status_pipe() {
          ls -l /proc/1/fd/ 2>&1 | grep -c pipe; exit 3",
     );
     assert_eq!(run.exit_code, Some(3), "{}", run.output);
-    assert!(run.output.starts_with("refused\n0\n"), "{}", run.output);
+    assert_starts_with(&run.output, "refused\n0\n");
 }
 
 /// Issue 17, item 5: as root, a command left setuid-root files (`chmod 4755`) in the

@@ -113,7 +113,7 @@ async fn a_token_in_a_file_name_is_recorded_redacted() {
 
     let status = project.tick_against(&server, &["status"]).await;
     assert_success(&status);
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert!(todo.contains("- [x] S1"), "{todo}");
     assert!(!stdout(&status).contains("stale"), "{}", stdout(&status));
 }

@@ -375,7 +375,7 @@ async fn run_with_plant(project: &Workspace, server: &FakeModel, plant: &str, pa
 }
 
 fn assert_s2_open(project: &Workspace, id: &str, ran: &Path) {
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(id);
     assert!(todo.contains("- [x] S1"), "{todo}");
     assert!(!todo.contains("- [x] S2"), "S2 was ticked:\n{todo}");
     let ran: Vec<_> = fs::read_dir(ran).unwrap().flatten().collect();

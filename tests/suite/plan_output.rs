@@ -241,9 +241,8 @@ mod session {
         .unwrap()
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_person_answers_the_planners_questions_and_the_turn_goes_on() {
-        let project = Workspace::sample();
+    /// A model that asks "Which database?", then submits the login plan.
+    async fn asks_then_plans() -> FakeModel {
         let server = FakeModel::start().await;
         server.push(openai_call(
             "call_q",
@@ -251,6 +250,13 @@ mod session {
             json!({"questions": [{"question": "Which database?"}]}),
         ));
         server.push(openai_call("call_p", "submit_plan", login_plan()));
+        server
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_person_answers_the_planners_questions_and_the_turn_goes_on() {
+        let project = Workspace::sample();
+        let server = asks_then_plans().await;
         let ((drafted, asked), events) = with_session(&project, &server, |session, sink| {
             let mut person = Scripted {
                 answer: "Q: Which database?\nA: Postgres\n".into(),
@@ -295,13 +301,7 @@ mod session {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn without_a_person_the_draft_waits_and_an_answer_goes_on_in_the_same_session() {
         let project = Workspace::sample();
-        let server = FakeModel::start().await;
-        server.push(openai_call(
-            "call_q",
-            "ask_user",
-            json!({"questions": [{"question": "Which database?"}]}),
-        ));
-        server.push(openai_call("call_p", "submit_plan", login_plan()));
+        let server = asks_then_plans().await;
         let ((waiting, drafted), events) = with_session(&project, &server, |session, sink| {
             let waiting = session
                 .start("Move sessions", false, &mut Nobody, sink)

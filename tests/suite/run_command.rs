@@ -18,8 +18,9 @@ use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
 use crate::common::programs;
-use crate::common::scripts::{login_plan, openai_call, openai_calls};
+use crate::common::scripts::{login_plan, openai_call, openai_calls, run_command_calls};
 use crate::common::text::{assert_contains, assert_starts_with};
+use crate::common::workspace::planned_json;
 use crate::common::workspace::{Workspace, assert_success, json_events, scripted, stderr};
 
 const SECRET: &str = "sk-test-secret-canary-7d1f";
@@ -489,16 +490,8 @@ async fn ordinary_commands_show_what_a_person_would_see() {
         .collect();
 
     let server = FakeModel::start().await;
-    let calls: Vec<(String, Value)> = cases
-        .iter()
-        .enumerate()
-        .map(|(i, argv)| (format!("call_{i}"), json!({"argv": argv})))
-        .collect();
-    let calls: Vec<(&str, &str, Value)> = calls
-        .iter()
-        .map(|(id, args)| (id.as_str(), "run_command", args.clone()))
-        .collect();
-    server.push(openai_calls(&calls));
+    let calls: Vec<Value> = cases.iter().map(|argv| json!({"argv": argv})).collect();
+    server.push(run_command_calls(&calls));
     server.push(openai_call("call_plan", "submit_plan", login_plan()));
     let output = project
         .tick_with(&server, &["plan", "--json", "Refactor login"], |cmd| {
@@ -557,14 +550,7 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
         ),
     ]);
     let second = openai_call("call_plan", "submit_plan", login_plan());
-    let (output, server) = scripted(
-        &project,
-        [first, second],
-        &["plan", "--json", "Refactor login"],
-    )
-    .await;
-    assert_success(&output);
-    let events = json_events(&output);
+    let (events, server) = planned_json(&project, [first, second]).await;
     let results: Vec<&Value> = events
         .iter()
         .filter(|e| e["event"] == "tool_result")

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::common::fake_model::FakeModel;
-use crate::common::scripts::{login_plan, openai_call, openai_calls, submit_login_plan};
+use crate::common::scripts::{login_plan, openai_call, run_command_calls, submit_login_plan};
 use crate::common::text::assert_starts_with;
 use crate::common::workspace::{Workspace, assert_success, json_events, scripted, stderr};
 
@@ -50,16 +50,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 /// objects); returns each call's result text and whether it was an error.
 async fn run_all(project: &Workspace, calls: &[Value]) -> Vec<(String, bool)> {
     let server = FakeModel::start().await;
-    let named: Vec<(String, Value)> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, args)| (format!("call_{i}"), args.clone()))
-        .collect();
-    let named: Vec<(&str, &str, Value)> = named
-        .iter()
-        .map(|(id, args)| (id.as_str(), "run_command", args.clone()))
-        .collect();
-    server.push(openai_calls(&named));
+    server.push(run_command_calls(calls));
     server.push(openai_call("call_plan", "submit_plan", login_plan()));
     let output = project
         .tick_with(

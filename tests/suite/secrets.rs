@@ -212,7 +212,7 @@ async fn no_secret_reaches_any_file_tick_writes() {
         id.ends_with("-redacted-rotation-and-the-deploy-keys"),
         "{id}"
     );
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert_contains(&todo, "blocked: need new keys for [REDACTED]");
     let state = project.read(&format!(".tasks/{id}/state.yaml"));
     assert_contains(&state, "[REDACTED]");
