@@ -485,6 +485,33 @@ impl Workspace {
         fs::write(path, yaml).unwrap();
     }
 
+    /// Marks by hand, in the current task of the sample [`PLAN`], S2.1 in progress and S3
+    /// blocked on the staging credentials.
+    pub fn mark_started_and_blocked(&self) {
+        self.ok(&["mark", "S2.1", "in-progress"]);
+        self.ok(&[
+            "mark",
+            "S3",
+            "blocked",
+            "--reason",
+            "the staging credentials are missing",
+        ]);
+    }
+
+    /// Adds the repository at `source` as a submodule at `path` (a local one: git refuses
+    /// the file protocol unless told).
+    pub fn add_submodule(&self, source: &str, path: &str) {
+        self.git(&[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            source,
+            path,
+        ]);
+    }
+
     /// The TODO.md of task `id`.
     pub fn todo(&self, id: &str) -> String {
         self.read(&format!(".tasks/{id}/TODO.md"))

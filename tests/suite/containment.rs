@@ -351,8 +351,12 @@ One step.
 
 /// `tick run` whose first bash call is `sleep 6; echo x > slow.txt`; `signals` are sent to
 /// tick once the sleep runs. Checks that tick ends within a few seconds, that no process of
-/// the command is left when it has, and that `slow.txt` never appears.
+/// the command is left when it has, and that `slow.txt` never appears. Only where a sandbox
+/// is required.
 async fn interrupted_during_a_command(signals: &[Signal]) {
+    if !sandbox_required() {
+        return;
+    }
     let server = FakeModel::start().await;
     let project = Workspace::sample();
     project.approve_plan(&server, PLAN).await;
@@ -412,36 +416,24 @@ async fn interrupted_during_a_command(signals: &[Signal]) {
 /// Issue 17, item 6: a single Ctrl-C waited for the command to finish.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_ctrl_c_stops_the_running_command_at_once() {
-    if !sandbox_required() {
-        return;
-    }
     interrupted_during_a_command(&[Signal::SIGINT]).await;
 }
 
 /// Issue 17, item 6: a second Ctrl-C made tick exit at once and left the command running.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_ctrl_cs_leave_no_command_behind() {
-    if !sandbox_required() {
-        return;
-    }
     interrupted_during_a_command(&[Signal::SIGINT, Signal::SIGINT]).await;
 }
 
 /// Issue 17, item 6: the same for Ctrl-C then SIGTERM.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_then_sigterm_leaves_no_command_behind() {
-    if !sandbox_required() {
-        return;
-    }
     interrupted_during_a_command(&[Signal::SIGINT, Signal::SIGTERM]).await;
 }
 
 /// A closed terminal (SIGHUP) stops the command like Ctrl-C.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hangup_leaves_no_command_behind() {
-    if !sandbox_required() {
-        return;
-    }
     interrupted_during_a_command(&[Signal::SIGHUP]).await;
 }
 
@@ -844,15 +836,7 @@ async fn without_the_sandbox_a_planted_commondir_or_gitfile_is_put_back() {
         &project.path("lib"),
         &["commit", "-q", "--allow-empty", "-m", "lib"],
     );
-    project.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        "./lib",
-        "lib",
-    ]);
+    project.add_submodule("./lib", "lib");
     project.git(&["submodule", "absorbgitdirs"]);
     project.git(&["commit", "-q", "-m", "submodule"]);
     let gitfile = project.read("lib/.git");

@@ -393,15 +393,7 @@ async fn a_filter_planted_in_a_submodule_does_not_tick_a_step() {
     test_git(source.path(), &["init", "-q"]);
     test_git(source.path(), &["add", "."]);
     test_git(source.path(), &["commit", "-q", "-m", "lib"]);
-    project.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        &source.path().to_string_lossy(),
-        "lib",
-    ]);
+    project.add_submodule(&source.path().to_string_lossy(), "lib");
     project.git(&["commit", "-q", "-m", "submodule"]);
     let id = project.approve_plan(&server, PLAN).await;
     let ran = tempfile::tempdir().unwrap();

@@ -126,14 +126,7 @@ fn plan_from_a_file_approve_mark_status() {
         &marked.stderr,
         "`S1` done (by hand: not verified); 1/3 done, executing",
     );
-    ws.ok(&["mark", "S2.1", "in-progress"]);
-    ws.ok(&[
-        "mark",
-        "S3",
-        "blocked",
-        "--reason",
-        "the staging credentials are missing",
-    ]);
+    ws.mark_started_and_blocked();
     let todo_after = ws.todo(&task_id);
     let expected = todo
         .replace("- [ ] S1 ", "- [x] S1 ")

@@ -147,12 +147,8 @@ async fn a_text_call_to_a_build_tool_is_refused_while_planning() {
     )));
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
 
-    let output = project
-        .tick_against(&server, &["plan", "Refactor login"])
-        .await;
-    assert_success(&output);
+    let requests = plans_login(&project, &server).await;
     project.assert_untouched_outside_tasks();
-    let requests = server.requests();
     let refusals = |request: &RecordedRequest| {
         request
             .user_texts()

@@ -108,12 +108,8 @@ async fn writing_tools_are_refused_while_planning() {
     ));
     server.push(openai_call("call_p", "submit_plan", login_plan()));
 
-    let output = project
-        .tick_against(&server, &["plan", "Refactor login"])
-        .await;
-    assert_success(&output);
+    let requests = plans_login(&project, &server).await;
     project.assert_untouched_outside_tasks();
-    let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert_plan_mode_only(&requests);
     let results = requests[1].tool_results();

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
 use crate::common::programs;
+use crate::common::programs::rust_homes;
 use crate::common::scripts::{login_plan, openai_call, openai_calls, run_command_calls};
 use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::planned_json;
@@ -75,18 +76,6 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
 /// The tool results an OpenAI-style request carries, by call id.
 fn tool_results(request: &RecordedRequest) -> BTreeMap<String, String> {
     request.tool_results().into_iter().collect()
-}
-
-/// Where cargo and rustup keep their toolchains, for the commands that need cargo: the tests
-/// give tick a `HOME` inside the workspace, where no program may come from.
-fn rust_homes() -> Vec<(String, String)> {
-    let home = std::env::var("HOME").unwrap_or_default();
-    let cargo = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo"));
-    let rustup = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup"));
-    vec![
-        ("CARGO_HOME".to_owned(), cargo),
-        ("RUSTUP_HOME".to_owned(), rustup),
-    ]
 }
 
 /// A loopback server that only counts the connections it gets.

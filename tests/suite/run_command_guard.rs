@@ -11,6 +11,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::common::fake_model::FakeModel;
+use crate::common::programs::rust_homes;
 use crate::common::scripts::{login_plan, openai_call, run_command_calls, submit_login_plan};
 use crate::common::text::assert_starts_with;
 use crate::common::workspace::{Workspace, assert_success, json_events, scripted, stderr};
@@ -20,16 +21,6 @@ const SECRET: &str = "secret-outside-4e9b";
 /// Whether the read-only sandbox runs here (see `run_command.rs`).
 fn sandbox_here() -> bool {
     std::env::var("TICK_TEST_NO_SANDBOX").map_or(true, |v| v != "1")
-}
-
-fn rust_homes() -> Vec<(String, String)> {
-    let home = std::env::var("HOME").unwrap_or_default();
-    let cargo = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo"));
-    let rustup = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup"));
-    vec![
-        ("CARGO_HOME".to_owned(), cargo),
-        ("RUSTUP_HOME".to_owned(), rustup),
-    ]
 }
 
 /// `git` in `dir`, nothing configured outside; panics if it fails.

@@ -25,14 +25,7 @@ fn json(run: &Run) -> serde_json::Value {
 fn busy_task(ws: &Workspace) -> String {
     let id = ws.approve(PLAN);
     ws.ok(&["mark", "S1", "done"]);
-    ws.ok(&["mark", "S2.1", "in-progress"]);
-    ws.ok(&[
-        "mark",
-        "S3",
-        "blocked",
-        "--reason",
-        "the staging credentials are missing",
-    ]);
+    ws.mark_started_and_blocked();
     let path = format!(".tasks/{id}/TODO.md");
     ws.write(&path, ws.read(&path) + "- [ ] Tell the team\n");
     id
