@@ -5,7 +5,8 @@ use insta::{assert_json_snapshot, assert_snapshot};
 
 use crate::common::workspace::{PLAN, Run, Workspace, filters};
 
-fn both(run: &Run) -> String {
+/// The exit code, stdout and stderr of `run`, for a snapshot of a whole command.
+pub(super) fn both(run: &Run) -> String {
     format!(
         "exit: {}\n--- stdout\n{}--- stderr\n{}",
         run.code, run.stdout, run.stderr
