@@ -207,3 +207,8 @@ pub fn run_command_calls(arguments: &[Value]) -> Reply {
         .collect();
     openai_calls(&calls)
 }
+
+/// The model asking the person `questions` with `ask_user`, as call `call_q`.
+pub fn asks_user(questions: &Value) -> Reply {
+    openai_call("call_q", "ask_user", json!({ "questions": questions }))
+}

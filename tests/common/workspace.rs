@@ -658,6 +658,15 @@ pub async fn planned(
     plans_login(ws, &server).await
 }
 
+/// A server that answers `tick plan "Refactor login"` with the login plan at once, after
+/// that plan (which must succeed) drafted it: more replies can be pushed.
+pub async fn login_planned(ws: &Workspace) -> FakeModel {
+    let server = FakeModel::start().await;
+    server.push(super::scripts::submit_login_plan());
+    plans_login(ws, &server).await;
+    server
+}
+
 /// `tick plan "Refactor login"` against `server`, which must succeed. Returns the requests
 /// the model received.
 pub async fn plans_login(ws: &Workspace, server: &FakeModel) -> Vec<RecordedRequest> {

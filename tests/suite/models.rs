@@ -12,9 +12,10 @@ use crate::common::scripts::{
     openai_text, openai_text_cut, openai_text_pieces, submit_login_plan,
 };
 use crate::common::text::{assert_contains, assert_starts_with};
+use crate::common::workspace::login_planned;
 use crate::common::workspace::plans_login;
 use crate::common::workspace::{
-    Workspace, assert_success, planned, planned_without_a_call, scripted, stderr,
+    Workspace, assert_success, planned, planned_without_a_call, stderr,
 };
 
 fn system(request: &RecordedRequest) -> String {
@@ -314,9 +315,7 @@ async fn invalid_arguments_come_back_with_the_error_and_a_valid_example() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answer_limit_is_sent_on_both_providers() {
     let project = Workspace::sample();
-    let (output, server) =
-        scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
-    assert_success(&output);
+    let server = login_planned(&project).await;
     assert_eq!(server.requests()[0].body["max_tokens"], 8192);
 
     let project = Workspace::sample();

@@ -4,10 +4,12 @@
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
+use crate::common::scripts::asks_user;
 use crate::common::scripts::{
     anthropic_call, login_plan, openai_call, openai_calls, openai_text, submit_login_plan,
 };
 use crate::common::text::{assert_contains, assert_starts_with};
+use crate::common::workspace::login_planned;
 use crate::common::workspace::planned_json;
 use crate::common::workspace::plans_login;
 use crate::common::workspace::{
@@ -171,10 +173,8 @@ async fn a_turn_without_submit_plan_is_reminded_then_fails() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn questions_without_a_terminal_wait_for_answer() {
     let project = Workspace::sample();
-    let first = openai_call(
-        "call_q",
-        "ask_user",
-        json!({"questions": [{"question": "Keep sessions in Redis or in the database?", "why": "both exist", "options": ["redis", "database"]}]}),
+    let first = asks_user(
+        &json!([{"question": "Keep sessions in Redis or in the database?", "why": "both exist", "options": ["redis", "database"]}]),
     );
     let (output, server) = scripted(&project, [first], &["plan", "Move sessions"]).await;
     assert_success(&output);
@@ -210,11 +210,7 @@ async fn questions_without_a_terminal_wait_for_answer() {
 async fn questions_at_a_terminal_are_asked_there() {
     let project = Workspace::sample();
     let server = FakeModel::start().await;
-    server.push(openai_call(
-        "call_q",
-        "ask_user",
-        json!({"questions": [{"question": "Which database?"}]}),
-    ));
+    server.push(asks_user(&json!([{"question": "Which database?"}])));
     server.push(openai_call("call_p", "submit_plan", login_plan()));
     let mut cmd = project.command(&format!("{}/v1", server.url()), &["plan", "Move sessions"]);
     cmd.env("TICK_INTERACTIVE", "1")
@@ -256,9 +252,7 @@ async fn questions_at_a_terminal_are_asked_there() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revise_continues_the_conversation_and_shows_the_step_diff() {
     let project = Workspace::sample();
-    let (output, server) =
-        scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
-    assert_success(&output);
+    let server = login_planned(&project).await;
 
     let mut revised = login_plan();
     revised["steps"][1]["title"] = json!("Move login into src/auth");

@@ -23,6 +23,7 @@ use tick::tui::{Engine, EngineEvent, render};
 use tick::ui::outcomes::{self, Said};
 
 use crate::common::fake_model::{FakeModel, Reply};
+use crate::common::scripts::asks_user;
 use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, openai_calls, openai_text};
 use crate::common::workspace::{NOW, Workspace};
@@ -643,10 +644,8 @@ fn a_blocked_step_shows_its_question_and_is_answered_inline() {
 async fn the_planners_questions_are_answered_in_the_timeline() {
     let server = FakeModel::start().await;
     let project = Workspace::sample();
-    server.push(openai_call(
-        "call_q",
-        "ask_user",
-        json!({"questions": [{"question": "Which greeting word?", "options": ["hello", "hi"]}]}),
+    server.push(asks_user(
+        &json!([{"question": "Which greeting word?", "options": ["hello", "hi"]}]),
     ));
     server.push(openai_call("call_1", "submit_plan", greeting_plan()));
     let mut revised = greeting_plan();
