@@ -55,6 +55,28 @@ pub struct StepView {
     pub answer: Option<String>,
 }
 
+#[cfg(test)]
+impl StepView {
+    /// A step with an id (a sub-step's has a dot), a title and a status and nothing else, for
+    /// the tests of what shows steps.
+    pub(crate) fn bare(id: &str, title: &str, status: StepStatus) -> Self {
+        Self {
+            id: Some(id.parse().expect("a step id")),
+            sub: id.contains('.'),
+            status,
+            title: title.to_owned(),
+            files: Vec::new(),
+            verify: Vec::new(),
+            done_when: None,
+            depends: Vec::new(),
+            risk: None,
+            blocked: None,
+            stale: None,
+            answer: None,
+        }
+    }
+}
+
 /// The draft and the current task of `store`, as they are on disk now.
 pub fn read(store: &Store) -> Snapshot {
     let draft = match store.load_draft() {

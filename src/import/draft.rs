@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::{Format, Mark, SourceFile, SourceTask};
-use crate::tasks::render::one_line;
+use crate::tasks::render::{code_span, one_line};
 use crate::tasks::todo_md;
 
 /// The front matter's `import:`: where the plan came from, and each source task's mark.
@@ -118,18 +118,6 @@ fn check_of(
     (Vec::new(), None, done_when)
 }
 
-fn code_span(text: &str) -> String {
-    let mut fence = "`".to_owned();
-    while text.contains(&fence) {
-        fence.push('`');
-    }
-    if fence.len() > 1 || text.starts_with('`') || text.ends_with('`') {
-        format!("{fence} {text} {fence}")
-    } else {
-        format!("{fence}{text}{fence}")
-    }
-}
-
 fn note_line(note: &str) -> String {
     let note = one_line(note);
     let key = note.split(':').next().unwrap_or("").trim();
@@ -182,30 +170,21 @@ pub fn draft(file: &SourceFile, options: &Options<'_>) -> Drafted {
         let id = format!("S{}", index + 1);
         let previous = (index > 0 && task.after_previous).then(|| format!("S{index}"));
         let leaf = task.subtasks.is_empty();
-        let counts = step(
-            &mut steps,
-            "",
-            &id,
-            task,
-            previous,
-            leaf,
-            options,
-            &ids,
-            &mut marks,
-            &mut warnings,
-        );
-        count += 1;
-        done += usize::from(counts.0);
-        proposed += usize::from(counts.1);
-        for (sub_index, sub) in task.subtasks.iter().enumerate() {
-            let sub_id = format!("{id}.{}", sub_index + 1);
+        // The task, then its sub-tasks indented under it.
+        let subtasks = task
+            .subtasks
+            .iter()
+            .enumerate()
+            .map(|(sub_index, sub)| ("  ", format!("{id}.{}", sub_index + 1), sub, None, true));
+        let all = std::iter::once(("", id.clone(), task, previous, leaf)).chain(subtasks);
+        for (indent, id, task, previous, leaf) in all {
             let counts = step(
                 &mut steps,
-                "  ",
-                &sub_id,
-                sub,
-                None,
-                true,
+                indent,
+                &id,
+                task,
+                previous,
+                leaf,
                 options,
                 &ids,
                 &mut marks,

@@ -2,25 +2,17 @@
 //! nested under them, `- [ ]* 3.4` optional ones, and detail bullets such as
 //! `_Requirements: 1.1, 1.2_`. Kiro ticks with `[x]`.
 
-use super::markdown::{self, Line};
+use super::markdown;
 use super::{ImportError, SourceFile};
 
 pub fn parse(src: &str) -> Result<SourceFile, ImportError> {
     let lines = markdown::lines(src);
     let mut warnings = Vec::new();
     let tasks = markdown::tasks(&lines, &markdown::numbered_head, &mut warnings);
-    let title = lines.iter().find_map(|at| match at.line {
-        Line::Heading { level: 1, text } if !text.eq_ignore_ascii_case("implementation plan") => {
-            Some(text.to_owned())
-        }
-        _ => None,
+    let title = markdown::title(&lines, |text| {
+        (!text.eq_ignore_ascii_case("implementation plan")).then(|| text.to_owned())
     });
-    Ok(SourceFile {
-        title,
-        summary: None,
-        tasks,
-        warnings,
-    })
+    Ok(SourceFile::new(title, tasks, warnings))
 }
 
 #[cfg(test)]

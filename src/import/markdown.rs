@@ -180,6 +180,15 @@ fn bullet_len(bytes: &[u8]) -> Option<usize> {
     }
 }
 
+/// The text of the first level-1 heading that `title` keeps (it may also rewrite it): a
+/// format's own boilerplate heading ("Tasks", "Implementation Plan") is not a plan's title.
+pub fn title(lines: &[At<'_>], title: impl Fn(&str) -> Option<String>) -> Option<String> {
+    lines.iter().find_map(|at| match at.line {
+        Line::Heading { level: 1, text } => title(text),
+        _ => None,
+    })
+}
+
 /// Whether a checkbox mark says done.
 pub fn is_done(marker: u8) -> bool {
     marker == b'x' || marker == b'X'

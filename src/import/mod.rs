@@ -157,6 +157,18 @@ pub struct SourceFile {
     pub warnings: Vec<String>,
 }
 
+impl SourceFile {
+    /// A file with a title and tasks and no opening prose.
+    pub fn new(title: Option<String>, tasks: Vec<SourceTask>, warnings: Vec<String>) -> Self {
+        Self {
+            title,
+            summary: None,
+            tasks,
+            warnings,
+        }
+    }
+}
+
 /// The position of a done mark and the guard that keeps a write-back honest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mark {

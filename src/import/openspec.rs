@@ -28,18 +28,10 @@ pub fn parse(src: &str) -> Result<SourceFile, ImportError> {
             None => tasks.extend(found),
         }
     }
-    let title = lines.iter().find_map(|at| match at.line {
-        Line::Heading { level: 1, text } if !text.eq_ignore_ascii_case("tasks") => {
-            Some(text.to_owned())
-        }
-        _ => None,
+    let title = markdown::title(&lines, |text| {
+        (!text.eq_ignore_ascii_case("tasks")).then(|| text.to_owned())
     });
-    Ok(SourceFile {
-        title,
-        summary: None,
-        tasks,
-        warnings,
-    })
+    Ok(SourceFile::new(title, tasks, warnings))
 }
 
 /// A group's heading and line (none for the lines before the first group), and its lines.

@@ -3,7 +3,7 @@
 //! step that depends on the phase before it, its tasks its sub-steps; `[P]` stays in the
 //! title, `[US1]` is a requirement link. Spec Kit ticks with `[X]`.
 
-use super::markdown::{self, Line};
+use super::markdown;
 use super::openspec::{flatten, groups};
 use super::{ImportError, SourceFile, SourceTask};
 
@@ -38,19 +38,11 @@ pub fn parse(src: &str) -> Result<SourceFile, ImportError> {
             None => tasks.extend(found),
         }
     }
-    let title = lines.iter().find_map(|at| match at.line {
-        Line::Heading { level: 1, text } => {
-            let text = text.strip_prefix("Tasks:").unwrap_or(text).trim();
-            (!text.is_empty() && !text.eq_ignore_ascii_case("tasks")).then(|| text.to_owned())
-        }
-        _ => None,
+    let title = markdown::title(&lines, |text| {
+        let text = text.strip_prefix("Tasks:").unwrap_or(text).trim();
+        (!text.is_empty() && !text.eq_ignore_ascii_case("tasks")).then(|| text.to_owned())
     });
-    Ok(SourceFile {
-        title,
-        summary: None,
-        tasks,
-        warnings,
-    })
+    Ok(SourceFile::new(title, tasks, warnings))
 }
 
 /// `T001 rest` as `T001` and the rest.

@@ -38,12 +38,7 @@ pub fn parse(src: &str) -> Result<SourceFile, ImportError> {
         }
         out.push(source);
     }
-    Ok(SourceFile {
-        title: None,
-        summary: None,
-        tasks: out,
-        warnings,
-    })
+    Ok(SourceFile::new(None, out, warnings))
 }
 
 /// The tag's name (empty for the untagged format) and its tasks.

@@ -914,12 +914,7 @@ impl<'a> Runner<'a> {
         self.start(id, &step.title, sink)?;
         let scope = step_scope(task, id, &step);
         // What earlier (blocked or failed) attempts of this step changed.
-        let earlier: BTreeSet<String> = task
-            .state
-            .steps
-            .get(&id)
-            .map(|r| r.files_changed.iter().cloned().collect())
-            .unwrap_or_default();
+        let earlier = earlier_changes(task, id);
         let root = self.deps.store.root().to_path_buf();
         let before = Snapshot::take(&root, &scope, &earlier);
         let capture = images::Capture::start(
@@ -1421,22 +1416,15 @@ impl<'a> Runner<'a> {
         Ok(StepOutcome::Paused)
     }
 
-    /// The step's conversation, for the record (`runs/` is not committed).
     /// What a blocked compact step tried (its candidates' diffs), beside its transcripts:
     /// `runs/<time>-S1-tried.diff`, which `tick diff S1` shows.
     fn save_tried(&self, task_dir: &Path, id: StepId, tried: &str) {
         let secrets: Vec<&str> = self.deps.secrets.iter().map(String::as_str).collect();
         let text = crate::redact::redact(tried, &secrets);
-        let dir = task_dir.join(RUNS_DIR);
-        let name = format!(
-            "{}-{id}-tried.diff",
-            self.deps.clock.precise().format("%Y%m%d-%H%M%S")
-        );
-        if fsx::create_dir_all(&dir).is_ok() {
-            let _ = fsx::write_atomic(&dir.join(name), text.as_bytes());
-        }
+        self.save_run_file(task_dir, &format!("{id}-tried.diff"), &text);
     }
 
+    /// The step's conversation, for the record (`runs/` is not committed).
     fn save_transcript(&self, task_dir: &Path, id: StepId, messages: &[Message]) {
         let secrets: Vec<&str> = self.deps.secrets.iter().map(String::as_str).collect();
         let text = crate::transcript::jsonl(
@@ -1444,9 +1432,15 @@ impl<'a> Runner<'a> {
             &secrets,
             self.deps.limits.max_transcript_entry_bytes,
         );
+        self.save_run_file(task_dir, &format!("{id}.jsonl"), &text);
+    }
+
+    /// `runs/<time>-<name>` in the task's folder, best effort: the record is not worth
+    /// failing a step for.
+    fn save_run_file(&self, task_dir: &Path, name: &str, text: &str) {
         let dir = task_dir.join(RUNS_DIR);
         let name = format!(
-            "{}-{id}.jsonl",
+            "{}-{name}",
             self.deps.clock.precise().format("%Y%m%d-%H%M%S")
         );
         if fsx::create_dir_all(&dir).is_ok() {
@@ -1651,13 +1645,17 @@ pub fn step_scope(task: &Task, id: StepId, step: &crate::tasks::todo_md::Step) -
 
 /// Whether an earlier attempt of step `id` changed one of its files (`scope`).
 fn earlier_in_scope(task: &Task, id: StepId, scope: &[String]) -> bool {
-    let earlier: BTreeSet<String> = task
-        .state
+    let earlier = earlier_changes(task, id);
+    changes::deviations(scope, &earlier).len() < earlier.len()
+}
+
+/// The files earlier (blocked or failed) attempts of step `id` changed.
+fn earlier_changes(task: &Task, id: StepId) -> BTreeSet<String> {
+    task.state
         .steps
         .get(&id)
         .map(|r| r.files_changed.iter().cloned().collect())
-        .unwrap_or_default();
-    changes::deviations(scope, &earlier).len() < earlier.len()
+        .unwrap_or_default()
 }
 
 /// What the step changed: what its tools wrote, what differs from `before` it, and what

@@ -224,20 +224,28 @@ mod tests {
         "2026-11-30T14:30:12Z".parse().unwrap()
     }
 
+    /// [`set_status`] at [`now`], for a step that was `expected` (`None`: whatever it was).
+    fn set(
+        (store, task): (&Store, &TaskRef),
+        id: StepId,
+        expected: Option<StepStatus>,
+        status: StepStatus,
+        reason: Option<&str>,
+    ) -> StatusWrite {
+        set_status(store, task, id, expected, status, reason, now()).unwrap()
+    }
+
     #[test]
     fn a_status_changes_only_its_marker_and_follows_the_phase() {
         let todo = "# TODO: T\n\nmy notes\n\n- [-] S1 a\n  - files: a.txt\n- [ ] S2 b\n";
         let (_dir, store, task) = task(todo);
-        let written = set_status(
-            &store,
-            &task,
+        let written = set(
+            (&store, &task),
             StepId::top(1),
             Some(StepStatus::InProgress),
             StepStatus::Blocked,
             Some("which one?"),
-            now(),
-        )
-        .unwrap();
+        );
         assert_eq!(written, StatusWrite::Written(Phase::Blocked));
         let after = std::fs::read_to_string(task.dir.join(TODO_FILE)).unwrap();
         assert_eq!(
@@ -252,16 +260,13 @@ mod tests {
     fn a_persons_change_of_the_marker_wins() {
         let todo = "- [ ] S1 a\n";
         let (_dir, store, task) = task(todo);
-        let written = set_status(
-            &store,
-            &task,
+        let written = set(
+            (&store, &task),
             StepId::top(1),
             Some(StepStatus::InProgress),
             StepStatus::Done,
             None,
-            now(),
-        )
-        .unwrap();
+        );
         assert_eq!(
             written,
             StatusWrite::Kept {
@@ -272,16 +277,13 @@ mod tests {
             std::fs::read_to_string(task.dir.join(TODO_FILE)).unwrap(),
             todo
         );
-        let missing = set_status(
-            &store,
-            &task,
+        let missing = set(
+            (&store, &task),
             StepId::top(7),
             None,
             StepStatus::Done,
             None,
-            now(),
-        )
-        .unwrap();
+        );
         assert_eq!(missing, StatusWrite::Missing);
     }
 

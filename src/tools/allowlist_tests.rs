@@ -60,17 +60,22 @@ fn spellings(rule: &Rule, entry: &Entry, shorts: &[char]) -> Vec<Vec<String>> {
     }
 }
 
+/// The program alone (`None`) when it has no subcommands, else each of its subcommands: the
+/// rule sets a command line is checked against.
+fn rule_sets(entry: &Entry) -> Vec<Option<&SubRules>> {
+    if entry.subcommands.is_empty() {
+        vec![None]
+    } else {
+        entry.subcommands.iter().map(Some).collect()
+    }
+}
+
 #[test]
 fn every_rejected_flag_is_refused_in_every_spelling() {
     let list = AllowList::default();
     let mut checked = 0;
     for entry in &list.entries {
-        let subs: Vec<Option<&SubRules>> = if entry.subcommands.is_empty() {
-            vec![None]
-        } else {
-            entry.subcommands.iter().map(Some).collect()
-        };
-        for sub in subs {
+        for sub in rule_sets(entry) {
             let rules: Vec<&Rule> = entry
                 .reject
                 .iter()
@@ -581,12 +586,7 @@ fn every_option_that_names_a_file_is_checked_in_every_spelling() {
     let outside = "../outside";
     let mut checked = 0;
     for entry in &list.entries {
-        let subs: Vec<Option<&SubRules>> = if entry.subcommands.is_empty() {
-            vec![None]
-        } else {
-            entry.subcommands.iter().map(Some).collect()
-        };
-        for sub in subs {
+        for sub in rule_sets(entry) {
             let options = entry
                 .path_options
                 .iter()

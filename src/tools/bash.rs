@@ -828,6 +828,7 @@ impl Capture {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::test_support::output_of;
     use std::fs;
 
     fn setup() -> (tempfile::TempDir, Workspace) {
@@ -847,14 +848,7 @@ mod tests {
     }
 
     fn call(ws: &Workspace, env: &CommandEnv, args: &serde_json::Value) -> (String, bool, Effects) {
-        match run(ws, env, args) {
-            ToolOutcome::Output {
-                text,
-                is_error,
-                effects,
-            } => (text, is_error, effects),
-            other => panic!("unexpected outcome {other:?}"),
-        }
+        output_of(run(ws, env, args))
     }
 
     /// Whether `pid` is a live process; a zombie waiting to be reaped is dead for this purpose.

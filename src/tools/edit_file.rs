@@ -75,11 +75,6 @@ pub fn spec() -> ToolSpec {
     }
 }
 
-/// Runs the tool with the default [`PayloadLimits`].
-pub fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
-    run_within(workspace, arguments, PayloadLimits::default())
-}
-
 /// Runs the tool; `old` or `new` over `limits.max_write_bytes` is refused before it is
 /// copied, and so is an edit whose result would be over it.
 pub fn run_within(
@@ -477,7 +472,13 @@ fn dice(a: &[(char, char)], b: &[(char, char)]) -> f64 {
 mod tests {
     use super::*;
     use crate::tools::Effects;
+    use crate::tools::test_support::output_of;
     use std::fs;
+
+    /// The tool with the default [`PayloadLimits`].
+    fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
+        run_within(workspace, arguments, PayloadLimits::default())
+    }
 
     fn setup(name: &str, content: &str) -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().unwrap();
@@ -487,14 +488,7 @@ mod tests {
     }
 
     fn call(ws: &Workspace, path: &str, old: &str, new: &str) -> (String, bool, Effects) {
-        match run(ws, &json!({"path": path, "old": old, "new": new})) {
-            ToolOutcome::Output {
-                text,
-                is_error,
-                effects,
-            } => (text, is_error, effects),
-            other => panic!("unexpected outcome {other:?}"),
-        }
+        output_of(run(ws, &json!({"path": path, "old": old, "new": new})))
     }
 
     const RUST: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n\nfn other() {\n    let y = 2;\n}\n";

@@ -142,16 +142,8 @@ fn list(workspace: &Workspace, arguments: &serde_json::Value) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::test_support::{text_of, write};
+    use crate::tools::test_support::{call_tool, write};
     use std::fs;
-
-    #[allow(
-        clippy::needless_pass_by_value,
-        reason = "call sites read better with a `json!` literal"
-    )]
-    fn call(ws: &Workspace, args: serde_json::Value) -> (String, bool) {
-        text_of(run(ws, &args))
-    }
 
     /// A project that is not a git repository but has a .gitignore, and a .git directory
     /// that is only there to be skipped.
@@ -176,7 +168,7 @@ mod tests {
     #[test]
     fn lists_sorted_honours_gitignore_and_skips_git_and_tasks() {
         let (_dir, ws) = project();
-        let (text, is_error) = call(&ws, json!({}));
+        let (text, is_error) = call_tool(run, &ws, json!({}));
         assert!(!is_error);
         assert_eq!(
             text,
@@ -199,9 +191,9 @@ src/main.rs
     fn subdirectory_sees_the_root_gitignore_and_depth() {
         let (dir, ws) = project();
         write(dir.path(), "src/trace.log", "x");
-        let (text, _) = call(&ws, json!({"path": "src", "depth": 1}));
+        let (text, _) = call_tool(run, &ws, json!({"path": "src", "depth": 1}));
         assert_eq!(text, "src/lib/\nsrc/main.rs\n");
-        let (text, _) = call(&ws, json!({"path": "./src/lib/", "depth": 10}));
+        let (text, _) = call_tool(run, &ws, json!({"path": "./src/lib/", "depth": 10}));
         assert_eq!(
             text,
             "src/lib/deep/\nsrc/lib/deep/er/\nsrc/lib/deep/er/file.rs\nsrc/lib/mod.rs\n"
@@ -213,29 +205,29 @@ src/main.rs
         let (dir, ws) = project();
         write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
         write(dir.path(), ".git/info/exclude", "README.md\n");
-        let (text, _) = call(&ws, json!({"depth": 1}));
+        let (text, _) = call_tool(run, &ws, json!({"depth": 1}));
         assert_eq!(text, ".github/\n.gitignore\nsrc/\n");
     }
 
     #[test]
     fn ignored_and_protected_targets() {
         let (_dir, ws) = project();
-        let (text, is_error) = call(&ws, json!({"path": "target"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"path": "target"}));
         assert!(!is_error);
         assert!(text.contains("is excluded by a .gitignore"), "{text}");
-        let (text, is_error) = call(&ws, json!({"path": ".git"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"path": ".git"}));
         assert!(is_error);
         assert!(text.contains("which list_files never lists"), "{text}");
-        let (text, is_error) = call(&ws, json!({"path": "README.md"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"path": "README.md"}));
         assert!(is_error);
         assert_eq!(text, "`README.md` is a file; use read_file to read it");
-        let (text, is_error) = call(&ws, json!({"depth": 0}));
+        let (text, is_error) = call_tool(run, &ws, json!({"depth": 0}));
         assert!(is_error);
         assert!(text.starts_with("depth must be at least 1"));
-        let (text, is_error) = call(&ws, json!({"path": "/"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"path": "/"}));
         assert!(is_error);
         assert!(text.contains("absolute path"));
-        let (text, is_error) = call(&ws, json!({"recursive": true}));
+        let (text, is_error) = call_tool(run, &ws, json!({"recursive": true}));
         assert!(is_error);
         assert_eq!(
             text,
@@ -249,7 +241,7 @@ src/main.rs
         let outside = tempfile::tempdir().unwrap();
         write(outside.path(), "secret.txt", "s");
         std::os::unix::fs::symlink(outside.path(), dir.path().join("src/out")).unwrap();
-        let (text, _) = call(&ws, json!({"path": "src", "depth": 5}));
+        let (text, _) = call_tool(run, &ws, json!({"path": "src", "depth": 5}));
         assert!(text.contains("src/out@\n"), "{text}");
         assert!(!text.contains("secret"), "{text}");
     }
@@ -258,7 +250,10 @@ src/main.rs
     fn empty_directory() {
         let (dir, ws) = project();
         fs::create_dir(dir.path().join("empty")).unwrap();
-        assert_eq!(call(&ws, json!({"path": "empty"})).0, "(`empty` is empty)");
+        assert_eq!(
+            call_tool(run, &ws, json!({"path": "empty"})).0,
+            "(`empty` is empty)"
+        );
     }
 
     #[test]
@@ -270,7 +265,7 @@ src/main.rs
         }
         write(root, "z.txt", "");
         let ws = Workspace::new(root).unwrap();
-        let (text, is_error) = call(&ws, json!({}));
+        let (text, is_error) = call_tool(run, &ws, json!({}));
         assert!(!is_error);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), MAX_ENTRIES + 1);

@@ -440,6 +440,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::test_support::output_of;
     use serde_json::json;
     use std::fs;
 
@@ -652,14 +653,7 @@ mod tests {
             "one\n2\n"
         );
         let outcome = build.execute("bash", &json!({"command": "cat b/c.txt a.txt"}));
-        let ToolOutcome::Output {
-            text,
-            is_error,
-            effects,
-        } = outcome
-        else {
-            panic!("{outcome:?}");
-        };
+        let (text, is_error, effects) = output_of(outcome);
         assert!(!is_error, "{text}");
         assert!(text.starts_with("x\none\n2\nexit code 0, "), "{text}");
         assert!(effects.ran_command);

@@ -238,15 +238,7 @@ impl Sink for FileSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::test_support::{text_of, write};
-
-    #[allow(
-        clippy::needless_pass_by_value,
-        reason = "call sites read better with a `json!` literal"
-    )]
-    fn call(ws: &Workspace, args: serde_json::Value) -> (String, bool) {
-        text_of(run(ws, &args))
-    }
+    use crate::tools::test_support::{call_tool, write};
 
     fn project() -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().unwrap();
@@ -271,7 +263,7 @@ mod tests {
     #[test]
     fn finds_matches_sorted_skipping_ignored_protected_and_binary_files() {
         let (_dir, ws) = project();
-        let (text, is_error) = call(&ws, json!({"pattern": "login"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"pattern": "login"}));
         assert!(!is_error);
         assert_eq!(
             text,
@@ -289,30 +281,36 @@ src/routes.ts:1: import { login } from './login';
     #[test]
     fn glob_and_path_filters() {
         let (_dir, ws) = project();
-        let (text, _) = call(&ws, json!({"pattern": "login", "glob": "*.rs"}));
+        let (text, _) = call_tool(run, &ws, json!({"pattern": "login", "glob": "*.rs"}));
         assert_eq!(
             text,
             "src/login.rs:1: pub fn login() {}\nsrc/login.rs:2: fn helper() { login() }\n"
         );
-        let (text, _) = call(
+        let (text, _) = call_tool(
+            run,
             &ws,
             json!({"pattern": "login", "glob": "!*.rs", "path": "src"}),
         );
         assert_eq!(text, "src/routes.ts:1: import { login } from './login';\n");
-        let (text, _) = call(&ws, json!({"pattern": "login", "glob": "docs/*.md"}));
+        let (text, _) = call_tool(run, &ws, json!({"pattern": "login", "glob": "docs/*.md"}));
         assert_eq!(text, "docs/notes.md:1: Call login( carefully\n");
-        let (text, _) = call(
+        let (text, _) = call_tool(
+            run,
             &ws,
             json!({"pattern": "(?i)PUB FN", "path": "src/login.rs"}),
         );
         assert_eq!(text, "src/login.rs:1: pub fn login() {}\n");
         // An ignored file named explicitly is searched.
-        let (text, _) = call(&ws, json!({"pattern": "login", "path": "target/gen.rs"}));
+        let (text, _) = call_tool(
+            run,
+            &ws,
+            json!({"pattern": "login", "path": "target/gen.rs"}),
+        );
         assert_eq!(text, "target/gen.rs:1: fn login() {}\n");
-        let (text, is_error) = call(&ws, json!({"pattern": "login", "path": "target"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"pattern": "login", "path": "target"}));
         assert!(!is_error);
         assert!(text.contains("is excluded by a .gitignore"), "{text}");
-        let (text, is_error) = call(&ws, json!({"pattern": "login", "path": ".git"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"pattern": "login", "path": ".git"}));
         assert!(is_error);
         assert!(text.contains("never searches"), "{text}");
     }
@@ -320,7 +318,7 @@ src/routes.ts:1: import { login } from './login';
     #[test]
     fn no_matches_is_not_an_error() {
         let (_dir, ws) = project();
-        let (text, is_error) = call(&ws, json!({"pattern": "logout"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"pattern": "logout"}));
         assert!(!is_error);
         assert_eq!(text, "no matches for `logout`\n[1 binary file skipped]\n");
     }
@@ -328,23 +326,23 @@ src/routes.ts:1: import { login } from './login';
     #[test]
     fn model_fixable_errors() {
         let (_dir, ws) = project();
-        let (text, is_error) = call(&ws, json!({"pattern": "login("}));
+        let (text, is_error) = call_tool(run, &ws, json!({"pattern": "login("}));
         assert!(is_error);
         assert!(
             text.starts_with("`login(` is not a valid regular expression: "),
             "{text}"
         );
         assert!(text.ends_with("with `\\`"), "{text}");
-        let (text, is_error) = call(&ws, json!({"pattern": "x", "glob": "a[b"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"pattern": "x", "glob": "a[b"}));
         assert!(is_error);
         assert!(text.starts_with("`a[b` is not a valid glob"), "{text}");
-        let (text, is_error) = call(&ws, json!({"pattern": ""}));
+        let (text, is_error) = call_tool(run, &ws, json!({"pattern": ""}));
         assert!(is_error);
         assert!(text.starts_with("pattern is empty"));
-        let (text, is_error) = call(&ws, json!({"pattern": "x", "path": "../"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"pattern": "x", "path": "../"}));
         assert!(is_error);
         assert!(text.contains("outside the workspace"));
-        let (text, is_error) = call(&ws, json!({"pattern": "x", "case": "insensitive"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"pattern": "x", "case": "insensitive"}));
         assert!(is_error);
         assert_eq!(
             text,
@@ -367,7 +365,7 @@ src/routes.ts:1: import { login } from './login';
             format!("hit {}\n", "y".repeat(1000)).as_bytes(),
         );
         let ws = Workspace::new(dir.path()).unwrap();
-        let (text, is_error) = call(&ws, json!({"pattern": "hit"}));
+        let (text, is_error) = call_tool(run, &ws, json!({"pattern": "hit"}));
         assert!(!is_error);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), MAX_MATCHES + 1);
@@ -377,7 +375,7 @@ src/routes.ts:1: import { login } from './login';
             lines[MAX_MATCHES],
             "[200 of 301 matching lines in 3 files shown; narrow the search with `path`, `glob` or a more specific pattern]"
         );
-        let (text, _) = call(&ws, json!({"pattern": "hit", "path": "long.txt"}));
+        let (text, _) = call_tool(run, &ws, json!({"pattern": "hit", "path": "long.txt"}));
         assert!(text.contains("… [line cut: 704 more bytes]"), "{text}");
     }
 }

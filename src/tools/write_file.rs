@@ -52,11 +52,6 @@ pub fn spec() -> ToolSpec {
     }
 }
 
-/// Runs the tool with the default [`PayloadLimits`].
-pub fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
-    run_within(workspace, arguments, PayloadLimits::default())
-}
-
 /// Runs the tool; `content` over `limits.max_write_bytes` is refused before it is copied.
 pub fn run_within(
     workspace: &Workspace,
@@ -144,8 +139,14 @@ pub(crate) fn count_bytes(bytes: u64) -> String {
 mod tests {
     use super::*;
     use crate::tools::Effects;
+    use crate::tools::test_support::output_of;
     use std::fs;
     use std::os::unix::fs::symlink;
+
+    /// The tool with the default [`PayloadLimits`].
+    fn run(workspace: &Workspace, arguments: &serde_json::Value) -> ToolOutcome {
+        run_within(workspace, arguments, PayloadLimits::default())
+    }
 
     fn setup() -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().unwrap();
@@ -288,14 +289,7 @@ mod tests {
         ];
         for (path, expected) in cases {
             let outcome = run(&ws, &json!({"path": path, "content": "pwned"}));
-            let ToolOutcome::Output {
-                text,
-                is_error,
-                effects,
-            } = outcome
-            else {
-                panic!("{outcome:?}");
-            };
+            let (text, is_error, effects) = output_of(outcome);
             assert!(is_error, "{path}");
             assert!(text.starts_with(expected), "{path}: {text}");
             assert!(effects.is_empty());

@@ -863,20 +863,7 @@ mod tests {
                 id: Some("t".into()),
                 title: "T".into(),
                 phase: Some(Phase::Approved),
-                steps: vec![StepView {
-                    id: Some("S1".parse().unwrap()),
-                    sub: false,
-                    status: StepStatus::Pending,
-                    title: "one".into(),
-                    files: Vec::new(),
-                    verify: Vec::new(),
-                    done_when: None,
-                    depends: Vec::new(),
-                    risk: None,
-                    blocked: None,
-                    stale: None,
-                    answer: None,
-                }],
+                steps: vec![StepView::bare("S1", "one", StepStatus::Pending)],
                 ..PlanView::default()
             }),
         }

@@ -125,20 +125,7 @@ mod tests {
     use super::*;
 
     fn step(id: &str, status: StepStatus) -> StepView {
-        StepView {
-            id: Some(id.parse().unwrap()),
-            sub: id.contains('.'),
-            status,
-            title: format!("step {id}"),
-            files: Vec::new(),
-            verify: Vec::new(),
-            done_when: None,
-            depends: Vec::new(),
-            risk: None,
-            blocked: None,
-            stale: None,
-            answer: None,
-        }
+        StepView::bare(id, &format!("step {id}"), status)
     }
 
     fn task(steps: Vec<StepView>, phase: Phase) -> Snapshot {

@@ -17,3 +17,12 @@ pub fn processes_with(marker: &str) -> Vec<(i32, String)> {
     }
     found
 }
+
+/// A number no other test or process uses, to find this test's processes by.
+pub fn unique() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{}{nanos:09}", std::process::id() % 1000)
+}

@@ -44,3 +44,15 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path)
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
+
+/// Where cargo and rustup keep their toolchains, for the commands that need cargo: the tests
+/// give tick a `HOME` inside the workspace, where no program may come from.
+pub fn rust_homes() -> Vec<(String, String)> {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let cargo = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo"));
+    let rustup = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup"));
+    vec![
+        ("CARGO_HOME".to_owned(), cargo),
+        ("RUSTUP_HOME".to_owned(), rustup),
+    ]
+}

@@ -12,18 +12,27 @@ pub struct Shown {
     pub screen: String,
 }
 
-/// Runs `tick args...` in `root` in a 40x160 pseudo-terminal with `env` (and `PATH`, a `HOME`
-/// of `home`, `TERM=xterm-256color`, no colour), typing `input` once it started; fails the
-/// test when it still runs after 30 s.
-pub fn run(root: &Path, home: &Path, args: &[&str], env: &[(&str, &str)], input: &str) -> Shown {
-    let pty = portable_pty::native_pty_system()
+/// A pseudo-terminal of `(rows, cols)`.
+pub fn open((rows, cols): (u16, u16)) -> portable_pty::PtyPair {
+    portable_pty::native_pty_system()
         .openpty(portable_pty::PtySize {
-            rows: 40,
-            cols: 160,
+            rows,
+            cols,
             pixel_width: 0,
             pixel_height: 0,
         })
-        .unwrap();
+        .unwrap()
+}
+
+/// `tick args...` in `root` with `env` and only `PATH`, a `HOME` of `home`,
+/// `TERM=xterm-256color` and no colour besides (the sandbox off where the tests run without
+/// one).
+pub fn command(
+    root: &Path,
+    home: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> portable_pty::CommandBuilder {
     let mut cmd = portable_pty::CommandBuilder::new(env!("CARGO_BIN_EXE_tick"));
     cmd.args(args);
     cmd.cwd(root);
@@ -44,6 +53,15 @@ pub fn run(root: &Path, home: &Path, args: &[&str], env: &[(&str, &str)], input:
     for (name, value) in env {
         cmd.env(name, value);
     }
+    cmd
+}
+
+/// Runs `tick args...` in `root` in a 40x160 pseudo-terminal with `env` (and `PATH`, a `HOME`
+/// of `home`, `TERM=xterm-256color`, no colour), typing `input` once it started; fails the
+/// test when it still runs after 30 s.
+pub fn run(root: &Path, home: &Path, args: &[&str], env: &[(&str, &str)], input: &str) -> Shown {
+    let pty = open((40, 160));
+    let cmd = command(root, home, args, env);
     let mut child = pty.slave.spawn_command(cmd).unwrap();
     drop(pty.slave);
     let mut reader = pty.master.try_clone_reader().unwrap();

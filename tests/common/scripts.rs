@@ -181,3 +181,34 @@ pub fn submit_login_plan() -> Reply {
 pub fn anthropic_text(text: &str) -> Reply {
     anthropic_text_ending(text, "end_turn")
 }
+
+/// The model saying step `step` is done (with `evidence` when given), as call `id`.
+pub fn claims_done(id: &str, step: &str, evidence: Option<&str>) -> Reply {
+    let mut arguments = json!({"id": step, "status": "done"});
+    if let Some(evidence) = evidence {
+        arguments["evidence"] = json!(evidence);
+    }
+    openai_call(id, "update_step", arguments)
+}
+
+/// The model writing `content` to `path` with `write_file`, as call `id`.
+pub fn writes_file(id: &str, path: &str, content: &str) -> Reply {
+    openai_call(id, "write_file", json!({"path": path, "content": content}))
+}
+
+/// One answer in which the model calls `run_command` with each of `arguments`, as calls
+/// `call_0`, `call_1`, ...
+pub fn run_command_calls(arguments: &[Value]) -> Reply {
+    let ids: Vec<String> = (0..arguments.len()).map(|i| format!("call_{i}")).collect();
+    let calls: Vec<(&str, &str, Value)> = ids
+        .iter()
+        .zip(arguments)
+        .map(|(id, args)| (id.as_str(), "run_command", args.clone()))
+        .collect();
+    openai_calls(&calls)
+}
+
+/// The model asking the person `questions` with `ask_user`, as call `call_q`.
+pub fn asks_user(questions: &Value) -> Reply {
+    openai_call("call_q", "ask_user", json!({ "questions": questions }))
+}

@@ -93,6 +93,12 @@ pub struct Run {
 }
 
 impl Run {
+    /// Runs `output` (a command's `.output()`) off the async runtime, so a fake server keeps
+    /// serving meanwhile.
+    pub async fn off_runtime(output: impl FnOnce() -> Output + Send + 'static) -> Run {
+        Run::from(&tokio::task::spawn_blocking(output).await.unwrap())
+    }
+
     fn from(output: &Output) -> Run {
         Run {
             code: output.status.code().unwrap_or(-1),
@@ -295,6 +301,14 @@ impl Workspace {
         self.tick_with(server, args, |_| {}).await
     }
 
+    /// [`Workspace::tick_against`], which must end with exit code `code` (else the test fails
+    /// showing tick's stderr).
+    pub async fn tick_ends(&self, server: &FakeModel, args: &[&str], code: i32) -> Output {
+        let output = self.tick_against(server, args).await;
+        assert_eq!(output.status.code(), Some(code), "{}", stderr(&output));
+        output
+    }
+
     /// [`Workspace::tick_against`] with the Anthropic provider, its base URL the server's root
     /// (the Anthropic client adds `/v1/messages` itself).
     pub async fn tick_anthropic(&self, server: &FakeModel, args: &[&str]) -> Output {
@@ -471,6 +485,38 @@ impl Workspace {
         fs::write(path, yaml).unwrap();
     }
 
+    /// Marks by hand, in the current task of the sample [`PLAN`], S2.1 in progress and S3
+    /// blocked on the staging credentials.
+    pub fn mark_started_and_blocked(&self) {
+        self.ok(&["mark", "S2.1", "in-progress"]);
+        self.ok(&[
+            "mark",
+            "S3",
+            "blocked",
+            "--reason",
+            "the staging credentials are missing",
+        ]);
+    }
+
+    /// Adds the repository at `source` as a submodule at `path` (a local one: git refuses
+    /// the file protocol unless told).
+    pub fn add_submodule(&self, source: &str, path: &str) {
+        self.git(&[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            source,
+            path,
+        ]);
+    }
+
+    /// The TODO.md of task `id`.
+    pub fn todo(&self, id: &str) -> String {
+        self.read(&format!(".tasks/{id}/TODO.md"))
+    }
+
     pub fn read(&self, rel: &str) -> String {
         fs::read_to_string(self.path(rel)).unwrap_or_else(|err| panic!("read {rel}: {err}"))
     }
@@ -501,10 +547,26 @@ impl Workspace {
 
     /// Drafts `plan` (through stdin) and approves it; returns the new task's id.
     pub fn approve(&self, plan: &str) -> String {
+        self.approve_with(plan, |_| {})
+    }
+
+    /// [`Workspace::approve`] with both commands at `now` (RFC 3339).
+    pub fn approve_at(&self, plan: &str, now: &str) -> String {
+        self.approve_with(plan, |cmd| {
+            cmd.env("TICK_NOW", now);
+        })
+    }
+
+    /// [`Workspace::approve`] with `adjust` setting up both commands.
+    fn approve_with(&self, plan: &str, adjust: impl Fn(&mut Command)) -> String {
         let before = self.task_ids();
-        let run = self.run_stdin(&["plan", "--from", "-"], plan);
+        let run = self.run_with(&["plan", "--from", "-"], |cmd| {
+            cmd.write_stdin(plan.as_bytes().to_vec());
+            adjust(cmd);
+        });
         assert_eq!(run.code, 0, "plan --from -: {run:#?}");
-        self.ok(&["approve"]);
+        let run = self.run_with(&["approve"], &adjust);
+        assert_eq!(run.code, 0, "approve: {run:#?}");
         let after = self.task_ids();
         let new: Vec<&String> = after.iter().filter(|id| !before.contains(id)).collect();
         assert_eq!(new.len(), 1, "approve made one folder: {after:?}");
@@ -589,9 +651,38 @@ pub async fn planned(
     ws: &Workspace,
     replies: impl IntoIterator<Item = Reply>,
 ) -> Vec<RecordedRequest> {
-    let (output, server) = scripted(ws, replies, &["plan", "Refactor login"]).await;
+    let server = FakeModel::start().await;
+    for reply in replies {
+        server.push(reply);
+    }
+    plans_login(ws, &server).await
+}
+
+/// A server that answers `tick plan "Refactor login"` with the login plan at once, after
+/// that plan (which must succeed) drafted it: more replies can be pushed.
+pub async fn login_planned(ws: &Workspace) -> FakeModel {
+    let server = FakeModel::start().await;
+    server.push(super::scripts::submit_login_plan());
+    plans_login(ws, &server).await;
+    server
+}
+
+/// `tick plan "Refactor login"` against `server`, which must succeed. Returns the requests
+/// the model received.
+pub async fn plans_login(ws: &Workspace, server: &FakeModel) -> Vec<RecordedRequest> {
+    let output = ws.tick_against(server, &["plan", "Refactor login"]).await;
     assert_success(&output);
     server.requests()
+}
+
+/// [`planned`] as `tick plan --json "Refactor login"`: returns its events and the server.
+pub async fn planned_json(
+    ws: &Workspace,
+    replies: impl IntoIterator<Item = Reply>,
+) -> (Vec<serde_json::Value>, FakeModel) {
+    let (output, server) = scripted(ws, replies, &["plan", "--json", "Refactor login"]).await;
+    assert_success(&output);
+    (json_events(&output), server)
 }
 
 /// `tick plan "Refactor login"` against a model that never calls a tool: it says `text` to

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::common::fake_model::{FakeModel, Reply};
 use crate::common::scripts::openai_call;
+use crate::common::scripts::{claims_done, writes_file};
 use crate::common::workspace::{Workspace, stderr};
 
 const PLAN: &str = "# Greet
@@ -32,15 +33,11 @@ fn block(step: &str, reason: &str) -> Reply {
 }
 
 fn done(step: &str) -> Reply {
-    openai_call(
-        "d",
-        "update_step",
-        json!({"id": step, "status": "done", "evidence": "wrote it"}),
-    )
+    claims_done("d", step, Some("wrote it"))
 }
 
 fn write(path: &str, content: &str) -> Reply {
-    openai_call("w", "write_file", json!({"path": path, "content": content}))
+    writes_file("w", path, content)
 }
 
 /// `tick` at the instant `now` (commands of one test happen at different times).
@@ -49,13 +46,16 @@ async fn tick_at(
     server: &FakeModel,
     now: &str,
     args: &[&str],
+    code: i32,
 ) -> std::process::Output {
     let now = now.to_owned();
-    project
+    let output = project
         .tick_with(server, args, move |cmd| {
             cmd.env("TICK_NOW", now);
         })
-        .await
+        .await;
+    assert_eq!(output.status.code(), Some(code), "{}", stderr(&output));
+    output
 }
 
 /// A task whose S1 the model blocked with [`QUESTION`].
@@ -63,8 +63,7 @@ async fn blocked_task(server: &FakeModel) -> (Workspace, String) {
     let project = Workspace::sample();
     let id = project.approve_plan(server, PLAN).await;
     server.push(block("S1", QUESTION));
-    let output = tick_at(&project, server, "2026-11-30T15:00:00Z", &["run"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    tick_at(&project, server, "2026-11-30T15:00:00Z", &["run"], 4).await;
     (project, id)
 }
 
@@ -79,9 +78,9 @@ async fn an_answered_block_goes_on_with_the_answer_in_the_prompt() {
         &server,
         "2026-11-30T15:05:00Z",
         &["answer", "S1", "French: write bonjour"],
+        0,
     )
     .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = project.read(&todo);
     assert!(text.contains("- [ ] S1 Write the greeting\n"), "{text}");
     assert!(
@@ -105,8 +104,7 @@ async fn an_answered_block_goes_on_with_the_answer_in_the_prompt() {
     server.push(done("S1"));
     server.push(write("bye.txt", "au revoir\n"));
     server.push(done("S2"));
-    let output = tick_at(&project, &server, "2026-11-30T15:10:00Z", &["run"]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    tick_at(&project, &server, "2026-11-30T15:10:00Z", &["run"], 0).await;
     let prompt = server.requests()[before].user_texts().join("\n");
     assert!(
         prompt.contains(&format!("It stopped on: {QUESTION}")),
@@ -124,8 +122,7 @@ async fn an_answered_block_goes_on_with_the_answer_in_the_prompt() {
         "{text}"
     );
 
-    let log = tick_at(&project, &server, "2026-11-30T15:20:00Z", &["log"]).await;
-    assert_eq!(log.status.code(), Some(0), "{}", stderr(&log));
+    let log = tick_at(&project, &server, "2026-11-30T15:20:00Z", &["log"], 0).await;
     let log = String::from_utf8_lossy(&log.stdout).replace(&id, "[TASK]");
     insta::assert_snapshot!("log_block_answer_done", log);
 
@@ -134,6 +131,7 @@ async fn an_answered_block_goes_on_with_the_answer_in_the_prompt() {
         &server,
         "2026-11-30T15:20:00Z",
         &["log", "--json"],
+        0,
     )
     .await;
     let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
@@ -150,23 +148,28 @@ async fn an_answered_block_goes_on_with_the_answer_in_the_prompt() {
     assert!(approved < answered && answered < done, "{kinds:?}");
 }
 
+/// Lifts the block on S1 by hand (`tick mark S1 pending`), runs again (S1 blocks once more)
+/// and returns the prompt S1 was run with.
+async fn next_prompt_after_lifting_by_hand(project: &Workspace, server: &FakeModel) -> String {
+    tick_at(
+        project,
+        server,
+        "2026-11-30T15:05:00Z",
+        &["mark", "S1", "pending"],
+        0,
+    )
+    .await;
+    let before = server.requests().len();
+    server.push(block("S1", "still unsure"));
+    tick_at(project, server, "2026-11-30T15:10:00Z", &["run"], 4).await;
+    server.requests()[before].user_texts().join("\n")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_block_lifted_by_hand_still_reaches_the_next_prompt() {
     let server = FakeModel::start().await;
     let (project, _id) = blocked_task(&server).await;
-    let output = tick_at(
-        &project,
-        &server,
-        "2026-11-30T15:05:00Z",
-        &["mark", "S1", "pending"],
-    )
-    .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let before = server.requests().len();
-    server.push(block("S1", "still unsure"));
-    let output = tick_at(&project, &server, "2026-11-30T15:10:00Z", &["run"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    let prompt = server.requests()[before].user_texts().join("\n");
+    let prompt = next_prompt_after_lifting_by_hand(&project, &server).await;
     assert!(
         prompt.contains(&format!("It stopped on: {QUESTION}")),
         "{prompt}"
@@ -186,28 +189,28 @@ async fn answering_a_step_that_is_not_blocked_changes_nothing() {
         &server,
         "2026-11-30T15:05:00Z",
         &["answer", "S2", "x"],
+        2,
     )
     .await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let err = stderr(&output);
     assert!(err.contains("`S2` is not blocked (it is pending)"), "{err}");
     assert!(err.contains("blocked: `S1`; nothing was changed"), "{err}");
-    let output = tick_at(
+    tick_at(
         &project,
         &server,
         "2026-11-30T15:05:00Z",
         &["answer", "S9", "x"],
+        2,
     )
     .await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    let output = tick_at(
+    tick_at(
         &project,
         &server,
         "2026-11-30T15:05:00Z",
         &["answer", "S1", "  "],
+        2,
     )
     .await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert_eq!(project.read(&todo), todo_before);
     assert_eq!(project.read(&state), state_before);
 }
@@ -229,19 +232,7 @@ async fn a_note_under_a_blocked_step_reaches_the_next_prompt() {
             1,
         ),
     );
-    let output = tick_at(
-        &project,
-        &server,
-        "2026-11-30T15:05:00Z",
-        &["mark", "S1", "pending"],
-    )
-    .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let before = server.requests().len();
-    server.push(block("S1", "still unsure"));
-    let output = tick_at(&project, &server, "2026-11-30T15:10:00Z", &["run"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    let prompt = server.requests()[before].user_texts().join("\n");
+    let prompt = next_prompt_after_lifting_by_hand(&project, &server).await;
     assert!(
         prompt.contains("use French, the customers are in Lyon"),
         "{prompt}"

@@ -5,7 +5,9 @@
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::scripts::{openai_call, openai_calls};
+use crate::common::scripts::claims_done;
+use crate::common::scripts::openai_calls;
+use crate::common::text::assert_contains;
 use crate::common::workspace::{PLAN, Workspace, stderr};
 
 const ONE_STEP: &str = "# One
@@ -36,13 +38,8 @@ async fn a_pause_on_the_last_step_says_nothing_is_left_and_names_new_files() {
             json!({"command": "echo extra > notes-new.txt"}),
         ),
     ]));
-    server.push(openai_call(
-        "d",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+    server.push(claims_done("d", "S1", None));
+    let output = project.tick_ends(&server, &["run"], 5).await;
     let err = stderr(&output);
     assert!(
         err.contains("review `notes-new.txt` (`git status` shows new files"),
@@ -58,23 +55,14 @@ fn unverified_and_stale_steps_point_at_tick_verify() {
     ws.approve(PLAN);
     ws.ok(&["mark", "S1", "done"]);
     let status = ws.ok(&["status"]);
-    assert!(
-        status
-            .stderr
-            .contains("`tick verify` runs their `verify` commands now"),
-        "{}",
-        status.stderr
+    assert_contains(
+        &status.stderr,
+        "`tick verify` runs their `verify` commands now",
     );
     // S1's file changes outside tick: stale, and the hint names `tick verify S1`.
     ws.write("src/login.ts", "changed\n");
     let status = ws.ok(&["status"]);
-    assert!(
-        status
-            .stderr
-            .contains("`tick verify S1` checks it again now"),
-        "{}",
-        status.stderr
-    );
+    assert_contains(&status.stderr, "`tick verify S1` checks it again now");
 }
 
 #[test]
@@ -83,19 +71,15 @@ fn verify_dry_run_shows_the_commands_and_changes_nothing() {
     let id = ws.approve(PLAN);
     ws.ok(&["mark", "S1", "done"]);
     ws.ok(&["mark", "S3", "done"]);
-    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = ws.todo(&id);
     let state = ws.read(&format!(".tasks/{id}/state.yaml"));
     let run = ws.ok(&["verify", "--dry-run"]);
     assert_eq!(
         run.stdout,
         "[x] S1 Find the real login entry point and its callers\n    $ npm test -- login\n[x] S3 Update the login tests\n    no verification: left as it is\n"
     );
-    assert!(
-        run.stderr.contains("one that fails is opened again"),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(ws.read(&format!(".tasks/{id}/TODO.md")), todo);
+    assert_contains(&run.stderr, "one that fails is opened again");
+    assert_eq!(ws.todo(&id), todo);
     assert_eq!(ws.read(&format!(".tasks/{id}/state.yaml")), state);
     let only = ws.ok(&["verify", "--dry-run", "S3"]);
     assert!(!only.stdout.contains("S1"), "{}", only.stdout);

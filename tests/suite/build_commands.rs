@@ -5,7 +5,9 @@ use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
 use crate::common::scripts::openai_call;
+use crate::common::scripts::{claims_done, writes_file};
 use crate::common::workspace::Workspace;
+use crate::common::workspace::assert_success;
 
 const PLAN: &str = "# Look around
 
@@ -67,27 +69,17 @@ async fn an_approval_with_commit_steps_commits_each_verified_step() {
     );
     project.git(&["add", "-A"]);
     project.git(&["commit", "-q", "-m", "start"]);
-    assert!(
-        project
+    assert_success(
+        &project
             .tick_against(&server, &["plan", "--from", "plan.md"])
-            .await
-            .status
-            .success()
+            .await,
     );
     let approve = project
         .tick_against(&server, &["approve", "--commit-steps"])
         .await;
     assert!(approve.status.success());
-    server.push(openai_call(
-        "w",
-        "write_file",
-        json!({"path": "out.txt", "content": "x\n"}),
-    ));
-    server.push(openai_call(
-        "d",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
-    ));
+    server.push(writes_file("w", "out.txt", "x\n"));
+    server.push(claims_done("d", "S1", Some("wrote it")));
     // No `--commit` on the command line: the approved contract asks for it.
     let output = project.tick_against(&server, &["run"]).await;
     assert!(

@@ -21,12 +21,12 @@ fn help_has_examples() {
 fn cancel_keeps_the_files_and_logs_the_change() {
     let ws = Workspace::new();
     let id = ws.approve(PLAN);
-    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = ws.todo(&id);
     let run = ws.ok(&["cancel"]);
     assert_contains(&run.stderr, &format!("cancelled `{id}` (was approved)"));
     let plan = ws.read(&format!(".tasks/{id}/PLAN.md"));
     assert_contains(&plan, "status: cancelled\n");
-    assert_eq!(ws.read(&format!(".tasks/{id}/TODO.md")), todo, "files kept");
+    assert_eq!(ws.todo(&id), todo, "files kept");
     let journal = ws.read(&format!(".tasks/{id}/runs/journal.jsonl"));
     assert_contains(&journal, "\"to\":\"cancelled\"");
     assert_contains(&journal, "a person cancelled the task");
@@ -62,7 +62,7 @@ fn mark_takes_the_task_as_every_command_does() {
     ws.ok(&["mark", "S1", "done", &id]);
     ws.ok(&["mark", "S3", "in-progress", "-t", &id]);
     ws.ok(&["mark", "S2.1", "done", "--task", "login"]);
-    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = ws.todo(&id);
     assert_contains(&todo, "- [x] S1");
     assert_contains(&todo, "- [-] S3");
     assert_contains(&todo, "- [x] S2.1");
@@ -170,32 +170,22 @@ fn diff_shows_the_files_a_step_changed() {
     assert_contains(&missing.stderr, "has no step `S9`");
 }
 
+/// Commits `paths` (a `git add` pathspec) as tick commits a verified step: `subject`, then the
+/// task's and the step's trailers.
+fn commit_step(ws: &Workspace, paths: &str, subject: &str, id: &str, step: &str) {
+    git(ws.root(), &["add", paths]);
+    let message = format!("{subject}\n\nTask: {id}\nStep: {step}\n");
+    git(ws.root(), &["commit", "-q", "-m", &message]);
+}
+
 #[test]
 fn diff_shows_the_commit_of_a_committed_step() {
     let ws = Workspace::new();
     let id = task_with_changes(&ws);
-    git(ws.root(), &["add", "src/login.ts"]);
-    git(
-        ws.root(),
-        &[
-            "commit",
-            "-q",
-            "-m",
-            &format!("Find the login\n\nTask: {id}\nStep: S1\n"),
-        ],
-    );
+    commit_step(&ws, "src/login.ts", "Find the login", &id, "S1");
     // A later step whose id starts the same is not S1's commit.
     ws.write("src/other.ts", "export const other = 1;\n");
-    git(ws.root(), &["add", "src/other.ts"]);
-    git(
-        ws.root(),
-        &[
-            "commit",
-            "-q",
-            "-m",
-            &format!("Other\n\nTask: {id}\nStep: S11\n"),
-        ],
-    );
+    commit_step(&ws, "src/other.ts", "Other", &id, "S11");
     ws.write("src/login.ts", "export function login() { /* later */ }\n");
     let run = ws.ok(&["diff", "S1", &id]);
     assert!(!run.stdout.contains("other"), "{}", run.stdout);
@@ -215,16 +205,7 @@ fn diff_shows_the_commit_of_a_committed_step() {
 fn diff_of_a_committed_step_leaves_bookkeeping_out_unless_all() {
     let ws = Workspace::new();
     let id = task_with_changes(&ws);
-    git(ws.root(), &["add", "-A"]);
-    git(
-        ws.root(),
-        &[
-            "commit",
-            "-q",
-            "-m",
-            &format!("Find the login\n\nTask: {id}\nStep: S1\n"),
-        ],
-    );
+    commit_step(&ws, "-A", "Find the login", &id, "S1");
     let run = ws.ok(&["diff", "S1"]);
     assert_contains(&run.stdout, "+export function login(user) { return user; }");
     assert!(!run.stdout.contains("state.yaml"), "{}", run.stdout);

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
+use crate::common::scripts::writes_file;
 use crate::common::scripts::{anthropic_call, openai_call, openai_text};
 use crate::common::text::assert_contains;
 use crate::common::workspace::{Workspace, assert_success, json_events, stderr, stdout};
@@ -604,14 +605,26 @@ async fn run_as(ws: &Workspace, server: &FakeModel, executor: &str, provider: &s
         .env("TICK_MODEL", "test-model")
         .env("TICK_API_KEY", "test-key")
         .env("TICK_EXECUTOR", &executor);
-    let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    Run::off_runtime(move || cmd.output().unwrap()).await
+}
+
+/// A repository with tests ([`with_repo_tests`]) and an approved step that bumps the
+/// version in `app.txt`, changing `files`, checked by its own grep and then the repository's
+/// tests (as the compact planner drafts it); `candidates` sets `limits.compact_candidates`.
+fn version_bump(candidates: Option<u32>, files: &str) -> (Workspace, String) {
+    let ws = with_repo_tests();
+    if let Some(n) = candidates {
+        ws.write(
+            ".tasks/config.yaml",
+            format!("limits:\n  compact_candidates: {n}\n"),
+        );
     }
+    let id = ws.approve(&one_step(
+        "Bump the version",
+        files,
+        "grep -q 'version 2' app.txt`, `make test",
+    ));
+    (ws, id)
 }
 
 fn one_step(title: &str, files: &str, verify: &str) -> String {
@@ -648,10 +661,6 @@ fn events(run: &Run) -> Vec<Value> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
-}
-
-fn todo(ws: &Workspace, id: &str) -> String {
-    ws.read(&format!(".tasks/{id}/TODO.md"))
 }
 
 /// An agent's `update_step` call claiming S1 done.
@@ -698,7 +707,7 @@ async fn a_compact_edit_outside_the_steps_files_is_refused_naming_the_allowed_on
     assert_eq!(run.code, 0, "{run:#?}");
     assert!(!ws.exists("setup.py"), "the refused edit was not written");
     assert_eq!(ws.read("calc.py"), "RATE = 2\n");
-    assert_contains(&todo(&ws, &id), "- [x] S1 Raise the rate");
+    assert_contains(&ws.todo(&id), "- [x] S1 Raise the rate");
     let requests = model_requests(&server);
     assert_eq!(requests.len(), 3);
     // Each decision is constrained by its schema, the step's files its path's enum.
@@ -776,7 +785,7 @@ async fn a_compact_edit_deleting_an_unnamed_function_is_refused_listing_it() {
         ws.read("stats.py"),
         "def mean(v):\n    if not v:\n        return None\n    return sum(v) / len(v)\n\n\ndef minimum(v):\n    return min(v)\n"
     );
-    assert_contains(&todo(&ws, &id), "- [x] S1");
+    assert_contains(&ws.todo(&id), "- [x] S1");
     let requests = model_requests(&server);
     assert_eq!(requests.len(), 4);
     let again = requests[2].last_user_text();
@@ -817,7 +826,7 @@ async fn an_indentation_shifted_search_is_matched_and_the_replacement_reindented
         ws.read("stats.py"),
         "class Stats:\n    def mean(self, v):\n        if not v:\n            return None\n        return sum(v) / len(v)\n"
     );
-    assert_contains(&todo(&ws, &id), "- [x] S1");
+    assert_contains(&ws.todo(&id), "- [x] S1");
     assert_eq!(model_requests(&server).len(), 2);
 }
 
@@ -857,18 +866,13 @@ async fn a_readme_shell_line_is_never_run_as_the_test_command() {
         .map(|e| e["command"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(checks, ["grep -q one_is_one lib.rs"]);
-    assert_contains(&todo(&ws, &id), "- [x] S1");
+    assert_contains(&ws.todo(&id), "- [x] S1");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compact_step_ticks_only_when_its_verify_and_the_repository_tests_pass() {
-    let ws = with_repo_tests();
     // As the compact planner drafts it: the step's own check, then the repository's tests.
-    let id = ws.approve(&one_step(
-        "Bump the version",
-        "app.txt, keep.txt",
-        "grep -q 'version 2' app.txt`, `make test",
-    ));
+    let (ws, id) = version_bump(None, "app.txt, keep.txt");
     let server = FakeModel::start().await;
     change(&server, "app.txt", "version 1", "version 2");
     // The step's verify passes after this, the repository's tests do not.
@@ -900,21 +904,15 @@ async fn a_compact_step_ticks_only_when_its_verify_and_the_repository_tests_pass
     let fix = requests[4].last_user_text();
     assert_contains(&fix, "Verification failed: `make test`");
     assert_contains(&fix, "keep.txt:\n```\ngone\n```");
-    assert_contains(&todo(&ws, &id), "- [x] S1 Bump the version");
+    assert_contains(&ws.todo(&id), "- [x] S1 Bump the version");
     let state = ws.read(&format!(".tasks/{id}/state.yaml"));
     assert_contains(&state, "command: make test");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compact_step_whose_checks_fail_after_one_fix_ends_blocked_with_the_reason() {
-    let ws = with_repo_tests();
-    ws.write(".tasks/config.yaml", "limits:\n  compact_candidates: 0\n");
     // As the compact planner drafts it: the step's own check, then the repository's tests.
-    let id = ws.approve(&one_step(
-        "Bump the version",
-        "app.txt, keep.txt",
-        "grep -q 'version 2' app.txt`, `make test",
-    ));
+    let (ws, id) = version_bump(Some(0), "app.txt, keep.txt");
     let server = FakeModel::start().await;
     change(&server, "app.txt", "version 1", "version 2");
     change(&server, "keep.txt", "ok", "gone");
@@ -922,7 +920,7 @@ async fn a_compact_step_whose_checks_fail_after_one_fix_ends_blocked_with_the_re
     let run = run_with_model(&ws, &server, "compact").await;
     assert_ne!(run.code, 0, "{run:#?}");
     assert_eq!(model_requests(&server).len(), 6);
-    let todo = todo(&ws, &id);
+    let todo = ws.todo(&id);
     assert_contains(&todo, "- [!] S1 Bump the version");
     assert_contains(
         &todo,
@@ -947,7 +945,7 @@ async fn a_done_claim_without_changing_the_steps_files_goes_back_once_then_block
         results.last().unwrap().1,
         "none of S1's files changed: make the change, or say blocked with why"
     );
-    let todo = todo(&ws, &id);
+    let todo = ws.todo(&id);
     assert_contains(&todo, "- [!] S1 Add unit tests");
     assert_contains(
         &todo,
@@ -985,7 +983,7 @@ async fn a_verify_that_passes_before_the_change_does_not_tick_a_claim_without_a_
         .collect();
     assert_eq!(before.len(), 1, "{run:#?}");
     assert_eq!(before[0]["commands"], json!(["true"]));
-    let todo = todo(&ws, &id);
+    let todo = ws.todo(&id);
     assert_contains(&todo, "- [!] S1 Add unit tests");
     assert_contains(
         &todo,
@@ -1008,15 +1006,11 @@ async fn a_verify_that_passes_before_the_change_ticks_once_the_steps_file_change
     let id = ws.approve(&one_step("Add unit tests", "tests.py", "true"));
     let server = FakeModel::start().await;
     server.push(done_claim("d"));
-    server.push(openai_call(
-        "w",
-        "write_file",
-        json!({"path": "tests.py", "content": "assert True\n"}),
-    ));
+    server.push(writes_file("w", "tests.py", "assert True\n"));
     server.push(done_claim("e"));
     let run = run_with_model(&ws, &server, "agent").await;
     assert_eq!(run.code, 0, "{run:#?}");
-    assert_contains(&todo(&ws, &id), "- [x] S1 Add unit tests");
+    assert_contains(&ws.todo(&id), "- [x] S1 Add unit tests");
     // Ticked, and the person still sees that its verify alone proves little.
     assert_contains(
         &ws.ok(&["status"]).stdout,
@@ -1030,15 +1024,11 @@ async fn a_done_claim_after_the_reminder_and_a_real_change_ticks() {
     let id = ws.approve(&one_step("Add unit tests", "tests.py", "test -s tests.py"));
     let server = FakeModel::start().await;
     server.push(done_claim("d"));
-    server.push(openai_call(
-        "w",
-        "write_file",
-        json!({"path": "tests.py", "content": "assert True\n"}),
-    ));
+    server.push(writes_file("w", "tests.py", "assert True\n"));
     server.push(done_claim("e"));
     let run = run_with_model(&ws, &server, "agent").await;
     assert_eq!(run.code, 0, "{run:#?}");
-    assert_contains(&todo(&ws, &id), "- [x] S1 Add unit tests");
+    assert_contains(&ws.todo(&id), "- [x] S1 Add unit tests");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1066,7 +1056,7 @@ async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
         &requests[1].last_user_text(),
         "Write only the new code this step adds to `lib.rs`, in one fenced code block",
     );
-    assert_contains(&todo(&ws, &id), "- [x] S1");
+    assert_contains(&ws.todo(&id), "- [x] S1");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1084,7 +1074,7 @@ async fn a_compact_call_the_server_fails_is_retried_and_the_retry_is_shown() {
     assert_eq!(retries.len(), 1, "{run:#?}");
     assert_eq!(retries[0]["agent"]["attempt"], 2);
     assert_contains(retries[0]["agent"]["reason"].as_str().unwrap(), "500");
-    assert_contains(&todo(&ws, &id), "- [x] S1");
+    assert_contains(&ws.todo(&id), "- [x] S1");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1116,7 +1106,7 @@ async fn a_code_reply_without_a_fence_is_asked_for_once_more_then_refused() {
         &ws.read("lib.rs"),
         "fn one_is_one() {\n    assert_eq!(one(), 1);\n}\n",
     );
-    assert_contains(&todo(&ws, &id), "- [x] S1");
+    assert_contains(&ws.todo(&id), "- [x] S1");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1136,7 +1126,7 @@ async fn a_llamacpp_server_gets_a_grammar_for_the_code_a_fence_or_a_search_repla
     );
     let run = run_as(&ws, &server, "compact", "llamacpp").await;
     assert_eq!(run.code, 0, "{run:#?}");
-    assert_contains(&todo(&ws, &id), "- [x] S1");
+    assert_contains(&ws.todo(&id), "- [x] S1");
     let requests = model_requests(&server);
     assert_eq!(requests.len(), 4);
     let grammar = |i: usize| requests[i].body.get("grammar").cloned();
@@ -1183,7 +1173,7 @@ async fn an_add_that_copies_a_definition_goes_back_to_the_decision_and_a_change_
         ws.read("lib.rs"),
         "#[derive(Debug, Default)]\npub struct Selection {\n    pub lines: bool,\n}\n"
     );
-    assert_contains(&todo(&ws, &id), "- [x] S1");
+    assert_contains(&ws.todo(&id), "- [x] S1");
     let requests = model_requests(&server);
     assert_eq!(requests.len(), 4);
     // The decision is asked again, with the refusal.
@@ -1251,20 +1241,14 @@ async fn an_edit_that_also_changes_maximum_is_refused_and_the_steps_own_edit_lan
         "also changes `function minimum`, `function maximum`, which the step is not about",
     );
     assert_contains(&ws.read("stats.py"), "    return max(values)\n");
-    assert_contains(&todo(&ws, &id), "- [x] S1");
+    assert_contains(&ws.todo(&id), "- [x] S1");
 }
 
 /// Issue 29, item 6: a step that ends blocked leaves its files byte for byte as they were, so
 /// the repository's tests pass as before; what it tried is in `tick diff S1`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocked_compact_step_puts_its_files_back_and_tick_diff_shows_what_it_tried() {
-    let ws = with_repo_tests();
-    ws.write(".tasks/config.yaml", "limits:\n  compact_candidates: 0\n");
-    let id = ws.approve(&one_step(
-        "Bump the version",
-        "app.txt, keep.txt",
-        "grep -q 'version 2' app.txt`, `make test",
-    ));
+    let (ws, id) = version_bump(Some(0), "app.txt, keep.txt");
     let server = FakeModel::start().await;
     change(&server, "app.txt", "version 1", "version 2");
     change(&server, "keep.txt", "ok", "gone");
@@ -1280,7 +1264,7 @@ async fn a_blocked_compact_step_puts_its_files_back_and_tick_diff_shows_what_it_
         .output()
         .unwrap();
     assert!(tests.status.success(), "{tests:?}");
-    let todo = todo(&ws, &id);
+    let todo = ws.todo(&id);
     assert_contains(&todo, "- [!] S1 Bump the version");
     assert_contains(
         &todo,
@@ -1303,13 +1287,7 @@ async fn a_blocked_compact_step_puts_its_files_back_and_tick_diff_shows_what_it_
 /// and their checks are in the step's transcript.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_candidate_is_put_back_and_the_next_one_that_passes_is_kept() {
-    let ws = with_repo_tests();
-    ws.write(".tasks/config.yaml", "limits:\n  compact_candidates: 1\n");
-    let id = ws.approve(&one_step(
-        "Bump the version",
-        "app.txt",
-        "grep -q 'version 2' app.txt`, `make test",
-    ));
+    let (ws, id) = version_bump(Some(1), "app.txt");
     let server = FakeModel::start().await;
     // Candidate 1: a wrong version, and a wrong fix.
     change(&server, "app.txt", "version 1", "version 3");
@@ -1330,7 +1308,7 @@ async fn a_failed_candidate_is_put_back_and_the_next_one_that_passes_is_kept() {
     // The second candidate is asked from the step's first message, the file as it was.
     assert_contains(&requests[4].last_user_text(), "version 1");
     assert_eq!(ws.read("app.txt"), "version 2\n");
-    assert_contains(&todo(&ws, &id), "- [x] S1 Bump the version");
+    assert_contains(&ws.todo(&id), "- [x] S1 Bump the version");
     let runs = ws.path(&format!(".tasks/{id}/runs"));
     let transcript = std::fs::read_dir(runs)
         .unwrap()
@@ -1352,12 +1330,7 @@ async fn a_failed_candidate_is_put_back_and_the_next_one_that_passes_is_kept() {
 /// ("verification failed 3 times"); each candidate now has its own two checks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_third_candidate_is_checked_after_two_failed_ones_with_their_fixes() {
-    let ws = with_repo_tests();
-    let id = ws.approve(&one_step(
-        "Bump the version",
-        "app.txt",
-        "grep -q 'version 2' app.txt`, `make test",
-    ));
+    let (ws, id) = version_bump(None, "app.txt");
     let server = FakeModel::start().await;
     change(&server, "app.txt", "version 1", "version 3");
     change(&server, "app.txt", "version 3", "version 4");
@@ -1368,5 +1341,5 @@ async fn the_third_candidate_is_checked_after_two_failed_ones_with_their_fixes()
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(model_requests(&server).len(), 10);
     assert_eq!(ws.read("app.txt"), "version 2\n");
-    assert_contains(&todo(&ws, &id), "- [x] S1 Bump the version");
+    assert_contains(&ws.todo(&id), "- [x] S1 Bump the version");
 }

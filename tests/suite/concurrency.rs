@@ -10,6 +10,7 @@ use tick::plan::{StepId, StepStatus};
 use tick::tasks::state::State;
 use tick::tasks::todo_md;
 
+use crate::common::text::assert_contains;
 use crate::common::workspace::Workspace;
 
 fn plan_with_steps(n: usize) -> String {
@@ -120,17 +121,14 @@ fn a_held_lock_makes_mark_fail_with_exit_7() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
+    assert_contains(&run.stderr, "nothing was changed");
     assert_eq!(ws.task_files(&id), before);
     // Readers are not kept out.
     ws.ok(&["status"]);
 
     drop(lock);
     ws.ok(&["mark", "S1", "done"]);
-    assert!(
-        ws.read(&format!(".tasks/{id}/TODO.md"))
-            .contains("- [x] S1 ")
-    );
+    assert!(ws.todo(&id).contains("- [x] S1 "));
 }
 
 #[test]

@@ -9,7 +9,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -19,9 +19,11 @@ use tick::tools::CommandEnv;
 use tick::tools::bash::{CommandRun, run_command};
 
 use crate::common::fake_model::FakeModel;
-use crate::common::processes::processes_with;
+use crate::common::processes::{processes_with, unique};
+use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, openai_calls};
 use crate::common::text::assert_contains;
+use crate::common::text::assert_starts_with;
 use crate::common::workspace::{Workspace, stderr};
 
 const TICK: &str = env!("CARGO_BIN_EXE_tick");
@@ -83,15 +85,6 @@ impl Layout {
     fn home(&self) -> PathBuf {
         self.dir.path().join("home")
     }
-}
-
-/// A number no other test or process uses, to find this test's processes by.
-fn unique() -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("{}{nanos:09}", std::process::id() % 1000)
 }
 
 fn kill_all(found: &[(i32, String)]) {
@@ -226,7 +219,7 @@ fn the_command_cannot_reach_the_helpers_status_pipe() {
          ls -l /proc/1/fd/ 2>&1 | grep -c pipe; exit 3",
     );
     assert_eq!(run.exit_code, Some(3), "{}", run.output);
-    assert!(run.output.starts_with("refused\n0\n"), "{}", run.output);
+    assert_starts_with(&run.output, "refused\n0\n");
 }
 
 /// Issue 17, item 5: as root, a command left setuid-root files (`chmod 4755`) in the
@@ -358,8 +351,12 @@ One step.
 
 /// `tick run` whose first bash call is `sleep 6; echo x > slow.txt`; `signals` are sent to
 /// tick once the sleep runs. Checks that tick ends within a few seconds, that no process of
-/// the command is left when it has, and that `slow.txt` never appears.
+/// the command is left when it has, and that `slow.txt` never appears; what tick said. Only
+/// where a sandbox is required (elsewhere it says nothing and returns an empty string).
 async fn interrupted_during_a_command(signals: &[Signal]) -> String {
+    if !sandbox_required() {
+        return String::new();
+    }
     let server = FakeModel::start().await;
     let project = Workspace::sample();
     project.approve_plan(&server, PLAN).await;
@@ -397,17 +394,18 @@ async fn interrupted_during_a_command(signals: &[Signal]) -> String {
         .unwrap();
     let took = started.elapsed();
     // On a second signal tick exits at once, and the kernel kills the namespace as it does
-    // (the helpers' parent-death signals): give that a moment on a loaded machine.
+    // (the helpers' parent-death signals): give that a moment on a loaded machine (at a load
+    // of 14 on 2 cores, 1 s was seen to be too short); 3 s is still half the command's 6 s.
     let exited = Instant::now();
     let mut left = processes_with(&marker);
-    while !left.is_empty() && exited.elapsed() < Duration::from_secs(1) {
+    while !left.is_empty() && exited.elapsed() < Duration::from_secs(3) {
         std::thread::sleep(Duration::from_millis(10));
         left = processes_with(&marker);
     }
     kill_all(&left);
     assert!(
         left.is_empty(),
-        "left running 1 s after tick exited: {left:?}"
+        "left running 3 s after tick exited: {left:?}"
     );
     assert!(took < Duration::from_secs(4), "tick took {took:?} to stop");
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
@@ -436,27 +434,18 @@ async fn one_ctrl_c_stops_the_running_command_at_once() {
 /// Issue 17, item 6: a second Ctrl-C made tick exit at once and left the command running.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_ctrl_cs_leave_no_command_behind() {
-    if !sandbox_required() {
-        return;
-    }
     interrupted_during_a_command(&[Signal::SIGINT, Signal::SIGINT]).await;
 }
 
 /// Issue 17, item 6: the same for Ctrl-C then SIGTERM.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_then_sigterm_leaves_no_command_behind() {
-    if !sandbox_required() {
-        return;
-    }
     interrupted_during_a_command(&[Signal::SIGINT, Signal::SIGTERM]).await;
 }
 
 /// A closed terminal (SIGHUP) stops the command like Ctrl-C.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hangup_leaves_no_command_behind() {
-    if !sandbox_required() {
-        return;
-    }
     interrupted_during_a_command(&[Signal::SIGHUP]).await;
 }
 
@@ -477,11 +466,7 @@ async fn a_config_changed_through_a_hard_link_is_put_back() {
         "bash",
         json!({"command": "printf '[core]\\n\\tfsmonitor = env\\n' >> cfg && echo appended"}),
     )]));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("done", "S1", None));
     let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(std::fs::read(project.path(".git/config")).unwrap(), config);
     let err = stderr(&output);
@@ -509,11 +494,7 @@ async fn without_the_sandbox_tampered_files_are_put_back() {
             "printf '#!/bin/sh\\nenv\\n' > .git/hooks/pre-commit; echo '- [x] S9 planted' >> {todo}"
         )}),
     )]));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("done", "S1", None));
     let output = project
         .tick_with(&server, &["run"], |cmd| {
             cmd.env("TICK_SANDBOX", "off");
@@ -811,11 +792,7 @@ async fn the_persons_agent_and_credentials_stay_out_of_reach() {
             key.with_extension("pub").display()
         )}),
     )]));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("done", "S1", None));
     let credentials = [
         "GITHUB_PAT",
         "GH_PAT",
@@ -871,15 +848,7 @@ async fn without_the_sandbox_a_planted_commondir_or_gitfile_is_put_back() {
         &project.path("lib"),
         &["commit", "-q", "--allow-empty", "-m", "lib"],
     );
-    project.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        "./lib",
-        "lib",
-    ]);
+    project.add_submodule("./lib", "lib");
     project.git(&["submodule", "absorbgitdirs"]);
     project.git(&["commit", "-q", "-m", "submodule"]);
     let gitfile = project.read("lib/.git");
@@ -892,11 +861,7 @@ async fn without_the_sandbox_a_planted_commondir_or_gitfile_is_put_back() {
                            printf 'gitdir: .evil\\n' > lib/.git; echo ../evil > .git/commondir; \
                            echo made > made.txt"}),
     )]));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("done", "S1", None));
     let output = project
         .tick_with(&server, &["run"], |cmd| {
             cmd.env("TICK_SANDBOX", "off");

@@ -7,6 +7,7 @@
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
+use crate::common::scripts::claims_done;
 use crate::common::scripts::{login_plan, openai_call, openai_text};
 use crate::common::text::assert_contains;
 use crate::common::workspace::{Workspace, git, stderr, stdout};
@@ -174,11 +175,7 @@ async fn a_bash_command_line_shown_during_run_is_shown_in_caret_notation() {
         "bash",
         json!({"command": format!("echo ok > out.txt # {OSC52}")}),
     ));
-    server.push(openai_call(
-        "d",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": format!("wrote it {OSC52}")}),
-    ));
+    server.push(claims_done("d", "S1", Some(&format!("wrote it {OSC52}"))));
     let output = ws.tick_against(&server, &["run"]).await;
     let err = stderr(&output);
     assert!(output.status.success(), "{err}");

@@ -7,6 +7,7 @@ use std::fs;
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::common::scripts::claims_done;
 use crate::common::workspace::{PLAN, Workspace};
 
 /// Generous: each of these takes milliseconds; before the fix they never ended.
@@ -79,7 +80,7 @@ async fn a_token_in_a_file_name_is_recorded_redacted() {
     use serde_json::json;
 
     use crate::common::fake_model::FakeModel;
-    use crate::common::scripts::{openai_call, openai_calls};
+    use crate::common::scripts::openai_calls;
     use crate::common::workspace::{Workspace, assert_success, stdout};
 
     let token = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3sXyZ";
@@ -99,11 +100,7 @@ async fn a_token_in_a_file_name_is_recorded_redacted() {
             json!({"path": name, "content": "remember\n"}),
         ),
     ]));
-    server.push(openai_call(
-        "w3",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("w3", "S1", None));
     assert_success(&project.tick_against(&server, &["run"]).await);
     assert_eq!(project.read(&name), "remember\n");
 
@@ -116,7 +113,7 @@ async fn a_token_in_a_file_name_is_recorded_redacted() {
 
     let status = project.tick_against(&server, &["status"]).await;
     assert_success(&status);
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert!(todo.contains("- [x] S1"), "{todo}");
     assert!(!stdout(&status).contains("stale"), "{}", stdout(&status));
 }

@@ -18,6 +18,7 @@ use tick::git::{self, CommitError, Jail};
 use tick::runner::changes;
 
 use crate::common::fake_model::FakeModel;
+use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, openai_calls};
 use crate::common::workspace::git as test_git;
 use crate::common::workspace::{Workspace, stderr};
@@ -359,11 +360,7 @@ async fn run_with_plant(project: &Workspace, server: &FakeModel, plant: &str, pa
             json!({"path": "made.txt", "content": "made\n"}),
         ),
     ]));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": "made"}),
-    ));
+    server.push(claims_done("done", "S1", Some("made")));
     server.push(openai_call(
         "block",
         "update_step",
@@ -378,7 +375,7 @@ async fn run_with_plant(project: &Workspace, server: &FakeModel, plant: &str, pa
 }
 
 fn assert_s2_open(project: &Workspace, id: &str, ran: &Path) {
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(id);
     assert!(todo.contains("- [x] S1"), "{todo}");
     assert!(!todo.contains("- [x] S2"), "S2 was ticked:\n{todo}");
     let ran: Vec<_> = fs::read_dir(ran).unwrap().flatten().collect();
@@ -396,15 +393,7 @@ async fn a_filter_planted_in_a_submodule_does_not_tick_a_step() {
     test_git(source.path(), &["init", "-q"]);
     test_git(source.path(), &["add", "."]);
     test_git(source.path(), &["commit", "-q", "-m", "lib"]);
-    project.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        &source.path().to_string_lossy(),
-        "lib",
-    ]);
+    project.add_submodule(&source.path().to_string_lossy(), "lib");
     project.git(&["commit", "-q", "-m", "submodule"]);
     let id = project.approve_plan(&server, PLAN).await;
     let ran = tempfile::tempdir().unwrap();

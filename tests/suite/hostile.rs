@@ -8,6 +8,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::common::scripts::claims_done;
 use crate::common::text::assert_contains;
 use crate::common::workspace::{PLAN, Workspace};
 
@@ -304,11 +305,7 @@ async fn tool_payloads_are_capped() {
         json!({"path": "big.txt", "content": "b".repeat(3 << 20)}),
     ));
     server.push(openai_call("c4", "read_file", json!({"path": "data.txt"})));
-    server.push(openai_call(
-        "c5",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": "wrote big.txt"}),
-    ));
+    server.push(claims_done("c5", "S1", Some("wrote big.txt")));
     let output = project.tick_against(&server, &["run"]).await;
     assert_success(&output);
     assert!(!project.path("huge.txt").exists());

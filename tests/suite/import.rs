@@ -12,6 +12,8 @@ use tick::tasks::state::State;
 
 use super::running::work;
 use crate::common::fake_model::FakeModel;
+use crate::common::text::assert_contains;
+use crate::common::text::assert_starts_with;
 use crate::common::workspace::{Workspace, assert_success, filters};
 
 fn stderr(output: &Output) -> String {
@@ -84,8 +86,7 @@ async fn round_trip(
         };
         work(&server, step, file, "hello\n");
     }
-    let output = ws.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = ws.tick_ends(&server, &["run"], 0).await;
     (ws, id, output)
 }
 
@@ -110,10 +111,7 @@ async fn a_spec_kit_tasks_file_is_imported_run_and_ticked_back_with_a_capital_x(
     );
     filters(&ws).bind(|| {
         insta::assert_snapshot!("import_speckit_source_after", after);
-        insta::assert_snapshot!(
-            "import_speckit_todo",
-            ws.read(&format!(".tasks/{id}/TODO.md"))
-        );
+        insta::assert_snapshot!("import_speckit_todo", ws.todo(&id));
     });
     // The source ids are in state.yaml too, with the marks tick ticks back.
     let record = state(&ws, &id).import.unwrap();
@@ -216,7 +214,7 @@ async fn a_backlog_task_is_imported_with_the_repositorys_test_command_and_ticked
     let at = BACKLOG.find("- [ ] #2").unwrap() + 3;
     assert_eq!(changed_bytes(BACKLOG, &after), [(at, ' ', 'x')]);
     filters(&ws).bind(|| insta::assert_snapshot!("import_backlog_source_after", after));
-    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = ws.todo(&id);
     assert!(todo.contains("- [x] S2 greeting.txt says hello\n  - source: task-7#2\n  - files: greeting.txt\n  - verify: `make test`\n  - proposed: verify, the repository's test command (from `Makefile`)\n"), "{todo}");
     assert!(
         stderr(&output).contains("✓ S2 `make test` exit 0"),
@@ -236,7 +234,7 @@ async fn a_ticked_source_task_is_done_but_not_verified_until_tick_verify_earns_t
         ("greeting.txt", "hello\n"),
     ]);
     let id = import_and_approve(&ws, &server, &[path]).await;
-    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = ws.todo(&id);
     assert!(todo.contains("- [x] S1 The wording is agreed\n"), "{todo}");
     let status = |ws: &Workspace| ws.ok(&["status"]).stdout;
     let before = status(&ws);
@@ -265,8 +263,7 @@ async fn a_source_line_edited_after_the_import_is_not_written_back_and_the_perso
     ws.write(path, &edited);
     ws.git(&["commit", "-qam", "reword T002"]);
     work(&server, "S2.1", "greeting.txt", "hello\n");
-    let output = ws.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = ws.tick_ends(&server, &["run"], 0).await;
     assert_eq!(
         ws.read(path),
         edited,
@@ -298,11 +295,7 @@ fn dry_run_prints_the_draft_and_writes_nothing() {
     let run = ws.ok(&["import", path, "--dry-run"]);
     assert!(!ws.exists(".tasks/draft/PLAN.md"));
     filters(&ws).bind(|| insta::assert_snapshot!("import_kiro_dry_run", run.stdout));
-    assert!(
-        run.stderr.contains("nothing written (dry run)"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "nothing written (dry run)");
 }
 
 #[test]
@@ -341,11 +334,9 @@ fn a_fifty_megabyte_tasks_file_is_refused_at_once_with_a_clear_error() {
         "{:?}",
         started.elapsed()
     );
-    assert!(
-        run.stderr
-            .starts_with("error: `specs/001-big/tasks.md` is larger than 8192 KiB"),
-        "{}",
-        run.stderr
+    assert_starts_with(
+        &run.stderr,
+        "error: `specs/001-big/tasks.md` is larger than 8192 KiB",
     );
     assert!(!ws.exists(".tasks/draft/PLAN.md"));
 }
@@ -372,7 +363,7 @@ fn a_large_tasks_file_within_the_limits_is_imported_in_bounded_time() {
         "{:?}",
         started.elapsed()
     );
-    assert!(run.stderr.contains("imported 1900 steps"), "{}", run.stderr);
+    assert_contains(&run.stderr, "imported 1900 steps");
     assert!(
         ws.read(".tasks/draft/PLAN.md")
             .contains("- [ ] S1.1899 [P] Do task 1899 in src/mod1899/file1899.py\n")
@@ -393,17 +384,8 @@ fn a_tasks_json_nested_ten_thousand_levels_is_an_error_not_a_crash() {
         Duration::from_secs(20),
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .starts_with("error: `.taskmaster/tasks/tasks.json:1:"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("recursion limit exceeded"),
-        "{}",
-        run.stderr
-    );
+    assert_starts_with(&run.stderr, "error: `.taskmaster/tasks/tasks.json:1:");
+    assert_contains(&run.stderr, "recursion limit exceeded");
     assert!(!ws.exists(".tasks/draft/PLAN.md"));
 }
 
@@ -428,10 +410,9 @@ async fn paths_outside_the_repository_are_warned_of_and_never_written() {
     // A task naming a path outside the repository: warned of, not among the step's files.
     ws.write("specs/003-x/tasks.md", "## Phase 1: Setup\n\n- [ ] T001 Overwrite ../../outside.txt and write greeting.txt\n  - Verify: `grep -q hello greeting.txt`\n");
     let run = ws.ok(&["import", "specs/003-x/tasks.md"]);
-    assert!(
-        run.stderr.contains("warning: line 3: task `T001` names `../../outside.txt`, outside the repository; it is not among the step's files"),
-        "{}",
-        run.stderr
+    assert_contains(
+        &run.stderr,
+        "warning: line 3: task `T001` names `../../outside.txt`, outside the repository; it is not among the step's files",
     );
     assert!(
         ws.read(".tasks/draft/PLAN.md")
@@ -526,8 +507,7 @@ async fn two_tasks_that_change_the_same_files_are_named_at_review_approval_run_a
     ws.git(&["commit", "-q", "-m", "approve limits"]);
 
     // `tick check` fails with its own exit code for CI.
-    let output = ws.tick_against(&server, &["check"]).await;
-    assert_eq!(output.status.code(), Some(16), "{}", stderr(&output));
+    let output = ws.tick_ends(&server, &["check"], 16).await;
     let out = String::from_utf8_lossy(&output.stdout);
     assert_eq!(
         out,

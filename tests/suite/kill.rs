@@ -130,7 +130,7 @@ fn leftovers(dir: &Path, out: &mut Vec<String>) {
 
 /// Every `[x]` in TODO.md has a state.yaml record saying done, and every file parses.
 fn check_task(ws: &Workspace, id: &str) {
-    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = ws.todo(id);
     let list = todo_md::parse(&todo).unwrap_or_else(|e| panic!("torn TODO.md: {e}\n{todo}"));
     let state_text = ws.read(&format!(".tasks/{id}/state.yaml"));
     let state: State = serde_yaml::from_str(&state_text)

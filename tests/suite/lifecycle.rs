@@ -3,7 +3,10 @@
 
 use serde_json::Value;
 
-use crate::common::workspace::{PLAN, Workspace, task_id_at};
+use crate::common::text::assert_contains;
+use crate::common::text::assert_starts_with;
+use crate::common::workspace::{PLAN, Workspace, filters, task_id_at};
+use crate::suite::snapshots::both;
 
 fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|err| panic!("not JSON ({err}): {text}"))
@@ -14,16 +17,8 @@ fn init_creates_tasks_and_is_idempotent() {
     let ws = Workspace::new();
     let first = ws.ok(&["init"]);
     assert!(first.stdout.is_empty(), "init prints notes, not data");
-    assert!(
-        first.stderr.contains("created `.tasks/config.yaml`"),
-        "{}",
-        first.stderr
-    );
-    assert!(
-        first.stderr.contains("created `.tasks/.gitignore`"),
-        "{}",
-        first.stderr
-    );
+    assert_contains(&first.stderr, "created `.tasks/config.yaml`");
+    assert_contains(&first.stderr, "created `.tasks/.gitignore`");
     let gitignore = ws.read(".tasks/.gitignore");
     for local in [".lock", "draft/session.jsonl", "*/runs/"] {
         assert!(
@@ -44,11 +39,7 @@ fn init_creates_tasks_and_is_idempotent() {
     ws.write(".tasks/config.yaml", mine);
     ws.write(".tasks/.gitignore", "custom\n");
     let second = ws.ok(&["init"]);
-    assert!(
-        second.stderr.contains("kept `.tasks/config.yaml` as it is"),
-        "{}",
-        second.stderr
-    );
+    assert_contains(&second.stderr, "kept `.tasks/config.yaml` as it is");
     assert_eq!(ws.read(".tasks/config.yaml"), mine);
     assert_eq!(ws.read(".tasks/.gitignore"), "custom\n");
 
@@ -67,12 +58,9 @@ fn plan_from_a_file_approve_mark_status() {
     let drafted_at = ws.next_time();
     let drafted = ws.ok(&["plan", "--from", "plans/login.md"]);
     assert!(drafted.stdout.is_empty());
-    assert!(
-        drafted
-            .stderr
-            .contains("drafted `Refactor login module` with 5 steps in `.tasks/draft/PLAN.md`"),
-        "{}",
-        drafted.stderr
+    assert_contains(
+        &drafted.stderr,
+        "drafted `Refactor login module` with 5 steps in `.tasks/draft/PLAN.md`",
     );
     let draft = ws.read(".tasks/draft/PLAN.md");
     assert!(draft.contains("\nstatus: draft\n"), "{draft}");
@@ -86,18 +74,11 @@ fn plan_from_a_file_approve_mark_status() {
     );
 
     let shown = ws.ok(&["show"]);
-    assert!(
-        shown
-            .stdout
-            .starts_with("draft: Refactor login module (draft, 5 steps)\n"),
-        "{}",
-        shown.stdout
+    assert_starts_with(
+        &shown.stdout,
+        "draft: Refactor login module (draft, 5 steps)\n",
     );
-    assert!(
-        shown.stdout.contains("- [ ] S2.1 Write the shim\n"),
-        "{}",
-        shown.stdout
-    );
+    assert_contains(&shown.stdout, "- [ ] S2.1 Write the shim\n");
 
     let draft_status = json(&ws.ok(&["status", "--json"]).stdout);
     assert_eq!(draft_status["task"], Value::Null);
@@ -129,7 +110,7 @@ fn plan_from_a_file_approve_mark_status() {
         plan.contains(&format!("\napproved: {approved_at}\n")),
         "{plan}"
     );
-    let todo = ws.read(&format!(".tasks/{task_id}/TODO.md"));
+    let todo = ws.todo(&task_id);
     assert!(
         todo.starts_with("# TODO: Refactor login module\n"),
         "{todo}"
@@ -142,22 +123,12 @@ fn plan_from_a_file_approve_mark_status() {
 
     let marked = ws.ok(&["mark", "S1", "done"]);
     assert!(marked.stdout.is_empty());
-    assert!(
-        marked
-            .stderr
-            .contains("`S1` done (by hand: not verified); 1/3 done, executing"),
-        "{}",
-        marked.stderr
+    assert_contains(
+        &marked.stderr,
+        "`S1` done (by hand: not verified); 1/3 done, executing",
     );
-    ws.ok(&["mark", "S2.1", "in-progress"]);
-    ws.ok(&[
-        "mark",
-        "S3",
-        "blocked",
-        "--reason",
-        "the staging credentials are missing",
-    ]);
-    let todo_after = ws.read(&format!(".tasks/{task_id}/TODO.md"));
+    ws.mark_started_and_blocked();
+    let todo_after = ws.todo(&task_id);
     let expected = todo
         .replace("- [ ] S1 ", "- [x] S1 ")
         .replace("- [ ] S2.1 ", "- [-] S2.1 ")
@@ -193,27 +164,14 @@ fn plan_from_a_file_approve_mark_status() {
     );
 
     let human = ws.ok(&["status"]);
-    assert!(
-        human
-            .stdout
-            .contains("phase:  blocked, 1/3 done, 1 not verified\n"),
-        "{}",
-        human.stdout
-    );
-    assert!(
-        human
-            .stderr
-            .contains("warning: `S1` is done without verification"),
-        "{}",
-        human.stderr
-    );
+    filters(&ws).bind(|| insta::assert_snapshot!("lifecycle_status_blocked", both(&human)));
 
     // Unblock and finish: the phase follows the steps to completed.
     ws.ok(&["mark", "S2.1", "done"]);
     ws.ok(&["mark", "S2.2", "done"]);
     let all = ws.ok(&["mark", "S3", "done"]);
-    assert!(all.stderr.contains("3/3 done, completed"), "{}", all.stderr);
-    let todo_done = ws.read(&format!(".tasks/{task_id}/TODO.md"));
+    assert_contains(&all.stderr, "3/3 done, completed");
+    let todo_done = ws.todo(&task_id);
     assert!(
         !todo_done.contains("blocked:"),
         "the blocked line goes: {todo_done}"
@@ -292,7 +250,7 @@ fn a_second_plan_never_replaces_the_draft_without_force() {
         "{}",
         refused.stderr
     );
-    assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
+    assert_contains(&refused.stderr, "--force");
     assert_eq!(
         ws.read(".tasks/draft/PLAN.md"),
         edited,
@@ -306,20 +264,10 @@ fn a_second_plan_never_replaces_the_draft_without_force() {
     assert!(!replaced.contains("Carefully"));
 
     let discarded = ws.ok(&["discard", "--yes"]);
-    assert!(
-        discarded
-            .stderr
-            .contains("discarded the draft `Something else`"),
-        "{}",
-        discarded.stderr
-    );
+    assert_contains(&discarded.stderr, "discarded the draft `Something else`");
     assert!(!ws.exists(".tasks/draft"));
     let again = ws.fails(&["discard", "--yes"], 2);
-    assert!(
-        again.stderr.contains("error: there is no draft to discard"),
-        "{}",
-        again.stderr
-    );
+    assert_contains(&again.stderr, "error: there is no draft to discard");
     ws.fails(&["approve"], 2);
     assert!(ws.task_ids().is_empty());
 }
@@ -338,15 +286,11 @@ fn an_invalid_plan_writes_no_draft() {
         let run = ws.run_stdin(&["plan", "--from", "-"], plan);
         assert_eq!(run.code, 2, "{run:#?}");
         assert!(run.stderr.contains(message), "{message}: {}", run.stderr);
-        assert!(
-            run.stderr.contains("no draft was written"),
-            "{}",
-            run.stderr
-        );
+        assert_contains(&run.stderr, "no draft was written");
         assert!(!ws.exists(".tasks/draft/PLAN.md"));
     }
     let missing = ws.fails(&["plan", "--from", "nope.md"], 2);
-    assert!(missing.stderr.contains("nope.md"), "{}", missing.stderr);
+    assert_contains(&missing.stderr, "nope.md");
 }
 
 #[test]
@@ -354,21 +298,7 @@ fn show_status_and_list_name_tasks_by_prefix_or_slug() {
     let ws = Workspace::new();
     let first = ws.approve(PLAN);
     let later = PLAN.replace("Refactor login module", "Migrate the session store");
-    let run = ws
-        .tick()
-        .env("TICK_NOW", "2026-11-30T15:00:00Z")
-        .args(["plan", "--from", "-"])
-        .write_stdin(later)
-        .output()
-        .unwrap();
-    assert!(run.status.success());
-    let run = ws
-        .tick()
-        .env("TICK_NOW", "2026-11-30T15:00:00Z")
-        .arg("approve")
-        .output()
-        .unwrap();
-    assert!(run.status.success());
+    ws.approve_at(&later, "2026-11-30T15:00:00Z");
     let second = "20261130-150000-migrate-the-session-store";
     assert_eq!(ws.task_ids(), [first.as_str(), second]);
 
@@ -385,36 +315,20 @@ fn show_status_and_list_name_tasks_by_prefix_or_slug() {
         assert_eq!(status["task"]["id"], first.as_str(), "{query}");
     }
     let ambiguous = ws.fails(&["status", "20261130"], 2);
-    assert!(
-        ambiguous.stderr.contains("matches 2 tasks"),
-        "{}",
-        ambiguous.stderr
-    );
+    assert_contains(&ambiguous.stderr, "matches 2 tasks");
     let unknown = ws.fails(&["status", "nothing-like-it"], 2);
-    assert!(
-        unknown
-            .stderr
-            .contains("error: no task matches `nothing-like-it`"),
-        "{}",
-        unknown.stderr
-    );
+    assert_contains(&unknown.stderr, "error: no task matches `nothing-like-it`");
 
     let shown = ws.ok(&["show", "login"]);
-    assert!(
-        shown
-            .stdout
-            .starts_with("task:  Refactor login module (approved, 0/3 done)\n"),
-        "{}",
-        shown.stdout
+    assert_starts_with(
+        &shown.stdout,
+        "task:  Refactor login module (approved, 0/3 done)\n",
     );
 
     ws.ok(&["mark", "S1", "done", "--task", "login"]);
-    let todo = ws.read(&format!(".tasks/{first}/TODO.md"));
+    let todo = ws.todo(&first);
     assert!(todo.contains("- [x] S1 "), "--task picks the task");
-    assert!(
-        !ws.read(&format!(".tasks/{second}/TODO.md"))
-            .contains("- [x]")
-    );
+    assert!(!ws.todo(second).contains("- [x]"));
 
     let list = ws.ok(&["list"]);
     assert_eq!(
@@ -430,29 +344,17 @@ fn empty_workspace_status_and_list_say_so() {
     let ws = Workspace::new();
     let status = ws.ok(&["status"]);
     assert!(status.stdout.is_empty());
-    assert!(
-        status.stderr.contains("warning: no tasks yet"),
-        "{}",
-        status.stderr
-    );
+    assert_contains(&status.stderr, "warning: no tasks yet");
     let list = ws.ok(&["list"]);
     assert!(list.stdout.is_empty());
-    assert!(
-        list.stderr.contains("no draft and no tasks yet"),
-        "{}",
-        list.stderr
-    );
+    assert_contains(&list.stderr, "no draft and no tasks yet");
     let json = json(&ws.ok(&["list", "--json"]).stdout);
     assert_eq!(
         json,
         serde_json::json!({"format": 1, "draft": null, "draft_error": null, "tasks": []})
     );
     let mark = ws.fails(&["mark", "S1", "done"], 2);
-    assert!(
-        mark.stderr.contains("error: there are no tasks yet"),
-        "{}",
-        mark.stderr
-    );
+    assert_contains(&mark.stderr, "error: there are no tasks yet");
     assert!(!ws.exists(".tasks"), "read-only commands create nothing");
 }
 
@@ -470,40 +372,14 @@ fn mark_checks_its_arguments_before_touching_anything() {
     let id = ws.approve(PLAN);
     let before = ws.task_files(&id);
     let no_reason = ws.fails(&["mark", "S1", "blocked"], 2);
-    assert!(
-        no_reason
-            .stderr
-            .contains("error: a blocked step needs a reason"),
-        "{}",
-        no_reason.stderr
-    );
+    assert_contains(&no_reason.stderr, "error: a blocked step needs a reason");
     let stray_reason = ws.fails(&["mark", "S1", "done", "--reason", "x"], 2);
-    assert!(
-        stray_reason
-            .stderr
-            .contains("`--reason` goes with `blocked`"),
-        "{}",
-        stray_reason.stderr
-    );
+    assert_contains(&stray_reason.stderr, "`--reason` goes with `blocked`");
     let unknown = ws.fails(&["mark", "S9", "done"], 2);
-    assert!(
-        unknown.stderr.contains("there is no step `S9`"),
-        "{}",
-        unknown.stderr
-    );
-    assert!(
-        unknown.stderr.contains("`S1`, `S2`, `S2.1`, `S2.2`, `S3`"),
-        "{}",
-        unknown.stderr
-    );
+    assert_contains(&unknown.stderr, "there is no step `S9`");
+    assert_contains(&unknown.stderr, "`S1`, `S2`, `S2.1`, `S2.2`, `S3`");
     let open_subs = ws.fails(&["mark", "S2", "done"], 2);
-    assert!(
-        open_subs
-            .stderr
-            .contains("`S2` has open sub-steps: `S2.1`, `S2.2`"),
-        "{}",
-        open_subs.stderr
-    );
+    assert_contains(&open_subs.stderr, "`S2` has open sub-steps: `S2.1`, `S2.2`");
     ws.fails(&["mark", "nonsense", "done"], 2);
     ws.fails(&["mark", "S1", "finished"], 2);
     assert_eq!(ws.task_files(&id), before);
@@ -511,11 +387,7 @@ fn mark_checks_its_arguments_before_touching_anything() {
     ws.ok(&["mark", "S1", "done"]);
     let after = ws.task_files(&id);
     let again = ws.ok(&["mark", "S1", "done"]);
-    assert!(
-        again.stderr.contains("`S1` is already done"),
-        "{}",
-        again.stderr
-    );
+    assert_contains(&again.stderr, "`S1` is already done");
     assert_eq!(ws.task_files(&id), after, "a no-op mark writes nothing");
 }
 
@@ -535,18 +407,16 @@ fn marking_a_parent_with_all_sub_steps_done_open_is_refused() {
         &["mark", "S2", "blocked", "--reason", "r"],
     ] {
         let run = ws.fails(args, 2);
-        assert!(
-            run.stderr
-                .starts_with("error: `S2` is done because all its sub-steps are"),
-            "{}",
-            run.stderr
+        assert_starts_with(
+            &run.stderr,
+            "error: `S2` is done because all its sub-steps are",
         );
-        assert!(run.stderr.contains("nothing was changed"), "{}", run.stderr);
+        assert_contains(&run.stderr, "nothing was changed");
         assert_eq!(ws.task_files(&id), before, "{args:?}");
     }
     // Reopening a sub-step reopens the parent.
     ws.ok(&["mark", "S2.2", "pending"]);
-    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = ws.todo(&id);
     assert!(todo.contains("- [ ] S2 Add"), "{todo}");
     assert!(todo.contains("  - [x] S2.1 "), "{todo}");
 }
@@ -599,19 +469,11 @@ fn a_reapproved_plan_edit_reaches_todo_and_the_next_run() {
     assert!(todo.contains("- [x] S1 Write the counter"), "{todo}");
 
     let dry = ws.ok(&["run", "--dry-run"]);
-    assert!(
-        dry.stdout.contains("python3 count.py --version"),
-        "{}",
-        dry.stdout
-    );
+    assert_contains(&dry.stdout, "python3 count.py --version");
     assert!(!dry.stdout.contains("grep -q version"), "{}", dry.stdout);
     // Approved as it stands now: nothing more to do.
     let again = ws.ok(&["approve", &id]);
-    assert!(
-        again.stderr.contains("approved as it stands"),
-        "{}",
-        again.stderr
-    );
+    assert_contains(&again.stderr, "approved as it stands");
 }
 
 /// An approval cut short after its task folder appeared (the draft still there) is finished by
@@ -636,11 +498,7 @@ fn a_half_done_approval_is_finished_not_repeated() {
     );
     let again = ws.run(&["approve"]);
     assert_eq!(again.code, 2, "{again:#?}");
-    assert!(
-        again.stderr.contains("no draft to approve"),
-        "{}",
-        again.stderr
-    );
+    assert_contains(&again.stderr, "no draft to approve");
     assert_eq!(ws.task_ids(), ids);
     assert!(!ws.exists(".tasks/draft"));
 

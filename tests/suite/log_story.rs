@@ -2,10 +2,10 @@
 //! `status`/the watcher, a person's unticking (with `tick mark` or in TODO.md) and each
 //! `--revise`'s feedback; and its last phase line is the phase the task really has.
 
-use crate::common::fake_model::{FakeModel, Reply};
+use crate::common::fake_model::FakeModel;
 use crate::common::scripts::openai_text;
-use crate::common::workspace::{Workspace, filters, interrupted_after, scripted};
-use crate::suite::running::{PLAN, approved, stderr};
+use crate::common::workspace::{Workspace, filters, scripted};
+use crate::suite::running::{PLAN, approved, stderr, stopped_in_its_first_step};
 
 fn log(project: &Workspace) -> String {
     let output = project.ok(&["log"]);
@@ -15,15 +15,7 @@ fn log(project: &Workspace) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_log_has_the_stop_the_staleness_the_unticking_and_the_phase_now() {
     let server = FakeModel::start().await;
-    let (project, id) = approved(&server, PLAN).await;
-    server.push(Reply::sse(["data: {\"choices\":[]}\n\n".to_owned()]).stall());
-    let output = interrupted_after(
-        project.command(&format!("{}/v1", server.url()), &["run"]),
-        &server,
-        1,
-    )
-    .await;
-    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    let (project, id, _) = stopped_in_its_first_step(&server).await;
     project.write("greeting.txt", "hello\n");
     project.ok(&["mark", "S1", "done"]);
     project.ok(&["mark", "S2", "done"]);

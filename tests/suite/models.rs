@@ -12,8 +12,10 @@ use crate::common::scripts::{
     openai_text, openai_text_cut, openai_text_pieces, submit_login_plan,
 };
 use crate::common::text::{assert_contains, assert_starts_with};
+use crate::common::workspace::login_planned;
+use crate::common::workspace::plans_login;
 use crate::common::workspace::{
-    Workspace, assert_success, planned, planned_without_a_call, scripted, stderr,
+    Workspace, assert_success, planned, planned_without_a_call, stderr,
 };
 
 fn system(request: &RecordedRequest) -> String {
@@ -105,11 +107,7 @@ async fn auto_switches_to_text_after_one_text_call_and_notes_it_once() {
     server.push(openai_text(&tag_call("list_files", &json!({}))));
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
 
-    let output = project
-        .tick_against(&server, &["plan", "Refactor login"])
-        .await;
-    assert_success(&output);
-    let requests = server.requests();
+    let requests = plans_login(&project, &server).await;
     assert_eq!(requests.len(), 3);
     assert!(has_tools(&requests[0]), "auto starts native");
     assert!(!system(&requests[0]).contains("## How to call tools"));
@@ -150,12 +148,8 @@ async fn a_text_call_to_a_build_tool_is_refused_while_planning() {
     )));
     server.push(openai_text(&tag_call("submit_plan", &login_plan())));
 
-    let output = project
-        .tick_against(&server, &["plan", "Refactor login"])
-        .await;
-    assert_success(&output);
+    let requests = plans_login(&project, &server).await;
     project.assert_untouched_outside_tasks();
-    let requests = server.requests();
     let refusals = |request: &RecordedRequest| {
         request
             .user_texts()
@@ -200,10 +194,9 @@ async fn no_call_at_all_is_reminded_as_often_as_configured() {
     config(&project, "limits:\n  max_reminders: 0\n");
     server.push(openai_text("Here is my plan."));
     let before = server.requests().len();
-    let output = project
-        .tick_against(&server, &["plan", "Refactor login"])
+    project
+        .tick_ends(&server, &["plan", "Refactor login"], 3)
         .await;
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert_eq!(server.requests().len(), before + 1);
 }
 
@@ -322,9 +315,7 @@ async fn invalid_arguments_come_back_with_the_error_and_a_valid_example() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_answer_limit_is_sent_on_both_providers() {
     let project = Workspace::sample();
-    let (output, server) =
-        scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
-    assert_success(&output);
+    let server = login_planned(&project).await;
     assert_eq!(server.requests()[0].body["max_tokens"], 8192);
 
     let project = Workspace::sample();
@@ -449,14 +440,9 @@ async fn a_step_done_through_text_calls_is_verified_like_a_native_one() {
         json!({"name": "update_step", "arguments": {"id": "S1", "status": "done", "evidence": "fixed"}})
     )));
 
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    project.tick_ends(&server, &["run"], 0).await;
     assert_eq!(project.read("greeting.txt"), "hello\n");
-    assert!(
-        project
-            .read(&format!(".tasks/{id}/TODO.md"))
-            .contains("- [x] S1 Create greeting.txt")
-    );
+    assert!(project.todo(&id).contains("- [x] S1 Create greeting.txt"));
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     for request in &requests {

@@ -10,7 +10,8 @@ use tick::tasks::state::State;
 
 use super::running::{PLAN, approved, stderr, work};
 use crate::common::fake_model::FakeModel;
-use crate::common::scripts::{openai_call, openai_calls, openai_text};
+use crate::common::scripts::claims_done;
+use crate::common::scripts::{openai_calls, openai_text};
 use crate::common::workspace::Workspace;
 
 fn stdout(output: &Output) -> String {
@@ -23,10 +24,6 @@ fn both(output: &Output) -> String {
 
 fn state(project: &Workspace, id: &str) -> State {
     serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
-}
-
-fn todo(project: &Workspace, id: &str) -> String {
-    project.read(&format!(".tasks/{id}/TODO.md"))
 }
 
 /// The id of the one task folder that is not `known`.
@@ -52,11 +49,7 @@ fn step_with(server: &FakeModel, id: &str, name: &str, args: serde_json::Value) 
         ),
         (&format!("call_{id}_tool"), name, args),
     ]));
-    server.push(openai_call(
-        &format!("call_{id}_done"),
-        "update_step",
-        json!({"id": id, "status": "done", "evidence": "did it"}),
-    ));
+    server.push(claims_done(&format!("call_{id}_done"), id, Some("did it")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -66,8 +59,7 @@ async fn a_run_whose_model_never_reports_leaves_its_failure_on_record() {
     server.push(openai_text("I will not report."));
     server.push(openai_text("Still not."));
     server.push(openai_text("Never."));
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let output = project.tick_ends(&server, &["run"], 3).await;
     assert!(
         stderr(&output).contains(tick::agent::CHANGE_MODEL_HINT),
         "{}",
@@ -96,10 +88,9 @@ async fn a_run_whose_model_never_reports_leaves_its_failure_on_record() {
 
     // A step that then goes well clears the record.
     work(&server, "S1", "greeting.txt", "hello\n");
-    let output = project
-        .tick_against(&server, &["run", "--steps", "1"])
+    project
+        .tick_ends(&server, &["run", "--steps", "1"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(state(&project, &id).last_attempt, None);
 }
 
@@ -113,13 +104,8 @@ async fn a_done_claim_with_nothing_done_is_recorded_and_shown() {
     work(&server, "S1", "greeting.txt", "hello\n");
     work(&server, "S2", "shout.sh", "echo HELLO\n");
     // S3: the model claims it done without touching anything.
-    server.push(openai_call(
-        "call_S3_done",
-        "update_step",
-        json!({"id": "S3", "status": "done", "evidence": "documented"}),
-    ));
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    server.push(claims_done("call_S3_done", "S3", Some("documented")));
+    project.tick_ends(&server, &["run"], 0).await;
     let state = state(&project, &id);
     assert!(!state.steps[&"S1".parse().unwrap()].claimed_without_changes);
     assert!(state.steps[&"S3".parse().unwrap()].claimed_without_changes);
@@ -171,9 +157,8 @@ async fn a_later_task_editing_an_earlier_tasks_file_through_tick_is_not_stale() 
         "write_file",
         json!({"path": "shared.txt", "content": "one\n"}),
     );
-    let output = project.tick_against(&server, &["run", &a]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(todo(&project, &a).contains("- [x] S1"));
+    project.tick_ends(&server, &["run", &a], 0).await;
+    assert!(project.todo(&a).contains("- [x] S1"));
 
     project.write("plan-b.md", PLAN_B);
     for args in [&["plan", "--from", "plan-b.md"][..], &["approve"]] {
@@ -188,8 +173,7 @@ async fn a_later_task_editing_an_earlier_tasks_file_through_tick_is_not_stale() 
         "edit_file",
         json!({"path": "shared.txt", "old": "one", "new": "one two"}),
     );
-    let output = project.tick_against(&server, &["run", &b]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    project.tick_ends(&server, &["run", &b], 0).await;
     assert_eq!(project.read("shared.txt"), "one two\n");
 
     let check = project.tick_against(&server, &["check"]).await;
@@ -197,11 +181,7 @@ async fn a_later_task_editing_an_earlier_tasks_file_through_tick_is_not_stale() 
     let list = stdout(&project.tick_against(&server, &["list"]).await);
     let line_a = list.lines().find(|l| l.contains(&a)).unwrap();
     assert!(line_a.contains("completed"), "{list}");
-    assert!(
-        !todo(&project, &a).contains("- [~]"),
-        "{}",
-        todo(&project, &a)
-    );
+    assert!(!project.todo(&a).contains("- [~]"), "{}", project.todo(&a));
     let status = both(&project.tick_against(&server, &["status", &a]).await);
     assert!(
         status.contains(&format!("changed by task {b} S1")),
@@ -241,10 +221,9 @@ async fn a_persons_edit_during_an_agents_bash_makes_the_done_step_stale_and_reve
         "write_file",
         json!({"path": "a.txt", "content": "one\n"}),
     );
-    let output = project
-        .tick_against(&server, &["run", "--steps", "1"])
+    project
+        .tick_ends(&server, &["run", "--steps", "1"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(s1(&project).evidence[0].output_tail, "one");
     let before = server.requests().len();
 
@@ -282,18 +261,13 @@ async fn a_persons_edit_during_an_agents_bash_makes_the_done_step_stale_and_reve
 
     // The next command sees S1's file changed by someone other than tick.
     let status = project.tick_against(&server, &["status"]).await;
-    assert!(
-        todo(&project, &id).contains("- [~] S1"),
-        "{}",
-        both(&status)
-    );
+    assert!(project.todo(&id).contains("- [~] S1"), "{}", both(&status));
     // And the next run verifies it again before anything else.
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    project.tick_ends(&server, &["run"], 0).await;
     assert!(
-        todo(&project, &id).contains("- [x] S1"),
+        project.todo(&id).contains("- [x] S1"),
         "{}",
-        todo(&project, &id)
+        project.todo(&id)
     );
     assert_eq!(
         s1(&project).evidence[0].output_tail,

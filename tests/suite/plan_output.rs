@@ -5,7 +5,9 @@
 
 use serde_json::json;
 
+use crate::common::scripts::asks_user;
 use crate::common::scripts::{login_plan, openai_call, submit_login_plan};
+use crate::common::workspace::login_planned;
 use crate::common::workspace::{Workspace, event_kinds, json_events, scripted, stderr, stdout};
 
 /// Exit code, stdout and stderr of one command, as a person reads them.
@@ -52,14 +54,10 @@ async fn a_plain_draft() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draft_with_questions_without_a_terminal() {
     let project = Workspace::sample();
-    let ask = openai_call(
-        "call_q",
-        "ask_user",
-        json!({"questions": [
-            {"question": "Keep sessions in Redis or in the database?", "why": "both exist", "options": ["redis", "database"]},
-            {"question": "May the old endpoint go?"}
-        ]}),
-    );
+    let ask = asks_user(&json!([
+        {"question": "Keep sessions in Redis or in the database?", "why": "both exist", "options": ["redis", "database"]},
+        {"question": "May the old endpoint go?"}
+    ]));
     let (output, _) = scripted(&project, [ask], &["plan", "Move sessions"]).await;
     filters(&project).bind(|| insta::assert_snapshot!("plan_output_needs_input", both(&output)));
 }
@@ -67,9 +65,7 @@ async fn a_draft_with_questions_without_a_terminal() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revision_shows_the_step_diff() {
     let project = Workspace::sample();
-    let (output, server) =
-        scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
+    let server = login_planned(&project).await;
     let mut revised = login_plan();
     revised["steps"][1]["title"] = json!("Move login into src/auth");
     server.push(openai_call("call_2", "submit_plan", revised));
@@ -148,11 +144,8 @@ async fn plan_json_starts_with_its_format_and_stays_json_through_a_revision() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_json_of_a_draft_with_questions() {
     let project = Workspace::sample();
-    let ask = openai_call(
-        "call_q",
-        "ask_user",
-        json!({"questions": [{"question": "Which database?", "options": ["redis", "postgres"]}]}),
-    );
+    let ask =
+        asks_user(&json!([{"question": "Which database?", "options": ["redis", "postgres"]}]));
     let (output, _) = scripted(&project, [ask], &["plan", "--json", "Move sessions"]).await;
     let events = json_events(&output);
     filters(&project).bind(|| insta::assert_json_snapshot!("plan_output_needs_input_json", events));
@@ -173,7 +166,7 @@ mod session {
     use tick::tools::Questions;
 
     use crate::common::fake_model::FakeModel;
-    use crate::common::scripts::{login_plan, openai_call};
+    use crate::common::scripts::{asks_user, login_plan, openai_call};
     use crate::common::workspace::{NOW, Workspace};
 
     /// A person who answers every question with `answer`, and remembers what was asked.
@@ -241,16 +234,18 @@ mod session {
         .unwrap()
     }
 
+    /// A model that asks "Which database?", then submits the login plan.
+    async fn asks_then_plans() -> FakeModel {
+        let server = FakeModel::start().await;
+        server.push(asks_user(&json!([{"question": "Which database?"}])));
+        server.push(openai_call("call_p", "submit_plan", login_plan()));
+        server
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_person_answers_the_planners_questions_and_the_turn_goes_on() {
         let project = Workspace::sample();
-        let server = FakeModel::start().await;
-        server.push(openai_call(
-            "call_q",
-            "ask_user",
-            json!({"questions": [{"question": "Which database?"}]}),
-        ));
-        server.push(openai_call("call_p", "submit_plan", login_plan()));
+        let server = asks_then_plans().await;
         let ((drafted, asked), events) = with_session(&project, &server, |session, sink| {
             let mut person = Scripted {
                 answer: "Q: Which database?\nA: Postgres\n".into(),
@@ -295,13 +290,7 @@ mod session {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn without_a_person_the_draft_waits_and_an_answer_goes_on_in_the_same_session() {
         let project = Workspace::sample();
-        let server = FakeModel::start().await;
-        server.push(openai_call(
-            "call_q",
-            "ask_user",
-            json!({"questions": [{"question": "Which database?"}]}),
-        ));
-        server.push(openai_call("call_p", "submit_plan", login_plan()));
+        let server = asks_then_plans().await;
         let ((waiting, drafted), events) = with_session(&project, &server, |session, sink| {
             let waiting = session
                 .start("Move sessions", false, &mut Nobody, sink)

@@ -62,10 +62,7 @@ async fn the_planners_tools_are_drafted_and_approved_into_plan_and_todo() {
     let settings = filters(&project);
     settings.bind(|| {
         insta::assert_snapshot!("plan_tools_draft_plan_md", draft);
-        insta::assert_snapshot!(
-            "plan_tools_todo_md",
-            project.read(&format!(".tasks/{id}/TODO.md"))
-        );
+        insta::assert_snapshot!("plan_tools_todo_md", project.todo(&id));
     });
     let status = project.ok(&["status", "--json"]);
     let status: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
@@ -149,7 +146,7 @@ fn a_bad_tool_name_is_refused_with_its_line() {
 fn steps_without_tools_render_as_before() {
     let ws = Workspace::new();
     let id = ws.approve(&PLAN.replace("  - tools: github.create_issue, docs.search\n", ""));
-    assert!(!ws.read(&format!(".tasks/{id}/TODO.md")).contains("tools"));
+    assert!(!ws.todo(&id).contains("tools"));
     let status = ws.ok(&["status", "--json"]);
     assert!(!status.stdout.contains("\"tools\""), "{}", status.stdout);
 }

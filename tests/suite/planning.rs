@@ -4,13 +4,16 @@
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
+use crate::common::scripts::asks_user;
 use crate::common::scripts::{
     anthropic_call, login_plan, openai_call, openai_calls, openai_text, submit_login_plan,
 };
 use crate::common::text::{assert_contains, assert_starts_with};
+use crate::common::workspace::login_planned;
+use crate::common::workspace::planned_json;
+use crate::common::workspace::plans_login;
 use crate::common::workspace::{
-    Workspace, assert_success, interrupted_after, json_events, planned_without_a_call, scripted,
-    stderr, stdout,
+    Workspace, assert_success, interrupted_after, planned_without_a_call, scripted, stderr, stdout,
 };
 
 const WRITING_TOOLS: [&str; 4] = ["write_file", "edit_file", "bash", "update_step"];
@@ -107,12 +110,8 @@ async fn writing_tools_are_refused_while_planning() {
     ));
     server.push(openai_call("call_p", "submit_plan", login_plan()));
 
-    let output = project
-        .tick_against(&server, &["plan", "Refactor login"])
-        .await;
-    assert_success(&output);
+    let requests = plans_login(&project, &server).await;
     project.assert_untouched_outside_tasks();
-    let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert_plan_mode_only(&requests);
     let results = requests[1].tool_results();
@@ -136,11 +135,7 @@ async fn an_invalid_plan_goes_back_to_the_model() {
     server.push(openai_call("call_1", "submit_plan", bad));
     server.push(openai_call("call_2", "submit_plan", login_plan()));
 
-    let output = project
-        .tick_against(&server, &["plan", "Refactor login"])
-        .await;
-    assert_success(&output);
-    let requests = server.requests();
+    let requests = plans_login(&project, &server).await;
     assert_eq!(requests.len(), 2);
     let (id, content) = &requests[1].tool_results()[0];
     assert_eq!(id, "call_1");
@@ -160,9 +155,8 @@ async fn a_turn_without_submit_plan_is_reminded_then_fails() {
     server.push(openai_text("Do it, then test it."));
 
     let output = project
-        .tick_against(&server, &["plan", "Refactor login"])
+        .tick_ends(&server, &["plan", "Refactor login"], 3)
         .await;
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let err = stderr(&output);
     assert_contains(&err, "without calling `submit_plan`");
     assert_contains(&err, "no draft was written");
@@ -179,10 +173,8 @@ async fn a_turn_without_submit_plan_is_reminded_then_fails() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn questions_without_a_terminal_wait_for_answer() {
     let project = Workspace::sample();
-    let first = openai_call(
-        "call_q",
-        "ask_user",
-        json!({"questions": [{"question": "Keep sessions in Redis or in the database?", "why": "both exist", "options": ["redis", "database"]}]}),
+    let first = asks_user(
+        &json!([{"question": "Keep sessions in Redis or in the database?", "why": "both exist", "options": ["redis", "database"]}]),
     );
     let (output, server) = scripted(&project, [first], &["plan", "Move sessions"]).await;
     assert_success(&output);
@@ -218,11 +210,7 @@ async fn questions_without_a_terminal_wait_for_answer() {
 async fn questions_at_a_terminal_are_asked_there() {
     let project = Workspace::sample();
     let server = FakeModel::start().await;
-    server.push(openai_call(
-        "call_q",
-        "ask_user",
-        json!({"questions": [{"question": "Which database?"}]}),
-    ));
+    server.push(asks_user(&json!([{"question": "Which database?"}])));
     server.push(openai_call("call_p", "submit_plan", login_plan()));
     let mut cmd = project.command(&format!("{}/v1", server.url()), &["plan", "Move sessions"]);
     cmd.env("TICK_INTERACTIVE", "1")
@@ -264,9 +252,7 @@ async fn questions_at_a_terminal_are_asked_there() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revise_continues_the_conversation_and_shows_the_step_diff() {
     let project = Workspace::sample();
-    let (output, server) =
-        scripted(&project, [submit_login_plan()], &["plan", "Refactor login"]).await;
-    assert_success(&output);
+    let server = login_planned(&project).await;
 
     let mut revised = login_plan();
     revised["steps"][1]["title"] = json!("Move login into src/auth");
@@ -298,13 +284,7 @@ async fn an_existing_draft_is_not_replaced() {
     let project = Workspace::sample();
     let server = FakeModel::start().await;
     server.push(submit_login_plan());
-    assert!(
-        project
-            .tick_against(&server, &["plan", "one"])
-            .await
-            .status
-            .success()
-    );
+    assert_success(&project.tick_against(&server, &["plan", "one"]).await);
     let before = project.read(".tasks/draft/PLAN.md");
     let output = project.tick_against(&server, &["plan", "two"]).await;
     assert_eq!(output.status.code(), Some(2));
@@ -363,9 +343,8 @@ async fn a_stream_cut_mid_tool_call_runs_nothing() {
     server
         .push(Reply::sse([start.to_owned(), "data: {\"choices\":[{\"ind".to_owned()]).cut_after(2));
     let output = project
-        .tick_against(&server, &["plan", "Refactor login"])
+        .tick_ends(&server, &["plan", "Refactor login"], 3)
         .await;
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     assert_contains(&stderr(&output), "ended before the answer was complete");
     assert!(!project.path(".tasks/draft/PLAN.md").exists());
 }
@@ -419,14 +398,7 @@ async fn json_progress_is_one_event_per_line() {
     let project = Workspace::sample();
     let first = openai_call("call_1", "read_file", json!({"path": "src/login.rs"}));
     let second = openai_call("call_2", "submit_plan", login_plan());
-    let (output, _) = scripted(
-        &project,
-        [first, second],
-        &["plan", "--json", "Refactor login"],
-    )
-    .await;
-    assert_success(&output);
-    let events = json_events(&output);
+    let (events, _) = planned_json(&project, [first, second]).await;
     assert!(events.iter().any(|e| e["event"] == "tool_call"
         && e["name"] == "read_file"
         && e["detail"] == "src/login.rs"));
@@ -510,8 +482,7 @@ async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succe
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["plan_attempt"]["at"], "2026-11-30T14:30:12Z");
 
-    let output = project.tick_against(&server, &["check"]).await;
-    assert_eq!(output.status.code(), Some(14), "{}", stderr(&output));
+    let output = project.tick_ends(&server, &["check"], 14).await;
     let out = stdout(&output);
     assert_starts_with(
         &out,
@@ -526,8 +497,7 @@ async fn a_failed_planning_attempt_is_recorded_shown_and_checked_until_one_succe
         .await;
     assert_success(&output);
     assert!(!project.path(".tasks/draft/last_attempt.yaml").exists());
-    let output = project.tick_against(&server, &["check"]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    project.tick_ends(&server, &["check"], 0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,6 +8,7 @@ use tick::tasks::state::State;
 
 use crate::common::fake_model::{FakeModel, Reply};
 use crate::common::scripts::openai_call;
+use crate::common::text::assert_contains;
 use crate::common::workspace::{Workspace, stderr, stdout};
 
 const PLAN: &str = "# Greet
@@ -57,8 +58,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
         "update_step",
         json!({"id": "S2", "status": "blocked", "reason": "a farewell needs a config file first"}),
     ));
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    project.tick_ends(&server, &["run"], 4).await;
     let todo_path = format!(".tasks/{id}/TODO.md");
     let plan_path = format!(".tasks/{id}/PLAN.md");
     let approved_plan = project.read(&plan_path);
@@ -167,8 +167,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
     );
 
     // Approval merges by id: S1 untouched, S2 reopened, S4 added, S3 gone.
-    let output = project.tick_against(&server, &["approve", &id]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    project.tick_ends(&server, &["approve", &id], 0).await;
     let todo = project.read(&todo_path);
     assert_eq!(s1_line(&todo), s1_todo_before, "S1 byte for byte");
     assert!(todo.contains("- [ ] S4 Add the config file"), "{todo}");
@@ -221,8 +220,7 @@ async fn a_revised_task_keeps_its_done_steps_and_waits_for_approval() {
     let before = server.requests().len();
     write_and_finish(&server, "greet.conf", "farewell\n", "S4");
     write_and_finish(&server, "bye.txt", "bye\n", "S2");
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    project.tick_ends(&server, &["run"], 0).await;
     let first = server.requests()[before].user_texts().join("\n");
     assert!(
         first.contains("Your step: S4 Add the config file"),
@@ -251,8 +249,7 @@ async fn a_revise_that_rewrites_a_steps_title_keeps_its_id() {
         "update_step",
         json!({"id": "S2", "status": "blocked", "reason": "later"}),
     ));
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    project.tick_ends(&server, &["run"], 4).await;
     server.push(call(
         "submit_plan",
         json!({
@@ -267,9 +264,12 @@ async fn a_revise_that_rewrites_a_steps_title_keeps_its_id() {
         }),
     ));
     let output = project
-        .tick_against(&server, &["plan", "--revise", "greet in French too", &id])
+        .tick_ends(
+            &server,
+            &["plan", "--revise", "greet in French too", &id],
+            0,
+        )
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let revised = project.read(&format!(".tasks/{id}/PLAN.md"));
     assert!(
         revised.contains("- [ ] S1 Write the greeting in English and French"),
@@ -277,9 +277,8 @@ async fn a_revise_that_rewrites_a_steps_title_keeps_its_id() {
     );
     assert!(revised.contains("- [ ] S4 Add a changelog"), "{revised}");
     assert!(!stderr(&output).contains("drops"), "{}", stderr(&output));
-    let output = project.tick_against(&server, &["approve", &id]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    project.tick_ends(&server, &["approve", &id], 0).await;
+    let todo = project.todo(&id);
     assert!(
         todo.contains("- [ ] S1 Write the greeting in English and French"),
         "reopened: {todo}"
@@ -296,13 +295,11 @@ async fn a_draft_or_a_cancelled_task_is_not_re_planned_as_a_task() {
     let server = FakeModel::start().await;
     let project = Workspace::sample();
     let id = project.approve_plan(&server, PLAN).await;
-    let output = project.tick_against(&server, &["cancel", &id]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    project.tick_ends(&server, &["cancel", &id], 0).await;
     let plan = project.read(&format!(".tasks/{id}/PLAN.md"));
     let output = project
-        .tick_against(&server, &["plan", "--revise", "more", &id])
+        .tick_ends(&server, &["plan", "--revise", "more", &id], 2)
         .await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("cancelled"), "{}", stderr(&output));
     assert_eq!(project.read(&format!(".tasks/{id}/PLAN.md")), plan);
     assert!(server.requests().is_empty(), "no model turn");
@@ -330,8 +327,8 @@ fn a_reapproved_change_to_a_done_steps_verify_reopens_it_and_nothing_else() {
         plan.replace("`npm test -- login`", "`npm test -- login --all`"),
     );
     let run = ws.ok(&["approve", &id]);
-    assert!(run.stderr.contains("S1"), "{}", run.stderr);
-    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    assert_contains(&run.stderr, "S1");
+    let todo = ws.todo(&id);
     assert!(
         todo.contains("- [ ] S1 Find the real login entry point"),
         "{todo}"
@@ -357,6 +354,7 @@ mod local {
 
     use super::{call, write_and_finish};
     use crate::common::fake_model::{FakeModel, Reply};
+    use crate::common::text::assert_contains;
     use crate::common::workspace::{Run, Workspace, git};
 
     const GREET: &str = "---
@@ -397,14 +395,7 @@ Greet people.
     /// keeps serving.
     async fn tick(ws: &Workspace, server: &FakeModel, args: &[&str]) -> Run {
         let mut cmd = tick_command(ws, server, args);
-        let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap();
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
+        Run::off_runtime(move || cmd.output().unwrap()).await
     }
 
     /// The plan approved and committed, so the run starts from a clean tree.
@@ -469,10 +460,7 @@ Greet people.
             plan.replace("status: approved", "status: executing")
         );
         assert!(!ws.exists(&format!(".tasks/{id}/history")));
-        assert!(
-            ws.read(&format!(".tasks/{id}/TODO.md"))
-                .contains("- [x] S1 Write the greeting")
-        );
+        assert!(ws.todo(&id).contains("- [x] S1 Write the greeting"));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -489,11 +477,9 @@ Greet people.
         let run = tick(&ws, &server, &["run"]).await;
         assert_eq!(run.code, 4, "{run:#?}");
         assert_eq!(server.requests().len(), 3, "the turn ended at the proposal");
-        assert!(
-            run.stderr
-                .contains("-> propose_replan S2: the farewell text must come from a config"),
-            "{}",
-            run.stderr
+        assert_contains(
+            &run.stderr,
+            "-> propose_replan S2: the farewell text must come from a config",
         );
         assert!(
             run.stderr.contains(
@@ -504,22 +490,9 @@ Greet people.
             run.stderr
         );
         // The step-level diff, on stdout.
-        assert!(
-            run.stdout.contains("+S4 Add the config file"),
-            "{}",
-            run.stdout
-        );
-        assert!(
-            run.stdout.contains("-S2 Write the farewell\n"),
-            "{}",
-            run.stdout
-        );
-        assert!(
-            run.stdout
-                .contains("+S2 Write the farewell from the config"),
-            "{}",
-            run.stdout
-        );
+        assert_contains(&run.stdout, "+S4 Add the config file");
+        assert_contains(&run.stdout, "-S2 Write the farewell\n");
+        assert_contains(&run.stdout, "+S2 Write the farewell from the config");
         // The revision is written as a global re-plan writes it: a new PLAN.md, the approved
         // version kept (as it was when the step ran), nothing else in the plan touched.
         let revised = ws.read(&plan_path);
@@ -791,7 +764,7 @@ Greet people.
         }
         let run = tick(ws, server, &["run"]).await;
         assert_eq!(run.code, 0, "{run:#?}");
-        let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+        let todo = ws.todo(id);
         let steps: Vec<&str> = todo.lines().filter(|l| l.starts_with("- [")).collect();
         assert_eq!(
             steps,
@@ -818,22 +791,14 @@ Greet people.
 
         let status = tick(&ws, &server, &["status", &id]).await;
         assert_eq!(status.code, 0, "{status:#?}");
-        assert!(
-            status.stdout.contains("phase:  executing, 1/3 done\n"),
-            "{}",
-            status.stdout
-        );
+        assert_contains(&status.stdout, "phase:  executing, 1/3 done\n");
         assert!(!status.stderr.contains("approv"), "{}", status.stderr);
         let log = tick(&ws, &server, &["log", &id]).await;
         assert!(!log.stdout.contains("version"), "{}", log.stdout);
         assert!(!log.stdout.contains("re-plan"), "{}", log.stdout);
         let show = tick(&ws, &server, &["show", "--version", "2", &id]).await;
         assert_eq!(show.code, 2, "{show:#?}");
-        assert!(
-            show.stderr.contains("its versions are 1 to 1"),
-            "{}",
-            show.stderr
-        );
+        assert_contains(&show.stderr, "its versions are 1 to 1");
 
         // The run picks the step up again; the model proposes again; that is version 2, and
         // the version kept is the approved plan.
@@ -841,22 +806,17 @@ Greet people.
         let run = tick(&ws, &server, &["run"]).await;
         assert_eq!(run.code, 4, "{run:#?}");
         let status = tick(&ws, &server, &["status", &id]).await;
-        assert!(
-            status
-                .stdout
-                .contains("version 2 of the plan waits for approval (re-planned around S2)"),
-            "{}",
-            status.stdout
+        assert_contains(
+            &status.stdout,
+            "version 2 of the plan waits for approval (re-planned around S2)",
         );
         assert_eq!(files(&ws, &id)[3], before[0]);
         assert!(!ws.exists(&format!(".tasks/{id}/history/PLAN.v2.md")));
         approve_then_run_the_new_plan(&ws, &server, &id).await;
         let log = tick(&ws, &server, &["log", &id]).await;
-        assert!(
-            log.stdout
-                .contains("version 2 of the plan approved by a person (re-planned)"),
-            "{}",
-            log.stdout
+        assert_contains(
+            &log.stdout,
+            "version 2 of the plan approved by a person (re-planned)",
         );
     }
 
@@ -893,11 +853,9 @@ Greet people.
         );
         // The log tells the re-plan from state.yaml.
         let log = tick(&ws, &server, &["log", &id]).await;
-        assert!(
-            log.stdout
-                .contains("version 2 of the plan waits for approval (`tick approve`)"),
-            "{}",
-            log.stdout
+        assert_contains(
+            &log.stdout,
+            "version 2 of the plan waits for approval (`tick approve`)",
         );
         assert!(
             log.stdout.contains(
@@ -909,7 +867,7 @@ Greet people.
         );
         let run = tick(&ws, &server, &["run"]).await;
         assert_eq!(run.code, 2, "{run:#?}");
-        assert!(run.stderr.contains("tick approve"), "{}", run.stderr);
+        assert_contains(&run.stderr, "tick approve");
         approve_then_run_the_new_plan(&ws, &server, &id).await;
 
         // Blocked for a re-plan PLAN.md does not hold.
@@ -939,11 +897,7 @@ Greet people.
             status.stderr
         );
         let json = tick(&ws, &server, &["status", "--json", &id]).await;
-        assert!(
-            json.stdout.contains("\"replan_not_written\":\"S2\""),
-            "{}",
-            json.stdout
-        );
+        assert_contains(&json.stdout, "\"replan_not_written\":\"S2\"");
         // The run does not run the step; the approval its block asks for reopens it.
         let requests = server.requests().len();
         let run = tick(&ws, &server, &["run"]).await;
@@ -955,12 +909,8 @@ Greet people.
         assert!(run.stderr.contains("S2 is blocked"), "{run:#?}");
         let approve = tick(&ws, &server, &["approve"]).await;
         assert_eq!(approve.code, 0, "{approve:#?}");
-        assert!(
-            approve.stderr.contains("`S2` is pending again"),
-            "{}",
-            approve.stderr
-        );
-        let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+        assert_contains(&approve.stderr, "`S2` is pending again");
+        let todo = ws.todo(&id);
         assert!(todo.contains("- [ ] S2 Write the farewell\n"), "{todo}");
         assert!(!todo.contains("blocked:"), "{todo}");
         let state: tick::tasks::state::State =
@@ -974,7 +924,7 @@ Greet people.
         }
         let run = tick(&ws, &server, &["run"]).await;
         assert_eq!(run.code, 0, "{run:#?}");
-        let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+        let todo = ws.todo(&id);
         for step in [
             "S1 Write the greeting",
             "S2 Write the farewell",
@@ -1043,7 +993,7 @@ Greet people.
         assert_eq!(run.code, 0, "{run:#?}");
         let first = server.requests()[before].user_texts().join("\n");
         assert!(first.contains("write bye.txt as planned"), "{first}");
-        let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+        let todo = ws.todo(&id);
         assert!(todo.contains("- [x] S2 Write the farewell\n"), "{todo}");
     }
 
@@ -1063,8 +1013,8 @@ Greet people.
         let run = tick(&ws, &server, &["run"]).await;
         assert_ne!(run.code, 0, "{run:#?}");
         assert_ne!(run.code, 4, "{run:#?}");
-        assert!(run.stderr.contains("history"), "{}", run.stderr);
-        let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+        assert_contains(&run.stderr, "history");
+        let todo = ws.todo(&id);
         assert!(todo.contains("- [-] S2 Write the farewell\n"), "{todo}");
         assert!(!todo.contains("re-planned"), "{todo}");
         assert_eq!(

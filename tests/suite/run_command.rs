@@ -18,8 +18,10 @@ use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, RecordedRequest};
 use crate::common::programs;
-use crate::common::scripts::{login_plan, openai_call, openai_calls};
+use crate::common::programs::rust_homes;
+use crate::common::scripts::{login_plan, openai_call, openai_calls, run_command_calls};
 use crate::common::text::{assert_contains, assert_starts_with};
+use crate::common::workspace::planned_json;
 use crate::common::workspace::{Workspace, assert_success, json_events, scripted, stderr};
 
 const SECRET: &str = "sk-test-secret-canary-7d1f";
@@ -74,18 +76,6 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
 /// The tool results an OpenAI-style request carries, by call id.
 fn tool_results(request: &RecordedRequest) -> BTreeMap<String, String> {
     request.tool_results().into_iter().collect()
-}
-
-/// Where cargo and rustup keep their toolchains, for the commands that need cargo: the tests
-/// give tick a `HOME` inside the workspace, where no program may come from.
-fn rust_homes() -> Vec<(String, String)> {
-    let home = std::env::var("HOME").unwrap_or_default();
-    let cargo = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo"));
-    let rustup = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup"));
-    vec![
-        ("CARGO_HOME".to_owned(), cargo),
-        ("RUSTUP_HOME".to_owned(), rustup),
-    ]
 }
 
 /// A loopback server that only counts the connections it gets.
@@ -489,16 +479,8 @@ async fn ordinary_commands_show_what_a_person_would_see() {
         .collect();
 
     let server = FakeModel::start().await;
-    let calls: Vec<(String, Value)> = cases
-        .iter()
-        .enumerate()
-        .map(|(i, argv)| (format!("call_{i}"), json!({"argv": argv})))
-        .collect();
-    let calls: Vec<(&str, &str, Value)> = calls
-        .iter()
-        .map(|(id, args)| (id.as_str(), "run_command", args.clone()))
-        .collect();
-    server.push(openai_calls(&calls));
+    let calls: Vec<Value> = cases.iter().map(|argv| json!({"argv": argv})).collect();
+    server.push(run_command_calls(&calls));
     server.push(openai_call("call_plan", "submit_plan", login_plan()));
     let output = project
         .tick_with(&server, &["plan", "--json", "Refactor login"], |cmd| {
@@ -557,14 +539,7 @@ async fn a_failing_command_and_a_refusal_are_tool_errors_with_exit_codes() {
         ),
     ]);
     let second = openai_call("call_plan", "submit_plan", login_plan());
-    let (output, server) = scripted(
-        &project,
-        [first, second],
-        &["plan", "--json", "Refactor login"],
-    )
-    .await;
-    assert_success(&output);
-    let events = json_events(&output);
+    let (events, server) = planned_json(&project, [first, second]).await;
     let results: Vec<&Value> = events
         .iter()
         .filter(|e| e["event"] == "tool_result")

@@ -11,7 +11,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::common::fake_model::FakeModel;
-use crate::common::scripts::{login_plan, openai_call, openai_calls, submit_login_plan};
+use crate::common::programs::rust_homes;
+use crate::common::scripts::{login_plan, openai_call, run_command_calls, submit_login_plan};
 use crate::common::text::assert_starts_with;
 use crate::common::workspace::{Workspace, assert_success, json_events, scripted, stderr};
 
@@ -20,16 +21,6 @@ const SECRET: &str = "secret-outside-4e9b";
 /// Whether the read-only sandbox runs here (see `run_command.rs`).
 fn sandbox_here() -> bool {
     std::env::var("TICK_TEST_NO_SANDBOX").map_or(true, |v| v != "1")
-}
-
-fn rust_homes() -> Vec<(String, String)> {
-    let home = std::env::var("HOME").unwrap_or_default();
-    let cargo = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo"));
-    let rustup = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup"));
-    vec![
-        ("CARGO_HOME".to_owned(), cargo),
-        ("RUSTUP_HOME".to_owned(), rustup),
-    ]
 }
 
 /// `git` in `dir`, nothing configured outside; panics if it fails.
@@ -50,16 +41,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 /// objects); returns each call's result text and whether it was an error.
 async fn run_all(project: &Workspace, calls: &[Value]) -> Vec<(String, bool)> {
     let server = FakeModel::start().await;
-    let named: Vec<(String, Value)> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, args)| (format!("call_{i}"), args.clone()))
-        .collect();
-    let named: Vec<(&str, &str, Value)> = named
-        .iter()
-        .map(|(id, args)| (id.as_str(), "run_command", args.clone()))
-        .collect();
-    server.push(openai_calls(&named));
+    server.push(run_command_calls(calls));
     server.push(openai_call("call_plan", "submit_plan", login_plan()));
     let output = project
         .tick_with(

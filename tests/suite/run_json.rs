@@ -8,7 +8,7 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use super::running::{PLAN, approved, stderr, work};
+use super::running::{PLAN, approved, approved_then_edited, stderr, work};
 use crate::common::fake_model::FakeModel;
 use crate::common::scripts::{login_plan, openai_call};
 use crate::common::workspace::{Workspace, event_kinds, json_events};
@@ -86,9 +86,8 @@ async fn run_json_lines_are_the_documented_events() {
         json!({"id": "S2", "status": "blocked", "reason": "which shell?"}),
     ));
     let output = project
-        .tick_against(&server, &["run", "--json", "--commit"])
+        .tick_ends(&server, &["run", "--json", "--commit"], 4)
         .await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     let events = events(&output, "`tick run --json`");
     assert_eq!(
         kinds(&events),
@@ -150,8 +149,7 @@ async fn run_json_lines_are_the_documented_events() {
     assert!(events.last().unwrap()["error"].is_null());
 
     // The next run finds the step blocked and runs nothing.
-    let output = project.tick_against(&server, &["run", "--json"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let output = project.tick_ends(&server, &["run", "--json"], 4).await;
     let events = self::events(&output, "`tick run --json`");
     assert_eq!(
         kinds(&events),
@@ -165,15 +163,13 @@ async fn stale_steps_and_nothing_to_run_are_events_too() {
     let server = FakeModel::start().await;
     let (project, _id) = approved(&server, PLAN).await;
     work(&server, "S1", "greeting.txt", "hello\n");
-    let output = project
-        .tick_against(&server, &["run", "--steps", "1"])
+    project
+        .tick_ends(&server, &["run", "--steps", "1"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     project.write("greeting.txt", "hello, world\n");
     let output = project
-        .tick_against(&server, &["run", "--json", "--step", "S1"])
+        .tick_ends(&server, &["run", "--json", "--step", "S1"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let events = events(&output, "`tick run --json`");
     assert_eq!(
         kinds(&events),
@@ -194,16 +190,8 @@ async fn stale_steps_and_nothing_to_run_are_events_too() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_run_still_ends_with_the_result_and_its_error() {
     let server = FakeModel::start().await;
-    let (project, id) = approved(&server, PLAN).await;
-    let path = format!(".tasks/{id}/PLAN.md");
-    project.write(
-        &path,
-        project
-            .read(&path)
-            .replace("Greet people", "Greet everyone"),
-    );
-    let output = project.tick_against(&server, &["run", "--json"]).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let (project, _) = approved_then_edited(&server).await;
+    let output = project.tick_ends(&server, &["run", "--json"], 2).await;
     let events = events(&output, "`tick run --json`");
     assert_eq!(kinds(&events), ["plan_changed", "result"]);
     assert!(
@@ -278,9 +266,8 @@ async fn plan_json_lines_are_the_documented_events() {
     // Failing: a draft exists already.
     server.push(openai_call("call_3", "submit_plan", login_plan()));
     let output = project
-        .tick_against(&server, &["plan", "--json", "Something else"])
+        .tick_ends(&server, &["plan", "--json", "Something else"], 2)
         .await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let events = self::events(&output, "`tick plan --json`");
     assert_eq!(events.len(), 2);
     assert_eq!(events[0]["event"], "plan_started");

@@ -5,6 +5,7 @@ use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
 use crate::common::scripts::openai_call;
+use crate::common::scripts::{claims_done, writes_file};
 use crate::common::workspace::Workspace;
 
 const PLAN: &str = "# Fail once
@@ -23,16 +24,8 @@ async fn piped_runs_show_tool_calls_and_why_verification_failed() {
     let server = FakeModel::start().await;
     let project = Workspace::sample();
     project.approve_plan(&server, PLAN).await;
-    server.push(openai_call(
-        "w",
-        "write_file",
-        json!({"path": "out.txt", "content": "x\n"}),
-    ));
-    server.push(openai_call(
-        "d",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
-    ));
+    server.push(writes_file("w", "out.txt", "x\n"));
+    server.push(claims_done("d", "S1", Some("wrote it")));
     server.push(openai_call(
         "b",
         "update_step",

@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 use tick::tasks::state::State;
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
+use crate::common::scripts::{claims_done, writes_file};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls, openai_text};
+use crate::common::workspace::assert_success;
 use crate::common::workspace::{Workspace, interrupted_after};
 
 pub(super) const PLAN: &str = "# Greeting
@@ -71,10 +73,10 @@ pub(super) fn work(server: &FakeModel, id: &str, path: &str, content: &str) {
             json!({"path": path, "content": content}),
         ),
     ]));
-    server.push(openai_call(
+    server.push(claims_done(
         &format!("call_{id}_done"),
-        "update_step",
-        json!({"id": id, "status": "done", "evidence": "wrote it"}),
+        id,
+        Some("wrote it"),
     ));
 }
 
@@ -100,11 +102,10 @@ async fn a_three_step_plan_runs_to_completion() {
     work(&server, "S2", "shout.sh", "echo HELLO\n");
     work(&server, "S3", "NOTES.md", "Run `sh shout.sh`.\n");
 
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = project.tick_ends(&server, &["run"], 0).await;
     assert_eq!(project.read("greeting.txt"), "hello\n");
     assert_eq!(project.read("shout.sh"), "echo HELLO\n");
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert!(todo.contains("- [x] S1 Create greeting.txt"), "{todo}");
     assert!(todo.contains("- [x] S2 Add a shout script"), "{todo}");
     assert!(todo.contains("- [x] S3 Document it"), "{todo}");
@@ -208,30 +209,13 @@ async fn a_failed_verification_goes_back_to_the_model() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN).await;
     // Writes the wrong greeting and claims done: verification decides.
-    server.push(openai_call(
-        "c0",
-        "write_file",
-        json!({"path": "greeting.txt", "content": "goodbye\n"}),
-    ));
-    server.push(openai_call(
-        "c1",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
-    server.push(openai_call(
-        "c2",
-        "write_file",
-        json!({"path": "greeting.txt", "content": "hello\n"}),
-    ));
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
-    let output = project
-        .tick_against(&server, &["run", "--steps", "1"])
+    server.push(writes_file("c0", "greeting.txt", "goodbye\n"));
+    server.push(claims_done("c1", "S1", None));
+    server.push(writes_file("c2", "greeting.txt", "hello\n"));
+    server.push(claims_done("c3", "S1", None));
+    project
+        .tick_ends(&server, &["run", "--steps", "1"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
     let failed = requests[2].body["messages"]
@@ -247,7 +231,7 @@ async fn a_failed_verification_goes_back_to_the_model() {
             .contains("Verification failed: `grep -q hello greeting.txt` (exit 1)"),
         "{failed}"
     );
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert!(todo.contains("- [x] S1"), "{todo}");
     assert!(todo.contains("- [ ] S2"), "{todo}");
     assert!(state(&project, &id).verified("S1".parse().unwrap()));
@@ -262,9 +246,8 @@ async fn a_blocked_step_ends_the_run_with_its_question() {
         "update_step",
         json!({"id": "S1", "status": "blocked", "reason": "which greeting: hello or hi?"}),
     ));
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let output = project.tick_ends(&server, &["run"], 4).await;
+    let todo = project.todo(&id);
     assert!(todo.contains("- [!] S1 Create greeting.txt\n  - files: greeting.txt\n  - verify: `grep -q hello greeting.txt`\n  - blocked: which greeting: hello or hi?\n"), "{todo}");
     let err = stderr(&output);
     assert!(
@@ -295,13 +278,8 @@ async fn changing_files_outside_the_step_pauses_the_run() {
         ),
         ("c2", "bash", json!({"command": "echo extra > other.txt"})),
     ]));
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+    server.push(claims_done("c3", "S1", None));
+    let output = project.tick_ends(&server, &["run"], 5).await;
     let err = stderr(&output);
     assert!(
         err.contains("S1 changed files outside its `files`: `other.txt`"),
@@ -312,11 +290,7 @@ async fn changing_files_outside_the_step_pauses_the_run() {
         state.steps[&"S1".parse().unwrap()].deviations,
         ["other.txt"]
     );
-    assert!(
-        project
-            .read(&format!(".tasks/{id}/TODO.md"))
-            .contains("- [x] S1")
-    );
+    assert!(project.todo(&id).contains("- [x] S1"));
     assert_eq!(server.requests().len(), 2, "S2 did not start");
 }
 
@@ -347,8 +321,7 @@ async fn writes_to_git_and_outside_are_refused() {
         "update_step",
         json!({"id": "S1", "status": "blocked", "reason": "cannot"}),
     ));
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    project.tick_ends(&server, &["run"], 4).await;
     assert_eq!(project.read(".git/config"), config_before);
     assert!(
         !project
@@ -382,8 +355,7 @@ async fn a_second_run_on_the_same_task_fails_at_once() {
     // Wait until the first run has asked the model (it holds the lock by then).
     server.wait_for_requests(1).await;
     let started = std::time::Instant::now();
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(7), "{}", stderr(&output));
+    let output = project.tick_ends(&server, &["run"], 7).await;
     assert!(
         stderr(&output).contains("tick run (pid"),
         "{}",
@@ -394,7 +366,7 @@ async fn a_second_run_on_the_same_task_fails_at_once() {
     // Killed mid-step: every file still parses, S1 is in progress, nothing ticked.
     child.kill().unwrap();
     child.wait().unwrap();
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert!(todo.contains("- [-] S1"), "{todo}");
     assert!(!todo.contains("- [x]"));
     let output = project.tick_against(&server, &["status"]).await;
@@ -402,15 +374,10 @@ async fn a_second_run_on_the_same_task_fails_at_once() {
 
     // The next run resumes S1.
     work(&server, "S1", "greeting.txt", "hello\n");
-    let output = project
-        .tick_against(&server, &["run", "--step", "S1"])
+    project
+        .tick_ends(&server, &["run", "--step", "S1"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(
-        project
-            .read(&format!(".tasks/{id}/TODO.md"))
-            .contains("- [x] S1")
-    );
+    assert!(project.todo(&id).contains("- [x] S1"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -418,10 +385,9 @@ async fn a_persons_edits_between_runs_are_honoured() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN).await;
     work(&server, "S1", "greeting.txt", "hello\n");
-    let output = project
-        .tick_against(&server, &["run", "--steps", "1"])
+    project
+        .tick_ends(&server, &["run", "--steps", "1"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 
     // The person unticks S1 and adds a step of their own before S2.
     let path = format!(".tasks/{id}/TODO.md");
@@ -433,9 +399,8 @@ async fn a_persons_edits_between_runs_are_honoured() {
     work(&server, "S1", "greeting.txt", "hello again\n");
     work(&server, "S4", "bye.txt", "bye\n");
     let output = project
-        .tick_against(&server, &["run", "--steps", "2"])
+        .tick_ends(&server, &["run", "--steps", "2"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("new steps got ids: `S4`"),
         "{}",
@@ -448,10 +413,9 @@ async fn a_persons_edits_between_runs_are_honoured() {
     assert_eq!(project.read("bye.txt"), "bye\n");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_edited_plan_stops_the_run_until_approved_again() {
-    let server = FakeModel::start().await;
-    let (project, id) = approved(&server, PLAN).await;
+/// [`PLAN`] approved, then its PLAN.md edited by hand ("Greet people" → "Greet everyone").
+pub(super) async fn approved_then_edited(server: &FakeModel) -> (Workspace, String) {
+    let (project, id) = approved(server, PLAN).await;
     let path = format!(".tasks/{id}/PLAN.md");
     project.write(
         &path,
@@ -459,8 +423,14 @@ async fn an_edited_plan_stops_the_run_until_approved_again() {
             .read(&path)
             .replace("Greet people", "Greet everyone"),
     );
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    (project, id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_plan_stops_the_run_until_approved_again() {
+    let server = FakeModel::start().await;
+    let (project, id) = approved_then_edited(&server).await;
+    let output = project.tick_ends(&server, &["run"], 2).await;
     assert!(stderr(&output).contains("was edited after approval"));
     assert!(String::from_utf8_lossy(&output.stdout).contains("+Greet everyone"));
     assert!(server.requests().is_empty());
@@ -499,11 +469,7 @@ async fn dry_run_prints_the_pack_and_runs_nothing() {
         "{out}"
     );
     assert!(server.requests().is_empty());
-    assert!(
-        project
-            .read(&format!(".tasks/{id}/TODO.md"))
-            .contains("- [ ] S2")
-    );
+    assert!(project.todo(&id).contains("- [ ] S2"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -512,10 +478,9 @@ async fn commit_makes_one_commit_per_verified_step() {
     let (project, _id) = approved(&server, PLAN).await;
     project.write("unrelated.txt", "a person's work in progress\n");
     work(&server, "S1", "greeting.txt", "hello\n");
-    let output = project
-        .tick_against(&server, &["run", "--steps", "1", "--commit"])
+    project
+        .tick_ends(&server, &["run", "--steps", "1", "--commit"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let log = project.git(&["log", "-1", "--format=%B"]);
     assert!(log.starts_with("Create greeting.txt\n"), "{log}");
     assert!(log.contains("Step: S1"), "{log}");
@@ -535,12 +500,10 @@ async fn approve_commit_commits_only_the_task_folder() {
     let project = Workspace::sample();
     project.write("plan.md", PLAN);
     project.write("scratch.txt", "not mine to commit\n");
-    assert!(
-        project
+    assert_success(
+        &project
             .tick_against(&server, &["plan", "--from", "plan.md"])
-            .await
-            .status
-            .success()
+            .await,
     );
     let output = project
         .tick_against(&server, &["approve", "--commit"])
@@ -578,19 +541,11 @@ async fn run_with_an_edit_mid_step(
         reply = reply.chunk(chunk);
     }
     server.push(reply);
-    server.push(openai_call(
-        "c2",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("c2", "S1", None));
     let mut cmd = project.command(&format!("{}/v1", server.url()), &["run", "--steps", "1"]);
     let running = tokio::task::spawn_blocking(move || cmd.output().unwrap());
     server.wait_for_requests(1).await;
-    assert!(
-        project
-            .read(&format!(".tasks/{id}/TODO.md"))
-            .contains("- [-] S1")
-    );
+    assert!(project.todo(&id).contains("- [-] S1"));
     edit(&project, &id);
     let output = running.await.unwrap();
     (project, id, output)
@@ -608,7 +563,7 @@ async fn a_persons_todo_edit_during_a_step_is_kept() {
     })
     .await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert!(todo.contains("- [x] S1 Create greeting.txt"), "{todo}");
     assert!(todo.contains("  - a note of mine\n"), "{todo}");
     assert!(
@@ -629,11 +584,7 @@ async fn a_conflicting_edit_of_the_running_step_keeps_the_persons_version() {
     let err = stderr(&output);
     assert!(err.contains("`S1` was changed to `pending`"), "{err}");
     assert!(err.contains("your version is kept"), "{err}");
-    assert!(
-        project
-            .read(&format!(".tasks/{id}/TODO.md"))
-            .contains("- [ ] S1")
-    );
+    assert!(project.todo(&id).contains("- [ ] S1"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -641,18 +592,16 @@ async fn stale_steps_are_verified_again_before_anything_runs() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server, PLAN).await;
     work(&server, "S1", "greeting.txt", "hello\n");
-    let output = project
-        .tick_against(&server, &["run", "--steps", "1"])
+    project
+        .tick_ends(&server, &["run", "--steps", "1"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let path = format!(".tasks/{id}/TODO.md");
 
     // An edit that keeps the verification passing: ticked again, with new evidence.
     project.write("greeting.txt", "hello, world\n");
     let output = project
-        .tick_against(&server, &["run", "--steps", "0"])
+        .tick_ends(&server, &["run", "--steps", "0"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("S1 was stale; verified again: done"),
         "{}",
@@ -665,9 +614,8 @@ async fn stale_steps_are_verified_again_before_anything_runs() {
     // An edit that breaks it: back to pending, to be redone.
     project.write("greeting.txt", "bye\n");
     let output = project
-        .tick_against(&server, &["run", "--steps", "0"])
+        .tick_ends(&server, &["run", "--steps", "0"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("S1 was stale and its verification fails"),
         "{}",
@@ -695,16 +643,8 @@ async fn a_persons_edit_during_a_step_is_told_to_the_model() {
         reply = reply.chunk(chunk);
     }
     server.push(reply);
-    server.push(openai_call(
-        "c2",
-        "write_file",
-        json!({"path": "greeting.txt", "content": "hello\n"}),
-    ));
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(writes_file("c2", "greeting.txt", "hello\n"));
+    server.push(claims_done("c3", "S1", None));
     project.write("plan.txt", "notes\n");
     project.git(&["add", "-A"]);
     project.git(&["commit", "-q", "-m", "notes"]);
@@ -734,24 +674,33 @@ async fn a_persons_edit_during_a_step_is_told_to_the_model() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctrl_c_stops_the_run_and_leaves_the_step_in_progress() {
-    let server = FakeModel::start().await;
-    let (project, id) = approved(&server, PLAN).await;
+/// [`PLAN`] approved, then `tick run` stopped with Ctrl-C while its first step waits for the
+/// model (exit code 130).
+pub(super) async fn stopped_in_its_first_step(
+    server: &FakeModel,
+) -> (Workspace, String, std::process::Output) {
+    let (project, id) = approved(server, PLAN).await;
     server.push(Reply::sse(["data: {\"choices\":[]}\n\n".to_owned()]).stall());
     let output = interrupted_after(
         project.command(&format!("{}/v1", server.url()), &["run"]),
-        &server,
+        server,
         1,
     )
     .await;
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    (project, id, output)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_the_run_and_leaves_the_step_in_progress() {
+    let server = FakeModel::start().await;
+    let (project, id, output) = stopped_in_its_first_step(&server).await;
     assert!(
         stderr(&output).contains("`S1` stays in progress"),
         "{}",
         stderr(&output)
     );
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert!(todo.contains("- [-] S1"), "{todo}");
     let output = project.tick_against(&server, &["status"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
@@ -777,7 +726,7 @@ async fn a_parent_is_verified_when_its_last_sub_step_is_done() {
     let output = project.tick_against(&server, &["run"]).await;
     // `a` and `b` on separate lines: the parent's own check fails.
     assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert!(todo.contains("- [!] S1 Write both halves"), "{todo}");
     assert!(todo.contains("blocked: its sub-steps are done but its verification fails: `cat a.txt b.txt | grep -q ab` exit 1"), "{todo}");
     assert!(
@@ -798,8 +747,7 @@ async fn a_parent_is_verified_when_its_last_sub_step_is_done() {
         let output = project.tick_against(&server, &["mark", step, "done"]).await;
         assert!(output.status.success(), "{}", stderr(&output));
     }
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = project.tick_ends(&server, &["run"], 0).await;
     assert!(stderr(&output).contains("every step of this task is done; nothing to run"));
     assert_eq!(server.requests().len(), 4);
 }
@@ -822,23 +770,17 @@ async fn commit_holds_a_file_written_in_an_earlier_blocked_attempt() {
         "update_step",
         json!({"id": "S1", "status": "blocked", "reason": "hello or hi?"}),
     ));
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    project.tick_ends(&server, &["run"], 4).await;
     let output = project
         .tick_against(&server, &["mark", "S1", "pending"])
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
 
     // Second attempt: the file is right already; the model only claims done.
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": "it was there"}),
-    ));
-    let output = project
-        .tick_against(&server, &["run", "--steps", "1", "--commit"])
+    server.push(claims_done("c3", "S1", Some("it was there")));
+    project
+        .tick_ends(&server, &["run", "--steps", "1", "--commit"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let stat = project.git(&["show", "--stat", "--format=%s", "HEAD"]);
     assert!(stat.starts_with("Create greeting.txt\n"), "{stat}");
     assert!(
@@ -867,41 +809,23 @@ async fn commit_never_holds_only_the_task_files() {
     let plan = PLAN.replace("  - files: NOTES.md\n", "");
     let (project, _id) = approved(&server, &plan).await;
     let head = project.git(&["rev-parse", "HEAD"]);
-    server.push(openai_call(
-        "c1",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
-    server.push(openai_call(
-        "c2",
-        "write_file",
-        json!({"path": "greeting.txt", "content": "hello\n"}),
-    ));
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("c1", "S1", None));
+    server.push(writes_file("c2", "greeting.txt", "hello\n"));
+    server.push(claims_done("c3", "S1", None));
     // S1's first claim goes back (none of its files changed yet), then it passes: one
     // commit with the file.
-    let output = project
-        .tick_against(&server, &["run", "--steps", "1", "--commit"])
+    project
+        .tick_ends(&server, &["run", "--steps", "1", "--commit"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_ne!(project.git(&["rev-parse", "HEAD"]), head);
     let head = project.git(&["rev-parse", "HEAD"]);
     // S3 has no verify and the model changes nothing: no commit.
     let output = project.tick_against(&server, &["mark", "S2", "done"]).await;
     assert!(output.status.success(), "{}", stderr(&output));
-    server.push(openai_call(
-        "c4",
-        "update_step",
-        json!({"id": "S3", "status": "done"}),
-    ));
+    server.push(claims_done("c4", "S3", None));
     let output = project
-        .tick_against(&server, &["run", "--steps", "1", "--commit"])
+        .tick_ends(&server, &["run", "--steps", "1", "--commit"], 0)
         .await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(project.git(&["rev-parse", "HEAD"]), head);
     assert!(
         stderr(&output).contains("S3 changed no files outside `.tasks/`: nothing to commit"),
@@ -982,16 +906,8 @@ async fn a_persons_new_file_during_a_step_is_not_the_steps() {
         reply = reply.chunk(chunk);
     }
     server.push(reply);
-    server.push(openai_call(
-        "c2",
-        "write_file",
-        json!({"path": "greeting.txt", "content": "hello\n"}),
-    ));
-    server.push(openai_call(
-        "c3",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(writes_file("c2", "greeting.txt", "hello\n"));
+    server.push(claims_done("c3", "S1", None));
     let mut cmd = project.command(
         &format!("{}/v1", server.url()),
         &["run", "--steps", "1", "--commit"],
@@ -1025,13 +941,7 @@ async fn a_commit_run_of_a_whole_plan_leaves_a_clean_tree() {
     let server = FakeModel::start().await;
     let project = Workspace::sample();
     // `tick init` writes `.tasks/config.yaml`; the person commits nothing by hand.
-    assert!(
-        project
-            .tick_against(&server, &["init"])
-            .await
-            .status
-            .success()
-    );
+    assert_success(&project.tick_against(&server, &["init"]).await);
     assert!(project.path(".tasks/config.yaml").is_file());
     let plan = PLAN.replace(
         "  - files: shout.sh\n",
@@ -1063,14 +973,9 @@ async fn a_commit_run_of_a_whole_plan_leaves_a_clean_tree() {
             json!({"path": "greeting.txt", "content": "hello world\n"}),
         ),
     ]));
-    server.push(openai_call(
-        "call_S2_done",
-        "update_step",
-        json!({"id": "S2", "status": "done"}),
-    ));
+    server.push(claims_done("call_S2_done", "S2", None));
     work(&server, "S3", "NOTES.md", "# Notes\n");
-    let output = project.tick_against(&server, &["run", "--commit"]).await;
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = project.tick_ends(&server, &["run", "--commit"], 0).await;
     assert_eq!(
         project.git(&["status", "--porcelain", "--untracked-files=all"]),
         "",
@@ -1085,13 +990,7 @@ async fn a_commit_run_of_a_whole_plan_leaves_a_clean_tree() {
     let approval = project.git(&["show", "--name-only", "--format=", "HEAD~3"]);
     assert!(approval.contains(".tasks/config.yaml"), "{approval}");
     // A command after the run finds nothing to record either.
-    assert!(
-        project
-            .tick_against(&server, &["status"])
-            .await
-            .status
-            .success()
-    );
+    assert_success(&project.tick_against(&server, &["status"]).await);
     assert_eq!(
         project.git(&["status", "--porcelain", "--untracked-files=all"]),
         "",

@@ -7,15 +7,16 @@
 //! explicitly to skip them.
 
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tick::sandbox::{self, Kind};
 use tick::tasks::state::State;
 
 use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
-use crate::common::processes::processes_with;
+use crate::common::processes::{processes_with, unique};
 use crate::common::programs;
+use crate::common::scripts::{claims_done, writes_file};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls};
 use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::{Workspace, stderr};
@@ -117,15 +118,6 @@ fn kill_all(found: &[(i32, String)]) {
     }
 }
 
-/// A number no other test or process uses, to find this test's processes by.
-fn unique() -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("{}{nanos:09}", std::process::id() % 1000)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_cannot_read_ticks_environment() {
     if !sandbox_required() {
@@ -188,7 +180,7 @@ async fn commands_cannot_change_git_or_tasks() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server).await;
     let config = project.read(".git/config");
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     push_calls(
         &server,
         &[
@@ -209,14 +201,13 @@ async fn commands_cannot_change_git_or_tasks() {
         ],
     );
     push_block(&server);
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    project.tick_ends(&server, &["run"], 4).await;
 
     assert_eq!(project.read(".git/config"), config);
     assert!(!project.path(".git/hooks/pre-commit").exists());
     assert!(!project.path(".tasks/new-file").exists());
     assert!(!project.path(".tasks-old").exists());
-    let todo_after = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo_after = project.todo(&id);
     assert_contains(&todo_after, "- [ ] S2 Never done");
     assert_eq!(
         todo_after.replace("- [!] S1", "- [ ] S1").lines().next(),
@@ -257,11 +248,7 @@ async fn the_repositorys_fsmonitor_never_runs() {
     ));
     std::fs::write(project.path(".git/config"), config).unwrap();
     push_calls(&server, &[bash("ok", "echo fine > made.txt")]);
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("done", "S1", None));
     push_calls(&server, &[bash("s2", "true")]);
     push_block(&server);
     let output = project
@@ -439,9 +426,7 @@ async fn without_the_sandbox_the_run_says_so_everywhere() {
         "something other than tick changed `.tasks/written-unsandboxed` added (removed)",
     );
     assert!(
-        !project
-            .read(&format!(".tasks/{id}/TODO.md"))
-            .contains("- [x] S1"),
+        !project.todo(&id).contains("- [x] S1"),
         "the step was not ticked"
     );
     assert!(state(&project, &id).unsandboxed_run.is_some());
@@ -493,8 +478,7 @@ async fn a_sandboxed_run_records_nothing_unsandboxed() {
     let server = FakeModel::start().await;
     let (project, id) = approved(&server).await;
     push_block(&server);
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let output = project.tick_ends(&server, &["run"], 4).await;
     assert!(
         !stderr(&output).contains("without the sandbox"),
         "{}",
@@ -526,7 +510,7 @@ async fn an_unavailable_sandbox_stops_the_run_before_anything() {
     ] {
         let server = FakeModel::start().await;
         let (project, id) = approved(&server).await;
-        let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+        let todo = project.todo(&id);
         let asked = server.requests().len();
         let base = project.command(&format!("{}/v1", server.url()), &[]);
         let enclosed = |args: &str| {
@@ -551,7 +535,7 @@ async fn an_unavailable_sandbox_stops_the_run_before_anything() {
             "{err}"
         );
         assert_eq!(server.requests().len(), asked, "the model was asked");
-        assert_eq!(project.read(&format!(".tasks/{id}/TODO.md")), todo);
+        assert_eq!(project.todo(&id), todo);
 
         push_block(&server);
         let mut cmd = enclosed("--no-sandbox");
@@ -610,6 +594,17 @@ mod policy {
         dir
     }
 
+    /// Where a sandbox is required: a repository and a listener on this machine's loopback
+    /// (with its port), for what a sandboxed command may reach.
+    fn repo_and_listener() -> Option<(tempfile::TempDir, TcpListener, u16)> {
+        if !sandbox_required() {
+            return None;
+        }
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        Some((repo(), listener, port))
+    }
+
     fn connected(listener: &TcpListener) -> bool {
         listener.set_nonblocking(true).unwrap();
         match listener.accept() {
@@ -621,12 +616,9 @@ mod policy {
 
     #[test]
     fn read_only_writes_nothing_anywhere_and_has_no_network() {
-        if !sandbox_required() {
+        let Some((ws, listener, port)) = repo_and_listener() else {
             return;
-        }
-        let ws = repo();
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
+        };
         let output = run(
             &Policy::read_only(ws.path()),
             &format!(
@@ -650,12 +642,9 @@ mod policy {
 
     #[test]
     fn build_writes_the_workspace_and_reaches_the_network_unless_told_not_to() {
-        if !sandbox_required() {
+        let Some((ws, listener, port)) = repo_and_listener() else {
             return;
-        }
-        let ws = repo();
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
+        };
         let script = format!(
             "echo a > new.txt && mkdir -p sub && echo b > sub/c && echo > /tmp/t && echo wrote; \
              (exec 3<>/dev/tcp/127.0.0.1/{port}) && echo connected; true"
@@ -681,12 +670,9 @@ mod policy {
     /// machine's own listeners stay out of reach. Plan mode the same.
     #[test]
     fn without_network_a_server_on_loopback_inside_is_reachable_and_nothing_outside() {
-        if !sandbox_required() {
+        let Some((ws, listener, port)) = repo_and_listener() else {
             return;
-        }
-        let ws = repo();
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
+        };
         let script = format!(
             "python3 -c '
 import socket
@@ -914,16 +900,8 @@ async fn cargo_builds_and_tests_as_a_verify_command() {
         "sandbox:\n  env: [CARGO_HOME, RUSTUP_HOME, RUSTUP_TOOLCHAIN, RUSTUP_AUTO_INSTALL]\n",
     );
     // The step's own file first: a done claim with none of its files changed goes back.
-    server.push(openai_call(
-        "make",
-        "write_file",
-        json!({"path": "made.txt", "content": "made\n"}),
-    ));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(writes_file("make", "made.txt", "made\n"));
+    server.push(claims_done("done", "S1", None));
     let output = project
         .tick_with(&server, &["run"], |cmd| {
             cmd.env("CARGO_HOME", &cargo_home)

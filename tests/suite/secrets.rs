@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
+use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, openai_calls};
 use crate::common::text::assert_contains;
 use crate::common::workspace::{Workspace, assert_success, stderr};
@@ -160,10 +161,10 @@ async fn no_secret_reaches_any_file_tick_writes() {
             json!({"command": format!("echo {encoded} | base64 -d; echo printed > notes.txt")}),
         ),
     ]));
-    server.push(openai_call(
+    server.push(claims_done(
         "r3",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": format!("printed them:\n{all}")}),
+        "S1",
+        Some(&format!("printed them:\n{all}")),
     ));
     server.push(openai_call(
         "r4",
@@ -211,7 +212,7 @@ async fn no_secret_reaches_any_file_tick_writes() {
         id.ends_with("-redacted-rotation-and-the-deploy-keys"),
         "{id}"
     );
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert_contains(&todo, "blocked: need new keys for [REDACTED]");
     let state = project.read(&format!(".tasks/{id}/state.yaml"));
     assert_contains(&state, "[REDACTED]");

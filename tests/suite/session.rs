@@ -23,8 +23,11 @@ use tick::tui::{Engine, EngineEvent, render};
 use tick::ui::outcomes::{self, Said};
 
 use crate::common::fake_model::{FakeModel, Reply};
+use crate::common::scripts::asks_user;
+use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, openai_calls, openai_text};
 use crate::common::workspace::{NOW, Workspace};
+use crate::suite::running::work;
 
 pub(crate) const PLAN: &str = "# Greeting
 
@@ -257,22 +260,8 @@ impl Pty {
         extra_env: &[(&str, &str)],
         (rows, cols): (u16, u16),
     ) -> Pty {
-        let pty = portable_pty::native_pty_system()
-            .openpty(portable_pty::PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let mut cmd = portable_pty::CommandBuilder::new(env!("CARGO_BIN_EXE_tick"));
-        cmd.args(args);
-        cmd.cwd(root);
-        cmd.env_clear();
-        for (name, value) in [
-            ("PATH", std::env::var("PATH").unwrap_or_default().as_str()),
-            ("HOME", &root.display().to_string()),
-            ("TERM", "xterm-256color"),
+        let pty = crate::common::pty::open((rows, cols));
+        let env = [
             ("TICK_NOW", NOW),
             ("TICK_PROVIDER", "openai"),
             ("TICK_BASE_URL", base_url),
@@ -281,16 +270,9 @@ impl Pty {
             ("GIT_AUTHOR_EMAIL", "t@example.com"),
             ("GIT_COMMITTER_NAME", "t"),
             ("GIT_COMMITTER_EMAIL", "t@example.com"),
-            ("NO_COLOR", "1"),
-        ] {
-            cmd.env(name, value);
-        }
-        if std::env::var("TICK_TEST_NO_SANDBOX").is_ok_and(|v| v == "1") {
-            cmd.env("TICK_SANDBOX", "off");
-        }
-        for (name, value) in extra_env {
-            cmd.env(name, value);
-        }
+        ];
+        let env: Vec<(&str, &str)> = env.iter().chain(extra_env).copied().collect();
+        let cmd = crate::common::pty::command(root, root, args, &env);
         let child = pty.slave.spawn_command(cmd).unwrap();
         drop(pty.slave);
         let mut reader = pty.master.try_clone_reader().unwrap();
@@ -429,27 +411,6 @@ fn greeting_plan() -> serde_json::Value {
     })
 }
 
-/// One step's script: start and write a file, then claim done.
-fn work(server: &FakeModel, id: &str, path: &str, content: &str) {
-    server.push(openai_calls(&[
-        (
-            &format!("call_{id}_start"),
-            "update_step",
-            json!({"id": id, "status": "in_progress"}),
-        ),
-        (
-            &format!("call_{id}_write"),
-            "write_file",
-            json!({"path": path, "content": content}),
-        ),
-    ]));
-    server.push(openai_call(
-        &format!("call_{id}_done"),
-        "update_step",
-        json!({"id": id, "status": "done", "evidence": "wrote it"}),
-    ));
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
     let server = FakeModel::start().await;
@@ -515,7 +476,7 @@ async fn a_goal_is_planned_approved_with_a_key_and_run_step_by_step() {
 
     assert_eq!(project.read("greeting.txt"), "hello\n");
     let id = project.task_id();
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert!(todo.contains("- [x] S1 Create greeting.txt"), "{todo}");
     assert!(todo.contains("- [x] S2 Add a shout script"), "{todo}");
     assert!(!project.path(".tasks/draft").exists());
@@ -672,7 +633,7 @@ fn a_blocked_step_shows_its_question_and_is_answered_inline() {
     assert!(!screen.contains("`tick run`"), "{screen}");
     pty.quit();
     // Exactly what `tick answer` writes.
-    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = ws.todo(&id);
     assert!(
         todo.contains("- [ ] S2 Add a shout script\n  - files: shout.sh\n  - verify: `sh shout.sh | grep -q HELLO`\n  - risk: medium\n  - answer: POSIX sh, no bashisms\n"),
         "{todo}"
@@ -683,10 +644,8 @@ fn a_blocked_step_shows_its_question_and_is_answered_inline() {
 async fn the_planners_questions_are_answered_in_the_timeline() {
     let server = FakeModel::start().await;
     let project = Workspace::sample();
-    server.push(openai_call(
-        "call_q",
-        "ask_user",
-        json!({"questions": [{"question": "Which greeting word?", "options": ["hello", "hi"]}]}),
+    server.push(asks_user(
+        &json!([{"question": "Which greeting word?", "options": ["hello", "hi"]}]),
     ));
     server.push(openai_call("call_1", "submit_plan", greeting_plan()));
     let mut revised = greeting_plan();
@@ -757,7 +716,7 @@ async fn ctrl_c_stops_a_run_at_the_next_safe_point_and_leaves_the_step_in_progre
     })
     .await
     .unwrap();
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert!(todo.contains("- [-] S1 Create greeting.txt"), "{todo}");
 }
 
@@ -937,11 +896,7 @@ async fn a_deviation_asks_the_person_whether_the_run_goes_on() {
             json!({"path": "extra.txt", "content": "not in the plan\n"}),
         ),
     ]));
-    server.push(openai_call(
-        "call_done",
-        "update_step",
-        json!({"id": "S1", "status": "done", "evidence": "wrote it"}),
-    ));
+    server.push(claims_done("call_done", "S1", Some("wrote it")));
     let url = format!("{}/v1", server.url());
     let root = project.root().to_path_buf();
     tokio::task::spawn_blocking(move || {
@@ -962,7 +917,7 @@ async fn a_deviation_asks_the_person_whether_the_run_goes_on() {
     })
     .await
     .unwrap();
-    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = project.todo(&id);
     assert!(todo.contains("- [ ] S2"), "{todo}");
     assert_eq!(server.requests().len(), 2, "S2 did not start");
 }
@@ -1043,7 +998,7 @@ fn a_done_steps_file_changed_outside_tick_turns_stale_in_the_panel() {
     );
     pty.quit();
     // Marked on disk, as `tick status` would have marked it.
-    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = ws.todo(&id);
     assert!(todo.contains("- [~] S1 Create greeting.txt"), "{todo}");
 }
 
@@ -1345,7 +1300,7 @@ async fn sighup_and_sigterm_during_a_run_end_the_session_with_todo_md_whole() {
         })
         .await
         .unwrap();
-        let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+        let todo = project.todo(&id);
         assert!(todo.contains("- [-] S1 Create greeting.txt"), "{todo}");
         assert!(todo.contains("- [ ] S2 Add a shout script"), "{todo}");
         let store = Store::discover(project.root()).unwrap();

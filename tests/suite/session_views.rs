@@ -14,7 +14,8 @@ use tick::tui::timeline::Entry;
 
 use super::session::{Pty, app, screen};
 use crate::common::fake_model::FakeModel;
-use crate::common::scripts::{openai_call, openai_calls, openai_text};
+use crate::common::scripts::claims_done;
+use crate::common::scripts::{openai_call, openai_text, writes_file};
 use crate::common::workspace::Workspace;
 
 const SIZES: [(u16, u16); 2] = [(24, 80), (40, 120)];
@@ -225,15 +226,11 @@ async fn two_steps_run(server: &FakeModel) -> Workspace {
         ("S1", "greeting.txt", "hello\n"),
         ("S2", "NOTES.md", "notes\n"),
     ] {
-        server.push(openai_calls(&[(
-            &format!("call_{id}_write"),
-            "write_file",
-            json!({"path": path, "content": content}),
-        )]));
-        server.push(openai_call(
+        server.push(writes_file(&format!("call_{id}_write"), path, content));
+        server.push(claims_done(
             &format!("call_{id}_done"),
-            "update_step",
-            json!({"id": id, "status": "done", "evidence": "wrote it"}),
+            id,
+            Some("wrote it"),
         ));
     }
     let output = project.tick_against(server, &["run"]).await;

@@ -5,7 +5,8 @@ use insta::{assert_json_snapshot, assert_snapshot};
 
 use crate::common::workspace::{PLAN, Run, Workspace, filters};
 
-fn both(run: &Run) -> String {
+/// The exit code, stdout and stderr of `run`, for a snapshot of a whole command.
+pub(super) fn both(run: &Run) -> String {
     format!(
         "exit: {}\n--- stdout\n{}--- stderr\n{}",
         run.code, run.stdout, run.stderr
@@ -25,14 +26,7 @@ fn json(run: &Run) -> serde_json::Value {
 fn busy_task(ws: &Workspace) -> String {
     let id = ws.approve(PLAN);
     ws.ok(&["mark", "S1", "done"]);
-    ws.ok(&["mark", "S2.1", "in-progress"]);
-    ws.ok(&[
-        "mark",
-        "S3",
-        "blocked",
-        "--reason",
-        "the staging credentials are missing",
-    ]);
+    ws.mark_started_and_blocked();
     let path = format!(".tasks/{id}/TODO.md");
     ws.write(&path, ws.read(&path) + "- [ ] Tell the team\n");
     id
@@ -50,7 +44,7 @@ fn generated_files() {
     filters(&ws).bind(|| {
         assert_snapshot!("draft_plan_md", draft);
         assert_snapshot!("approved_plan_md", ws.read(&format!(".tasks/{id}/PLAN.md")));
-        assert_snapshot!("todo_md", ws.read(&format!(".tasks/{id}/TODO.md")));
+        assert_snapshot!("todo_md", ws.todo(id));
         assert_snapshot!("state_yaml", state);
         assert_snapshot!("gitignore", ws.read(".tasks/.gitignore"));
     });
@@ -105,21 +99,10 @@ fn status_of_a_fresh_and_of_a_finished_task() {
 fn list_human_and_json() {
     let ws = Workspace::new();
     busy_task(&ws);
-    let done = ws
-        .tick()
-        .env("TICK_NOW", "2026-12-01T09:00:00Z")
-        .args(["plan", "--from", "-"])
-        .write_stdin("# Finished work\n\n## Steps\n\n- [ ] S1 Done soon\n")
-        .output()
-        .unwrap();
-    assert!(done.status.success());
-    let approved = ws
-        .tick()
-        .env("TICK_NOW", "2026-12-01T09:00:00Z")
-        .arg("approve")
-        .output()
-        .unwrap();
-    assert!(approved.status.success());
+    ws.approve_at(
+        "# Finished work\n\n## Steps\n\n- [ ] S1 Done soon\n",
+        "2026-12-01T09:00:00Z",
+    );
     ws.ok(&["mark", "S1", "done", "--task", "finished-work"]);
     // A broken task is listed, with why.
     let broken = ws.approve("# Broken later\n\n## Steps\n\n- [ ] S1 One\n");

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tick::tasks::journal::{self, Entry, Record};
 use tick::tasks::state::{Actor, Evidence, State};
 
+use crate::common::text::assert_contains;
 use crate::common::workspace::{Workspace, stderr, stdout};
 
 /// Before the real clock, so journal times taken from the real clock come after the tick.
@@ -209,7 +210,7 @@ fn a_deleted_file_is_a_change() {
     project.ok(&["mark", "S1", "done"]);
     std::fs::remove_file(project.path("src/login.rs")).unwrap();
     project.ok(&["status"]);
-    assert!(project.todo().contains("- [~] S1"), "{}", project.todo());
+    assert_contains(&project.todo(), "- [~] S1");
 }
 
 #[test]
@@ -316,7 +317,7 @@ fn a_persons_edit_during_an_agents_command_for_another_step_is_stale() {
     );
     let out = project.tick(&["check"]);
     assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
-    assert!(project.todo().contains("- [~] S1"), "{}", project.todo());
+    assert_contains(&project.todo(), "- [~] S1");
 }
 
 /// The repro: task A is completed; task B, approved later, changes A's file through

@@ -3,6 +3,7 @@
 
 use std::fs;
 
+use crate::common::text::assert_contains;
 use crate::common::workspace::Workspace;
 
 fn plan_titled(title: &str) -> String {
@@ -119,12 +120,7 @@ fn an_empty_title_falls_back_to_the_heading_and_no_title_is_refused() {
     ] {
         let run = ws.run_stdin(&["plan", "--from", "-"], plan);
         assert_eq!(run.code, 2, "{plan:?}: {run:#?}");
-        assert!(
-            run.stderr
-                .contains("error: `<stdin>:1:1`: the plan has no title"),
-            "{}",
-            run.stderr
-        );
+        assert_contains(&run.stderr, "error: `<stdin>:1:1`: the plan has no title");
         assert!(!ws.exists(".tasks/draft/PLAN.md"));
     }
 }
@@ -157,7 +153,7 @@ fn approvals_in_the_same_second_with_the_same_title_count_up() {
 fn a_multi_line_title_cannot_add_steps() {
     let ws = Workspace::new();
     let id = ws.approve("---\ntitle: \"Evil\\n- [ ] S9 injected\"\n---\n## Steps\n- [ ] S1 real\n");
-    let todo = ws.read(&format!(".tasks/{id}/TODO.md"));
+    let todo = ws.todo(&id);
     assert!(
         todo.starts_with("# TODO: Evil - [ ] S9 injected\n"),
         "{todo}"

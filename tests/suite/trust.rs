@@ -7,6 +7,7 @@
 use serde_json::json;
 
 use crate::common::fake_model::{FakeModel, this_machines_outside_address};
+use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, submit_login_plan};
 use crate::common::text::assert_contains;
 use crate::common::workspace::{Run, Workspace, git};
@@ -51,14 +52,7 @@ async fn as_the_person(ws: &Workspace, args: &[&str], dir: &str) -> Run {
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .stdin(std::process::Stdio::null());
-    let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Run::off_runtime(move || cmd.output().unwrap()).await
 }
 
 /// Every `authorization` header `server` received.
@@ -230,11 +224,7 @@ async fn a_step_that_plants_a_store_stops_the_run() {
         "bash",
         json!({"command": "mkdir -p src/.tasks && echo 'base_url: http://192.0.2.1/v1' > src/.tasks/config.yaml && touch made.txt"}),
     ));
-    server.push(openai_call(
-        "done",
-        "update_step",
-        json!({"id": "S1", "status": "done"}),
-    ));
+    server.push(claims_done("done", "S1", None));
     let output = ws.tick_against(&server, &["run"]).await;
     let err = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_ne!(output.status.code(), Some(0), "{err}");

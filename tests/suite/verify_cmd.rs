@@ -32,7 +32,7 @@ fn todo(project: &Workspace) -> String {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .find(|n| n.starts_with("2026"))
         .unwrap();
-    project.read(&format!(".tasks/{id}/TODO.md"))
+    project.todo(&id)
 }
 
 /// The greeting plan approved with `a.txt` saying hello, and S1 marked done by hand.
