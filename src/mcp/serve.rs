@@ -217,10 +217,19 @@ impl Tasks {
         Ok(serde_json::to_value(report).unwrap_or_default())
     }
 
-    /// Whether `task` may run at all, as `tick run` decides (approved PLAN.md, tools as
-    /// approved, a phase that runs).
+    /// Whether `task` may run at all, as `tick run` decides (approved PLAN.md, tools and
+    /// hooks as approved, a phase that runs). A refusal for changed hooks names each change
+    /// (the client's person cannot see tick's stderr).
     fn check_runnable(&self, task: &Task) -> Result<()> {
-        crate::runner::check_runnable(&self.store, task, &mut |_| {})
+        crate::runner::check_runnable(&self.store, task, &mut |_| {})?;
+        crate::runner::hooks_as_approved(&self.hooks, self.store.root(), task).map_err(
+            |(changes, mut refused)| {
+                for change in changes {
+                    refused.message = format!("{}\n{change}", refused.message);
+                }
+                refused
+            },
+        )
     }
 
     fn next(&self, task: Option<&str>) -> Result<Value> {

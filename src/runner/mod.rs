@@ -61,6 +61,36 @@ pub const EXECUTE_PROMPT: &str = include_str!("../../prompts/execute.md");
 /// Where the runner's events go.
 pub type Sink<'s> = dyn FnMut(RunEvent) + Send + 's;
 
+/// The hooks that apply to `task` must be the ones its approval recorded (`tick run` and
+/// `tick mcp serve` alike): otherwise the difference, a line per hook, and the error that
+/// refuses the task.
+pub fn hooks_as_approved(
+    set: &crate::hooks::HookSet,
+    root: &Path,
+    task: &Task,
+) -> std::result::Result<(), (Vec<String>, Error)> {
+    let now = crate::hooks::approval::record(set, root);
+    let approved = task
+        .state
+        .approval
+        .as_ref()
+        .map_or(&[][..], |a| &a.hooks[..]);
+    let changes = crate::hooks::approval::difference(approved, &now);
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let refused = Error::input(format!(
+        "the hooks that apply to task `{}` changed since it was approved",
+        task.id
+    ))
+    .hint(format!(
+        "review the difference above, then `tick approve {}` to approve the hooks as they \
+         are; nothing was run",
+        task.id
+    ));
+    Err((changes, refused))
+}
+
 /// Whether `task` can run at all, with nothing but its files: it has steps, its PLAN.md is
 /// the approved one (else the diff is reported and the run refused), and its phase allows a
 /// run (not cancelled). `tick run` asks this before it needs a model, so a problem that needs
@@ -1242,24 +1272,9 @@ impl<'a> Runner<'a> {
         if let Some(warning) = set.ignored_warning() {
             sink(RunEvent::HooksIgnored { warning });
         }
-        let now = crate::hooks::approval::record(set, self.root());
-        let approved = task
-            .state
-            .approval
-            .as_ref()
-            .map_or(&[][..], |a| &a.hooks[..]);
-        let changes = crate::hooks::approval::difference(approved, &now);
-        if !changes.is_empty() {
+        if let Err((changes, refused)) = hooks_as_approved(set, self.root(), task) {
             sink(RunEvent::HooksChanged { changes });
-            return Err(Error::input(format!(
-                "the hooks that apply to task `{}` changed since it was approved",
-                task.id
-            ))
-            .hint(format!(
-                "review the difference above, then `tick approve {}` to approve the hooks as \
-                 they are; nothing was run",
-                task.id
-            )));
+            return Err(refused);
         }
         let env = self.deps.registry.command_env();
         if let Some((entry, why)) = set.missing_commands(self.root(), env).into_iter().next() {

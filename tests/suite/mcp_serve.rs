@@ -351,3 +351,28 @@ async fn a_step_claimed_hook_that_refuses_keeps_the_step_unticked() {
             .contains("- [-] S1")
     );
 }
+
+/// Hooks are part of the approval: one added after it makes `tick mcp serve` refuse the task
+/// as `tick run` does, naming the hook, and the hook never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_added_after_approval_is_refused_as_tick_run_refuses_it() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    ws.write_user_config("hooks:\n  - event: step.claimed\n    command: touch hooked.txt\n");
+    let client = connect(&ws).await;
+    let text = refused(&client, "claim_step", json!({"step": "S1"})).await;
+    let next = refused(&client, "next_step", json!({})).await;
+    client.cancel().await.unwrap();
+    let text = text.replace(&id, "<task>");
+    insta::assert_snapshot!(text, @"
+    the hooks that apply to task `<task>` changed since it was approved
+    + step.claimed `touch hooked.txt` (added)
+    hint: review the difference above, then `tick approve <task>` to approve the hooks as they are; nothing was run
+    ");
+    assert_eq!(next.replace(&id, "<task>"), text);
+    assert!(!ws.path("hooked.txt").exists(), "the unapproved hook ran");
+    assert!(
+        ws.read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [ ] S1")
+    );
+}
