@@ -406,15 +406,16 @@ pub fn next_action(report: &StatusReport<'_>) -> Option<String> {
             }
             let progress = &task.progress;
             if progress.done < progress.total {
-                return Some(if progress.done == 0 {
+                // A stale step was done once: the run goes on with it, it does not start.
+                return Some(if progress.done == 0 && with(StepStatus::Stale).is_none() {
                     format!(
                         "`tick run{t}` starts it, one verified step at a time (`tick next{t}` shows the first step)"
                     )
                 } else {
-                    format!(
-                        "`tick run{t}` goes on with the {} steps left",
-                        progress.total - progress.done
-                    )
+                    match progress.total - progress.done {
+                        1 => format!("`tick run{t}` goes on with the step left"),
+                        left => format!("`tick run{t}` goes on with the {left} steps left"),
+                    }
                 });
             }
         }
