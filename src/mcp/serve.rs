@@ -469,7 +469,11 @@ impl Tasks {
         };
         let key = (task.id.clone(), id);
         if again || !claimed.contains_key(&key) {
-            let snapshot = Snapshot::take(self.store.root(), &scope, &earlier_changes(task, id));
+            let snapshot = Snapshot::take(
+                self.store.root(),
+                &scope,
+                &crate::runner::earlier_changes(task, id),
+            );
             claimed.insert(key, snapshot);
         }
     }
@@ -479,7 +483,7 @@ impl Tasks {
     /// earlier one), the files git sees changed that the step's `files` name.
     fn changed_by(&self, task: &Task, id: StepId, scope: &[String]) -> BTreeSet<String> {
         let root = self.store.root();
-        let earlier = earlier_changes(task, id);
+        let earlier = crate::runner::earlier_changes(task, id);
         let before = self
             .claimed
             .lock()
@@ -623,15 +627,6 @@ fn step_scope(task: &Task, id: StepId) -> Vec<String> {
     task.todo
         .find(id)
         .map(|step| crate::runner::step_scope(task, id, step))
-        .unwrap_or_default()
-}
-
-/// What earlier (blocked or failed) attempts of step `id` changed, as state.yaml has it.
-fn earlier_changes(task: &Task, id: StepId) -> BTreeSet<String> {
-    task.state
-        .steps
-        .get(&id)
-        .map(|r| r.files_changed.iter().cloned().collect())
         .unwrap_or_default()
 }
 

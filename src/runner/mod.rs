@@ -1664,8 +1664,9 @@ fn earlier_in_scope(task: &Task, id: StepId, scope: &[String]) -> bool {
     changes::deviations(scope, &earlier).len() < earlier.len()
 }
 
-/// The files earlier (blocked or failed) attempts of step `id` changed.
-fn earlier_changes(task: &Task, id: StepId) -> BTreeSet<String> {
+/// The files earlier (blocked or failed) attempts of step `id` changed, as state.yaml has it
+/// (`tick run` and `tick mcp serve` alike).
+pub(crate) fn earlier_changes(task: &Task, id: StepId) -> BTreeSet<String> {
     task.state
         .steps
         .get(&id)

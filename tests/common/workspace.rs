@@ -93,6 +93,18 @@ pub struct Run {
 }
 
 impl Run {
+    /// What a person sees at the terminal for `tick args…`: the command, stdout, stderr and
+    /// the exit code.
+    pub fn shown(&self, args: &[&str]) -> String {
+        format!(
+            "$ tick {}\n{}{}exit {}\n",
+            args.join(" "),
+            self.stdout,
+            self.stderr,
+            self.code
+        )
+    }
+
     /// Runs `output` (a command's `.output()`) off the async runtime, so a fake server keeps
     /// serving meanwhile.
     pub async fn off_runtime(output: impl FnOnce() -> Output + Send + 'static) -> Run {

@@ -1,18 +1,7 @@
 //! `tick config list|get|set`: each setting's value and source, and a write that only a file
 //! tick can load ever reaches.
 
-use crate::common::workspace::{Run, Workspace, filters};
-
-/// What a person sees at the terminal for `tick args…`: stdout, stderr and the exit code.
-fn shown(args: &[&str], run: &Run) -> String {
-    format!(
-        "$ tick {}\n{}{}exit {}\n",
-        args.join(" "),
-        run.stdout,
-        run.stderr,
-        run.code
-    )
-}
+use crate::common::workspace::{Workspace, filters};
 
 /// One command of a session: its arguments and the variables it runs with.
 type Step<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
@@ -25,7 +14,7 @@ fn session(ws: &Workspace, steps: &[Step<'_>]) -> String {
                 cmd.env(name, value);
             }
         });
-        out.push_str(&shown(args, &run));
+        out.push_str(&run.shown(args));
     }
     out
 }

@@ -5,14 +5,7 @@ use crate::common::workspace::{PLAN, Workspace, filters};
 
 /// `tick args…` as a person sees it: stdout, stderr and the exit code.
 fn shown(ws: &Workspace, args: &[&str]) -> String {
-    let run = ws.run(args);
-    format!(
-        "$ tick {}\n{}{}exit {}\n",
-        args.join(" "),
-        run.stdout,
-        run.stderr,
-        run.code
-    )
+    ws.run(args).shown(args)
 }
 
 #[test]
