@@ -15,7 +15,8 @@
 # Usage: scripts/local-model.sh start && benches/local-model-goals.sh
 #   TICK_BIN=path     the tick binary (default: a debug build of this checkout)
 #   RUNS=5            runs per goal        GOALS=1,2,3,4,5  the goals drafted
-#   PHASE=drafts|exec|both  drafts only, executions only, or both in turn (default both)
+#   PHASE=drafts|exec|both  drafts only, executions only, or both (default both: one run is
+#                     every goal once; an executed goal's own plan is its draft row)
 #   EXEC_GOALS=1,2,3  the goals whose drafts are executed
 #   GOAL_LIMIT=120    seconds per draft    EXEC_LIMIT=1200  seconds per execution
 #   STOP_AT=epoch     start no new run after this time (a bounded session); what was not run
@@ -189,85 +190,67 @@ echo "tick:   $("$TICK" --version); server $BASE_URL, model $MODEL ($PROVIDER)"
 echo "start:  $(date -u +%H:%M:%S) UTC; load: $(cut -d' ' -f1-3 /proc/loadavg); runs $RUNS; draft limit $GOAL_LIMIT s"
 echo
 
-if [[ $PHASE != exec ]]; then
-    printf '%-4s %-4s %-6s %-8s %7s  %s\n' run goal draft grounded seconds result
-    for run in $(seq 1 "$RUNS"); do
-        for n in 1 2 3 4 5; do
-            in_list "$n" "${GOALS:-1,2,3,4,5}" || continue
-            if late; then echo "run $run goal $n: not run (STOP_AT reached)"; continue; fi
-            dir="$OUT/draft-$run-$n"
-            make_fixture "$dir"
-            started=$(date +%s.%N)
-            set +e
-            run_tick "$dir" timeout --signal=INT --kill-after=10 "$GOAL_LIMIT" \
-                nice -n 19 "$TICK" plan --json "${GOAL_TEXT[$((n - 1))]}" >"$dir.jsonl" 2>"$dir.stderr"
-            code=$?
-            set -e
-            seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
-            draft=no ground=- result=""
-            plan="$dir/.tasks/draft/PLAN.md"
-            if [[ $code == 0 && -f $plan ]] && run_tick "$dir" "$TICK" show >/dev/null 2>&1 &&
-                grep -qE '^[[:space:]]*- \[[ x~!-]\] S[0-9]' "$plan"; then
-                draft=yes
-                if grep -q "tick's check of this draft" "$plan"; then
-                    ground=no
-                    result=$(grep -m1 -o "tick's check of this draft, not fixed by the model: .*" "$plan" | cut -c60-160)
-                else
-                    ground=yes
-                    result="$(grep -cE '^[[:space:]]*- \[ \] S[0-9]' "$plan") steps: $(sed -n 's/^title: //p' "$plan" | head -n1)"
-                fi
-            elif [[ $code == 124 || $code == 130 ]]; then
-                result="stopped at $GOAL_LIMIT s"
-            else
-                result="exit $code: $(grep -m1 '^error' "$dir.stderr" || tail -n1 "$dir.stderr")"
-            fi
-            printf '%-4s %-4s %-6s %-8s %7s  %s\n' "$run" "$n" "$draft" "$ground" "$seconds" "${result:0:100}"
-            echo "$run $n $draft $ground $seconds" >>"$OUT/drafts.txt"
-        done
-    done
-    python3 - "$OUT/drafts.txt" <<'PY'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1])]
-for goal in sorted({r[1] for r in rows}):
-    g = [r for r in rows if r[1] == goal]
-    ok = [int(r[4]) for r in g if r[2] == "yes"]
-    print(f"goal {goal}: valid {sum(r[2] == 'yes' for r in g)} of {len(g)}, grounded "
-          f"{sum(r[3] == 'yes' for r in g)} of {len(g)}, valid within limit median "
-          f"{statistics.median(ok) if ok else '-'} s")
-print(f"all: valid {sum(r[2] == 'yes' for r in rows)} of {len(rows)}, grounded "
-      f"{sum(r[3] == 'yes' for r in rows)} of {len(rows)}; median seconds of all "
-      f"{statistics.median(int(r[4]) for r in rows)}")
-PY
-    echo "end of drafts: $(date -u +%H:%M:%S) UTC; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-fi
-
-[[ $PHASE == drafts ]] && exit 0
-echo
-printf '%-4s %-4s %-8s %-8s %-10s %7s  %s\n' run goal steps verified acceptance seconds "per step (outcome s candidates)"
-for run in $(seq 1 "$RUNS"); do
-    for n in 1 2 3 4 5; do
-        in_list "$n" "$EXEC_GOALS" || continue
-        if late; then echo "run $run goal $n: not run (STOP_AT reached)"; continue; fi
-        dir="$OUT/exec-$run-$n"
-        make_fixture "$dir"
-        started=$(date +%s)
-        set +e
-        # The model's own draft, with the planner's usual time (not the 120 s of the draft table).
-        run_tick "$dir" timeout --signal=INT --kill-after=10 600 nice -n 19 "$TICK" plan --json \
-            "${GOAL_TEXT[$((n - 1))]}" >"$dir-plan.jsonl" 2>"$dir-plan.stderr"
-        code=$?
-        set -e
-        if [[ $code != 0 ]]; then
-            printf '%-4s %-4s %-8s %-8s %-10s %7s  %s\n' "$run" "$n" - - no "$(($(date +%s) - started))" "no draft (exit $code)"
-            echo "$run $n 0 0 no" >>"$OUT/exec.txt"
-            continue
+judge_draft() { # $1 run, $2 goal, $3 workspace, $4 exit code, $5 seconds, $6 source (draft|exec)
+    local run=$1 n=$2 dir=$3 code=$4 seconds=$5 source=$6 draft=no ground=- result=""
+    local plan="$dir/.tasks/draft/PLAN.md" stderr=$dir.stderr
+    [[ $source == exec ]] && stderr=$dir-plan.stderr
+    if [[ $code == 0 && -f $plan ]] && run_tick "$dir" "$TICK" show >/dev/null 2>&1 &&
+        grep -qE '^[[:space:]]*- \[[ x~!-]\] S[0-9]' "$plan"; then
+        draft=yes
+        # An execution's plan has the planner's usual limit; past GOAL_LIMIT it is valid but late.
+        ((seconds > GOAL_LIMIT)) && draft=late
+        if grep -q "tick's check of this draft" "$plan"; then
+            ground=no
+            result=$(grep -m1 -o "tick's check of this draft, not fixed by the model: .*" "$plan" | cut -c60-160)
+        else
+            ground=yes
+            result="$(grep -cE '^[[:space:]]*- \[ \] S[0-9]' "$plan") steps: $(sed -n 's/^title: //p' "$plan" | head -n1)"
         fi
-        run_tick "$dir" "$TICK" approve >"$dir-approve.txt" 2>&1 || true
-        set +e
-        run_tick "$dir" timeout --signal=INT --kill-after=10 "$EXEC_LIMIT" nice -n 19 "$TICK" run --json 2>"$dir-run.stderr" |
-            while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$dir-run.jsonl"
-        set -e
-        summary=$(python3 - "$dir-run.jsonl" "$dir" <<'PY'
+    elif [[ $code == 124 || $code == 130 ]]; then
+        result="stopped at its limit"
+    else
+        result="exit $code: $(grep -m1 '^error' "$stderr" || tail -n1 "$stderr")"
+    fi
+    printf 'draft %-4s %-4s %-6s %-6s %-8s %7s  %s\n' "$run" "$n" "$source" "$draft" "$ground" "$seconds" "${result:0:100}"
+    echo "$run $n $draft $ground $seconds $source" >>"$OUT/drafts.txt"
+}
+
+draft_run() { # $1 run, $2 goal: a draft with the GOAL_LIMIT
+    local run=$1 n=$2 dir="$OUT/draft-$1-$2" started code seconds
+    make_fixture "$dir"
+    started=$(date +%s.%N)
+    set +e
+    run_tick "$dir" timeout --signal=INT --kill-after=10 "$GOAL_LIMIT" \
+        nice -n 19 "$TICK" plan --json "${GOAL_TEXT[$((n - 1))]}" >"$dir.jsonl" 2>"$dir.stderr"
+    code=$?
+    set -e
+    seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+    judge_draft "$run" "$n" "$dir" "$code" "$seconds" draft
+}
+
+exec_run() { # $1 run, $2 goal: the model's own draft (also a draft row), approved as it is and run
+    local run=$1 n=$2 dir="$OUT/exec-$1-$2" started code seconds summary total verified rest accept tests
+    make_fixture "$dir"
+    started=$(date +%s.%N)
+    set +e
+    # The planner's usual time (not the GOAL_LIMIT); the draft row judges it against GOAL_LIMIT.
+    run_tick "$dir" timeout --signal=INT --kill-after=10 600 nice -n 19 "$TICK" plan --json \
+        "${GOAL_TEXT[$((n - 1))]}" >"$dir-plan.jsonl" 2>"$dir-plan.stderr"
+    code=$?
+    set -e
+    seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+    judge_draft "$run" "$n" "$dir" "$code" "$seconds" exec
+    if [[ $code != 0 ]]; then
+        printf 'exec  %-4s %-4s %-8s %-8s %-10s %7s  %s\n' "$run" "$n" - - no "$seconds" "no draft (exit $code)"
+        echo "$run $n 0 0 no -" >>"$OUT/exec.txt"
+        return
+    fi
+    run_tick "$dir" "$TICK" approve >"$dir-approve.txt" 2>&1 || true
+    set +e
+    run_tick "$dir" timeout --signal=INT --kill-after=10 "$EXEC_LIMIT" nice -n 19 "$TICK" run --json 2>"$dir-run.stderr" |
+        while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$dir-run.jsonl"
+    set -e
+    summary=$(python3 - "$dir-run.jsonl" "$dir" <<'PY'
 import glob, json, sys
 steps, order = {}, []
 for line in open(sys.argv[1], encoding="utf-8"):
@@ -294,17 +277,50 @@ for s in order:
 print(len(order), verified, "; ".join(parts))
 PY
 )
-        read -r total verified rest <<<"$summary"
-        accept=no
-        if repo_tests "$dir" && (cd "$dir" && timeout 60 python3 -c "${ACCEPTANCE[$((n - 1))]}" >/dev/null 2>&1); then
-            accept=yes
-        fi
-        tests=$(repo_tests "$dir" && echo pass || echo FAIL)
-        printf '%-4s %-4s %-8s %-8s %-10s %7s  %s; repo tests %s\n' "$run" "$n" "$total" "$verified" "$accept" \
-            "$(($(date +%s) - started))" "$rest" "$tests"
-        echo "$run $n $total $verified $accept $tests" >>"$OUT/exec.txt"
+    read -r total verified rest <<<"$summary"
+    accept=no
+    if repo_tests "$dir" && (cd "$dir" && timeout 60 python3 -c "${ACCEPTANCE[$((n - 1))]}" >/dev/null 2>&1); then
+        accept=yes
+    fi
+    tests=$(repo_tests "$dir" && echo pass || echo FAIL)
+    printf 'exec  %-4s %-4s %-8s %-8s %-10s %7s  %s; repo tests %s\n' "$run" "$n" "$total" "$verified" "$accept" \
+        "$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')" "$rest" "$tests"
+    echo "$run $n $total $verified $accept $tests" >>"$OUT/exec.txt"
+}
+
+# One run is every goal once: an executed goal's plan is also its draft row, so each case gets
+# the same number of runs when STOP_AT ends the session early.
+# The load average once a minute, so the table can say what the server ran next to.
+(while sleep 60; do echo "$(date -u +%H:%M) $(cut -d' ' -f1 /proc/loadavg)" >>"$OUT/load.txt"; done) &
+sampler=$!
+trap 'kill "$sampler" 2>/dev/null || true' EXIT
+echo "draft run  goal source draft  grounded seconds  result"
+echo "exec  run  goal steps    verified acceptance seconds  per step (outcome s candidates)"
+for run in $(seq 1 "$RUNS"); do
+    for n in 1 2 3 4 5; do
+        executed=no drafted=no
+        [[ $PHASE != drafts ]] && in_list "$n" "$EXEC_GOALS" && executed=yes
+        [[ $PHASE != exec ]] && in_list "$n" "${GOALS:-1,2,3,4,5}" && drafted=yes
+        [[ $executed == no && $drafted == no ]] && continue
+        if late; then echo "run $run goal $n: not run (STOP_AT reached)"; continue; fi
+        if [[ $executed == yes ]]; then exec_run "$run" "$n"; else draft_run "$run" "$n"; fi
     done
 done
+echo
+[[ -f $OUT/drafts.txt ]] && python3 - "$OUT/drafts.txt" "$GOAL_LIMIT" <<'PY'
+import statistics, sys
+rows, limit = [l.split() for l in open(sys.argv[1])], int(sys.argv[2])
+def line(name, g):
+    ok = [int(r[4]) for r in g if r[2] == "yes"]
+    print(f"{name}: valid within {limit} s {len(ok)} of {len(g)}, valid but later "
+          f"{sum(r[2] == 'late' for r in g)}, grounded within {limit} s "
+          f"{sum(r[2] == 'yes' and r[3] == 'yes' for r in g)} of {len(g)}; median seconds "
+          f"{statistics.median(int(r[4]) for r in g)}")
+for goal in sorted({r[1] for r in rows}):
+    line(f"goal {goal}", [r for r in rows if r[1] == goal])
+line("drafts", rows)
+PY
 [[ -f $OUT/exec.txt ]] && awk '{ s += $3; v += $4; a += ($5 == "yes"); t += ($6 == "pass"); n++ }
     END { printf "executions: %d; steps verified %d of %d; goals achieved %d of %d; repo tests pass after %d of %d\n", n, v, s, a, n, t, n }' "$OUT/exec.txt"
+[[ -f $OUT/load.txt ]] && sort -n -k2 "$OUT/load.txt" | awk 'NR == 1 { lo = $2 } { hi = $2; n++ } END { printf "load average (1 min, sampled each minute): %s to %s over %d samples\n", lo, hi, n }'
 echo "end: $(date -u +%H:%M:%S) UTC; load: $(cut -d' ' -f1-3 /proc/loadavg); logs: $OUT"
