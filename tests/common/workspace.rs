@@ -755,3 +755,23 @@ fn regex_escape(text: &str) -> String {
     }
     out
 }
+
+/// The task's `state.yaml`, parsed.
+pub fn task_state(ws: &Workspace, id: &str) -> tick::tasks::state::State {
+    serde_yaml::from_str(&ws.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
+}
+
+/// `plan` (PLAN.md text) drafted with `tick plan --from` and approved against `server`, both
+/// of which must succeed, then committed so a run starts from a clean tree.
+pub async fn approve_committed(ws: &Workspace, server: &FakeModel, plan: &str) {
+    ws.write("plan.md", plan);
+    let output = ws
+        .tick_against(server, &["plan", "--from", "plan.md"])
+        .await;
+    assert_success(&output);
+    let output = ws.tick_against(server, &["approve"]).await;
+    assert_success(&output);
+    fs::remove_file(ws.path("plan.md")).unwrap();
+    ws.git(&["add", "-A"]);
+    ws.git(&["commit", "-q", "-m", "approve"]);
+}
