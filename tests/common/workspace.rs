@@ -775,3 +775,21 @@ pub async fn approve_committed(ws: &Workspace, server: &FakeModel, plan: &str) {
     ws.git(&["add", "-A"]);
     ws.git(&["commit", "-q", "-m", "approve"]);
 }
+
+/// `tick plan --revise "name the new module auth"` (with `extra` flags before `--revise`)
+/// after the login plan was drafted: the model answers with the login plan whose S2 is
+/// renamed to "Move login into src/auth". Returns how the revision ended and the server.
+pub async fn revised_login(ws: &Workspace, extra: &[&str]) -> (Output, FakeModel) {
+    let server = login_planned(ws).await;
+    let mut revised = super::scripts::login_plan();
+    revised["steps"][1]["title"] = serde_json::json!("Move login into src/auth");
+    server.push(super::scripts::openai_call(
+        "call_2",
+        "submit_plan",
+        revised,
+    ));
+    let mut args = vec!["plan"];
+    args.extend_from_slice(extra);
+    args.extend(["--revise", "name the new module auth"]);
+    (ws.tick_against(&server, &args).await, server)
+}
