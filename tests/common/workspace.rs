@@ -793,3 +793,10 @@ pub async fn revised_login(ws: &Workspace, extra: &[&str]) -> (Output, FakeModel
     args.extend(["--revise", "name the new module auth"]);
     (ws.tick_against(&server, &args).await, server)
 }
+
+/// [`plans_login`] against an Anthropic-shaped `server`.
+pub async fn plans_login_anthropic(ws: &Workspace, server: &FakeModel) -> Vec<RecordedRequest> {
+    let output = ws.tick_anthropic(server, &["plan", "Refactor login"]).await;
+    assert_success(&output);
+    server.requests()
+}
