@@ -2,6 +2,7 @@
 
 pub mod fake_model;
 pub mod mcp_server;
+pub mod plans;
 pub mod processes;
 pub mod programs;
 pub mod pty;

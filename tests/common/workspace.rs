@@ -755,3 +755,48 @@ fn regex_escape(text: &str) -> String {
     }
     out
 }
+
+/// The task's `state.yaml`, parsed.
+pub fn task_state(ws: &Workspace, id: &str) -> tick::tasks::state::State {
+    serde_yaml::from_str(&ws.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
+}
+
+/// `plan` (PLAN.md text) drafted with `tick plan --from` and approved against `server`, both
+/// of which must succeed, then committed so a run starts from a clean tree.
+pub async fn approve_committed(ws: &Workspace, server: &FakeModel, plan: &str) {
+    ws.write("plan.md", plan);
+    let output = ws
+        .tick_against(server, &["plan", "--from", "plan.md"])
+        .await;
+    assert_success(&output);
+    let output = ws.tick_against(server, &["approve"]).await;
+    assert_success(&output);
+    fs::remove_file(ws.path("plan.md")).unwrap();
+    ws.git(&["add", "-A"]);
+    ws.git(&["commit", "-q", "-m", "approve"]);
+}
+
+/// `tick plan --revise "name the new module auth"` (with `extra` flags before `--revise`)
+/// after the login plan was drafted: the model answers with the login plan whose S2 is
+/// renamed to "Move login into src/auth". Returns how the revision ended and the server.
+pub async fn revised_login(ws: &Workspace, extra: &[&str]) -> (Output, FakeModel) {
+    let server = login_planned(ws).await;
+    let mut revised = super::scripts::login_plan();
+    revised["steps"][1]["title"] = serde_json::json!("Move login into src/auth");
+    server.push(super::scripts::openai_call(
+        "call_2",
+        "submit_plan",
+        revised,
+    ));
+    let mut args = vec!["plan"];
+    args.extend_from_slice(extra);
+    args.extend(["--revise", "name the new module auth"]);
+    (ws.tick_against(&server, &args).await, server)
+}
+
+/// [`plans_login`] against an Anthropic-shaped `server`.
+pub async fn plans_login_anthropic(ws: &Workspace, server: &FakeModel) -> Vec<RecordedRequest> {
+    let output = ws.tick_anthropic(server, &["plan", "Refactor login"]).await;
+    assert_success(&output);
+    server.requests()
+}

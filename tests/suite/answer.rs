@@ -5,22 +5,12 @@
 use serde_json::json;
 
 use crate::common::fake_model::{FakeModel, Reply};
+use crate::common::plans::greet_plan;
 use crate::common::scripts::openai_call;
 use crate::common::scripts::{claims_done, writes_file};
 use crate::common::workspace::{Workspace, stderr};
 
-const PLAN: &str = "# Greet
-
-## Summary
-Write a greeting file.
-
-## Steps
-- [ ] S1 Write the greeting
-  - files: hello.txt
-  - verify: `grep -q bonjour hello.txt`
-- [ ] S2 Write the farewell
-  - files: bye.txt
-";
+const PLAN: &str = greet_plan!("bonjour", "");
 
 const QUESTION: &str = "should the greeting be in English or French?";
 

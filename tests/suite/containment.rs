@@ -19,6 +19,7 @@ use tick::tools::CommandEnv;
 use tick::tools::bash::{CommandRun, run_command};
 
 use crate::common::fake_model::FakeModel;
+use crate::common::plans::one_step_plan;
 use crate::common::processes::{processes_with, unique};
 use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, openai_calls};
@@ -338,16 +339,7 @@ fn read_only_covers_modes_times_and_xattrs() {
     assert_eq!(before[1..], after[..]);
 }
 
-const PLAN: &str = "# Contained
-
-## Summary
-One step.
-
-## Steps
-- [ ] S1 Make a file
-  - files: made.txt
-  - verify: `test -f made.txt`
-";
+const PLAN: &str = one_step_plan!("Contained");
 
 /// `tick run` whose first bash call is `sleep 6; echo x > slow.txt`; `signals` are sent to
 /// tick once the sleep runs. Checks that tick ends within a few seconds, that no process of

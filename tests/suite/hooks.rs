@@ -6,11 +6,11 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tick::tasks::state::State;
 
 use crate::common::fake_model::FakeModel;
 use crate::common::scripts::{openai_call, openai_calls};
-use crate::common::workspace::Workspace;
+use crate::common::workspace::task_state as state;
+use crate::common::workspace::{Workspace, approve_committed, stderr, stdout};
 use crate::suite::run_snapshots::transcript;
 
 const PLAN: &str = "# Greeting
@@ -36,18 +36,6 @@ if lines[:1] != ["# formatted"]:
 open(path, "w").write("\n".join(lines) + "\n")
 "##;
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn state(project: &Workspace, id: &str) -> State {
-    serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
-}
-
 /// A project with `files` committed, `config` as the person's own config, and `plan`
 /// approved under it (so its hooks are the approved ones).
 async fn approved_with(
@@ -61,16 +49,7 @@ async fn approved_with(
         project.write(path, text);
     }
     project.write_user_config(config);
-    project.write("plan.md", plan);
-    let output = project
-        .tick_against(server, &["plan", "--from", "plan.md"])
-        .await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let output = project.tick_against(server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    std::fs::remove_file(project.path("plan.md")).unwrap();
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "-m", "approve"]);
+    approve_committed(&project, server, plan).await;
     let id = project.task_id();
     (project, id)
 }

@@ -14,6 +14,7 @@ use crate::common::scripts::{
 use crate::common::text::{assert_contains, assert_starts_with};
 use crate::common::workspace::login_planned;
 use crate::common::workspace::plans_login;
+use crate::common::workspace::plans_login_anthropic;
 use crate::common::workspace::{
     Workspace, assert_success, planned, planned_without_a_call, stderr,
 };
@@ -322,11 +323,8 @@ async fn the_answer_limit_is_sent_on_both_providers() {
     config(&project, "limits:\n  max_output_tokens: 1234\n");
     let server = FakeModel::start().await;
     server.push(anthropic_call("toolu_1", "submit_plan", &login_plan()));
-    let output = project
-        .tick_anthropic(&server, &["plan", "Refactor login"])
-        .await;
-    assert_success(&output);
-    let request = &server.requests()[0];
+    let requests = plans_login_anthropic(&project, &server).await;
+    let request = &requests[0];
     assert_eq!(request.path, "/v1/messages");
     assert_eq!(request.body["max_tokens"], 1234);
 }
@@ -365,11 +363,8 @@ async fn an_answer_cut_by_the_limit_is_reported_and_a_cut_text_call_never_runs()
     let server = FakeModel::start().await;
     server.push(anthropic_text_cut("I will explain at length"));
     server.push(anthropic_call("toolu_1", "submit_plan", &login_plan()));
-    let output = project
-        .tick_anthropic(&server, &["plan", "Refactor login"])
-        .await;
-    assert_success(&output);
-    let last = server.requests()[1].messages().last().unwrap().clone();
+    let requests = plans_login_anthropic(&project, &server).await;
+    let last = requests[1].messages().last().unwrap().clone();
     assert_eq!(last["role"], "user");
     assert!(
         last["content"][0]["text"]
@@ -495,11 +490,7 @@ async fn text_calls_work_on_anthropic_too() {
     let server = FakeModel::start().await;
     server.push(anthropic_text(&tag_call("list_files", &json!({}))));
     server.push(anthropic_text(&tag_call("submit_plan", &login_plan())));
-    let output = project
-        .tick_anthropic(&server, &["plan", "Refactor login"])
-        .await;
-    assert_success(&output);
-    let requests = server.requests();
+    let requests = plans_login_anthropic(&project, &server).await;
     assert_eq!(requests.len(), 2);
     assert!(!has_tools(&requests[1]));
     assert!(

@@ -123,27 +123,29 @@ async fn a_done_claim_with_nothing_done_is_recorded_and_shown() {
     );
 }
 
-const PLAN_A: &str = "# Shared file
+/// A one-step plan whose S1 (`$verb` shared.txt) owns `shared.txt` and greps it for `$word`.
+macro_rules! shared_file_plan {
+    ($title:literal, $summary:literal, $verb:literal, $word:literal) => {
+        concat!(
+            "# ",
+            $title,
+            "\n\n## Summary\n",
+            $summary,
+            "\n\n## Steps\n",
+            "- [ ] S1 ",
+            $verb,
+            " shared.txt\n",
+            "  - files: shared.txt\n",
+            "  - verify: `grep -q ",
+            $word,
+            " shared.txt`\n",
+        )
+    };
+}
 
-## Summary
-Start the shared file.
+const PLAN_A: &str = shared_file_plan!("Shared file", "Start the shared file.", "Write", "one");
 
-## Steps
-- [ ] S1 Write shared.txt
-  - files: shared.txt
-  - verify: `grep -q one shared.txt`
-";
-
-const PLAN_B: &str = "# Extend it
-
-## Summary
-Extend the shared file.
-
-## Steps
-- [ ] S1 Extend shared.txt
-  - files: shared.txt
-  - verify: `grep -q two shared.txt`
-";
+const PLAN_B: &str = shared_file_plan!("Extend it", "Extend the shared file.", "Extend", "two");
 
 /// The issue's repro, run for real: task A completed through `write_file`, task B approved
 /// later changes A's file through `edit_file`. A stays completed and says who changed it.

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::common::scripts::asks_user;
 use crate::common::scripts::{login_plan, openai_call, submit_login_plan};
-use crate::common::workspace::login_planned;
+use crate::common::workspace::revised_login;
 use crate::common::workspace::{Workspace, event_kinds, json_events, scripted, stderr, stdout};
 
 /// Exit code, stdout and stderr of one command, as a person reads them.
@@ -65,13 +65,7 @@ async fn a_draft_with_questions_without_a_terminal() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revision_shows_the_step_diff() {
     let project = Workspace::sample();
-    let server = login_planned(&project).await;
-    let mut revised = login_plan();
-    revised["steps"][1]["title"] = json!("Move login into src/auth");
-    server.push(openai_call("call_2", "submit_plan", revised));
-    let output = project
-        .tick_against(&server, &["plan", "--revise", "name the new module auth"])
-        .await;
+    let (output, _) = revised_login(&project, &[]).await;
     filters(&project).bind(|| insta::assert_snapshot!("plan_output_revised", both(&output)));
 }
 

@@ -9,9 +9,10 @@ use crate::common::scripts::{
     anthropic_call, login_plan, openai_call, openai_calls, openai_text, submit_login_plan,
 };
 use crate::common::text::{assert_contains, assert_starts_with};
-use crate::common::workspace::login_planned;
 use crate::common::workspace::planned_json;
 use crate::common::workspace::plans_login;
+use crate::common::workspace::plans_login_anthropic;
+use crate::common::workspace::revised_login;
 use crate::common::workspace::{
     Workspace, assert_success, interrupted_after, planned_without_a_call, scripted, stderr, stdout,
 };
@@ -252,14 +253,7 @@ async fn questions_at_a_terminal_are_asked_there() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revise_continues_the_conversation_and_shows_the_step_diff() {
     let project = Workspace::sample();
-    let server = login_planned(&project).await;
-
-    let mut revised = login_plan();
-    revised["steps"][1]["title"] = json!("Move login into src/auth");
-    server.push(openai_call("call_2", "submit_plan", revised));
-    let output = project
-        .tick_against(&server, &["plan", "--revise", "name the new module auth"])
-        .await;
+    let (output, server) = revised_login(&project, &[]).await;
     assert_success(&output);
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -359,11 +353,7 @@ async fn anthropic_plans_the_same_way() {
         &json!({"path": "src/login.rs"}),
     ));
     server.push(anthropic_call("toolu_2", "submit_plan", &login_plan()));
-    let output = project
-        .tick_anthropic(&server, &["plan", "Refactor login"])
-        .await;
-    assert_success(&output);
-    let requests = server.requests();
+    let requests = plans_login_anthropic(&project, &server).await;
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].path, "/v1/messages");
     let names: Vec<String> = requests[0].body["tools"]

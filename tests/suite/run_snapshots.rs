@@ -9,23 +9,12 @@ use insta::assert_snapshot;
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
+use crate::common::plans::greet_plan;
 use crate::common::scripts::openai_call;
 use crate::common::workspace::Workspace;
 
 /// The plan of every case: one step with a verification that reads the file it writes.
-const PLAN: &str = "# Greet
-
-## Summary
-Write a greeting file.
-
-## Steps
-- [ ] S1 Write the greeting
-  - files: hello.txt
-  - verify: `grep -q hello hello.txt`
-- [ ] S2 Write the farewell
-  - files: bye.txt
-  - verify: `grep -q bye bye.txt`
-";
+const PLAN: &str = greet_plan!("hello", "  - verify: `grep -q bye bye.txt`\n");
 
 pub(super) fn transcript(project: &Workspace, output: &Output) -> String {
     format!(

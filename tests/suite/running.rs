@@ -10,7 +10,7 @@ use crate::common::fake_model::{FakeModel, RecordedRequest, Reply};
 use crate::common::scripts::{claims_done, writes_file};
 use crate::common::scripts::{openai_call, openai_call_chunks, openai_calls, openai_text};
 use crate::common::workspace::assert_success;
-use crate::common::workspace::{Workspace, interrupted_after};
+use crate::common::workspace::{Workspace, approve_committed, interrupted_after};
 
 pub(super) const PLAN: &str = "# Greeting
 
@@ -28,23 +28,12 @@ Greet people from the command line.
   - files: NOTES.md
 ";
 
-pub(super) fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+pub(super) use crate::common::workspace::stderr;
 
 /// A project with `PLAN` approved, committed so the run starts from a clean tree.
 pub(super) async fn approved(server: &FakeModel, plan: &str) -> (Workspace, String) {
     let project = Workspace::sample();
-    project.write("plan.md", plan);
-    let output = project
-        .tick_against(server, &["plan", "--from", "plan.md"])
-        .await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let output = project.tick_against(server, &["approve"]).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    std::fs::remove_file(project.path("plan.md")).unwrap();
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "-m", "approve"]);
+    approve_committed(&project, server, plan).await;
     let id = std::fs::read_dir(project.path(".tasks"))
         .unwrap()
         .filter_map(std::result::Result::ok)

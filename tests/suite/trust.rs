@@ -7,6 +7,7 @@
 use serde_json::json;
 
 use crate::common::fake_model::{FakeModel, this_machines_outside_address};
+use crate::common::plans::one_step_plan;
 use crate::common::scripts::claims_done;
 use crate::common::scripts::{openai_call, submit_login_plan};
 use crate::common::text::assert_contains;
@@ -198,16 +199,7 @@ async fn a_store_below_the_top_level_is_refused() {
     assert!(own.requests().is_empty(), "{:?}", own.requests());
 }
 
-const ONE_STEP: &str = "# Make a file
-
-## Summary
-One step.
-
-## Steps
-- [ ] S1 Make a file
-  - files: made.txt
-  - verify: `test -f made.txt`
-";
+const ONE_STEP: &str = one_step_plan!("Make a file");
 
 /// Finding 5, during a run: a command that creates a `.tasks/` anywhere below the workspace
 /// is named, the folder removed, and the run stops.

@@ -4,26 +4,13 @@
 //! and a kill at any instant leaves the state before or after it.
 
 use std::os::unix::fs::PermissionsExt;
-use std::process::Output;
 
 use serde_json::json;
-use tick::tasks::state::State;
 
 use crate::common::fake_model::FakeModel;
 use crate::common::scripts::{openai_call, openai_calls};
-use crate::common::workspace::{Run, Workspace};
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn state(project: &Workspace, id: &str) -> State {
-    serde_yaml::from_str(&project.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
-}
+use crate::common::workspace::task_state as state;
+use crate::common::workspace::{Run, Workspace, stderr, stdout};
 
 fn todo(project: &Workspace, id: &str) -> String {
     project.read(&format!(".tasks/{id}/TODO.md"))
