@@ -4,19 +4,9 @@
 use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
-use crate::common::mcp_server::{self, SERVE_VAR};
 use crate::common::scripts::{openai_call, openai_calls, submit_login_plan};
 use crate::common::workspace::{Workspace, assert_success, stderr};
-
-/// The person's config: the stdio test server `t`, `read_only` its read-only tools.
-fn config(read_only: &str) -> String {
-    let (command, args) = mcp_server::stdio_entry();
-    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
-    format!(
-        "mcp_servers:\n  t:\n    command: {command:?}\n    args: [{}]\n    env: {{{SERVE_VAR}: \"1\"}}\n    read_only_tools: {read_only}\n    call_timeout_s: 30\n",
-        args.join(", ")
-    )
-}
+use crate::suite::mcp_client::config;
 
 /// What the person saw, with the temporary paths out.
 fn told(project: &Workspace, text: &str) -> String {
@@ -27,7 +17,7 @@ fn told(project: &Workspace, text: &str) -> String {
 async fn planning_shows_a_crashed_server_stopping_and_starting_again() {
     let model = FakeModel::start().await;
     let project = Workspace::sample();
-    project.write_user_config(&config("[crash, search]"));
+    project.write_user_config(&config("[crash, search]", None));
     model.push(openai_call("c1", "mcp__t__crash", json!({})));
     model.push(openai_call("c2", "mcp__t__search", json!({"query": "q"})));
     model.push(openai_call("c3", "mcp__t__crash", json!({})));
@@ -52,7 +42,7 @@ Greet people.
 async fn a_step_shows_a_crashed_server_at_the_moment_before_the_rest_of_its_turn() {
     let model = FakeModel::start().await;
     let project = Workspace::sample();
-    project.write_user_config(&config("[]"));
+    project.write_user_config(&config("[]", None));
     project.approve_plan(&model, NAMES_CRASH).await;
     model.push(openai_calls(&[
         (
