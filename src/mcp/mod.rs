@@ -318,6 +318,16 @@ enum Scope {
     Step { id: String, named: Vec<String> },
 }
 
+impl Scope {
+    /// How often a stopped server is started again, as the person reads it.
+    fn once_in(&self) -> &'static str {
+        match self {
+            Scope::Planning => "while planning",
+            Scope::Step { .. } => "in a step",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct OfferedTool {
     spec: ToolSpec,
@@ -402,8 +412,9 @@ impl Offered {
             }
             notices.push(format!(
                 "the MCP server `{server}` had stopped; tick started it again for `{}` (once \
-                 in a step)",
-                tool.tool
+                 {})",
+                tool.tool,
+                self.scope.once_in()
             ));
         }
         let result = answer
@@ -411,11 +422,17 @@ impl Offered {
             .map(|text| crate::redact::redact(&text, &[]))
             .map_err(|text| crate::redact::redact(&text, &[]));
         if answer.stopped {
-            let next = if answer.restarted || restarted_before {
-                "it was started again once in this step already: its tools stay failed for \
-                 the rest of the step"
-            } else {
-                "its next call starts it again, once in this step"
+            let next = match (answer.restarted || restarted_before, &self.scope) {
+                (true, Scope::Planning) => {
+                    "it was started again once while planning already: its tools stay failed \
+                     for the rest of the planning"
+                }
+                (true, Scope::Step { .. }) => {
+                    "it was started again once in this step already: its tools stay failed for \
+                     the rest of the step"
+                }
+                (false, Scope::Planning) => "its next call starts it again, once while planning",
+                (false, Scope::Step { .. }) => "its next call starts it again, once in this step",
             };
             let why = result.as_ref().err().cloned().unwrap_or_default();
             notices.push(format!("{why}; {next}"));

@@ -392,12 +392,25 @@ impl<'a> Session<'a> {
             ..planner
         };
         let end = {
-            let mut on_agent = |event| emitter.emit(PlanEvent::Agent(event));
+            // A server that stopped or was started again during a tool call is told as it
+            // happens: before the next thing the turn reports (the call's result).
+            let told_mcp = || {
+                for text in registry.take_mcp_notices() {
+                    emitter.emit(PlanEvent::McpWarning { text });
+                }
+            };
+            let mut on_agent = |event| {
+                told_mcp();
+                emitter.emit(PlanEvent::Agent(event));
+            };
             let mut asking = Asking {
                 person,
                 emitter: &emitter,
             };
-            crate::rt::block_on(planner.run(messages, &mut asking, &mut on_agent, &mut usage))?
+            let end =
+                crate::rt::block_on(planner.run(messages, &mut asking, &mut on_agent, &mut usage));
+            told_mcp();
+            end?
         };
         Ok((end, usage))
     }

@@ -809,8 +809,13 @@ impl Runner<'_> {
             tried: String::new(),
             tools: tool_call::step_tools(&registry.specs()),
         };
-        let mut agent =
-            |agent: AgentEvent| emitter.emit(super::RunEvent::Agent { step: id, agent });
+        let mut agent = |agent: AgentEvent| {
+            // As in the agent's turn: a server's stop or restart is told when it happens.
+            for text in registry.take_mcp_notices() {
+                emitter.emit(super::RunEvent::McpWarning { step: id, text });
+            }
+            emitter.emit(super::RunEvent::Agent { step: id, agent });
+        };
         let interrupted = self.deps.interrupted.clone();
         let mut usage = self.usage;
         let result =

@@ -1097,7 +1097,14 @@ impl<'a> Runner<'a> {
             step: id,
             interrupted: &self.deps.interrupted,
         };
-        let mut agent = |agent: AgentEvent| emitter.emit(RunEvent::Agent { step: id, agent });
+        let mut agent = |agent: AgentEvent| {
+            // A server that stopped or was started again is told at the moment: before the
+            // call's result and the rest of the turn.
+            for text in registry.take_mcp_notices() {
+                emitter.emit(RunEvent::McpWarning { step: id, text });
+            }
+            emitter.emit(RunEvent::Agent { step: id, agent });
+        };
         let result = crate::rt::block_on(executor.run(
             &mut messages,
             &mut hooks,

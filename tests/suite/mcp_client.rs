@@ -27,7 +27,7 @@ fn sandbox_here() -> bool {
 
 /// The person's config: the stdio server `t` and, with `http`, the HTTP server `w`; each
 /// with its `read_only_tools` and `call_timeout_s`.
-fn config(t_read_only: &str, http: Option<(&HttpServer, &str)>) -> String {
+pub(super) fn config(t_read_only: &str, http: Option<(&HttpServer, &str)>) -> String {
     let (command, args) = mcp_server::stdio_entry();
     let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
     let mut yaml = format!(

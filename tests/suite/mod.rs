@@ -27,6 +27,7 @@ mod local_default;
 mod local_model;
 mod log_story;
 mod mcp_client;
+mod mcp_restarts;
 mod mcp_serve;
 mod models;
 mod newcomer;
