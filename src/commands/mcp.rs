@@ -106,12 +106,24 @@ fn serve(ctx: &Ctx<'_>, args: &McpServeArgs) -> Result<Outcome> {
         hooks: crate::hooks::HookSet::resolve(&config.hooks, store.root()),
         commit: args.commit,
     };
+    let (reports, shown) = std::sync::mpsc::channel();
     let tasks = Tasks::new(
         store.clone(),
         registry.command_env().clone(),
         ctx.runner_clock(),
         credit,
-    );
-    serve_stdio(tasks)?;
+    )
+    .with_reports(reports);
+    // The serve answers on its own thread; this one shows each hook's report on stderr as it
+    // ends, until the serve is over and drops its end of the channel.
+    std::thread::scope(|scope| {
+        let served = scope.spawn(move || serve_stdio(tasks));
+        for report in shown {
+            ctx.ui.hook_report(&report);
+        }
+        served
+            .join()
+            .unwrap_or_else(|_| Err(Error::internal("the MCP serve thread panicked")))
+    })?;
     Ok(Outcome::Done)
 }

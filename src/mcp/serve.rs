@@ -13,6 +13,7 @@
 //! rmcp's handler around it, which runs each call on a blocking thread.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -29,7 +30,7 @@ use serde_json::{Value, json};
 use crate::agent::executor::Verdict;
 use crate::env::Clock;
 use crate::error::{Error, Result};
-use crate::hooks::{Event, HookSet};
+use crate::hooks::{Event, HookReport, HookSet};
 use crate::plan::{StepId, StepStatus};
 use crate::runner::changes::{self, Snapshot};
 use crate::runner::record::Recorder;
@@ -65,6 +66,9 @@ pub struct Tasks {
     commit: bool,
     /// What the workspace held when each step was claimed, to see what the step changed.
     claimed: Mutex<BTreeMap<(String, StepId), Snapshot>>,
+    /// Where each hook's report goes, to be shown to the person on stderr (stdout is the
+    /// protocol's); none: the reports are only recorded as evidence.
+    reports: Option<Sender<HookReport>>,
 }
 
 /// How `tick mcp serve` credits a step it ticks, besides verifying it.
@@ -144,7 +148,15 @@ impl Tasks {
             hooks: credit.hooks,
             commit: credit.commit,
             claimed: Mutex::new(BTreeMap::new()),
+            reports: None,
         }
+    }
+
+    /// Sends each hook's report to `reports` as the hook ends (the command shows them).
+    #[must_use]
+    pub fn with_reports(mut self, reports: Sender<HookReport>) -> Tasks {
+        self.reports = Some(reports);
+        self
     }
 
     /// Calls tool `name` with `arguments`: its result as JSON, or the error for the agent.
@@ -570,7 +582,12 @@ impl Tasks {
             event,
             &id.to_string(),
             &payload,
-            &mut |_| {},
+            &mut |report| {
+                if let Some(reports) = &self.reports {
+                    // The command has stopped listening only once the serve is over.
+                    let _ = reports.send(report);
+                }
+            },
         )
     }
 

@@ -29,6 +29,7 @@ mod log_story;
 mod mcp_client;
 mod mcp_restarts;
 mod mcp_serve;
+mod mcp_serve_stderr;
 mod models;
 mod newcomer;
 mod next_action;
