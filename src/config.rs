@@ -98,7 +98,7 @@ struct FileConfig {
     run_command: Option<FileRunCommand>,
     sandbox: Option<FileSandbox>,
     /// `hooks:` (`crate::hooks`); each file's are kept apart, the repository's need trust.
-    hooks: Option<Vec<crate::hooks::HookEntry>>,
+    hooks: Option<Vec<crate::hook_entry::HookEntry>>,
     /// `mcp_servers:` (`crate::mcp::config`); the repository's need trust.
     mcp_servers: Option<std::collections::BTreeMap<String, crate::mcp::config::FileServer>>,
 }
@@ -327,7 +327,7 @@ pub struct Config {
     pub mcp_servers: std::collections::BTreeMap<String, crate::mcp::Server>,
     /// The hooks of the user's file and of the repository's, apart: which may run is
     /// `crate::hooks::HookSet::resolve`'s decision.
-    pub hooks: crate::hooks::Configured,
+    pub hooks: crate::hook_entry::Configured,
     /// What of the repository's files was ignored because the person does not trust it (or
     /// it changed since): a front end says so in one line ([`Config::trust_warning`]).
     pub ignored: Option<Ignored>,
@@ -427,7 +427,8 @@ fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
         detail,
     };
     if let Some(hooks) = &config.hooks {
-        crate::hooks::HookEntry::validate(hooks).map_err(|err| section(Section::Hooks, err))?;
+        crate::hook_entry::HookEntry::validate(hooks)
+            .map_err(|err| section(Section::Hooks, err))?;
     }
     mcp_servers(&config, shown)?;
     if let Some(run_command) = &config.run_command {
@@ -814,7 +815,7 @@ pub fn resolve(
         sandbox,
         mcp_servers: mcp,
         ignored,
-        hooks: crate::hooks::Configured {
+        hooks: crate::hook_entry::Configured {
             user: user_file.hooks.clone().unwrap_or_default(),
             project: project_file.hooks.clone().unwrap_or_default(),
             project_file: project_shown.to_owned(),

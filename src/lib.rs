@@ -21,6 +21,7 @@ pub mod env;
 pub mod error;
 pub mod fsx;
 pub mod git;
+pub mod hook_entry;
 pub mod hooks;
 pub mod import;
 pub mod llm;
