@@ -103,7 +103,18 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
         }),
     };
     if args.json {
-        ctx.ui.json(&report);
+        /// The report and, beside its fields, the next thing to do.
+        #[derive(serde::Serialize)]
+        struct WithNext<'r, 'a> {
+            #[serde(flatten)]
+            report: &'r StatusReport<'a>,
+            next: Option<crate::report::status::NextReport>,
+        }
+        let next = crate::report::status::next_report(&report);
+        ctx.ui.json(&WithNext {
+            report: &report,
+            next,
+        });
     } else {
         ctx.ui.status(&report);
     }
