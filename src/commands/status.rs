@@ -71,6 +71,8 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
             let current = store.current()?.map(|t| t.id);
             task_arg(&store.task_ids()?, &task.id, current.as_deref())
         }
+        // A bare `tick approve` takes the draft first.
+        (None, Some(task)) if draft.is_some() => crate::report::status::task_named(store, &task.id),
         _ => String::new(),
     };
     let report = StatusReport {
