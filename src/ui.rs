@@ -488,22 +488,23 @@ impl Ui {
                 ));
             }
             RunEvent::Replanned {
-                task,
+                named,
                 step,
                 reason,
                 diff,
                 ..
-            } => self.replanned(task, *step, reason, diff.as_deref()),
+            } => self.replanned(named, *step, reason, diff.as_deref()),
             RunEvent::Limit {
-                task,
+                named,
                 files_changed,
                 max_files_changed,
+                ..
             } => {
                 self.warn(&format!(
                     "the task has changed {files_changed} files, over its limit of {max_files_changed}"
                 ));
                 self.hint(&format!(
-                    "review the changes; raise the limit with `tick approve {task} --max-files N`"
+                    "review the changes; raise the limit with `tick approve{named} --max-files N`"
                 ));
             }
             RunEvent::Paused { files, more, .. } => {
@@ -552,8 +553,9 @@ impl Ui {
         }
     }
 
-    /// The executor re-planned around `step`: the step-level diff (data), why, and what to do.
-    fn replanned(&self, task: &str, step: crate::plan::StepId, reason: &str, diff: Option<&str>) {
+    /// The executor re-planned around `step`: the step-level diff (data), why, and what to do;
+    /// `t` names the task in the hints ([`crate::report::status::task_named`]).
+    fn replanned(&self, t: &str, step: crate::plan::StepId, reason: &str, diff: Option<&str>) {
         self.end_live_text();
         if let Some(diff) = diff {
             self.data(diff);
@@ -562,7 +564,7 @@ impl Ui {
             "the plan was adjusted around {step} because {reason}; `tick approve` to continue"
         ));
         self.hint(&format!(
-            "review it (`tick show {task}`), then `tick approve {task}` and `tick run`; to \
+            "review it (`tick show{t}`), then `tick approve{t}` and `tick run{t}`; to \
              refuse it, put PLAN.md back as it was (`history/` keeps the approved version) and \
              answer `{step}` with `tick answer`"
         ));
@@ -1150,6 +1152,7 @@ fn revision_warning(task: &TaskReport) -> Option<(String, Option<String>)> {
             version,
             step: Some(step),
             reason,
+            ..
         } => (
             format!(
                 "the agent re-planned around `{step}` because {}: version {version} of the plan \
@@ -1157,16 +1160,32 @@ fn revision_warning(task: &TaskReport) -> Option<(String, Option<String>)> {
                 reason.as_deref().unwrap_or("(no reason given)")
             ),
             Some(format!(
-                "`tick run` refuses until you approve it: review it with `tick show {}`, then \
-                 `tick approve {}`",
-                task.id, task.id
+                "`tick run` refuses until you approve it: review it with `tick show{t}`, then \
+                 `tick approve{t}`",
+                t = task.named
+            )),
+        ),
+        RevisionWaiting {
+            version,
+            by_tick: true,
+            ..
+        } => (
+            format!(
+                "`{}/PLAN.md` was re-planned by tick: version {version} of the plan waits for \
+                 approval",
+                task.path
+            ),
+            Some(format!(
+                "`tick run` refuses until you approve it: review it with `tick show{t}`, then \
+                 `tick approve{t}`",
+                t = task.named
             )),
         ),
         RevisionWaiting { .. } => (
             format!("`{}/PLAN.md` was edited after approval", task.path),
             Some(format!(
-                "`tick run` refuses until you approve it again: `tick approve {}`",
-                task.id
+                "`tick run` refuses until you approve it again: `tick approve{}`",
+                task.named
             )),
         ),
     })
@@ -1183,9 +1202,9 @@ fn task_warnings(task: &TaskReport) -> Vec<(String, Option<String>)> {
                  stopped before writing it, or the approved plan was restored)"
             ),
             Some(format!(
-                "`tick approve {}` keeps the approved plan and makes `{step}` pending again; or \
-                 answer it: `tick answer {step} \"...\"`",
-                task.id
+                "`tick approve{t}` keeps the approved plan and makes `{step}` pending again; or \
+                 answer it: `tick answer {step} \"...\"{t}`",
+                t = task.named
             )),
         ));
     }

@@ -21,8 +21,13 @@ pub fn run(ctx: &Ctx<'_>, args: &NextArgs) -> Result<Outcome> {
         );
     }
     if task.plan_changed() {
+        let what = if task.replanned_by_tick() || task.state.pending_replan.is_some() {
+            "was re-planned by tick"
+        } else {
+            "was edited after approval"
+        };
         ctx.ui.warn(&format!(
-            "`{id}/PLAN.md` was edited after approval; `tick run` refuses until `tick approve{t}`"
+            "`{id}/PLAN.md` {what}; `tick run` refuses until `tick approve{t}`"
         ));
     }
     match next_step(&task.todo, None) {

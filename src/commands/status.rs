@@ -71,6 +71,7 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
             let current = store.current()?.map(|t| t.id);
             task_arg(&store.task_ids()?, &task.id, current.as_deref())
         }
+        (None, Some(task)) if draft.is_some() => crate::report::status::task_named(store, &task.id),
         _ => String::new(),
     };
     let report = StatusReport {
@@ -103,9 +104,21 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
         }),
     };
     if args.json {
-        ctx.ui.json(&report);
+        json_with_next(ctx, &report);
     } else {
         ctx.ui.status(&report);
     }
     Ok(Outcome::Done)
+}
+
+/// `status --json`: the report and, beside its fields, the next thing to do.
+fn json_with_next(ctx: &Ctx<'_>, report: &StatusReport<'_>) {
+    #[derive(serde::Serialize)]
+    struct WithNext<'r, 'a> {
+        #[serde(flatten)]
+        report: &'r StatusReport<'a>,
+        next: Option<crate::report::status::NextReport>,
+    }
+    let next = crate::report::status::next_report(report);
+    ctx.ui.json(&WithNext { report, next });
 }

@@ -537,6 +537,7 @@ pub fn reapprove(
             tx.record(|state| {
                 state.approval = Some(record.clone());
                 state.pending_replan = None;
+                state.replanned = None;
             });
             Ok(())
         })?;

@@ -291,12 +291,18 @@ pub fn write_revision(
 ) -> Result<(usize, Option<String>)> {
     let version = keep_approved(current)?;
     let task_ref = store.task_ref(&current.id);
+    // So `tick run` and `status` can tell tick's re-plan from a person's edit.
+    let replanned = crate::tasks::state::Replanned {
+        plan_hash: plan_md::approval_hash(new),
+        at: now,
+    };
     store.transact(
         &task_ref,
         now,
         "a global re-plan waits for approval",
         |tx| {
             tx.set_plan_as_is(text.to_owned());
+            tx.record(|state| state.replanned = Some(replanned.clone()));
             Ok(())
         },
     )?;

@@ -104,6 +104,9 @@ pub struct RevisionWaiting {
     /// The step the executor re-planned around (`propose_replan`), if it was that.
     pub step: Option<String>,
     pub reason: Option<String>,
+    /// Whether the revision is tick's own re-plan (`tick plan --revise`, or the executor's),
+    /// unedited since: `false` for a person's edit.
+    pub by_tick: bool,
 }
 
 /// A failed attempt's record, as `status` shows it.
@@ -330,6 +333,7 @@ pub fn task_report<'a>(store: &Store, task: &'a Task) -> TaskReport<'a> {
                 version: crate::planning::replan::versions_kept(&task.dir).max(1) + 1,
                 step: pending.map(|p| p.step.to_string()),
                 reason: pending.map(|p| p.reason.clone()),
+                by_tick: pending.is_some() || task.replanned_by_tick(),
             }
         }),
         replan_not_written: crate::planning::approve::replan_not_written(task)
@@ -358,6 +362,21 @@ pub fn task_arg(ids: &[String], id: &str, current: Option<&str>) -> String {
     format!(" {}", short_prefix(ids, id))
 }
 
+/// How a hint names task `id` for the command a person types next, read from `store`: as
+/// [`task_arg`], except that while a draft waits a bare `tick approve` takes the draft, so the
+/// task is named then. The whole id when the store cannot be read.
+pub fn task_named(store: &Store, id: &str) -> String {
+    let Ok(ids) = store.task_ids() else {
+        return format!(" {id}");
+    };
+    let current = if store.draft_plan_path().exists() {
+        None
+    } else {
+        store.current().ok().flatten().map(|t| t.id)
+    };
+    task_arg(&ids, id, current.as_deref())
+}
+
 /// The shortest prefix of `id` (at least 8 characters, the date) that names only it among
 /// `ids` by [`Store::resolve`]'s rule.
 pub fn short_prefix(ids: &[String], id: &str) -> String {
@@ -374,6 +393,40 @@ pub fn short_prefix(ids: &[String], id: &str) -> String {
         end += 1;
     }
     id.to_owned()
+}
+
+/// The next thing to do, as `tick status --json` gives it: the command to type, and the
+/// hint line the human output ends with (or, for a revision waiting for approval, its
+/// warning's hint).
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct NextReport {
+    /// The first command the hint names (`tick run`, `tick approve 20261130-143012`).
+    pub command: Option<String>,
+    pub hint: String,
+}
+
+/// [`next_action`] as [`NextReport`]; for a revision waiting for approval, its approval.
+pub fn next_report(report: &StatusReport<'_>) -> Option<NextReport> {
+    let hint = next_action(report).or_else(|| {
+        let task = report.task.as_ref()?;
+        let t = &task.named;
+        if task.revision_waiting.is_some() {
+            Some(format!(
+                "review the new plan with `tick show{t}`, then `tick approve{t}`; `tick run` refuses until then"
+            ))
+        } else {
+            task.replan_not_written.as_ref().map(|step| {
+                format!("`tick approve{t}` keeps the approved plan and makes `{step}` pending again")
+            })
+        }
+    })?;
+    let command = hint
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .find(|span| span.starts_with("tick ") || *span == "tick")
+        .map(str::to_owned);
+    Some(NextReport { command, hint })
 }
 
 /// The next thing to do, for the last line of `tick status`: for the task (what blocks it,

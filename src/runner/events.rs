@@ -136,6 +136,9 @@ pub enum RunEvent {
     /// The task has changed more files than its approval allows: the run stops.
     Limit {
         task: String,
+        /// How a hint names the task ([`crate::report::status::task_named`]).
+        #[serde(skip)]
+        named: String,
         files_changed: usize,
         max_files_changed: u32,
     },
@@ -152,6 +155,9 @@ pub enum RunEvent {
     /// (exit 4) until `tick approve`.
     Replanned {
         task: String,
+        /// How a hint names the task ([`crate::report::status::task_named`]).
+        #[serde(skip)]
+        named: String,
         step: StepId,
         reason: String,
         added: Vec<StepId>,

@@ -112,11 +112,14 @@ pub fn check_runnable(store: &Store, task: &Task, sink: &mut Sink<'_>) -> Result
                 "`{plan}` was re-planned by tick around `{}` and waits for your approval",
                 replan.step
             ),
+            None if task.replanned_by_tick() => {
+                format!("`{plan}` was re-planned by tick and waits for your approval")
+            }
             None => format!("`{plan}` was edited after approval"),
         };
         return Err(Error::input(what).hint(format!(
-            "review the change, then approve it with `tick approve {}`; nothing was run",
-            task.id
+            "review the change, then approve it with `tick approve{}`; nothing was run",
+            crate::report::status::task_named(store, &task.id)
         )));
     }
     if let Some(what) = task.tools_changed() {
@@ -125,9 +128,9 @@ pub fn check_runnable(store: &Store, task: &Task, sink: &mut Sink<'_>) -> Result
             store.rel(&task.dir.join(TODO_FILE))
         ))
         .hint(format!(
-            "a step's `tools:` are changed in PLAN.md and approved with `tick approve {}`; \
+            "a step's `tools:` are changed in PLAN.md and approved with `tick approve{}`; \
              put TODO.md's `tools:` back as PLAN.md has them; nothing was run",
-            task.id
+            crate::report::status::task_named(store, &task.id)
         )));
     }
     transition(task.phase(), Event::Run)
@@ -1408,6 +1411,7 @@ impl<'a> Runner<'a> {
             if total.len() > max as usize {
                 sink(RunEvent::Limit {
                     task: task.id.clone(),
+                    named: crate::report::status::task_named(self.deps.store, &task.id),
                     files_changed: total.len(),
                     max_files_changed: max,
                 });

@@ -821,6 +821,17 @@ impl Task {
             .is_some_and(|approval| approval.plan_hash != plan_md::approval_hash(&self.plan))
     }
 
+    /// Whether PLAN.md, changed since approval, is the plan tick's own re-plan
+    /// (`tick plan --revise`) wrote, untouched since: the change is tick's, not a person's.
+    pub fn replanned_by_tick(&self) -> bool {
+        self.plan_changed()
+            && self
+                .state
+                .replanned
+                .as_ref()
+                .is_some_and(|r| r.plan_hash == plan_md::approval_hash(&self.plan))
+    }
+
     /// The first step whose `tools:` in TODO.md are not the ones the approved PLAN.md names,
     /// in words: a step's MCP tools are capabilities, so a list changed in TODO.md needs an
     /// approval as one changed in PLAN.md does (whose hash covers them). `None` when they agree

@@ -32,6 +32,11 @@ pub struct State {
     /// `tick answer` on its step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending_replan: Option<PendingReplan>,
+    /// The plan `tick plan --revise` wrote over the approved one, until it is approved: while
+    /// PLAN.md is still what tick wrote, `tick run` and `status` say tick re-planned it; once a
+    /// person changes it, it reads "edited after approval" again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replanned: Option<Replanned>,
     /// Where the task was imported from (`tick import`): the source file, and per step the
     /// source task's id and the mark tick ticks back when it ticks the step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -73,6 +78,14 @@ pub struct PendingReplan {
     pub step: StepId,
     /// Why the step could not be done as planned, as the model said it (redacted).
     pub reason: String,
+    pub at: DateTime<Utc>,
+}
+
+/// A global re-plan written by tick (`tick plan --revise` of an approved task).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replanned {
+    /// The approval hash of the PLAN.md tick wrote (`plan_md::approval_hash`).
+    pub plan_hash: String,
     pub at: DateTime<Utc>,
 }
 
@@ -436,6 +449,27 @@ mod tests {
         let back: State = serde_yaml::from_str(&yaml).unwrap();
         assert_eq!(back, state);
         assert!(!state.verified(StepId::top(10)));
+    }
+
+    #[test]
+    fn a_replan_record_round_trips_and_a_file_without_it_still_reads() {
+        let old: State = serde_yaml::from_str("format: 1\nsteps: {}\n").unwrap();
+        assert_eq!(old.replanned, None);
+        assert!(!serde_yaml::to_string(&old).unwrap().contains("replanned"));
+        let mut state = State::new();
+        state.replanned = Some(Replanned {
+            plan_hash: "abc".into(),
+            at: "2026-11-30T14:30:12Z".parse().unwrap(),
+        });
+        let yaml = serde_yaml::to_string(&state).unwrap();
+        insta::assert_snapshot!(yaml, @r"
+        format: 1
+        replanned:
+          plan_hash: abc
+          at: 2026-11-30T14:30:12Z
+        ");
+        let back: State = serde_yaml::from_str(&yaml).unwrap();
+        assert_eq!(back, state);
     }
 
     #[test]

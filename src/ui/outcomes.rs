@@ -250,6 +250,7 @@ pub fn plan_event(event: &PlanEvent) -> Vec<Said> {
         ))],
         PlanEvent::Revised {
             task,
+            named,
             path,
             version,
             usage,
@@ -259,7 +260,7 @@ pub fn plan_event(event: &PlanEvent) -> Vec<Said> {
                 tokens_note(*usage)
             )),
             Said::Hint(format!(
-                "`tick approve {task}` to take it (unchanged steps keep their progress; the approved version is `history/PLAN.v{}.md`); nothing runs until then",
+                "`tick approve{named}` to take it (unchanged steps keep their progress; the approved version is `history/PLAN.v{}.md`); nothing runs until then",
                 version - 1
             )),
         ],

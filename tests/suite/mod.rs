@@ -39,6 +39,7 @@ mod plan_tools;
 mod planning;
 mod real_model;
 mod replan;
+mod replanned_by_tick;
 mod run_command;
 mod run_command_guard;
 mod run_json;
