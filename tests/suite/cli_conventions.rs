@@ -114,7 +114,11 @@ fn edit_validates_and_keeps_a_bad_edit_unless_told() {
     let run = with_editor(&ws, &["edit"], &good, None);
     assert_eq!(run.code, 0, "{run:#?}");
     assert_contains(&run.stderr, "is valid");
-    assert_contains(&run.stderr, &format!("`tick approve {id}`"));
+    // The task is the current one: the hint names no id.
+    assert_contains(
+        &run.stderr,
+        "hint: the plan changed since approval: `tick approve` before `tick run`",
+    );
 }
 
 #[test]

@@ -117,7 +117,7 @@ fn a_hand_edited_tools_list_stops_the_run_until_approved_again() {
     insta::assert_snapshot!(run.stderr.replace(&id, "[ID]"), @r"
     error: `.tasks/[ID]/TODO.md` changes the MCP tools the plan approved: `S2`'s tools are `shell.exec` in TODO.md, none in the approved PLAN.md
 
-    hint: a step's `tools:` are changed in PLAN.md and approved with `tick approve [ID]`; put TODO.md's `tools:` back as PLAN.md has them; nothing was run
+    hint: a step's `tools:` are changed in PLAN.md and approved with `tick approve`; put TODO.md's `tools:` back as PLAN.md has them; nothing was run
     ");
     ws.write(&todo_path, todo);
     // Back as approved: what stops the run now is the missing model, not the tools.
