@@ -6,14 +6,12 @@
 
 use std::path::Path;
 
-use super::review::plan_and_review;
-use super::terminal::Terminal;
+use super::review::{asking, plan_and_review, plan_sink};
 use super::{Ctx, Outcome};
 use crate::cli::PlanArgs;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::fsx;
-use crate::person::{Nobody, Person};
 use crate::planning::review::Request;
 use crate::planning::{self, JSON_FORMAT, PlanEvent, Start};
 
@@ -75,16 +73,11 @@ fn revise_task(
     json: bool,
 ) -> Result<Outcome> {
     let ui = ctx.ui;
-    let live = ctx.env.stderr_is_terminal;
-    let mut sink = move |event: PlanEvent| ui.plan_event(&event, json, live);
-    let mut session = ctx.engine.planning(config);
-    let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
-    let person: &mut dyn Person = if ctx.env.interactive && !json {
-        &mut terminal
-    } else {
-        &mut Nobody
-    };
-    let revised = session.revise_task(task, feedback, person, &mut sink);
+    let mut sink = plan_sink(ctx, json);
+    let revised = asking(ctx, json, |person| {
+        let mut session = ctx.engine.planning(config);
+        session.revise_task(task, feedback, person, &mut sink)
+    });
     ui.end_live_text();
     let revised = revised?;
     if !json && !revised.removed.is_empty() {
@@ -114,18 +107,13 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool, json: bool) -> Result<Outc
         })?;
         (name, text)
     };
-    let live = ctx.env.stderr_is_terminal;
-    ctx.ui.plan_event(
-        &PlanEvent::PlanStarted {
-            format: JSON_FORMAT,
-            start: Start::FromFile,
-        },
-        json,
-        live,
-    );
+    let mut sink = plan_sink(ctx, json);
+    sink(PlanEvent::PlanStarted {
+        format: JSON_FORMAT,
+        start: Start::FromFile,
+    });
     let drafted = planning::draft::from_text(store, &name, &src, force, ctx.now())?;
-    ctx.ui
-        .plan_event(&planning::draft_event(store, &drafted), json, live);
+    sink(planning::draft_event(store, &drafted));
     if !json {
         ctx.ui
             .hint("read it (`tick show`), edit it, then `tick approve` or `tick discard`");

@@ -43,23 +43,15 @@ pub fn plan_and_review(
     first: Request,
     json: bool,
 ) -> Result<Outcome> {
-    let ui = ctx.ui;
-    let live = ctx.env.stderr_is_terminal;
-    let mut sink = move |event: PlanEvent| ui.plan_event(&event, json, live);
+    let (ui, mut sink) = (ctx.ui, plan_sink(ctx, json));
     let mut session = ctx.engine.planning(config);
-    let mut terminal = Terminal::new(ui, ctx.env.stdin_is_terminal);
     let mut next = Some(first);
     while let Some(request) = next.take() {
-        let person: &mut dyn Person = if ctx.env.interactive && !json {
-            &mut terminal
-        } else {
-            &mut Nobody
-        };
-        let drafted = match request {
+        let drafted = asking(ctx, json, |person| match request {
             Request::New { goal, replace } => session.start(&goal, replace, person, &mut sink),
             Request::Revise(feedback) => session.revise(&feedback, person, &mut sink),
             Request::Answer(answers) => session.answer(&answers, person, &mut sink),
-        };
+        });
         ui.end_live_text();
         let drafted = drafted?;
         if json {
@@ -71,9 +63,26 @@ pub fn plan_and_review(
             }
             break;
         }
-        next = menu(ctx, &mut terminal)?;
+        next = menu(ctx, &mut Terminal::new(ui, ctx.env.stdin_is_terminal))?;
     }
     Ok(Outcome::Done)
+}
+
+/// Shows a planning call's events as they come (`--json`: one JSON line each).
+pub(super) fn plan_sink<'u>(ctx: &Ctx<'u>, json: bool) -> impl FnMut(PlanEvent) + 'u {
+    let ui = ctx.ui;
+    let live = ctx.env.stderr_is_terminal;
+    move |event: PlanEvent| ui.plan_event(&event, json, live)
+}
+
+/// Runs `call` with the person who answers a planning call's questions: the terminal when
+/// someone is there and the output is not `--json`, else nobody (the questions stay open).
+pub(super) fn asking<R>(ctx: &Ctx<'_>, json: bool, call: impl FnOnce(&mut dyn Person) -> R) -> R {
+    if ctx.env.interactive && !json {
+        call(&mut Terminal::new(ctx.ui, ctx.env.stdin_is_terminal))
+    } else {
+        call(&mut Nobody)
+    }
 }
 
 /// The review menu. Prints the draft once, then asks until the review ends; what comes back
