@@ -9,18 +9,8 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
+use super::mcp_serve::PLAN;
 use crate::common::workspace::Workspace;
-
-const PLAN: &str = "# Greeting
-
-## Summary
-Greet people from a file.
-
-## Steps
-- [ ] S1 Create greeting.txt
-  - files: greeting.txt
-  - verify: `grep -q hello greeting.txt`
-";
 
 const HOOKS: &str = r#"hooks:
   - event: step.claimed

@@ -8,18 +8,10 @@ use crate::common::fake_model::FakeModel;
 use crate::common::scripts::openai_call;
 use crate::common::workspace::{PLAN as WS_PLAN, Run, Workspace, filters};
 
-const PLAN: &str = "# Greet
-
-## Summary
-Greet people.
-
-## Steps
-- [ ] S1 Write the greeting
-  - files: hello.txt
-  - verify: `grep -q hello hello.txt`
-- [ ] S2 Write the farewell
-  - files: bye.txt
-";
+const PLAN: &str = concat!(
+    "# Greet\n\n## Summary\nGreet people.\n\n## Steps\n",
+    crate::common::plans::greet_steps!("hello", ""),
+);
 
 /// `tick args…` against `server`, as a person sees it.
 async fn shown(ws: &Workspace, server: &FakeModel, args: &[&str]) -> String {
