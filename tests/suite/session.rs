@@ -1414,7 +1414,10 @@ fn lines_of(said: &[Said]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_plans_approves_and_runs_over_typed_engine_events_without_a_terminal() {
-    let server = FakeModel::start().await;
+    // A server that keeps each connection open for the next request, as llama.cpp's does: a
+    // client whose pooled connection outlived the runtime it was made on fails its next
+    // request on it ("connection closed before message completed") and asks again.
+    let server = FakeModel::start_keep_alive(Duration::from_secs(5)).await;
     let project = Workspace::sample();
     server.push(openai_text("Let me plan this.\n"));
     server.push(openai_call("call_1", "submit_plan", greeting_plan()));
@@ -1444,6 +1447,7 @@ async fn a_session_plans_approves_and_runs_over_typed_engine_events_without_a_te
         // Plan: the planner's events arrive typed, and the draft's note is built from one.
         let effects = app.submit("Greet people from the command line");
         let events = carry_out(&engine, &mut app, effects);
+        let mut retries = retries_in(&events);
         let drafted = events
             .iter()
             .find_map(|event| match event {
@@ -1502,6 +1506,9 @@ async fn a_session_plans_approves_and_runs_over_typed_engine_events_without_a_te
         assert_eq!(app.mode, Mode::Build);
         let effects = app.submit("/run");
         let events = carry_out(&engine, &mut app, effects);
+        // Planning and running in one process: no request failed and none was asked again.
+        retries.extend(retries_in(&events));
+        assert_eq!(retries, Vec::<String>::new());
         assert!(
             events
                 .iter()
@@ -1553,6 +1560,24 @@ async fn a_session_plans_approves_and_runs_over_typed_engine_events_without_a_te
         .unwrap();
     assert_eq!(project.read("greeting.txt"), "hello\n");
     assert_eq!(project.read("shout.sh"), "echo HELLO\n");
+    // Exactly the six scripted answers were asked for: two to plan, two for each step.
+    assert_eq!(server.requests().len(), 6);
+}
+
+/// The reasons of the model requests that failed and went out again, among `events`.
+fn retries_in(events: &[EngineEvent]) -> Vec<String> {
+    use tick::agent::AgentEvent;
+    events
+        .iter()
+        .filter_map(|event| match event {
+            EngineEvent::Plan(PlanEvent::Agent(AgentEvent::Retry { reason, .. }))
+            | EngineEvent::Run(RunEvent::Agent {
+                agent: AgentEvent::Retry { reason, .. },
+                ..
+            }) => Some(reason.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn key(text: &str) -> ratatui::crossterm::event::KeyEvent {
