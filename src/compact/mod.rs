@@ -24,6 +24,7 @@ pub mod context;
 pub mod exec;
 pub mod guards;
 pub mod outline;
+pub mod repeat;
 pub mod setup;
 pub mod test_command;
 pub mod tool_call;
