@@ -8,6 +8,7 @@ mod cli_doctor;
 mod cli_first_run;
 mod cli_review;
 mod compact;
+mod compact_prefix;
 mod compact_runaway;
 mod concurrency;
 mod config_cmd;
