@@ -10,6 +10,7 @@ mod cli_review;
 mod compact;
 mod compact_prefix;
 mod compact_runaway;
+mod compact_test_step;
 mod concurrency;
 mod config_cmd;
 mod containment;
