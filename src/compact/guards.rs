@@ -42,8 +42,9 @@ pub enum EditRefusal {
     ChangesOthers { path: String, changed: Vec<String> },
     #[error(
         "this edit of `{path}` defines {} again, which the file already has; to change {}, \
-         answer `change` with its lines, and `add` only new code",
-        names(.copied), if .copied.len() == 1 { "it" } else { "them" }
+         answer `change` with its lines, and `add` only new code under a new name (a second \
+         definition replaces the first, which would be lost)",
+        .copied.join(", "), if .copied.len() == 1 { "it" } else { "them" }
     )]
     Copies { path: String, copied: Vec<String> },
     #[error(
@@ -255,26 +256,26 @@ pub fn check_only_the_steps_code_changed(
     })
 }
 
-/// Refuses a new text of `path` that defines again a type, a module or an unindented
-/// function the file already defines (methods of different `impl` blocks may share a name):
-/// a 1.5B model told to "add `Default` to the derive list of `Selection`" added a second
-/// `struct Selection` (measured).
+/// Refuses a new text of `path` that defines again a type, a module or a function the file
+/// already defines in the same place: at the top level, or inside the same class, `impl` or
+/// `mod` (methods of different `impl` blocks may share a name). A 1.5B model told to "add
+/// `Default` to the derive list of `Selection`" added a second `struct Selection`, and one
+/// asked for a test added a second `def test_maximum` to the test class, which Python takes
+/// in place of the first, so a test was lost (both measured).
 pub fn check_no_copies(path: &str, before: &str, after: &str) -> Result<(), EditRefusal> {
     let counted = |text: &str| {
         let lines: Vec<&str> = text.lines().collect();
-        let mut counts: std::collections::BTreeMap<(outline::Kind, String), usize> =
+        let definitions = outline::outline(path, text);
+        let mut counts: std::collections::BTreeMap<(Place, outline::Kind, String), usize> =
             std::collections::BTreeMap::new();
-        for d in outline::outline(path, text) {
-            let unindented = lines
-                .get(d.line.saturating_sub(1))
-                .is_some_and(|l| !l.starts_with([' ', '\t']));
-            let counts_here = match d.kind {
-                outline::Kind::Type | outline::Kind::Module => true,
-                outline::Kind::Function => unindented,
-                _ => false,
+        for d in &definitions {
+            let place = match d.kind {
+                outline::Kind::Type | outline::Kind::Module => Some(Place::TopLevel),
+                outline::Kind::Function => enclosing(path, &lines, &definitions, d.line),
+                _ => None,
             };
-            if counts_here {
-                *counts.entry((d.kind, d.name)).or_default() += 1;
+            if let Some(place) = place {
+                *counts.entry((place, d.kind, d.name.clone())).or_default() += 1;
             }
         }
         counts
@@ -283,7 +284,13 @@ pub fn check_no_copies(path: &str, before: &str, after: &str) -> Result<(), Edit
     let copied: Vec<String> = counted(after)
         .into_iter()
         .filter(|(key, n)| had.get(key).is_some_and(|was| n > was))
-        .map(|((kind, name), _)| format!("{} {name}", kind.as_str()))
+        .map(|((place, kind, name), _)| match place {
+            Place::TopLevel => format!("`{} {name}`", kind.as_str()),
+            Place::In(place) if place.starts_with("mod ") => {
+                format!("`function {name}` of `{place}`")
+            }
+            Place::In(place) => format!("`method {name}` of `{place}`"),
+        })
         .collect();
     if copied.is_empty() {
         return Ok(());
@@ -292,6 +299,45 @@ pub fn check_no_copies(path: &str, before: &str, after: &str) -> Result<(), Edit
         path: path.to_owned(),
         copied,
     })
+}
+
+/// Where a definition lives, for [`check_no_copies`].
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Place {
+    TopLevel,
+    /// Inside a class, `impl` or `mod`: `class StatsTest`, `impl Counts`, `mod tests`.
+    In(String),
+}
+
+/// Where the function defined on 1-based `line` lives: at the top level, or inside the
+/// class, `impl` or `mod` on the nearest less indented line above; `None` inside anything
+/// else (a function's body, say), which is not counted.
+fn enclosing(
+    path: &str,
+    lines: &[&str],
+    definitions: &[outline::Definition],
+    line: usize,
+) -> Option<Place> {
+    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+    let own = indent(lines.get(line.checked_sub(1)?)?);
+    if own == 0 {
+        return Some(Place::TopLevel);
+    }
+    let above = (1..line).rev().find(|&n| {
+        lines
+            .get(n - 1)
+            .is_some_and(|l| !l.trim().is_empty() && indent(l) < own)
+    })?;
+    let container = definitions.iter().find(|d| d.line == above)?;
+    let python = matches!(outline::Language::of(path), Some(outline::Language::Python));
+    let word = match container.kind {
+        outline::Kind::Type if python => "class",
+        outline::Kind::Type => "type",
+        outline::Kind::Impl => "impl",
+        outline::Kind::Module => "mod",
+        _ => return None,
+    };
+    Some(Place::In(format!("{word} {}", container.name)))
 }
 
 /// `{` less `}` in `text`, outside string and character literals and comments (C-like
@@ -593,7 +639,8 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "this edit of `src/lib.rs` defines `type Selection` again, which the file already \
-             has; to change it, answer `change` with its lines, and `add` only new code"
+             has; to change it, answer `change` with its lines, and `add` only new code under \
+             a new name (a second definition replaces the first, which would be lost)"
         );
         let again = format!("{before}\npub fn format() {{}}\n");
         assert!(check_no_copies("src/lib.rs", before, &again).is_err());
@@ -612,6 +659,89 @@ mod tests {
         let err =
             guarded_edit("src/lib.rs", before, None, &copy, &step, "Add Default").unwrap_err();
         assert!(matches!(err, EditRefusal::Copies { .. }), "{err}");
+    }
+
+    /// Benchmark run exec-4-3: asked for a test of `maximum`, the model appended a second
+    /// `def test_maximum` to the test class; Python keeps the last, so a test was lost.
+    #[test]
+    fn a_method_defined_again_in_its_class_is_refused_naming_it_and_the_class() {
+        let before = "import unittest\n\nfrom stats import maximum, mean\n\n\n\
+                      class StatsTest(unittest.TestCase):\n    def test_mean(self):\n        \
+                      self.assertEqual(mean([1, 2, 3]), 2)\n\n    def test_maximum(self):\n        \
+                      self.assertEqual(maximum([3, 1, 2]), 3)\n\n\n\
+                      if __name__ == \"__main__\":\n    unittest.main()\n";
+        let copy = before.replace(
+            "\n\n\nif __name__",
+            "\n\n    def test_maximum(self):\n        self.assertEqual(maximum([3, 1, 2]), 3)\n\n\nif __name__",
+        );
+        let err = check_no_copies("tests/test_stats.py", before, &copy).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "this edit of `tests/test_stats.py` defines `method test_maximum` of `class \
+             StatsTest` again, which the file already has; to change it, answer `change` with \
+             its lines, and `add` only new code under a new name (a second definition \
+             replaces the first, which would be lost)"
+        );
+        // A new test under a new name is what the step asked for.
+        let new_test = before.replace(
+            "\n\n\nif __name__",
+            "\n\n    def test_maximum_of_empty(self):\n        pass\n\n\nif __name__",
+        );
+        assert!(check_no_copies("tests/test_stats.py", before, &new_test).is_ok());
+        // The same method name in another class is another method.
+        let other =
+            format!("{before}\n\nclass Other:\n    def test_maximum(self):\n        pass\n");
+        assert!(check_no_copies("tests/test_stats.py", before, &other).is_ok());
+        // Through the whole guard.
+        let step = vec!["tests/test_stats.py".to_owned()];
+        let err = guarded_edit(
+            "tests/test_stats.py",
+            before,
+            None,
+            &copy,
+            &step,
+            "Add a test",
+        )
+        .unwrap_err();
+        assert!(matches!(err, EditRefusal::Copies { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_rust_fn_defined_again_in_its_impl_or_test_module_is_refused() {
+        let before = "pub struct Counts;\n\nimpl Counts {\n    pub fn new() -> Self {\n        \
+                      Counts\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    \
+                      #[test]\n    fn counts_lines() {\n        let _ = Counts::new();\n    }\n}\n";
+        let in_impl = before.replace(
+            "        Counts\n    }\n}\n\n#[cfg",
+            "        Counts\n    }\n\n    pub fn new() -> Self {\n        Counts\n    }\n}\n\n#[cfg",
+        );
+        let err = check_no_copies("src/lib.rs", before, &in_impl).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("defines `method new` of `impl Counts` again"),
+            "{err}"
+        );
+        let in_tests = before.replace(
+            "    }\n}\n",
+            "    }\n\n    #[test]\n    fn counts_lines() {\n        assert!(true);\n    }\n}\n",
+        );
+        let in_tests = in_tests.replacen(
+            "    }\n\n    #[test]\n    fn counts_lines() {\n        assert!(true);\n    }\n}\n",
+            "    }\n}\n",
+            1,
+        );
+        let err = check_no_copies("src/lib.rs", before, &in_tests).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("defines `function counts_lines` of `mod tests` again"),
+            "{err}"
+        );
+        // A new test, and a helper of the same name inside another function's body, pass.
+        let new_test = before.replace(
+            "        let _ = Counts::new();\n    }\n}\n",
+            "        let _ = Counts::new();\n    }\n\n    #[test]\n    fn counts_words() {}\n}\n",
+        );
+        assert!(check_no_copies("src/lib.rs", before, &new_test).is_ok());
     }
 
     /// The benchmark's "`mean` returns None for an empty list" step: the model's edit also

@@ -24,6 +24,7 @@ pub mod context;
 pub mod exec;
 pub mod guards;
 pub mod outline;
+pub mod repeat;
 pub mod setup;
 pub mod test_command;
 pub mod tool_call;
@@ -344,6 +345,8 @@ pub async fn plan(
         repo: &repo,
         on_path: &facts_on_path,
         prompts: &prompts,
+        goal,
+        test_command: context.test.as_ref().map(|t| t.command.as_str()),
     };
     let first = first.and_then(|value| read_draft(&value, &context, &facts));
     let problems = match &first {
@@ -560,7 +563,10 @@ fn plan_instruction(context: &Context) -> String {
         "Write the plan for the goal as JSON: a short title, a one-sentence summary, and 2 or 3 \
          small ordered steps. Each step has a title saying what it changes, `files`: \
          the existing files it changes, `new_files`: files it creates (in existing \
-         directories), and `verify`: one shell command that shows the step worked. {test}"
+         directories), and `verify`: one shell command that shows the step worked: one that \
+         names the new test or the changed behaviour (`python3 -m unittest tests.test_x`, \
+         `cargo test name`), as the whole suite passes before the change too. When the goal \
+         asks for a test, one step writes it in a test file. {test}"
     )
 }
 

@@ -43,6 +43,10 @@ pub struct Facts<'a> {
     /// The texts the model was given as instructions; a field that copies a sentence of them
     /// is not the model's own work.
     pub prompts: &'a [&'a str],
+    /// What the person asked for: a goal that asks for a test needs a step that writes one.
+    pub goal: &'a str,
+    /// The repository's own test command (the whole suite), when it states one.
+    pub test_command: Option<&'a str>,
 }
 
 /// Programs a shell runs without looking them up on `PATH`.
@@ -57,6 +61,12 @@ const FILE_EXTENSIONS: &[&str] = &[
     "yaml", "yml", "md", "txt", "csv", "tsv", "sh", "cfg", "ini", "lock", "html", "css", "xml",
     "sql", "log",
 ];
+
+/// A goal that asks for a test: "add a unit test", "with tests", "a spec for".
+static ASKS_FOR_TEST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:unit[ -])?(?:tests?|specs?)\b")
+        .unwrap_or_else(|err| unreachable!("bad test pattern: {err}"))
+});
 
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -126,8 +136,112 @@ pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
                 );
             }
         }
+        if let Some(problem) = whole_suite_only(&id, step, facts) {
+            problems.push(problem);
+        }
+    }
+    if ASKS_FOR_TEST.is_match(facts.goal)
+        && !plan.steps.iter().any(|s| {
+            s.files
+                .iter()
+                .chain(&s.new_files)
+                .any(|p| is_test_file(clean(p), facts.repo))
+        })
+    {
+        let existing = facts
+            .repo
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .find(|p| is_test_file(p, facts.repo));
+        let hint = existing.map_or_else(String::new, |p| format!(" (in `{p}`, say)"));
+        problems.push(format!(
+            "the goal asks for a test, but no step changes or creates a test file; add a step \
+             that writes the test{hint}, with a verify that runs it"
+        ));
     }
     problems
+}
+
+/// Whether `path` holds tests: under a `tests/` (or `test/`, `spec/`) directory, named as
+/// tests (`test_*.py`, `*_test.py`, `*_test.rs`, `*_test.go`, `*.test.js`, `*.spec.ts`), or a
+/// Rust file of the repository with a `#[cfg(test)]` module.
+fn is_test_file(path: &str, repo: &Repo) -> bool {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    let name = parts.pop().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    parts
+        .iter()
+        .any(|d| matches!(*d, "tests" | "test" | "spec" | "__tests__"))
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || (is_rust(name)
+            && repo
+                .file(path)
+                .and_then(|f| f.text.as_deref())
+                .is_some_and(|t| t.contains("#[cfg(test)]")))
+}
+
+fn is_rust(path: &str) -> bool {
+    std::path::Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("rs"))
+}
+
+/// A step that writes a test but whose verify only runs the whole suite, which passed
+/// before the change too: the verify should run the test it writes. Measured: 4 of 5 drafts
+/// for "`maximum` ... should raise `ValueError`; add a unit test" verified every step with
+/// `python3 -m unittest discover tests` alone.
+fn whole_suite_only(id: &str, step: &DraftStep, facts: &Facts<'_>) -> Option<String> {
+    let test_file = step
+        .new_files
+        .iter()
+        .chain(&step.files)
+        .map(|p| clean(p))
+        .find(|p| is_test_file(p, facts.repo))?;
+    let verify = step.verify.split_whitespace().collect::<Vec<_>>().join(" ");
+    let suite = facts
+        .test_command
+        .is_some_and(|c| c.split_whitespace().collect::<Vec<_>>().join(" ") == verify);
+    let generic = verify.is_empty()
+        || matches!(
+            verify.as_str(),
+            "cargo test"
+                | "pytest"
+                | "python -m pytest"
+                | "python3 -m pytest"
+                | "python -m unittest"
+                | "python3 -m unittest"
+                | "go test ./..."
+                | "npm test"
+        )
+        || (verify.contains("-m unittest discover") && !verify.contains("-k "));
+    if !suite && !generic {
+        return None;
+    }
+    let named = if let Some(module) = test_file.strip_suffix(".py") {
+        if verify.contains("pytest") {
+            format!("`pytest {test_file}`")
+        } else {
+            format!("`python3 -m unittest {}`", module.replace('/', "."))
+        }
+    } else if is_rust(test_file) {
+        "`cargo test` and the new test's name".to_owned()
+    } else {
+        "the test it writes".to_owned()
+    };
+    let shown = if verify.is_empty() {
+        "none"
+    } else {
+        verify.as_str()
+    };
+    Some(format!(
+        "{id} writes the test file `{test_file}`, but its verify (`{shown}`) runs only the \
+         whole suite, which passes before the change too; verify with a command that runs \
+         the new test: {named}"
+    ))
 }
 
 /// What a verify names beyond files: the tests it selects (`python3 -m unittest a.b`,
@@ -565,8 +679,143 @@ mod tests {
             repo: &repo,
             on_path: &on_path,
             prompts: &["Answer with the plan for the goal as one JSON object."],
+            goal: "Add a delimiter option",
+            test_command: Some("python3 -m unittest discover tests"),
         };
         problems(plan, &facts)
+    }
+
+    /// The benchmark's fixture and goal: "`maximum` of an empty list should raise
+    /// `ValueError` with a clear message; add a unit test".
+    fn stats_facts_check(goal: &str, plan: &DraftPlan) -> Vec<String> {
+        let repo = Repo::from_files(
+            [
+                ("stats.py", "def maximum(values):\n    return max(values)\n"),
+                (
+                    "tests/test_stats.py",
+                    "import unittest\n\nclass StatsTest(unittest.TestCase):\n    pass\n",
+                ),
+                ("README.md", "Run `python3 -m unittest discover tests`.\n"),
+            ]
+            .iter()
+            .map(|(p, t)| RepoFile {
+                path: (*p).to_owned(),
+                bytes: 10,
+                text: Some((*t).to_owned()),
+            })
+            .collect(),
+        );
+        let on_path = |p: &str| p == "python3";
+        let facts = Facts {
+            repo: &repo,
+            on_path: &on_path,
+            prompts: &[],
+            goal,
+            test_command: Some("python3 -m unittest discover tests"),
+        };
+        problems(plan, &facts)
+    }
+
+    const MAXIMUM_GOAL: &str =
+        "maximum of an empty list should raise ValueError with a clear message; add a unit test";
+
+    #[test]
+    fn a_goal_asking_for_a_test_needs_a_step_that_writes_one() {
+        // One of the benchmark's drafts, as the model wrote it: no step touches a test.
+        let draft = plan(vec![
+            step(
+                "Raise ValueError in maximum for an empty list",
+                &["stats.py"],
+                &[],
+                "python3 -m unittest discover tests",
+            ),
+            step(
+                "Document the error",
+                &["README.md"],
+                &[],
+                "python3 -m unittest discover tests",
+            ),
+        ]);
+        assert_eq!(
+            stats_facts_check(MAXIMUM_GOAL, &draft),
+            vec![
+                "the goal asks for a test, but no step changes or creates a test file; add a \
+                 step that writes the test (in `tests/test_stats.py`, say), with a verify that \
+                 runs it"
+                    .to_owned()
+            ]
+        );
+        // The same draft for a goal that asks for no test is fine.
+        assert_eq!(
+            stats_facts_check("maximum of an empty list should raise ValueError", &draft),
+            Vec::<String>::new()
+        );
+        // A test step that runs its own test module satisfies both checks.
+        let with_test = plan(vec![
+            draft.steps[0].clone(),
+            step(
+                "Test that maximum raises ValueError for an empty list",
+                &["tests/test_stats.py"],
+                &[],
+                "python3 -m unittest tests.test_stats",
+            ),
+        ]);
+        assert_eq!(
+            stats_facts_check(MAXIMUM_GOAL, &with_test),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_step_writing_a_test_must_verify_with_more_than_the_whole_suite() {
+        let draft = plan(vec![
+            step(
+                "Raise ValueError in maximum for an empty list",
+                &["stats.py"],
+                &[],
+                "python3 -m unittest discover tests",
+            ),
+            step(
+                "Test that maximum raises ValueError for an empty list",
+                &["tests/test_stats.py"],
+                &[],
+                "python3  -m unittest discover tests",
+            ),
+        ]);
+        assert_eq!(
+            stats_facts_check(MAXIMUM_GOAL, &draft),
+            vec![
+                "S2 writes the test file `tests/test_stats.py`, but its verify (`python3 -m \
+                 unittest discover tests`) runs only the whole suite, which passes before the \
+                 change too; verify with a command that runs the new test: `python3 -m \
+                 unittest tests.test_stats`"
+                    .to_owned()
+            ]
+        );
+        // `-k` names the test, and so does pytest with the file.
+        for named in [
+            "python3 -m unittest discover tests -k test_maximum_of_empty",
+            "python3 -m unittest tests.test_stats.StatsTest",
+        ] {
+            let mut ok = draft.clone();
+            ok.steps[1].verify = named.to_owned();
+            assert_eq!(
+                stats_facts_check(MAXIMUM_GOAL, &ok),
+                Vec::<String>::new(),
+                "{named}"
+            );
+        }
+        // A Rust test file verified by a bare `cargo test` is told to name its test.
+        let mut rust = draft.clone();
+        rust.steps[1].new_files = vec!["tests/maximum_test.rs".to_owned()];
+        rust.steps[1].files = Vec::new();
+        rust.steps[1].verify = "cargo test".to_owned();
+        let found = stats_facts_check(MAXIMUM_GOAL, &rust);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found[1].ends_with("the new test: `cargo test` and the new test's name"),
+            "{found:?}"
+        );
     }
 
     #[test]
@@ -677,6 +926,8 @@ mod tests {
             repo: &repo,
             on_path: &on_path,
             prompts: &[],
+            goal: "",
+            test_command: None,
         };
         let pytest = plan(vec![step(
             "Test mean",
@@ -719,6 +970,8 @@ mod tests {
             repo: &repo,
             on_path: &on_path,
             prompts: &[],
+            goal: "",
+            test_command: None,
         };
         let verify = |v: &str| {
             problems(

@@ -20,6 +20,7 @@ use crate::compact::exec::{
     SEARCH_REPLACE_GRAMMAR, Shown,
 };
 use crate::compact::guards::Matched;
+use crate::compact::repeat::{RepeatGuard, Runaway};
 use crate::compact::tool_call;
 use crate::llm::{Client, Message, Request, Response, StreamEvent, Structured, Usage};
 use crate::plan::StepId;
@@ -102,7 +103,7 @@ impl EditTalk<'_> {
         self.asked += 1;
         sink(AgentEvent::Request { turn: self.asked });
         let (structured, grammar) = constraint;
-        let request = Request {
+        let mut request = Request {
             model: self.options.model.clone(),
             system: Some(self.options.system.clone()),
             messages: self.messages.clone(),
@@ -112,22 +113,35 @@ impl EditTalk<'_> {
             structured,
             grammar,
         };
-        let response = {
-            let mut forward = |event: StreamEvent| match event {
-                StreamEvent::ToolCallArgsDelta { delta, .. } => {
-                    sink(AgentEvent::Text { text: delta });
+        let limit = self.answer_limit();
+        let mut asked_again = false;
+        let response = loop {
+            match self.stream(&request, limit, sink).await? {
+                Ok(response) => break response,
+                // Cut while streaming: asked once more, warmer; a second loop is the answer
+                // as it stands, for the parser to refuse.
+                Err((runaway, partial)) if asked_again => {
+                    sink(AgentEvent::Reminder {
+                        text: format!("(tick) {runaway} again; stopped, taken as it stands"),
+                    });
+                    break Response {
+                        text: partial,
+                        finish: crate::llm::FinishReason::Length,
+                        ..Response::default()
+                    };
                 }
-                // As the agent shows it: the text, and a retry with its wait.
-                event => {
-                    if let Some(event) = AgentEvent::from_stream(event) {
-                        sink(event);
-                    }
+                Err((runaway, _)) => {
+                    let warmer = warmth(1) + candidate_warmth(self.candidate);
+                    sink(AgentEvent::Retry {
+                        attempt: 2,
+                        of: 2,
+                        wait_ms: 0,
+                        reason: format!("{runaway}, cut; warmer at temperature {warmer:.2}"),
+                    });
+                    request.temperature = Some(warmer.max(temperature));
+                    asked_again = true;
                 }
-            };
-            self.client
-                .complete(&request, &mut forward)
-                .await
-                .map_err(StepError::Llm)?
+            }
         };
         usage.add(&response.usage);
         sink(AgentEvent::Usage { usage: *usage });
@@ -147,6 +161,63 @@ impl EditTalk<'_> {
             self.push(Message::tool_result(&call.id, "Received."));
         }
         Ok(response)
+    }
+
+    /// One request, streamed through a [`RepeatGuard`]: `Err` with why and the text so far
+    /// when the answer loops or runs past `limit`, the stream dropped at once.
+    async fn stream(
+        &self,
+        request: &Request,
+        limit: usize,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<Result<Response, (Runaway, String)>, StepError> {
+        let stop = tokio::sync::Notify::new();
+        let mut guard = RepeatGuard::new(limit);
+        let mut text = String::new();
+        let mut runaway = None;
+        let done = {
+            let mut forward = |event: StreamEvent| {
+                let delta = match &event {
+                    StreamEvent::TextDelta(delta)
+                    | StreamEvent::ToolCallArgsDelta { delta, .. } => Some(delta.clone()),
+                    _ => None,
+                };
+                if let Some(delta) = delta {
+                    if runaway.is_some() {
+                        return;
+                    }
+                    text.push_str(&delta);
+                    runaway = guard.push(&delta);
+                    if runaway.is_some() {
+                        stop.notify_one();
+                    }
+                    sink(AgentEvent::Text { text: delta });
+                } else if let Some(event) = AgentEvent::from_stream(event) {
+                    // As the agent shows it: a retry with its wait.
+                    sink(event);
+                }
+            };
+            tokio::select! {
+                done = self.client.complete(request, &mut forward) => Some(done),
+                () = stop.notified() => None,
+            }
+        };
+        match (done, runaway) {
+            (_, Some(runaway)) => Ok(Err((runaway, text))),
+            (Some(done), None) => done.map(Ok).map_err(StepError::Llm),
+            (None, None) => Ok(Err((Runaway::TooLong { limit }, text))),
+        }
+    }
+
+    /// The longest answer a step's edit could need: its files twice over (a SEARCH and a
+    /// REPLACE of all of them), and room for a new file.
+    fn answer_limit(&self) -> usize {
+        let files: usize = concrete(self.scope)
+            .iter()
+            .filter_map(|path| current(self.registry, path))
+            .map(|text| text.len())
+            .sum();
+        files.saturating_mul(2).saturating_add(ANSWER_ROOM)
     }
 
     /// The schema-constrained decision: `action` and `path`, the path one of the step's.
@@ -694,6 +765,9 @@ enum Coded {
     /// Twice without its form.
     Unparsed(String),
 }
+
+/// Room in an answer beyond twice the step's files: a new file, the decision's JSON.
+const ANSWER_ROOM: usize = 16 * 1024;
 
 /// The temperature of an attempt: the first cool, a retry warmer.
 fn warmth(attempt: u32) -> f32 {
