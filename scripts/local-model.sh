@@ -21,8 +21,8 @@
 #   TICK_LOCAL_THREADS  inference threads (default: the number of cores less one)
 #   TICK_LOCAL_JOBS     parallel compile jobs (default 2)
 #   TICK_LOCAL_NICE     niceness of the build and the server (default 19: other work comes first)
-#   TICK_LOCAL_SPEC     the server's `--spec-type` (default none: ngram-simple made an edit
-#                       slower here, 1.6 vs 2.8 tokens/s, 12 of 96 drafted tokens accepted)
+#   TICK_LOCAL_SPEC     the server's `--spec-type` (default none: on the compact executor's
+#                       edits neither ngram-simple nor ngram-mod was faster; benches/RESULTS.md)
 #
 # For tests only (a fake build, so setup can be killed and resumed in seconds):
 #   TICK_LOCAL_BUILD_CMD  shell command run instead of fetching and compiling llama.cpp; $1 is the
@@ -55,9 +55,9 @@ CORES=$(nproc 2>/dev/null || echo 2)
 THREADS="${TICK_LOCAL_THREADS:-$((CORES > 1 ? CORES - 1 : 1))}"
 JOBS="${TICK_LOCAL_JOBS:-2}"
 NICE="${TICK_LOCAL_NICE:-19}"
-# Draft-free n-gram speculative decoding (`--spec-type`), or `none`: off by default, as on a
-# SEARCH/REPLACE edit of a 30-line file ngram-simple gave 1.6 tokens/s against 2.8 without
-# (5 runs each, 2 busy cores).
+# Draft-free n-gram speculative decoding (`--spec-type`), or `none`: off by default. On three
+# real compact edits (5 runs each, the server alone on its core) none gave 18.1/12.0/11.6
+# tokens/s, ngram-mod 17.5/11.2/12.0, ngram-simple 14.6/5.6/3.4 (benches/RESULTS.md).
 SPEC="${TICK_LOCAL_SPEC:-none}"
 
 SERVER_BIN="$DIR/bin/llama-server"
