@@ -554,7 +554,7 @@ impl Ui {
     }
 
     /// The executor re-planned around `step`: the step-level diff (data), why, and what to do;
-    /// `t` names the task in the hints ([`crate::report::status::task_named`]).
+    /// `t` names the task in the hints ([`crate::tasks::naming::task_named`]).
     fn replanned(&self, t: &str, step: crate::plan::StepId, reason: &str, diff: Option<&str>) {
         self.end_live_text();
         if let Some(diff) = diff {

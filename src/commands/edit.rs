@@ -54,7 +54,7 @@ pub fn run(ctx: &Ctx<'_>, args: &EditArgs) -> Result<Outcome> {
                     .load(&ctx.store().task_ref(id))
                     .is_ok_and(|t| t.plan_changed())
             {
-                let t = crate::report::status::task_named(ctx.store(), id);
+                let t = crate::tasks::naming::task_named(ctx.store(), id);
                 ctx.ui.hint(&format!(
                     "the plan changed since approval: `tick approve{t}` before `tick run{t}`"
                 ));

@@ -13,7 +13,7 @@ pub fn run(ctx: &Ctx<'_>, args: &NextArgs) -> Result<Outcome> {
     let id = &task.id;
     // The hints name the task only when a bare `tick run` would not reach it.
     let current = store.current()?.map(|t| t.id);
-    let t = crate::report::status::task_arg(&store.task_ids()?, id, current.as_deref());
+    let t = crate::tasks::naming::task_arg(&store.task_ids()?, id, current.as_deref());
     if task.phase() == Phase::Cancelled {
         return Err(
             Error::input(format!("`{id}` was cancelled: nothing runs next"))

@@ -5,9 +5,10 @@ use super::{Ctx, Outcome};
 use crate::cli::StatusArgs;
 use crate::error::Result;
 use crate::report::status::{
-    AttemptReport, JSON_FORMAT, StaleFound, StatusReport, attention_report, draft_report, task_arg,
+    AttemptReport, JSON_FORMAT, StaleFound, StatusReport, attention_report, draft_report,
     task_report,
 };
+use crate::tasks::naming::task_arg;
 use crate::watch;
 
 pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
@@ -71,7 +72,7 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
             let current = store.current()?.map(|t| t.id);
             task_arg(&store.task_ids()?, &task.id, current.as_deref())
         }
-        (None, Some(task)) if draft.is_some() => crate::report::status::task_named(store, &task.id),
+        (None, Some(task)) if draft.is_some() => crate::tasks::naming::task_named(store, &task.id),
         _ => String::new(),
     };
     let report = StatusReport {

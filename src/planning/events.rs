@@ -57,7 +57,7 @@ pub enum PlanEvent {
     /// for `tick approve TASK`; the version before it is `history/PLAN.v<version - 1>.md`.
     Revised {
         task: String,
-        /// How a hint names the task ([`crate::report::status::task_named`]).
+        /// How a hint names the task ([`crate::tasks::naming::task_named`]).
         #[serde(skip)]
         named: String,
         path: String,

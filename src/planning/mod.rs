@@ -490,7 +490,7 @@ impl<'a> Session<'a> {
         };
         sink(PlanEvent::Revised {
             task: revised.task.clone(),
-            named: crate::report::status::task_named(store, &revised.task),
+            named: crate::tasks::naming::task_named(store, &revised.task),
             path: store.rel(&revised.path),
             version,
             usage: Some(usage),

@@ -136,7 +136,7 @@ pub enum RunEvent {
     /// The task has changed more files than its approval allows: the run stops.
     Limit {
         task: String,
-        /// How a hint names the task ([`crate::report::status::task_named`]).
+        /// How a hint names the task ([`crate::tasks::naming::task_named`]).
         #[serde(skip)]
         named: String,
         files_changed: usize,
@@ -155,7 +155,7 @@ pub enum RunEvent {
     /// (exit 4) until `tick approve`.
     Replanned {
         task: String,
-        /// How a hint names the task ([`crate::report::status::task_named`]).
+        /// How a hint names the task ([`crate::tasks::naming::task_named`]).
         #[serde(skip)]
         named: String,
         step: StepId,

@@ -119,7 +119,7 @@ pub fn check_runnable(store: &Store, task: &Task, sink: &mut Sink<'_>) -> Result
         };
         return Err(Error::input(what).hint(format!(
             "review the change, then approve it with `tick approve{}`; nothing was run",
-            crate::report::status::task_named(store, &task.id)
+            crate::tasks::naming::task_named(store, &task.id)
         )));
     }
     if let Some(what) = task.tools_changed() {
@@ -130,7 +130,7 @@ pub fn check_runnable(store: &Store, task: &Task, sink: &mut Sink<'_>) -> Result
         .hint(format!(
             "a step's `tools:` are changed in PLAN.md and approved with `tick approve{}`; \
              put TODO.md's `tools:` back as PLAN.md has them; nothing was run",
-            crate::report::status::task_named(store, &task.id)
+            crate::tasks::naming::task_named(store, &task.id)
         )));
     }
     transition(task.phase(), Event::Run)
@@ -1411,7 +1411,7 @@ impl<'a> Runner<'a> {
             if total.len() > max as usize {
                 sink(RunEvent::Limit {
                     task: task.id.clone(),
-                    named: crate::report::status::task_named(self.deps.store, &task.id),
+                    named: crate::tasks::naming::task_named(self.deps.store, &task.id),
                     files_changed: total.len(),
                     max_files_changed: max,
                 });

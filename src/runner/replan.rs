@@ -132,7 +132,7 @@ impl Runner<'_> {
         crate::tasks::journal::replanned(&task.dir, id, &reason, version, now);
         sink(RunEvent::Replanned {
             task: task.id.clone(),
-            named: crate::report::status::task_named(store, &task.id),
+            named: crate::tasks::naming::task_named(store, &task.id),
             step: id,
             reason,
             added: replan.added(),

@@ -12,6 +12,7 @@ pub mod journal;
 pub mod lock;
 pub mod markdown_depth;
 pub mod merge;
+pub mod naming;
 pub mod overlap;
 pub mod parse_error;
 pub mod plan_md;
