@@ -966,8 +966,9 @@ mod tests {
             "---\ntitle: T\nstatus: approved\n---\n# T\n\n## Steps\n\n- [ ] S1 One\n";
         const TODO: &str = "# TODO: T\n\n- [ ] S1 One\n";
         let revised = PLAN.replace("S1 One", "S1 One, done better");
-        // The history copy, the commit's record, PLAN.md, the record's removal.
-        for writes in 0..=4 {
+        // The history copy, the commit's record, PLAN.md, state.yaml (tick's re-plan), the
+        // record's removal.
+        for writes in 0..=5 {
             let (_root, store, task_ref) = crate::tasks::test_task(PLAN, TODO);
             let current = store.load(&task_ref).unwrap();
             let new = plan_md::parse(&revised).unwrap();
@@ -978,7 +979,7 @@ mod tests {
             }))
             .unwrap_or_else(|_| Err(crate::error::Error::internal("killed")));
             crash::after(None);
-            assert_eq!(result.is_ok(), writes == 4, "killed before write {writes}");
+            assert_eq!(result.is_ok(), writes == 5, "killed before write {writes}");
             drop(store.lock_task(&task_ref, "test").unwrap());
             let plan = std::fs::read_to_string(task_ref.dir.join(PLAN_FILE)).unwrap();
             let expected = if writes <= 1 { PLAN } else { revised.as_str() };
@@ -988,6 +989,9 @@ mod tests {
                 let kept = std::fs::read_to_string(history_path(&task_ref.dir, 1)).unwrap();
                 assert_eq!(kept, PLAN);
             }
+            // state.yaml says tick re-planned it exactly when the revision is on disk.
+            let replanned = store.load(&task_ref).unwrap().state.replanned;
+            assert_eq!(replanned.is_some(), plan != PLAN, "killed before write {writes}");
             assert!(!crate::tasks::tx::needs_cleanup(&task_ref.dir));
         }
     }

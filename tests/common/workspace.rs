@@ -253,6 +253,20 @@ impl Workspace {
         Command::from_std(self.tick_process())
     }
 
+    /// `tick ARGS` with the compact executor against the fake model `server`, run off the
+    /// async runtime so the server goes on answering.
+    pub async fn run_compact(&self, server: &FakeModel, args: &[&str]) -> Run {
+        let mut cmd = self.tick();
+        cmd.args(args)
+            .write_stdin("")
+            .env("TICK_PROVIDER", "openai")
+            .env("TICK_BASE_URL", format!("{}/v1", server.url()))
+            .env("TICK_MODEL", "test-model")
+            .env("TICK_API_KEY", "test-key")
+            .env("TICK_EXECUTOR", "compact");
+        Run::off_runtime(move || cmd.output().unwrap()).await
+    }
+
     /// `tick` in the workspace as a plain process, for tests that start several at once.
     pub fn tick_process(&self) -> std::process::Command {
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("tick"));

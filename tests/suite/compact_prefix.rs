@@ -6,21 +6,26 @@ use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, Reply};
 use crate::common::scripts::openai_text;
-use crate::common::workspace::{Run, Workspace};
+use crate::common::workspace::Workspace;
 
 /// The model's decision, as a schema-constrained server streams it.
-fn decide(action: &str, path: &str) -> Reply {
+pub(super) fn decide(action: &str, path: &str) -> Reply {
     openai_text(&json!({"action": action, "path": path}).to_string())
+}
+
+/// `lib.rs` with `fn one`, and an approved one-step plan to add its test: the task's id.
+pub(super) fn one_fn_to_test(ws: &Workspace) -> String {
+    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
+    ws.approve(
+        "# Change\n\n## Summary\nOne step.\n\n## Steps\n- [ ] S1 Test one\n  - files: lib.rs\n  \
+         - verify: `grep -q one_is_one lib.rs`\n",
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_steps_requests_share_a_byte_identical_prefix() {
     let ws = Workspace::new();
-    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
-    let id = ws.approve(
-        "# Change\n\n## Summary\nOne step.\n\n## Steps\n- [ ] S1 Test one\n  - files: lib.rs\n  \
-         - verify: `grep -q one_is_one lib.rs`\n",
-    );
+    let id = one_fn_to_test(&ws);
     let server = FakeModel::start().await;
     // A first answer the guards refuse (a second `fn one`), then a good one: four calls.
     server.push(decide("add", "lib.rs"));
@@ -31,16 +36,7 @@ async fn a_steps_requests_share_a_byte_identical_prefix() {
     server.push(openai_text(
         "```rust\n#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}\n```\n",
     ));
-    let url = format!("{}/v1", server.url());
-    let mut cmd = ws.tick();
-    cmd.args(["run"])
-        .write_stdin("")
-        .env("TICK_PROVIDER", "openai")
-        .env("TICK_BASE_URL", &url)
-        .env("TICK_MODEL", "test-model")
-        .env("TICK_API_KEY", "test-key")
-        .env("TICK_EXECUTOR", "compact");
-    let run = Run::off_runtime(move || cmd.output().unwrap()).await;
+    let run = ws.run_compact(&server, &["run"]).await;
     assert_eq!(run.code, 0, "{run:#?}");
     let bodies: Vec<Vec<Value>> = server
         .requests()

@@ -4,25 +4,15 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
-use crate::common::fake_model::{FakeModel, Reply};
+use super::compact_prefix::{decide, one_fn_to_test};
+use crate::common::fake_model::FakeModel;
 use crate::common::scripts::{openai_looping, openai_text};
-use crate::common::workspace::{Run, Workspace};
-
-/// The model's decision, as a schema-constrained server streams it.
-fn decide(action: &str, path: &str) -> Reply {
-    openai_text(&json!({"action": action, "path": path}).to_string())
-}
+use crate::common::workspace::Workspace;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_looping_answer_is_cut_and_asked_again_once_warmer() {
     let ws = Workspace::new();
-    ws.write("lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
-    let id = ws.approve(
-        "# Change\n\n## Summary\nOne step.\n\n## Steps\n- [ ] S1 Test one\n  - files: lib.rs\n  \
-         - verify: `grep -q one_is_one lib.rs`\n",
-    );
+    let id = one_fn_to_test(&ws);
     let server = FakeModel::start().await;
     server.push(decide("add", "lib.rs"));
     // Never ends by itself: only the cut stops it.
@@ -33,16 +23,7 @@ async fn a_looping_answer_is_cut_and_asked_again_once_warmer() {
     server.push(openai_text(
         "```rust\n#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}\n```\n",
     ));
-    let url = format!("{}/v1", server.url());
-    let mut cmd = ws.tick();
-    cmd.args(["run"])
-        .write_stdin("")
-        .env("TICK_PROVIDER", "openai")
-        .env("TICK_BASE_URL", &url)
-        .env("TICK_MODEL", "test-model")
-        .env("TICK_API_KEY", "test-key")
-        .env("TICK_EXECUTOR", "compact");
-    let run = Run::off_runtime(move || cmd.output().unwrap()).await;
+    let run = ws.run_compact(&server, &["run"]).await;
     assert_eq!(run.code, 0, "{run:#?}");
     let asked: Vec<(String, f64)> = server
         .requests()

@@ -434,27 +434,6 @@ fn json_answer(value: &serde_json::Value) -> crate::common::fake_model::Reply {
     crate::common::scripts::openai_text(&value.to_string())
 }
 
-/// `tick run --json` with the compact executor against `model`.
-async fn run_compact(project: &Workspace, model: &FakeModel) -> crate::common::workspace::Run {
-    let url = format!("{}/v1", model.url());
-    let mut cmd = project.tick();
-    cmd.args(["run", "--json"])
-        .write_stdin("")
-        .env("TICK_PROVIDER", "openai")
-        .env("TICK_BASE_URL", &url)
-        .env("TICK_MODEL", "test-model")
-        .env("TICK_API_KEY", "test-key")
-        .env("TICK_EXECUTOR", "compact");
-    let output = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
-    crate::common::workspace::Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
 const COMPACT_STEP: &str = "# Rate
 
 ## Summary
@@ -488,7 +467,7 @@ async fn a_compact_step_decides_its_mcp_call_and_tick_checks_and_makes_it() {
     model.push(crate::common::scripts::openai_text(
         "<<<<<<< SEARCH\nRATE = 1\n=======\nRATE = 2\n>>>>>>> REPLACE\n",
     ));
-    let run = run_compact(&project, &model).await;
+    let run = project.run_compact(&model, &["run", "--json"]).await;
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(project.read("calc.py"), "RATE = 2\n");
     assert!(
