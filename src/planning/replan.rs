@@ -991,7 +991,11 @@ mod tests {
             }
             // state.yaml says tick re-planned it exactly when the revision is on disk.
             let replanned = store.load(&task_ref).unwrap().state.replanned;
-            assert_eq!(replanned.is_some(), plan != PLAN, "killed before write {writes}");
+            assert_eq!(
+                replanned.is_some(),
+                plan != PLAN,
+                "killed before write {writes}"
+            );
             assert!(!crate::tasks::tx::needs_cleanup(&task_ref.dir));
         }
     }
