@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub mod error;
+pub mod setting;
 
 use crate::env::Env;
 use crate::error::{Error, Result};
@@ -401,6 +402,17 @@ pub fn user_config_path(env: &Env) -> Option<PathBuf> {
 }
 
 pub use crate::env::user_config_dir;
+
+/// The person's config file ([`user_config_path`]), or the error saying tick cannot tell
+/// where it is, with `hint` (what to do instead).
+pub fn user_config_path_or(env: &Env, hint: &str) -> Result<PathBuf> {
+    user_config_path(env).ok_or_else(|| {
+        Error::input(
+            "tick cannot tell where your config file is: neither `HOME` nor `XDG_CONFIG_HOME` is set",
+        )
+        .hint(hint)
+    })
+}
 
 fn read_file_config(path: &Path, shown: &str) -> Result<FileConfig> {
     let Some(text) = fsx::read_capped(path, fsx::MAX_CONFIG_FILE)? else {
@@ -982,10 +994,10 @@ pub fn add_mcp_server(
     name: &str,
     entry: &crate::mcp::config::FileServer,
 ) -> Result<PathBuf> {
-    let path = user_config_path(env).ok_or_else(|| {
-        Error::input("tick cannot tell where your config file is: neither `HOME` nor `XDG_CONFIG_HOME` is set")
-            .hint("set `TICK_CONFIG` to the file's path; nothing was written")
-    })?;
+    let path = user_config_path_or(
+        env,
+        "set `TICK_CONFIG` to the file's path; nothing was written",
+    )?;
     let shown = path.display().to_string();
     let unchanged = "the file was not changed";
     crate::mcp::config::resolve(name, entry, &shown)

@@ -35,6 +35,8 @@ pub mod outcomes;
 pub use doctor::doctor_text;
 pub mod undo;
 pub use outcomes::{titled, warning_line};
+mod settings;
+pub use settings::settings_table;
 
 /// How many lines of a failed verification's output the terminal shows.
 const FAILED_OUTPUT_LINES: usize = 12;
