@@ -7,7 +7,8 @@ use crate::cli::{ModelArgs, VerifyArgs};
 use crate::error::{Error, Result};
 use crate::plan::StepId;
 use crate::runner::RunEvent;
-use crate::runner::reverify::{Reverified, verify_steps};
+use crate::runner::reverify::verify_steps;
+use crate::ui::verify;
 use crate::undo::from_git::{ClaimFilter, verify_claims};
 
 pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
@@ -78,36 +79,16 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
         &mut sink,
     )?;
     if outcomes.is_empty() {
-        ctx.ui.note(&nothing_to_verify(&task, &only));
+        ctx.ui.note(&verify::nothing_to_verify(&task, &only));
         return Ok(Outcome::Done);
     }
     let mut failed = false;
     for outcome in &outcomes {
-        let id = match outcome {
-            Reverified::Passed(id)
-            | Reverified::Failed(id)
-            | Reverified::Unverifiable(id)
-            | Reverified::Reopened(id)
-            | Reverified::Kept(id) => *id,
-        };
-        failed |= matches!(outcome, Reverified::Failed(_) | Reverified::Reopened(_));
-        if json || said.contains(&id) {
+        failed |= outcome.reopens();
+        if json || said.contains(&outcome.step()) {
             continue;
         }
-        let line = match outcome {
-            Reverified::Passed(id) => format!("{id} verified: done"),
-            Reverified::Failed(id) => {
-                format!("{id} fails its verification: open again, `tick run` redoes it")
-            }
-            Reverified::Unverifiable(id) => {
-                format!("{id} has no verification to run; left as it is")
-            }
-            Reverified::Reopened(id) => {
-                format!("{id} was stale and has no verification: open again, to be redone")
-            }
-            Reverified::Kept(id) => format!("{id} was changed by hand meanwhile; yours is kept"),
-        };
-        ctx.ui.note(&line);
+        ctx.ui.note(&verify::reverified_line(outcome));
     }
     Ok(if failed {
         Outcome::Blocked
@@ -171,50 +152,11 @@ fn dry_run(ctx: &Ctx<'_>, task_ref: &crate::tasks::TaskRef, only: &[StepId]) -> 
     ctx.store().require_steps(&task)?;
     let steps = crate::runner::reverify::to_verify(&task.todo, only);
     if steps.is_empty() {
-        ctx.ui.note(&nothing_to_verify(&task, only));
+        ctx.ui.note(&verify::nothing_to_verify(&task, only));
         return Ok(Outcome::Done);
     }
-    let mut out = String::new();
-    for step in steps {
-        let id = step.id.map(|id| id.to_string()).unwrap_or_default();
-        let marker = step.status.marker();
-        if step.verify.is_empty() {
-            let what = if step.status == crate::plan::StepStatus::Stale {
-                "no verification: would be opened again, to be redone"
-            } else {
-                "no verification: left as it is"
-            };
-            out.push_str(&format!("[{marker}] {id} {}\n    {what}\n", step.title));
-            continue;
-        }
-        out.push_str(&format!("[{marker}] {id} {}\n", step.title));
-        for command in &step.verify {
-            out.push_str(&format!("    $ {command}\n"));
-        }
-    }
-    ctx.ui.data(out.trim_end());
+    ctx.ui.data(&verify::to_verify_text(&steps));
     ctx.ui
         .hint("`tick verify` runs these: a step that passes is `[x]`, one that fails is opened again (`[ ]`)");
     Ok(Outcome::Done)
-}
-
-/// Why nothing was verified, true for the steps asked for: with no steps named, there is no
-/// done or stale step; a named step is open, in progress or blocked (a failed verification,
-/// `tick verify`'s own or the run's, opens a step again), which `tick run` does.
-fn nothing_to_verify(task: &crate::tasks::Task, only: &[StepId]) -> String {
-    if only.is_empty() {
-        return "no done or stale step to verify".to_owned();
-    }
-    let named: Vec<String> = only
-        .iter()
-        .filter_map(|id| task.todo.find(*id))
-        .map(|step| {
-            let id = step.id.map(|id| id.to_string()).unwrap_or_default();
-            format!("{id} is `[{}]` {}", step.status.marker(), step.status)
-        })
-        .collect();
-    format!(
-        "{}: only a done or stale step is verified; `tick run` works on an open one",
-        named.join(", ")
-    )
 }

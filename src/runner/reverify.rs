@@ -32,6 +32,24 @@ pub enum Reverified {
     Kept(StepId),
 }
 
+impl Reverified {
+    /// The step verified again.
+    pub fn step(&self) -> StepId {
+        match self {
+            Reverified::Passed(id)
+            | Reverified::Failed(id)
+            | Reverified::Unverifiable(id)
+            | Reverified::Reopened(id)
+            | Reverified::Kept(id) => *id,
+        }
+    }
+
+    /// Whether the step is open again, to be redone: `tick verify` ends blocked.
+    pub fn reopens(&self) -> bool {
+        matches!(self, Reverified::Failed(_) | Reverified::Reopened(_))
+    }
+}
+
 /// Verifies the done (`[x]`) and stale (`[~]`) steps of `task_ref` again, or only `only`
 /// when it is not empty, top to bottom. The caller holds the task lock.
 /// The steps `tick verify` checks again: the done and stale ones (of `only`, when it names
