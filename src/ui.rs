@@ -37,6 +37,7 @@ pub mod undo;
 pub use outcomes::{titled, warning_line};
 mod settings;
 pub use settings::settings_table;
+pub mod show;
 pub mod verify;
 
 /// How many lines of a failed verification's output the terminal shows.

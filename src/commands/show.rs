@@ -4,9 +4,8 @@ use super::{Ctx, Outcome};
 use crate::cli::ShowArgs;
 use crate::error::{Error, Result};
 use crate::fsx;
-use crate::plan::{Phase, StepId};
+use crate::plan::Phase;
 use crate::planning::replan;
-use crate::tasks::todo_md::Checklist;
 use crate::tasks::{Draft, plan_md};
 
 /// Prints a draft as a person reads it; returns its phase.
@@ -59,7 +58,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ShowArgs) -> Result<Outcome> {
     };
     let task = store.load(&task_ref)?;
     let progress = task.progress();
-    let body = with_status(&task.plan.body, &task.todo);
+    let body = crate::ui::show::with_status(&task.plan.body, &task.todo);
     ctx.ui.data(&format!(
         "task:  {} ({}, {}/{} done)\nfile:  {}\n\n{}",
         task.title(),
@@ -135,82 +134,4 @@ fn show_version(ctx: &Ctx<'_>, task: Option<&str>, version: usize) -> Result<Out
         store.rel(&path)
     ));
     Ok(Outcome::Done)
-}
-
-/// The plan's body with each step of its `## Steps` section showing its marker in TODO.md:
-/// PLAN.md is the contract and keeps `[ ]`, but a person asking to see a task wants to see
-/// where it stands. Only the shown text changes, never the file.
-fn with_status(body: &str, todo: &Checklist) -> String {
-    let Some(range) = plan_md::section_range(body, "Steps") else {
-        return body.to_owned();
-    };
-    let mut out = String::with_capacity(body.len());
-    out.push_str(&body[..range.start]);
-    for line in body[range.clone()].split_inclusive('\n') {
-        out.push_str(&with_marker(line, todo));
-    }
-    out.push_str(&body[range.end..]);
-    out
-}
-
-/// `line` with its step's marker from `todo`, when it is a step line whose id `todo` has.
-fn with_marker(line: &str, todo: &Checklist) -> String {
-    let indent = line.len() - line.trim_start().len();
-    let rest = &line[indent..];
-    let Some(after_bullet) = rest
-        .strip_prefix("- [")
-        .or_else(|| rest.strip_prefix("* ["))
-        .or_else(|| rest.strip_prefix("+ ["))
-    else {
-        return line.to_owned();
-    };
-    let mut chars = after_bullet.char_indices();
-    let (Some((_, marker)), Some((close, ']'))) = (chars.next(), chars.next()) else {
-        return line.to_owned();
-    };
-    let id_text = after_bullet[close + 1..]
-        .split_whitespace()
-        .next()
-        .unwrap_or_default();
-    let Some(status) = id_text
-        .parse::<StepId>()
-        .ok()
-        .and_then(|id| todo.find(id))
-        .map(|step| step.status)
-    else {
-        return line.to_owned();
-    };
-    let at = indent + 3;
-    format!(
-        "{}{}{}",
-        &line[..at],
-        status.marker(),
-        &line[at + marker.len_utf8()..]
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tasks::todo_md;
-
-    #[test]
-    fn steps_show_their_todo_markers_and_nothing_else_changes() {
-        let body = "# T\n\n## Summary\n- [ ] S1 not a step here\n\n## Steps\n\n- [ ] S1 one\n  - files: a\n- [ ] S2 two\n  * [ ] S2.1 sub\n- [ ] S9 gone from TODO.md\n- [ ] no id\n\n## Risks\n- [ ] S2 not a step either\n";
-        let todo =
-            todo_md::parse("# TODO\n\n- [x] S1 one\n- [!] S2 two\n  - [~] S2.1 sub\n").unwrap();
-        assert_eq!(
-            with_status(body, &todo),
-            "# T\n\n## Summary\n- [ ] S1 not a step here\n\n## Steps\n\n- [x] S1 one\n  - files: a\n- [!] S2 two\n  * [~] S2.1 sub\n- [ ] S9 gone from TODO.md\n- [ ] no id\n\n## Risks\n- [ ] S2 not a step either\n"
-        );
-    }
-
-    #[test]
-    fn a_body_without_steps_is_shown_as_it_is() {
-        let todo = todo_md::parse("- [x] S1 one\n").unwrap();
-        assert_eq!(with_status("# T\n\nprose\n", &todo), "# T\n\nprose\n");
-        // A multi-byte marker a person typed is replaced whole.
-        let body = "## Steps\n- [✓] S1 one\n";
-        assert_eq!(with_status(body, &todo), "## Steps\n- [x] S1 one\n");
-    }
 }
