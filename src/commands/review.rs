@@ -14,7 +14,7 @@ use crate::person::{Nobody, Person};
 use crate::plan::Phase;
 use crate::planning::PlanEvent;
 use crate::planning::approve;
-use crate::planning::review::{self as machine, Action, Answer, Asking, Request, Review};
+use crate::planning::review::{self as machine, Action, Request, Review};
 
 /// `tick review`: the menu for the draft that waits; a revision plans again.
 pub fn run(ctx: &Ctx<'_>, args: &ReviewArgs) -> Result<Outcome> {
@@ -119,7 +119,7 @@ pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Option<Request>> {
     let mut review = Review::new(draft_defaults(ctx));
     let waits = "the draft waits in `.tasks/draft/PLAN.md`; `tick review` comes back here";
     loop {
-        let Some(answer) = ask(person, review.asking()) else {
+        let Some(answer) = machine::ask(person, review.asking()) else {
             ui.hint(waits);
             return Ok(None);
         };
@@ -161,21 +161,6 @@ pub fn menu(ctx: &Ctx<'_>, person: &mut dyn Person) -> Result<Option<Request>> {
             Action::Help => ui.note(&machine::help()),
         }
     }
-}
-
-/// What the review asks now, put to `person`; `None` when their input ended at the menu.
-/// Input that ends at a question backs out of it.
-fn ask(person: &mut dyn Person, asking: Asking) -> Option<Answer> {
-    let yes_no = |answer: Option<bool>| answer.map_or(Answer::Back, Answer::yes);
-    Some(match asking {
-        Asking::Menu => Answer::Key(person.choose(&machine::menu_prompt(), &machine::letters())?),
-        Asking::Contract(form) if form.question.wants_number() => person
-            .line(&format!("{} ", form.prompt()))
-            .map_or(Answer::Back, Answer::Text),
-        Asking::Contract(form) => yes_no(person.yes_no(form.question.text(), form.default_yes())),
-        Asking::ConfirmDiscard => yes_no(person.yes_no(machine::DISCARD_QUESTION, false)),
-        Asking::Revise => Answer::Text(person.line("what should change? ").unwrap_or_default()),
-    })
 }
 
 /// The draft's own approval settings as it is on disk now (none when it does not parse).

@@ -1,13 +1,15 @@
 //! The review of a draft as a pure state machine: the menu's choices and the approval
 //! contract's questions as data, once for both front ends. `tick review` (and `tick plan` at a
 //! terminal) drives it through the person's answers; the session maps its keys onto the same
-//! inputs. No I/O here: the caller asks [`Review::asking`], feeds the answer to
-//! [`Review::answer`], and carries out the [`Action`] it gets back.
+//! inputs. No I/O here: the caller asks [`Review::asking`] (a terminal puts it to the person
+//! with [`ask`]), feeds the answer to [`Review::answer`], and carries out the [`Action`] it
+//! gets back.
 //!
 //! The contract's questions start from the draft's own approval settings (its front matter's
 //! `approval:`), and the last question offers to commit the task folder.
 
 use super::approve::Contract;
+use crate::person::Person;
 use crate::tasks::plan_md::Approval;
 
 /// Where the contract's questions start: the draft's own approval settings, if it has any.
@@ -385,6 +387,21 @@ impl Review {
         self.asking = Asking::Contract(form);
         Action::Ask
     }
+}
+
+/// What the review asks now, put to `person`; `None` when their input ended at the menu.
+/// Input that ends at a question backs out of it.
+pub fn ask(person: &mut dyn Person, asking: Asking) -> Option<Answer> {
+    let yes_no = |answer: Option<bool>| answer.map_or(Answer::Back, Answer::yes);
+    Some(match asking {
+        Asking::Menu => Answer::Key(person.choose(&menu_prompt(), &letters())?),
+        Asking::Contract(form) if form.question.wants_number() => person
+            .line(&format!("{} ", form.prompt()))
+            .map_or(Answer::Back, Answer::Text),
+        Asking::Contract(form) => yes_no(person.yes_no(form.question.text(), form.default_yes())),
+        Asking::ConfirmDiscard => yes_no(person.yes_no(DISCARD_QUESTION, false)),
+        Asking::Revise => Answer::Text(person.line("what should change? ").unwrap_or_default()),
+    })
 }
 
 #[cfg(test)]
