@@ -215,45 +215,35 @@ fn reindent(text: &str, from: &str, to: &str) -> String {
 }
 
 /// Refuses a new text of `path` that removes a definition (function, class, method, type,
-/// import) the step does not name in `step_text` (its title, files and done-when).
-pub fn check_definitions_kept(
+/// import) the step does not name in `step_text` (its title, files and done-when), or that
+/// changes the lines of a function or method the step does not name
+/// ([`outline::changed_definitions`]).
+pub fn check_definitions(
     path: &str,
     before: &str,
     after: &str,
     step_text: &str,
 ) -> Result<(), EditRefusal> {
-    let removed = outline::removed_definitions(path, before, after, step_text);
-    if removed.is_empty() {
-        return Ok(());
-    }
-    Err(EditRefusal::RemovesDefinitions {
-        path: path.to_owned(),
-        removed: removed
+    let names = |found: Vec<outline::Definition>| -> Vec<String> {
+        found
             .into_iter()
             .map(|d| format!("{} {}", d.kind.as_str(), d.name))
-            .collect(),
-    })
-}
-
-/// Refuses a new text of `path` that changes the lines of a function or method the step does
-/// not name ([`outline::changed_definitions`]), as a removed definition is refused.
-pub fn check_only_the_steps_code_changed(
-    path: &str,
-    before: &str,
-    after: &str,
-    step_text: &str,
-) -> Result<(), EditRefusal> {
-    let changed = outline::changed_definitions(path, before, after, step_text);
-    if changed.is_empty() {
-        return Ok(());
+            .collect()
+    };
+    let path = path.to_owned();
+    let removed = names(outline::removed_definitions(
+        &path, before, after, step_text,
+    ));
+    if !removed.is_empty() {
+        return Err(EditRefusal::RemovesDefinitions { path, removed });
     }
-    Err(EditRefusal::ChangesOthers {
-        path: path.to_owned(),
-        changed: changed
-            .into_iter()
-            .map(|d| format!("{} {}", d.kind.as_str(), d.name))
-            .collect(),
-    })
+    let changed = names(outline::changed_definitions(
+        &path, before, after, step_text,
+    ));
+    if !changed.is_empty() {
+        return Err(EditRefusal::ChangesOthers { path, changed });
+    }
+    Ok(())
 }
 
 /// Refuses a new text of `path` that defines again a type, a module or a function the file
@@ -421,8 +411,7 @@ pub fn guarded_edit(
         None => (replace.to_owned(), Matched::Exactly),
     };
     check_balanced(path, before, &after)?;
-    check_definitions_kept(path, before, &after, step_text)?;
-    check_only_the_steps_code_changed(path, before, &after, step_text)?;
+    check_definitions(path, before, &after, step_text)?;
     check_no_copies(path, before, &after)?;
     Ok((after, matched))
 }
@@ -567,8 +556,8 @@ mod tests {
     fn a_removal_the_step_names_is_allowed() {
         let before = "def old():\n    pass\n\ndef keep():\n    pass\n";
         let after = "def keep():\n    pass\n";
-        assert!(check_definitions_kept("a.py", before, after, "Remove the unused old()").is_ok());
-        let err = check_definitions_kept("a.py", before, after, "Tidy a.py").unwrap_err();
+        assert!(check_definitions("a.py", before, after, "Remove the unused old()").is_ok());
+        let err = check_definitions("a.py", before, after, "Tidy a.py").unwrap_err();
         assert!(
             matches!(err, EditRefusal::RemovesDefinitions { ref removed, .. } if removed == &vec!["function old".to_owned()])
         );
@@ -706,6 +695,12 @@ mod tests {
         assert!(matches!(err, EditRefusal::Copies { .. }), "{err}");
     }
 
+    /// `check_no_copies` refuses `after` of `src/lib.rs` with a message that says `says`.
+    fn refused_saying(before: &str, after: &str, says: &str) {
+        let err = check_no_copies("src/lib.rs", before, after).unwrap_err();
+        assert!(err.to_string().contains(says), "{err}");
+    }
+
     #[test]
     fn a_rust_fn_defined_again_in_its_impl_or_test_module_is_refused() {
         let before = "pub struct Counts;\n\nimpl Counts {\n    pub fn new() -> Self {\n        \
@@ -715,11 +710,10 @@ mod tests {
             "        Counts\n    }\n}\n\n#[cfg",
             "        Counts\n    }\n\n    pub fn new() -> Self {\n        Counts\n    }\n}\n\n#[cfg",
         );
-        let err = check_no_copies("src/lib.rs", before, &in_impl).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("defines `method new` of `impl Counts` again"),
-            "{err}"
+        refused_saying(
+            before,
+            &in_impl,
+            "defines `method new` of `impl Counts` again",
         );
         let in_tests = before.replace(
             "    }\n}\n",
@@ -730,11 +724,10 @@ mod tests {
             "    }\n}\n",
             1,
         );
-        let err = check_no_copies("src/lib.rs", before, &in_tests).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("defines `function counts_lines` of `mod tests` again"),
-            "{err}"
+        refused_saying(
+            before,
+            &in_tests,
+            "defines `function counts_lines` of `mod tests` again",
         );
         // A new test, and a helper of the same name inside another function's body, pass.
         let new_test = before.replace(
@@ -752,23 +745,15 @@ mod tests {
                       def minimum(values):\n    return min(values)\n\n\n\
                       def maximum(values):\n    return max(values)\n";
         let step = "S1 Make mean return None for an empty list stats.py";
+        // The edit `after` of `stats.py`, by a step `step` that may change that file.
+        let edit = |after: &str, step: &str| {
+            guarded_edit("stats.py", before, None, after, &files(&["stats.py"]), step)
+        };
         let mean_only = before.replace(
             "def mean(values):\n",
             "def mean(values):\n    if not values:\n        return None\n",
         );
-        assert_eq!(
-            guarded_edit(
-                "stats.py",
-                before,
-                None,
-                &mean_only,
-                &files(&["stats.py"]),
-                step
-            )
-            .unwrap()
-            .0,
-            mean_only
-        );
+        assert_eq!(edit(&mean_only, step).unwrap().0, mean_only);
         let also = mean_only
             .replace(
                 "def minimum(values):\n",
@@ -778,8 +763,7 @@ mod tests {
                 "def maximum(values):\n    return max(values)\n",
                 "def maximum(values):\n    if not values:\n        return None\n",
             );
-        let refused =
-            guarded_edit("stats.py", before, None, &also, &files(&["stats.py"]), step).unwrap_err();
+        let refused = edit(&also, step).unwrap_err();
         assert_eq!(
             refused,
             EditRefusal::ChangesOthers {
@@ -794,31 +778,11 @@ mod tests {
         );
         // A test appended after the last function leaves it as it was.
         let appended = format!("{before}\n\ndef test_mean():\n    assert mean([]) is None\n");
-        assert!(
-            guarded_edit(
-                "stats.py",
-                before,
-                None,
-                &appended,
-                &files(&["stats.py"]),
-                step
-            )
-            .is_ok()
-        );
+        assert!(edit(&appended, step).is_ok());
         // A step that names none of the file's functions may change one of them, not two.
         let fix = "S1 Fix the empty-list crash stats.py";
-        assert!(
-            guarded_edit(
-                "stats.py",
-                before,
-                None,
-                &mean_only,
-                &files(&["stats.py"]),
-                fix
-            )
-            .is_ok()
-        );
-        assert!(guarded_edit("stats.py", before, None, &also, &files(&["stats.py"]), fix).is_err());
+        assert!(edit(&mean_only, fix).is_ok());
+        assert!(edit(&also, fix).is_err());
         // Rust: a method's body, up to its closing brace.
         let rust = "impl A {\n    fn f(&self) -> u32 {\n        1\n    }\n\n    fn g(&self) -> u32 {\n        2\n    }\n}\n";
         let both = rust
