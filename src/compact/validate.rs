@@ -411,11 +411,9 @@ fn normalize(title: &str) -> String {
 }
 
 fn copied(label: &str, text: &str, facts: &Facts<'_>, problems: &mut Vec<String>) {
-    if let Some(found) = PLACEHOLDER.find(text) {
-        problems.push(format!(
-            "{label} holds placeholder text `{}`; write what this repository needs",
-            found.as_str()
-        ));
+    if placeholder(text, problems, |found| {
+        format!("{label} holds placeholder text `{found}`; write what this repository needs")
+    }) {
         return;
     }
     let lower = text.to_lowercase();
@@ -432,23 +430,51 @@ fn copied(label: &str, text: &str, facts: &Facts<'_>, problems: &mut Vec<String>
     }
 }
 
+/// Whether `text` holds placeholder text (`TODO`, `<path>`); when it does, the problem
+/// `problem` words with the placeholder found is pushed.
+fn placeholder(
+    text: &str,
+    problems: &mut Vec<String>,
+    problem: impl FnOnce(&str) -> String,
+) -> bool {
+    let Some(found) = PLACEHOLDER.find(text) else {
+        return false;
+    };
+    problems.push(problem(found.as_str()));
+    true
+}
+
 fn outside(path: &str) -> bool {
     path.starts_with('/') || path.split('/').any(|part| part == "..")
 }
 
+/// What is wrong with a step's file name before the repository is asked: it is empty, outside
+/// the repository, or placeholder text. `new` for a file the step creates.
+fn name_problem(id: &str, path: &str, new: bool) -> Option<String> {
+    let (verb, new_word, not_a_file) = if new {
+        ("creates", "new ", "")
+    } else {
+        ("names", "", ", not a file of this repository")
+    };
+    if path.is_empty() {
+        return Some(format!("{id} lists an empty {new_word}file name"));
+    }
+    if outside(path) {
+        return Some(format!(
+            "{id} {verb} `{path}`, outside the repository; use paths relative to its root"
+        ));
+    }
+    let found = PLACEHOLDER.find(path)?;
+    Some(format!(
+        "{id} {verb} `{path}`, placeholder text (`{}`){not_a_file}",
+        found.as_str()
+    ))
+}
+
 fn check_existing(id: &str, path: &str, repo: &Repo, problems: &mut Vec<String>) {
     let path = clean(path);
-    if path.is_empty() {
-        problems.push(format!("{id} lists an empty file name"));
-    } else if outside(path) {
-        problems.push(format!(
-            "{id} names `{path}`, outside the repository; use paths relative to its root"
-        ));
-    } else if let Some(found) = PLACEHOLDER.find(path) {
-        problems.push(format!(
-            "{id} names `{path}`, placeholder text (`{}`), not a file of this repository",
-            found.as_str()
-        ));
+    if let Some(problem) = name_problem(id, path, false) {
+        problems.push(problem);
     } else if crate::watch::fingerprint::is_glob(path) {
         let set = crate::watch::fingerprint::glob_set(&[path]);
         if !repo.files.iter().any(|f| set.is_match(&f.path)) {
@@ -464,21 +490,8 @@ fn check_existing(id: &str, path: &str, repo: &Repo, problems: &mut Vec<String>)
 
 fn check_new(id: &str, path: &str, repo: &Repo, problems: &mut Vec<String>) {
     let path = clean(path);
-    if path.is_empty() {
-        problems.push(format!("{id} lists an empty new file name"));
-        return;
-    }
-    if outside(path) {
-        problems.push(format!(
-            "{id} creates `{path}`, outside the repository; use paths relative to its root"
-        ));
-        return;
-    }
-    if let Some(found) = PLACEHOLDER.find(path) {
-        problems.push(format!(
-            "{id} creates `{path}`, placeholder text (`{}`)",
-            found.as_str()
-        ));
+    if let Some(problem) = name_problem(id, path, true) {
+        problems.push(problem);
         return;
     }
     let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
@@ -558,11 +571,9 @@ fn check_verify(
         ));
         return;
     }
-    if let Some(found) = PLACEHOLDER.find(verify) {
-        problems.push(format!(
-            "{id}'s verify `{verify}` holds placeholder text `{}`",
-            found.as_str()
-        ));
+    if placeholder(verify, problems, |found| {
+        format!("{id}'s verify `{verify}` holds placeholder text `{found}`")
+    }) {
         return;
     }
     for words in simple_commands(verify) {
@@ -646,13 +657,40 @@ mod tests {
                 "README.md",
             ]
             .iter()
-            .map(|p| RepoFile {
-                path: (*p).to_owned(),
-                bytes: 10,
-                text: Some(String::new()),
-            })
+            .map(|p| file(p, ""))
             .collect(),
         )
+    }
+
+    /// `found` is as many problems as `parts`, each saying its part.
+    fn says(found: &[String], parts: &[&str]) {
+        assert_eq!(found.len(), parts.len(), "{found:?}");
+        for (problem, part) in found.iter().zip(parts) {
+            assert!(problem.contains(part), "{found:?}");
+        }
+    }
+
+    /// A file of a test repository, holding `text`.
+    fn file(path: &str, text: &str) -> RepoFile {
+        RepoFile {
+            path: path.to_owned(),
+            bytes: 10,
+            text: Some(text.to_owned()),
+        }
+    }
+
+    /// The problems of `plan` in `repo` where only `programs` are on `PATH`, with no goal, no
+    /// instructions and no test command of the repository's.
+    fn check_in(repo: &Repo, programs: &[&str], plan: &DraftPlan) -> Vec<String> {
+        let on_path = |p: &str| programs.contains(&p);
+        let facts = Facts {
+            repo,
+            on_path: &on_path,
+            prompts: &[],
+            goal: "",
+            test_command: None,
+        };
+        problems(plan, &facts)
     }
 
     fn step(title: &str, files: &[&str], new_files: &[&str], verify: &str) -> DraftStep {
@@ -698,11 +736,7 @@ mod tests {
                 ("README.md", "Run `python3 -m unittest discover tests`.\n"),
             ]
             .iter()
-            .map(|(p, t)| RepoFile {
-                path: (*p).to_owned(),
-                bytes: 10,
-                text: Some((*t).to_owned()),
-            })
+            .map(|(p, t)| file(p, t))
             .collect(),
         );
         let on_path = |p: &str| p == "python3";
@@ -716,6 +750,16 @@ mod tests {
         problems(plan, &facts)
     }
 
+    /// The fix of the benchmark's goal, verified by the whole suite.
+    fn raise_step() -> DraftStep {
+        step(
+            "Raise ValueError in maximum for an empty list",
+            &["stats.py"],
+            &[],
+            "python3 -m unittest discover tests",
+        )
+    }
+
     const MAXIMUM_GOAL: &str =
         "maximum of an empty list should raise ValueError with a clear message; add a unit test";
 
@@ -723,12 +767,7 @@ mod tests {
     fn a_goal_asking_for_a_test_needs_a_step_that_writes_one() {
         // One of the benchmark's drafts, as the model wrote it: no step touches a test.
         let draft = plan(vec![
-            step(
-                "Raise ValueError in maximum for an empty list",
-                &["stats.py"],
-                &[],
-                "python3 -m unittest discover tests",
-            ),
+            raise_step(),
             step(
                 "Document the error",
                 &["README.md"],
@@ -769,12 +808,7 @@ mod tests {
     #[test]
     fn a_step_writing_a_test_must_verify_with_more_than_the_whole_suite() {
         let draft = plan(vec![
-            step(
-                "Raise ValueError in maximum for an empty list",
-                &["stats.py"],
-                &[],
-                "python3 -m unittest discover tests",
-            ),
+            raise_step(),
             step(
                 "Test that maximum raises ValueError for an empty list",
                 &["tests/test_stats.py"],
@@ -867,10 +901,10 @@ mod tests {
             &[],
             "printf 'a;b\\n' | csvstat --delimiter ';' data.csv && cargo test",
         )]));
-        assert_eq!(found.len(), 3, "{found:?}");
-        assert!(found[0].contains("runs `csvstat`"), "{found:?}");
-        assert!(found[1].contains("reads `data.csv`"), "{found:?}");
-        assert!(found[2].contains("runs `cargo`"), "{found:?}");
+        says(
+            &found,
+            &["runs `csvstat`", "reads `data.csv`", "runs `cargo`"],
+        );
         // A script of the repository is a program too, and a file a step creates may be read.
         let repo_script = check(&plan(vec![step(
             "Add data",
@@ -915,69 +949,32 @@ mod tests {
             "{found:?}"
         );
         let mut repo = repo();
-        repo.files.push(RepoFile {
-            path: "tests/test_stats.py".into(),
-            bytes: 10,
-            text: Some("def test_mean():\n    pass\n".into()),
-        });
+        repo.files
+            .push(file("tests/test_stats.py", "def test_mean():\n    pass\n"));
         let repo = Repo::from_files(repo.files);
-        let on_path = |p: &str| ["python3", "pytest", "cargo"].contains(&p);
-        let facts = Facts {
-            repo: &repo,
-            on_path: &on_path,
-            prompts: &[],
-            goal: "",
-            test_command: None,
-        };
         let pytest = plan(vec![step(
             "Test mean",
             &["csvstat/stats.py"],
             &[],
             "pytest tests/test_stats.py::test_mean && pytest tests/test_stats.py::test_median",
         )]);
-        let found = problems(&pytest, &facts);
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(
-            found[0].contains("`tests/test_stats.py::test_median`"),
-            "{found:?}"
-        );
+        let found = check_in(&repo, &["python3", "pytest", "cargo"], &pytest);
+        says(&found, &["`tests/test_stats.py::test_median`"]);
     }
 
     #[test]
     fn cargo_features_and_test_names_must_be_in_the_crate() {
         let repo = Repo::from_files(vec![
-            RepoFile {
-                path: "Cargo.toml".into(),
-                bytes: 10,
-                text: Some(
-                    "[package]\nname = \"wc\"\n\n[features]\nfast = []\n\n[dependencies]\nserde = { version = \"1\", optional = true }\n"
-                        .into(),
-                ),
-            },
-            RepoFile {
-                path: "src/lib.rs".into(),
-                bytes: 10,
-                text: Some("#[test]\nfn counts_words() {}\n".into()),
-            },
-            RepoFile {
-                path: "README.md".into(),
-                bytes: 10,
-                text: Some(String::new()),
-            },
+            file(
+                "Cargo.toml",
+                "[package]\nname = \"wc\"\n\n[features]\nfast = []\n\n[dependencies]\nserde = { version = \"1\", optional = true }\n",
+            ),
+            file("src/lib.rs", "#[test]\nfn counts_words() {}\n"),
+            file("README.md", ""),
         ]);
-        let on_path = |p: &str| p == "cargo";
-        let facts = Facts {
-            repo: &repo,
-            on_path: &on_path,
-            prompts: &[],
-            goal: "",
-            test_command: None,
-        };
         let verify = |v: &str| {
-            problems(
-                &plan(vec![step("Document it", &["README.md"], &[], v)]),
-                &facts,
-            )
+            let plan = plan(vec![step("Document it", &["README.md"], &[], v)]);
+            check_in(&repo, &["cargo"], &plan)
         };
         assert_eq!(
             verify("cargo check --features fast,serde"),
@@ -985,24 +982,17 @@ mod tests {
         );
         assert_eq!(verify("cargo test counts_words"), Vec::<String>::new());
         let found = verify("cargo check --features=version");
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(
-            found[0].contains("the cargo feature `version`"),
-            "{found:?}"
-        );
+        says(&found, &["the cargo feature `version`"]);
         let found = verify("cargo test counts_lines -- --nocapture");
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].contains("`cargo test counts_lines`"), "{found:?}");
+        says(&found, &["`cargo test counts_lines`"]);
         // A step that changes a Rust file may add the test.
-        let adds = problems(
-            &plan(vec![step(
-                "Add it",
-                &["src/lib.rs"],
-                &[],
-                "cargo test counts_lines",
-            )]),
-            &facts,
-        );
+        let adds = plan(vec![step(
+            "Add it",
+            &["src/lib.rs"],
+            &[],
+            "cargo test counts_lines",
+        )]);
+        let adds = check_in(&repo, &["cargo"], &adds);
         assert_eq!(adds, Vec::<String>::new());
     }
 
@@ -1044,9 +1034,13 @@ mod tests {
             &[],
             "python3 -m unittest",
         )]));
-        assert_eq!(found.len(), 2, "{found:?}");
-        assert!(found[0].contains("outside the repository"));
-        assert!(found[1].contains("`docs/*.md`, which matches no file"));
+        says(
+            &found,
+            &[
+                "outside the repository",
+                "`docs/*.md`, which matches no file",
+            ],
+        );
     }
 
     #[test]
