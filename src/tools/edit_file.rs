@@ -10,10 +10,9 @@
 use std::fmt::Write as _;
 
 use serde::Deserialize;
-use serde_json::json;
 
 use super::workspace::{Access, Workspace};
-use super::write_file::{line_count, run_writing, write_bytes};
+use super::write_file::{PATH_PARAM, line_count, run_writing, string_params, write_bytes};
 use super::{FileWritten, PayloadLimits, ToolOutcome, count, count_newlines, truncate_line};
 use crate::fsx;
 use crate::llm::ToolSpec;
@@ -53,25 +52,17 @@ pub fn spec() -> ToolSpec {
                       unique. Line numbers from read_file are not part of the text. To create \
                       a file or replace it whole, use write_file."
             .to_owned(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "description": "Path relative to the workspace root, e.g. `src/lib.rs`."
-                },
-                "old": {
-                    "type": "string",
-                    "description": "The exact text to replace; it must occur exactly once in the file."
-                },
-                "new": {
-                    "type": "string",
-                    "description": "The text to put in its place; may be empty to delete `old`."
-                }
-            },
-            "required": ["path", "old", "new"],
-            "additionalProperties": false
-        }),
+        parameters: string_params(&[
+            PATH_PARAM,
+            (
+                "old",
+                "The exact text to replace; it must occur exactly once in the file.",
+            ),
+            (
+                "new",
+                "The text to put in its place; may be empty to delete `old`.",
+            ),
+        ]),
     }
 }
 
@@ -472,6 +463,7 @@ fn dice(a: &[(char, char)], b: &[(char, char)]) -> f64 {
 mod tests {
     use super::*;
     use crate::tools::Effects;
+    use serde_json::json;
     use crate::tools::test_support::output_of;
     use std::fs;
 

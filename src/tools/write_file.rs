@@ -34,21 +34,10 @@ pub fn spec() -> ToolSpec {
                       edit_file instead: it is safer and shorter. Files under `.git/` and \
                       `.tasks/` cannot be written."
             .to_owned(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "path": {
-                    "type": "string",
-                    "description": "Path relative to the workspace root, e.g. `src/lib.rs`."
-                },
-                "content": {
-                    "type": "string",
-                    "description": "The complete new content of the file."
-                }
-            },
-            "required": ["path", "content"],
-            "additionalProperties": false
-        }),
+        parameters: string_params(&[
+            PATH_PARAM,
+            ("content", "The complete new content of the file."),
+        ]),
     }
 }
 
@@ -60,6 +49,31 @@ pub fn run_within(
 ) -> ToolOutcome {
     run_writing(NAME, &["content"], arguments, limits, |args| {
         write(workspace, &args)
+    })
+}
+
+/// The path argument of `write_file` and `edit_file`, with its description.
+pub(crate) const PATH_PARAM: (&str, &str) = (
+    "path",
+    "Path relative to the workspace root, e.g. `src/lib.rs`.",
+);
+
+/// The parameters of `write_file` and `edit_file`: each of `fields` (name, description) a
+/// string, all required, no other allowed.
+pub(crate) fn string_params(fields: &[(&str, &str)]) -> serde_json::Value {
+    let properties: serde_json::Map<String, serde_json::Value> = fields
+        .iter()
+        .map(|(name, description)| {
+            let property = json!({ "type": "string", "description": description });
+            ((*name).to_owned(), property)
+        })
+        .collect();
+    let required: Vec<&str> = fields.iter().map(|(name, _)| *name).collect();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false
     })
 }
 
