@@ -463,8 +463,8 @@ fn dice(a: &[(char, char)], b: &[(char, char)]) -> f64 {
 mod tests {
     use super::*;
     use crate::tools::Effects;
-    use serde_json::json;
     use crate::tools::test_support::output_of;
+    use serde_json::json;
     use std::fs;
 
     /// The tool with the default [`PayloadLimits`].
@@ -675,26 +675,6 @@ mod tests {
                 "`old` and `new` are the same; nothing would change",
             ),
             (
-                json!({"path": "b.txt", "old": "x", "new": "y"}),
-                "`b.txt` does not exist; create it with write_file",
-            ),
-            (
-                json!({"path": "src", "old": "x", "new": "y"}),
-                "`src` is a directory, not a file",
-            ),
-            (
-                json!({"path": "bin", "old": "x", "new": "y"}),
-                "`bin` is not UTF-8 text; edit_file changes text files only (write_file replaces a file whole)",
-            ),
-            (
-                json!({"path": ".git/config", "old": "x", "new": "y"}),
-                "`.git/config` is inside `.git/`, which no tool may write; git's own files are off limits; change the working tree instead",
-            ),
-            (
-                json!({"path": "../a.txt", "old": "x", "new": "y"}),
-                "`../a.txt` is outside the workspace; paths are relative to the workspace root and may not contain `..`",
-            ),
-            (
                 json!({"path": "a.txt", "old": "x"}),
                 "invalid arguments for edit_file: missing field `new`",
             ),
@@ -704,6 +684,28 @@ mod tests {
             ),
         ];
         for (args, expected) in cases {
+            assert_eq!(run(&ws, &args), ToolOutcome::error(expected), "{args}");
+        }
+        // A path that cannot be edited: the refusal names it first.
+        let paths = [
+            ("b.txt", "does not exist; create it with write_file"),
+            ("src", "is a directory, not a file"),
+            (
+                "bin",
+                "is not UTF-8 text; edit_file changes text files only (write_file replaces a file whole)",
+            ),
+            (
+                ".git/config",
+                "is inside `.git/`, which no tool may write; git's own files are off limits; change the working tree instead",
+            ),
+            (
+                "../a.txt",
+                "is outside the workspace; paths are relative to the workspace root and may not contain `..`",
+            ),
+        ];
+        for (path, why) in paths {
+            let args = json!({"path": path, "old": "x", "new": "y"});
+            let expected = format!("`{path}` {why}");
             assert_eq!(run(&ws, &args), ToolOutcome::error(expected), "{args}");
         }
         assert_eq!(
