@@ -212,7 +212,11 @@ const WRITES: &str = "it writes a file";
 /// Reading through the links a traversal meets could leave the workspace, where the paths the
 /// model names are checked.
 const FOLLOWS: &str = "it follows symbolic links, which may lead outside the workspace";
+const FOLLOWS_USE_R: &str =
+    "it follows symbolic links, which may lead outside the workspace; use -r";
 const RUNS: &str = "it runs another program";
+const DECOMPRESSES: &str = "it runs decompression programs";
+const WAITS: &str = "it waits for more output until the timeout";
 const GIT_CONFIG: &str = "configuration can make git run any program (a pager, an alias, a hook)";
 
 /// `-c` settings for the model's git commands on top of [`crate::git::INERT_CONFIG`] (which
@@ -489,21 +493,23 @@ const FIND: Program = Program {
     ..program("find", Operands::Find)
 };
 
-const RG: Program = Program {
-    reject: &[
-        no("-L", FOLLOWS),
-        no("--follow", FOLLOWS),
-        no("--pre", RUNS),
-        no("--pre-glob", RUNS),
-        no("--search-zip", "it runs decompression programs"),
-        no("-z", "it runs decompression programs"),
-        no("--hostname-bin", RUNS),
-    ],
-    path_options: &["--file", "-f", "--ignore-file"],
-    // ripgrep's `--help`: the flags written with a value (`-e PATTERN`, `-g GLOB`, ...).
-    value_options: &[
-        "-e",
-        "--regexp",
+/// The options grep and ripgrep both take with a value: the pattern (`-e`), and the count
+/// of matches and the lines of context around one.
+const PATTERN_VALUES: &[&str] = &["-e", "--regexp"];
+const COUNT_AND_CONTEXT_VALUES: &[&str] = &[
+    "-m",
+    "--max-count",
+    "-A",
+    "--after-context",
+    "-B",
+    "--before-context",
+    "-C",
+    "--context",
+];
+
+const RG_VALUES: [&str; 33] = joined(&[
+    PATTERN_VALUES,
+    &[
         "-g",
         "--glob",
         "--iglob",
@@ -512,14 +518,9 @@ const RG: Program = Program {
         "-T",
         "--type-not",
         "--type-add",
-        "-m",
-        "--max-count",
-        "-A",
-        "--after-context",
-        "-B",
-        "--before-context",
-        "-C",
-        "--context",
+    ],
+    COUNT_AND_CONTEXT_VALUES,
+    &[
         "-M",
         "--max-columns",
         "-d",
@@ -536,36 +537,12 @@ const RG: Program = Program {
         "--colors",
         "--max-filesize",
     ],
-    ..program("rg", Operands::PatternThenPaths)
-};
+]);
 
-/// GNU grep has no option that writes a file or runs a program (checked against grep 3.8's
-/// `--help`); only the files it reads are checked, and `-R` is refused because it follows
-/// links.
-const GREP: Program = Program {
-    reject: &[
-        no(
-            "-R",
-            "it follows symbolic links, which may lead outside the workspace; use -r",
-        ),
-        no(
-            "--dereference-recursive",
-            "it follows symbolic links, which may lead outside the workspace; use -r",
-        ),
-    ],
-    path_options: &["--file", "-f", "--exclude-from"],
-    // grep 3.8's `--help`: the options written with `=NUM`, `=PATTERNS`, `=GLOB`, ...
-    value_options: &[
-        "-e",
-        "--regexp",
-        "-m",
-        "--max-count",
-        "-A",
-        "--after-context",
-        "-B",
-        "--before-context",
-        "-C",
-        "--context",
+const GREP_VALUES: [&str; 20] = joined(&[
+    PATTERN_VALUES,
+    COUNT_AND_CONTEXT_VALUES,
+    &[
         "--include",
         "--exclude",
         "--exclude-dir",
@@ -577,15 +554,62 @@ const GREP: Program = Program {
         "--binary-files",
         "--group-separator",
     ],
+]);
+
+/// `parts`, one after the other, as one list of `N` (a wrong `N` stops the build).
+const fn joined<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut at = 0;
+    let mut part = 0;
+    while part < parts.len() {
+        let mut i = 0;
+        while i < parts[part].len() {
+            out[at] = parts[part][i];
+            at += 1;
+            i += 1;
+        }
+        part += 1;
+    }
+    assert!(at == N, "the parts are not `N` options long");
+    out
+}
+
+const RG: Program = Program {
+    reject: &[
+        no("-L", FOLLOWS),
+        no("--follow", FOLLOWS),
+        no("--pre", RUNS),
+        no("--pre-glob", RUNS),
+        no("--search-zip", DECOMPRESSES),
+        no("-z", DECOMPRESSES),
+        no("--hostname-bin", RUNS),
+    ],
+    path_options: &["--file", "-f", "--ignore-file"],
+    // ripgrep's `--help`: the flags written with a value (`-e PATTERN`, `-g GLOB`, ...).
+    value_options: &RG_VALUES,
+    ..program("rg", Operands::PatternThenPaths)
+};
+
+/// GNU grep has no option that writes a file or runs a program (checked against grep 3.8's
+/// `--help`); only the files it reads are checked, and `-R` is refused because it follows
+/// links.
+const GREP: Program = Program {
+    reject: &[
+        no("-R", FOLLOWS_USE_R),
+        no("--dereference-recursive", FOLLOWS_USE_R),
+    ],
+    path_options: &["--file", "-f", "--exclude-from"],
+    // grep 3.8's `--help`: the options written with `=NUM`, `=PATTERNS`, `=GLOB`, ...
+    value_options: &GREP_VALUES,
     ..program("grep", Operands::PatternThenPaths)
 };
 
 const TAIL: Program = Program {
     reject: &[
-        no("--follow", "it waits for more output until the timeout"),
-        no("-f", "it waits for more output until the timeout"),
-        no("-F", "it waits for more output until the timeout"),
-        no("--retry", "it waits for more output until the timeout"),
+        no("--follow", WAITS),
+        no("-f", WAITS),
+        no("-F", WAITS),
+        no("--retry", WAITS),
     ],
     ..program("tail", Operands::Paths)
 };
