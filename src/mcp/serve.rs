@@ -234,7 +234,7 @@ impl Tasks {
     /// (the client's person cannot see tick's stderr).
     fn check_runnable(&self, task: &Task) -> Result<()> {
         crate::runner::check_runnable(&self.store, task, &mut |_| {})?;
-        crate::runner::hooks_as_approved(&self.hooks, self.store.root(), task).map_err(
+        crate::runner::hooks_as_approved(&self.hooks, &self.store, task).map_err(
             |(changes, mut refused)| {
                 for change in changes {
                     refused.message = format!("{}\n{change}", refused.message);

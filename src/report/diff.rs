@@ -60,8 +60,12 @@ pub fn step_diff_all(
     let task_ref = store.resolve_or_current(task)?;
     let task = store.load(&task_ref)?;
     if task.todo.find(step).is_none() {
-        return Err(Error::input(format!("`{}` has no step `{step}`", task.id))
-            .hint(format!("`tick status {}` lists its steps", task.id)));
+        return Err(
+            Error::input(format!("`{}` has no step `{step}`", task.id)).hint(format!(
+                "`tick status{}` lists its steps",
+                crate::tasks::naming::task_named(store, &task.id)
+            )),
+        );
     }
     let root = store.root();
     if let Some(sha) = step_commit(root, &task.id, step) {
@@ -254,6 +258,8 @@ mod tests {
         std::fs::write(task.dir.join(TODO_FILE), "# TODO: T\n\n- [ ] S1 One\n").unwrap();
         let err = step_diff(&store, Some(&task.id), StepId::top(2)).unwrap_err();
         assert_eq!(err.message, "`20261130-143012-t` has no step `S2`");
+        // The hint names the task as a person types it: the current task needs no name.
+        assert_eq!(err.hints, ["`tick status` lists its steps"]);
         assert_eq!(
             step_diff(&store, Some(&task.id), StepId::top(1)).unwrap(),
             StepDiff::Nothing {
@@ -261,5 +267,13 @@ mod tests {
                 task: task.id.clone()
             }
         );
+        // A newer open task is the current one: now the hint names this one, by the
+        // shortest prefix that is its alone.
+        let newer = store.task_ref("20261130-150000-u");
+        std::fs::create_dir_all(&newer.dir).unwrap();
+        std::fs::write(newer.dir.join(PLAN_FILE), plan).unwrap();
+        std::fs::write(newer.dir.join(TODO_FILE), "# TODO: T\n\n- [ ] S1 One\n").unwrap();
+        let err = step_diff(&store, Some(&task.id), StepId::top(2)).unwrap_err();
+        assert_eq!(err.hints, ["`tick status 20261130-14` lists its steps"]);
     }
 }

@@ -66,10 +66,10 @@ pub type Sink<'s> = dyn FnMut(RunEvent) + Send + 's;
 /// refuses the task.
 pub fn hooks_as_approved(
     set: &crate::hooks::HookSet,
-    root: &Path,
+    store: &Store,
     task: &Task,
 ) -> std::result::Result<(), (Vec<String>, Error)> {
-    let now = crate::hooks::approval::record(set, root);
+    let now = crate::hooks::approval::record(set, store.root());
     let approved = task
         .state
         .approval
@@ -84,9 +84,9 @@ pub fn hooks_as_approved(
         task.id
     ))
     .hint(format!(
-        "review the difference above, then `tick approve {}` to approve the hooks as they \
+        "review the difference above, then `tick approve{}` to approve the hooks as they \
          are; nothing was run",
-        task.id
+        crate::tasks::naming::task_named(store, &task.id)
     ));
     Err((changes, refused))
 }
@@ -1282,7 +1282,7 @@ impl<'a> Runner<'a> {
         if let Some(warning) = set.ignored_warning() {
             sink(RunEvent::HooksIgnored { warning });
         }
-        if let Err((changes, refused)) = hooks_as_approved(set, self.root(), task) {
+        if let Err((changes, refused)) = hooks_as_approved(set, self.deps.store, task) {
             sink(RunEvent::HooksChanged { changes });
             return Err(refused);
         }

@@ -367,7 +367,7 @@ async fn a_hook_added_after_approval_is_refused_as_tick_run_refuses_it() {
     insta::assert_snapshot!(text, @"
     the hooks that apply to task `<task>` changed since it was approved
     + step.claimed `touch hooked.txt` (added)
-    hint: review the difference above, then `tick approve <task>` to approve the hooks as they are; nothing was run
+    hint: review the difference above, then `tick approve` to approve the hooks as they are; nothing was run
     ");
     assert_eq!(next.replace(&id, "<task>"), text);
     assert!(!ws.path("hooked.txt").exists(), "the unapproved hook ran");
