@@ -803,9 +803,19 @@ fn run_event_line(event: &RunEvent) -> Option<String> {
                 Duration::from_millis(*duration_ms).as_secs_f64()
             )
         }
-        RunEvent::StepDone { step, verified, .. } => {
+        RunEvent::StepDone {
+            step,
+            verified,
+            passed_before,
+            ..
+        } => {
             if *verified {
                 format!("{step} done, verified")
+            } else if *passed_before {
+                format!(
+                    "{step} done, not verified: its verify passed before the change too, so it \
+                     cannot show the step done; read the change with `tick diff {step}`"
+                )
             } else {
                 format!("{step} done (no verification defined)")
             }

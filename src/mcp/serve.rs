@@ -309,12 +309,102 @@ impl Tasks {
                     .hint("call `next_step` for the step to work on; nothing was changed"));
             }
         }
-        self.remember_before(&task, id, true);
         self.mark(&task_ref, id, step.status, StepStatus::InProgress, None)?;
+        let passed_before = self.verify_before_change(&task_ref, &task, id)?;
+        self.remember_before(&task, id, true);
         let task = self.store.load(&task_ref)?;
         let mut value = step_json(&task, id);
         value["claimed"] = json!(true);
+        if passed_before {
+            value["verify_passed_before"] = json!(true);
+            value["note"] = json!(format!(
+                "{id}'s verify already passes before any change, so it cannot tell done from \
+                 not done: `report_done` ticks it only after a change to the step's files, and \
+                 the person sees it as not verified"
+            ));
+        }
         Ok(value)
+    }
+
+    /// Before the agent changes anything, the step's verify runs once, as `tick run` runs it
+    /// before the model's turn (sandboxed, with its timeout). One that already passes cannot
+    /// tell done from not done: state.yaml records `verify_passed_before`, and `report_done`
+    /// then needs a change to the step's files. Skipped for a step without verify and for one
+    /// an earlier attempt changed. Whether it passed (now or on an earlier claim).
+    fn verify_before_change(&self, task_ref: &TaskRef, task: &Task, id: StepId) -> Result<bool> {
+        if task
+            .state
+            .steps
+            .get(&id)
+            .is_some_and(|r| r.verify_passed_before)
+        {
+            return Ok(true);
+        }
+        let verify = task
+            .todo
+            .find(id)
+            .map(|s| s.verify.clone())
+            .unwrap_or_default();
+        if verify.is_empty() || !crate::runner::earlier_changes(task, id).is_empty() {
+            return Ok(false);
+        }
+        let scope = step_scope(task, id);
+        let mut verifier = StepVerifier::new(self.store.root(), &self.env, id, &verify);
+        let mut recorder = Recorder::new(
+            &self.store,
+            &task.id,
+            id,
+            &scope,
+            self.clock.clone(),
+            SystemTime::now(),
+        );
+        let passed = matches!(
+            verifier.verify(&mut recorder, &mut |_: RunEvent| {}),
+            Verdict::Passed { .. }
+        );
+        if passed {
+            write::save_state(&self.store, task_ref, self.clock.precise(), |state| {
+                state.steps.entry(id).or_default().verify_passed_before = true;
+            })?;
+        }
+        Ok(passed)
+    }
+
+    /// A done report on a step whose verify passed before the claim, when none of the step's
+    /// files (any file, for a step naming none) changed: why it is not ticked.
+    fn unchanged_after_passing_before(
+        task: &Task,
+        id: StepId,
+        scope: &[String],
+        changed: &BTreeSet<String>,
+    ) -> Option<String> {
+        let record = task.state.steps.get(&id)?;
+        let outside = changes::deviations(scope, changed).len();
+        let in_scope = changed.len() - if scope.is_empty() { 0 } else { outside };
+        if !record.verify_passed_before || in_scope > 0 {
+            return None;
+        }
+        let verify = task
+            .todo
+            .find(id)
+            .map(|s| {
+                s.verify
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        let files = if scope.is_empty() {
+            "any file".to_owned()
+        } else {
+            scope.join(", ")
+        };
+        Some(format!(
+            "`{id}` was not ticked: its verify {verify} already passed before the claim, so it \
+             cannot tell done from not done, and none of its files ({files}) has changed; it \
+             stays in progress. Make the change the step asks for, then call `report_done` again."
+        ))
     }
 
     /// A done report: the step must be claimed (`[-]`); its verification runs as in `tick
@@ -346,11 +436,22 @@ impl Tasks {
         }
         let scope = step_scope(&task, id);
         let note = note.map(|n| crate::redact::redact(n, &[]));
+        // Before the verify runs, so that what it writes is no change of the step's.
+        let changed = self.changed_by(&task, id, &scope);
+        if let Some(not_ticked) = Self::unchanged_after_passing_before(&task, id, &scope, &changed)
+        {
+            return Ok(Err(not_ticked));
+        }
         let verifier = match self.verify_claim(&task, id, &scope, note.as_deref()) {
             Ok(verifier) => verifier,
             Err(not_ticked) => return Ok(Err(not_ticked)),
         };
-        let verified = verifier.has_commands();
+        let passed_before = task
+            .state
+            .steps
+            .get(&id)
+            .is_some_and(|r| r.verify_passed_before);
+        let verified = verifier.has_commands() && !passed_before;
         let changed = self.changed_by(&task, id, &scope);
         let files_changed: Vec<String> = changed.iter().cloned().collect();
         let deviation = changes::deviations(&scope, &changed);
@@ -403,6 +504,7 @@ impl Tasks {
             "step": id,
             "status": "done",
             "verified": verified,
+            "verify_passed_before": passed_before,
             "evidence": evidence,
             "files_changed": files_changed,
             "commit": commit,

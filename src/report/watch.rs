@@ -98,7 +98,11 @@ fn verification(task: &Task, id: &str) -> String {
             format!("verified in {secs:.1}s")
         }
         Some(record) if record.changed_by == Some(crate::tasks::state::Actor::Runner) => {
-            "not verified: the step has no verification".to_owned()
+            if record.verify_passed_before {
+                "not verified: its verify passed before the change".to_owned()
+            } else {
+                "not verified: the step has no verification".to_owned()
+            }
         }
         _ => "not verified: marked done by hand".to_owned(),
     }

@@ -102,10 +102,13 @@ pub enum RunEvent {
     /// The step is no longer in TODO.md (a person removed it while it ran); its status was not
     /// written.
     StepMissing { step: StepId, file: String },
-    /// The step is ticked `[x]`. `verified` is false for a step without verification.
+    /// The step is ticked `[x]`. `verified` is false for a step without verification, and for
+    /// one whose verify already passed before the change (`passed_before`): such a verify
+    /// passes whether or not the step is done, so it is no evidence.
     StepDone {
         step: StepId,
         verified: bool,
+        passed_before: bool,
         files_changed: Vec<String>,
     },
     /// The step is blocked (`[!]`) with `reason`: by the model, by failing verification, or

@@ -983,6 +983,7 @@ impl<'a> Runner<'a> {
                     note,
                     evidence,
                     idle: changes.files_changed.is_empty() && work.agent_commands == 0,
+                    passed_before: work.passed_before,
                 };
                 self.record_done(
                     task,
@@ -1164,6 +1165,8 @@ impl<'a> Runner<'a> {
         let now = self.deps.clock.precise();
         let prints = crate::watch::fingerprint(root, scope, files_changed);
         let deviation = changes::deviations(scope, changed);
+        // This attempt's baseline, or an earlier attempt's as state.yaml keeps it.
+        let mut passed_before = done.passed_before;
         let write = StepWrite {
             id,
             expected: Some(StepStatus::InProgress),
@@ -1192,6 +1195,7 @@ impl<'a> Runner<'a> {
                 record.deviations.clone_from(&deviation);
                 record.outside_edits = outside.iter().cloned().collect();
                 record.note = done.note.as_deref().map(|n| crate::redact::redact(n, &[]));
+                passed_before |= record.verify_passed_before;
                 if written {
                     move_earlier_prints(state, id, &prints, files_changed, outside);
                 }
@@ -1200,7 +1204,8 @@ impl<'a> Runner<'a> {
         )?;
         sink(RunEvent::StepDone {
             step: id,
-            verified: !done.evidence.is_empty(),
+            verified: !done.evidence.is_empty() && !passed_before,
+            passed_before,
             files_changed: files_changed.clone(),
         });
         let evidence = done.evidence.clone();
@@ -1635,6 +1640,8 @@ struct Done {
     evidence: Vec<crate::tasks::state::Evidence>,
     /// Claimed done, yet no file changed and the agent ran no command.
     idle: bool,
+    /// The step's verify passed before this attempt changed anything.
+    passed_before: bool,
 }
 
 /// The files a step works within: its own, and a sub-step's parent's.

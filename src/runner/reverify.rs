@@ -22,6 +22,9 @@ use crate::tools::bash::CommandEnv;
 pub enum Reverified {
     /// Its verification passed: `[x]` with new evidence.
     Passed(StepId),
+    /// Its verification passed, but it passed before the step's change too, so it shows
+    /// nothing: `[x]` with new evidence, still not verified.
+    PassedAsBefore(StepId),
     /// Its verification failed: open again (`[ ]`).
     Failed(StepId),
     /// Done, but with no `verify` to run: left as it is.
@@ -37,6 +40,7 @@ impl Reverified {
     pub fn step(&self) -> StepId {
         match self {
             Reverified::Passed(id)
+            | Reverified::PassedAsBefore(id)
             | Reverified::Failed(id)
             | Reverified::Unverifiable(id)
             | Reverified::Reopened(id)
@@ -95,12 +99,18 @@ pub fn verify_steps(
         }
         outcomes.push(match (written, passed, has_verify) {
             (StatusWrite::Kept { .. } | StatusWrite::Missing, _, _) => Reverified::Kept(id),
+            (_, true, _) if passed_before(&task.state, id) => Reverified::PassedAsBefore(id),
             (_, true, _) => Reverified::Passed(id),
             (_, false, true) => Reverified::Failed(id),
             (_, false, false) => Reverified::Reopened(id),
         });
     }
     Ok(outcomes)
+}
+
+/// Whether step `id`'s verify passed before the step changed anything.
+fn passed_before(state: &crate::tasks::state::State, id: StepId) -> bool {
+    state.steps.get(&id).is_some_and(|r| r.verify_passed_before)
 }
 
 /// What [`reverify_step`] did.

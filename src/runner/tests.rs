@@ -182,6 +182,7 @@ fn one_step_emits_its_events_in_order_and_is_ticked_with_evidence() {
         &RunEvent::StepDone {
             step: StepId::top(1),
             verified: true,
+            passed_before: false,
             files_changed: vec!["greeting.txt".into()],
         }
     );

@@ -344,6 +344,9 @@ fn step_events(task: &Task) -> Vec<Event> {
         if let Some(at) = record.done_at {
             let how = match record.changed_by {
                 Some(Actor::Runner) if record.verified() => "verified by tick",
+                Some(Actor::Runner) if record.verify_passed_before => {
+                    "done, not verified: its verify passed before the change"
+                }
                 Some(Actor::Runner) => "done without verification",
                 _ => "marked done by a person (not verified)",
             };

@@ -287,10 +287,14 @@ pub struct Evidence {
 
 impl StepRecord {
     /// Whether the runner's own verification passed for this step's last tick.
+    /// Ticked by tick on evidence that can tell done from not done: every command of the
+    /// step's verify passed, and that verify did not already pass before the step changed
+    /// anything (then it passes whether or not the step is done).
     pub fn verified(&self) -> bool {
         self.changed_by == Some(Actor::Runner)
             && !self.evidence.is_empty()
             && self.evidence.iter().all(|e| e.exit_code == 0)
+            && !self.verify_passed_before
     }
 }
 
@@ -416,6 +420,7 @@ impl State {
         record.done_at = None;
         record.fingerprints.clear();
         record.later_changes.clear();
+        record.verify_passed_before = false;
     }
 
     /// Records that a person set step `id` to `status` at `now`. A person's tick carries no

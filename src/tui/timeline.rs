@@ -225,13 +225,18 @@ impl App {
             RunEvent::StepMissing { step, .. } => {
                 self.note(format!("{step} is no longer in TODO.md; its status was not written"));
             }
-            RunEvent::StepDone { step, verified, .. } => self.timeline.push(Entry::Step(
-                if verified {
-                    format!("{step} done and verified [x]")
-                } else {
-                    format!("{step} done, without verification [x]")
-                },
-            )),
+            RunEvent::StepDone {
+                step,
+                verified,
+                passed_before,
+                ..
+            } => self.timeline.push(Entry::Step(if verified {
+                format!("{step} done and verified [x]")
+            } else if passed_before {
+                format!("{step} done, not verified: its verify passed before the change [x]")
+            } else {
+                format!("{step} done, without verification [x]")
+            })),
             RunEvent::StepBlocked { step, reason, .. } => {
                 self.timeline.push(Entry::Step(format!("{step} blocked [!]: {reason}")));
                 self.note(format!("answer it with /answer {step} <text>, then /run"));

@@ -10,6 +10,10 @@ use crate::tasks::todo_md::Step;
 pub fn reverified_line(outcome: &Reverified) -> String {
     match outcome {
         Reverified::Passed(id) => format!("{id} verified: done"),
+        Reverified::PassedAsBefore(id) => format!(
+            "{id}'s verify passed, as it did before the change: done, still not verified \
+             (it cannot tell done from not done; `tick diff {id}` shows the change)"
+        ),
         Reverified::Failed(id) => {
             format!("{id} fails its verification: open again, `tick run` redoes it")
         }

@@ -1011,11 +1011,72 @@ async fn a_verify_that_passes_before_the_change_ticks_once_the_steps_file_change
     let run = run_with_model(&ws, &server, "agent").await;
     assert_eq!(run.code, 0, "{run:#?}");
     assert_contains(&ws.todo(&id), "- [x] S1 Add unit tests");
-    // Ticked, and the person still sees that its verify alone proves little.
+    // Ticked on the change, yet not verified: `true` passes whether or not the step is done.
+    let done: Vec<Value> = events(&run)
+        .into_iter()
+        .filter(|e| e["event"] == "step_done")
+        .collect();
+    assert_eq!(done.len(), 1, "{run:#?}");
+    assert_eq!(done[0]["verified"], json!(false), "{run:#?}");
+    assert_eq!(done[0]["passed_before"], json!(true), "{run:#?}");
+    let status = ws.ok(&["status"]).stdout;
+    assert_contains(&status, "verify passed before the change");
+    assert_contains(&status, "(not verified)");
+    let json: Value = serde_json::from_str(&ws.ok(&["status", "--json"]).stdout).unwrap();
+    let step = &json["task"]["steps"][0];
+    assert_eq!(step["verified"], json!(false), "{json:#}");
+    assert_eq!(step["verify_passed_before"], json!(true), "{json:#}");
+    assert_eq!(json["task"]["progress"]["unverified"], json!(1), "{json:#}");
+    // The verify that ran after the change is kept as what it is: evidence that it passed.
     assert_contains(
-        &ws.ok(&["status"]).stdout,
-        "verify passed before the change",
+        &ws.read(&format!(".tasks/{id}/state.yaml")),
+        "command: 'true'",
     );
+    // Verified again, it passes again, and that still shows nothing.
+    let again = ws.ok(&["verify", "S1"]);
+    assert_contains(
+        &again.stderr,
+        "S1's verify passed, as it did before the change: done, still not verified",
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&ws.ok(&["status", "--json"]).stdout).unwrap()["task"]["steps"]
+            [0]["verified"],
+        json!(false)
+    );
+    // A person who reopens the step starts it over: the old baseline is not kept.
+    ws.ok(&["mark", "S1", "pending"]);
+    assert!(
+        !ws.read(&format!(".tasks/{id}/state.yaml"))
+            .contains("verify_passed_before"),
+        "reopened"
+    );
+}
+
+/// The same tick as a person reads it from `tick run`: done, and why it is not verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tick_run_says_a_step_whose_verify_passed_before_is_done_but_not_verified() {
+    let ws = Workspace::new();
+    ws.approve(&one_step("Add unit tests", "tests.py", "true"));
+    let server = FakeModel::start().await;
+    server.push(writes_file("w", "tests.py", "assert True\n"));
+    server.push(done_claim("e"));
+    let url = format!("{}/v1", server.url());
+    let mut cmd = ws.tick();
+    cmd.args(["run"])
+        .write_stdin("")
+        .env("TICK_PROVIDER", "openai")
+        .env("TICK_BASE_URL", &url)
+        .env("TICK_MODEL", "test-model")
+        .env("TICK_API_KEY", "test-key")
+        .env("TICK_EXECUTOR", "agent");
+    let run = Run::off_runtime(move || cmd.output().unwrap()).await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_contains(
+        &run.stderr,
+        "S1 done, not verified: its verify passed before the change too, so it cannot show \
+         the step done; read the change with `tick diff S1`",
+    );
+    assert!(!run.stderr.contains("S1 done, verified"), "{}", run.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -85,6 +85,53 @@ fn state(ws: &Workspace, id: &str) -> State {
     serde_yaml::from_str(&ws.read(&format!(".tasks/{id}/state.yaml"))).unwrap()
 }
 
+/// issue 29, item 3, for an agent over MCP as for `tick run`: a verify that passes before the
+/// claim cannot tell done from not done. A done report without a change is refused; with one
+/// the step is ticked, and neither the tool nor `tick status` calls it verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verify_that_passes_before_the_claim_is_no_evidence_over_mcp() {
+    let ws = Workspace::new();
+    ws.write("greeting.txt", "hello\n");
+    let id = ws.approve(
+        "# Greeting\n\n## Summary\nGreet.\n\n## Steps\n- [ ] S1 Say hello to the world\n  \
+         - files: greeting.txt\n  - verify: `grep -q hello greeting.txt`\n",
+    );
+    let todo = format!(".tasks/{id}/TODO.md");
+    let client = connect(&ws).await;
+    let claimed = ok(&client, "claim_step", json!({"step": "S1"})).await;
+    assert_eq!(claimed["verify_passed_before"], json!(true), "{claimed:#}");
+    assert_contains(
+        claimed["note"].as_str().unwrap(),
+        "S1's verify already passes before any change, so it cannot tell done from not done",
+    );
+    assert!(state(&ws, &id).steps[&StepId::top(1)].verify_passed_before);
+
+    let unchanged = refused(&client, "report_done", json!({"step": "S1"})).await;
+    assert_contains(
+        &unchanged,
+        "`S1` was not ticked: its verify `grep -q hello greeting.txt` already passed before \
+         the claim, so it cannot tell done from not done, and none of its files \
+         (greeting.txt) has changed; it stays in progress.",
+    );
+    assert_contains(&ws.read(&todo), "- [-] S1 Say hello to the world");
+
+    ws.write("greeting.txt", "hello, world\n");
+    let done = ok(&client, "report_done", json!({"step": "S1"})).await;
+    assert_eq!(done["status"], "done");
+    assert_eq!(done["verified"], json!(false), "{done:#}");
+    assert_eq!(done["verify_passed_before"], json!(true), "{done:#}");
+    assert_contains(&ws.read(&todo), "- [x] S1 Say hello to the world");
+    client.cancel().await.unwrap();
+
+    let status: Value = serde_json::from_str(&ws.ok(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(
+        status["task"]["steps"][0]["verified"],
+        json!(false),
+        "{status:#}"
+    );
+    assert!(!state(&ws, &id).steps[&StepId::top(1)].verified());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_client_drives_a_whole_task_and_tick_verifies_every_tick() {
     let ws = Workspace::new();

@@ -66,6 +66,25 @@ async fn run_output_every_step_verified() {
     settings().bind(|| assert_snapshot!("run_output_verified", transcript(&project, &output)));
 }
 
+/// issue 29: a verify that passed before the change passes whether or not the step is done.
+/// S2's `test -d .` does: S2 is ticked on its change, and the run says it is not verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_output_a_verify_that_passed_before_the_change_is_not_verification() {
+    const PLAN: &str = greet_plan!("hello", "  - verify: `test -d .`\n");
+    let server = FakeModel::start().await;
+    let project = Workspace::sample();
+    project.approve_plan(&server, PLAN).await;
+    server.push(write("w1", "hello.txt", "hello\n"));
+    server.push(step("d1", "S1", "done", ("evidence", "wrote hello.txt")));
+    server.push(write("w2", "bye.txt", "bye\n"));
+    server.push(step("d2", "S2", "done", ("evidence", "wrote bye.txt")));
+    let output = project.tick_against(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(0));
+    settings().bind(|| {
+        assert_snapshot!("run_output_passed_before", transcript(&project, &output));
+    });
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_output_verification_fails_then_blocks() {
     let server = FakeModel::start().await;

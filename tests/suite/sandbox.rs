@@ -279,7 +279,9 @@ async fn no_process_outlives_its_command() {
     let marker = unique();
     let plan = PLAN.replace(
         "verify: `test -f made.txt`",
-        &format!("verify: `setsid sleep 1000.{marker}9 & setsid -f sleep 1000.{marker}8; true`"),
+        &format!(
+            "verify: `setsid sleep 1000.{marker}9 & setsid -f sleep 1000.{marker}8; test -f made.txt`"
+        ),
     );
     let project = Workspace::sample();
     project.approve_plan(&server, &plan).await;
@@ -317,7 +319,7 @@ async fn no_process_outlives_its_command() {
         })
         .collect();
     let mut calls = calls;
-    // S1's file changes too: its verify passes before any change, and a claim needs one.
+    // S1's file, which its verify checks for: it fails before the change and passes after.
     calls.push(bash("make", "touch made.txt"));
     push_calls(&server, &calls);
     // The next answer waits, so tick is still running while the test looks.
@@ -891,7 +893,8 @@ async fn cargo_builds_and_tests_as_a_verify_command() {
     let server = FakeModel::start().await;
     let plan = PLAN.replace(
         "verify: `test -f made.txt`",
-        "verify: `cargo build --offline --quiet && cargo test --offline --quiet`",
+        // `test -f made.txt` first: a verify that passed before the change would be no evidence.
+        "verify: `test -f made.txt && cargo build --offline --quiet && cargo test --offline --quiet`",
     );
     let project = Workspace::sample();
     project.approve_plan(&server, &plan).await;
