@@ -445,6 +445,29 @@ mod tests {
     }
 
     #[test]
+    fn a_step_done_says_whether_its_verify_is_evidence() {
+        let mut app = App::new(Mode::Build, Snapshot::default(), false);
+        for (verified, passed_before) in [(true, false), (false, true), (false, false)] {
+            app.on_run(RunEvent::StepDone {
+                step: crate::plan::StepId::top(1),
+                verified,
+                passed_before,
+                files_changed: vec!["a.rs".into()],
+            });
+        }
+        assert_eq!(
+            app.timeline,
+            vec![
+                Entry::Step("S1 done and verified [x]".into()),
+                Entry::Step(
+                    "S1 done, not verified: its verify passed before the change [x]".into()
+                ),
+                Entry::Step("S1 done, without verification [x]".into()),
+            ]
+        );
+    }
+
+    #[test]
     fn hints_name_the_sessions_commands() {
         assert_eq!(
             in_session_words("hint: `tick run` goes on with it"),
