@@ -41,6 +41,15 @@ pub enum StepDiff {
     },
 }
 
+/// Task `id` has no step `step`: the refusal, with a hint that names the task as a person
+/// types it.
+fn no_such_step(store: &Store, id: &str, step: StepId) -> Error {
+    Error::input(format!("`{id}` has no step `{step}`")).hint(format!(
+        "`tick status{}` lists its steps",
+        crate::tasks::naming::task_named(store, id)
+    ))
+}
+
 /// What step `step` of task `task` (the current one when `None`) changed in the code: tick's
 /// own bookkeeping under `.tasks/` is left out ([`step_diff_all`] shows it too).
 pub fn step_diff(store: &Store, task: Option<&str>, step: StepId) -> Result<StepDiff> {
@@ -60,12 +69,7 @@ pub fn step_diff_all(
     let task_ref = store.resolve_or_current(task)?;
     let task = store.load(&task_ref)?;
     if task.todo.find(step).is_none() {
-        return Err(
-            Error::input(format!("`{}` has no step `{step}`", task.id)).hint(format!(
-                "`tick status{}` lists its steps",
-                crate::tasks::naming::task_named(store, &task.id)
-            )),
-        );
+        return Err(no_such_step(store, &task.id, step));
     }
     let root = store.root();
     if let Some(sha) = step_commit(root, &task.id, step) {
