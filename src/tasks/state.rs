@@ -420,7 +420,9 @@ impl State {
         record.done_at = None;
         record.fingerprints.clear();
         record.later_changes.clear();
-        record.verify_passed_before = false;
+        // `verify_passed_before` stays: the verify passed on the code as it was before the
+        // step, and the step's earlier change is still there for the next attempt to build on,
+        // so no new baseline can be taken. Not verified is the safe side.
     }
 
     /// Records that a person set step `id` to `status` at `now`. A person's tick carries no
