@@ -563,10 +563,13 @@ fn plan_instruction(context: &Context) -> String {
         "Write the plan for the goal as JSON: a short title, a one-sentence summary, and 2 or 3 \
          small ordered steps. Each step has a title saying what it changes, `files`: \
          the existing files it changes, `new_files`: files it creates (in existing \
-         directories), and `verify`: one shell command that shows the step worked: one that \
-         names the new test or the changed behaviour (`python3 -m unittest tests.test_x`, \
-         `cargo test name`), as the whole suite passes before the change too. When the goal \
-         asks for a test, one step writes it in a test file. {test}"
+         directories), and `verify`: one shell command that fails before the step's change \
+         and passes after it: for a step that writes a test, the new test by its name \
+         (`python3 -m unittest tests.test_x.TestX.test_new`, `cargo test test_new`); for a \
+         step that changes code, a check of the changed behaviour (`python3 -c \"from x \
+         import f; assert f([]) is None\"`). The whole suite, or a test module that exists \
+         already, passes before the change too, so it cannot show the step worked. When the \
+         goal asks for a test, one step writes it in a test file. {test}"
     )
 }
 

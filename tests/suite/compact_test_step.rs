@@ -96,7 +96,8 @@ async fn a_draft_without_a_test_step_is_repaired_and_else_warned_in_the_review()
     // The planner is asked for a verify that names the test, before any draft.
     assert_contains(
         &requests[0].last_user_text(),
-        "names the new test or the changed behaviour",
+        "one shell command that fails before the step's change and passes after it: for a \
+         step that writes a test, the new test by its name",
     );
     assert_contains(
         &requests[1].last_user_text(),
