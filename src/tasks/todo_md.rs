@@ -366,6 +366,21 @@ fn build(
                     hint: "markers are `[ ]`, `[x]`, `[-]`, `[!]`, `[~]`".into(),
                 });
             }
+            (Role::Step(..) | Role::Root, MarkerScan::Glued { at, text }) => {
+                let (line, col) = lines.line_col(src, at);
+                return Err(ParseError {
+                    line,
+                    col,
+                    message: format!("the step marker `{text}` has no space after it"),
+                    hint: format!(
+                        "write `{text} {}`: a marker, a space, then the step",
+                        &src[at..lines.line_end(at)]
+                            .split(char::is_whitespace)
+                            .next()
+                            .unwrap_or("")
+                    ),
+                });
+            }
             (Role::Root, MarkerScan::Marker { status, at }) => {
                 let place = At::of(src, &lines, item);
                 let step = build_step(src, &place, status, at, Level::Top, &locate)?;
@@ -599,8 +614,25 @@ fn classify(event: &Event<'_>) -> Class {
 
 enum MarkerScan {
     NotMarker,
-    Marker { status: StepStatus, at: usize },
-    Bad { at: usize, text: String },
+    Marker {
+        status: StepStatus,
+        at: usize,
+    },
+    Bad {
+        at: usize,
+        text: String,
+    },
+    /// A marker with a step id right after it, no space between (`[ ]S2`); `at` is the id.
+    Glued {
+        at: usize,
+        text: String,
+    },
+}
+
+/// Whether `text` starts with a step id (`S2`, `S2.1`) that ends the word.
+fn starts_with_step_id(text: &str) -> bool {
+    let word = text.split(char::is_whitespace).next().unwrap_or("");
+    word.parse::<StepId>().is_ok()
 }
 
 /// Reads a `[c]` marker at `at`. One known character is a marker; one unknown character, an
@@ -617,6 +649,19 @@ fn scan_marker(src: &str, at: usize, line_end: usize) -> MarkerScan {
     let inner = &rest[1..close];
     let after = rest[close + 1..].chars().next();
     if after.is_some_and(|c| !c.is_whitespace()) {
+        // `- [x]glued` is a note; `- [ ]S2 title` is a step whose space went missing, and
+        // reading it as a note would drop the step without a word.
+        let mut one = inner.chars();
+        let known = one
+            .next()
+            .is_some_and(|c| StepStatus::from_marker(c).is_some())
+            && one.next().is_none();
+        if known && starts_with_step_id(&rest[close + 1..]) {
+            return MarkerScan::Glued {
+                at: at + close + 1,
+                text: rest[..=close].into(),
+            };
+        }
         return MarkerScan::NotMarker;
     }
     let text = &rest[..=close];

@@ -142,6 +142,37 @@ fn bracketed_words_and_links_are_not_markers() {
     assert_eq!(ids(&parse(src).unwrap()), ["S1"]);
 }
 
+/// A new user's typo: `- [ ]S2` read as a note dropped S2 from the task without a word.
+#[test]
+fn a_marker_glued_to_a_step_id_is_an_error_at_the_id() {
+    for (src, line, col, marker, id) in [
+        ("- [ ] S1 a\n- [ ]S2 b\n", 2, 6, "[ ]", "S2"),
+        ("- [x]S1 a\n", 1, 6, "[x]", "S1"),
+        ("- [ ] S1 a\n  - [-]S1.1 b\n", 2, 8, "[-]", "S1.1"),
+        ("* [~]S3\n", 1, 6, "[~]", "S3"),
+    ] {
+        let e = err(src);
+        assert_eq!((e.line, e.col), (line, col), "{src:?}: {e}");
+        assert_eq!(
+            e.message,
+            format!("the step marker `{marker}` has no space after it"),
+            "{src:?}"
+        );
+        assert_eq!(
+            e.hint,
+            format!("write `{marker} {id}`: a marker, a space, then the step"),
+            "{src:?}"
+        );
+    }
+    // Glued to a word that is no step id, it stays a note, as before.
+    for src in [
+        "- [x]glued a note\n- [ ] S1 a\n",
+        "- [ ]Sx a note\n- [ ] S1 a\n",
+    ] {
+        assert_eq!(ids(&parse(src).unwrap()), ["S1"], "{src:?}");
+    }
+}
+
 #[test]
 fn duplicate_ids_are_errors() {
     let e = err("- [ ] S1 a\n- [ ] S2 b\n- [x] S1 c\n");

@@ -126,6 +126,9 @@ fn error_messages() {
     let todo = ws.read(&path);
     ws.write(&path, todo.replace("- [ ] S2 Add", "- [?] S2 Add"));
     let unknown_marker = ws.run(&["mark", "S1", "done"]);
+    // The space after the marker lost: read as a note, S2 would vanish from the task.
+    ws.write(&path, todo.replace("- [ ] S2 Add", "- [ ]S2 Add"));
+    let glued_marker = ws.run(&["status"]);
     ws.write(&path, todo.replace("- [ ] S3 Update", "- [ ] S1 Update"));
     let duplicate = ws.run(&["status"]);
     ws.write(&path, &todo);
@@ -150,6 +153,7 @@ fn error_messages() {
     drop(lock);
     filters(&ws).bind(|| {
         assert_snapshot!("error_unknown_marker", both(&unknown_marker));
+        assert_snapshot!("error_glued_marker", both(&glued_marker));
         assert_snapshot!("error_duplicate_id", both(&duplicate));
         assert_snapshot!("error_front_matter_status", both(&bad_status));
         assert_snapshot!("error_draft_waiting", both(&draft_waiting));
