@@ -30,7 +30,7 @@ use super::outline::{self, Kind, Language};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placed {
     pub text: String,
-    /// `added at the end`, `added to \`mod tests\``, ... (several joined with `; `).
+    /// Where the code went: "added at the end", "added to `mod tests`" (several joined by "; ").
     pub note: String,
 }
 
