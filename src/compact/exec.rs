@@ -3,10 +3,11 @@
 //! (`{action: add|change, path}`); then the code as plain text, never escaped inside JSON
 //! (aider's finding: models write markedly worse code that way): for `add`, one fenced code
 //! block (constrained by a llama.cpp GBNF grammar, [`FENCE_GRAMMAR`], when the server takes
-//! one), added at the end of the file or written as the new file whole; for `change`, aider's
-//! SEARCH/REPLACE blocks, parsed by tick ([`parse_search_replace`]). A 1.5B model asked for
-//! the code inside a JSON edit object copied code it was shown instead of writing the new
-//! test (10 measured runs, `benches/RESULTS.md`). What this module holds is pure: which
+//! one), placed in the file by [`super::place`] (a test into the test module, a method into
+//! its `impl` or class, other code at the end) or written as the new file whole; for
+//! `change`, aider's SEARCH/REPLACE blocks, parsed by tick ([`parse_search_replace`]). A 1.5B
+//! model asked for the code inside a JSON edit object copied code it was shown instead of
+//! writing the new test (10 measured runs, `benches/RESULTS.md`). What this module holds is pure: which
 //! executor runs ([`resolve`] asks the server only under `auto`; a grammar goes only to
 //! the `llamacpp` provider), the decision's schema, the texts the model gets, the parsers, and
 //! [`check_edit`], the guards of [`super::guards`] applied to one edit. The runner
@@ -19,6 +20,7 @@ use serde_json::{Value, json};
 
 use super::guards::{self, Matched};
 use super::{Choice, cache, choose};
+use super::{outline, place};
 use crate::config::{Config, Planner, Provider, is_loopback};
 use crate::llm::{Client, ProviderKind, StructuredMethod, context_tokens};
 use crate::tasks::Store;
@@ -87,8 +89,8 @@ pub async fn resolve(
 /// One edit, from a decision and its code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EditAnswer {
-    /// `add` (new code at the end of the file, or a new file whole) or `change` (`search`
-    /// replaced by `replace`).
+    /// `add` (new code placed in the file by [`place::added`], or a new file whole) or
+    /// `change` (`search` replaced by `replace`).
     pub action: String,
     pub path: String,
     pub search: String,
@@ -267,7 +269,7 @@ pub fn parse_search_replace(text: &str) -> Result<Vec<Block>, String> {
 }
 
 /// The code answer for `decision`, as the edits tick checks: for `add`, the fenced code
-/// (added at the end, or the new file whole); for `change`, one edit per SEARCH/REPLACE
+/// (placed in the file, or the new file whole); for `change`, one edit per SEARCH/REPLACE
 /// block, in order.
 pub fn parse_code(decision: &Decision, text: &str) -> Result<Vec<EditAnswer>, String> {
     let edit = |search: String, replace: String| EditAnswer {
@@ -341,8 +343,8 @@ pub fn file_block(path: &str, body: Option<&str>) -> String {
 /// ask: a small model follows what it read last).
 pub fn decision_instruction(step: &str, path: &str, exists: bool) -> String {
     let how = if exists {
-        "`add` to add new code (a function, a test) at the end of the file, `change` to change \
-         lines that are in it"
+        "`add` to add new code (a function, a method, a test) to it, `change` to change lines \
+         that are in it"
     } else {
         "`add`: it does not exist yet"
     };
@@ -369,8 +371,8 @@ pub fn code_instruction(
     if decision.adds() && exists {
         text.push_str(&format!(
             "Write only the new code this step adds to `{path}`, in one fenced code block \
-             (```), and nothing else. tick adds it at the end of the file. Do not repeat code \
-             that is already in the file."
+             (```), and nothing else. {} Do not repeat code that is already in the file.",
+            where_added(path)
         ));
     } else if decision.adds() {
         text.push_str(&format!(
@@ -398,6 +400,24 @@ pub fn code_instruction(
     text
 }
 
+/// Where tick puts an `add`'s code in the existing file `path`, as [`place::added`] does,
+/// in words for the model: where a small model's snippet lands decides whether it compiles.
+fn where_added(path: &str) -> &'static str {
+    match outline::Language::of(path) {
+        Some(outline::Language::Rust) => {
+            "tick puts a test function (`#[test]`) into the file's test module (a new \
+             `#[cfg(test)] mod tests` if there is none), a method (taking `self`) into the \
+             `impl` of its type, and other code at the end of the file, before a test module \
+             that ends it."
+        }
+        Some(outline::Language::Python) => {
+            "tick puts a method (taking `self`) into its class (a test method into the \
+             `TestCase` class), and other code at the end of the file."
+        }
+        _ => "tick adds it at the end of the file.",
+    }
+}
+
 /// The ask after a failed check: its output, the files as they are now, and a new decision.
 pub fn fix_instruction(step: &str, report: &str, files: &Shown) -> String {
     let mut text = format!("{}\n\nThe step's files now:\n", report.trim_end());
@@ -415,14 +435,20 @@ pub fn fix_instruction(step: &str, report: &str, files: &Shown) -> String {
 /// What one answer does to the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checked {
-    /// The new text of the file, and how the search text matched.
-    Write { text: String, matched: Matched },
+    /// The new text of the file, how the search text matched, and where an `add` put its
+    /// code in an existing file ([`place::Placed::note`]).
+    Write {
+        text: String,
+        matched: Matched,
+        placed: Option<String>,
+    },
     /// `search` and `substitute` are the same: the model says the file needs no change.
     Unchanged,
 }
 
 /// The guards on one answer: only the step's files; an empty `search` writes a new file
-/// whole, or adds `substitute` at the end of an existing file; flexible matching; braces that
+/// whole, or adds `substitute` to an existing file where [`place::added`] puts it; flexible
+/// matching; braces that
 /// still balance; no definition removed that the step (`step_text`: its title, files and
 /// done-when) does not name. `before` is the file's text (`None`: it does not exist).
 pub fn check_edit(
@@ -441,6 +467,7 @@ pub fn check_edit(
     if !new.is_empty() && !new.ends_with('\n') {
         new.push('\n');
     }
+    let mut placed = None;
     let edited = match (before, add || answer.search.trim().is_empty()) {
         (None, false) => {
             return Err(format!(
@@ -450,8 +477,9 @@ pub fn check_edit(
         }
         (None, true) => guards::guarded_edit(path, "", None, &new, step_files, step_text),
         (Some(before), true) => {
-            let appended = added(path, before, &new)?;
-            guards::guarded_edit(path, before, None, &appended, step_files, step_text)
+            let added = place::added(path, before, &new, step_text)?;
+            placed = Some(added.note);
+            guards::guarded_edit(path, before, None, &added.text, step_files, step_text)
         }
         (Some(before), false) => {
             partial_line(path, before, &answer.search)?;
@@ -466,7 +494,11 @@ pub fn check_edit(
         }
     };
     let (text, matched) = edited.map_err(|refusal| refusal.to_string())?;
-    Ok(Checked::Write { text, matched })
+    Ok(Checked::Write {
+        text,
+        matched,
+        placed,
+    })
 }
 
 /// [`check_edit`] on each of `answers` in turn (the blocks of one answer), each on the text
@@ -479,86 +511,37 @@ pub fn check_edits(
 ) -> Result<Checked, String> {
     let mut text = before.map(str::to_owned);
     let mut written = None;
+    let mut notes: Vec<String> = Vec::new();
     for (i, answer) in answers.iter().enumerate() {
         match check_edit(answer, text.as_deref(), step_files, step_text) {
             Ok(Checked::Unchanged) => {}
-            Ok(Checked::Write { text: new, matched }) => {
+            Ok(Checked::Write {
+                text: new,
+                matched,
+                placed,
+            }) => {
                 text = Some(new);
                 if written != Some(Matched::IgnoringIndentation) {
                     written = Some(matched);
                 }
+                notes.extend(placed);
             }
             Err(why) if answers.len() > 1 => return Err(format!("block {}: {why}", i + 1)),
             Err(why) => return Err(why),
         }
     }
     Ok(match (written, text) {
-        (Some(matched), Some(text)) => Checked::Write { text, matched },
+        (Some(matched), Some(text)) => Checked::Write {
+            text,
+            matched,
+            placed: (!notes.is_empty()).then(|| notes.join("; ")),
+        },
         _ => Checked::Unchanged,
     })
 }
 
 /// Refuses a search text that matches exactly once but inside a line: a 1.5B model replaced
 /// a function's signature without its ` {` and left the old body behind (measured).
-/// `before` with the new code `new` added: at the end of the file, except for indented
-/// Python code (a method, say), which goes at the end of the file's last class: appended
-/// after a trailing `if __name__ == "__main__":` it would be that block's, never run (a 1.5B
-/// model's new test method landed there, and the tests passed without it).
-fn added(path: &str, before: &str, new: &str) -> Result<String, String> {
-    let indented = new
-        .lines()
-        .find(|line| !line.trim().is_empty())
-        .is_some_and(|line| line.starts_with([' ', '\t']));
-    if indented && super::outline::Language::of(path) == Some(super::outline::Language::Python) {
-        return into_last_class(before, new).ok_or_else(|| {
-            format!(
-                "the new code is indented, but `{path}` has no class to add it to: at the end \
-                 of the file it would belong to no class; add it unindented, or answer \
-                 `change` with the lines it goes after"
-            )
-        });
-    }
-    let gap = match before {
-        "" => "",
-        b if b.ends_with("\n\n") => "",
-        b if b.ends_with('\n') => "\n",
-        _ => "\n\n",
-    };
-    Ok(format!("{before}{gap}{new}"))
-}
-
-/// `new` inserted after the last line of the body of `text`'s last top-level `class`, with a
-/// blank line before it; `None` when there is no top-level class.
-fn into_last_class(text: &str, new: &str) -> Option<String> {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let top_level = |line: &str| {
-        !line.trim().is_empty() && !line.starts_with([' ', '\t']) && !line.starts_with('#')
-    };
-    let class = lines
-        .iter()
-        .rposition(|line| top_level(line) && line.starts_with("class "))?;
-    let end = lines[class + 1..]
-        .iter()
-        .position(|line| top_level(line))
-        .map_or(lines.len(), |at| class + 1 + at);
-    let last_body = (class..end)
-        .rev()
-        .find(|&at| !lines[at].trim().is_empty())
-        .unwrap_or(class);
-    let mut out: String = lines[..=last_body].concat();
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push('\n');
-    out.push_str(new);
-    let rest = lines[last_body + 1..].concat();
-    if !rest.is_empty() && !rest.starts_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&rest);
-    Some(out)
-}
-
 fn partial_line(path: &str, text: &str, search: &str) -> Result<(), String> {
     let Some(at) = text.find(search) else {
         return Ok(());
@@ -713,34 +696,6 @@ mod tests {
     }
 
     #[test]
-    fn an_indented_python_addition_goes_into_the_last_class_not_after_main() {
-        let before = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
-        let new = "    def test_b(self):\n        self.assertTrue(True)\n";
-        assert_eq!(
-            added("tests/test_x.py", before, new).unwrap(),
-            "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n\n    def test_b(self):\n        self.assertTrue(True)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n"
-        );
-        // A class at the end of the file: the method follows its last line.
-        let ends = "class T:\n    def a(self):\n        pass\n";
-        assert_eq!(
-            added("t.py", ends, new).unwrap(),
-            "class T:\n    def a(self):\n        pass\n\n    def test_b(self):\n        self.assertTrue(True)\n"
-        );
-        // No class: refused, not appended where it would belong to nothing.
-        let err = added("t.py", "def f():\n    pass\n", new).unwrap_err();
-        assert!(err.contains("no class"), "{err}");
-        // Unindented code, and other languages, go at the end as before.
-        assert_eq!(
-            added("t.py", "x = 1\n", "def g():\n    pass\n").unwrap(),
-            "x = 1\n\ndef g():\n    pass\n"
-        );
-        assert_eq!(
-            added("a.rs", "fn a() {}\n", "    fn b() {}\n").unwrap(),
-            "fn a() {}\n\n    fn b() {}\n"
-        );
-    }
-
-    #[test]
     fn a_change_answer_becomes_one_edit_per_block_and_an_add_one_appended_edit() {
         let change = Decision {
             action: "change".into(),
@@ -757,7 +712,8 @@ mod tests {
             check_edits(&edits, Some("x\nz\n"), &step, "").unwrap(),
             Checked::Write {
                 text: "y\nw\n".into(),
-                matched: Matched::Exactly
+                matched: Matched::Exactly,
+                placed: None,
             }
         );
         let err = check_edits(&edits, Some("x\n"), &step, "").unwrap_err();
@@ -774,7 +730,8 @@ mod tests {
             check_edits(&edits, Some("fn f() {}\n"), &step, "").unwrap(),
             Checked::Write {
                 text: "fn f() {}\n\nfn g() {}\n".into(),
-                matched: Matched::Exactly
+                matched: Matched::Exactly,
+                placed: Some("added at the end".into()),
             }
         );
         // An `add` answered in the other form has no fence.
@@ -790,6 +747,26 @@ mod tests {
         let text = code_instruction("S1 Add a test", Some("it passes"), &add, true, false);
         assert!(text.starts_with("The step: S1 Add a test\nDone when: it passes\n"));
         assert!(text.contains("only the new code this step adds to `src/lib.rs`, in one fenced"));
+        // Where tick puts it, as `place` does, for the file's language.
+        assert!(text.contains("a test function (`#[test]`) into the file's test module"));
+        let py = Decision {
+            path: "t.py".into(),
+            ..add.clone()
+        };
+        let text = code_instruction("S1 Add a test", None, &py, true, false);
+        assert!(
+            text.contains("a test method into the `TestCase` class"),
+            "{text}"
+        );
+        let go = Decision {
+            path: "main.go".into(),
+            ..add.clone()
+        };
+        let text = code_instruction("S1 Add", None, &go, true, false);
+        assert!(
+            text.contains("tick adds it at the end of the file."),
+            "{text}"
+        );
         let new = code_instruction("S1 Add a test", None, &add, false, false);
         assert!(
             new.contains("the whole of the new file `src/lib.rs`"),
@@ -813,14 +790,15 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_search_writes_a_new_file_or_adds_to_the_end_of_one() {
+    fn an_empty_search_writes_a_new_file_or_adds_to_one() {
         let step = files(&["a.rs", "new.py"]);
         let ok = check_edit(&edit("new.py", "", "print(1)"), None, &step, "").unwrap();
         assert_eq!(
             ok,
             Checked::Write {
                 text: "print(1)\n".into(),
-                matched: Matched::Exactly
+                matched: Matched::Exactly,
+                placed: None,
             }
         );
         let err = check_edit(&edit("new.py", "a", "b"), None, &step, "").unwrap_err();
@@ -839,9 +817,11 @@ mod tests {
         .unwrap() else {
             panic!("not written")
         };
+        // A test goes into a test module ([`place`] has every rule).
         assert_eq!(
             text,
-            "pub fn f() -> u32 {\n    1\n}\n\n#[test]\nfn f_is_one() {\n    assert_eq!(f(), 1);\n}\n"
+            "pub fn f() -> u32 {\n    1\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    \
+             #[test]\n    fn f_is_one() {\n        assert_eq!(f(), 1);\n    }\n}\n"
         );
         // `add` appends whatever `search` holds (a small model fills it anyway).
         let mut answer = edit("a.rs", "fn f", "fn g() {}");
@@ -850,7 +830,8 @@ mod tests {
             check_edit(&answer, Some(before), &step, "").unwrap(),
             Checked::Write {
                 text: format!("{before}\nfn g() {{}}\n"),
-                matched: Matched::Exactly
+                matched: Matched::Exactly,
+                placed: Some("added at the end".into()),
             }
         );
         // A search inside a line is refused, naming the line.

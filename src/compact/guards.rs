@@ -330,38 +330,81 @@ fn enclosing(
     Some(Place::In(format!("{word} {}", container.name)))
 }
 
-/// `{` less `}` in `text`, outside string and character literals and comments (C-like
-/// syntax: `//`, `/* */`, `"..."` with escapes, `'x'`; a Rust lifetime `'a` is not a
-/// literal). `None` for a language without braces (Python) or an unknown one.
+/// `{` less `}` in `text`, outside string and character literals and comments
+/// ([`code_braces`]). `None` for a language without braces (Python) or an unknown one.
 pub fn brace_balance(path: &str, text: &str) -> Option<i64> {
+    let braces = code_braces(path, text)?;
+    Some(
+        braces
+            .iter()
+            .map(|&(_, brace)| if brace == '{' { 1 } else { -1 })
+            .sum(),
+    )
+}
+
+/// The byte offsets of the `{` and `}` of `text` that are code, in order: not inside a
+/// string or character literal or a comment (C-like syntax: `//`, `/* */`, `"..."` and
+/// `` `...` `` with escapes, `'x'`; a Rust lifetime `'a` is not a literal; in Rust, raw
+/// strings `r#"..."#` and nested block comments too). `None` for a language without braces
+/// (Python) or an unknown one.
+pub fn code_braces(path: &str, text: &str) -> Option<Vec<(usize, char)>> {
+    let language = outline::Language::of(path)?;
     if !matches!(
-        outline::Language::of(path)?,
+        language,
         outline::Language::Rust | outline::Language::JavaScript | outline::Language::Go
     ) {
         return None;
     }
-    let chars: Vec<char> = text.chars().collect();
-    let mut depth = 0i64;
+    let rust = language == outline::Language::Rust;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let at = |i: usize| chars.get(i).map(|&(_, c)| c);
+    let mut braces = Vec::new();
     let mut i = 0;
-    while i < chars.len() {
-        match (chars[i], chars.get(i + 1).copied()) {
+    while let Some(c) = at(i) {
+        match (c, at(i + 1)) {
             ('/', Some('/')) => {
-                while i < chars.len() && chars[i] != '\n' {
+                while at(i).is_some_and(|c| c != '\n') {
                     i += 1;
                 }
             }
             ('/', Some('*')) => {
+                // Rust's block comments nest; C's and JavaScript's end at the first `*/`.
+                let mut depth = 1;
                 i += 2;
-                while i + 1 < chars.len() && !(chars[i] == '*' && chars[i + 1] == '/') {
+                while depth > 0 && at(i).is_some() {
+                    match (at(i), at(i + 1)) {
+                        (Some('*'), Some('/')) => {
+                            depth -= 1;
+                            i += 1;
+                        }
+                        (Some('/'), Some('*')) if rust => {
+                            depth += 1;
+                            i += 1;
+                        }
+                        _ => {}
+                    }
                     i += 1;
                 }
-                i += 1;
+                continue;
+            }
+            ('r', _) if rust && raw_string_start(&chars, i).is_some() => {
+                let hashes = raw_string_start(&chars, i).unwrap_or(0);
+                // Past `r`, the hashes and the opening quote, then up to `"` and as many
+                // hashes; no escapes inside.
+                i += hashes + 2;
+                while let Some(c) = at(i) {
+                    if c == '"' && (1..=hashes).all(|h| at(i + h) == Some('#')) {
+                        i += hashes;
+                        break;
+                    }
+                    i += 1;
+                }
             }
             ('"' | '`', _) => {
-                let quote = chars[i];
+                let quote = c;
                 i += 1;
-                while i < chars.len() && chars[i] != quote {
-                    if chars[i] == '\\' {
+                while at(i).is_some_and(|c| c != quote) {
+                    if at(i) == Some('\\') {
                         i += 1;
                     }
                     i += 1;
@@ -370,17 +413,33 @@ pub fn brace_balance(path: &str, text: &str) -> Option<i64> {
             ('\'', Some(next)) => {
                 // `'{'` and `'\''` are literals; `'a` (a lifetime) is not.
                 let close = if next == '\\' { 3 } else { 2 };
-                if chars.get(i + close) == Some(&'\'') {
+                if at(i + close) == Some('\'') {
                     i += close;
                 }
             }
-            ('{', _) => depth += 1,
-            ('}', _) => depth -= 1,
+            ('{' | '}', _) => braces.push((chars[i].0, c)),
             _ => {}
         }
         i += 1;
     }
-    Some(depth)
+    Some(braces)
+}
+
+/// The number of `#` of a Rust raw string that starts at `chars[i]` (an `r`, maybe after a
+/// `b` or `c`, not ending an identifier), or `None`.
+fn raw_string_start(chars: &[(usize, char)], i: usize) -> Option<usize> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let before = i.checked_sub(1).map(|b| chars[b].1);
+    let prefixed =
+        matches!(before, Some('b' | 'c')) && i.checked_sub(2).is_none_or(|b| !ident(chars[b].1));
+    if before.is_some_and(ident) && !prefixed {
+        return None;
+    }
+    let hashes = chars[i + 1..]
+        .iter()
+        .take_while(|&&(_, c)| c == '#')
+        .count();
+    (chars.get(i + 1 + hashes).map(|&(_, c)| c) == Some('"')).then_some(hashes)
 }
 
 /// Refuses a new text of `path` whose braces no longer balance the way they did before: an
@@ -607,6 +666,14 @@ mod tests {
         assert_eq!(brace_balance("a.rs", "fn f() {\n"), Some(1));
         assert_eq!(brace_balance("a.js", "const s = `${x}}`; {"), Some(1));
         assert_eq!(brace_balance("a.py", "def f(): {"), None);
+        // Rust's raw strings (no escapes, any number of `#`) and nested block comments.
+        let raw = "fn f() {\n    let _ = r\"}\\\";\n    let _ = br#\"}\"}\"#;\n    /* { /* { */ { */\n}\n";
+        assert_eq!(brace_balance("a.rs", raw), Some(0));
+        // `r` ending a name is no raw string; the braces are offsets into the text.
+        assert_eq!(
+            code_braces("a.rs", "fn r() { bar(\"}\") }").unwrap(),
+            [(7, '{'), (18, '}')]
+        );
         assert!(check_balanced("a.py", "", "{").is_ok());
     }
 

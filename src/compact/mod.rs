@@ -11,6 +11,8 @@
 //! - [`guards`]: the checks a compact step's edits pass (only the step's files, flexible
 //!   search/replace, no definition removed that the step does not name), on the same
 //!   [`outline`]s as the context;
+//! - [`place`]: where a compact step's `add` puts new code in an existing file (a test into
+//!   the test module, a method into its `impl` or class, other code at the end);
 //! - [`cache`]: the structured-output method each server got on its last probe;
 //! - [`choose`]: which planner `planner: auto` picks.
 //!
@@ -24,6 +26,7 @@ pub mod context;
 pub mod exec;
 pub mod guards;
 pub mod outline;
+pub mod place;
 pub mod repeat;
 pub mod setup;
 pub mod test_command;

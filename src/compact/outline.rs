@@ -446,7 +446,7 @@ pub fn changed_definitions(path: &str, before: &str, after: &str, named: &str) -
 }
 
 /// Whether `text` names `name` as a word, or its last part (`stats.mean` → `mean`).
-fn mentions(text: &str, name: &str) -> bool {
+pub fn mentions(text: &str, name: &str) -> bool {
     let last = name
         .rsplit(['.', ':', '/'])
         .find(|part| !part.is_empty())

@@ -351,12 +351,10 @@ impl EditTalk<'_> {
                 }
             }
         };
-        Ok(
-            match self.apply(&decision.path, decision, &edits, hooks, sink) {
-                Ok(note) => Coded::Applied(note),
-                Err(why) => Coded::Refused(why),
-            },
-        )
+        Ok(match self.apply(&decision.path, &edits, hooks, sink) {
+            Ok(note) => Coded::Applied(note),
+            Err(why) => Coded::Refused(why),
+        })
     }
 
     /// Tells of a refusal; the last one is not asked again: the model hears it with the next
@@ -381,7 +379,6 @@ impl EditTalk<'_> {
     fn apply(
         &self,
         path: &str,
-        decision: &Decision,
         edits: &[EditAnswer],
         hooks: &mut Hooks<'_, '_, '_>,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
@@ -392,7 +389,12 @@ impl EditTalk<'_> {
         });
         let before = current(self.registry, path);
         let checked = exec::check_edits(edits, before.as_deref(), self.scope, &self.step_text)?;
-        let Checked::Write { text, matched } = checked else {
+        let Checked::Write {
+            text,
+            matched,
+            placed,
+        } = checked
+        else {
             return Ok(format!("`{path}` was left as it is.\n\n"));
         };
         let arguments = serde_json::json!({"path": path, "content": text});
@@ -423,10 +425,11 @@ impl EditTalk<'_> {
         }
         let note = if matched == Matched::IgnoringIndentation {
             " (the search text matched ignoring indentation; the new lines were re-indented)"
-        } else if before.is_some() && decision.adds() {
-            " (added at the end)"
+                .to_owned()
+        } else if let Some(placed) = placed.filter(|_| before.is_some()) {
+            format!(" ({placed})")
         } else {
-            ""
+            String::new()
         };
         Ok(format!(
             "Applied to `{path}`{note}.\n\n{}",

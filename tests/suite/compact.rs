@@ -1093,7 +1093,7 @@ async fn a_done_claim_after_the_reminder_and_a_real_change_ticks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
+async fn an_added_rust_test_goes_into_a_new_test_module_when_the_file_has_none() {
     let (ws, id) = lib_with_one("Add a test for one", "grep -q 'fn one_is_one' lib.rs");
     let server = FakeModel::start().await;
     // Unbalanced first (refused), then the whole test.
@@ -1102,9 +1102,11 @@ async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
     add_one_is_one(&server);
     let run = run_with_model(&ws, &server, "compact").await;
     assert_eq!(run.code, 0, "{run:#?}");
+    // Wrapped in a test module: at the top level it would be built into the library too.
     assert_eq!(
         ws.read("lib.rs"),
-        "pub fn one() -> u32 {\n    1\n}\n\n#[test]\nfn one_is_one() {\n    assert_eq!(one(), 1);\n}\n"
+        "pub fn one() -> u32 {\n    1\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    \
+         #[test]\n    fn one_is_one() {\n        assert_eq!(one(), 1);\n    }\n}\n"
     );
     let requests = model_requests(&server);
     assert_eq!(requests.len(), 4);
@@ -1116,6 +1118,150 @@ async fn an_empty_search_adds_the_new_code_at_the_end_of_the_file() {
     assert_contains(
         &requests[1].last_user_text(),
         "Write only the new code this step adds to `lib.rs`, in one fenced code block",
+    );
+    assert_contains(&ws.todo(&id), "- [x] S1");
+}
+
+/// `lib.rs` with `one()`, a raw string holding a `}`, and a test module that ends the file.
+const LIB_WITH_TESTS: &str = "pub fn one() -> u32 {\n    1\n}\n\npub const BRACE: &str = r#\"}\"#;\n\n\
+                              #[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    \
+                              fn brace_closes() {\n        assert_eq!(BRACE, \"}\");\n    }\n}\n";
+
+/// Issue 29: a test added to a file with a test module goes into it (past the `}` of a raw
+/// string), and a function added with it goes before the module, not after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_added_rust_test_goes_into_the_files_test_module_and_a_function_before_it() {
+    let ws = Workspace::new();
+    ws.write("lib.rs", LIB_WITH_TESTS);
+    let id = ws.approve(&one_step(
+        "Add two and its test",
+        "lib.rs",
+        "grep -q 'fn two_is_two' lib.rs",
+    ));
+    let server = FakeModel::start().await;
+    server.push(decide("add", "lib.rs"));
+    server.push(fenced(
+        "pub fn two() -> u32 {\n    2\n}\n\n#[test]\nfn two_is_two() {\n    assert_eq!(two(), 2);\n}",
+    ));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        ws.read("lib.rs"),
+        "pub fn one() -> u32 {\n    1\n}\n\npub const BRACE: &str = r#\"}\"#;\n\npub fn two() -> u32 \
+         {\n    2\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn \
+         brace_closes() {\n        assert_eq!(BRACE, \"}\");\n    }\n\n    #[test]\n    fn \
+         two_is_two() {\n        assert_eq!(two(), 2);\n    }\n}\n"
+    );
+    assert_contains(&ws.todo(&id), "- [x] S1");
+    // The ask says where the code goes.
+    assert_contains(
+        &model_requests(&server)[1].last_user_text(),
+        "tick puts a test function (`#[test]`) into the file's test module",
+    );
+}
+
+/// `lib.rs` with `Stack` and `Queue`, each with an `impl`, and a test module.
+const TWO_TYPES: &str = "pub struct Stack {\n    items: Vec<u32>,\n}\n\nimpl Stack {\n    pub fn \
+                         push(&mut self, x: u32) {\n        self.items.push(x);\n    }\n}\n\n\
+                         pub struct Queue;\n\nimpl Queue {}\n\n#[cfg(test)]\nmod tests {}\n";
+
+/// Issue 29: a method goes into the `impl` of the type the step names; at the end of the
+/// file it would not compile (`self` outside an `impl`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_added_rust_method_goes_into_the_impl_of_the_type_the_step_names() {
+    let ws = Workspace::new();
+    ws.write("lib.rs", TWO_TYPES);
+    let id = ws.approve(&one_step(
+        "Add len to Stack",
+        "lib.rs",
+        "grep -q 'fn len' lib.rs",
+    ));
+    let server = FakeModel::start().await;
+    server.push(decide("add", "lib.rs"));
+    server.push(fenced(
+        "pub fn len(&self) -> usize {\n    self.items.len()\n}",
+    ));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        ws.read("lib.rs"),
+        TWO_TYPES.replace(
+            "        self.items.push(x);\n    }\n",
+            "        self.items.push(x);\n    }\n\n    pub fn len(&self) -> usize {\n        \
+             self.items.len()\n    }\n",
+        )
+    );
+    assert_contains(&ws.todo(&id), "- [x] S1");
+}
+
+/// Issue 29: with several `impl`s and no type named, a method is refused back to the model
+/// rather than guessed; its `impl Queue { ... }` then goes at the end, before the tests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_method_for_one_of_several_impls_is_refused_until_the_answer_names_its_type() {
+    let ws = Workspace::new();
+    ws.write("lib.rs", TWO_TYPES);
+    let id = ws.approve(&one_step(
+        "Add a length method",
+        "lib.rs",
+        "grep -q 'fn len' lib.rs",
+    ));
+    let server = FakeModel::start().await;
+    server.push(decide("add", "lib.rs"));
+    server.push(fenced("pub fn len(&self) -> usize {\n    0\n}"));
+    server.push(decide("add", "lib.rs"));
+    server.push(fenced(
+        "impl Queue {\n    pub fn len(&self) -> usize {\n        0\n    }\n}",
+    ));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    let again = model_requests(&server)[2].last_user_text();
+    assert_contains(
+        &again,
+        "Not applied, an earlier answer: the new code `pub fn len(&self) -> usize` is a method, \
+         but `lib.rs` has several `impl` blocks (`impl Stack`, `impl Queue`) and neither the \
+         step nor the code names which type it belongs to",
+    );
+    assert_eq!(
+        ws.read("lib.rs"),
+        TWO_TYPES.replace(
+            "impl Queue {}\n\n",
+            "impl Queue {}\n\nimpl Queue {\n    pub fn len(&self) -> usize {\n        0\n    \
+             }\n}\n\n",
+        )
+    );
+    assert_contains(&ws.todo(&id), "- [x] S1");
+}
+
+/// Issue 29: an indented test method goes into the `TestCase` class, not the last class of
+/// the file, where unittest would never run it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_added_python_test_method_goes_into_the_test_case_not_the_last_class() {
+    let ws = Workspace::new();
+    let before = "import unittest\n\n\nclass Stack:\n    def __init__(self):\n        self.items = \
+                  []\n\n\nclass StackTest(unittest.TestCase):\n    def test_new(self):\n        \
+                  self.assertEqual(Stack().items, [])\n\n\nclass Helper:\n    pass\n\n\n\
+                  if __name__ == \"__main__\":\n    unittest.main()\n";
+    ws.write("test_stack.py", before);
+    let id = ws.approve(&one_step(
+        "Test pushing onto Stack",
+        "test_stack.py",
+        "PYTHONDONTWRITEBYTECODE=1 python3 -m unittest -v test_stack 2>&1 | grep -q 'test_push .* ok'",
+    ));
+    let server = FakeModel::start().await;
+    server.push(decide("add", "test_stack.py"));
+    server.push(openai_text(
+        "```python\n    def test_push(self):\n        s = Stack()\n        s.items.append(1)\n        \
+         self.assertEqual(s.items, [1])\n```\n",
+    ));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        ws.read("test_stack.py"),
+        before.replace(
+            "[])\n\n\nclass Helper",
+            "[])\n\n    def test_push(self):\n        s = Stack()\n        s.items.append(1)\n        \
+             self.assertEqual(s.items, [1])\n\n\nclass Helper",
+        )
     );
     assert_contains(&ws.todo(&id), "- [x] S1");
 }
@@ -1165,7 +1311,7 @@ async fn a_code_reply_without_a_fence_is_asked_for_once_more_then_refused() {
     assert_contains(&fix, "none of S1's files changed");
     assert_contains(
         &ws.read("lib.rs"),
-        "fn one_is_one() {\n    assert_eq!(one(), 1);\n}\n",
+        "    fn one_is_one() {\n        assert_eq!(one(), 1);\n    }\n",
     );
     assert_contains(&ws.todo(&id), "- [x] S1");
 }
@@ -1182,8 +1328,8 @@ async fn a_llamacpp_server_gets_a_grammar_for_the_code_a_fence_or_a_search_repla
     change(
         &server,
         "lib.rs",
-        "    1\n}\n\n#[test]",
-        "    1u32\n}\n\n#[test]",
+        "    1\n}\n\n#[cfg(test)]",
+        "    1u32\n}\n\n#[cfg(test)]",
     );
     let run = run_as(&ws, &server, "compact", "llamacpp").await;
     assert_eq!(run.code, 0, "{run:#?}");

@@ -97,7 +97,7 @@ async fn a_steps_requests_share_a_byte_identical_prefix() {
     ```
 
     The step: S1 Test one
-    First decide the edit of `lib.rs` that does this step, as JSON: `action` (`add` to add new code (a function, a test) at the end of the file, `change` to change lines that are in it) and `path`. The code comes after.
+    First decide the edit of `lib.rs` that does this step, as JSON: `action` (`add` to add new code (a function, a method, a test) to it, `change` to change lines that are in it) and `path`. The code comes after.
     ");
     assert!(
         ws.todo(&id).contains("- [x] S1 Test one"),

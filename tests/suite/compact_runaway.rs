@@ -61,9 +61,14 @@ async fn a_looping_answer_is_cut_and_asked_again_once_warmer() {
         1
     }
 
-    #[test]
-    fn one_is_one() {
-        assert_eq!(one(), 1);
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn one_is_one() {
+            assert_eq!(one(), 1);
+        }
     }
     ");
 }
