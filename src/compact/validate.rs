@@ -152,6 +152,21 @@ pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
             problems.push(problem);
         }
     }
+    for (name, adds) in goal_functions(facts.goal, facts.repo) {
+        let named = plan.steps.iter().any(|s| {
+            std::iter::once(&s.title)
+                .chain(&s.files)
+                .chain(&s.new_files)
+                .chain(std::iter::once(&s.verify))
+                .any(|text| has_word(&text.to_lowercase(), &name.to_lowercase()))
+        });
+        if !named {
+            let verb = if adds { "adds" } else { "changes" };
+            problems.push(format!(
+                "the goal names `{name}`, but no step names it; say which step {verb} it"
+            ));
+        }
+    }
     if ASKS_FOR_TEST.is_match(facts.goal)
         && !plan.steps.iter().any(|s| {
             s.files
@@ -173,6 +188,121 @@ pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
         ));
     }
     problems
+}
+
+/// An identifier, whole.
+static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$")
+        .unwrap_or_else(|err| unreachable!("bad identifier pattern: {err}"))
+});
+
+/// How a goal names a function for sure: `` `mean` `` (or `` `stats.mean()` ``), `mean(...)`,
+/// "the function mean".
+static NAMED_FUNCTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"`([^`\s]+)`|\b([A-Za-z_][A-Za-z0-9_]*)\(|(?i:\b(?:function|method)\s+(?:called\s+|named\s+)?)([A-Za-z_][A-Za-z0-9_]*)",
+    )
+    .unwrap_or_else(|err| unreachable!("bad function pattern: {err}"))
+});
+
+/// A `snake_case` word with an underscore (`parse_args`): a function only if the repository
+/// defines one of that name.
+static SNAKE_CASE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+        .unwrap_or_else(|err| unreachable!("bad snake case pattern: {err}"))
+});
+
+/// The goal asks to add what follows: "add a function", "implement `median`", "create a new
+/// method".
+static ADDS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:add|create|write|implement|introduce|define)\s+(?:(?:a|an|the|new|public|private|helper|function|method|called|named)\s+)*$",
+    )
+    .unwrap_or_else(|err| unreachable!("bad adds pattern: {err}"))
+});
+
+/// Words that follow "function" in a sentence without naming one.
+const NOT_A_NAME: &[&str] = &[
+    "a",
+    "an",
+    "and",
+    "by",
+    "calls",
+    "can",
+    "for",
+    "from",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "must",
+    "name",
+    "of",
+    "on",
+    "or",
+    "returning",
+    "returns",
+    "should",
+    "so",
+    "that",
+    "the",
+    "to",
+    "which",
+    "will",
+    "with",
+];
+
+/// The functions the goal names, each with whether the goal asks to add it: a name the goal
+/// writes as code (backticked, called, after "function" or "method") that the repository
+/// defines as a function or that the goal asks to add; a `snake_case` word with an underscore
+/// that the repository defines as a function. Never a plain English word.
+fn goal_functions(goal: &str, repo: &Repo) -> Vec<(String, bool)> {
+    let mut named: Vec<(String, bool)> = Vec::new();
+    let push = |name: &str, adds: bool, named: &mut Vec<(String, bool)>| match named
+        .iter_mut()
+        .find(|(n, _)| n == name)
+    {
+        Some(found) => found.1 |= adds,
+        None => named.push((name.to_owned(), adds)),
+    };
+    for found in NAMED_FUNCTION.captures_iter(goal) {
+        let (Some(all), Some(part)) =
+            (found.get(0), found.get(1).or(found.get(2)).or(found.get(3)))
+        else {
+            continue;
+        };
+        let mut name = part.as_str();
+        if found.get(1).is_some() {
+            // `stats.mean()`, `Stats::mean`: the last name, not a file name.
+            if path_like(name).is_some() {
+                continue;
+            }
+            name = name.split('(').next().unwrap_or(name);
+            name = name.rsplit(['.', ':']).next().unwrap_or(name);
+        }
+        if !IDENTIFIER.is_match(name) || NOT_A_NAME.contains(&name.to_lowercase().as_str()) {
+            continue;
+        }
+        let adds = ADDS.is_match(&goal[..all.start()]);
+        push(name, adds, &mut named);
+    }
+    for found in SNAKE_CASE.find_iter(goal) {
+        push(found.as_str(), false, &mut named);
+    }
+    if named.is_empty() {
+        return named;
+    }
+    let defined: BTreeSet<String> = repo
+        .files
+        .iter()
+        .filter_map(|f| Some((f.path.as_str(), f.text.as_deref()?)))
+        .flat_map(|(path, text)| super::outline::outline(path, text))
+        .filter(|d| d.kind == super::outline::Kind::Function)
+        .map(|d| d.name)
+        .collect();
+    named.retain(|(name, adds)| *adds || defined.contains(name));
+    named
 }
 
 /// Whether `path` holds tests: under a `tests/` (or `test/`, `spec/`) directory, named as
@@ -1367,6 +1497,126 @@ mod tests {
             problems_of(&harness, "cargo test parse_empty -- --frob"),
             Vec::<String>::new()
         );
+    }
+
+    /// A repository defining `mean`, `parse_args`, `Stats.spread` and `count_words`.
+    fn functions_repo() -> Repo {
+        Repo::from_files(vec![
+            file(
+                "stats.py",
+                "def mean(values):\n    pass\n\n\ndef parse_args(argv):\n    pass\n\n\n\
+                 class Stats:\n    def spread(self):\n        pass\n",
+            ),
+            file(
+                "src/lib.rs",
+                "pub fn count_words(text: &str) -> usize {\n    0\n}\n",
+            ),
+            file("README.md", "Use the mean.\n"),
+        ])
+    }
+
+    #[test]
+    fn the_functions_a_goal_names() {
+        let repo = functions_repo();
+        // The functions each goal names, and whether it asks to add them.
+        for (goal, expected) in [
+            (
+                "`mean` of an empty list should return None",
+                vec![("mean", false)],
+            ),
+            ("make mean() return None", vec![("mean", false)]),
+            (
+                "the function mean should return None",
+                vec![("mean", false)],
+            ),
+            (
+                "`stats.mean()` and `Stats.spread` should agree",
+                vec![("mean", false), ("spread", false)],
+            ),
+            (
+                "parse_args should accept --top",
+                vec![("parse_args", false)],
+            ),
+            ("count_words counts hyphens", vec![("count_words", false)]),
+            (
+                "Add a function median(values) to stats.py",
+                vec![("median", true)],
+            ),
+            (
+                "add a new method `variance` to Stats",
+                vec![("variance", true)],
+            ),
+            ("implement mode() in stats.py", vec![("mode", true)]),
+            // Plain English, names the repository does not define, files and flags: none.
+            ("mean in stats.py should return None", vec![]),
+            ("the mean should be rounded", vec![]),
+            ("raise `ValueError` from `stats.py` for `--top 0`", vec![]),
+            ("the helper parse_flags should go", vec![]),
+            ("call median() from mean", vec![]),
+            ("Add a function that returns the median", vec![]),
+            ("add a unit test for `variance`", vec![]),
+        ] {
+            let found = goal_functions(goal, &repo);
+            let expected: Vec<(String, bool)> = expected
+                .into_iter()
+                .map(|(n, a)| (n.to_owned(), a))
+                .collect();
+            assert_eq!(found, expected, "{goal}");
+        }
+    }
+
+    #[test]
+    fn a_function_the_goal_names_is_named_by_a_step() {
+        let repo = functions_repo();
+        let problems_of = |goal: &str, steps: Vec<DraftStep>| {
+            let on_path = |p: &str| ["python3", "grep"].contains(&p);
+            let facts = Facts {
+                repo: &repo,
+                on_path: &on_path,
+                prompts: &[],
+                goal,
+                test_command: None,
+                long_options: &|_, _| None,
+            };
+            problems(&plan(steps), &facts)
+        };
+        let readme = || {
+            step(
+                "Say so in the README",
+                &["README.md"],
+                &[],
+                "grep -q None README.md",
+            )
+        };
+        assert_eq!(
+            problems_of("`mean` of an empty list should return None", vec![readme()]),
+            ["the goal names `mean`, but no step names it; say which step changes it"]
+        );
+        assert_eq!(
+            problems_of("Add a function median(values) to stats.py", vec![readme()]),
+            ["the goal names `median`, but no step names it; say which step adds it"]
+        );
+        // A title, a file or a verify that names it, in any case, is enough.
+        for named in [
+            step("Make Mean return None", &["stats.py"], &[], "true"),
+            step(
+                "Return None",
+                &["stats.py"],
+                &[],
+                "python3 -c 'import stats; stats.mean([])'",
+            ),
+        ] {
+            assert_eq!(
+                problems_of(
+                    "`mean` of an empty list should return None",
+                    vec![readme(), named]
+                ),
+                Vec::<String>::new()
+            );
+        }
+        // `meaning` is not `mean`.
+        let near = step("Document the meaning", &["stats.py"], &[], "true");
+        assert_eq!(problems_of("fix `mean`", vec![near]).len(), 1);
     }
 
     #[test]

@@ -167,3 +167,47 @@ async fn without_the_sandbox_no_help_runs_and_no_flag_is_flagged() {
     assert_eq!(asked.len(), 1, "no repair: {asked:#?}");
     assert_eq!(warnings(&output), Vec::<String>::new());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_function_the_goal_names_needs_a_step_that_names_it() {
+    let goal = "`count_words` should ignore case";
+    let ws = wordfreq_project();
+    let unnamed = draft(
+        "Lowercase the text",
+        "python3 -m unittest tests.test_wordfreq",
+    );
+    let named = draft(
+        "Lowercase the text in count_words",
+        "python3 -m unittest tests.test_wordfreq",
+    );
+    let (output, asked) = plan(
+        &ws,
+        goal,
+        vec![props(), json_answer(&unnamed), json_answer(&named)],
+        |_| {},
+    )
+    .await;
+    assert_success(&output);
+    assert_eq!(asked.len(), 2, "one plan call and one repair call");
+    assert_contains(
+        &asked[1],
+        "- the goal names `count_words`, but no step names it; say which step changes it",
+    );
+    assert_eq!(warnings(&output), Vec::<String>::new());
+    assert_contains(
+        &ws.read(".tasks/draft/PLAN.md"),
+        "Lowercase the text in count_words",
+    );
+
+    // A repair that still names no step for it leaves the warning in the review.
+    let ws = wordfreq_project();
+    let (output, _) = plan(
+        &ws,
+        goal,
+        vec![props(), json_answer(&unnamed), json_answer(&unnamed)],
+        |_| {},
+    )
+    .await;
+    assert_success(&output);
+    insta::assert_snapshot!(warnings(&output).join("\n"), @"warning: tick's check of the draft, kept in it: the goal names `count_words`, but no step names it; say which step changes it");
+}
