@@ -24,7 +24,9 @@
 pub mod cache;
 pub mod context;
 pub mod exec;
+pub mod flags;
 pub mod guards;
+pub mod help;
 pub mod outline;
 pub mod place;
 pub mod repeat;
@@ -111,6 +113,9 @@ pub struct Options {
     pub max_read_files: usize,
     /// `PATH`, to check that a verify command's program exists.
     pub path_var: Option<OsString>,
+    /// Whether the read-only sandbox can be set up here: only then is a verify program's
+    /// `--help` run, to check the options the verify passes it ([`help`]).
+    pub read_only_sandbox: bool,
 }
 
 /// Which call of the pipeline.
@@ -344,12 +349,21 @@ pub async fn plan(
         .await?;
     let facts_on_path = |program: &str| on_path(options.path_var.as_deref(), program);
     let prompts = [options.system.as_str(), plan_ask.as_str()];
+    let help = options
+        .read_only_sandbox
+        .then(|| help::Help::sandboxed(root, options.path_var.as_deref()))
+        .flatten();
+    let long_options = |program: &str, subcommand: &[String]| {
+        help.as_ref()
+            .and_then(|help| help.long_options(program, subcommand))
+    };
     let facts = Facts {
         repo: &repo,
         on_path: &facts_on_path,
         prompts: &prompts,
         goal,
         test_command: context.test.as_ref().map(|t| t.command.as_str()),
+        long_options: &long_options,
     };
     let first = first.and_then(|value| read_draft(&value, &context, &facts));
     let problems = match &first {

@@ -68,6 +68,7 @@ impl Setup {
                 budget: budget(context_tokens, loopback),
                 max_read_files: MAX_READ_FILES,
                 path_var,
+                read_only_sandbox: false,
             },
             context_tokens,
         })

@@ -3,7 +3,10 @@
 //! a program that is on `PATH` (or a script in the repository) and only files, tests and cargo
 //! features that exist or that this step or an earlier one creates (a reviewer reads the plan
 //! in order); nothing is placeholder text or a sentence copied from the prompt; no two steps
-//! are the same step. Pure: the caller passes in what it knows of the repository and `PATH`.
+//! are the same step; a verify passes no long option its program does not take (its `--help`
+//! does not list it); a test a verify names is in the file it names; a function the goal names
+//! is named by a step. Pure: the caller passes in what it knows of the repository, of `PATH`
+//! and of each program's `--help`.
 
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
@@ -12,6 +15,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use super::context::Repo;
+use super::flags;
 
 /// A plan as the small model fills it in: the trimmed schema of [`super::plan_schema`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,6 +39,9 @@ pub struct DraftStep {
     pub verify: String,
 }
 
+/// The long options a program takes after some subcommand words, if known ([`Facts`]).
+pub type LongOptions<'a> = dyn Fn(&str, &[String]) -> Option<BTreeSet<String>> + 'a;
+
 /// What the checks know besides the draft.
 pub struct Facts<'a> {
     pub repo: &'a Repo,
@@ -47,6 +54,10 @@ pub struct Facts<'a> {
     pub goal: &'a str,
     /// The repository's own test command (the whole suite), when it states one.
     pub test_command: Option<&'a str>,
+    /// The long options a program takes with these subcommand words (`cargo` and `["test"]`,
+    /// `python3` and `["-m", "unittest"]`), as its `--help` lists them; `None` when that is
+    /// not known (its `--help` could not run or listed nothing), and then nothing is said.
+    pub long_options: &'a LongOptions<'a>,
 }
 
 /// Programs a shell runs without looking them up on `PATH`.
@@ -124,6 +135,7 @@ pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
         for problem in named_in_verify(&id, &step.verify, facts.repo, &created) {
             problems.push(problem);
         }
+        untaken_options(&id, &step.verify, facts, &mut problems);
         if let Some(last) = problems.last_mut()
             && last.starts_with(&format!("{id}'s verify reads `"))
             && last.ends_with("no step creates")
@@ -138,6 +150,21 @@ pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
         }
         if let Some(problem) = whole_suite_only(&id, step, facts) {
             problems.push(problem);
+        }
+    }
+    for (name, adds) in goal_functions(facts.goal, facts.repo) {
+        let named = plan.steps.iter().any(|s| {
+            std::iter::once(&s.title)
+                .chain(&s.files)
+                .chain(&s.new_files)
+                .chain(std::iter::once(&s.verify))
+                .any(|text| has_word(&text.to_lowercase(), &name.to_lowercase()))
+        });
+        if !named {
+            let verb = if adds { "adds" } else { "changes" };
+            problems.push(format!(
+                "the goal names `{name}`, but no step names it; say which step {verb} it"
+            ));
         }
     }
     if ASKS_FOR_TEST.is_match(facts.goal)
@@ -161,6 +188,121 @@ pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
         ));
     }
     problems
+}
+
+/// An identifier, whole.
+static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$")
+        .unwrap_or_else(|err| unreachable!("bad identifier pattern: {err}"))
+});
+
+/// How a goal names a function for sure: `` `mean` `` (or `` `stats.mean()` ``), `mean(...)`,
+/// "the function mean".
+static NAMED_FUNCTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"`([^`\s]+)`|\b([A-Za-z_][A-Za-z0-9_]*)\(|(?i:\b(?:function|method)\s+(?:called\s+|named\s+)?)([A-Za-z_][A-Za-z0-9_]*)",
+    )
+    .unwrap_or_else(|err| unreachable!("bad function pattern: {err}"))
+});
+
+/// A `snake_case` word with an underscore (`parse_args`): a function only if the repository
+/// defines one of that name.
+static SNAKE_CASE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+        .unwrap_or_else(|err| unreachable!("bad snake case pattern: {err}"))
+});
+
+/// The goal asks to add what follows: "add a function", "implement `median`", "create a new
+/// method".
+static ADDS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:add|create|write|implement|introduce|define)\s+(?:(?:a|an|the|new|public|private|helper|function|method|called|named)\s+)*$",
+    )
+    .unwrap_or_else(|err| unreachable!("bad adds pattern: {err}"))
+});
+
+/// Words that follow "function" in a sentence without naming one.
+const NOT_A_NAME: &[&str] = &[
+    "a",
+    "an",
+    "and",
+    "by",
+    "calls",
+    "can",
+    "for",
+    "from",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "must",
+    "name",
+    "of",
+    "on",
+    "or",
+    "returning",
+    "returns",
+    "should",
+    "so",
+    "that",
+    "the",
+    "to",
+    "which",
+    "will",
+    "with",
+];
+
+/// The functions the goal names, each with whether the goal asks to add it: a name the goal
+/// writes as code (backticked, called, after "function" or "method") that the repository
+/// defines as a function or that the goal asks to add; a `snake_case` word with an underscore
+/// that the repository defines as a function. Never a plain English word.
+fn goal_functions(goal: &str, repo: &Repo) -> Vec<(String, bool)> {
+    let mut named: Vec<(String, bool)> = Vec::new();
+    let push = |name: &str, adds: bool, named: &mut Vec<(String, bool)>| match named
+        .iter_mut()
+        .find(|(n, _)| n == name)
+    {
+        Some(found) => found.1 |= adds,
+        None => named.push((name.to_owned(), adds)),
+    };
+    for found in NAMED_FUNCTION.captures_iter(goal) {
+        let (Some(all), Some(part)) =
+            (found.get(0), found.get(1).or(found.get(2)).or(found.get(3)))
+        else {
+            continue;
+        };
+        let mut name = part.as_str();
+        if found.get(1).is_some() {
+            // `stats.mean()`, `Stats::mean`: the last name, not a file name.
+            if path_like(name).is_some() {
+                continue;
+            }
+            name = name.split('(').next().unwrap_or(name);
+            name = name.rsplit(['.', ':']).next().unwrap_or(name);
+        }
+        if !IDENTIFIER.is_match(name) || NOT_A_NAME.contains(&name.to_lowercase().as_str()) {
+            continue;
+        }
+        let adds = ADDS.is_match(&goal[..all.start()]);
+        push(name, adds, &mut named);
+    }
+    for found in SNAKE_CASE.find_iter(goal) {
+        push(found.as_str(), false, &mut named);
+    }
+    if named.is_empty() {
+        return named;
+    }
+    let defined: BTreeSet<String> = repo
+        .files
+        .iter()
+        .filter_map(|f| Some((f.path.as_str(), f.text.as_deref()?)))
+        .flat_map(|(path, text)| super::outline::outline(path, text))
+        .filter(|d| d.kind == super::outline::Kind::Function)
+        .map(|d| d.name)
+        .collect();
+    named.retain(|(name, adds)| *adds || defined.contains(name));
+    named
 }
 
 /// Whether `path` holds tests: under a `tests/` (or `test/`, `spec/`) directory, named as
@@ -269,16 +411,21 @@ fn named_in_verify(id: &str, verify: &str, repo: &Repo, created: &BTreeSet<&str>
             && !words.contains(&"discover");
         let pytest =
             program == "pytest" || (python && words.windows(2).any(|w| w == ["-m", "pytest"]));
+        // An option's value is not a test (`-k pattern`, `-m marker`).
+        let values: &[&str] = if pytest {
+            &["-k", "-m", "-c", "-o", "-W", "-r", "-n"]
+        } else {
+            &["-k", "-m", "-s", "-p", "-t"]
+        };
         for (i, word) in words.iter().enumerate().skip(1) {
-            if word.starts_with('-') || (i > 0 && words[i - 1] == "-m") {
+            if word.starts_with('-') || values.contains(&words[i - 1]) {
                 continue;
             }
-            if unittest && is_dotted_module(word) && !module_exists(word, repo, created) {
-                problems.push(format!(
-                    "{id}'s verify runs the tests `{word}`, but no file of the repository or of \
-                     the steps so far is that module; name a test module that exists or that a \
-                     step creates"
-                ));
+            if unittest
+                && is_dotted_module(word)
+                && let Some(problem) = unittest_name_problem(id, word, repo, created)
+            {
+                problems.push(problem);
             }
             if pytest && let Some((file, name)) = word.split_once("::") {
                 let file = clean(file);
@@ -294,11 +441,17 @@ fn named_in_verify(id: &str, verify: &str, repo: &Repo, created: &BTreeSet<&str>
             }
         }
         if program == "cargo" {
-            if words.get(1) == Some(&"test")
-                && let Some(name) = words[2..]
+            let test = words.get(1) == Some(&"test");
+            let own = words.get(2..).unwrap_or_default();
+            let own = &own[..own.iter().position(|w| *w == "--").unwrap_or(own.len())];
+            if test
+                && let Some(name) = own
                     .iter()
-                    .take_while(|w| **w != "--")
-                    .find(|w| !w.starts_with('-'))
+                    .enumerate()
+                    .find(|(i, w)| {
+                        !w.starts_with('-') && (*i == 0 || !CARGO_VALUES.contains(&own[i - 1]))
+                    })
+                    .map(|(_, w)| w)
                 && !touches_rust
                 && !repo
                     .files
@@ -309,6 +462,21 @@ fn named_in_verify(id: &str, verify: &str, repo: &Repo, created: &BTreeSet<&str>
                     "{id}'s verify runs `cargo test {name}`, but no Rust file has a test of that \
                      name and no step so far changes one"
                 ));
+            }
+            for target in own
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i > 0 && own[i - 1] == "--test")
+                .map(|(_, w)| *w)
+                .chain(own.iter().filter_map(|w| w.strip_prefix("--test=")))
+            {
+                if test && !test_target_exists(target, repo, created) {
+                    problems.push(format!(
+                        "{id}'s verify runs `cargo test --test {target}`, but there is no \
+                         `tests/{target}.rs` (nor a `[[test]]` of that name) and no step so far \
+                         creates it"
+                    ));
+                }
             }
             for feature in features(&words) {
                 if !cargo_feature_exists(feature, repo) {
@@ -323,26 +491,146 @@ fn named_in_verify(id: &str, verify: &str, repo: &Repo, created: &BTreeSet<&str>
     problems
 }
 
-/// `a.b.c`: a Python module path (not a file name with an extension tick knows).
+/// The long options `verify` passes where its program parses them itself, but which that
+/// program's `--help` does not list; after `cargo test --`, those libtest does not take (unless
+/// a manifest of the repository names a `harness` of its own).
+fn untaken_options(id: &str, verify: &str, facts: &Facts<'_>, problems: &mut Vec<String>) {
+    for words in simple_commands(verify) {
+        let words: Vec<&str> = words
+            .iter()
+            .map(String::as_str)
+            .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+            .collect();
+        let Some(parsed) = flags::parsed(&words) else {
+            continue;
+        };
+        if !parsed.options.is_empty() {
+            let subcommand: Vec<String> =
+                parsed.subcommand.iter().map(|w| (*w).to_owned()).collect();
+            if let Some(known) = (facts.long_options)(parsed.program, &subcommand) {
+                for option in parsed.options.iter().filter(|o| !flags::takes(&known, o)) {
+                    problems.push(format!(
+                        "{id}'s verify passes `{option}` to `{}`, which does not take it (its \
+                         --help lists no `{option}`)",
+                        parsed.shown()
+                    ));
+                }
+            }
+        }
+        let own_harness = facts.repo.files.iter().any(|f| {
+            (f.path == "Cargo.toml" || f.path.ends_with("/Cargo.toml"))
+                && f.text.as_deref().is_none_or(|t| t.contains("harness"))
+        });
+        if own_harness {
+            continue;
+        }
+        for option in parsed
+            .test_options
+            .iter()
+            .filter(|o| !flags::LIBTEST.contains(o))
+        {
+            problems.push(format!(
+                "{id}'s verify passes `{option}` after `--` to the tests `cargo test` builds, \
+                 which do not take it (libtest has no `{option}`); drop it, or put it before \
+                 `--` if it is cargo's"
+            ));
+        }
+    }
+}
+
+/// `a.b.c`: a Python module path (not a file name with an extension tick knows, nor a number,
+/// the value of an option: `--top 10`).
 fn is_dotted_module(word: &str) -> bool {
     !word.contains('/')
-        && word
-            .split('.')
-            .all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        && word.split('.').all(|part| {
+            part.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+                && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+        })
         && path_like(word).is_none()
 }
 
-/// Whether a prefix of the dotted `name` (`pkg.test_mod.Class.test`) is a module file of the
-/// repository or of the steps so far, or the whole name a package directory.
-fn module_exists(name: &str, repo: &Repo, created: &BTreeSet<&str>) -> bool {
+/// cargo options whose value is the next word: `cargo test -p wc parse` selects `parse`.
+const CARGO_VALUES: &[&str] = &[
+    "-p",
+    "--package",
+    "-F",
+    "--features",
+    "--test",
+    "--bin",
+    "--example",
+    "--bench",
+    "-j",
+    "--jobs",
+    "--target",
+    "--target-dir",
+    "--manifest-path",
+    "--profile",
+    "--color",
+    "--message-format",
+    "--exclude",
+    "-Z",
+    "--config",
+];
+
+/// What is wrong with the tests `python3 -m unittest name` selects: a prefix of the dotted
+/// `name` (`pkg.test_mod.Class.test`) must be a module file of the repository or of the steps
+/// so far (or the whole name a package directory), and the rest (`Class`, `test`) must be in
+/// that file unless a step so far changes it.
+fn unittest_name_problem(
+    id: &str,
+    name: &str,
+    repo: &Repo,
+    created: &BTreeSet<&str>,
+) -> Option<String> {
     let parts: Vec<&str> = name.split('.').collect();
-    (1..=parts.len()).any(|n| {
+    for n in 1..=parts.len() {
         let base = parts[..n].join("/");
         let file = format!("{base}.py");
-        repo.file(&file).is_some()
-            || created.contains(file.as_str())
-            || (n == parts.len() && repo.dirs.contains(&base))
+        if created.contains(file.as_str()) || (n == parts.len() && repo.dirs.contains(&base)) {
+            return None;
+        }
+        let Some(found) = repo.file(&file) else {
+            continue;
+        };
+        let text = found.text.as_deref()?;
+        let missing = parts[n..].iter().find(|part| !has_word(text, part))?;
+        return Some(format!(
+            "{id}'s verify runs the test `{name}`, but `{file}` has no `{missing}` and no step \
+             so far changes that file; name a test that is in it, or change the file in this \
+             step"
+        ));
+    }
+    Some(format!(
+        "{id}'s verify runs the tests `{name}`, but no file of the repository or of the steps so \
+         far is that module; name a test module that exists or that a step creates"
+    ))
+}
+
+/// Whether `text` holds `word` as a whole word (not inside a longer identifier).
+fn has_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(ident)
+            && !text[at + word.len()..].chars().next().is_some_and(ident)
     })
+}
+
+/// Whether `cargo test --test name` has a target: `tests/name.rs`, `tests/name/main.rs`, or a
+/// `[[test]]` of that name in `Cargo.toml`, in the repository or the steps so far. A manifest
+/// tick could not read has every target.
+fn test_target_exists(name: &str, repo: &Repo, created: &BTreeSet<&str>) -> bool {
+    let files = [format!("tests/{name}.rs"), format!("tests/{name}/main.rs")];
+    files
+        .iter()
+        .any(|f| repo.file(f).is_some() || created.contains(f.as_str()))
+        || created.contains("Cargo.toml")
+        || repo.file("Cargo.toml").is_none_or(|f| {
+            f.text
+                .as_deref()
+                .is_none_or(|t| t.contains(&format!("\"{name}\"")))
+        })
 }
 
 /// The features a cargo command line turns on: `--features a,b`, `--features=a`, `-F a`.
@@ -689,6 +977,7 @@ mod tests {
             prompts: &[],
             goal: "",
             test_command: None,
+            long_options: &|_, _| None,
         };
         problems(plan, &facts)
     }
@@ -719,6 +1008,7 @@ mod tests {
             prompts: &["Answer with the plan for the goal as one JSON object."],
             goal: "Add a delimiter option",
             test_command: Some("python3 -m unittest discover tests"),
+            long_options: &|_, _| None,
         };
         problems(plan, &facts)
     }
@@ -746,6 +1036,7 @@ mod tests {
             prompts: &[],
             goal,
             test_command: Some("python3 -m unittest discover tests"),
+            long_options: &|_, _| None,
         };
         problems(plan, &facts)
     }
@@ -937,29 +1228,94 @@ mod tests {
 
     #[test]
     fn the_tests_a_verify_selects_must_exist_or_be_created_so_far() {
-        let found = check(&plan(vec![step(
-            "Test it",
-            &["csvstat/cli.py"],
-            &[],
-            "python3 -m unittest tests.test_wordfreq && python3 -m unittest tests.test_cli.Cli",
-        )]));
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(
-            found[0].starts_with("S1's verify runs the tests `tests.test_wordfreq`, but no file"),
-            "{found:?}"
-        );
-        let mut repo = repo();
-        repo.files
-            .push(file("tests/test_stats.py", "def test_mean():\n    pass\n"));
-        let repo = Repo::from_files(repo.files);
-        let pytest = plan(vec![step(
-            "Test mean",
-            &["csvstat/stats.py"],
-            &[],
-            "pytest tests/test_stats.py::test_mean && pytest tests/test_stats.py::test_median",
-        )]);
-        let found = check_in(&repo, &["python3", "pytest", "cargo"], &pytest);
-        says(&found, &["`tests/test_stats.py::test_median`"]);
+        let repo = Repo::from_files(vec![
+            file("stats.py", "def mean(values):\n    pass\n"),
+            file(
+                "tests/test_stats.py",
+                "class TestMean(unittest.TestCase):\n    def test_empty(self):\n        pass\n",
+            ),
+            file("tests/test_cli.py", "def test_top():\n    pass\n"),
+            file("README.md", ""),
+        ]);
+        let programs = ["python3", "pytest"];
+        // A step that only documents: the tests it runs must already be there.
+        let documents = |verify: &str| {
+            let plan = plan(vec![step("Document it", &["README.md"], &[], verify)]);
+            check_in(&repo, &programs, &plan)
+        };
+        for (verify, expected) in [
+            ("python3 -m unittest tests.test_stats", None),
+            (
+                "python3 -m unittest tests.test_stats.TestMean.test_empty",
+                None,
+            ),
+            (
+                "python3 -m unittest -k test_none tests.test_stats.TestMean",
+                None,
+            ),
+            ("python3 -m unittest tests", None),
+            (
+                "python3 -m pytest tests/test_stats.py::TestMean::test_empty",
+                None,
+            ),
+            ("pytest -k mean tests/test_cli.py::test_top", None),
+            (
+                "python3 -m unittest tests.test_wordfreq",
+                Some("`tests.test_wordfreq`, but no file of the repository"),
+            ),
+            (
+                "python3 -m unittest tests.test_stats.TestMean.test_none",
+                Some("`tests/test_stats.py` has no `test_none`"),
+            ),
+            (
+                "python3 -m unittest tests.test_stats.TestMedian",
+                Some("`tests/test_stats.py` has no `TestMedian`"),
+            ),
+            // `test_empty` holds `test_e` but is not it.
+            (
+                "python3 -m unittest tests.test_stats.TestMean.test_e",
+                Some("has no `test_e`"),
+            ),
+            (
+                "pytest tests/test_stats.py::test_median",
+                Some("`tests/test_stats.py::test_median`, which is not in `tests/test_stats.py`"),
+            ),
+            (
+                "python3 -m pytest tests/test_x.py::test_top",
+                Some("`tests/test_x.py::test_top`, which is not in `tests/test_x.py`"),
+            ),
+        ] {
+            let found = documents(verify);
+            match expected {
+                None => assert_eq!(found, Vec::<String>::new(), "{verify}"),
+                Some(part) => says(&found, &[part]),
+            }
+        }
+        // A step that changes or creates the test file may add the test it runs.
+        for (files, new_files, verify) in [
+            (
+                &["tests/test_stats.py"][..],
+                &[][..],
+                "python3 -m unittest tests.test_stats.TestMean.test_none",
+            ),
+            (
+                &["stats.py"],
+                &["tests/test_median.py"],
+                "python3 -m unittest tests.test_median.TestMedian",
+            ),
+            (
+                &["tests/test_stats.py"],
+                &[],
+                "pytest tests/test_stats.py::test_median",
+            ),
+        ] {
+            let plan = plan(vec![step("Test it", files, new_files, verify)]);
+            assert_eq!(
+                check_in(&repo, &programs, &plan),
+                Vec::<String>::new(),
+                "{verify}"
+            );
+        }
     }
 
     #[test]
@@ -980,7 +1336,47 @@ mod tests {
             verify("cargo check --features fast,serde"),
             Vec::<String>::new()
         );
-        assert_eq!(verify("cargo test counts_words"), Vec::<String>::new());
+        for named in [
+            "cargo test counts_words",
+            "cargo test -p wc counts_words",
+            "cargo test --features fast counts_words -- --exact",
+            "cargo test --lib counts_words",
+        ] {
+            assert_eq!(verify(named), Vec::<String>::new(), "{named}");
+        }
+        let found = verify("cargo test -p wc counts_lines");
+        says(&found, &["`cargo test counts_lines`"]);
+        // `--test` names an integration test target: a file under `tests/` or a `[[test]]`.
+        let found = verify("cargo test --test cli counts_words");
+        says(
+            &found,
+            &["`cargo test --test cli`, but there is no `tests/cli.rs`"],
+        );
+        let found = verify("cargo test --test=cli");
+        says(&found, &["`cargo test --test cli`"]);
+        let adds_target = plan(vec![step(
+            "Add it",
+            &[],
+            &["tests/cli.rs"],
+            "cargo test --test cli",
+        )]);
+        let mut with_tests = repo.files.clone();
+        with_tests.push(file("tests/words.rs", ""));
+        let with_tests = Repo::from_files(with_tests);
+        assert_eq!(
+            check_in(&with_tests, &["cargo"], &adds_target),
+            Vec::<String>::new()
+        );
+        let existing = plan(vec![step(
+            "Document it",
+            &["README.md"],
+            &[],
+            "cargo test --test words",
+        )]);
+        assert_eq!(
+            check_in(&with_tests, &["cargo"], &existing),
+            Vec::<String>::new()
+        );
         let found = verify("cargo check --features=version");
         says(&found, &["the cargo feature `version`"]);
         let found = verify("cargo test counts_lines -- --nocapture");
@@ -994,6 +1390,233 @@ mod tests {
         )]);
         let adds = check_in(&repo, &["cargo"], &adds);
         assert_eq!(adds, Vec::<String>::new());
+    }
+
+    /// What `--help` lists in [`a_verify_passes_only_options_its_program_takes`]: cargo test's
+    /// and build's, unittest's (and discover's), pytest's; `python3 -m pytest --help` cannot
+    /// run.
+    fn long_options(program: &str, subcommand: &[String]) -> Option<BTreeSet<String>> {
+        let listed: &[&str] = match (program, subcommand.join(" ").as_str()) {
+            ("cargo", "test") => &["--no-run", "--features", "--release", "--lib", "--test"],
+            ("cargo", "build") => &["--release"],
+            ("python3", "-m unittest") => &["--verbose", "--quiet", "--locals", "--failfast"],
+            ("python3", "-m unittest discover") => &["--start-directory", "--top-level-directory"],
+            ("pytest", "") => &["--tb", "--lf", "--verbose"],
+            _ => return None,
+        };
+        Some(listed.iter().map(|o| (*o).to_owned()).collect())
+    }
+
+    #[test]
+    fn a_verify_passes_only_options_its_program_takes() {
+        let repo = Repo::from_files(vec![
+            file("Cargo.toml", "[package]\nname = \"wc\"\n"),
+            file("src/lib.rs", "#[test]\nfn parse_empty() {}\n"),
+            file("test_wordfreq.py", "def test_top():\n    pass\n"),
+        ]);
+        let problems_of = |repo: &Repo, verify: &str| {
+            let plan = plan(vec![step("Check it", &["src/lib.rs"], &[], verify)]);
+            let on_path = |p: &str| ["cargo", "python3", "pytest"].contains(&p);
+            let facts = Facts {
+                repo,
+                on_path: &on_path,
+                prompts: &[],
+                goal: "",
+                test_command: None,
+                long_options: &long_options,
+            };
+            problems(&plan, &facts)
+        };
+        for (verify, expected) in [
+            (
+                "python3 -m unittest -q test_wordfreq.py --top 10",
+                vec![
+                    "S1's verify passes `--top` to `python3 -m unittest`, which does not take it \
+                     (its --help lists no `--top`)",
+                ],
+            ),
+            (
+                "cargo test --no-such-flag",
+                vec![
+                    "S1's verify passes `--no-such-flag` to `cargo test`, which does not take it \
+                     (its --help lists no `--no-such-flag`)",
+                ],
+            ),
+            (
+                "pytest --frobnicate test_wordfreq.py::test_top",
+                vec![
+                    "S1's verify passes `--frobnicate` to `pytest`, which does not take it (its \
+                     --help lists no `--frobnicate`)",
+                ],
+            ),
+            (
+                "cargo build --release && cargo test --release --top=3 parse_empty",
+                vec![
+                    "S1's verify passes `--top` to `cargo test`, which does not take it (its \
+                     --help lists no `--top`)",
+                ],
+            ),
+            (
+                "cargo test parse_empty -- --nocapture --frob",
+                vec![
+                    "S1's verify passes `--frob` after `--` to the tests `cargo test` builds, \
+                     which do not take it (libtest has no `--frob`); drop it, or put it before \
+                     `--` if it is cargo's",
+                ],
+            ),
+            // What the programs take, prefixes argparse takes, and `--help` itself.
+            (
+                "cargo test --release --lib parse_empty -- --exact --test-threads=1",
+                vec![],
+            ),
+            ("python3 -m unittest --loc -v test_wordfreq", vec![]),
+            (
+                "python3 -m unittest discover --top-level-directory . --start=x",
+                vec![],
+            ),
+            ("pytest --tb=short --lf --help", vec![]),
+            // A script's options are the script's; after `cargo run --` the program's.
+            ("python3 test_wordfreq.py --top 10", vec![]),
+            ("cargo run -- --top 10", vec![]),
+            // A program whose --help cannot run, or that tick does not read, is not flagged.
+            ("python3 -m pytest --frobnicate", vec![]),
+            ("cargo clippy --frobnicate", vec![]),
+            ("cargo doc --frobnicate", vec![]),
+        ] {
+            assert_eq!(problems_of(&repo, verify), expected, "{verify}");
+        }
+        // A crate with a harness of its own takes what it wants after `--`.
+        let harness = Repo::from_files(vec![
+            file(
+                "Cargo.toml",
+                "[package]\nname = \"wc\"\n\n[[test]]\nname = \"cli\"\nharness = false\n",
+            ),
+            file("src/lib.rs", "#[test]\nfn parse_empty() {}\n"),
+        ]);
+        assert_eq!(
+            problems_of(&harness, "cargo test parse_empty -- --frob"),
+            Vec::<String>::new()
+        );
+    }
+
+    /// A repository defining `mean`, `parse_args`, `Stats.spread` and `count_words`.
+    fn functions_repo() -> Repo {
+        Repo::from_files(vec![
+            file(
+                "stats.py",
+                "def mean(values):\n    pass\n\n\ndef parse_args(argv):\n    pass\n\n\n\
+                 class Stats:\n    def spread(self):\n        pass\n",
+            ),
+            file(
+                "src/lib.rs",
+                "pub fn count_words(text: &str) -> usize {\n    0\n}\n",
+            ),
+            file("README.md", "Use the mean.\n"),
+        ])
+    }
+
+    #[test]
+    fn the_functions_a_goal_names() {
+        let repo = functions_repo();
+        // The functions each goal names, and whether it asks to add them.
+        for (goal, expected) in [
+            (
+                "`mean` of an empty list should return None",
+                vec![("mean", false)],
+            ),
+            ("make mean() return None", vec![("mean", false)]),
+            (
+                "the function mean should return None",
+                vec![("mean", false)],
+            ),
+            (
+                "`stats.mean()` and `Stats.spread` should agree",
+                vec![("mean", false), ("spread", false)],
+            ),
+            (
+                "parse_args should accept --top",
+                vec![("parse_args", false)],
+            ),
+            ("count_words counts hyphens", vec![("count_words", false)]),
+            (
+                "Add a function median(values) to stats.py",
+                vec![("median", true)],
+            ),
+            (
+                "add a new method `variance` to Stats",
+                vec![("variance", true)],
+            ),
+            ("implement mode() in stats.py", vec![("mode", true)]),
+            // Plain English, names the repository does not define, files and flags: none.
+            ("mean in stats.py should return None", vec![]),
+            ("the mean should be rounded", vec![]),
+            ("raise `ValueError` from `stats.py` for `--top 0`", vec![]),
+            ("the helper parse_flags should go", vec![]),
+            ("call median() from mean", vec![]),
+            ("Add a function that returns the median", vec![]),
+            ("add a unit test for `variance`", vec![]),
+        ] {
+            let found = goal_functions(goal, &repo);
+            let expected: Vec<(String, bool)> = expected
+                .into_iter()
+                .map(|(n, a)| (n.to_owned(), a))
+                .collect();
+            assert_eq!(found, expected, "{goal}");
+        }
+    }
+
+    #[test]
+    fn a_function_the_goal_names_is_named_by_a_step() {
+        let repo = functions_repo();
+        let problems_of = |goal: &str, steps: Vec<DraftStep>| {
+            let on_path = |p: &str| ["python3", "grep"].contains(&p);
+            let facts = Facts {
+                repo: &repo,
+                on_path: &on_path,
+                prompts: &[],
+                goal,
+                test_command: None,
+                long_options: &|_, _| None,
+            };
+            problems(&plan(steps), &facts)
+        };
+        let readme = || {
+            step(
+                "Say so in the README",
+                &["README.md"],
+                &[],
+                "grep -q None README.md",
+            )
+        };
+        assert_eq!(
+            problems_of("`mean` of an empty list should return None", vec![readme()]),
+            ["the goal names `mean`, but no step names it; say which step changes it"]
+        );
+        assert_eq!(
+            problems_of("Add a function median(values) to stats.py", vec![readme()]),
+            ["the goal names `median`, but no step names it; say which step adds it"]
+        );
+        // A title, a file or a verify that names it, in any case, is enough.
+        for named in [
+            step("Make Mean return None", &["stats.py"], &[], "true"),
+            step(
+                "Return None",
+                &["stats.py"],
+                &[],
+                "python3 -c 'import stats; stats.mean([])'",
+            ),
+        ] {
+            assert_eq!(
+                problems_of(
+                    "`mean` of an empty list should return None",
+                    vec![readme(), named]
+                ),
+                Vec::<String>::new()
+            );
+        }
+        // `meaning` is not `mean`.
+        let near = step("Document the meaning", &["stats.py"], &[], "true");
+        assert_eq!(problems_of("fix `mean`", vec![near]).len(), 1);
     }
 
     #[test]

@@ -290,13 +290,17 @@ impl<'a> Session<'a> {
         let config = self.deps.config;
         let client = Client::new(config.client_config()?)
             .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
-        let compact = crate::rt::block_on(crate::compact::setup::Setup::resolve(
+        let mut compact = crate::rt::block_on(crate::compact::setup::Setup::resolve(
             &client,
             config,
             self.store,
             self.deps.path_var.clone(),
             fresh,
         ))??;
+        // The planner's own commands run only in the read-only sandbox, and so does the
+        // `--help` of a verify's program.
+        compact.options.read_only_sandbox =
+            matches!(self.deps.run_command, RunCommand::Available(_));
         let agent = match compact.choice {
             crate::compact::Choice::Compact => None,
             crate::compact::Choice::Agent { .. } => {

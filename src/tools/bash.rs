@@ -404,6 +404,8 @@ enum End {
 pub(crate) struct Finished {
     end: End,
     output: String,
+    /// `output` leaves part of what the command wrote out (head and tail are kept).
+    output_cut: bool,
     /// From the start to the main process's end.
     ran_for: Duration,
     /// Processes were still in the group after the main process exited, and were stopped.
@@ -421,6 +423,11 @@ impl Finished {
             End::Exited(status) => status.code(),
             End::TimedOut | End::Interrupted => None,
         }
+    }
+
+    /// The command's output, when none of it was cut.
+    pub(crate) fn whole_output(&self) -> Option<&str> {
+        (!self.output_cut).then_some(self.output.as_str())
     }
 
     /// The result for the model; `max_timeout_s` is what it is told it may raise a timeout to.
@@ -678,6 +685,7 @@ fn watch(
     let output = std::mem::take(&mut *captured.lock().unwrap_or_else(PoisonError::into_inner));
     Ok(Finished {
         end,
+        output_cut: output.cut(),
         output: output.render(),
         ran_for,
         stopped_leftovers,
@@ -772,7 +780,9 @@ impl Capture {
         }
     }
 
-    fn render(&self) -> String {
+    /// Where the kept part of the tail starts: its last [`TAIL_LINES`] lines, at most
+    /// [`TAIL_BYTES`].
+    fn tail_start(&self) -> usize {
         let mut start = self.tail.len().saturating_sub(TAIL_BYTES);
         // The last TAIL_LINES lines; a final newline does not begin another line.
         let body = &self.tail[start..];
@@ -787,6 +797,16 @@ impl Capture {
                 }
             }
         }
+        start
+    }
+
+    /// Whether [`Capture::render`] leaves part of the output out.
+    fn cut(&self) -> bool {
+        self.total_bytes > (self.head.len() + self.tail.len() - self.tail_start()) as u64
+    }
+
+    fn render(&self) -> String {
+        let mut start = self.tail_start();
         let kept = self.head.len() + self.tail.len() - start;
         let omitted_bytes = self.total_bytes - kept as u64;
         // A tail cut inside a line starts at the next whole line, when there is one.
@@ -1178,10 +1198,12 @@ mod tests {
         let mut capture = Capture::default();
         capture.push(b"a\nb");
         assert_eq!(capture.render(), "a\nb");
+        assert!(!capture.cut());
         // One huge line: cut by bytes, no line count in the note.
         let mut capture = Capture::default();
         capture.push(&vec![b'y'; 100_000]);
         let rendered = capture.render();
+        assert!(capture.cut());
         assert_eq!(
             rendered,
             format!(
@@ -1199,6 +1221,10 @@ mod tests {
         }
         capture.push(text.as_bytes());
         assert_eq!(capture.render(), text);
+        assert!(!capture.cut());
+        // One more line is cut.
+        capture.push(b"one more\n");
+        assert!(capture.cut());
     }
 
     #[test]

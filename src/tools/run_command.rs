@@ -252,6 +252,44 @@ pub fn run(
     }
 }
 
+/// The whole output of the program `name` (looked up on `path`, never inside the workspace)
+/// with `args`, run the way this tool runs a command in plan mode: under `env`'s read-only
+/// sandbox, in the workspace's root, with the rebuilt environment and `path` as its `PATH`,
+/// stopped at `timeout`. For checks that read what a program says of itself (its `--help`),
+/// which no allow-list reads. `None` unless `env` has the read-only sandbox, the program is
+/// found, exits 0 in time, and its output was kept whole.
+pub fn read_only_output(
+    workspace: &Workspace,
+    env: &CommandEnv,
+    name: &str,
+    args: &[String],
+    path: &[PathBuf],
+    timeout: Duration,
+) -> Option<String> {
+    let policy = env
+        .sandbox()
+        .policy()
+        .filter(|policy| policy.kind() == Kind::ReadOnly)?;
+    let path: Vec<PathBuf> = path
+        .iter()
+        .filter(|dir| dir.is_absolute() && !inside(workspace, dir))
+        .cloned()
+        .collect();
+    let program = find_program(name, &path)?;
+    let mut cmd = policy.command(&program, args);
+    cmd.current_dir(workspace.root());
+    cmd.env_clear();
+    cmd.envs(command_env(env, &path));
+    if name == "cargo" {
+        cmd.envs(CARGO_ENV);
+    }
+    let finished = bash::supervise_in(cmd, true, timeout, env).ok()?;
+    if finished.exit_code() != Some(0) {
+        return None;
+    }
+    finished.whole_output().map(str::to_owned)
+}
+
 /// For `cargo`: no wrapper and no `rustc` but the one on the safe `PATH`, whatever a
 /// `.cargo/config.toml` in the workspace says (the environment wins over config files).
 const CARGO_ENV: [(&str, &str); 3] = [

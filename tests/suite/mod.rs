@@ -11,6 +11,7 @@ mod compact;
 mod compact_prefix;
 mod compact_runaway;
 mod compact_test_step;
+mod compact_verify_words;
 mod concurrency;
 mod config_cmd;
 mod containment;
