@@ -98,8 +98,10 @@ pub enum ConnectCause {
 
 impl ConnectCause {
     /// The cause read off an error's source chain: an [`std::io::Error`] of kind
-    /// `ConnectionRefused`, rustls's verdict on the certificate (inside an `io::Error`, as
-    /// the TLS stream reports it), or hyper's resolver error, which says `dns error`.
+    /// `ConnectionRefused`, rustls's verdict on the certificate, or hyper's resolver error,
+    /// which says `dns error`. The TLS stream reports rustls's error as the payload of an
+    /// `io::Error` that reqwest wraps in another: `source()` skips payloads, so they are
+    /// opened here.
     pub(crate) fn of(err: &(dyn std::error::Error + 'static)) -> ConnectCause {
         let rejects_certificate =
             |err: &rustls::Error| matches!(err, rustls::Error::InvalidCertificate(_));
@@ -109,12 +111,17 @@ impl ConnectCause {
                 if io.kind() == std::io::ErrorKind::ConnectionRefused {
                     return ConnectCause::Refused;
                 }
-                if io
-                    .get_ref()
-                    .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-                    .is_some_and(rejects_certificate)
-                {
-                    return ConnectCause::Certificate;
+                let mut payload = io.get_ref();
+                while let Some(inner) = payload {
+                    if inner
+                        .downcast_ref::<rustls::Error>()
+                        .is_some_and(rejects_certificate)
+                    {
+                        return ConnectCause::Certificate;
+                    }
+                    payload = inner
+                        .downcast_ref::<std::io::Error>()
+                        .and_then(std::io::Error::get_ref);
                 }
             }
             if cause
@@ -488,13 +495,14 @@ mod tests {
             Some(Box::new(std::io::Error::from(std::io::ErrorKind::TimedOut))),
         );
         assert_eq!(ConnectCause::of(&timeout), ConnectCause::Other);
-        // tokio-rustls hands rustls's verdict on as the payload of an `io::Error`.
+        // As reqwest reports it: rustls's verdict inside tokio-rustls's `io::Error`, inside
+        // reqwest's.
         let untrusted = Wrapped(
             "client error (Connect)",
-            Some(Box::new(std::io::Error::new(
+            Some(Box::new(std::io::Error::other(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
                 rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
-            ))),
+            )))),
         );
         assert_eq!(ConnectCause::of(&untrusted), ConnectCause::Certificate);
     }
