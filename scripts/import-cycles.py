@@ -105,7 +105,7 @@ FLOORS = {
                      "pager", "hooks", "trust", "import", "undo", "local_model", "mcp",
                      "user_error"], 2),
     **dict.fromkeys(["fsx", "env", "rt", "error", "transcript", "plan", "llm", "git",
-                     "redact", "store_path", "text", "hook_entry"], 1),
+                     "redact", "store_path", "text", "hook_entry", "tls"], 1),
 }
 
 # Files that stand on another floor than their folder: `tick mcp serve` is a use case over

@@ -39,6 +39,7 @@ pub mod sandbox;
 pub mod store_path;
 pub mod tasks;
 pub mod text;
+pub mod tls;
 pub mod tools;
 pub mod transcript;
 pub mod trust;

@@ -156,6 +156,7 @@ impl Client {
                 base_path.strip_suffix("/v1").unwrap_or(base_path)
             ),
         };
+        crate::tls::install_crypto_provider();
         // Only connect and idle timeouts: a total timeout would kill a long, healthy stream.
         let mut builder = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)

@@ -90,20 +90,45 @@ pub enum ConnectCause {
     Dns,
     /// Something answered and refused: nothing listens on that port.
     Refused,
+    /// The server's certificate was not trusted: another attempt gets the same certificate.
+    Certificate,
     /// Anything else (a connect timeout, an unreachable network): may pass.
     Other,
 }
 
 impl ConnectCause {
     /// The cause read off an error's source chain: an [`std::io::Error`] of kind
-    /// `ConnectionRefused`, or hyper's resolver error, which says `dns error`.
+    /// `ConnectionRefused`, rustls's verdict on the certificate, or hyper's resolver error,
+    /// which says `dns error`. The TLS stream reports rustls's error as the payload of an
+    /// `io::Error` that reqwest wraps in another: `source()` skips payloads, so they are
+    /// opened here.
     pub(crate) fn of(err: &(dyn std::error::Error + 'static)) -> ConnectCause {
+        let rejects_certificate =
+            |err: &rustls::Error| matches!(err, rustls::Error::InvalidCertificate(_));
         let mut source = Some(err);
         while let Some(cause) = source {
-            if let Some(io) = cause.downcast_ref::<std::io::Error>()
-                && io.kind() == std::io::ErrorKind::ConnectionRefused
+            if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                    return ConnectCause::Refused;
+                }
+                let mut payload = io.get_ref();
+                while let Some(inner) = payload {
+                    if inner
+                        .downcast_ref::<rustls::Error>()
+                        .is_some_and(rejects_certificate)
+                    {
+                        return ConnectCause::Certificate;
+                    }
+                    payload = inner
+                        .downcast_ref::<std::io::Error>()
+                        .and_then(std::io::Error::get_ref);
+                }
+            }
+            if cause
+                .downcast_ref::<rustls::Error>()
+                .is_some_and(rejects_certificate)
             {
-                return ConnectCause::Refused;
+                return ConnectCause::Certificate;
             }
             if cause.to_string().starts_with("dns error") {
                 return ConnectCause::Dns;
@@ -122,7 +147,7 @@ impl LlmError {
     pub(crate) fn is_final(&self, loopback: bool, attempts: u32) -> bool {
         match self {
             Self::Connect {
-                cause: ConnectCause::Dns,
+                cause: ConnectCause::Dns | ConnectCause::Certificate,
                 ..
             } => true,
             Self::Connect {
@@ -173,6 +198,13 @@ impl LlmError {
                 ..
             } => "the host name of `base_url` does not resolve: check it, and this machine's \
                   network; nothing was retried"
+                .to_owned(),
+            Self::Connect {
+                cause: ConnectCause::Certificate,
+                ..
+            } => "the server's certificate is not signed by a root this machine trusts; \
+                  nothing was sent or retried; for a private CA, set `SSL_CERT_FILE` to a PEM \
+                  file that holds it (its certificates then replace the system's)"
                 .to_owned(),
             Self::Connect { .. } => {
                 "is the model server running? check `base_url` in `.tasks/config.yaml`".to_owned()
@@ -463,12 +495,24 @@ mod tests {
             Some(Box::new(std::io::Error::from(std::io::ErrorKind::TimedOut))),
         );
         assert_eq!(ConnectCause::of(&timeout), ConnectCause::Other);
+        // As reqwest reports it: rustls's verdict inside tokio-rustls's `io::Error`, inside
+        // reqwest's.
+        let untrusted = Wrapped(
+            "client error (Connect)",
+            Some(Box::new(std::io::Error::other(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+            )))),
+        );
+        assert_eq!(ConnectCause::of(&untrusted), ConnectCause::Certificate);
     }
 
     #[test]
     fn a_name_that_does_not_resolve_or_a_hosted_refusal_is_final_at_once() {
         // Hosted API: DNS and refused are said at once; a timeout is worth the retries.
         assert!(connect(ConnectCause::Dns).is_final(false, 1));
+        assert!(connect(ConnectCause::Certificate).is_final(false, 1));
+        assert!(connect(ConnectCause::Certificate).is_final(true, 1));
         assert!(connect(ConnectCause::Refused).is_final(false, 1));
         assert!(!connect(ConnectCause::Other).is_final(false, 1));
         assert!(!connect(ConnectCause::Other).is_final(false, 4));

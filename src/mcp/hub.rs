@@ -459,6 +459,8 @@ async fn connect(
             if let Some(token) = token {
                 config = config.auth_header(token);
             }
+            // rmcp builds its own reqwest client here, and that needs the provider too.
+            crate::tls::install_crypto_provider();
             let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
             ().serve(transport)
                 .await

@@ -602,7 +602,13 @@ impl Person for Asking<'_, '_, '_, '_> {
 fn planning_error(err: PlanError, config: &Config) -> Error {
     match err {
         PlanError::Llm(err) => {
-            let hint = if matches!(err, crate::llm::LlmError::Connect { .. }) {
+            // A refused certificate is no unreachable server: the client's own hint says so.
+            let unreachable = matches!(
+                err,
+                crate::llm::LlmError::Connect { cause, .. }
+                    if cause != crate::llm::ConnectCause::Certificate
+            );
+            let hint = if unreachable {
                 Some(config.server_hint())
             } else {
                 err.hint()

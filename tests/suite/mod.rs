@@ -57,6 +57,7 @@ mod session_views;
 mod snapshots;
 mod staleness;
 mod titles;
+mod tls;
 mod todo_edits;
 mod trust;
 mod undo;
