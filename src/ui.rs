@@ -1148,10 +1148,8 @@ fn status_text(
         ));
     }
     if report.task.is_none() && report.draft.is_none() {
-        warnings.push((
-            "no tasks yet".to_owned(),
-            Some("write a plan with `tick plan \"goal\"` or `tick plan --from plan.md`".to_owned()),
-        ));
+        // The way to start is the next action, the last hint.
+        warnings.push(("no tasks yet".to_owned(), None));
     }
     flush(&mut out);
     warnings

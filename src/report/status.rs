@@ -386,9 +386,13 @@ pub fn next_report(report: &StatusReport<'_>) -> Option<NextReport> {
     Some(NextReport { command, hint })
 }
 
+/// The next thing to do with no task and no draft.
+const NO_TASKS_YET: &str = "write a plan with `tick plan \"goal\"` or `tick plan --from plan.md`";
+
 /// The next thing to do, for the last line of `tick status`: for the task (what blocks it,
 /// or the run that goes on with it), else for the draft (review and approve it, or answer its
-/// questions). `None` when a warning already says it (a revision waiting for approval).
+/// questions), else how to start (with no task and no draft). `None` when a warning already
+/// says it (a revision waiting for approval).
 pub fn next_action(report: &StatusReport<'_>) -> Option<String> {
     if let Some(task) = &report.task {
         if task.revision_waiting.is_some() || task.replan_not_written.is_some() {
@@ -436,7 +440,10 @@ pub fn next_action(report: &StatusReport<'_>) -> Option<String> {
             );
         }
     }
-    let draft = report.draft.as_ref()?;
+    let Some(draft) = &report.draft else {
+        // Nothing yet: the human output's "no tasks yet" ends with the way to start.
+        return report.task.is_none().then(|| NO_TASKS_YET.to_owned());
+    };
     Some(match draft.phase {
         Phase::NeedsInput => format!(
             "the planner has questions under `## Open questions` in `{}`: `tick plan --answer \"...\"` answers them",

@@ -67,3 +67,22 @@ fn status_quiet_keeps_the_warnings_and_drops_the_hints() {
     let run = ws.ok(&["-q", "status"]);
     insta::assert_snapshot!(run.stderr, @"warning: `S1` is done without verification");
 }
+
+/// The last `hint:` line of `stderr`, without `hint: `.
+fn last_hint(stderr: &str) -> &str {
+    stderr
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("hint: "))
+        .unwrap_or_else(|| panic!("no hint in {stderr}"))
+}
+
+#[test]
+fn status_json_next_with_no_tasks_is_the_hint_the_human_output_ends_with() {
+    let ws = Workspace::new();
+    let human = ws.ok(&["status"]);
+    let json: serde_json::Value =
+        serde_json::from_str(&ws.ok(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(json["next"]["hint"], last_hint(&human.stderr), "{json}");
+    assert_eq!(json["next"]["command"], "tick plan \"goal\"", "{json}");
+}
