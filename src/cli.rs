@@ -11,10 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// Plans live in `.tasks/` as PLAN.md and TODO.md: read them, edit them, commit them.
 #[derive(Debug, Parser)]
 #[command(name = "tick", version = env!("TICK_LONG_VERSION"), about, long_about = None, propagate_version = true)]
-#[command(
-    after_help = "Without a command, in a terminal: the interactive session (a timeline, the plan panel, \
-PLAN and BUILD modes; `/help` inside lists its keys and commands)."
-)]
+#[command(after_help = SESSION_NOTE, after_long_help = TOP_EXAMPLES)]
 pub struct Cli {
     /// Run as if tick was started in DIR.
     #[arg(short = 'C', long = "directory", value_name = "DIR", global = true)]
@@ -146,6 +143,7 @@ pub struct ConfigSetArgs {
 /// offered (a server's `readOnlyHint` is shown as a suggestion, never trusted); during a step,
 /// only the tools its approved plan names. Stdio servers run inside tick's sandbox.
 #[derive(Debug, Args)]
+#[command(after_long_help = MCP_EXAMPLES)]
 pub struct McpArgs {
     #[command(subcommand)]
     pub command: McpCommand,
@@ -223,6 +221,7 @@ pub struct McpServeArgs {
 /// (`TICK_LOCAL_DIR`). Every phase is skipped when already done and resumes after a kill; the build runs at low
 /// priority. tick finds the running server by itself: no settings needed.
 #[derive(Debug, Args)]
+#[command(after_long_help = MODEL_EXAMPLES)]
 pub struct LocalModelArgs {
     #[command(subcommand)]
     pub action: ModelAction,
@@ -275,6 +274,7 @@ pub struct UndoArgs {
 ///
 /// Refuses when a file changed since the undo, naming it and who changed it.
 #[derive(Debug, Args)]
+#[command(after_long_help = REDO_EXAMPLES)]
 pub struct RedoArgs {
     /// `S3 [TASK]`: the step, and the task (default: the current task).
     #[arg(required = true, num_args = 1..=2, value_name = "STEP [TASK]")]
@@ -298,6 +298,7 @@ Examples:
 ///
 /// Safe to run again: files that exist are left as they are.
 #[derive(Debug, Args)]
+#[command(after_long_help = INIT_EXAMPLES)]
 pub struct InitArgs {}
 
 /// Which model to talk to, for the commands that do.
@@ -357,6 +358,7 @@ pub struct PlanArgs {
 /// Print the draft, or a task's plan.
 #[derive(Debug, Args)]
 #[command(disable_version_flag = true)]
+#[command(after_long_help = SHOW_EXAMPLES)]
 pub struct ShowArgs {
     /// A task id, unique prefix or part of its name; without it, the draft (or the current
     /// task when there is no draft).
@@ -375,6 +377,7 @@ pub struct ShowArgs {
 /// ticked, done but not verified. Review and approve the draft as any other. When tick ticks
 /// a step, it ticks the source's task too, unless that line changed since the import.
 #[derive(Debug, Args)]
+#[command(after_long_help = IMPORT_EXAMPLES)]
 pub struct ImportArgs {
     /// The task file (or the folder that holds it: `specs/001-feature/`, `.taskmaster/`).
     pub path: PathBuf,
@@ -396,6 +399,7 @@ pub struct ImportArgs {
 ///
 /// In a terminal it asks first; elsewhere it needs `--yes`.
 #[derive(Debug, Default, Args)]
+#[command(after_long_help = DISCARD_EXAMPLES)]
 pub struct DiscardArgs {
     /// Discard without asking.
     #[arg(long, short = 'y')]
@@ -406,6 +410,7 @@ pub struct DiscardArgs {
 ///
 /// Given a task whose PLAN.md was edited after approval, approves the edited plan.
 #[derive(Debug, Default, Args)]
+#[command(after_long_help = APPROVE_EXAMPLES)]
 pub struct ApproveArgs {
     /// A task whose PLAN.md changed since its approval, to approve again.
     pub task: Option<String>,
@@ -523,6 +528,7 @@ pub struct AnswerArgs {
 /// The history of a task in time order: created, approved, steps done, blocks, answers,
 /// phase changes, failed attempts.
 #[derive(Debug, Args)]
+#[command(after_long_help = LOG_EXAMPLES)]
 pub struct LogArgs {
     /// The task (id, prefix or part of its name); default: the current task.
     pub task: Option<String>,
@@ -559,6 +565,7 @@ pub struct StatusArgs {
 
 /// List the draft and every task with its phase and progress.
 #[derive(Debug, Args)]
+#[command(after_long_help = LIST_EXAMPLES)]
 pub struct ListArgs {
     /// Print JSON (the format is documented in `docs/json.md`).
     #[arg(long)]
@@ -570,6 +577,7 @@ pub struct ListArgs {
 /// Steps whose files change outside tick are marked stale (`[~]`) as it happens. Stop with
 /// Ctrl-C.
 #[derive(Debug, Args)]
+#[command(after_long_help = WATCH_EXAMPLES)]
 pub struct WatchArgs {
     /// A task id, unique prefix or part of its name; default: the current task.
     pub task: Option<String>,
@@ -591,6 +599,7 @@ pub struct WatchArgs {
 ///    0  all clear
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
+#[command(after_long_help = CHECK_EXAMPLES)]
 pub struct CheckArgs {
     /// Compare every task's TODO.md with the trailers of the commits in RANGE (default
     /// `HEAD`): exit code 15 when they disagree (a tick with no commit, a commit with no
@@ -651,6 +660,7 @@ Examples:
 /// incomplete, 3 when the server or the model fails. The sandbox line is a report: it does not
 /// set the exit code.
 #[derive(Debug, Args)]
+#[command(after_long_help = DOCTOR_EXAMPLES)]
 pub struct DoctorArgs {
     #[command(flatten)]
     pub model: ModelArgs,
@@ -668,6 +678,7 @@ pub struct DoctorArgs {
 /// keep for later, `p` print the plan again, `?` help. With `TICK_INTERACTIVE=1` and a piped
 /// stdin it reads one answer per line.
 #[derive(Debug, Args)]
+#[command(after_long_help = REVIEW_EXAMPLES)]
 pub struct ReviewArgs {
     #[command(flatten)]
     pub model: ModelArgs,
@@ -678,15 +689,9 @@ pub struct ReviewArgs {
 /// A step whose `verify` commands pass is `[x]` with new evidence and fingerprints; one whose
 /// commands fail (or a stale step with nothing to run) is opened again (`[ ]`) for `tick run`
 /// to redo. The commands run in the same sandbox as during `tick run`.
-///
-/// EXAMPLES:
-///   tick verify              every done and stale step of the current task
-///   tick verify S2 S3        just these
-///   tick verify login S2     step S2 of the task matching `login`
-///   tick verify --from-git main..HEAD
-///                            every step the branch's commits claim (for CI)
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
+#[command(after_long_help = VERIFY_EXAMPLES)]
 pub struct VerifyArgs {
     /// `[TASK] [S1 S2 …]`: a task (id, prefix or part of its name; default: the current
     /// task) and the steps to verify (default: every done and stale step).
@@ -711,6 +716,7 @@ pub struct VerifyArgs {
 
 /// Say which step runs next, and the command that runs it.
 #[derive(Debug, Args)]
+#[command(after_long_help = NEXT_EXAMPLES)]
 pub struct NextArgs {
     /// A task id, unique prefix or part of its name; default: the current task.
     pub task: Option<String>,
@@ -721,6 +727,7 @@ pub struct NextArgs {
 /// A file that no longer parses is kept as you left it unless you choose to put the old
 /// content back.
 #[derive(Debug, Args)]
+#[command(after_long_help = EDIT_EXAMPLES)]
 pub struct EditArgs {
     /// A task id, unique prefix or part of its name; default: the draft, else the current
     /// task.
@@ -737,6 +744,7 @@ pub struct EditArgs {
 /// trailers), otherwise `git diff` of the files the step changed, from the commit the plan
 /// was approved on to the working tree.
 #[derive(Debug, Args)]
+#[command(after_long_help = DIFF_EXAMPLES)]
 pub struct DiffArgs {
     /// The step id, like `S3`.
     pub step: String,
@@ -751,6 +759,7 @@ pub struct DiffArgs {
 
 /// Cancel a task: it stops being run; its files stay for the record.
 #[derive(Debug, Args)]
+#[command(after_long_help = CANCEL_EXAMPLES)]
 pub struct CancelArgs {
     /// A task id, unique prefix or part of its name; default: the current task.
     pub task: Option<String>,
@@ -766,6 +775,7 @@ pub struct CancelArgs {
 /// `~/.local/state/tick/trusted.yaml` (`$XDG_STATE_HOME/tick/`); a changed file needs
 /// trusting again.
 #[derive(Debug, Args)]
+#[command(after_long_help = TRUST_EXAMPLES)]
 pub struct TrustArgs {
     /// List the trusted repositories, and whether their files are still as trusted.
     #[arg(long, conflicts_with = "revoke")]
@@ -777,11 +787,8 @@ pub struct TrustArgs {
 }
 
 /// Print a shell completion script.
-///
-/// For example: `tick completions bash > ~/.local/share/bash-completion/completions/tick`,
-/// `tick completions zsh > ~/.zfunc/_tick`, `tick completions fish >
-/// ~/.config/fish/completions/tick.fish`.
 #[derive(Debug, Args)]
+#[command(after_long_help = COMPLETIONS_EXAMPLES)]
 pub struct CompletionsArgs {
     /// The shell.
     pub shell: Shell,
@@ -798,9 +805,8 @@ pub enum Shell {
 }
 
 /// Print tick's man pages (roff): `tick(1)` and one page per subcommand, `tick-plan(1)`...
-///
-/// For example: `tick man --dir ~/.local/share/man` (the pages go in its `man1/`), then `man tick-plan`.
 #[derive(Debug, Args)]
+#[command(after_long_help = MAN_EXAMPLES)]
 pub struct ManArgs {
     /// The subcommand whose page to print, like `plan` (default: the top page, `tick(1)`).
     pub command: Option<String>,
@@ -809,3 +815,152 @@ pub struct ManArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "command")]
     pub dir: Option<PathBuf>,
 }
+
+/// What `tick` alone does, for both the short and the long help.
+macro_rules! session_note {
+    () => {
+        "Without a command, in a terminal: the interactive session (a timeline, the plan \
+         panel, PLAN and BUILD modes; `/help` inside lists its keys and commands)."
+    };
+}
+
+const SESSION_NOTE: &str = session_note!();
+
+const TOP_EXAMPLES: &str = concat!(
+    session_note!(),
+    "
+
+Examples:
+  tick plan \"Add a --verbose flag\"   # the model drafts a plan; nothing is changed yet
+  tick review                        # read it: approve, revise, edit or discard
+  tick approve                       # the draft becomes a task
+  tick run                           # one verified step at a time
+  tick status                        # where it stands and what to do next"
+);
+// The EXAMPLES of the commands above (their `--help` and man pages).
+
+const INIT_EXAMPLES: &str = "\
+Examples:
+  tick init                          # `.tasks/` with a commented config.yaml and a .gitignore
+  tick -C ../other-repo init         # in another repository";
+
+const IMPORT_EXAMPLES: &str = "\
+Examples:
+  tick import specs/001-feature/     # a Spec Kit feature's tasks become the draft
+  tick import .taskmaster/ --dry-run # print the draft; write nothing
+  tick import tasks.md --format kiro --no-write-back";
+
+const SHOW_EXAMPLES: &str = "\
+Examples:
+  tick show                          # the draft, else the current task's plan
+  tick show login                    # the plan of the task whose name contains `login`
+  tick show login --version 1        # that task's first approved plan";
+
+const DISCARD_EXAMPLES: &str = "\
+Examples:
+  tick discard                       # asks first, in a terminal
+  tick discard --yes                 # in a script";
+
+const APPROVE_EXAMPLES: &str = "\
+Examples:
+  tick approve                       # the draft becomes a task
+  tick approve --max-files 10 --commit-steps
+  tick approve login                 # a task whose PLAN.md was edited after approval";
+
+const LOG_EXAMPLES: &str = "\
+Examples:
+  tick log                           # the current task's history
+  tick log login --json              # as JSON lines";
+
+const LIST_EXAMPLES: &str = "\
+Examples:
+  tick list
+  tick list --json | jq '.tasks[] | {id, phase}'";
+
+const WATCH_EXAMPLES: &str = "\
+Examples:
+  tick watch                         # the current task, in a second terminal
+  tick watch login";
+
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  tick check                         # in CI or a pre-commit hook
+  tick check --strict --json
+  tick check --from-git main..HEAD   # the branch's commits against the ticks";
+
+const DOCTOR_EXAMPLES: &str = "\
+Examples:
+  tick doctor
+  tick doctor --provider ollama --model qwen3
+  tick doctor --json";
+
+const REVIEW_EXAMPLES: &str = "\
+Examples:
+  tick review                        # the draft's review menu again
+  tick review --provider ollama --model qwen3   # `r` revises with this model";
+
+const VERIFY_EXAMPLES: &str = "\
+Examples:
+  tick verify                        # every done and stale step of the current task
+  tick verify S2 S3                  # just these
+  tick verify login S2               # step S2 of the task matching `login`
+  tick verify --dry-run              # which commands would run; runs nothing
+  tick verify --from-git main..HEAD  # every step the branch's commits claim (for CI)";
+
+const NEXT_EXAMPLES: &str = "\
+Examples:
+  tick next                          # the current task's next step and its command
+  tick next login";
+
+const EDIT_EXAMPLES: &str = "\
+Examples:
+  tick edit                          # the draft, else the current task's PLAN.md
+  tick edit --todo                   # the current task's TODO.md
+  tick edit login";
+
+const DIFF_EXAMPLES: &str = "\
+Examples:
+  tick diff S3                       # what S3 changed
+  tick diff S3 login --all           # with tick's own bookkeeping, in the task matching `login`";
+
+const CANCEL_EXAMPLES: &str = "\
+Examples:
+  tick cancel                        # the current task
+  tick cancel login";
+
+const TRUST_EXAMPLES: &str = "\
+Examples:
+  tick trust                         # trust this repository's files as they are now
+  tick trust --list
+  tick trust --revoke";
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  tick completions bash > ~/.local/share/bash-completion/completions/tick
+  tick completions zsh > ~/.zfunc/_tick
+  tick completions fish > ~/.config/fish/completions/tick.fish";
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  tick man plan | man -l -           # read tick-plan(1)
+  tick man --dir ~/.local/share/man  # every page into its man1/; then `man tick-plan`";
+
+const MODEL_EXAMPLES: &str = "\
+Examples:
+  tick model setup                   # once: build, download, check, start
+  tick model start
+  tick model status
+  tick model speed
+  tick model stop";
+
+const REDO_EXAMPLES: &str = "\
+Examples:
+  tick redo S3                       # put S3's changes back; ticked when its verify passes
+  tick redo S3 login --json";
+
+const MCP_EXAMPLES: &str = "\
+Examples:
+  tick mcp list
+  tick mcp add docs -- docs-mcp --root .
+  tick mcp add tracker --url https://tracker.example/mcp --bearer-token-env-var TRACKER_TOKEN
+  tick mcp serve --commit            # in the agent's config, run in the repository";

@@ -1133,6 +1133,10 @@ fn status_text(
     // are set off from the task by a blank line).
     let mut written = false;
     let mut warnings = Vec::new();
+    if let Some(error) = &report.draft_error {
+        // What to do about it is the next action, or comes after the task's.
+        warnings.push((format!("the draft does not parse: {error}"), None));
+    }
     if let Some(task) = &report.task {
         task_text(&mut out, task, &mut |chunk: &mut String| {
             written = true;
@@ -1147,11 +1151,9 @@ fn status_text(
             attempt.hint.clone(),
         ));
     }
-    if report.task.is_none() && report.draft.is_none() {
-        warnings.push((
-            "no tasks yet".to_owned(),
-            Some("write a plan with `tick plan \"goal\"` or `tick plan --from plan.md`".to_owned()),
-        ));
+    if report.task.is_none() && report.draft.is_none() && report.draft_error.is_none() {
+        // The way to start is the next action, the last hint.
+        warnings.push(("no tasks yet".to_owned(), None));
     }
     flush(&mut out);
     warnings

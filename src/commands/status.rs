@@ -39,15 +39,14 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
         (Some(task), _) => Some(store.load(&task)?),
         (None, _) => None,
     };
-    // A broken draft is the draft's problem, not the task's: one line, and status goes on.
-    let draft = if args.task.is_none() {
-        store.load_draft().unwrap_or_else(|err| {
-            ctx.ui
-                .warn(&format!("the draft does not parse: {}", err.message));
-            None
-        })
+    // A broken draft is the draft's problem, not the task's: one warning, and status goes on.
+    let (draft, draft_error) = if args.task.is_none() {
+        match store.load_draft() {
+            Ok(draft) => (draft, None),
+            Err(err) => (None, Some(err.message)),
+        }
     } else {
-        None
+        (None, None)
     };
     let attention = if args.task.is_none() {
         let shown = task.as_ref().map(|t| t.id.as_str());
@@ -72,7 +71,9 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
             let current = store.current()?.map(|t| t.id);
             task_arg(&store.task_ids()?, &task.id, current.as_deref())
         }
-        (None, Some(task)) if draft.is_some() => crate::tasks::naming::task_named(store, &task.id),
+        (None, Some(task)) if draft.is_some() || draft_error.is_some() => {
+            crate::tasks::naming::task_named(store, &task.id)
+        }
         _ => String::new(),
     };
     let report = StatusReport {
@@ -80,6 +81,7 @@ pub fn run(ctx: &Ctx<'_>, args: &StatusArgs) -> Result<Outcome> {
         attention,
         plan_attempt,
         draft: draft.as_ref().map(|d| draft_report(store, d)),
+        draft_error,
         task: task.as_ref().map(|t| {
             let mut report = task_report(store, t);
             if let Some(refreshed) = &refreshed {

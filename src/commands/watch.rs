@@ -51,6 +51,7 @@ async fn watch(ctx: &Ctx<'_>, task_ref: &TaskRef) -> Result<Outcome> {
             ctx.ui.status(&status::StatusReport {
                 format: status::JSON_FORMAT,
                 draft: None,
+                draft_error: None,
                 task: Some(report),
                 attention: Vec::new(),
                 plan_attempt: None,

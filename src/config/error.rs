@@ -76,8 +76,14 @@ pub fn closest_key(message: &str) -> Option<String> {
         .skip(1)
         .step_by(2)
         .filter(|key| !key.is_empty());
+    nearest(unknown, expected).map(str::to_owned)
+}
+
+/// The one of `known` nearest to `unknown`, if one is near enough to be a typo of it: the
+/// "did you mean" of a config file's unknown key and of `tick config get|set`'s.
+pub fn nearest<'a>(unknown: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let mut best: Option<(usize, &str)> = None;
-    for key in expected {
+    for key in known {
         let distance = edit_distance(unknown, key);
         if best.is_none_or(|(least, _)| distance < least) {
             best = Some((distance, key));
@@ -87,7 +93,7 @@ pub fn closest_key(message: &str) -> Option<String> {
     // a five-letter key, `modle`, are near).
     let (distance, key) = best?;
     let near = unknown.chars().count().max(key.chars().count()).div_ceil(3);
-    (distance <= near).then(|| key.to_owned())
+    (distance <= near).then_some(key)
 }
 
 /// The Levenshtein distance between `a` and `b`, in characters.
@@ -123,6 +129,11 @@ mod tests {
         let message = "unknown field `colour`, expected one of `provider`, `model`";
         assert_eq!(closest_key(message), None);
         assert_eq!(closest_key("invalid type: string, expected a map"), None);
+        assert_eq!(
+            nearest("limits.max_turn", ["model", "limits.max_turns"]),
+            Some("limits.max_turns")
+        );
+        assert_eq!(nearest("colour", ["model", "provider"]), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
     }

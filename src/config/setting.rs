@@ -295,15 +295,18 @@ fn find(name: &str) -> Result<&'static Key> {
         ))
         .hint("edit it in the file (see `docs/config.md`), or set `sandbox` to `on` or `off`; nothing was changed"));
     }
-    Err(
-        Error::input(format!("`tick config` has no setting `{name}`")).hint(format!(
-            "the settings are {}; `tick config list` shows each with its value; nothing was changed",
-            KEYS.iter()
-                .map(|key| format!("`{}`", key.name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-    )
+    let error = Error::input(format!("`tick config` has no setting `{name}`"));
+    let error = match config::error::nearest(name, KEYS.iter().map(|key| key.name)) {
+        Some(near) => error.hint(format!("did you mean `{near}`?")),
+        None => error,
+    };
+    Err(error.hint(format!(
+        "the settings are {}; `tick config list` shows each with its value; nothing was changed",
+        KEYS.iter()
+            .map(|key| format!("`{}`", key.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
 }
 
 /// `value` checked against what `key` takes, as it is written in the file.

@@ -232,10 +232,15 @@ impl Engine {
         let task_ref = store.resolve_or_current(request.task)?;
         let lock = store.lock_task_now(&task_ref, "tick run")?;
         store.set_current(&task_ref);
-        // What needs no model is said before the model's settings are asked for.
-        crate::runner::check_runnable(store, &store.load(&task_ref)?, &mut |event| {
+        // What needs no model is said before the model's settings are asked for: a plan
+        // changed since approval, and a `--step` the task does not have.
+        let task = store.load(&task_ref)?;
+        crate::runner::check_runnable(store, &task, &mut |event| {
             sink(Event::Run(event));
         })?;
+        if let Some(id) = request.options.only {
+            task.step_or_error(store, id)?;
+        }
         let config = self.model_config(&request.flags)?;
         if let Some(line) = config.trust_warning() {
             sink(Event::Warning(Warning::Untrusted(line)));
@@ -309,6 +314,9 @@ impl Engine {
     pub fn dry_run(&self, task: Option<&str>, only: Option<StepId>) -> Result<Option<Prompts>> {
         let (task, next) = self.next(task, only)?;
         self.store.require_steps(&task)?;
+        if let Some(id) = only {
+            task.step_or_error(&self.store, id)?;
+        }
         let id = match next {
             Next::Step(id) | Next::AlreadyDone(id) => id,
             Next::Blocked { id, .. } | Next::Waiting { id, .. } => id,

@@ -167,16 +167,24 @@ pub fn check_no_draft(store: &Store, replace: bool) -> Result<()> {
     if !path.exists() {
         return Ok(());
     }
-    let title = store
-        .load_draft()
-        .ok()
-        .flatten()
+    let shown = store.rel(&path);
+    let waiting = |title: &str| format!("a draft{title} is already waiting in `{shown}`");
+    let draft = match store.load_draft() {
+        Ok(draft) => draft,
+        // Neither approving nor revising reads it: fixing or throwing it away does.
+        Err(err) => {
+            return Err(Error::input(format!(
+                "{}, and it does not parse: {}",
+                waiting(""),
+                err.message
+            ))
+            .hint("fix it with `tick edit` (checked when the editor closes), throw it away with `tick discard`, or replace it with `--force`; it was not changed"));
+        }
+    };
+    let title = draft
         .and_then(|draft: Draft| draft.plan.title)
         .map(|t| format!(" `{t}`"))
         .unwrap_or_default();
-    Err(Error::input(format!(
-        "a draft{title} is already waiting in `{}`",
-        store.rel(&path)
-    ))
+    Err(Error::input(waiting(&title))
     .hint("approve it (`tick approve`), revise it (`tick plan --revise \"...\"`), discard it (`tick discard`), or replace it with `--force`; it was not changed"))
 }

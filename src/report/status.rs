@@ -21,6 +21,9 @@ pub const JSON_FORMAT: u32 = 1;
 pub struct StatusReport<'a> {
     pub format: u32,
     pub draft: Option<DraftReport>,
+    /// Why the draft waiting in `.tasks/draft/PLAN.md` does not parse (`` `file:line:col`:
+    /// message ``, as `tick list --json` gives it); then `draft` is `None`.
+    pub draft_error: Option<String>,
     pub task: Option<TaskReport<'a>>,
     /// Without a named task: the other tasks that need a person (blocked, stale, or left
     /// executing), newest first.
@@ -386,9 +389,17 @@ pub fn next_report(report: &StatusReport<'_>) -> Option<NextReport> {
     Some(NextReport { command, hint })
 }
 
+/// The next thing to do with no task and no draft.
+const NO_TASKS_YET: &str = "write a plan with `tick plan \"goal\"` or `tick plan --from plan.md`";
+
+/// The next thing to do with a draft that does not parse: `tick approve` and `tick plan`
+/// refuse until it is fixed or gone.
+pub const BROKEN_DRAFT: &str = "fix the draft with `tick edit` (checked when the editor closes), or throw it away with `tick discard`";
+
 /// The next thing to do, for the last line of `tick status`: for the task (what blocks it,
 /// or the run that goes on with it), else for the draft (review and approve it, or answer its
-/// questions). `None` when a warning already says it (a revision waiting for approval).
+/// questions, or fix the one that does not parse), else how to start (with no task and no draft). `None` when a warning already
+/// says it (a revision waiting for approval).
 pub fn next_action(report: &StatusReport<'_>) -> Option<String> {
     if let Some(task) = &report.task {
         if task.revision_waiting.is_some() || task.replan_not_written.is_some() {
@@ -429,14 +440,21 @@ pub fn next_action(report: &StatusReport<'_>) -> Option<String> {
                 });
             }
         }
-        if report.draft.is_none() && task.phase == Phase::Completed {
+        if report.draft.is_none() && report.draft_error.is_none() && task.phase == Phase::Completed
+        {
             return Some(
                 "done: commit `.tasks/` with the code, or plan the next task with `tick plan \"goal\"`"
                     .to_owned(),
             );
         }
     }
-    let draft = report.draft.as_ref()?;
+    if report.draft_error.is_some() {
+        return Some(BROKEN_DRAFT.to_owned());
+    }
+    let Some(draft) = &report.draft else {
+        // Nothing yet: the human output's "no tasks yet" ends with the way to start.
+        return report.task.is_none().then(|| NO_TASKS_YET.to_owned());
+    };
     Some(match draft.phase {
         Phase::NeedsInput => format!(
             "the planner has questions under `## Open questions` in `{}`: `tick plan --answer \"...\"` answers them",

@@ -78,3 +78,32 @@ fn config_set_refuses_a_bad_value_or_a_file_that_would_not_load_and_leaves_it_by
         .collect();
     assert_eq!(left, ["config.yaml"], "no candidate file is left behind");
 }
+
+#[test]
+fn config_set_and_get_name_the_nearest_key_for_a_typo_before_the_list() {
+    let ws = Workspace::new();
+    let set = ws.fails(&["config", "set", "modle", "qwen", "--repo"], 2);
+    let get = ws.fails(&["config", "get", "limits.max_turn"], 2);
+    for (run, near) in [(&set, "model"), (&get, "limits.max_turns")] {
+        let hints: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|line| line.starts_with("hint: "))
+            .collect();
+        assert_eq!(
+            hints.first().copied(),
+            Some(format!("hint: did you mean `{near}`?").as_str()),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            hints.iter().any(|hint| hint.contains("the settings are")),
+            "{}",
+            run.stderr
+        );
+    }
+    // A word near no key gets the list alone.
+    let far = ws.fails(&["config", "get", "colour"], 2);
+    assert!(!far.stderr.contains("did you mean"), "{}", far.stderr);
+    assert!(!ws.exists(".tasks/config.yaml"), "nothing was written");
+}

@@ -268,3 +268,61 @@ fn version_names_the_commit_and_its_date() {
         "{line}"
     );
 }
+
+/// The codes in the first column of the README's exit-code table (`10-14` is each of them).
+fn readme_exit_codes() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let (_, table) = readme.split_once("## Exit codes\n").unwrap();
+    let cells = table
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|row| row.split('|').nth(1).map(str::trim))
+        .filter(|cell| cell.starts_with(|c: char| c.is_ascii_digit()));
+    let mut codes = Vec::new();
+    for cell in cells {
+        match cell.split_once('-') {
+            Some((low, high)) => codes.extend(
+                (low.parse::<u32>().unwrap()..=high.parse().unwrap()).map(|c| c.to_string()),
+            ),
+            None => codes.push(cell.to_owned()),
+        }
+    }
+    codes
+}
+
+/// A new user's review: EXIT STATUS was on `tick.1` only (without 9-15 one by one), and 7 of
+/// 29 subcommand pages had EXAMPLES.
+#[test]
+fn every_man_page_has_examples_and_exit_status_and_tick_1_lists_the_readmes_codes() {
+    let ws = Workspace::new();
+    let root = ws.temp().join("man");
+    ws.ok(&["man", "--dir", root.to_str().unwrap()]);
+    let mut pages = 0;
+    for entry in std::fs::read_dir(root.join("man1")).unwrap() {
+        let path = entry.unwrap().path();
+        let page = std::fs::read_to_string(&path).unwrap();
+        for heading in [
+            ".SH EXAMPLES\n",
+            ".SH \"EXIT STATUS\"\n",
+            ".SH \"SEE ALSO\"\n",
+        ] {
+            assert!(page.contains(heading), "{}: {heading}", path.display());
+        }
+        pages += 1;
+    }
+    assert_eq!(pages, 30);
+    let top = std::fs::read_to_string(root.join("man1/tick.1")).unwrap();
+    let (_, exit_status) = top.split_once(".SH \"EXIT STATUS\"\n").unwrap();
+    let exit_status = exit_status.split("\n.SH ").next().unwrap();
+    let listed: Vec<&str> = exit_status
+        .lines()
+        .filter_map(|l| l.strip_prefix("\\fB")?.strip_suffix("\\fR"))
+        .collect();
+    let readme = readme_exit_codes();
+    assert!(readme.len() > 10, "{readme:?}");
+    for code in &readme {
+        assert!(listed.contains(&code.as_str()), "{code} in {listed:?}");
+    }
+}

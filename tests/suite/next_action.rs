@@ -67,3 +67,72 @@ fn status_quiet_keeps_the_warnings_and_drops_the_hints() {
     let run = ws.ok(&["-q", "status"]);
     insta::assert_snapshot!(run.stderr, @"warning: `S1` is done without verification");
 }
+
+/// The last `hint:` line of `stderr`, without `hint: `.
+fn last_hint(stderr: &str) -> &str {
+    stderr
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("hint: "))
+        .unwrap_or_else(|| panic!("no hint in {stderr}"))
+}
+
+#[test]
+fn status_json_next_with_no_tasks_is_the_hint_the_human_output_ends_with() {
+    let ws = Workspace::new();
+    let human = ws.ok(&["status"]);
+    let json: serde_json::Value =
+        serde_json::from_str(&ws.ok(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(json["next"]["hint"], last_hint(&human.stderr), "{json}");
+    assert_eq!(json["next"]["command"], "tick plan \"goal\"", "{json}");
+}
+
+/// Regression: a draft that does not parse read as "no tasks yet", `tick plan` then refused
+/// and pointed at `tick approve`, which refused too.
+#[test]
+fn a_broken_draft_waiting_gets_edit_or_discard_as_the_next_action_everywhere() {
+    let ws = Workspace::new();
+    ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    let draft = ".tasks/draft/PLAN.md";
+    let broken = ws.read(draft).replace("- [ ] S3", "- [?] S3");
+    ws.write(draft, &broken);
+    let line = broken
+        .lines()
+        .position(|l| l.starts_with("- [?] S3"))
+        .unwrap()
+        + 1;
+    let location = format!("`.tasks/draft/PLAN.md:{line}:3`: unknown step marker `[?]`");
+
+    let human = ws.ok(&["status"]);
+    assert!(
+        human
+            .stderr
+            .starts_with(&format!("warning: the draft does not parse: {location}\n")),
+        "{}",
+        human.stderr
+    );
+    assert!(!human.stderr.contains("no tasks yet"), "{}", human.stderr);
+    let hint = last_hint(&human.stderr);
+    assert!(
+        hint.contains("`tick edit`") && hint.contains("`tick discard`"),
+        "{hint}"
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_str(&ws.ok(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(json["draft"], serde_json::Value::Null, "{json}");
+    assert_eq!(json["draft_error"], location.as_str(), "{json}");
+    assert_eq!(json["next"]["command"], "tick edit", "{json}");
+    assert_eq!(json["next"]["hint"], hint, "{json}");
+
+    let plan = ws.run_stdin(&["plan", "--from", "-"], PLAN);
+    assert_eq!(plan.code, 2, "{plan:#?}");
+    assert!(plan.stderr.contains(&location), "{}", plan.stderr);
+    assert!(
+        plan.stderr.contains("`tick edit`") && plan.stderr.contains("`tick discard`"),
+        "{}",
+        plan.stderr
+    );
+    assert!(!plan.stderr.contains("tick approve"), "{}", plan.stderr);
+    assert_eq!(ws.read(draft), broken);
+}

@@ -987,3 +987,36 @@ async fn a_commit_run_of_a_whole_plan_leaves_a_clean_tree() {
         project.git(&["diff"])
     );
 }
+
+/// Regression: `tick run --step S9` on a task without an `S9` said "`S9` is already done" and
+/// exited 0. It is bad input, refused before any model is asked for (no server here).
+#[test]
+fn run_step_that_the_task_does_not_have_is_refused_with_its_steps_before_a_model() {
+    let ws = Workspace::new();
+    ws.approve(crate::common::workspace::PLAN);
+    for args in [
+        &["run", "--step", "S9"][..],
+        &["run", "--step", "S9", "--dry-run"],
+        &["run", "--step", "S2.7", "--json"],
+    ] {
+        let run = ws.fails(args, 2);
+        let missing = args[2];
+        assert!(
+            run.stderr
+                .contains(&format!("there is no step `{missing}` in `.tasks/")),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr
+                .contains("its steps are `S1`, `S2`, `S2.1`, `S2.2`, `S3`"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(
+            !run.stderr.contains("already done"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}

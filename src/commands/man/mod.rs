@@ -3,8 +3,9 @@
 //! each of those, printed one at a time or all written into `DIR/man1/`.
 //!
 //! `clap_mangen` renders the sections it knows; a command's `Examples:` text (its
-//! `after_long_help`) becomes an EXAMPLES section with its lines kept as written, and the top
-//! page gains EXIT STATUS, ENVIRONMENT and FILES, which `--help` has no place for.
+//! `after_long_help`) becomes an EXAMPLES section with its lines kept as written; every page
+//! gains EXIT STATUS and SEE ALSO, and the top page ENVIRONMENT and FILES, which `--help` has
+//! no place for.
 
 mod render;
 mod sections;
@@ -110,5 +111,51 @@ mod tests {
             "{top}"
         );
         assert_eq!(top.matches(".el .ds Aq '").count(), 1, "{top}");
+    }
+
+    /// The codes in the first column of the README's exit-code table, a range (`10-14`)
+    /// counted as each code in it.
+    fn readme_exit_codes() -> Vec<u32> {
+        let readme = include_str!("../../../README.md");
+        let (_, table) = readme.split_once("## Exit codes\n").unwrap();
+        let mut codes = Vec::new();
+        for row in table.lines().skip_while(|l| !l.starts_with('|')) {
+            let Some(first) = row.strip_prefix('|').and_then(|r| r.split('|').next()) else {
+                break;
+            };
+            let first = first.trim();
+            if !first.starts_with(|c: char| c.is_ascii_digit()) {
+                continue;
+            }
+            if let Some((low, high)) = first.split_once('-') {
+                codes.extend(low.parse::<u32>().unwrap()..=high.parse::<u32>().unwrap());
+            } else if let Ok(code) = first.parse() {
+                codes.push(code);
+            }
+        }
+        codes
+    }
+
+    #[test]
+    fn the_man_pages_exit_codes_are_the_readmes() {
+        let readme = readme_exit_codes();
+        assert!(readme.contains(&130) && readme.contains(&13), "{readme:?}");
+        let man: Vec<u32> = sections::EXIT_STATUS
+            .iter()
+            .map(|(code, _)| code.parse().unwrap())
+            .collect();
+        assert_eq!(man, readme);
+    }
+
+    #[test]
+    fn every_page_has_examples_exit_status_and_see_also() {
+        for (file, roff) in pages().unwrap() {
+            for heading in ["EXAMPLES", "\"EXIT STATUS\"", "\"SEE ALSO\""] {
+                assert!(
+                    roff.contains(&format!("\n.SH {heading}\n")),
+                    "{file}: {heading}"
+                );
+            }
+        }
     }
 }

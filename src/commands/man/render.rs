@@ -1,6 +1,7 @@
 //! One man page in roff: `clap_mangen`'s sections in its order, a command's `Examples:` text
-//! (its `after_long_help`) as an EXAMPLES section with its lines kept as written, and on the
-//! top page the sections for scripts (see [`super::sections`]).
+//! (its `after_long_help`) as an EXAMPLES section with its lines kept as written, EXIT STATUS
+//! on every page, and on the top page the other sections for scripts (see
+//! [`super::sections`]).
 
 use roff::{Roff, bold, roman};
 
@@ -31,14 +32,23 @@ pub fn render(command: &clap::Command, top: bool) -> Result<(String, String)> {
     {
         after_help(&mut roff, &after.to_string());
     }
+    // A script reads any page for the codes it may see.
+    table(&mut roff, "EXIT STATUS", sections::EXIT_STATUS);
     if top {
-        table(&mut roff, "EXIT STATUS", sections::EXIT_STATUS);
         table(&mut roff, "ENVIRONMENT", sections::ENVIRONMENT);
         table(&mut roff, "FILES", sections::FILES);
         roff.control("SH", ["SEE ALSO"]);
         roff.text([roman(
             "The README and docs/commands.md in tick's repository; `tick COMMAND --help`.",
         )]);
+    } else {
+        roff.control("SH", ["SEE ALSO"]);
+        roff.text([
+            bold("tick"),
+            roman("(1), for the environment and the files; `tick "),
+            roman(command.get_name()),
+            roman(" --help`."),
+        ]);
     }
     out.extend_from_slice(roff.to_roff().as_bytes());
     if command.get_version().is_some() {

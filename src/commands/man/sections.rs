@@ -1,8 +1,9 @@
-//! The sections of `tick(1)` that `--help` has no place for, as data: what a script sees
-//! (EXIT STATUS), the environment tick reads (ENVIRONMENT) and the files it reads and writes
+//! The sections of the man pages that `--help` has no place for, as data: what a script sees
+//! (EXIT STATUS, on every page), the environment tick reads (ENVIRONMENT) and the files it reads and writes
 //! (FILES), each a table of (name, meaning).
 
-/// The exit codes a script sees, for EXIT STATUS: (code, meaning).
+/// The exit codes a script sees, for EXIT STATUS on every page: (code, meaning), one code a
+/// row. The README's exit-code table says the same (a test holds them together).
 pub const EXIT_STATUS: &[(&str, &str)] = &[
     ("0", "Success; for `tick check`, nothing to report."),
     ("1", "Something unexpected failed (I/O, a bug)."),
@@ -23,12 +24,30 @@ pub const EXIT_STATUS: &[(&str, &str)] = &[
     ),
     ("7", "Another tick process holds the task's lock."),
     (
-        "9-16",
-        "`tick check`: 9 (with `--strict`) a done step's files changed later by another \
-         task, 10 a step is stale, 11 a step is done but unverified, 12 PLAN.md changed since \
-         approval, 13 a task file does not parse, 14 the last attempt failed, 15 (with \
-         `--from-git`) the ticks and the history disagree, 16 two active tasks change the same \
-         files.",
+        "9",
+        "`tick check --strict`: a done step's files were changed later by tick, running \
+         another task.",
+    ),
+    ("10", "`tick check`: a step is stale."),
+    (
+        "11",
+        "`tick check`: a step is done but unverified; `tick verify --from-git`: a claimed \
+         step has no `verify`.",
+    ),
+    ("12", "`tick check`: a PLAN.md changed since approval."),
+    ("13", "`tick check`: a task file does not parse."),
+    (
+        "14",
+        "`tick check`: the last planning or run attempt failed.",
+    ),
+    (
+        "15",
+        "`tick check --from-git`: the ticks and the history disagree; `tick verify \
+         --from-git`: a claimed step fails its `verify`.",
+    ),
+    (
+        "16",
+        "`tick check`: steps still to do in two active tasks change the same files.",
     ),
     (
         "130",
