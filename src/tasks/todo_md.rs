@@ -904,6 +904,10 @@ fn add_detail(
         .copied()
         .find(|known| known.eq_ignore_ascii_case(key))
     else {
+        let key_at = head.start + (text.len() - trim_start_ws(text).len());
+        if let Some(error) = misspelt_detail(key, locate(key_at)) {
+            return Err(error);
+        }
         step.notes.push(collapse_whitespace(text));
         return Ok(());
     };
@@ -978,6 +982,28 @@ fn add_detail(
         _ => step.notes.push(collapse_whitespace(text)),
     }
     Ok(())
+}
+
+/// The detail keys whose loss changes what tick checks or tracks: a line that misspells one
+/// (`verfy:`) would be read as a note, and the step would be ticked without its verify.
+const GUARDED_KEYS: [&str; 5] = ["files", "verify", "depends", "done when", "tools"];
+
+/// The error for detail key `key` (at `line`, `col`) when it misspells a guarded key, near
+/// enough to one to be a typo of it.
+fn misspelt_detail(key: &str, (line, col): (usize, usize)) -> Option<ParseError> {
+    if key.split_whitespace().count() > 2 {
+        return None;
+    }
+    let known = crate::config::error::nearest(&key.to_ascii_lowercase(), GUARDED_KEYS)?;
+    Some(ParseError {
+        line,
+        col,
+        message: format!("unknown detail `{key}:`: did you mean `{known}:`?"),
+        hint: format!(
+            "write `{known}:`; as it is, the line would be a note and the step would lose its \
+             `{known}`"
+        ),
+    })
 }
 
 /// The detail lines of lists and ids: `tools:` (a step's MCP tools, each `server.tool`, each

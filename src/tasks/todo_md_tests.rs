@@ -173,6 +173,40 @@ fn a_marker_glued_to_a_step_id_is_an_error_at_the_id() {
     }
 }
 
+/// `verfy:` read as a note left the step without its verify: ticked without verification.
+#[test]
+fn a_misspelt_detail_key_that_matters_is_an_error_with_the_key_it_means() {
+    for (line, col, key, known) in [
+        ("  - verfy: `cargo test`", 5, "verfy", "verify"),
+        ("  - file: a.rs", 5, "file", "files"),
+        ("  - Depend: S1", 5, "Depend", "depends"),
+        ("  - done-when: it works", 5, "done-when", "done when"),
+        ("  -   tool: gh.search", 7, "tool", "tools"),
+    ] {
+        let src = format!("- [ ] S1 a\n{line}\n");
+        let e = err(&src);
+        assert_eq!((e.line, e.col), (2, col), "{src:?}: {e}");
+        assert_eq!(
+            e.message,
+            format!("unknown detail `{key}:`: did you mean `{known}:`?"),
+            "{src:?}"
+        );
+        assert!(e.hint.starts_with(&format!("write `{known}:`")), "{src:?}");
+    }
+    // Notes that only look like details stay notes: other words, and near-misses of keys
+    // whose loss changes nothing tick checks.
+    for note in [
+        "note: keep it short",
+        "risks: the login may break",
+        "see: #12",
+        "why: speed",
+    ] {
+        let src = format!("- [ ] S1 a\n  - {note}\n");
+        let list = parse(&src).unwrap();
+        assert_eq!(list.steps[0].notes, [note], "{src:?}");
+    }
+}
+
 #[test]
 fn duplicate_ids_are_errors() {
     let e = err("- [ ] S1 a\n- [ ] S2 b\n- [x] S1 c\n");

@@ -129,6 +129,12 @@ fn error_messages() {
     // The space after the marker lost: read as a note, S2 would vanish from the task.
     ws.write(&path, todo.replace("- [ ] S2 Add", "- [ ]S2 Add"));
     let glued_marker = ws.run(&["status"]);
+    // A misspelt `files:` read as a note would leave S2 without its files.
+    ws.write(
+        &path,
+        todo.replace("  - files: src/compat/**", "  - file: src/compat/**"),
+    );
+    let misspelt_detail = ws.run(&["status"]);
     ws.write(&path, todo.replace("- [ ] S3 Update", "- [ ] S1 Update"));
     let duplicate = ws.run(&["status"]);
     ws.write(&path, &todo);
@@ -154,6 +160,7 @@ fn error_messages() {
     filters(&ws).bind(|| {
         assert_snapshot!("error_unknown_marker", both(&unknown_marker));
         assert_snapshot!("error_glued_marker", both(&glued_marker));
+        assert_snapshot!("error_misspelt_detail", both(&misspelt_detail));
         assert_snapshot!("error_duplicate_id", both(&duplicate));
         assert_snapshot!("error_front_matter_status", both(&bad_status));
         assert_snapshot!("error_draft_waiting", both(&draft_waiting));
