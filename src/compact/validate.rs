@@ -588,7 +588,16 @@ fn unittest_name_problem(
     for n in 1..=parts.len() {
         let base = parts[..n].join("/");
         let file = format!("{base}.py");
-        if created.contains(file.as_str()) || (n == parts.len() && repo.dirs.contains(&base)) {
+        if created.contains(file.as_str()) {
+            // A step so far changes the module: its new test may be anywhere in it, but a new
+            // test method goes into the module's existing test class, so a class the verify
+            // names must be one the module has.
+            return repo
+                .file(&file)
+                .and_then(|found| found.text.as_deref())
+                .and_then(|text| missing_class(id, name, &file, text, parts.get(n).copied()));
+        }
+        if n == parts.len() && repo.dirs.contains(&base) {
             return None;
         }
         let Some(found) = repo.file(&file) else {
@@ -605,6 +614,39 @@ fn unittest_name_problem(
     Some(format!(
         "{id}'s verify runs the tests `{name}`, but no file of the repository or of the steps so \
          far is that module; name a test module that exists or that a step creates"
+    ))
+}
+
+/// The problem when `class` (the part of the test name after the module `file`) looks like a
+/// class and `text`, the module, defines no class of that name: the verify would fail with
+/// "module has no attribute" however the step writes its test.
+fn missing_class(
+    id: &str,
+    name: &str,
+    file: &str,
+    text: &str,
+    class: Option<&str>,
+) -> Option<String> {
+    static CLASS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?m)^class\s+([A-Za-z_][A-Za-z0-9_]*)")
+            .unwrap_or_else(|err| unreachable!("bad class pattern: {err}"))
+    });
+    let class = class.filter(|c| c.starts_with(|ch: char| ch.is_ascii_uppercase()))?;
+    let classes: Vec<&str> = CLASS
+        .captures_iter(text)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect();
+    if classes.is_empty() || classes.contains(&class) {
+        return None;
+    }
+    let named = classes
+        .iter()
+        .map(|c| format!("`{c}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "{id}'s verify runs the test `{name}`, but `{file}` has no class `{class}` (its classes: \
+         {named}); a new test method goes into the file's test class, so name that class"
     ))
 }
 
@@ -1316,6 +1358,23 @@ mod tests {
                 "{verify}"
             );
         }
+        // The benchmark's case: the step adds its test method to `tests/test_stats.py`, whose
+        // test class is `TestMean`, and its verify names a class the module does not have, so
+        // it fails however the test is written.
+        let plan = plan(vec![step(
+            "Test it",
+            &["tests/test_stats.py"],
+            &[],
+            "python3 -m unittest tests.test_stats.TestStats.test_mean_empty",
+        )]);
+        says(
+            &check_in(&repo, &programs, &plan),
+            &[
+                "S1's verify runs the test `tests.test_stats.TestStats.test_mean_empty`, but \
+               `tests/test_stats.py` has no class `TestStats` (its classes: `TestMean`); a new \
+               test method goes into the file's test class, so name that class",
+            ],
+        );
     }
 
     #[test]
