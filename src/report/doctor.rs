@@ -347,12 +347,20 @@ mod tests {
 
     #[test]
     fn a_closed_loopback_port_fails_at_once_with_advice() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let url = format!("http://127.0.0.1:{port}/v1");
-        assert!(require_server(&config_for(&url)).is_ok());
-        drop(listener);
-        let err = require_server(&config_for(&url)).unwrap_err();
+        // A port just closed can be handed to another test's listener at once (the tests run
+        // in parallel): then it answers, and another port is tried.
+        let (port, err) = (0..20)
+            .find_map(|_| {
+                let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                let port = listener.local_addr().unwrap().port();
+                let url = format!("http://127.0.0.1:{port}/v1");
+                assert!(require_server(&config_for(&url)).is_ok());
+                drop(listener);
+                require_server(&config_for(&url))
+                    .err()
+                    .map(|err| (port, err))
+            })
+            .expect("twenty closed ports, each taken again before it was tried");
         assert_eq!(err.kind, crate::error::ErrorKind::Provider);
         assert!(
             err.message
