@@ -37,7 +37,7 @@ pub fn run(ctx: &Ctx<'_>, args: &CheckArgs) -> Result<Outcome> {
             task: "draft".to_owned(),
             kind: FindingKind::FailedAttempt,
             step: None,
-            message: attempt_message(&attempt),
+            message: attempt_message(&attempt, ""),
         });
     }
     // A draft that does not parse cannot be approved: a finding, like a task's.

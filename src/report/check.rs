@@ -164,17 +164,18 @@ pub fn task_findings(
             task: task.id.clone(),
             kind: FindingKind::FailedAttempt,
             step: attempt.step.map(|id| id.to_string()),
-            message: attempt_message(attempt),
+            message: attempt_message(attempt, &crate::tasks::naming::task_named(store, &task.id)),
         });
     }
     findings
 }
 
-/// The line a failed attempt gets, with its hint.
-pub fn attempt_message(attempt: &crate::tasks::state::LastAttempt) -> String {
+/// The line a failed attempt of task `named` gets, with its hint as it reads now
+/// ([`crate::tasks::state::LastAttempt::hint_for`]).
+pub fn attempt_message(attempt: &crate::tasks::state::LastAttempt, named: &str) -> String {
     if attempt.hint.is_empty() {
         attempt.summary()
     } else {
-        format!("{} (hint: {})", attempt.summary(), attempt.hint)
+        format!("{} (hint: {})", attempt.summary(), attempt.hint_for(named))
     }
 }

@@ -126,11 +126,19 @@ pub struct AttemptReport {
 
 impl From<&LastAttempt> for AttemptReport {
     fn from(attempt: &LastAttempt) -> Self {
+        AttemptReport::named(attempt, "")
+    }
+}
+
+impl AttemptReport {
+    /// The attempt of task `named` ([`crate::tasks::naming::task_named`]), its hint as it
+    /// reads now ([`LastAttempt::hint_for`]).
+    pub fn named(attempt: &LastAttempt, named: &str) -> Self {
         AttemptReport {
             at: attempt.at,
             step: attempt.step.map(|s| s.to_string()),
             cause: attempt.cause.clone(),
-            hint: (!attempt.hint.is_empty()).then(|| attempt.hint.clone()),
+            hint: (!attempt.hint.is_empty()).then(|| attempt.hint_for(named)),
             summary: attempt.summary(),
         }
     }
@@ -349,7 +357,9 @@ pub fn task_report<'a>(store: &Store, task: &'a Task) -> TaskReport<'a> {
             .collect(),
         stale_found: Vec::new(),
         plan_may_be_out_of_date: Vec::new(),
-        last_attempt: task.state.last_attempt.as_ref().map(AttemptReport::from),
+        last_attempt: task.state.last_attempt.as_ref().map(|attempt| {
+            AttemptReport::named(attempt, &crate::tasks::naming::task_named(store, &task.id))
+        }),
         unsandboxed_run: task.state.unsandboxed_run,
         named: String::new(),
     }

@@ -113,6 +113,14 @@ impl LastAttempt {
         }
     }
 
+    /// The hint as it reads now, for task `named` ([`crate::tasks::naming::task_named`]): a
+    /// bare `tick run` in it was written while the task was the current one, and would now
+    /// run whichever task is current, so it names the task when that is not this one.
+    pub fn hint_for(&self, named: &str) -> String {
+        self.hint
+            .replace("`tick run`", &format!("`tick run{named}`"))
+    }
+
     /// One line for `status` and `check`: when, where, and why.
     pub fn summary(&self) -> String {
         let step = self.step.map(|s| format!(" at `{s}`")).unwrap_or_default();

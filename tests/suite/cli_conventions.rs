@@ -376,3 +376,41 @@ fn color_always_and_never_override_the_terminal_check() {
     assert!(!plain.stderr.contains('\u{1b}'), "{plain:?}");
     assert_eq!(plain.code, 0);
 }
+
+/// A failed run's hint is stored while its task is the current one ("`tick run` picks it up
+/// again"). Shown later for a task that is no longer current, a bare `tick run` would run the
+/// other task: `status` and `check` name the task in it.
+#[test]
+fn a_stored_hint_names_its_task_once_another_is_current() {
+    let ws = Workspace::new();
+    let older = ws.approve_at(PLAN, "2026-11-30T10:00:00Z");
+    let state = format!(".tasks/{older}/state.yaml");
+    ws.write(
+        &state,
+        format!(
+            "{}last_attempt:\n  at: 2026-11-30T10:05:00Z\n  cause: the server went away\n  hint: '`tick run` picks it up again'\n",
+            ws.read(&state)
+        ),
+    );
+    // While it is the current task, the hint is as written.
+    assert_contains(&ws.ok(&["status"]).stderr, "`tick run` picks it up again");
+    let newer = ws.approve_at(
+        "# Other\n\n## Steps\n\n- [ ] S1 Another step\n",
+        "2026-11-30T11:00:00Z",
+    );
+    assert_ne!(older, newer);
+    let prefix = &older[..11];
+    let status = ws.run(&["status", &older]);
+    let shown = format!("{}{}", status.stdout, status.stderr);
+    assert_contains(&shown, &format!("`tick run {prefix}"));
+    assert!(!shown.contains("`tick run` picks"), "{shown}");
+    let check = ws.run(&["check"]);
+    let shown = format!("{}{}", check.stdout, check.stderr);
+    assert_contains(&shown, &format!("(hint: `tick run {prefix}"));
+    let json: serde_json::Value =
+        serde_json::from_str(&ws.ok(&["status", &older, "--json"]).stdout).unwrap();
+    assert_contains(
+        json["task"]["last_attempt"]["hint"].as_str().unwrap(),
+        &format!("`tick run {prefix}"),
+    );
+}
