@@ -32,7 +32,9 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
     if let Some(range) = &args.from_git {
         return from_git(ctx, args, range, task, &only);
     }
-    let task_ref = store.resolve_or_current(task)?;
+    // The task `tick status` shows: right after its last step is done, the task whose done
+    // steps it says to verify, not the next open one.
+    let task_ref = store.resolve_or_shown(task)?;
     if args.dry_run {
         return dry_run(ctx, &task_ref, &only);
     }

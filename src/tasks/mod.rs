@@ -642,15 +642,32 @@ impl Store {
     pub fn resolve_or_current(&self, query: Option<&str>) -> Result<TaskRef> {
         match query {
             Some(query) => self.resolve(query),
-            None => self.current()?.ok_or_else(|| {
-                if self.draft_plan_path().is_file() {
-                    Error::input("there is no approved task yet: a draft is waiting for review")
-                        .hint("read it with `tick show`, then `tick approve` (or `tick review`)")
-                } else {
-                    Error::input("there are no tasks yet")
-                        .hint("write a plan and `tick plan --from plan.md`, then `tick approve`")
-                }
-            }),
+            None => self.current()?.ok_or_else(|| self.no_task_error()),
+        }
+    }
+
+    /// The task named by `query`, else the one `tick status` shows ([`Store::current_loaded`]:
+    /// the one the person last acted on, finished or not). For commands that look at a task's
+    /// done steps, as `tick verify` does: right after the last step is done, that task is the
+    /// one meant, not the next open one.
+    pub fn resolve_or_shown(&self, query: Option<&str>) -> Result<TaskRef> {
+        match query {
+            Some(query) => self.resolve(query),
+            None => self
+                .current_loaded()?
+                .map(|(task, _)| task)
+                .ok_or_else(|| self.no_task_error()),
+        }
+    }
+
+    /// Why no task is meant: no approved one yet (a draft waits), or none at all.
+    fn no_task_error(&self) -> Error {
+        if self.draft_plan_path().is_file() {
+            Error::input("there is no approved task yet: a draft is waiting for review")
+                .hint("read it with `tick show`, then `tick approve` (or `tick review`)")
+        } else {
+            Error::input("there are no tasks yet")
+                .hint("write a plan and `tick plan --from plan.md`, then `tick approve`")
         }
     }
 

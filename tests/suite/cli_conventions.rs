@@ -414,3 +414,39 @@ fn a_stored_hint_names_its_task_once_another_is_current() {
         &format!("`tick run {prefix}"),
     );
 }
+
+/// A new user's trial: the last step of the current task ticked by hand, `tick status` says
+/// "`tick verify` runs their verify commands", and `tick verify` went to the other, open task
+/// ("no done or stale step to verify") and made it the current one.
+#[test]
+fn verify_takes_the_task_status_shows_even_when_it_is_finished() {
+    let ws = Workspace::new();
+    let open = ws.approve_at(
+        "# Open\n\n## Steps\n\n- [ ] S1 Not yet\n  - verify: `test -f later.txt`\n",
+        "2026-11-30T10:00:00Z",
+    );
+    let finished = ws.approve_at(
+        "# Greet\n\n## Steps\n\n- [ ] S1 Write hello\n  - verify: `grep -q hello hello.txt`\n",
+        "2026-11-30T11:00:00Z",
+    );
+    ws.write("hello.txt", "hello\n");
+    ws.ok(&["mark", "S1", "done"]);
+    let status = ws.ok(&["status"]);
+    assert_contains(
+        &format!("{}{}", status.stdout, status.stderr),
+        "tick verify",
+    );
+    let verify = ws.run(&["verify"]);
+    let shown = format!("{}{}", verify.stdout, verify.stderr);
+    assert!(!shown.contains("no done or stale step"), "{shown}");
+    assert_contains(&shown, "S1 verified: done");
+    assert!(
+        ws.read(&format!(".tasks/{finished}/state.yaml"))
+            .contains("command: grep -q hello hello.txt"),
+        "the finished task's step has the evidence"
+    );
+    assert!(
+        !ws.read(&format!(".tasks/{open}/state.yaml"))
+            .contains("evidence")
+    );
+}
