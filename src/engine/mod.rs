@@ -231,9 +231,9 @@ impl Engine {
         let store = &self.store;
         let task_ref = store.resolve_or_current(request.task)?;
         let lock = store.lock_task_now(&task_ref, "tick run")?;
-        store.set_current(&task_ref);
         // What needs no model is said before the model's settings are asked for: a plan
-        // changed since approval, and a `--step` the task does not have.
+        // changed since approval, and a `--step` the task does not have. A run refused for
+        // either leaves the current task as it was.
         let task = store.load(&task_ref)?;
         crate::runner::check_runnable(store, &task, &mut |event| {
             sink(Event::Run(event));
@@ -241,6 +241,7 @@ impl Engine {
         if let Some(id) = request.options.only {
             task.step_or_error(store, id)?;
         }
+        store.set_current(&task_ref);
         let config = self.model_config(&request.flags)?;
         if let Some(line) = config.trust_warning() {
             sink(Event::Warning(Warning::Untrusted(line)));

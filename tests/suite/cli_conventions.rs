@@ -450,3 +450,27 @@ fn verify_takes_the_task_status_shows_even_when_it_is_finished() {
             .contains("evidence")
     );
 }
+
+/// `tick run OTHER`, refused because OTHER's PLAN.md was edited after approval, made OTHER the
+/// current task all the same: a refused command changes nothing, the current task included.
+#[test]
+fn a_refused_run_leaves_the_current_task_as_it_was() {
+    let ws = Workspace::new();
+    let other = ws.approve_at(PLAN, "2026-11-30T10:00:00Z");
+    let current = ws.approve_at(
+        "# Other\n\n## Steps\n\n- [ ] S1 Another step\n",
+        "2026-11-30T11:00:00Z",
+    );
+    let plan = format!(".tasks/{other}/PLAN.md");
+    ws.write(
+        &plan,
+        format!("{}\nEdited after approval.\n", ws.read(&plan)),
+    );
+    let refused = ws.run(&["run", &other]);
+    assert_eq!(refused.code, 2, "{refused:#?}");
+    // The hint names the task, which is not the current one.
+    assert_contains(&refused.stderr, &format!("`tick approve {}", &other[..11]));
+    let status: serde_json::Value =
+        serde_json::from_str(&ws.ok(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(status["task"]["id"], current.as_str(), "{status:#}");
+}
