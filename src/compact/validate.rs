@@ -15,6 +15,11 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use super::context::Repo;
+
+/// A pattern of this file, compiled once; each is a literal, so a bad one is a bug.
+fn regex(pattern: &str) -> Regex {
+    Regex::new(pattern).unwrap_or_else(|err| unreachable!("bad pattern `{pattern}`: {err}"))
+}
 use super::flags;
 
 /// A plan as the small model fills it in: the trimmed schema of [`super::plan_schema`].
@@ -74,16 +79,13 @@ const FILE_EXTENSIONS: &[&str] = &[
 ];
 
 /// A goal that asks for a test: "add a unit test", "with tests", "a spec for".
-static ASKS_FOR_TEST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:unit[ -])?(?:tests?|specs?)\b")
-        .unwrap_or_else(|err| unreachable!("bad test pattern: {err}"))
-});
+static ASKS_FOR_TEST: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"(?i)\b(?:unit[ -])?(?:tests?|specs?)\b"));
 
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    regex(
         r"(?i:path/to/|/path/|<[a-z][a-z _-]*>|\{[a-z_]+\}|\b(?:your|my)_[a-z_]+\b|\blorem ipsum\b|\.\.\.)|\bfoo\.[a-z]+\b|\bxxx\b",
     )
-    .unwrap_or_else(|err| unreachable!("bad placeholder pattern: {err}"))
 });
 
 /// Every problem with `plan`, one sentence each, written for the model (and for the person,
@@ -191,34 +193,26 @@ pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
 }
 
 /// An identifier, whole.
-static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$")
-        .unwrap_or_else(|err| unreachable!("bad identifier pattern: {err}"))
-});
+static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| regex(r"^[A-Za-z_][A-Za-z0-9_]*$"));
 
 /// How a goal names a function for sure: `` `mean` `` (or `` `stats.mean()` ``), `mean(...)`,
 /// "the function mean".
 static NAMED_FUNCTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    regex(
         r"`([^`\s]+)`|\b([A-Za-z_][A-Za-z0-9_]*)\(|(?i:\b(?:function|method)\s+(?:called\s+|named\s+)?)([A-Za-z_][A-Za-z0-9_]*)",
     )
-    .unwrap_or_else(|err| unreachable!("bad function pattern: {err}"))
 });
 
 /// A `snake_case` word with an underscore (`parse_args`): a function only if the repository
 /// defines one of that name.
-static SNAKE_CASE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
-        .unwrap_or_else(|err| unreachable!("bad snake case pattern: {err}"))
-});
+static SNAKE_CASE: LazyLock<Regex> = LazyLock::new(|| regex(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"));
 
 /// The goal asks to add what follows: "add a function", "implement `median`", "create a new
 /// method".
 static ADDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    regex(
         r"(?i)\b(?:add|create|write|implement|introduce|define)\s+(?:(?:a|an|the|new|public|private|helper|function|method|called|named)\s+)*$",
     )
-    .unwrap_or_else(|err| unreachable!("bad adds pattern: {err}"))
 });
 
 /// Words that follow "function" in a sentence without naming one.
@@ -627,10 +621,8 @@ fn missing_class(
     text: &str,
     class: Option<&str>,
 ) -> Option<String> {
-    static CLASS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?m)^class\s+([A-Za-z_][A-Za-z0-9_]*)")
-            .unwrap_or_else(|err| unreachable!("bad class pattern: {err}"))
-    });
+    static CLASS: LazyLock<Regex> =
+        LazyLock::new(|| regex(r"(?m)^class\s+([A-Za-z_][A-Za-z0-9_]*)"));
     let class = class.filter(|c| c.starts_with(|ch: char| ch.is_ascii_uppercase()))?;
     let classes: Vec<&str> = CLASS
         .captures_iter(text)

@@ -52,17 +52,23 @@ fn step(
     openai_call(id, "update_step", arguments)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn run_output_every_step_verified() {
+/// `plan` approved, and `tick run` of a model that writes each step's file and claims it done.
+async fn both_steps_written(plan: &str) -> (Workspace, Output) {
     let server = FakeModel::start().await;
     let project = Workspace::sample();
-    project.approve_plan(&server, PLAN).await;
+    project.approve_plan(&server, plan).await;
     server.push(write("w1", "hello.txt", "hello\n"));
     server.push(step("d1", "S1", "done", ("evidence", "wrote hello.txt")));
     server.push(write("w2", "bye.txt", "bye\n"));
     server.push(step("d2", "S2", "done", ("evidence", "wrote bye.txt")));
     let output = project.tick_against(&server, &["run"]).await;
     assert_eq!(output.status.code(), Some(0));
+    (project, output)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_output_every_step_verified() {
+    let (project, output) = both_steps_written(PLAN).await;
     settings().bind(|| assert_snapshot!("run_output_verified", transcript(&project, &output)));
 }
 
@@ -71,15 +77,7 @@ async fn run_output_every_step_verified() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_output_a_verify_that_passed_before_the_change_is_not_verification() {
     const PLAN: &str = greet_plan!("hello", "  - verify: `test -d .`\n");
-    let server = FakeModel::start().await;
-    let project = Workspace::sample();
-    project.approve_plan(&server, PLAN).await;
-    server.push(write("w1", "hello.txt", "hello\n"));
-    server.push(step("d1", "S1", "done", ("evidence", "wrote hello.txt")));
-    server.push(write("w2", "bye.txt", "bye\n"));
-    server.push(step("d2", "S2", "done", ("evidence", "wrote bye.txt")));
-    let output = project.tick_against(&server, &["run"]).await;
-    assert_eq!(output.status.code(), Some(0));
+    let (project, output) = both_steps_written(PLAN).await;
     settings().bind(|| {
         assert_snapshot!("run_output_passed_before", transcript(&project, &output));
     });
