@@ -47,6 +47,20 @@ pub fn openai_call(id: &str, name: &str, arguments: Value) -> Reply {
     openai_calls(&[(id, name, arguments)])
 }
 
+/// llama.cpp's `GET /props`, stating a context of `n_ctx` tokens: what tells the compact
+/// planner and executor a small model serves.
+pub fn llamacpp_props(n_ctx: u32) -> Reply {
+    Reply::json(
+        200,
+        &json!({"default_generation_settings": {"n_ctx": n_ctx}, "total_slots": 1}),
+    )
+}
+
+/// A JSON answer, streamed as a server constrained by `response_format` sends it.
+pub fn json_answer(value: &Value) -> Reply {
+    openai_text(&value.to_string())
+}
+
 /// An OpenAI-compatible stream that only talks.
 pub fn openai_text(text: &str) -> Reply {
     openai_text_ending(text, "stop")

@@ -13,10 +13,7 @@ use crate::common::workspace::{Workspace, assert_success, json_events, stderr, s
 
 /// llama.cpp's `GET /props`, stating a context of `n_ctx` tokens.
 fn props(n_ctx: u32) -> Reply {
-    Reply::json(
-        200,
-        &json!({"default_generation_settings": {"n_ctx": n_ctx}, "total_slots": 1}),
-    )
+    crate::common::scripts::llamacpp_props(n_ctx)
 }
 
 /// A streamed JSON answer, as a server constrained by `response_format` sends it, with

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::common::fake_model::{FakeModel, Reply};
+use crate::common::scripts::{json_answer, llamacpp_props};
 use crate::common::text::assert_contains;
 use crate::common::workspace::{Workspace, assert_success, stderr};
 
@@ -14,22 +15,7 @@ const GOAL: &str =
 
 /// llama.cpp's `GET /props`, a small context: the compact planner.
 fn props() -> Reply {
-    Reply::json(
-        200,
-        &json!({"default_generation_settings": {"n_ctx": 16_384}, "total_slots": 1}),
-    )
-}
-
-/// A JSON answer, streamed as a schema-constrained server sends it.
-fn json_answer(value: &Value) -> Reply {
-    let data = |chunk: Value| format!("data: {chunk}\n\n");
-    Reply::sse([
-        data(
-            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": value.to_string()}, "finish_reason": null}]}),
-        ),
-        data(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
-        "data: [DONE]\n\n".to_owned(),
-    ])
+    llamacpp_props(16_384)
 }
 
 fn stats_project() -> Workspace {

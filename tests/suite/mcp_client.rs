@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::common::fake_model::FakeModel;
 use crate::common::mcp_server::{self, BIG, HttpServer, LEAKED, SERVE_VAR};
-use crate::common::scripts::{openai_call, openai_calls, submit_login_plan};
+use crate::common::scripts::{json_answer, openai_call, openai_calls, submit_login_plan};
 use crate::common::workspace::{Workspace, assert_success};
 
 /// Not a test: the entry that makes this binary the stdio MCP server when tick starts it with
@@ -427,11 +427,6 @@ fn an_untrusted_repositorys_servers_are_ignored_with_the_trust_warning() {
         "{}",
         run.stderr
     );
-}
-
-/// A streamed JSON answer, as a server constrained by `response_format` sends it.
-fn json_answer(value: &serde_json::Value) -> crate::common::fake_model::Reply {
-    crate::common::scripts::openai_text(&value.to_string())
 }
 
 const COMPACT_STEP: &str = "# Rate
