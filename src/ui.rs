@@ -1176,8 +1176,8 @@ fn revision_warning(task: &TaskReport) -> Option<(String, Option<String>)> {
                 reason.as_deref().unwrap_or("(no reason given)")
             ),
             Some(format!(
-                "`tick run` refuses until you approve it: review it with `tick show{t}`, then \
-                 `tick approve{t}`",
+                "`tick run{t}` refuses until you approve it: review it with `tick show{t}`, \
+                 then `tick approve{t}`",
                 t = task.named
             )),
         ),
@@ -1192,16 +1192,16 @@ fn revision_warning(task: &TaskReport) -> Option<(String, Option<String>)> {
                 task.path
             ),
             Some(format!(
-                "`tick run` refuses until you approve it: review it with `tick show{t}`, then \
-                 `tick approve{t}`",
+                "`tick run{t}` refuses until you approve it: review it with `tick show{t}`, \
+                 then `tick approve{t}`",
                 t = task.named
             )),
         ),
         RevisionWaiting { .. } => (
             format!("`{}/PLAN.md` was edited after approval", task.path),
             Some(format!(
-                "`tick run` refuses until you approve it again: `tick approve{}`",
-                task.named
+                "`tick run{t}` refuses until you approve it again: `tick approve{t}`",
+                t = task.named
             )),
         ),
     })

@@ -382,7 +382,7 @@ pub fn next_report(report: &StatusReport<'_>) -> Option<NextReport> {
         let t = &task.named;
         if task.revision_waiting.is_some() {
             Some(format!(
-                "review the new plan with `tick show{t}`, then `tick approve{t}`; `tick run` refuses until then"
+                "review the new plan with `tick show{t}`, then `tick approve{t}`; `tick run{t}` refuses until then"
             ))
         } else {
             task.replan_not_written.as_ref().map(|step| {
