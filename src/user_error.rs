@@ -66,11 +66,16 @@ impl From<tasks::error::Error> for Error {
             )),
             E::Missing(_) => Error::input(message)
                 .hint("restore it from git, or remove the task folder if it is left over"),
-            E::Parse { hint, .. } if hint.is_empty() => {
-                Error::input(message).hint("the file was not changed")
-            }
-            E::Parse { hint, .. } => {
-                Error::input(message).hint(format!("{hint}; the file was not changed"))
+            E::Parse { hint, path, .. } => {
+                let open = edit_command(&path)
+                    .map(|command| format!("; fix it with `{command}`"))
+                    .unwrap_or_default();
+                let hint = if hint.is_empty() {
+                    format!("the file was not changed{open}")
+                } else {
+                    format!("{hint}; the file was not changed{open}")
+                };
+                Error::input(message).hint(hint)
             }
             E::NoStep { ids, .. } => Error::input(message).hint(format!(
                 "its steps are {}; nothing was changed",
@@ -173,6 +178,55 @@ impl From<config::error::Error> for Error {
             E::Entry(_) => Error::internal(message),
             E::McpByHand { .. } => Error::input(message)
                 .hint("add the server by hand (see `docs/mcp.md`); the file was not changed"),
+        }
+    }
+}
+
+/// The command that opens the tick file at `path` (as a parse error names it) in the editor:
+/// `tick edit` for the draft, `tick edit [--todo] TASK` for a task's PLAN.md or TODO.md (the
+/// task by its timestamp, which names it alone).
+fn edit_command(path: &str) -> Option<String> {
+    let path = path.replace('\\', "/");
+    let rest = path.rsplit_once(".tasks/").map(|(_, rest)| rest)?;
+    let (dir, file) = rest.split_once('/')?;
+    let todo = match file {
+        "PLAN.md" => "",
+        "TODO.md" => " --todo",
+        _ => return None,
+    };
+    if dir == "draft" {
+        return (todo.is_empty()).then(|| "tick edit".to_owned());
+    }
+    let stamp = dir
+        .get(..15)
+        .filter(|s| s.as_bytes().get(8) == Some(&b'-'))?;
+    Some(format!("tick edit{todo} {stamp}"))
+}
+
+#[cfg(test)]
+mod edit_command_tests {
+    use super::edit_command;
+
+    #[test]
+    fn a_parse_error_names_the_command_that_opens_its_file() {
+        for (path, command) in [
+            (".tasks/draft/PLAN.md", Some("tick edit")),
+            (
+                ".tasks/20261130-143013-refactor-login/TODO.md",
+                Some("tick edit --todo 20261130-143013"),
+            ),
+            (
+                "/home/a/repo/.tasks/20261130-143013-x/PLAN.md",
+                Some("tick edit 20261130-143013"),
+            ),
+            // Files `tick edit` does not open.
+            (".tasks/draft/TODO.md", None),
+            (".tasks/config.yaml", None),
+            (".tasks/20261130-143013-x/state.yaml", None),
+            (".tasks/not-a-task/PLAN.md", None),
+            ("PLAN.md", None),
+        ] {
+            assert_eq!(edit_command(path).as_deref(), command, "{path}");
         }
     }
 }
