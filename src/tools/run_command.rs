@@ -254,7 +254,8 @@ pub fn run(
 
 /// The whole output of the program `name` (looked up on `path`, never inside the workspace)
 /// with `args`, run the way this tool runs a command in plan mode: under `env`'s read-only
-/// sandbox, in the workspace's root, with the rebuilt environment and `path` as its `PATH`,
+/// sandbox, but started in `/` (never the workspace, whose files it would read as its own),
+/// with the rebuilt environment and `path` as its `PATH`,
 /// stopped at `timeout`. For checks that read what a program says of itself (its `--help`),
 /// which no allow-list reads. `None` unless `env` has the read-only sandbox, the program is
 /// found, exits 0 in time, and its output was kept whole.
@@ -277,9 +278,14 @@ pub fn read_only_output(
         .collect();
     let program = find_program(name, &path)?;
     let mut cmd = policy.command(&program, args);
-    cmd.current_dir(workspace.root());
+    // Not in the workspace: what a program reads of its own from the directory it starts in
+    // (a `unittest.py` that `python3 -m` imports first, pytest's `conftest.py`) is the
+    // repository's code, which a plan must not run; `/` holds none of a repository's files.
+    cmd.current_dir("/");
     cmd.env_clear();
     cmd.envs(command_env(env, &path));
+    // Python: no directory of the command line first on `sys.path` either.
+    cmd.env("PYTHONSAFEPATH", "1");
     if name == "cargo" {
         cmd.envs(CARGO_ENV);
     }

@@ -197,3 +197,33 @@ async fn a_function_the_goal_names_needs_a_step_that_names_it() {
     assert_success(&output);
     insta::assert_snapshot!(warnings(&output).join("\n"), @"warning: tick's check of the draft, kept in it: the goal names `count_words`, but no step names it; say which step changes it");
 }
+
+/// A plan runs none of the repository's code: `python3 -m unittest --help` started in the
+/// workspace would import a `unittest.py` the repository ships before the real one (Python
+/// puts the directory it starts in first on `sys.path`). Here that module lists `--top` as
+/// an option, so had it run, the wrong flag would pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repositorys_own_unittest_module_does_not_answer_for_the_real_one() {
+    if !sandboxed() {
+        return;
+    }
+    let ws = wordfreq_project();
+    ws.write(
+        "unittest.py",
+        "print('usage: python -m unittest [-h] [--top TOP]\\n\\noptions:\\n  --top TOP  a flag')\n",
+    );
+    let wrong = draft(
+        "Add the --top option to wordfreq.py",
+        "python3 -m unittest -q tests/test_wordfreq.py --top 10",
+    );
+    let (output, asked) = plan(
+        &ws,
+        TOP_GOAL,
+        vec![props(), json_answer(&wrong), json_answer(&wrong)],
+        |_| {},
+    )
+    .await;
+    assert_success(&output);
+    assert_eq!(asked.len(), 2, "the flag is flagged: {asked:#?}");
+    assert_contains(&asked[1], &format!("- {TOP_PROBLEM}"));
+}
