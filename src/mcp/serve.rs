@@ -332,12 +332,7 @@ impl Tasks {
     /// then needs a change to the step's files. Skipped for a step without verify and for one
     /// an earlier attempt changed. Whether it passed (now or on an earlier claim).
     fn verify_before_change(&self, task_ref: &TaskRef, task: &Task, id: StepId) -> Result<bool> {
-        if task
-            .state
-            .steps
-            .get(&id)
-            .is_some_and(|r| r.verify_passed_before)
-        {
+        if task.state.verify_passed_before(id) {
             return Ok(true);
         }
         let verify = task
@@ -378,28 +373,17 @@ impl Tasks {
         scope: &[String],
         changed: &BTreeSet<String>,
     ) -> Option<String> {
-        let record = task.state.steps.get(&id)?;
-        let outside = changes::deviations(scope, changed).len();
-        let in_scope = changed.len() - if scope.is_empty() { 0 } else { outside };
-        if !record.verify_passed_before || in_scope > 0 {
+        if !task.state.verify_passed_before(id)
+            || crate::runner::baseline::changed_in_scope(scope, changed)
+        {
             return None;
         }
         let verify = task
             .todo
             .find(id)
-            .map(|s| {
-                s.verify
-                    .iter()
-                    .map(|c| format!("`{c}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
+            .map(|s| crate::runner::baseline::quoted(&s.verify))
             .unwrap_or_default();
-        let files = if scope.is_empty() {
-            "any file".to_owned()
-        } else {
-            scope.join(", ")
-        };
+        let files = crate::runner::baseline::scope_words(scope);
         Some(format!(
             "`{id}` was not ticked: its verify {verify} already passed before the claim, so it \
              cannot tell done from not done, and none of its files ({files}) has changed; it \
@@ -446,11 +430,7 @@ impl Tasks {
             Ok(verifier) => verifier,
             Err(not_ticked) => return Ok(Err(not_ticked)),
         };
-        let passed_before = task
-            .state
-            .steps
-            .get(&id)
-            .is_some_and(|r| r.verify_passed_before);
+        let passed_before = task.state.verify_passed_before(id);
         let verified = verifier.has_commands() && !passed_before;
         let changed = self.changed_by(&task, id, &scope);
         let files_changed: Vec<String> = changed.iter().cloned().collect();

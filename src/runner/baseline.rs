@@ -59,27 +59,11 @@ impl Hooks<'_, '_, '_> {
         let looked_at: BTreeSet<String> = passed.before.files.keys().cloned().collect();
         let after = Snapshot::take(self.root, &self.scope, &looked_at);
         let changed = passed.before.changed(&after);
-        let outside_scope = changes::deviations(&self.scope, &changed).len();
-        let in_scope = if self.scope.is_empty() {
-            changed.len()
-        } else {
-            changed.len() - outside_scope
-        };
-        if in_scope > 0 {
+        if changed_in_scope(&self.scope, &changed) {
             return None;
         }
         passed.claims += 1;
-        let verify = passed
-            .commands
-            .iter()
-            .map(|c| format!("`{c}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let files = if self.scope.is_empty() {
-            "any file".to_owned()
-        } else {
-            self.scope.join(", ")
-        };
+        let (verify, files) = (quoted(&passed.commands), scope_words(&self.scope));
         Some(if passed.claims >= 2 {
             Verdict::GaveUp {
                 reason: format!(
@@ -98,6 +82,32 @@ impl Hooks<'_, '_, '_> {
                 ),
             }
         })
+    }
+}
+
+/// Whether `changed` holds one of the step's files (`scope`), or any file for a step that
+/// names none: the change a done claim after a passing baseline needs (`tick run` and
+/// `tick mcp serve` alike).
+pub(crate) fn changed_in_scope(scope: &[String], changed: &BTreeSet<String>) -> bool {
+    (scope.is_empty() && !changed.is_empty())
+        || changes::deviations(scope, changed).len() < changed.len()
+}
+
+/// The verify commands, each in backticks, for a sentence.
+pub(crate) fn quoted(commands: &[String]) -> String {
+    commands
+        .iter()
+        .map(|c| format!("`{c}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The step's files for a sentence: "any file" for a step that names none.
+pub(crate) fn scope_words(scope: &[String]) -> String {
+    if scope.is_empty() {
+        "any file".to_owned()
+    } else {
+        scope.join(", ")
     }
 }
 

@@ -11,7 +11,7 @@
 //! writes to TODO.md and state.yaml go through [`write`]; its journal of tick's own changes
 //! through [`record::Recorder`].
 
-mod baseline;
+pub(crate) mod baseline;
 pub mod build;
 pub mod changes;
 mod compact;

@@ -99,18 +99,13 @@ pub fn verify_steps(
         }
         outcomes.push(match (written, passed, has_verify) {
             (StatusWrite::Kept { .. } | StatusWrite::Missing, _, _) => Reverified::Kept(id),
-            (_, true, _) if passed_before(&task.state, id) => Reverified::PassedAsBefore(id),
+            (_, true, _) if task.state.verify_passed_before(id) => Reverified::PassedAsBefore(id),
             (_, true, _) => Reverified::Passed(id),
             (_, false, true) => Reverified::Failed(id),
             (_, false, false) => Reverified::Reopened(id),
         });
     }
     Ok(outcomes)
-}
-
-/// Whether step `id`'s verify passed before the step changed anything.
-fn passed_before(state: &crate::tasks::state::State, id: StepId) -> bool {
-    state.steps.get(&id).is_some_and(|r| r.verify_passed_before)
 }
 
 /// What [`reverify_step`] did.

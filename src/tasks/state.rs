@@ -318,6 +318,11 @@ impl State {
         self.steps.get(&id).is_some_and(StepRecord::verified)
     }
 
+    /// Whether step `id`'s verify passed before the step changed anything.
+    pub fn verify_passed_before(&self, id: StepId) -> bool {
+        self.steps.get(&id).is_some_and(|r| r.verify_passed_before)
+    }
+
     /// The state as state.yaml records it: a file name holding something shaped like a
     /// secret (a token as a name, `notes/ghp_….txt`) is written with the secret redacted, in
     /// `files_changed`, `deviations`, `outside_edits`, `later_changes` and as a fingerprint's
