@@ -52,6 +52,21 @@ fn draft(title: &str, verify: &str) -> Value {
     })
 }
 
+/// `tick plan` of the `--top` goal: the model drafts `first`, and repairs it as `repaired`.
+async fn plan_top(
+    ws: &Workspace,
+    first: &Value,
+    repaired: &Value,
+) -> (std::process::Output, Vec<String>) {
+    plan(
+        ws,
+        TOP_GOAL,
+        vec![props(), json_answer(first), json_answer(repaired)],
+        |_| {},
+    )
+    .await
+}
+
 async fn plan(
     ws: &Workspace,
     goal: &str,
@@ -103,13 +118,7 @@ async fn a_flag_the_verify_program_does_not_take_is_repaired_and_else_warned() {
         "Add the --top option to wordfreq.py",
         "python3 -m unittest -q tests/test_wordfreq.py --top 10",
     );
-    let (output, asked) = plan(
-        &ws,
-        TOP_GOAL,
-        vec![props(), json_answer(&wrong), json_answer(&wrong)],
-        |_| {},
-    )
-    .await;
+    let (output, asked) = plan_top(&ws, &wrong, &wrong).await;
     assert_success(&output);
     assert_eq!(asked.len(), 2, "one plan call and one repair call");
     assert_contains(&asked[1], &format!("- {TOP_PROBLEM}"));
@@ -125,13 +134,7 @@ async fn a_flag_the_verify_program_does_not_take_is_repaired_and_else_warned() {
         "Add the --top option to wordfreq.py",
         "python3 -m unittest --locals -q tests.test_wordfreq && echo a a b | python3 wordfreq.py --top 1",
     );
-    let (output, asked) = plan(
-        &ws,
-        TOP_GOAL,
-        vec![props(), json_answer(&wrong), json_answer(&right)],
-        |_| {},
-    )
-    .await;
+    let (output, asked) = plan_top(&ws, &wrong, &right).await;
     assert_success(&output);
     assert_eq!(asked.len(), 2, "{asked:#?}");
     assert_eq!(warnings(&output), Vec::<String>::new());
@@ -216,13 +219,7 @@ async fn a_repositorys_own_unittest_module_does_not_answer_for_the_real_one() {
         "Add the --top option to wordfreq.py",
         "python3 -m unittest -q tests/test_wordfreq.py --top 10",
     );
-    let (output, asked) = plan(
-        &ws,
-        TOP_GOAL,
-        vec![props(), json_answer(&wrong), json_answer(&wrong)],
-        |_| {},
-    )
-    .await;
+    let (output, asked) = plan_top(&ws, &wrong, &wrong).await;
     assert_success(&output);
     assert_eq!(asked.len(), 2, "the flag is flagged: {asked:#?}");
     assert_contains(&asked[1], &format!("- {TOP_PROBLEM}"));
