@@ -193,18 +193,21 @@ fn classify(text: &str) -> RustItem {
     RustItem::Other
 }
 
+/// How deep in braces the code is at byte `offset`, from the code's braces (`code_braces`).
+fn depth_at(braces: &[(usize, char)], offset: usize) -> i64 {
+    braces
+        .iter()
+        .take_while(|(at, _)| *at < offset)
+        .map(|&(_, b)| if b == '{' { 1 } else { -1 })
+        .sum()
+}
+
 /// The top-level items of the Rust snippet `code`, in order, each with the comments and
 /// attributes above it and ending in a newline: an item ends on a line that closes its braces
 /// and ends with `}` or `;`. `None` when the braces do not balance (the guards refuse that).
 fn rust_items(code: &str) -> Option<Vec<(RustItem, String)>> {
     let braces = guards::code_braces("snippet.rs", code)?;
-    let depth_at = |offset: usize| -> i64 {
-        braces
-            .iter()
-            .take_while(|(at, _)| *at < offset)
-            .map(|&(_, b)| if b == '{' { 1 } else { -1 })
-            .sum()
-    };
+    let depth_at = |offset: usize| depth_at(&braces, offset);
     if depth_at(code.len()) != 0 {
         return None;
     }
@@ -300,13 +303,7 @@ fn rust_blocks(path: &str, text: &str) -> Vec<Block> {
             pairs.push((open, at));
         }
     }
-    let depth_at = |offset: usize| -> i64 {
-        braces
-            .iter()
-            .take_while(|(at, _)| *at < offset)
-            .map(|&(_, b)| if b == '{' { 1 } else { -1 })
-            .sum()
-    };
+    let depth_at = |offset: usize| depth_at(&braces, offset);
     let starts = line_starts(text);
     let lines: Vec<&str> = text.lines().collect();
     let definitions = outline::outline(path, text);
