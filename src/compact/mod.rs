@@ -27,6 +27,7 @@ pub mod exec;
 pub mod flags;
 pub mod guards;
 pub mod help;
+pub mod mend;
 pub mod outline;
 pub mod place;
 pub mod repeat;
@@ -367,10 +368,10 @@ pub async fn plan(
     };
     let first = first.and_then(|value| read_draft(&value, &context, &facts));
     let problems = match &first {
-        Ok((_, problems)) => problems.clone(),
+        Ok(read) => read.problems.clone(),
         Err(why) => vec![why.clone()],
     };
-    let (draft, warnings) = if problems.is_empty() {
+    let read = if problems.is_empty() {
         first.map_err(|why| CompactError::Unusable { stage: "plan", why })?
     } else {
         sink(CompactEvent::Repair {
@@ -384,7 +385,7 @@ pub async fn plan(
             .and_then(|value| read_draft(&value, &context, &facts));
         match (first, repaired) {
             // The repair is kept unless it made things worse.
-            (Ok(first), Ok(repaired)) if first.1.len() < repaired.1.len() => first,
+            (Ok(first), Ok(repaired)) if first.problems.len() < repaired.problems.len() => first,
             (_, Ok(repaired)) => repaired,
             (Ok(first), Err(_)) => first,
             (Err(_), Err(why)) => {
@@ -392,11 +393,11 @@ pub async fn plan(
             }
         }
     };
-    let submission = submission(&draft, &context, &repo, &warnings)
+    let submission = submission(&read.draft, &context, &repo, &read.problems, &read.mended)
         .map_err(|why| CompactError::Unusable { stage: "plan", why })?;
     Ok(CompactDraft {
         submission,
-        warnings,
+        warnings: read.problems,
         messages: talk.messages,
         usage: talk.usage,
         requests: talk.requests,
@@ -405,27 +406,38 @@ pub async fn plan(
 
 /// The draft in `value` and its problems: the repository checks, and whatever `submit_plan`'s
 /// own validation refuses.
-fn read_draft(
-    value: &Value,
-    context: &Context,
-    facts: &Facts<'_>,
-) -> Result<(DraftPlan, Vec<String>), String> {
-    let draft: DraftPlan = serde_json::from_value(value.clone())
+fn read_draft(value: &Value, context: &Context, facts: &Facts<'_>) -> Result<Read, String> {
+    let mut draft: DraftPlan = serde_json::from_value(value.clone())
         .map_err(|err| format!("the answer is not a plan: {err}"))?;
+    let mended = mend::test_classes(&mut draft, facts.repo);
     let mut problems = validate::problems(&draft, facts);
-    if let Err(refused) = submission(&draft, context, facts.repo, &[]) {
+    if let Err(refused) = submission(&draft, context, facts.repo, &[], &mended) {
         problems.push(refused);
     }
-    Ok((draft, problems))
+    Ok(Read {
+        draft,
+        problems,
+        mended,
+    })
+}
+
+/// A draft as [`read_draft`] read it: the plan after tick's own corrections, what is still
+/// wrong with it, and what tick corrected ([`mend`]).
+struct Read {
+    draft: DraftPlan,
+    problems: Vec<String>,
+    mended: Vec<String>,
 }
 
 /// The full `submit_plan` shape filled in from the small model's draft, validated the way
-/// `submit_plan` validates it. `warnings` become open questions: the person sees them.
+/// `submit_plan` validates it. `warnings` become open questions and `mended` (what tick
+/// corrected itself) joins the context: the person sees both.
 fn submission(
     draft: &DraftPlan,
     context: &Context,
     repo: &Repo,
     warnings: &[String],
+    mended: &[String],
 ) -> Result<PlanSubmission, String> {
     let test = context.test.as_ref();
     let steps: Vec<Value> = draft
@@ -464,7 +476,11 @@ fn submission(
             context.count(Shown::Outline),
             test.map(|t| format!("; the tests run with `{}` ({})", t.command, t.source))
                 .unwrap_or_default(),
-        ),
+        ) + &mended
+            .iter()
+            .map(|note| format!(" {note}."))
+            .collect::<Vec<_>>()
+            .concat(),
         "steps": steps,
         "verification": test.map(|t| format!("`{}`", t.command)),
         "open_questions": warnings
@@ -576,18 +592,47 @@ fn plan_instruction(context: &Context) -> String {
         },
         |t| format!("The repository's test command is `{}`.", t.command),
     );
+    let (new_test, changed) = verify_examples(context);
     format!(
         "Write the plan for the goal as JSON: a short title, a one-sentence summary, and 2 or 3 \
          small ordered steps. Each step has a title saying what it changes, `files`: \
          the existing files it changes, `new_files`: files it creates (in existing \
          directories), and `verify`: one shell command that fails before the step's change \
          and passes after it: for a step that writes a test, the new test by its name \
-         (`python3 -m unittest tests.test_x.TestX.test_new`, `cargo test test_new`); for a \
-         step that changes code, a check of the changed behaviour (`python3 -c \"from x \
-         import f; assert f([]) is None\"`). The whole suite, or a test module that exists \
-         already, passes before the change too, so it cannot show the step worked. When the \
-         goal asks for a test, one step writes it in a test file. {test}"
+         ({new_test}); for a step that changes code, a check of the changed behaviour \
+         ({changed}). The whole suite, or a test module that exists already, passes before \
+         the change too, so it cannot show the step worked. When the goal asks for a test, one \
+         step writes it in a test file. {test}"
     )
+}
+
+/// The planner's examples of a verify that fails before a step's change, in the language of
+/// the repository's test command (both when it states none): a small model copies an
+/// example's shape, so a Python repository sees no cargo and a Rust one no Python. The
+/// changed-behaviour example checks a value (`f(2) == 4`): with `f([]) is None`, drafts for a
+/// goal that asks to raise an error asked for `None` instead (2026-12-04 benchmark, goal 3).
+fn verify_examples(context: &Context) -> (&'static str, &'static str) {
+    let program = context
+        .test
+        .as_ref()
+        .and_then(|t| t.command.split_whitespace().next())
+        .unwrap_or("");
+    if program.starts_with("python") || program == "pytest" {
+        (
+            "`python3 -m unittest tests.test_x.XTest.test_new`",
+            "`python3 -c \"from x import f; assert f(2) == 4\"`",
+        )
+    } else if program == "cargo" {
+        (
+            "`cargo test test_new`",
+            "a test of it written in the same step, `cargo test test_new`",
+        )
+    } else {
+        (
+            "`python3 -m unittest tests.test_x.XTest.test_new`, `cargo test test_new`",
+            "`python3 -c \"from x import f; assert f(2) == 4\"`",
+        )
+    }
 }
 
 fn localize_instruction(max: usize) -> String {
@@ -774,7 +819,7 @@ mod tests {
                 verify: "cargo test".into(),
             }],
         };
-        let plan = submission(&draft, &context, &repo, &["S1 is odd".into()]).unwrap();
+        let plan = submission(&draft, &context, &repo, &["S1 is odd".into()], &[]).unwrap();
         assert_eq!(plan.title, "Add tests");
         assert_eq!(plan.steps[0].files, vec!["src/lib.rs", "tests/a.rs"]);
         assert_eq!(plan.steps[0].verify, vec!["cargo test"]);

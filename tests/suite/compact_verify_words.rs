@@ -224,3 +224,71 @@ async fn a_repositorys_own_unittest_module_does_not_answer_for_the_real_one() {
     assert_eq!(asked.len(), 2, "the flag is flagged: {asked:#?}");
     assert_contains(&asked[1], &format!("- {TOP_PROBLEM}"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_class_the_module_lacks_is_corrected_by_tick_and_said_in_the_context() {
+    let goal = "count_words should ignore case; add a unit test";
+    let ws = wordfreq_project();
+    // The benchmark's drafts name the test class after the module; the module's is
+    // `WordfreqTest`, and no repair call is needed for it.
+    let guessed = json!({
+        "title": "Ignore case",
+        "summary": "count_words lowercases the text.",
+        "steps": [
+            {"title": "Lowercase the text in count_words", "files": ["wordfreq.py"],
+             "new_files": [],
+             "verify": "python3 -c \"from wordfreq import count_words; assert count_words('A a') == {'a': 2}\""},
+            {"title": "Test count_words with mixed case", "files": ["tests/test_wordfreq.py"],
+             "new_files": [],
+             "verify": "python3 -m unittest tests.test_wordfreq.TestWordfreq.test_mixed_case"},
+        ],
+    });
+    let (output, asked) = plan(&ws, goal, vec![props(), json_answer(&guessed)], |_| {}).await;
+    assert_success(&output);
+    assert_eq!(asked.len(), 1, "no repair call: {asked:#?}");
+    assert_eq!(warnings(&output), Vec::<String>::new());
+    let plan = ws.read(".tasks/draft/PLAN.md");
+    assert_contains(
+        &plan,
+        "verify: `python3 -m unittest tests.test_wordfreq.WordfreqTest.test_mixed_case`",
+    );
+    assert_contains(
+        &plan,
+        "tick wrote `WordfreqTest` for `TestWordfreq` in S2's verify: `tests/test_wordfreq.py` \
+         has no class `TestWordfreq`, and `WordfreqTest` is its test class.",
+    );
+    assert!(!plan.contains("TestWordfreq.test_mixed_case"), "{plan}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_the_goal_names_is_sent_back_when_no_step_says_it() {
+    let goal = "count_words should raise TypeError for bytes";
+    let ws = wordfreq_project();
+    let silent = draft(
+        "Return an empty count for bytes in count_words",
+        "python3 -c \"from wordfreq import count_words; assert count_words(b'x') == {}\"",
+    );
+    let raises = draft(
+        "Raise TypeError for bytes in count_words",
+        "python3 -c \"from wordfreq import count_words; count_words(b'x')\" 2>&1 | grep TypeError",
+    );
+    let (output, asked) = plan(
+        &ws,
+        goal,
+        vec![props(), json_answer(&silent), json_answer(&raises)],
+        |_| {},
+    )
+    .await;
+    assert_success(&output);
+    assert_eq!(asked.len(), 2, "one plan call and one repair call");
+    assert_contains(
+        &asked[1],
+        "- the goal says `TypeError`, but no step says it; name it in the title of the step that \
+         does it, and check it in that step's verify",
+    );
+    assert_eq!(warnings(&output), Vec::<String>::new());
+    assert_contains(
+        &ws.read(".tasks/draft/PLAN.md"),
+        "Raise TypeError for bytes in count_words",
+    );
+}
