@@ -521,7 +521,7 @@ pub fn check_edits(
                 placed,
             }) => {
                 text = Some(new);
-                if written != Some(Matched::IgnoringIndentation) {
+                if !written.is_some_and(Matched::is_fuzzy) {
                     written = Some(matched);
                 }
                 notes.extend(placed);
