@@ -873,6 +873,87 @@ mod tests {
         assert!(err.contains("`function g`"), "{err}");
     }
 
+    /// The benchmark's stats module, two blank lines between its functions.
+    const STATS: &str = "\"\"\"Small statistics helpers.\"\"\"\n\n\n\
+                         def mean(values):\n    return sum(values) / len(values)\n\n\n\
+                         def minimum(values):\n    return min(values)\n\n\n\
+                         def maximum(values):\n    return max(values)\n\n\n\
+                         def spread(values):\n    return maximum(values) - minimum(values)\n";
+
+    /// The benchmark run that blocked S1: its `add` of `def mean(self, values)` was refused
+    /// as a copy, and its `change`, the file's functions with one blank line between them
+    /// where the file has two, was not found. Both now land.
+    #[test]
+    fn the_benchmarks_add_and_change_of_mean_both_land() {
+        let step = files(&["stats.py"]);
+        let title = "S1 Add a check for empty list in mean function stats.py";
+        let expected = STATS.replace(
+            "def mean(values):\n",
+            "def mean(values):\n    if not values:\n        return None\n",
+        );
+        let add = edit(
+            "stats.py",
+            "",
+            "def mean(self, values):\n    if not values:\n        return None\n    return \
+             sum(values) / len(values)",
+        );
+        assert_eq!(
+            check_edit(&add, Some(STATS), &step, title).unwrap(),
+            Checked::Write {
+                text: expected.clone(),
+                matched: Matched::Exactly,
+                placed: Some("replaced `function mean`".into()),
+            }
+        );
+        let one_blank = |text: &str| text.replace("\n\n\ndef", "\n\ndef");
+        let functions = &STATS[STATS.find("def mean").unwrap()..];
+        let change = edit(
+            "stats.py",
+            &one_blank(functions),
+            &expected[expected.find("def mean").unwrap()..],
+        );
+        assert_eq!(
+            check_edit(&change, Some(STATS), &step, title).unwrap(),
+            Checked::Write {
+                text: expected,
+                matched: Matched::IgnoringBlankLines,
+                placed: None,
+            }
+        );
+    }
+
+    #[test]
+    fn an_add_that_replaces_a_function_the_step_does_not_name_is_refused() {
+        let step = files(&["stats.py"]);
+        let title = "S1 Add a check for empty list in mean function stats.py";
+        let add = edit(
+            "stats.py",
+            "",
+            "def maximum(values):\n    if not values:\n        return None\n    return max(values)\n",
+        );
+        let err = check_edit(&add, Some(STATS), &step, title).unwrap_err();
+        assert_eq!(
+            err,
+            guards::EditRefusal::ChangesOthers {
+                path: "stats.py".into(),
+                changed: vec!["function maximum".into()],
+            }
+            .to_string()
+        );
+        // A `change` that writes a second `mean` is still refused as a copy.
+        let change = edit(
+            "stats.py",
+            "def spread(values):\n    return maximum(values) - minimum(values)",
+            "def spread(values):\n    return maximum(values) - minimum(values)\n\n\n\
+             def mean(values):\n    return 0",
+        );
+        let err = check_edit(&change, Some(STATS), &step, title).unwrap_err();
+        assert!(
+            err.contains("defines `function mean` again, which the file already has"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn the_first_message_shows_the_step_its_checks_and_files() {
         let text = step_message(

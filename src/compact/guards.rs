@@ -41,10 +41,12 @@ pub enum EditRefusal {
     )]
     ChangesOthers { path: String, changed: Vec<String> },
     #[error(
-        "this edit of `{path}` defines {} again, which the file already has; to change {}, \
-         answer `change` with its lines, and `add` only new code under a new name (a second \
-         definition replaces the first, which would be lost)",
-        .copied.join(", "), if .copied.len() == 1 { "it" } else { "them" }
+        "this edit of `{path}` defines {} again, which the file already has, so the file would \
+         hold two; to change {}, replace {} lines (the search text covering {} whole), or \
+         `add` the new version alone, which tick puts in place of the old",
+        .copied.join(", "), if .copied.len() == 1 { "it" } else { "them" },
+        if .copied.len() == 1 { "its" } else { "their" },
+        if .copied.len() == 1 { "it" } else { "them" }
     )]
     Copies { path: String, copied: Vec<String> },
     #[error(
@@ -326,13 +328,7 @@ pub fn check_no_copies(path: &str, before: &str, after: &str) -> Result<(), Edit
     let copied: Vec<String> = counted(after)
         .into_iter()
         .filter(|(key, n)| had.get(key).is_some_and(|was| n > was))
-        .map(|((place, kind, name), _)| match place {
-            Place::TopLevel => format!("`{} {name}`", kind.as_str()),
-            Place::In(place) if place.starts_with("mod ") => {
-                format!("`function {name}` of `{place}`")
-            }
-            Place::In(place) => format!("`method {name}` of `{place}`"),
-        })
+        .map(|((place, kind, name), _)| place.label(kind, &name))
         .collect();
     if copied.is_empty() {
         return Ok(());
@@ -343,18 +339,34 @@ pub fn check_no_copies(path: &str, before: &str, after: &str) -> Result<(), Edit
     })
 }
 
-/// Where a definition lives, for [`check_no_copies`].
+/// Where a definition lives, for [`check_no_copies`] and for an `add` that replaces a
+/// definition in place ([`super::place`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Place {
+pub(super) enum Place {
     TopLevel,
     /// Inside a class, `impl` or `mod`: `class StatsTest`, `impl Counts`, `mod tests`.
     In(String),
 }
 
+impl Place {
+    /// A definition of `kind` named `name` here, as the model is told of it: `` `function
+    /// mean` ``, `` `method test_mean` of `class StatsTest` ``, `` `function t` of `mod
+    /// tests` ``.
+    pub(super) fn label(&self, kind: outline::Kind, name: &str) -> String {
+        match self {
+            Place::TopLevel => format!("`{} {name}`", kind.as_str()),
+            Place::In(place) if place.starts_with("mod ") => {
+                format!("`function {name}` of `{place}`")
+            }
+            Place::In(place) => format!("`method {name}` of `{place}`"),
+        }
+    }
+}
+
 /// Where the function defined on 1-based `line` lives: at the top level, or inside the
 /// class, `impl` or `mod` on the nearest less indented line above; `None` inside anything
 /// else (a function's body, say), which is not counted.
-fn enclosing(
+pub(super) fn enclosing(
     path: &str,
     lines: &[&str],
     definitions: &[outline::Definition],
@@ -879,8 +891,9 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "this edit of `src/lib.rs` defines `type Selection` again, which the file already \
-             has; to change it, answer `change` with its lines, and `add` only new code under \
-             a new name (a second definition replaces the first, which would be lost)"
+             has, so the file would hold two; to change it, replace its lines (the search text \
+             covering it whole), or `add` the new version alone, which tick puts in place of \
+             the old"
         );
         let again = format!("{before}\npub fn format() {{}}\n");
         assert!(check_no_copies("src/lib.rs", before, &again).is_err());
@@ -918,9 +931,9 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "this edit of `tests/test_stats.py` defines `method test_maximum` of `class \
-             StatsTest` again, which the file already has; to change it, answer `change` with \
-             its lines, and `add` only new code under a new name (a second definition \
-             replaces the first, which would be lost)"
+             StatsTest` again, which the file already has, so the file would hold two; to \
+             change it, replace its lines (the search text covering it whole), or `add` the new \
+             version alone, which tick puts in place of the old"
         );
         // A new test under a new name is what the step asked for.
         let new_test = before.replace(
