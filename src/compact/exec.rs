@@ -406,13 +406,15 @@ fn where_added(path: &str) -> &'static str {
     match outline::Language::of(path) {
         Some(outline::Language::Rust) => {
             "tick puts a test function (`#[test]`) into the file's test module (a new \
-             `#[cfg(test)] mod tests` if there is none), a method (taking `self`) into the \
-             `impl` of its type, and other code at the end of the file, before a test module \
-             that ends it."
+             `#[cfg(test)] mod tests` if there is none), a method into the `impl` of its type; \
+             a function, method or type that is already in the file is replaced by the new \
+             version; other code goes at the end of the file, before a test module that ends \
+             it."
         }
         Some(outline::Language::Python) => {
-            "tick puts a method (taking `self`) into its class (a test method into the \
-             `TestCase` class), and other code at the end of the file."
+            "tick puts a method into its class (a test method into the `TestCase` class); a \
+             function or method that is already in the file is replaced by the new version; \
+             other code goes at the end of the file."
         }
         _ => "tick adds it at the end of the file.",
     }
@@ -756,6 +758,13 @@ mod tests {
         let text = code_instruction("S1 Add a test", None, &py, true, false);
         assert!(
             text.contains("a test method into the `TestCase` class"),
+            "{text}"
+        );
+        // Our words invite no `self` where it does not belong, and say what a repeated
+        // definition does.
+        assert!(!text.contains("taking `self`"), "{text}");
+        assert!(
+            text.contains("a function or method that is already in the file is replaced"),
             "{text}"
         );
         let go = Decision {
