@@ -406,13 +406,15 @@ fn where_added(path: &str) -> &'static str {
     match outline::Language::of(path) {
         Some(outline::Language::Rust) => {
             "tick puts a test function (`#[test]`) into the file's test module (a new \
-             `#[cfg(test)] mod tests` if there is none), a method (taking `self`) into the \
-             `impl` of its type, and other code at the end of the file, before a test module \
-             that ends it."
+             `#[cfg(test)] mod tests` if there is none), a method into the `impl` of its type; \
+             a function, method or type that is already in the file is replaced by the new \
+             version; other code goes at the end of the file, before a test module that ends \
+             it."
         }
         Some(outline::Language::Python) => {
-            "tick puts a method (taking `self`) into its class (a test method into the \
-             `TestCase` class), and other code at the end of the file."
+            "tick puts a method into its class (a test method into the `TestCase` class); a \
+             function or method that is already in the file is replaced by the new version; \
+             other code goes at the end of the file."
         }
         _ => "tick adds it at the end of the file.",
     }
@@ -521,7 +523,7 @@ pub fn check_edits(
                 placed,
             }) => {
                 text = Some(new);
-                if written != Some(Matched::IgnoringIndentation) {
+                if !written.is_some_and(Matched::is_fuzzy) {
                     written = Some(matched);
                 }
                 notes.extend(placed);
@@ -758,6 +760,13 @@ mod tests {
             text.contains("a test method into the `TestCase` class"),
             "{text}"
         );
+        // Our words invite no `self` where it does not belong, and say what a repeated
+        // definition does.
+        assert!(!text.contains("taking `self`"), "{text}");
+        assert!(
+            text.contains("a function or method that is already in the file is replaced"),
+            "{text}"
+        );
         let go = Decision {
             path: "main.go".into(),
             ..add.clone()
@@ -871,6 +880,87 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("`function g`"), "{err}");
+    }
+
+    /// The benchmark's stats module, two blank lines between its functions.
+    const STATS: &str = "\"\"\"Small statistics helpers.\"\"\"\n\n\n\
+                         def mean(values):\n    return sum(values) / len(values)\n\n\n\
+                         def minimum(values):\n    return min(values)\n\n\n\
+                         def maximum(values):\n    return max(values)\n\n\n\
+                         def spread(values):\n    return maximum(values) - minimum(values)\n";
+
+    /// The benchmark run that blocked S1: its `add` of `def mean(self, values)` was refused
+    /// as a copy, and its `change`, the file's functions with one blank line between them
+    /// where the file has two, was not found. Both now land.
+    #[test]
+    fn the_benchmarks_add_and_change_of_mean_both_land() {
+        let step = files(&["stats.py"]);
+        let title = "S1 Add a check for empty list in mean function stats.py";
+        let expected = STATS.replace(
+            "def mean(values):\n",
+            "def mean(values):\n    if not values:\n        return None\n",
+        );
+        let add = edit(
+            "stats.py",
+            "",
+            "def mean(self, values):\n    if not values:\n        return None\n    return \
+             sum(values) / len(values)",
+        );
+        assert_eq!(
+            check_edit(&add, Some(STATS), &step, title).unwrap(),
+            Checked::Write {
+                text: expected.clone(),
+                matched: Matched::Exactly,
+                placed: Some("replaced `function mean`".into()),
+            }
+        );
+        let one_blank = |text: &str| text.replace("\n\n\ndef", "\n\ndef");
+        let functions = &STATS[STATS.find("def mean").unwrap()..];
+        let change = edit(
+            "stats.py",
+            &one_blank(functions),
+            &expected[expected.find("def mean").unwrap()..],
+        );
+        assert_eq!(
+            check_edit(&change, Some(STATS), &step, title).unwrap(),
+            Checked::Write {
+                text: expected,
+                matched: Matched::IgnoringBlankLines,
+                placed: None,
+            }
+        );
+    }
+
+    #[test]
+    fn an_add_that_replaces_a_function_the_step_does_not_name_is_refused() {
+        let step = files(&["stats.py"]);
+        let title = "S1 Add a check for empty list in mean function stats.py";
+        let add = edit(
+            "stats.py",
+            "",
+            "def maximum(values):\n    if not values:\n        return None\n    return max(values)\n",
+        );
+        let err = check_edit(&add, Some(STATS), &step, title).unwrap_err();
+        assert_eq!(
+            err,
+            guards::EditRefusal::ChangesOthers {
+                path: "stats.py".into(),
+                changed: vec!["function maximum".into()],
+            }
+            .to_string()
+        );
+        // A `change` that writes a second `mean` is still refused as a copy.
+        let change = edit(
+            "stats.py",
+            "def spread(values):\n    return maximum(values) - minimum(values)",
+            "def spread(values):\n    return maximum(values) - minimum(values)\n\n\n\
+             def mean(values):\n    return 0",
+        );
+        let err = check_edit(&change, Some(STATS), &step, title).unwrap_err();
+        assert!(
+            err.contains("defines `function mean` again, which the file already has"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Guards for a small model's edits, applied before anything is kept: the edit stays within
 //! the step's files; a search text that does not match exactly is matched again ignoring
-//! leading whitespace, with the replacement re-indented to the block it matched (aider's
-//! flexible matching); and an edit that removes a definition the step does not name is
-//! refused, naming what would disappear. Each refusal is a message for the model.
+//! leading whitespace, then ignoring blank lines too, with the replacement re-indented to the
+//! block it matched (aider's flexible matching); and an edit that removes a definition the
+//! step does not name is refused, naming what would disappear. Each refusal is a message for the model.
 //!
 //! Pure functions on texts; the runner applies the result through the same write policy and
 //! sandbox as `edit_file`/`write_file`.
@@ -15,8 +15,8 @@ pub enum EditRefusal {
     #[error("`{path}` is not one of this step's files; edit only {}", allowed_list(.allowed))]
     NotAllowed { path: String, allowed: Vec<String> },
     #[error(
-        "the search text was not found in `{path}`, not even ignoring indentation; copy the \
-         lines to replace exactly from the file as it is now:\n{current}"
+        "the search text was not found in `{path}`, not even ignoring indentation and blank \
+         lines; copy the lines to replace exactly from the file as it is now:\n{current}"
     )]
     NoMatch { path: String, current: String },
     #[error(
@@ -41,10 +41,12 @@ pub enum EditRefusal {
     )]
     ChangesOthers { path: String, changed: Vec<String> },
     #[error(
-        "this edit of `{path}` defines {} again, which the file already has; to change {}, \
-         answer `change` with its lines, and `add` only new code under a new name (a second \
-         definition replaces the first, which would be lost)",
-        .copied.join(", "), if .copied.len() == 1 { "it" } else { "them" }
+        "this edit of `{path}` defines {} again, which the file already has, so the file would \
+         hold two; to change {}, replace {} lines (the search text covering {} whole), or \
+         `add` the new version alone, which tick puts in place of the old",
+        .copied.join(", "), if .copied.len() == 1 { "it" } else { "them" },
+        if .copied.len() == 1 { "its" } else { "their" },
+        if .copied.len() == 1 { "it" } else { "them" }
     )]
     Copies { path: String, copied: Vec<String> },
     #[error(
@@ -110,11 +112,25 @@ pub enum Matched {
     Exactly,
     /// Only when leading whitespace was ignored; the replacement was re-indented.
     IgnoringIndentation,
+    /// Only when blank lines (how many there are between the lines) and the whitespace
+    /// around each line were ignored too; the replacement was re-indented.
+    IgnoringBlankLines,
+}
+
+impl Matched {
+    /// Whether the search text matched only loosely, the replacement re-indented.
+    pub fn is_fuzzy(self) -> bool {
+        self != Matched::Exactly
+    }
 }
 
 /// `text` with `search` replaced by `replace`: an exact, unique match first; else a unique
 /// match of whole lines ignoring leading whitespace, the replacement re-indented by the
-/// difference between the matched block's indentation and the search text's.
+/// difference between the matched block's indentation and the search text's; else a unique
+/// match of the search text's non-blank lines (each trimmed) with consecutive non-blank
+/// lines of the file, however many blank lines part them, from the first matched line to
+/// the last replaced and re-indented the same way. An ambiguous match at any stage is
+/// refused, never passed on to a looser one.
 pub fn search_replace(
     path: &str,
     text: &str,
@@ -150,33 +166,71 @@ pub fn search_replace(
         })
     };
     let starts: Vec<usize> = (0..lines.len()).filter(|&at| fits(at)).collect();
-    let at = match starts.as_slice() {
-        [at] => *at,
-        [] => {
-            return Err(EditRefusal::NoMatch {
-                path: path.to_owned(),
-                current: text.to_owned(),
-            });
+    match starts.as_slice() {
+        [at] => {
+            let out = splice(&lines, *at, at + wanted.len(), &wanted, replace);
+            return Ok((out, Matched::IgnoringIndentation));
         }
+        [] => {}
         many => {
             return Err(EditRefusal::Ambiguous {
                 path: path.to_owned(),
                 count: many.len(),
             });
         }
-    };
-    let block = &lines[at..at + wanted.len()];
+    }
+    // The search's non-blank lines against a run of the file's non-blank lines, whatever
+    // the blank lines between: a 1.5B model copied a whole file with one blank line between
+    // its functions where the file has two, three times in a row (measured).
+    let solid: Vec<&str> = wanted
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let filled: Vec<usize> = (0..lines.len())
+        .filter(|&n| !lines[n].trim().is_empty())
+        .collect();
+    let starts: Vec<usize> = (0..filled.len())
+        .filter(|&k| {
+            solid
+                .iter()
+                .enumerate()
+                .all(|(i, want)| filled.get(k + i).is_some_and(|&n| lines[n].trim() == *want))
+        })
+        .collect();
+    match starts.as_slice() {
+        [k] => {
+            let (first, last) = (filled[*k], filled[k + solid.len() - 1]);
+            let out = splice(&lines, first, last + 1, &wanted, replace);
+            Ok((out, Matched::IgnoringBlankLines))
+        }
+        [] => Err(EditRefusal::NoMatch {
+            path: path.to_owned(),
+            current: text.to_owned(),
+        }),
+        many => Err(EditRefusal::Ambiguous {
+            path: path.to_owned(),
+            count: many.len(),
+        }),
+    }
+}
+
+/// `lines` with `lines[from..to]` (what `wanted`, the search text's lines, matched) swapped
+/// for `replace`, re-indented by the difference between the matched block's indentation and
+/// the search text's.
+fn splice(lines: &[&str], from: usize, to: usize, wanted: &[&str], replace: &str) -> String {
+    let block = &lines[from..to];
     let file_indent = first_indent(block);
-    let search_indent = first_indent(&wanted);
+    let search_indent = first_indent(wanted);
     let reindented = reindent(replace.trim_matches('\n'), &search_indent, &file_indent);
     let ends_with_newline = block.last().is_some_and(|l| l.ends_with('\n'));
-    let mut out: String = lines[..at].concat();
+    let mut out: String = lines[..from].concat();
     out.push_str(&reindented);
     if ends_with_newline && !reindented.is_empty() {
         out.push('\n');
     }
-    out.push_str(&lines[at + wanted.len()..].concat());
-    Ok((out, Matched::IgnoringIndentation))
+    out.push_str(&lines[to..].concat());
+    out
 }
 
 /// The leading whitespace of the first non-blank line.
@@ -274,13 +328,7 @@ pub fn check_no_copies(path: &str, before: &str, after: &str) -> Result<(), Edit
     let copied: Vec<String> = counted(after)
         .into_iter()
         .filter(|(key, n)| had.get(key).is_some_and(|was| n > was))
-        .map(|((place, kind, name), _)| match place {
-            Place::TopLevel => format!("`{} {name}`", kind.as_str()),
-            Place::In(place) if place.starts_with("mod ") => {
-                format!("`function {name}` of `{place}`")
-            }
-            Place::In(place) => format!("`method {name}` of `{place}`"),
-        })
+        .map(|((place, kind, name), _)| place.label(kind, &name))
         .collect();
     if copied.is_empty() {
         return Ok(());
@@ -291,18 +339,34 @@ pub fn check_no_copies(path: &str, before: &str, after: &str) -> Result<(), Edit
     })
 }
 
-/// Where a definition lives, for [`check_no_copies`].
+/// Where a definition lives, for [`check_no_copies`] and for an `add` that replaces a
+/// definition in place ([`super::place`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Place {
+pub(super) enum Place {
     TopLevel,
     /// Inside a class, `impl` or `mod`: `class StatsTest`, `impl Counts`, `mod tests`.
     In(String),
 }
 
+impl Place {
+    /// A definition of `kind` named `name` here, as the model is told of it: `` `function
+    /// mean` ``, `` `method test_mean` of `class StatsTest` ``, `` `function t` of `mod
+    /// tests` ``.
+    pub(super) fn label(&self, kind: outline::Kind, name: &str) -> String {
+        match self {
+            Place::TopLevel => format!("`{} {name}`", kind.as_str()),
+            Place::In(place) if place.starts_with("mod ") => {
+                format!("`function {name}` of `{place}`")
+            }
+            Place::In(place) => format!("`method {name}` of `{place}`"),
+        }
+    }
+}
+
 /// Where the function defined on 1-based `line` lives: at the top level, or inside the
 /// class, `impl` or `mod` on the nearest less indented line above; `None` inside anything
 /// else (a function's body, say), which is not counted.
-fn enclosing(
+pub(super) fn enclosing(
     path: &str,
     lines: &[&str],
     definitions: &[outline::Definition],
@@ -578,6 +642,138 @@ mod tests {
             }
         );
         assert!(err.to_string().ends_with("as it is now:\nx = 1\n"));
+        assert!(
+            err.to_string()
+                .contains("not even ignoring indentation and blank lines;"),
+            "{err}"
+        );
+    }
+
+    /// The benchmark's stats module, two blank lines between its functions.
+    const STATS: &str = "\"\"\"Small statistics helpers.\"\"\"\n\n\n\
+                         def mean(values):\n    return sum(values) / len(values)\n\n\n\
+                         def minimum(values):\n    return min(values)\n\n\n\
+                         def maximum(values):\n    return max(values)\n\n\n\
+                         def spread(values):\n    return maximum(values) - minimum(values)\n";
+
+    /// Benchmark run: asked to make `mean` check for an empty list, the model copied the
+    /// file's functions with one blank line between them where the file has two (the new
+    /// lines with two), and got "not found" three times in a row.
+    #[test]
+    fn a_search_with_other_blank_lines_than_the_file_matches_ignoring_them() {
+        let search = "def mean(values):\n    return sum(values) / len(values)\n\n\
+                      def minimum(values):\n    return min(values)\n\n\
+                      def maximum(values):\n    return max(values)\n\n\
+                      def spread(values):\n    return maximum(values) - minimum(values)\n";
+        let replace = "def mean(values):\n    if not values:\n        return None\n    \
+                       return sum(values) / len(values)\n\n\n\
+                       def minimum(values):\n    return min(values)\n\n\n\
+                       def maximum(values):\n    return max(values)\n\n\n\
+                       def spread(values):\n    return maximum(values) - minimum(values)\n";
+        let (out, how) = search_replace("stats.py", STATS, search, replace).unwrap();
+        assert_eq!(how, Matched::IgnoringBlankLines);
+        assert!(how.is_fuzzy() && !Matched::Exactly.is_fuzzy());
+        assert_eq!(
+            out,
+            STATS.replace(
+                "def mean(values):\n",
+                "def mean(values):\n    if not values:\n        return None\n"
+            )
+        );
+        // No blank line at all, trailing spaces and a shallower indentation: the same place.
+        let squeezed = "def minimum(values):  \nreturn min(values)\ndef maximum(values):";
+        let (out, how) = search_replace(
+            "stats.py",
+            STATS,
+            squeezed,
+            "def minimum(values):\n    return 0\n\n\ndef maximum(values):",
+        )
+        .unwrap();
+        assert_eq!(how, Matched::IgnoringBlankLines);
+        assert_eq!(
+            out,
+            STATS.replace("    return min(values)\n", "    return 0\n")
+        );
+        // Through the whole guard, by a step that names `mean`.
+        let (out, _) = guarded_edit(
+            "stats.py",
+            STATS,
+            Some(search),
+            replace,
+            &files(&["stats.py"]),
+            "S1 Add a check for empty list in mean function stats.py",
+        )
+        .unwrap();
+        assert!(out.contains("    if not values:\n        return None\n"));
+    }
+
+    #[test]
+    fn a_search_ambiguous_once_blank_lines_are_ignored_is_refused() {
+        let text = "a = 1\n\nb = 2\nx = 0\na = 1\nb = 2\n";
+        assert_eq!(
+            search_replace("a.py", text, "a = 1\n\n\nb = 2", "c = 3"),
+            Err(EditRefusal::Ambiguous {
+                path: "a.py".into(),
+                count: 2
+            })
+        );
+        // An earlier stage's ambiguity is refused as such, never resolved by a looser one.
+        assert!(matches!(
+            search_replace("a.py", "  x\n\n  y\n    x\n\n    y\nx\ny\n", "x\n\ny", "z"),
+            Err(EditRefusal::Ambiguous { count: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn the_blank_line_stage_is_only_tried_when_the_earlier_ones_find_nothing() {
+        // Exactly: the one place with one blank line, though two more match loosely.
+        let text = "a\nb\n\na\n\nb\n\na\n\n\nb\n";
+        let (out, how) = search_replace("a.py", text, "a\n\nb", "c").unwrap();
+        assert_eq!(how, Matched::Exactly);
+        assert_eq!(out, "a\nb\n\nc\n\na\n\n\nb\n");
+        // Ignoring indentation: the one place with its blank line, though another matches
+        // ignoring blank lines.
+        let text = "    a\n\n    b\nc\n    a\n    b\n";
+        let (out, how) = search_replace("a.py", text, "a\n\nb", "d").unwrap();
+        assert_eq!(how, Matched::IgnoringIndentation);
+        assert_eq!(out, "    d\nc\n    a\n    b\n");
+        // With neither, the blank lines are ignored.
+        let (out, how) = search_replace("a.py", "    a\n    b\nc\n", "a\n\nb", "d").unwrap();
+        assert_eq!(how, Matched::IgnoringBlankLines);
+        assert_eq!(out, "    d\nc\n");
+    }
+
+    proptest::proptest! {
+        /// However many blank lines part the lines of a snippet in the file (none, one, two,
+        /// more) and in the search text, the search finds the snippet's one place, and only
+        /// that span is replaced.
+        #[test]
+        fn blank_lines_between_the_lines_never_stop_a_match(
+            in_file in proptest::collection::vec(0usize..4, 3),
+            in_search in proptest::collection::vec(0usize..4, 3),
+        ) {
+            let lines = ["def f(x):", "    y = x + 1", "    z = y * 2", "    return z"];
+            let joined = |gaps: &[usize]| {
+                let mut text = lines[0].to_owned();
+                for (line, gap) in lines[1..].iter().zip(gaps) {
+                    text.push_str(&"\n".repeat(gap + 1));
+                    text.push_str(line);
+                }
+                text
+            };
+            let text = format!("import os\n\n\n{}\n\n\ndef g():\n    return 1\n", joined(&in_file));
+            let (out, how) =
+                search_replace("a.py", &text, &joined(&in_search), "def f(x):\n    return x").unwrap();
+            proptest::prop_assert_eq!(
+                out,
+                "import os\n\n\ndef f(x):\n    return x\n\n\ndef g():\n    return 1\n"
+            );
+            let exact = in_file == in_search;
+            proptest::prop_assert_eq!(how == Matched::Exactly, exact);
+            if !exact {
+                proptest::prop_assert_eq!(how, Matched::IgnoringBlankLines);
+            }
+        }
     }
 
     #[test]
@@ -695,8 +891,9 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "this edit of `src/lib.rs` defines `type Selection` again, which the file already \
-             has; to change it, answer `change` with its lines, and `add` only new code under \
-             a new name (a second definition replaces the first, which would be lost)"
+             has, so the file would hold two; to change it, replace its lines (the search text \
+             covering it whole), or `add` the new version alone, which tick puts in place of \
+             the old"
         );
         let again = format!("{before}\npub fn format() {{}}\n");
         assert!(check_no_copies("src/lib.rs", before, &again).is_err());
@@ -734,9 +931,9 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "this edit of `tests/test_stats.py` defines `method test_maximum` of `class \
-             StatsTest` again, which the file already has; to change it, answer `change` with \
-             its lines, and `add` only new code under a new name (a second definition \
-             replaces the first, which would be lost)"
+             StatsTest` again, which the file already has, so the file would hold two; to \
+             change it, replace its lines (the search text covering it whole), or `add` the new \
+             version alone, which tick puts in place of the old"
         );
         // A new test under a new name is what the step asked for.
         let new_test = before.replace(

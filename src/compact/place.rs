@@ -15,6 +15,13 @@
 //!   else the only or the last class; after the class's last line, re-indented to its body.
 //! - Anything else, in any language, at the end of the file.
 //!
+//! First, though, a definition of the snippet that the file already has in the same place (a
+//! top-level function or type, a method of the same class or `impl`, a test of the test
+//! module: same name, same container, as [`guards::check_no_copies`] counts them) replaces
+//! the old one's whole block, with the comments, attributes and decorators above it; in
+//! Python a `def f(self, ...)` for a module-level `def f(...)` loses its `self`. Only what is
+//! left is placed as above.
+//!
 //! Rust blocks are found with the guards' brace scanner ([`guards::code_braces`]: braces in
 //! strings, characters, comments and raw strings do not count), Python's by indentation. Pure
 //! functions on texts; the guards then run on the result as on any edit.
@@ -38,11 +45,316 @@ pub struct Placed {
 /// added where it belongs; why not, for the model. `step_text` (the step's title, files and
 /// done-when) names the type or class a method belongs to when the file has several.
 pub fn added(path: &str, before: &str, new: &str, step_text: &str) -> Result<Placed, String> {
+    let (text, rest, mut notes) = in_place(path, before, new, step_text);
+    if notes.is_empty() {
+        return placed_new(path, before, new, step_text);
+    }
+    let mut text = text;
+    if !rest.trim().is_empty() {
+        let placed = placed_new(path, &text, &rest, step_text)?;
+        text = placed.text;
+        notes.push(placed.note);
+    }
+    Ok(Placed {
+        text,
+        note: notes.join("; "),
+    })
+}
+
+/// [`added`] for code that defines nothing the file has.
+fn placed_new(path: &str, before: &str, new: &str, step_text: &str) -> Result<Placed, String> {
     match Language::of(path) {
         Some(Language::Rust) => rust(path, before, new, step_text),
         Some(Language::Python) => python(path, before, new, step_text),
         _ => Ok(at_end(before, new)),
     }
+}
+
+// Definitions the file already has.
+
+/// Where a unit of a snippet would go, for the definition of the same name it replaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// A top-level function or type.
+    Free,
+    /// A method: of a class (Python: indented, or taking `self`), of an `impl` (Rust).
+    Method,
+    /// A Rust test function, in a test module (or at the top level of a test file).
+    Test,
+    /// Anything else (an import, a statement, an `impl` or `mod` block): never replaces.
+    Other,
+}
+
+static PY_SELF_FIRST: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(\s*(?:async\s+)?def\s+\w+\s*\(\s*)self\b\s*(?:,\s*)?"));
+
+/// `before` with each definition of the snippet `new` that the file already has in the same
+/// place (same kind and name, at the top level or in the same class, `impl` or `mod`)
+/// replaced by the snippet's version, its whole block with the comments, attributes and
+/// decorators above it; the rest of the snippet, to be placed as new code; and a note per
+/// replacement. A 1.5B model asked to change `mean` answered `add` with a new `mean`
+/// (measured): a second definition would be refused as a copy, so it takes the old one's
+/// place, and the guards judge the change as any other.
+fn in_place(path: &str, before: &str, new: &str, step_text: &str) -> (String, String, Vec<String>) {
+    let Some(units) = snippet_units(path, new) else {
+        return (before.to_owned(), new.to_owned(), Vec::new());
+    };
+    let mut text = before.to_owned();
+    let mut rest: Vec<String> = Vec::new();
+    let mut notes = Vec::new();
+    for (role, unit) in units {
+        match replace_definition(path, &text, role, &unit, step_text) {
+            Some((replaced, note)) => {
+                text = replaced;
+                notes.push(note);
+            }
+            None => rest.push(unit),
+        }
+    }
+    (text, rest.join("\n"), notes)
+}
+
+/// The units of the snippet `code`, in order: each top-level item (Rust: [`rust_items`];
+/// Python: each line at the snippet's own indentation starts one, but after a decorator or
+/// comment) with what is above it, without blank lines around, ending in a newline. `None`
+/// for a language without them, or a Rust snippet whose braces do not balance.
+fn snippet_units(path: &str, code: &str) -> Option<Vec<(Role, String)>> {
+    let units = match Language::of(path)? {
+        Language::Rust => rust_items(code)?
+            .into_iter()
+            .map(|(item, text)| {
+                let role = match item {
+                    RustItem::Method => Role::Method,
+                    RustItem::Test => Role::Test,
+                    RustItem::Use => Role::Other,
+                    RustItem::Other => Role::Free,
+                };
+                (role, text)
+            })
+            .collect(),
+        Language::Python => python_units(code),
+        _ => return None,
+    };
+    Some(
+        units
+            .into_iter()
+            .map(|(role, unit)| (role, without_blank_ends(&unit)))
+            .filter(|(_, unit)| !unit.trim().is_empty())
+            .collect(),
+    )
+}
+
+/// `code` without the blank lines that start and end it, ending in a newline.
+fn without_blank_ends(code: &str) -> String {
+    let lines: Vec<&str> = code.lines().collect();
+    let first = lines.iter().position(|l| !l.trim().is_empty());
+    let last = lines.iter().rposition(|l| !l.trim().is_empty());
+    match (first, last) {
+        (Some(first), Some(last)) => format!("{}\n", lines[first..=last].join("\n")),
+        _ => String::new(),
+    }
+}
+
+/// The 0-based index of the first line of a unit that is not a comment, an attribute or a
+/// decorator, and the line.
+fn head_of(unit: &str) -> (usize, &str) {
+    unit.lines()
+        .enumerate()
+        .find(|(_, l)| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with('#') && !t.starts_with('@') && !t.starts_with("//")
+        })
+        .unwrap_or((0, ""))
+}
+
+/// [`head_of`]'s line.
+fn head_line(unit: &str) -> &str {
+    head_of(unit).1
+}
+
+/// [`snippet_units`] for Python.
+fn python_units(code: &str) -> Vec<(Role, String)> {
+    let base = code
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| indent_of(l).len())
+        .min()
+        .unwrap_or(0);
+    let mut units = Vec::new();
+    let mut current = String::new();
+    let mut heading = false;
+    for line in code.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if !trimmed.is_empty() && indent_of(line).len() == base {
+            if !heading && !current.trim().is_empty() {
+                units.push(std::mem::take(&mut current));
+            }
+            heading = trimmed.starts_with('@') || trimmed.starts_with('#');
+        }
+        current.push_str(line);
+    }
+    units.push(current);
+    units
+        .into_iter()
+        .map(|unit| {
+            let head = head_line(&unit).trim_start();
+            let role = if !(head.starts_with("def ")
+                || head.starts_with("async def ")
+                || head.starts_with("class "))
+            {
+                Role::Other
+            } else if base > 0 || PY_METHOD.is_match(head) {
+                Role::Method
+            } else {
+                Role::Free
+            };
+            (role, unit)
+        })
+        .collect()
+}
+
+/// `text` with the definition the snippet's `unit` defines again in the same place replaced
+/// by `unit`, and a note; `None` when the file has no such definition, or several that
+/// neither the step nor the unit tells apart.
+fn replace_definition(
+    path: &str,
+    text: &str,
+    role: Role,
+    unit: &str,
+    step_text: &str,
+) -> Option<(String, String)> {
+    if role == Role::Other {
+        return None;
+    }
+    let language = Language::of(path)?;
+    let (head_at, head) = head_of(unit);
+    let defined = outline::outline(path, unit)
+        .into_iter()
+        .find(|d| d.line == head_at + 1 && matches!(d.kind, Kind::Function | Kind::Type))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let definitions = outline::outline(path, text);
+    let same: Vec<(&outline::Definition, guards::Place)> = definitions
+        .iter()
+        .filter(|d| d.kind == defined.kind && d.name == defined.name)
+        .filter_map(|d| Some((d, guards::enclosing(path, &lines, &definitions, d.line)?)))
+        .collect();
+    let top_level_tests = is_test_file(path) || has_top_level_tests(path, text);
+    let fits = |role: Role, place: &guards::Place| match (role, place) {
+        (Role::Free, guards::Place::TopLevel) => true,
+        (Role::Method, guards::Place::In(p)) => p.starts_with("class ") || p.starts_with("impl "),
+        (Role::Test, guards::Place::In(p)) => p.starts_with("mod "),
+        (Role::Test, guards::Place::TopLevel) => top_level_tests,
+        _ => false,
+    };
+    let mut role = role;
+    let mut unit = unit.to_owned();
+    // `def mean(self, values):` for the file's module-level `def mean(values):` (our own
+    // words once said a method takes `self`; measured): the function without `self`.
+    if language == Language::Python
+        && role == Role::Method
+        && indent_of(head).is_empty()
+        && !same.iter().any(|(_, place)| fits(Role::Method, place))
+        && same.iter().any(|(d, place)| {
+            *place == guards::Place::TopLevel && !PY_METHOD.is_match(lines[d.line - 1])
+        })
+    {
+        role = Role::Free;
+        unit = unit.replacen(head, &PY_SELF_FIRST.replace(head, "$1"), 1);
+    }
+    let candidates: Vec<&(&outline::Definition, guards::Place)> =
+        same.iter().filter(|(_, place)| fits(role, place)).collect();
+    let (old, place) = match candidates.as_slice() {
+        [one] => *one,
+        [] => return None,
+        many => {
+            let containers: Vec<&str> = many
+                .iter()
+                .filter_map(|(_, place)| match place {
+                    guards::Place::In(p) => p.split_once(' ').map(|(_, name)| name),
+                    guards::Place::TopLevel => None,
+                })
+                .collect();
+            let chosen = pick_named(&containers, step_text, &unit)?;
+            let picked: Vec<_> = many
+                .iter()
+                .filter(|(_, place)| {
+                    matches!(place, guards::Place::In(p) if p.split_once(' ').map(|(_, n)| n) == Some(chosen))
+                })
+                .collect();
+            match picked.as_slice() {
+                [one] => **one,
+                _ => return None,
+            }
+        }
+    };
+    let (first, last) = definition_lines(language, path, text, &lines, old.line - 1)?;
+    let starts = line_starts(text);
+    let from = starts[first];
+    let to = starts.get(last + 1).copied().unwrap_or(text.len());
+    let mut code = reindent(&unit, indent_of(lines[old.line - 1]));
+    if to == text.len() && !text.ends_with('\n') {
+        code.pop();
+    }
+    let out = format!("{}{code}{}", &text[..from], &text[to..]);
+    Some((
+        out,
+        format!("replaced {}", place.label(old.kind, &old.name)),
+    ))
+}
+
+/// The 0-based first and last lines of the definition on line `at` of `text`: from the
+/// comments, attributes and decorators right above it to its last line (Python: the last
+/// non-blank line before one indented no deeper than it; Rust and other brace languages:
+/// the line of the `}` that closes its first `{`, or a line ending with `;` before one).
+fn definition_lines(
+    language: Language,
+    path: &str,
+    text: &str,
+    lines: &[&str],
+    at: usize,
+) -> Option<(usize, usize)> {
+    let python = language == Language::Python;
+    let mut first = at;
+    while first > 0 {
+        let above = lines[first - 1].trim();
+        let heading = if python {
+            above.starts_with('@') || above.starts_with('#')
+        } else {
+            above.starts_with("#[") || above.starts_with("//")
+        };
+        if !heading {
+            break;
+        }
+        first -= 1;
+    }
+    if python {
+        let own = indent_of(lines[at]).len();
+        let end = lines[at + 1..]
+            .iter()
+            .position(|l| !l.trim().is_empty() && indent_of(l).len() <= own)
+            .map_or(lines.len(), |n| at + 1 + n);
+        let last = (at..end).rev().find(|&n| !lines[n].trim().is_empty())?;
+        return Some((first, last));
+    }
+    let braces = guards::code_braces(path, text)?;
+    let starts = line_starts(text);
+    let line_of = |offset: usize| starts.partition_point(|&s| s <= offset) - 1;
+    let head = starts[at];
+    let open = braces.iter().position(|&(b, c)| b >= head && c == '{');
+    let open_line = open.map_or(lines.len(), |i| line_of(braces[i].0));
+    // `struct A;`, `struct P([u8; 3]);`: a line ending with `;` before any `{`.
+    if let Some(last) = (at..open_line).find(|&n| lines[n].trim_end().ends_with(';')) {
+        return Some((first, last));
+    }
+    let open = open?;
+    let mut depth = 0i64;
+    for &(offset, brace) in &braces[open..] {
+        depth += if brace == '{' { 1 } else { -1 };
+        if depth == 0 {
+            return Some((first, line_of(offset)));
+        }
+    }
+    None
 }
 
 /// `new` after `before`, a blank line between.
@@ -1168,6 +1480,155 @@ mod tests {
             let err = added("t.py", "def f():\n    pass\n", new, "").unwrap_err();
             assert!(err.contains("has no class to add it to"), "{err}");
         }
+    }
+
+    /// The benchmark's stats module, two blank lines between its functions.
+    const STATS: &str = "\"\"\"Small statistics helpers.\"\"\"\n\n\n\
+                         def mean(values):\n    return sum(values) / len(values)\n\n\n\
+                         def minimum(values):\n    return min(values)\n\n\n\
+                         def maximum(values):\n    return max(values)\n\n\n\
+                         def spread(values):\n    return maximum(values) - minimum(values)\n";
+
+    /// A test module of [`STATS`], one `TestCase` class.
+    const STATS_TEST: &str = "import unittest\n\nfrom stats import maximum, mean\n\n\n\
+                              class StatsTest(unittest.TestCase):\n    def test_mean(self):\n        \
+                              self.assertEqual(mean([1, 2, 3]), 2)\n\n    def test_maximum(self):\n        \
+                              self.assertEqual(maximum([3, 1, 2]), 3)\n\n\n\
+                              if __name__ == \"__main__\":\n    unittest.main()\n";
+
+    /// Benchmark run: asked to "Add a check for empty list in mean function", the model
+    /// answered `add` with a new `mean` taking `self`; refused as a copy, the step blocked.
+    #[test]
+    fn a_python_function_added_again_replaces_the_old_one_in_place() {
+        let checked = "def mean(values):\n    if not values:\n        return None\n";
+        let step = "S1 Add a check for empty list in mean function stats.py";
+        placed_as(&[
+            // `self` dropped: the file's `mean` is a module-level function.
+            (
+                "stats.py",
+                STATS,
+                "def mean(self, values):\n    if not values:\n        return None\n    return \
+                 sum(values) / len(values)\n",
+                step,
+                STATS.replace("def mean(values):\n", checked),
+                "replaced `function mean`",
+            ),
+            // With a decorator, and a comment above the old one, which go with it.
+            (
+                "stats.py",
+                &STATS.replace("def minimum", "# The least.\n@cache\ndef minimum"),
+                "@cache\ndef minimum(values):\n    return min(values, default=None)\n",
+                "Let minimum take an empty list",
+                STATS.replace(
+                    "def minimum(values):\n    return min(values)\n",
+                    "@cache\ndef minimum(values):\n    return min(values, default=None)\n",
+                ),
+                "replaced `function minimum`",
+            ),
+            // One function the file has and one it does not: the one replaced, the other
+            // added at the end.
+            (
+                "stats.py",
+                STATS,
+                "def mean(values):\n    if not values:\n        return None\n    return \
+                 sum(values) / len(values)\n\n\ndef median(values):\n    return \
+                 sorted(values)[len(values) // 2]\n",
+                "S1 Add median, and a check for empty list in mean stats.py",
+                format!(
+                    "{}\ndef median(values):\n    return sorted(values)[len(values) // 2]\n",
+                    STATS.replace("def mean(values):\n", checked)
+                ),
+                "replaced `function mean`; added at the end",
+            ),
+            // A test method the `TestCase` class has: replaced inside it.
+            (
+                "tests/test_stats.py",
+                STATS_TEST,
+                "def test_mean(self):\n    self.assertEqual(mean([1, 2, 3]), 2)\n    \
+                 self.assertIsNone(mean([]))\n",
+                "Test mean of an empty list",
+                STATS_TEST.replace(
+                    "        self.assertEqual(mean([1, 2, 3]), 2)\n",
+                    "        self.assertEqual(mean([1, 2, 3]), 2)\n        \
+                     self.assertIsNone(mean([]))\n",
+                ),
+                "replaced `method test_mean` of `class StatsTest`",
+            ),
+        ]);
+        // `def f(self):` for a module-level `def f():` loses its only parameter.
+        let placed = added(
+            "a.py",
+            "def f():\n    return 1\n",
+            "def f(self):\n    return 2\n",
+            "",
+        )
+        .unwrap();
+        assert_eq!(placed.text, "def f():\n    return 2\n");
+        // A method the class does not have is added to it as before.
+        let placed = added(
+            "tests/test_stats.py",
+            STATS_TEST,
+            "def test_mean_of_none(self):\n    pass\n",
+            "",
+        )
+        .unwrap();
+        assert_eq!(placed.note, "added to `class StatsTest`");
+    }
+
+    #[test]
+    fn a_rust_function_type_method_or_test_added_again_replaces_the_old_one_in_place() {
+        let one = "/// One.\n#[inline]\npub fn one() -> u32 {\n    1\n}\n\npub fn two() -> u32 {\n    2\n}\n";
+        let selection = "#[derive(Debug)]\npub struct Selection {\n    pub lines: bool,\n}\n\n\
+                         pub struct Unit;\n\nimpl Selection {\n    pub fn new() -> Self {\n        \
+                         Selection { lines: true }\n    }\n}\n";
+        placed_as(&[
+            (
+                "src/lib.rs",
+                one,
+                "/// One, wider.\npub fn one() -> u64 {\n    1\n}\n",
+                "Make one return a u64",
+                "/// One, wider.\npub fn one() -> u64 {\n    1\n}\n\npub fn two() -> u32 {\n    2\n}\n"
+                    .to_owned(),
+                "replaced `function one`",
+            ),
+            // A type with its attributes; a unit struct's block ends at its `;`.
+            (
+                "src/lib.rs",
+                selection,
+                "#[derive(Debug, Default)]\npub struct Selection {\n    pub lines: bool,\n}\n",
+                "Add Default to the derive list of Selection",
+                selection.replace("#[derive(Debug)]", "#[derive(Debug, Default)]"),
+                "replaced `type Selection`",
+            ),
+            (
+                "src/lib.rs",
+                selection,
+                "#[derive(Clone, Copy)]\npub struct Unit;\n",
+                "Derive Clone and Copy for Unit",
+                selection.replace("pub struct Unit;", "#[derive(Clone, Copy)]\npub struct Unit;"),
+                "replaced `type Unit`",
+            ),
+            // A method of the `impl`, and a test of the test module, in their blocks.
+            (
+                "src/lib.rs",
+                STACK,
+                "pub fn push(&mut self, x: u32) {\n    self.items.insert(0, x);\n}\n",
+                "Make push put x first",
+                STACK.replace("self.items.push(x);", "self.items.insert(0, x);"),
+                "replaced `method push` of `impl Stack`",
+            ),
+            (
+                "src/lib.rs",
+                STACK,
+                "#[test]\nfn pushes() {\n    assert!(Stack { items: vec![] }.items.is_empty());\n}\n",
+                "Fix the pushes test",
+                STACK.replace(
+                    "        let mut s = Stack { items: vec![] };\n        s.push(1);\n",
+                    "        assert!(Stack { items: vec![] }.items.is_empty());\n",
+                ),
+                "replaced `function pushes` of `mod tests`",
+            ),
+        ]);
     }
 
     #[test]

@@ -426,6 +426,10 @@ impl EditTalk<'_> {
         let note = if matched == Matched::IgnoringIndentation {
             " (the search text matched ignoring indentation; the new lines were re-indented)"
                 .to_owned()
+        } else if matched == Matched::IgnoringBlankLines {
+            " (the search text matched ignoring blank lines and indentation; the new lines \
+             were re-indented)"
+                .to_owned()
         } else if let Some(placed) = placed.filter(|_| before.is_some()) {
             format!(" ({placed})")
         } else {

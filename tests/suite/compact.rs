@@ -1350,8 +1350,10 @@ async fn a_llamacpp_server_gets_a_grammar_for_the_code_a_fence_or_a_search_repla
     );
 }
 
+/// A `change` that writes a second `struct Selection` is refused back to the decision; an
+/// `add` of the new `Selection` takes the old one's place, and the step ticks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_add_that_copies_a_definition_goes_back_to_the_decision_and_a_change_ticks() {
+async fn a_change_that_copies_a_definition_goes_back_to_the_decision_and_an_add_replaces_it() {
     let ws = Workspace::new();
     let before = "#[derive(Debug)]\npub struct Selection {\n    pub lines: bool,\n}\n";
     ws.write("lib.rs", before);
@@ -1361,16 +1363,20 @@ async fn an_add_that_copies_a_definition_goes_back_to_the_decision_and_a_change_
         "grep -q 'derive(Debug, Default)' lib.rs",
     ));
     let server = FakeModel::start().await;
+    let selection = before.trim_end();
+    change(
+        &server,
+        "lib.rs",
+        selection,
+        &format!(
+            "{selection}\n\n{}",
+            selection.replace("(Debug)", "(Debug, Default)")
+        ),
+    );
     server.push(decide("add", "lib.rs"));
     server.push(fenced(
         "#[derive(Debug, Default)]\npub struct Selection {\n    pub lines: bool,\n}",
     ));
-    change(
-        &server,
-        "lib.rs",
-        "#[derive(Debug)]",
-        "#[derive(Debug, Default)]",
-    );
     let run = run_with_model(&ws, &server, "compact").await;
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(
@@ -1385,7 +1391,7 @@ async fn an_add_that_copies_a_definition_goes_back_to_the_decision_and_a_change_
     assert_contains(
         &requests[2].last_user_text(),
         "Not applied, an earlier answer: this edit of `lib.rs` defines `type Selection` again, \
-         which the file already has; to change it, answer `change` with its lines",
+         which the file already has, so the file would hold two",
     );
 }
 
