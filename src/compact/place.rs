@@ -13,6 +13,7 @@
 //! - Python: a method (indented code, or a `def` taking `self`) goes into a class: a test
 //!   method into the one `TestCase` subclass, else the class the step or the snippet names,
 //!   else the only or the last class; after the class's last line, re-indented to its body.
+//!   In a file with no class it is a function: at the end, unindented, without `self`.
 //! - Anything else, in any language, at the end of the file.
 //!
 //! First, though, a definition of the snippet that the file already has in the same place (a
@@ -65,7 +66,7 @@ pub fn added(path: &str, before: &str, new: &str, step_text: &str) -> Result<Pla
 fn placed_new(path: &str, before: &str, new: &str, step_text: &str) -> Result<Placed, String> {
     match Language::of(path) {
         Some(Language::Rust) => rust(path, before, new, step_text),
-        Some(Language::Python) => python(path, before, new, step_text),
+        Some(Language::Python) => Ok(python(path, before, new, step_text)),
         _ => Ok(at_end(before, new)),
     }
 }
@@ -935,7 +936,7 @@ fn python_classes<'a>(lines: &[&'a str]) -> Vec<Class<'a>> {
 
 /// [`added`] for a Python file: a method (indented code, or a `def` taking `self`) into its
 /// class; anything else at the end.
-fn python(path: &str, before: &str, new: &str, step_text: &str) -> Result<Placed, String> {
+fn python(path: &str, before: &str, new: &str, step_text: &str) -> Placed {
     let first = new.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let indented = first.starts_with([' ', '\t']);
     let def = new
@@ -948,16 +949,28 @@ fn python(path: &str, before: &str, new: &str, step_text: &str) -> Result<Placed
         .unwrap_or("");
     let method = PY_METHOD.captures(def).map(|c| c[1].to_owned());
     if !indented && method.is_none() {
-        return Ok(at_end(before, new));
+        return at_end(before, new);
     }
     let lines: Vec<&str> = before.split_inclusive('\n').collect();
     let classes = python_classes(&lines);
     if classes.is_empty() {
-        return Err(format!(
-            "the new code is a method (indented, or taking `self`), but `{path}` has no class \
-             to add it to: at the end of the file it would belong to no class; add it \
-             unindented without `self`, or answer `change` with the lines it goes after"
-        ));
+        // No class for it to belong to: a small model wrote a function as a method (indented,
+        // or taking `self`; measured: `def median(self, values):` for a module of functions,
+        // refused three times until the step blocked). It is a function, so it goes at the end
+        // unindented, each of its `def`s without `self`.
+        let code: String = reindent(new, "")
+            .split_inclusive('\n')
+            .map(|line| {
+                if line.starts_with(|c: char| !c.is_whitespace()) {
+                    PY_SELF_FIRST.replace(line, "$1").into_owned()
+                } else {
+                    line.to_owned()
+                }
+            })
+            .collect();
+        let mut placed = at_end(before, &code);
+        placed.note = format!("added at the end as a function (`{path}` has no class)");
+        return placed;
     }
     let test = method.as_deref().is_some_and(|m| m.starts_with("test"));
     let test_cases: Vec<&Class> = classes.iter().filter(|c| c.test_case).collect();
@@ -990,10 +1003,10 @@ fn python(path: &str, before: &str, new: &str, step_text: &str) -> Result<Placed
         out.push('\n');
     }
     out.push_str(&rest);
-    Ok(Placed {
+    Placed {
         text: out,
         note: format!("added to `class {}`", chosen.name),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -1452,7 +1465,7 @@ mod tests {
     }
 
     #[test]
-    fn other_python_code_goes_at_the_end_and_a_method_without_a_class_is_refused() {
+    fn other_python_code_goes_at_the_end_and_a_method_without_a_class_is_a_function() {
         placed_as(&[
             // A pytest test, a function: the end, as before.
             (
@@ -1473,12 +1486,31 @@ mod tests {
                 "added at the end",
             ),
         ]);
-        for new in [
-            "    def test_b(self):\n        pass\n",
-            "def b(self):\n    pass\n",
+        // A method where the file has no class is a function: unindented, without `self`.
+        for (new, function) in [
+            (
+                "    def test_b(self):\n        assert f(1)\n",
+                "def test_b():\n    assert f(1)\n",
+            ),
+            (
+                "def b(self, values):\n    return self_check(values)\n",
+                "def b(values):\n    return self_check(values)\n",
+            ),
+            (
+                "    @cache\n    async def b( self ):\n        def inner(self):\n            pass\n",
+                "@cache\nasync def b( ):\n    def inner(self):\n        pass\n",
+            ),
         ] {
-            let err = added("t.py", "def f():\n    pass\n", new, "").unwrap_err();
-            assert!(err.contains("has no class to add it to"), "{err}");
+            let placed = added("t.py", "def f():\n    pass\n", new, "").unwrap();
+            assert_eq!(
+                placed.text,
+                format!("def f():\n    pass\n\n{function}"),
+                "{new}"
+            );
+            assert_eq!(
+                placed.note,
+                "added at the end as a function (`t.py` has no class)"
+            );
         }
     }
 
