@@ -278,7 +278,7 @@ pub async fn plan(
         usage: Usage::default(),
         requests: 0,
     };
-    let plan_ask = plan_instruction(&context);
+    let plan_ask = plan_instruction(&context, goal);
     // A few small files left out (a README, a config) are not worth a call of their own.
     if context.complete || context.left_out < options.budget / 4 {
         talk.messages.push(Message::user(format!(
@@ -584,7 +584,7 @@ impl Conversation<'_> {
     }
 }
 
-fn plan_instruction(context: &Context) -> String {
+fn plan_instruction(context: &Context, goal: &str) -> String {
     let test = context.test.as_ref().map_or_else(
         || {
             "The repository states no test command; verify with a command that runs here."
@@ -593,6 +593,19 @@ fn plan_instruction(context: &Context) -> String {
         |t| format!("The repository's test command is `{}`.", t.command),
     );
     let (new_test, changed) = verify_examples(context);
+    let changed = match (
+        validate::goal_errors(goal).first(),
+        changed.starts_with("`python3"),
+    ) {
+        // A goal that asks for an error gets the check of one: `assert` cannot catch it, and
+        // calling the function passes as soon as anything raises (the benchmark's `max([])`
+        // raised `ValueError` before any change).
+        (Some(error), true) => format!(
+            "{changed}; for an error, `python3 -c \"import unittest, x; \
+             unittest.TestCase().assertRaisesRegex({error}, 'message', x.f, [])\"`"
+        ),
+        _ => changed.to_owned(),
+    };
     format!(
         "Write the plan for the goal as JSON: a short title, a one-sentence summary, and 2 or 3 \
          small ordered steps. Each step has a title saying what it changes, `files`: \
@@ -682,7 +695,10 @@ pub fn plan_schema(repo: &Repo) -> Value {
                             "maxItems": 3,
                             "items": {"type": "string", "maxLength": 120},
                         },
-                        "verify": {"type": "string", "maxLength": 120},
+                        // Room for a check of an error: `python3 -c "import unittest, stats;
+                        // unittest.TestCase().assertRaisesRegex(ValueError, 'empty list',
+                        // stats.maximum, [])"` is 117 characters.
+                        "verify": {"type": "string", "maxLength": 200},
                     },
                 },
             },
@@ -833,6 +849,55 @@ mod tests {
                 .unwrap()
                 .contains("the tests run with `cargo test` (Cargo.toml)")
         );
+    }
+
+    #[test]
+    fn the_verify_examples_follow_the_test_command_and_the_goal() {
+        let context = |command: Option<&str>| Context {
+            text: String::new(),
+            files: Vec::new(),
+            complete: true,
+            test: command.map(|c| test_command::TestCommand {
+                command: c.to_owned(),
+                source: "README.md".to_owned(),
+            }),
+            matched: Vec::new(),
+            tokens: 0,
+            left_out: 0,
+        };
+        let python = context(Some("python3 -m unittest discover tests"));
+        let ask = plan_instruction(&python, "mean should return None for an empty list");
+        assert!(ask.contains("tests.test_x.XTest.test_new"), "{ask}");
+        assert!(ask.contains("assert f(2) == 4"), "{ask}");
+        assert!(!ask.contains("cargo"), "{ask}");
+        assert!(
+            !ask.contains("is None"),
+            "no example a goal could copy: {ask}"
+        );
+        assert!(!ask.contains("assertRaisesRegex"), "{ask}");
+
+        let ask = plan_instruction(
+            &python,
+            "maximum should raise ValueError with the message 'empty list'",
+        );
+        assert!(
+            ask.contains(
+                "for an error, `python3 -c \"import unittest, x; \
+                 unittest.TestCase().assertRaisesRegex(ValueError, 'message', x.f, [])\"`"
+            ),
+            "{ask}"
+        );
+
+        let rust = plan_instruction(
+            &context(Some("cargo test")),
+            "parse should fail with ParseError",
+        );
+        assert!(rust.contains("`cargo test test_new`"), "{rust}");
+        assert!(!rust.contains("python"), "{rust}");
+
+        let unknown = plan_instruction(&context(None), "add a flag");
+        assert!(unknown.contains("python3 -m unittest") && unknown.contains("cargo test"));
+        assert!(unknown.contains("states no test command"), "{unknown}");
     }
 
     #[test]

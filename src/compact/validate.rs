@@ -245,6 +245,14 @@ fn goal_terms(goal: &str) -> Vec<String> {
     terms
 }
 
+/// The exception types the goal names ([`goal_terms`]): `ValueError`.
+pub fn goal_errors(goal: &str) -> Vec<String> {
+    goal_terms(goal)
+        .into_iter()
+        .filter(|t| IDENTIFIER.is_match(t) && (t.ends_with("Error") || t.ends_with("Exception")))
+        .collect()
+}
+
 /// An identifier, whole.
 static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| regex(r"^[A-Za-z_][A-Za-z0-9_]*$"));
 
