@@ -400,6 +400,48 @@ pub fn code_instruction(
     text
 }
 
+/// The test the step's `checks` run by name in the test module `path`, as a line for the
+/// code ask: `python3 -m unittest tests.test_stats.StatsTest.test_mean_empty` or `pytest
+/// tests/test_stats.py::test_mean_empty` names `test_mean_empty` of `tests/test_stats.py`. A
+/// small model otherwise names its test as it likes (`test_mean_empty_list`), and the check
+/// that selects the name tick approved finds no such test however right the test is.
+pub fn test_name_hint(checks: &[String], path: &str) -> Option<String> {
+    let path = path.trim().trim_start_matches("./");
+    let named = checks
+        .iter()
+        .flat_map(|check| check.split_whitespace())
+        .find_map(|word| {
+            let word = word.trim_matches(|c| matches!(c, '"' | '\'' | '`'));
+            let (module, test) = match word.split_once("::") {
+                Some((file, rest)) => (
+                    file.trim_start_matches("./").to_owned(),
+                    rest.rsplit("::").next()?,
+                ),
+                None if check_is_unittest(checks) => {
+                    let parts: Vec<&str> = word.split('.').collect();
+                    let test = *parts.last()?;
+                    let module = (1..parts.len())
+                        .rev()
+                        .map(|n| format!("{}.py", parts[..n].join("/")))
+                        .find(|file| file == path)?;
+                    (module, test)
+                }
+                None => return None,
+            };
+            (module == path
+                && test.starts_with("test")
+                && test.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            .then(|| test.to_owned())
+        })?;
+    Some(format!(
+        "Name the new test `{named}`: the step's check runs it by that name."
+    ))
+}
+
+fn check_is_unittest(checks: &[String]) -> bool {
+    checks.iter().any(|c| c.contains("unittest"))
+}
+
 /// Where tick puts an `add`'s code in the existing file `path`, as [`place::added`] does,
 /// in words for the model: where a small model's snippet lands decides whether it compiles.
 fn where_added(path: &str) -> &'static str {
@@ -738,6 +780,40 @@ mod tests {
         );
         // An `add` answered in the other form has no fence.
         assert!(parse_code(&add, "<<<<<<< SEARCH\n=======\nx\n>>>>>>> REPLACE").is_err());
+    }
+
+    #[test]
+    fn the_code_ask_names_the_test_the_check_runs() {
+        let checks = |c: &[&str]| c.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let unittest = checks(&[
+            "python3 -m unittest tests.test_stats.StatsTest.test_mean_empty",
+            "python3 -m unittest discover tests",
+        ]);
+        assert_eq!(
+            test_name_hint(&unittest, "tests/test_stats.py").as_deref(),
+            Some("Name the new test `test_mean_empty`: the step's check runs it by that name.")
+        );
+        // Only for the module it names, and only a test's name.
+        assert_eq!(test_name_hint(&unittest, "stats.py"), None);
+        assert_eq!(
+            test_name_hint(
+                &checks(&["python3 -m unittest tests.test_stats"]),
+                "tests/test_stats.py"
+            ),
+            None
+        );
+        assert_eq!(
+            test_name_hint(
+                &checks(&["python3 -c \"import tests.test_stats\""]),
+                "tests/test_stats.py"
+            ),
+            None
+        );
+        let pytest = checks(&["pytest -q './tests/test_stats.py::StatsTest::test_max'"]);
+        assert_eq!(
+            test_name_hint(&pytest, "tests/test_stats.py").as_deref(),
+            Some("Name the new test `test_max`: the step's check runs it by that name.")
+        );
     }
 
     #[test]

@@ -67,6 +67,8 @@ struct EditTalk<'a> {
     /// The decision's schema.
     schema: serde_json::Value,
     done_when: Option<String>,
+    /// The step's approved checks: a test they run by name is the name its new test takes.
+    checks: Vec<String>,
     messages: Vec<Message>,
     asked: u32,
     /// Every message, refused answers included, for the record.
@@ -314,13 +316,19 @@ impl EditTalk<'_> {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<Coded, StepError> {
         let exists = current(self.registry, &decision.path).is_some();
-        let ask = exec::code_instruction(
+        let mut ask = exec::code_instruction(
             &self.step_line,
             self.done_when.as_deref(),
             decision,
             exists,
             concrete(self.scope).len() > 1,
         );
+        if decision.adds()
+            && let Some(hint) = exec::test_name_hint(&self.checks, &decision.path)
+        {
+            ask.push('\n');
+            ask.push_str(&hint);
+        }
         let grammar = self.options.grammar.then(|| {
             if decision.adds() {
                 FENCE_GRAMMAR.to_owned()
@@ -873,6 +881,7 @@ impl Runner<'_> {
             ),
             schema: exec::decision_schema(&concrete(scope)),
             done_when: step.done_when.clone(),
+            checks: checks.clone(),
             messages: vec![Message::user(first.clone())],
             transcript: vec![Message::user(first)],
             asked: 0,

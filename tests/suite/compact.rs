@@ -1263,6 +1263,40 @@ async fn an_added_python_test_method_goes_into_the_test_case_not_the_last_class(
     assert_contains(&ws.todo(&id), "- [x] S1");
 }
 
+/// Issue 29: the code ask for a test module names the test the step's check selects; the
+/// benchmark's model named its test `test_mean_empty_list` for a check of `test_mean_empty`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_code_ask_for_a_test_names_the_test_the_check_runs() {
+    let ws = Workspace::new();
+    ws.write(
+        "test_stack.py",
+        "import unittest\n\n\nclass StackTest(unittest.TestCase):\n    def test_new(self):\n        \
+         self.assertTrue(True)\n",
+    );
+    let id = ws.approve(&one_step(
+        "Test pushing onto a stack",
+        "test_stack.py",
+        "PYTHONDONTWRITEBYTECODE=1 python3 -m unittest test_stack.StackTest.test_push",
+    ));
+    let server = FakeModel::start().await;
+    server.push(decide("add", "test_stack.py"));
+    server.push(openai_text(
+        "```python\n    def test_push(self):\n        self.assertEqual([1], [1])\n```\n",
+    ));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    let asks: Vec<String> = model_requests(&server)
+        .iter()
+        .map(RecordedRequest::last_user_text)
+        .collect();
+    assert_eq!(asks.len(), 2, "{asks:#?}");
+    assert_contains(
+        &asks[1],
+        "\nName the new test `test_push`: the step's check runs it by that name.",
+    );
+    assert_contains(&ws.todo(&id), "- [x] S1");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compact_call_the_server_fails_is_retried_and_the_retry_is_shown() {
     let (ws, id) = lib_with_one("Add a test for one", "grep -q 'fn one_is_one' lib.rs");
