@@ -106,6 +106,18 @@ fn the_test_class(repo: &Repo, file: &str, class: &str, words: &str) -> Option<S
         return None;
     }
     let text = repo.file(file)?.text.as_deref()?;
+    let defined = CLASS
+        .captures_iter(text)
+        .any(|c| c.get(1).is_some_and(|m| m.as_str() == class));
+    if defined {
+        return None;
+    }
+    one_test_class(text)
+}
+
+/// The one test class of the module `text`: the one class whose bases name `TestCase`, or
+/// else the one whose name starts or ends with `Test`; `None` when there is none or several.
+pub fn one_test_class(text: &str) -> Option<String> {
     let classes: Vec<(&str, &str)> = CLASS
         .captures_iter(text)
         .filter_map(|c| {
@@ -115,9 +127,6 @@ fn the_test_class(repo: &Repo, file: &str, class: &str, words: &str) -> Option<S
             ))
         })
         .collect();
-    if classes.iter().any(|(name, _)| *name == class) {
-        return None;
-    }
     let by_base: Vec<&str> = classes
         .iter()
         .filter(|(_, bases)| bases.contains("TestCase"))
@@ -129,10 +138,72 @@ fn the_test_class(repo: &Repo, file: &str, class: &str, words: &str) -> Option<S
         .filter(|name| name.starts_with("Test") || name.ends_with("Test"))
         .collect();
     match (by_base.as_slice(), by_name.as_slice()) {
-        ([one], _) => Some((*one).to_owned()),
-        ([], [one]) => Some((*one).to_owned()),
+        ([one], _) | ([], [one]) => Some((*one).to_owned()),
         _ => None,
     }
+}
+
+/// A step that writes a test in an existing `unittest` module but is verified by the whole
+/// suite alone, which passes before the change too, so the step could never be verified:
+/// its verify becomes the new test by name, `python3 -m unittest
+/// tests.test_stats.StatsTest.test_median`, named after the one function the goal names
+/// (`function`), in the module's one test class. The executor then asks for a test of that
+/// name ([`super::exec::test_name_hint`]). `suite` is the repository's test command;
+/// nothing changes unless the step's verify is it (or `python3 -m unittest discover ...`),
+/// the module and its class are certain, and the test is not there yet.
+pub fn suite_verified_tests(
+    plan: &mut DraftPlan,
+    repo: &Repo,
+    suite: Option<&str>,
+    function: Option<&str>,
+) -> Vec<String> {
+    let Some(function) = function else {
+        return Vec::new();
+    };
+    let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut notes = Vec::new();
+    for (index, step) in plan.steps.iter_mut().enumerate() {
+        let verify = words(&step.verify);
+        let whole = suite.is_some_and(|s| words(s) == verify)
+            || (verify.starts_with("python") && verify.contains("-m unittest discover"));
+        if !whole || !verify.contains("unittest") || !step.new_files.is_empty() {
+            continue;
+        }
+        let modules: Vec<&String> = step
+            .files
+            .iter()
+            .filter(|p| {
+                let path = std::path::Path::new(p.as_str());
+                path.file_stem()
+                    .is_some_and(|stem| stem.to_string_lossy().starts_with("test"))
+                    && path.extension().is_some_and(|e| e == "py")
+            })
+            .collect();
+        let [module] = modules.as_slice() else {
+            continue;
+        };
+        let module = module.trim_start_matches("./");
+        let Some(text) = repo.file(module).and_then(|f| f.text.as_deref()) else {
+            continue;
+        };
+        let Some(class) = one_test_class(text) else {
+            continue;
+        };
+        let test = format!("test_{function}");
+        if has_word(text, &test) {
+            continue;
+        }
+        let dotted = module.trim_end_matches(".py").replace('/', ".");
+        let program = verify.split_whitespace().next().unwrap_or("python3");
+        step.verify = format!("{program} -m unittest {dotted}.{class}.{test}");
+        notes.push(format!(
+            "tick wrote `{}` for S{}'s verify `{verify}`: the whole suite passes before the \
+             step's test exists, so it cannot show the step done",
+            step.verify,
+            index + 1
+        ));
+    }
+    notes
 }
 
 /// `TestStats`, `StatsTest`: a capitalized identifier, as a class is named.
@@ -280,6 +351,55 @@ mod tests {
             assert_eq!(draft.steps[1].verify, verify, "{title}: {verify}");
             assert!(notes.is_empty(), "{verify}: {notes:?}");
         }
+    }
+
+    #[test]
+    fn a_test_step_verified_by_the_whole_suite_gets_its_test_by_name() {
+        let suite = Some("python3 -m unittest discover tests");
+        let mut draft = plan(
+            "Add a test for median",
+            "python3 -m unittest  discover tests",
+        );
+        let notes = suite_verified_tests(&mut draft, &repo(TESTS), suite, Some("median"));
+        assert_eq!(
+            draft.steps[1].verify,
+            "python3 -m unittest tests.test_stats.StatsTest.test_median"
+        );
+        assert_eq!(
+            notes,
+            [
+                "tick wrote `python3 -m unittest tests.test_stats.StatsTest.test_median` for S2's \
+              verify `python3 -m unittest discover tests`: the whole suite passes before the \
+              step's test exists, so it cannot show the step done"
+            ]
+        );
+        // S1 changes no test module, and so is left to the checks.
+        assert!(draft.steps[0].verify.starts_with("python3 -c"));
+
+        // Nothing is certain: no function, a test of that name already, a new module, a
+        // verify that is not the suite, a module with no test class.
+        let cases: [(&str, &str, Option<&str>); 4] = [
+            (TESTS, "python3 -m unittest discover tests", None),
+            (TESTS, "python3 -m unittest discover tests", Some("mean")),
+            (
+                TESTS,
+                "python3 -m unittest tests.test_stats",
+                Some("median"),
+            ),
+            (
+                "def test_mean():\n    pass\n",
+                "python3 -m unittest discover tests",
+                Some("median"),
+            ),
+        ];
+        for (text, verify, function) in cases {
+            let mut draft = plan("Add a test", verify);
+            assert!(suite_verified_tests(&mut draft, &repo(text), suite, function).is_empty());
+            assert_eq!(draft.steps[1].verify, verify);
+        }
+        let mut draft = plan("Add a test", "python3 -m unittest discover tests");
+        draft.steps[1].new_files = vec!["tests/test_median.py".into()];
+        assert!(suite_verified_tests(&mut draft, &repo(TESTS), suite, Some("median")).is_empty());
     }
 
     #[test]

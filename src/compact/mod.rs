@@ -409,7 +409,14 @@ pub async fn plan(
 fn read_draft(value: &Value, context: &Context, facts: &Facts<'_>) -> Result<Read, String> {
     let mut draft: DraftPlan = serde_json::from_value(value.clone())
         .map_err(|err| format!("the answer is not a plan: {err}"))?;
-    let mended = mend::test_classes(&mut draft, facts.repo);
+    let functions = validate::goal_functions(facts.goal, facts.repo);
+    let function = match functions.as_slice() {
+        [(name, _)] => Some(name.as_str()),
+        _ => None,
+    };
+    let mut mended =
+        mend::suite_verified_tests(&mut draft, facts.repo, facts.test_command, function);
+    mended.extend(mend::test_classes(&mut draft, facts.repo));
     let mut problems = validate::problems(&draft, facts);
     if let Err(refused) = submission(&draft, context, facts.repo, &[], &mended) {
         problems.push(refused);

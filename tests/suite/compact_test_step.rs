@@ -110,7 +110,8 @@ async fn a_test_step_verified_by_the_whole_suite_is_told_to_run_its_test() {
         "files": ["tests/test_stats.py"], "new_files": [],
         "verify": "python3 -m unittest discover tests"});
     let mut named = whole_suite.clone();
-    named["steps"][1]["verify"] = json!("python3 -m unittest tests.test_stats");
+    named["steps"][1]["verify"] =
+        json!("python3 -m unittest tests.test_stats.StatsTest.test_maximum_of_nothing");
     let (output, server) = plan(
         &ws,
         vec![props(), json_answer(&whole_suite), json_answer(&named)],
@@ -127,9 +128,13 @@ async fn a_test_step_verified_by_the_whole_suite_is_told_to_run_its_test() {
         &requests[1].last_user_text(),
         "- S2 writes the test file `tests/test_stats.py`, but its verify (`python3 -m unittest \
          discover tests`) runs only the whole suite, which passes before the change too; verify \
-         with a command that runs the new test: `python3 -m unittest tests.test_stats`",
+         with a command that runs the new test: `python3 -m unittest \
+         tests.test_stats.StatsTest.test_new`, the new test's name for `test_new`",
     );
     let plan_md = ws.read(".tasks/draft/PLAN.md");
-    assert_contains(&plan_md, "`python3 -m unittest tests.test_stats`");
+    assert_contains(
+        &plan_md,
+        "`python3 -m unittest tests.test_stats.StatsTest.test_maximum_of_nothing`",
+    );
     assert!(!plan_md.contains("tick's check of this draft"), "{plan_md}");
 }
