@@ -150,9 +150,8 @@ pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
                 );
             }
         }
-        if let Some(problem) = whole_suite_only(&id, step, facts) {
-            problems.push(problem);
-        }
+        problems.extend(whole_suite_only(&id, step, facts));
+        problems.extend(compares_with_error(&id, &step.verify));
     }
     unsaid_terms(plan, facts.goal, &mut problems);
     for (name, adds) in goal_functions(facts.goal, facts.repo) {
@@ -276,6 +275,11 @@ static ADDS: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// "maximum in stats.py", "spread of `src/stats.py`": a word and the file it is in.
+static IN_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"\b([A-Za-z_][A-Za-z0-9_]*)\s+(?:in|of|from)\s+`?([A-Za-z0-9_./-]+\.[A-Za-z0-9]+)`?")
+});
+
 /// Words that follow "function" in a sentence without naming one.
 const NOT_A_NAME: &[&str] = &[
     "a",
@@ -344,6 +348,28 @@ pub fn goal_functions(goal: &str, repo: &Repo) -> Vec<(String, bool)> {
     }
     for found in SNAKE_CASE.find_iter(goal) {
         push(found.as_str(), false, &mut named);
+    }
+    // "maximum in stats.py": a plain word is a function when the file it is said to be in
+    // defines one of that name. The 2026-12-04 benchmark's drafts for "maximum in stats.py
+    // should raise ValueError" changed `mean` instead, and nothing said so.
+    for found in IN_FILE.captures_iter(goal) {
+        let (Some(word), Some(file)) = (found.get(1), found.get(2)) else {
+            continue;
+        };
+        let file = file.as_str().trim_start_matches("./");
+        let defines = repo
+            .files
+            .iter()
+            .filter(|f| f.path == file || f.path.rsplit('/').next() == Some(file))
+            .filter_map(|f| Some((f.path.as_str(), f.text.as_deref()?)))
+            .any(|(path, text)| {
+                super::outline::outline(path, text)
+                    .iter()
+                    .any(|d| d.kind == super::outline::Kind::Function && d.name == word.as_str())
+            });
+        if defines {
+            push(word.as_str(), false, &mut named);
+        }
     }
     if named.is_empty() {
         return named;
@@ -459,6 +485,24 @@ fn whole_suite_only(id: &str, step: &DraftStep, facts: &Facts<'_>) -> Option<Str
         } else {
             "the whole suite"
         }
+    ))
+}
+
+/// `assert mean([]) == ValueError('empty list')`: a value compared with an exception, which
+/// no call that raises ever returns, so the check fails however the step is done (the
+/// 2026-12-04 benchmark's drafts for "raise `ValueError`", four steps so). `is` and `!=` too.
+fn compares_with_error(id: &str, verify: &str) -> Option<String> {
+    static COMPARED: LazyLock<Regex> = LazyLock::new(|| {
+        regex(
+            r"(?:==|!=|\bis(?:\s+not)?)\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*([A-Z][A-Za-z0-9]*(?:Error|Exception))\b",
+        )
+    });
+    let error = COMPARED.captures(verify)?.get(1)?.as_str();
+    Some(format!(
+        "{id}'s verify compares a result with `{error}`, but a call that raises returns \
+         nothing to compare, so it fails however the step is done; check the error with \
+         `python3 -c \"import unittest, x; unittest.TestCase().assertRaisesRegex({error}, \
+         'message', x.f, [])\"`"
     ))
 }
 
@@ -1253,6 +1297,30 @@ mod tests {
     }
 
     #[test]
+    fn a_verify_comparing_a_result_with_an_exception_is_a_problem() {
+        for verify in [
+            "python3 -c \"from stats import mean; assert mean([]) == ValueError('empty list')\"",
+            "python3 -c 'from stats import mean; assert mean([]) == ValueError'",
+            "python3 -c 'import stats; assert stats.maximum([]) is builtins.ValueError'",
+        ] {
+            let found = compares_with_error("S1", verify);
+            assert!(
+                found.as_deref().is_some_and(|p| p.starts_with(
+                    "S1's verify compares a result with `ValueError`, but a call that raises"
+                )),
+                "{verify}: {found:?}"
+            );
+        }
+        for verify in [
+            "python3 -c \"import unittest, stats; unittest.TestCase().assertRaisesRegex(ValueError, 'empty list', stats.maximum, [])\"",
+            "python3 -c 'from stats import mean; assert mean([]) is None'",
+            "python3 -c 'assert type(e) == 1'",
+        ] {
+            assert_eq!(compares_with_error("S1", verify), None, "{verify}");
+        }
+    }
+
+    #[test]
     fn a_goal_asking_for_a_test_needs_a_step_that_writes_one() {
         // One of the benchmark's drafts, as the model wrote it: no step touches a test.
         let draft = plan(vec![
@@ -1778,8 +1846,15 @@ mod tests {
             ),
             ("implement mode() in stats.py", vec![("mode", true)]),
             // Plain English, names the repository does not define, files and flags: none.
-            ("mean in stats.py should return None", vec![]),
+            // A word the file it is said to be in defines as a function.
+            ("mean in stats.py should return None", vec![("mean", false)]),
+            (
+                "parse_args from `./stats.py` and mean of stats.py",
+                vec![("parse_args", false), ("mean", false)],
+            ),
             ("the mean should be rounded", vec![]),
+            ("mean in other.py should return None", vec![]),
+            ("the median in stats.py should be added", vec![]),
             ("raise `ValueError` from `stats.py` for `--top 0`", vec![]),
             ("the helper parse_flags should go", vec![]),
             ("call median() from mean", vec![]),
