@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::guards::{self, Matched};
 use super::{Choice, cache, choose};
-use super::{outline, place};
+use super::{imports, outline, place};
 use crate::config::{Config, Planner, Provider, is_loopback};
 use crate::llm::{Client, ProviderKind, StructuredMethod, context_tokens};
 use crate::tasks::Store;
@@ -537,7 +537,24 @@ pub fn check_edit(
             )
         }
     };
-    let (text, matched) = edited.map_err(|refusal| refusal.to_string())?;
+    let (mut text, matched) = edited.map_err(|refusal| refusal.to_string())?;
+    if matches!(outline::Language::of(path), Some(outline::Language::Python))
+        && let Some((completed, names)) = imports::completed(&text, &new)
+    {
+        text = completed;
+        let imported = format!(
+            "imported {} on the file's `from` line",
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        placed = Some(match placed {
+            Some(note) => format!("{note}; {imported}"),
+            None => imported,
+        });
+    }
     Ok(Checked::Write {
         text,
         matched,

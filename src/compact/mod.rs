@@ -27,6 +27,7 @@ pub mod exec;
 pub mod flags;
 pub mod guards;
 pub mod help;
+pub mod imports;
 pub mod mend;
 pub mod outline;
 pub mod place;

@@ -1297,6 +1297,42 @@ async fn the_code_ask_for_a_test_names_the_test_the_check_runs() {
     assert_contains(&ws.todo(&id), "- [x] S1");
 }
 
+/// Issue 29: a test calling a function its module does not import yet gets the import on the
+/// module's one `from` line; the benchmark's model left it out, and every candidate failed
+/// with a `NameError`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_test_gets_the_import_of_the_function_it_calls() {
+    let ws = Workspace::new();
+    ws.write(
+        "stats.py",
+        "def mean(values):\n    return sum(values) / len(values)\n\n\ndef median(values):\n    \
+         return sorted(values)[len(values) // 2]\n",
+    );
+    let before = "import unittest\n\nfrom stats import mean\n\n\nclass StatsTest(unittest.TestCase):\n    \
+                  def test_mean(self):\n        self.assertEqual(mean([1, 2, 3]), 2)\n";
+    ws.write("test_stats.py", before);
+    let id = ws.approve(&one_step(
+        "Test median",
+        "test_stats.py",
+        "PYTHONDONTWRITEBYTECODE=1 python3 -m unittest test_stats.StatsTest.test_median",
+    ));
+    let server = FakeModel::start().await;
+    server.push(decide("add", "test_stats.py"));
+    server.push(openai_text(
+        "```python\n    def test_median(self):\n        self.assertEqual(median([3, 1, 2]), 2)\n```\n",
+    ));
+    let run = run_with_model(&ws, &server, "compact").await;
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        ws.read("test_stats.py"),
+        before.replace(
+            "from stats import mean\n",
+            "from stats import mean, median\n"
+        ) + "\n    def test_median(self):\n        self.assertEqual(median([3, 1, 2]), 2)\n"
+    );
+    assert_contains(&ws.todo(&id), "- [x] S1");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_compact_call_the_server_fails_is_retried_and_the_retry_is_shown() {
     let (ws, id) = lib_with_one("Add a test for one", "grep -q 'fn one_is_one' lib.rs");
