@@ -115,6 +115,72 @@ fn the_test_class(repo: &Repo, file: &str, class: &str, words: &str) -> Option<S
     one_test_class(text)
 }
 
+/// `assert maximum([]) == ValueError('empty list')`: a call compared with an exception.
+static COMPARED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"assert\s+([A-Za-z_][A-Za-z0-9_.]*)\(([^()]*(?:\([^()]*\)[^()]*)*)\)\s*==\s*([A-Z][A-Za-z0-9]*(?:Error|Exception))(?:\(([^()]*)\))?",
+    )
+    .unwrap_or_else(|err| unreachable!("{err}"))
+});
+
+/// A verify that compares a call with an exception (`assert maximum([]) == ValueError('empty
+/// list')`) fails however the step is done: a call that raises returns nothing. Its meaning
+/// is plain, that the call raises that error with that message, so the comparison becomes
+/// the check of it: `__import__('unittest').TestCase().assertRaisesRegex(ValueError, 'empty
+/// list', maximum, [])`. Measured: every draft of the 2026-12-04 benchmark's goal 3 that
+/// named the error checked it this way, and the repair call kept it.
+pub fn compared_errors(plan: &mut DraftPlan) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (index, step) in plan.steps.iter_mut().enumerate() {
+        let verify = step.verify.clone();
+        let Some(found) = COMPARED_ERROR.captures(&verify) else {
+            continue;
+        };
+        let (Some(whole), Some(call), Some(args), Some(error)) =
+            (found.get(0), found.get(1), found.get(2), found.get(3))
+        else {
+            continue;
+        };
+        // The quote that does not end the `-c` program.
+        let outer = verify[..whole.start()]
+            .rfind(['"', '\''])
+            .map_or('"', |at| verify.as_bytes()[at] as char);
+        let quote = if outer == '"' { '\'' } else { '"' };
+        let args = args.as_str().trim();
+        let rest = if args.is_empty() {
+            call.as_str().to_owned()
+        } else {
+            format!("{}, {args}", call.as_str())
+        };
+        let check = match found
+            .get(4)
+            .map(|m| m.as_str().trim())
+            .filter(|m| !m.is_empty())
+        {
+            Some(message) => format!(
+                "__import__({quote}unittest{quote}).TestCase().assertRaisesRegex({}, {message}, {rest})",
+                error.as_str()
+            ),
+            None => format!(
+                "__import__({quote}unittest{quote}).TestCase().assertRaises({}, {rest})",
+                error.as_str()
+            ),
+        };
+        if check.contains(outer) {
+            continue;
+        }
+        let was = whole.as_str().to_owned();
+        step.verify.replace_range(whole.range(), &check);
+        notes.push(format!(
+            "tick wrote `{check}` for `{was}` in S{}'s verify: a call that raises returns \
+             nothing to compare with `{}`",
+            index + 1,
+            error.as_str()
+        ));
+    }
+    notes
+}
+
 /// The one test class of the module `text`: the one class whose bases name `TestCase`, or
 /// else the one whose name starts or ends with `Test`; `None` when there is none or several.
 pub fn one_test_class(text: &str) -> Option<String> {
@@ -400,6 +466,48 @@ mod tests {
         let mut draft = plan("Add a test", "python3 -m unittest discover tests");
         draft.steps[1].new_files = vec!["tests/test_median.py".into()];
         assert!(suite_verified_tests(&mut draft, &repo(TESTS), suite, Some("median")).is_empty());
+    }
+
+    #[test]
+    fn a_call_compared_with_an_exception_becomes_a_check_that_it_raises() {
+        for (verify, mended) in [
+            (
+                "python3 -c \"from stats import maximum; assert maximum([]) == ValueError('empty list')\"",
+                "python3 -c \"from stats import maximum; __import__('unittest').TestCase().assertRaisesRegex(ValueError, 'empty list', maximum, [])\"",
+            ),
+            (
+                "python3 -c 'import stats; assert stats.maximum([]) == ValueError'",
+                "python3 -c 'import stats; __import__(\"unittest\").TestCase().assertRaises(ValueError, stats.maximum, [])'",
+            ),
+            (
+                "python3 -c \"from s import f; assert f() == KeyError\" && true",
+                "python3 -c \"from s import f; __import__('unittest').TestCase().assertRaises(KeyError, f)\" && true",
+            ),
+            (
+                "python3 -c \"from s import f; assert f(g(1), [2]) == TypeError('bad')\"",
+                "python3 -c \"from s import f; __import__('unittest').TestCase().assertRaisesRegex(TypeError, 'bad', f, g(1), [2])\"",
+            ),
+        ] {
+            let mut draft = plan("Test it", verify);
+            draft.steps.swap(0, 1);
+            let notes = compared_errors(&mut draft);
+            assert_eq!(draft.steps[0].verify, mended);
+            assert_eq!(notes.len(), 1, "{notes:?}");
+            assert!(
+                notes[0].contains("in S1's verify: a call that raises returns nothing to compare"),
+                "{notes:?}"
+            );
+        }
+        // Nothing else is touched: a value, `is None`, an error name without a comparison.
+        for verify in [
+            "python3 -c 'from stats import mean; assert mean([]) is None'",
+            "python3 -c 'from stats import mean; assert mean([2]) == 2'",
+            "python3 -c 'from stats import err; assert err() is ValueError'",
+        ] {
+            let mut draft = plan("Test it", verify);
+            assert!(compared_errors(&mut draft).is_empty());
+            assert_eq!(draft.steps[1].verify, verify);
+        }
     }
 
     #[test]
