@@ -975,12 +975,7 @@ mod tests {
         assert!(err.contains("`function g`"), "{err}");
     }
 
-    /// The benchmark's stats module, two blank lines between its functions.
-    const STATS: &str = "\"\"\"Small statistics helpers.\"\"\"\n\n\n\
-                         def mean(values):\n    return sum(values) / len(values)\n\n\n\
-                         def minimum(values):\n    return min(values)\n\n\n\
-                         def maximum(values):\n    return max(values)\n\n\n\
-                         def spread(values):\n    return maximum(values) - minimum(values)\n";
+    use crate::compact::fixtures::STATS;
 
     /// The benchmark run that blocked S1: its `add` of `def mean(self, values)` was refused
     /// as a copy, and its `change`, the file's functions with one blank line between them

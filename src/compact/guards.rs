@@ -649,12 +649,7 @@ mod tests {
         );
     }
 
-    /// The benchmark's stats module, two blank lines between its functions.
-    const STATS: &str = "\"\"\"Small statistics helpers.\"\"\"\n\n\n\
-                         def mean(values):\n    return sum(values) / len(values)\n\n\n\
-                         def minimum(values):\n    return min(values)\n\n\n\
-                         def maximum(values):\n    return max(values)\n\n\n\
-                         def spread(values):\n    return maximum(values) - minimum(values)\n";
+    use crate::compact::fixtures::STATS;
 
     /// Benchmark run: asked to make `mean` check for an empty list, the model copied the
     /// file's functions with one blank line between them where the file has two (the new

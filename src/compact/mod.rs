@@ -769,6 +769,17 @@ pub fn on_path(path_var: Option<&std::ffi::OsStr>, program: &str) -> bool {
     })
 }
 
+/// Texts the compact pipeline's unit tests share.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    /// The benchmark's stats module, two blank lines between its functions.
+    pub const STATS: &str = "\"\"\"Small statistics helpers.\"\"\"\n\n\n\
+                             def mean(values):\n    return sum(values) / len(values)\n\n\n\
+                             def minimum(values):\n    return min(values)\n\n\n\
+                             def maximum(values):\n    return max(values)\n\n\n\
+                             def spread(values):\n    return maximum(values) - minimum(values)\n";
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1514,12 +1514,7 @@ mod tests {
         }
     }
 
-    /// The benchmark's stats module, two blank lines between its functions.
-    const STATS: &str = "\"\"\"Small statistics helpers.\"\"\"\n\n\n\
-                         def mean(values):\n    return sum(values) / len(values)\n\n\n\
-                         def minimum(values):\n    return min(values)\n\n\n\
-                         def maximum(values):\n    return max(values)\n\n\n\
-                         def spread(values):\n    return maximum(values) - minimum(values)\n";
+    use crate::compact::fixtures::STATS;
 
     /// A test module of [`STATS`], one `TestCase` class.
     const STATS_TEST: &str = "import unittest\n\nfrom stats import maximum, mean\n\n\n\
