@@ -115,6 +115,53 @@ fn the_test_class(repo: &Repo, file: &str, class: &str, words: &str) -> Option<S
     one_test_class(text)
 }
 
+/// A step whose verify runs a test by name (`python3 -m unittest
+/// tests.test_stats.StatsTest.test_median`) that its existing module does not have yet, while
+/// neither it nor an earlier step changes that module: the verify can only pass once this
+/// step writes the test there, so the module joins the step's files. Measured: "S2 Add median
+/// test to tests/test_stats.py" with `files: stats.py`, whose every candidate edited
+/// `stats.py` and failed (2026-12-05 benchmark, goal 2).
+pub fn tests_to_write(plan: &mut DraftPlan, repo: &Repo) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut touched: Vec<String> = Vec::new();
+    for (index, step) in plan.steps.iter_mut().enumerate() {
+        touched.extend(
+            step.files
+                .iter()
+                .chain(&step.new_files)
+                .map(|p| p.trim().trim_start_matches("./").to_owned()),
+        );
+        if !step.verify.contains("unittest") {
+            continue;
+        }
+        let verify = step.verify.clone();
+        for found in DOTTED.find_iter(&verify) {
+            let parts: Vec<&str> = found.as_str().split('.').collect();
+            let Some(test) = parts.last().filter(|t| t.starts_with("test")) else {
+                continue;
+            };
+            let Some((file, text)) = (1..parts.len()).find_map(|n| {
+                let file = format!("{}.py", parts[..n].join("/"));
+                let text = repo.file(&file)?.text.as_deref()?;
+                Some((file, text))
+            }) else {
+                continue;
+            };
+            if has_word(text, test) || touched.contains(&file) {
+                continue;
+            }
+            step.files.push(file.clone());
+            touched.push(file.clone());
+            notes.push(format!(
+                "tick added `{file}` to S{}'s files: its verify runs `{test}`, which only this \
+                 step can write there",
+                index + 1
+            ));
+        }
+    }
+    notes
+}
+
 /// `assert maximum([]) == ValueError('empty list')`: a call compared with an exception.
 static COMPARED_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -507,6 +554,56 @@ mod tests {
             let mut draft = plan("Test it", verify);
             assert!(compared_errors(&mut draft).is_empty());
             assert_eq!(draft.steps[1].verify, verify);
+        }
+    }
+
+    #[test]
+    fn a_step_verified_by_a_test_it_must_write_gets_the_tests_module() {
+        let mut draft = plan(
+            "Add median test to tests/test_stats.py",
+            "python3 -m unittest tests.test_stats.StatsTest.test_median",
+        );
+        draft.steps[1].files = vec!["stats.py".into()];
+        let notes = tests_to_write(&mut draft, &repo(TESTS));
+        assert_eq!(draft.steps[1].files, ["stats.py", "tests/test_stats.py"]);
+        assert_eq!(
+            notes,
+            [
+                "tick added `tests/test_stats.py` to S2's files: its verify runs `test_median`, \
+              which only this step can write there"
+            ]
+        );
+        assert!(
+            draft.steps[0].files == ["stats.py"],
+            "S1 runs no test by name"
+        );
+        // Once is enough.
+        assert!(tests_to_write(&mut draft, &repo(TESTS)).is_empty());
+        // A test the module has, a module some step so far changes, no module: nothing.
+        for (verify, files) in [
+            (
+                "python3 -m unittest tests.test_stats.StatsTest.test_mean",
+                vec!["stats.py"],
+            ),
+            (
+                "python3 -m unittest tests.test_stats.StatsTest.test_median",
+                vec!["tests/test_stats.py"],
+            ),
+            (
+                "python3 -m unittest tests.test_other.OtherTest.test_median",
+                vec!["stats.py"],
+            ),
+            (
+                "python3 -c 'import tests.test_stats.test_median'",
+                vec!["stats.py"],
+            ),
+        ] {
+            let mut draft = plan("Test it", verify);
+            draft.steps[1].files = files.iter().map(|f| (*f).to_owned()).collect();
+            assert!(
+                tests_to_write(&mut draft, &repo(TESTS)).is_empty(),
+                "{verify}"
+            );
         }
     }
 

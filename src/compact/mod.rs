@@ -418,6 +418,7 @@ fn read_draft(value: &Value, context: &Context, facts: &Facts<'_>) -> Result<Rea
     let mut mended =
         mend::suite_verified_tests(&mut draft, facts.repo, facts.test_command, function);
     mended.extend(mend::test_classes(&mut draft, facts.repo));
+    mended.extend(mend::tests_to_write(&mut draft, facts.repo));
     mended.extend(mend::compared_errors(&mut draft));
     let mut problems = validate::problems(&draft, facts);
     if let Err(refused) = submission(&draft, context, facts.repo, &[], &mended) {
