@@ -119,7 +119,7 @@ fn the_test_class(repo: &Repo, file: &str, class: &str, words: &str) -> Option<S
 /// tests.test_stats.StatsTest.test_median`) that its existing module does not have yet, while
 /// neither it nor an earlier step changes that module: the verify can only pass once this
 /// step writes the test there, so the module joins the step's files. Measured: "S2 Add median
-/// test to tests/test_stats.py" with `files: stats.py`, whose every candidate edited
+/// test to `tests/test_stats.py`" with `files: stats.py`, whose every candidate edited
 /// `stats.py` and failed (2026-12-05 benchmark, goal 2).
 pub fn tests_to_write(plan: &mut DraftPlan, repo: &Repo) -> Vec<String> {
     let mut notes = Vec::new();
