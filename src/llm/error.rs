@@ -320,7 +320,10 @@ impl ProviderError {
             Ok(value) => Self::from_json(&value),
             Err(_) => Self {
                 code: None,
-                message: clip(body.trim()),
+                message: match html_page(body) {
+                    Some(page) => page,
+                    None => clip(&one_line(body)),
+                },
             },
         }
     }
@@ -365,8 +368,98 @@ impl ProviderError {
     }
 }
 
+/// A body that is a web page (a proxy's or gateway's error page, not the model server's
+/// answer) told by its title, or its first heading, instead of its markup.
+fn html_page(body: &str) -> Option<String> {
+    let start = body.trim_start();
+    let head: String = start
+        .chars()
+        .take(15)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if !(head.starts_with("<!doctype html")
+        || head.starts_with("<html")
+        || head.starts_with("<head"))
+    {
+        return None;
+    }
+    let title = ["title", "h1"]
+        .iter()
+        .find_map(|tag| element_text(start, tag))
+        .filter(|title| !title.is_empty());
+    if let Some(title) = title {
+        return Some(format!(
+            "an HTML page titled \"{}\" instead of a model's answer",
+            clip_to(&title, 120)
+        ));
+    }
+    let said = page_text(start);
+    Some(if said.is_empty() {
+        format!(
+            "an HTML page of {} bytes instead of a model's answer",
+            body.len()
+        )
+    } else {
+        format!(
+            "an HTML page saying \"{}\" instead of a model's answer",
+            clip_to(&said, 120)
+        )
+    })
+}
+
+/// The text of the first `<tag>` element, its markup and entities read, on one line.
+fn element_text(html: &str, tag: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let open = lower.find(&format!("<{tag}"))?;
+    let from = open + lower[open..].find('>')? + 1;
+    let to = from + lower[from..].find(&format!("</{tag}"))?;
+    Some(page_text(&html[from..to]))
+}
+
+/// What a page says: its text without markup, styles or scripts, entities read, on one line.
+fn page_text(html: &str) -> String {
+    let mut html = html.to_owned();
+    for tag in ["style", "script"] {
+        while let Some(open) = html.to_ascii_lowercase().find(&format!("<{tag}")) {
+            let lower = html.to_ascii_lowercase();
+            let close = lower[open..]
+                .find(&format!("</{tag}"))
+                .and_then(|at| lower[open + at..].find('>').map(|end| open + at + end + 1))
+                .unwrap_or(html.len());
+            html.replace_range(open..close, " ");
+        }
+    }
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    let text = text
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&nbsp;", " ")
+        .replace("&amp;", "&");
+    one_line(&text)
+}
+
+/// Runs of white space, line breaks included, as one space: a message is one line.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn clip(text: &str) -> String {
-    match text.char_indices().nth(MAX_MESSAGE_CHARS) {
+    clip_to(text, MAX_MESSAGE_CHARS)
+}
+
+fn clip_to(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}...", &text[..at]),
         None => text.to_owned(),
     }
@@ -571,7 +664,7 @@ mod tests {
         let html = "  <html>Bad Gateway</html>\n";
         assert_eq!(
             ProviderError::from_body(html).message,
-            "<html>Bad Gateway</html>"
+            "an HTML page saying \"Bad Gateway\" instead of a model's answer"
         );
     }
 
@@ -601,5 +694,46 @@ mod tests {
             err.to_string(),
             "the provider sent nothing for 1.5s; gave up waiting"
         );
+    }
+
+    #[test]
+    fn an_html_error_page_is_told_by_its_title_not_its_markup() {
+        let page = format!(
+            "<!DOCTYPE html>\n<html><head><title>502 Bad\n  Gateway &amp; co</title><style>{}</style></head>\
+             <body><h1>Bad Gateway</h1></body></html>",
+            "x{color:red}".repeat(500)
+        );
+        let err = from_status(502, &page, None, &CTX);
+        assert_eq!(
+            err.to_string(),
+            "the provider failed (HTTP 502): an HTML page titled \"502 Bad Gateway & co\" instead of a model's answer"
+        );
+        // No title: the first heading; neither: the page's size, never its markup.
+        let heading =
+            ProviderError::from_body("<html><body><H1>Not <b>Found</b></H1></body></html>");
+        assert_eq!(
+            heading.message,
+            "an HTML page titled \"Not Found\" instead of a model's answer"
+        );
+        let bare =
+            ProviderError::from_body("  <HTML><body><p>gone</p><script>x()</script></body></HTML>");
+        assert_eq!(
+            bare.message,
+            "an HTML page saying \"gone\" instead of a model's answer"
+        );
+        let empty = ProviderError::from_body("<html><style>p{}</style></html>");
+        assert_eq!(
+            empty.message,
+            "an HTML page of 31 bytes instead of a model's answer"
+        );
+    }
+
+    #[test]
+    fn a_plain_text_body_is_one_line() {
+        let e = ProviderError::from_body("upstream connect error\n\n  reset reason: overflow\r\n");
+        assert_eq!(e.message, "upstream connect error reset reason: overflow");
+        // Text that merely mentions a tag is not a page.
+        let e = ProviderError::from_body("bad <title> field");
+        assert_eq!(e.message, "bad <title> field");
     }
 }

@@ -247,6 +247,42 @@ async fn each_retry_is_shown_with_its_wait() {
     assert!(err.contains("asking again in 0.0 s (attempt 2 of"), "{err}");
 }
 
+/// A gateway in front of the model server that answers with its own error page: the person
+/// reads the page's title, once per line, never kilobytes of its markup.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateways_html_error_page_is_told_by_its_title() {
+    use crate::common::fake_model::{FakeModel, Reply};
+    use crate::common::workspace::Workspace;
+    let server = FakeModel::start().await;
+    let project = Workspace::sample();
+    let page = format!(
+        "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title>\n<style>{}</style></head>\
+         <body><h1>502 Bad Gateway</h1><hr><center>nginx</center></body></html>\n",
+        "body{font-family:sans-serif}".repeat(200)
+    );
+    for _ in 0..10 {
+        server.push(
+            Reply::status(502)
+                .header("content-type", "text/html")
+                .header("retry-after", "0")
+                .chunk(&page),
+        );
+    }
+    let output = project
+        .tick_against(&server, &["plan", "Refactor login"])
+        .await;
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "(HTTP 502): an HTML page titled \"502 Bad Gateway\" instead of a model's answer"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("font-family") && !err.contains('<'), "{err}");
+    assert!(err.len() < 2_000, "{} bytes: {err}", err.len());
+}
+
 /// Issue 31: `tick --version` names the commit and its date, so a bug report says which
 /// build it is about (built from a git checkout, as this suite is).
 #[test]
