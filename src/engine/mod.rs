@@ -242,15 +242,30 @@ impl Engine {
             task.step_or_error(store, id)?;
         }
         store.set_current(&task_ref);
-        let config = self.model_config(&request.flags)?;
+        // A run with no step to give the model (every step done, or a blocked one first)
+        // says so with the settings as they are: it needs no model, so none is asked for. Files
+        // changed while tick was off are looked at first: a stale step may have to be redone.
+        crate::watch::refresh_locked(store, &task_ref, self.env.clock.precise(), &lock)?;
+        let task = store.load(&task_ref)?;
+        let steps_to_run = task.progress().stale > 0
+            || matches!(next_step(&task.todo, request.options.only), Next::Step(_));
+        let config = if steps_to_run {
+            self.model_config(&request.flags)?
+        } else {
+            self.resolved_config(&request.flags)?
+        };
         if let Some(line) = config.trust_warning() {
             sink(Event::Warning(Warning::Untrusted(line)));
         }
         if let Some(line) = config.found_line() {
             sink(Event::Note(line));
         }
-        let mut parts = Parts::new(&config, store, request.no_sandbox)?
-            .with_interrupt(Arc::clone(&request.stop));
+        let parts = if steps_to_run {
+            Parts::new(&config, store, request.no_sandbox)?
+        } else {
+            Parts::without_steps(&config, store, request.no_sandbox)?
+        };
+        let mut parts = parts.with_interrupt(Arc::clone(&request.stop));
         if !config.mcp_servers.is_empty() {
             // A step's stdio servers run under the run's own policy (or, with the sandbox off,
             // unsandboxed like its commands).

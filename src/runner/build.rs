@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use super::{Clock, EXECUTE_PROMPT, RunnerDeps};
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
-use crate::llm::Client;
+use crate::llm::{Client, ClientConfig};
 use crate::tasks::lock::Lock;
 use crate::tasks::{Store, TaskRef};
 use crate::tools::{Mode, Registry, Workspace};
@@ -32,6 +32,12 @@ pub fn registry(config: &Config, store: &Store, no_sandbox: bool) -> Result<(Reg
     Ok((registry, sandboxed))
 }
 
+/// The error of a run that must give a step to a model and has none configured.
+pub fn no_model() -> Error {
+    Error::input("no model is configured")
+        .hint("set `model:` in `.tasks/config.yaml`, or `TICK_MODEL`, or pass `--model`")
+}
+
 /// A runner's model, tools and prompt, owned; [`Parts::deps`] lends them to a runner.
 pub struct Parts {
     pub client: Client,
@@ -49,12 +55,34 @@ pub struct Parts {
 impl Parts {
     /// The parts for running tasks of `store` with `config` (which names a model).
     pub fn new(config: &Config, store: &Store, no_sandbox: bool) -> Result<Parts> {
-        let model = config.model.clone().ok_or_else(|| {
-            Error::input("no model is configured")
-                .hint("set `model:` in `.tasks/config.yaml`, or `TICK_MODEL`, or pass `--model`")
-        })?;
+        let model = config.model.clone().ok_or_else(no_model)?;
         let client = Client::new(config.client_config()?)
             .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
+        Parts::with_client(config, store, no_sandbox, client, model)
+    }
+
+    /// The parts for a run that has no step to give a model (every step done, or a blocked
+    /// one first): the settings may name no model or key, and nothing asks the server
+    /// anything. A step that turns up after all (a person unticked one meanwhile) stops the
+    /// run with [`no_model`] before any request is made.
+    pub fn without_steps(config: &Config, store: &Store, no_sandbox: bool) -> Result<Parts> {
+        let client = Client::new(ClientConfig::new(
+            config.provider.kind(),
+            config.base_url.clone(),
+        ))
+        .map_err(|err| Error::new(ErrorKind::Provider, err.to_string()))?;
+        let mut config = config.clone();
+        config.executor = crate::config::Planner::Agent;
+        Parts::with_client(&config, store, no_sandbox, client, String::new())
+    }
+
+    fn with_client(
+        config: &Config,
+        store: &Store,
+        no_sandbox: bool,
+        client: Client,
+        model: String,
+    ) -> Result<Parts> {
         let (registry, sandboxed) = registry(config, store, no_sandbox)?;
         let compact = if config.executor == crate::config::Planner::Agent {
             None

@@ -704,6 +704,7 @@ impl<'a> Runner<'a> {
                 break StepOutcome::Done;
             }
             let id = match self.next(&task, opts.only) {
+                Next::Step(_) if self.deps.model.is_empty() => return Err(build::no_model()),
                 Next::Step(id) => id,
                 Next::AllDone => {
                     if steps_run == 0 {

@@ -205,6 +205,42 @@ fn run_names_problems_that_need_no_model_before_the_missing_model() {
     assert!(!run.stderr.contains("model"), "{}", run.stderr);
 }
 
+/// `tick run` with no step to give a model (every step done, or a blocked step first) says
+/// so and exits as it would with a model: nothing asks for one, or probes for one.
+#[test]
+fn run_with_nothing_to_run_needs_no_model() {
+    let ws = Workspace::new();
+    ws.approve(PLAN);
+    ws.ok(&[
+        "mark",
+        "S1",
+        "blocked",
+        "--reason",
+        "needs the staging password",
+    ]);
+    let run = ws.fails(&["run"], 4);
+    assert_contains(&run.stderr, "S1 is blocked: needs the staging password");
+    assert!(!run.stderr.contains("model"), "{}", run.stderr);
+
+    for step in ["S1", "S2.1", "S2.2", "S3"] {
+        ws.ok(&["mark", step, "done"]);
+    }
+    let run = ws.ok(&["run"]);
+    assert_contains(
+        &run.stderr,
+        "every step of this task is done; nothing to run",
+    );
+    assert!(!run.stderr.contains("model"), "{}", run.stderr);
+    let run = ws.ok(&["run", "--json"]);
+    assert_contains(&run.stdout, r#"{"event":"nothing_to_run","step":null}"#);
+    assert_contains(&run.stdout, r#""exit_code":0"#);
+
+    // A step a person opens again does need the model, and the run says so.
+    ws.ok(&["mark", "S3", "pending"]);
+    let run = ws.fails(&["run"], 2);
+    assert_contains(&run.stderr, "tick cannot talk to a model yet");
+}
+
 /// A server that fails before answering is asked again, and the person sees each retry and
 /// its wait, on screen and in `--json`: not minutes of "waiting for the model".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
