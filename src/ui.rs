@@ -1369,16 +1369,21 @@ fn others_text(out: &mut String, report: &StatusReport, written: bool) {
         }
         let _ = writeln!(out, "other tasks that need attention:");
         for other in &report.attention {
-            let mut why = format!("{}, {}/{} done", other.phase, other.done, other.total);
+            let (Some(phase), Some(title)) = (other.phase, &other.title) else {
+                let error = other.error.as_deref().unwrap_or("its files do not parse");
+                let _ = writeln!(
+                    out,
+                    "  {}  unreadable: {}",
+                    visible(&other.id),
+                    visible(error)
+                );
+                continue;
+            };
+            let mut why = format!("{phase}, {}/{} done", other.done, other.total);
             if other.stale > 0 {
                 let _ = write!(why, ", {} stale", other.stale);
             }
-            let _ = writeln!(
-                out,
-                "  {}  {} ({why})",
-                visible(&other.id),
-                visible(&other.title)
-            );
+            let _ = writeln!(out, "  {}  {} ({why})", visible(&other.id), visible(title));
         }
     }
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::plan::{Phase, Risk, StepId, StepStatus};
 use crate::tasks::state::{Actor, LastAttempt, LaterChange, Undone};
 use crate::tasks::todo_md::Step;
-use crate::tasks::{Draft, Store, Task};
+use crate::tasks::{Attention, Draft, Store, Task};
 use crate::watch::freshness::MissingFiles;
 
 /// The version of the JSON below; bumped only when a field changes meaning or goes away.
@@ -36,25 +36,42 @@ pub struct StatusReport<'a> {
 #[derive(Debug, Serialize)]
 pub struct AttentionReport {
     pub id: String,
-    pub title: String,
-    pub phase: Phase,
+    /// `null` when the task's files do not parse; `error` says why.
+    pub title: Option<String>,
+    pub phase: Option<Phase>,
     pub done: usize,
     pub total: usize,
     pub blocked: usize,
     pub stale: usize,
+    pub error: Option<String>,
 }
 
-/// One line of `tick status` for `task`, which needs a look.
-pub fn attention_report(task: &Task) -> AttentionReport {
-    let progress = task.progress();
-    AttentionReport {
-        id: task.id.clone(),
-        title: task.title(),
-        phase: task.phase(),
-        done: progress.done,
-        total: progress.total,
-        blocked: progress.blocked,
-        stale: progress.stale,
+/// One line of `tick status` for `other`, which needs a look.
+pub fn attention_report(other: &Attention) -> AttentionReport {
+    match other {
+        Attention::Task(task) => {
+            let progress = task.progress();
+            AttentionReport {
+                id: task.id.clone(),
+                title: Some(task.title()),
+                phase: Some(task.phase()),
+                done: progress.done,
+                total: progress.total,
+                blocked: progress.blocked,
+                stale: progress.stale,
+                error: None,
+            }
+        }
+        Attention::Unreadable { id, error } => AttentionReport {
+            id: id.clone(),
+            title: None,
+            phase: None,
+            done: 0,
+            total: 0,
+            blocked: 0,
+            stale: 0,
+            error: Some(error.clone()),
+        },
     }
 }
 

@@ -605,12 +605,13 @@ impl Store {
     }
 
     /// Tasks other than `except` that need a person: blocked, stale or executing (a run may
-    /// have stopped half-way), newest first. Tasks that do not parse are left to `tick list`.
+    /// have stopped half-way), or with files tick cannot read (a person must mend them
+    /// before tick can run or check the task), newest first.
     ///
     /// Most tasks of a long-lived workspace are finished, so each TODO.md is first scanned
-    /// for a marker that could mean attention (`[!]`, `[~]`, `[-]`, or a done box beside an
-    /// open one); only those tasks are parsed.
-    pub fn needing_attention(&self, except: Option<&str>) -> Result<Vec<Task>> {
+    /// for a marker that could mean attention (`[!]`, `[~]`, `[-]`, a done box beside an
+    /// open one, or a box tick cannot read); only those tasks are parsed.
+    pub fn needing_attention(&self, except: Option<&str>) -> Result<Vec<Attention>> {
         let mut tasks = Vec::new();
         for id in self.task_ids()?.iter().rev() {
             if Some(id.as_str()) == except {
@@ -623,8 +624,15 @@ impl Store {
             if !may_need_attention(&todo) {
                 continue;
             }
-            let Ok(task) = self.load(&task) else {
-                continue;
+            let task = match self.load(&task) {
+                Ok(task) => task,
+                Err(err) => {
+                    tasks.push(Attention::Unreadable {
+                        id: id.clone(),
+                        error: err.message,
+                    });
+                    continue;
+                }
             };
             let needs = match task.phase() {
                 Phase::Blocked | Phase::Executing => true,
@@ -632,7 +640,7 @@ impl Store {
                 _ => task.progress().stale > 0,
             };
             if needs {
-                tasks.push(task);
+                tasks.push(Attention::Task(Box::new(task)));
             }
         }
         Ok(tasks)
@@ -905,21 +913,37 @@ impl Task {
     }
 }
 
+/// Another task that needs a person, for `tick status`.
+#[derive(Debug)]
+pub enum Attention {
+    Task(Box<Task>),
+    /// Its PLAN.md, TODO.md or state.yaml does not parse: `error` says where and why.
+    Unreadable {
+        id: String,
+        error: String,
+    },
+}
+
 /// Whether a TODO.md's text has a marker that may put its task in need of attention: blocked,
-/// stale or in progress, or done and open boxes side by side (a run stopped half-way). A
-/// cheap scan over the lines, without parsing; `true` may be wrong (a marker in a code block),
-/// `false` never is.
+/// stale or in progress, done and open boxes side by side (a run stopped half-way), or a box
+/// the parser may refuse (an unknown marker, or one with no space after it). A cheap scan over
+/// the lines, without parsing; `true` may be wrong (a marker in a code block), `false` is
+/// wrong only for a PLAN.md or state.yaml that does not parse beside a readable TODO.md.
 fn may_need_attention(todo: &str) -> bool {
     let (mut done, mut open) = (false, false);
     for line in todo.lines() {
         let Some(rest) = list_item_box(line) else {
             continue;
         };
-        match rest.as_bytes().get(..2) {
+        let bytes = rest.as_bytes();
+        match bytes.get(..2) {
             Some([b'!' | b'~' | b'-', b']']) => return true,
+            Some([b'x' | b'X' | b' ', b']']) if bytes.get(2) != Some(&b' ') => {
+                return true;
+            }
             Some([b'x' | b'X', b']']) => done = true,
             Some([b' ', b']']) => open = true,
-            _ => {}
+            _ => return true,
         }
         if done && open {
             return true;
@@ -1072,5 +1096,10 @@ mod tests {
         assert!(may_need_attention("- [-] S1 a\n"));
         // A marker in a code block is a false alarm the full parse settles.
         assert!(may_need_attention("```\n- [!] not a step\n```\n"));
+        // A box the parser refuses: the task is listed with why, never dropped.
+        assert!(may_need_attention("- [x] S1 a\n- [x]S2 b\n"));
+        assert!(may_need_attention("- [ ]S1 a\n"));
+        assert!(may_need_attention("- [?] S1 a\n"));
+        assert!(may_need_attention("- [x]\n"));
     }
 }

@@ -884,6 +884,46 @@ async fn status_shows_the_task_just_finished_and_lists_others_needing_attention(
     assert_eq!(report["attention"], json!([]));
 }
 
+/// A task whose TODO.md a person broke by hand (a glued marker) needs them more than any
+/// other: `tick status` lists it among the others with where its file is wrong, instead of
+/// dropping it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_lists_another_task_whose_todo_does_not_parse() {
+    let server = FakeModel::start().await;
+    let (project, older) = approved(&server, PLAN).await;
+    project.write(
+        "bye.md",
+        "# Farewell\n\n## Steps\n- [ ] S1 Write bye.txt\n  - files: bye.txt\n  - verify: `grep -q bye bye.txt`\n",
+    );
+    let later = |cmd: &mut std::process::Command| {
+        cmd.env("TICK_NOW", "2026-11-30T15:00:00Z");
+    };
+    for args in [&["plan", "--from", "bye.md"][..], &["approve"]] {
+        let output = project.tick_with(&server, args, later).await;
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let todo = format!(".tasks/{older}/TODO.md");
+    let text = project.read(&todo);
+    let broken = text.replacen("- [ ] S2", "- [x]S2", 1);
+    assert_ne!(broken, text, "{text}");
+    project.write(&todo, &broken);
+    let line = broken.lines().position(|l| l.contains("[x]S2")).unwrap() + 1;
+
+    let output = project.tick_against(&server, &["status"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.starts_with("Farewell\n"), "{out}");
+    let listed = format!("other tasks that need attention:\n  {older}  unreadable: ");
+    assert!(out.contains(&listed), "{out}");
+    assert!(out.contains(&format!("TODO.md:{line}")), "{out}");
+    let output = project.tick_against(&server, &["status", "--json"]).await;
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["attention"][0]["id"], older.as_str());
+    assert_eq!(report["attention"][0]["phase"], Value::Null);
+    let error = report["attention"][0]["error"].as_str().unwrap();
+    assert!(error.contains(&format!("TODO.md:{line}")), "{error}");
+}
+
 /// A file a person creates while a step runs is theirs: not the step's change, not a
 /// deviation, not in the step's commit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
