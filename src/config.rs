@@ -113,19 +113,45 @@ struct FileRunCommand {
 }
 
 /// `sandbox: off|on|false|true`, or a table of its settings.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 enum FileSandbox {
     Switch(bool),
-    Word(SandboxWord),
     Table(FileSandboxTable),
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum SandboxWord {
-    On,
-    Off,
+/// Told apart by the value's kind, so a table's misspelt key is an error at that key (with
+/// the keys it takes) and a wrong word says the words, where an untagged enum would say only
+/// that nothing matched, at the key `sandbox`.
+impl<'de> Deserialize<'de> for FileSandbox {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Kind;
+        const EXPECTED: &str =
+            "`off`, `on`, `false`, `true` or a table of `enabled`, `network`, `writable` and `env`";
+        impl<'de> serde::de::Visitor<'de> for Kind {
+            type Value = FileSandbox;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(EXPECTED)
+            }
+            fn visit_bool<E: serde::de::Error>(self, on: bool) -> Result<FileSandbox, E> {
+                Ok(FileSandbox::Switch(on))
+            }
+            fn visit_str<E: serde::de::Error>(self, word: &str) -> Result<FileSandbox, E> {
+                match word {
+                    "on" => Ok(FileSandbox::Switch(true)),
+                    "off" => Ok(FileSandbox::Switch(false)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(word), &self)),
+                }
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                map: M,
+            ) -> Result<FileSandbox, M::Error> {
+                FileSandboxTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(FileSandbox::Table)
+            }
+        }
+        deserializer.deserialize_any(Kind)
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -143,7 +169,6 @@ impl FileSandbox {
         let enabled = match self {
             FileSandbox::Table(table) => return table,
             FileSandbox::Switch(on) => on,
-            FileSandbox::Word(word) => matches!(word, SandboxWord::On),
         };
         FileSandboxTable {
             enabled: Some(enabled),
@@ -2172,6 +2197,62 @@ model: theirs
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn a_wrong_sandbox_setting_is_an_error_at_its_key_naming_what_it_takes() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("config.yaml");
+        for (text, starts, closest) in [
+            (
+                "model: x\nsandbox:\n  enabld: true\n",
+                "`.tasks/config.yaml:3:3`: sandbox: unknown field `enabld`",
+                Some("enabled"),
+            ),
+            (
+                "sandbox: of\n",
+                "`.tasks/config.yaml:1:10`: sandbox: invalid value: string \"of\", expected `off`, `on`",
+                None,
+            ),
+            (
+                "sandbox: 3\n",
+                "`.tasks/config.yaml:1:10`: sandbox: invalid type: integer `3`, expected `off`",
+                None,
+            ),
+            (
+                "sandbox:\n  network: yes please\n",
+                "`.tasks/config.yaml:2:12`: sandbox.network: invalid type: string",
+                None,
+            ),
+        ] {
+            std::fs::write(&project, text).unwrap();
+            let err = resolve(
+                &project,
+                ".tasks/config.yaml",
+                &TrustState::Trusted,
+                &env(&[], dir.path()),
+                &Flags::default(),
+            )
+            .unwrap_err();
+            assert!(err.message.starts_with(starts), "{text}: {}", err.message);
+            assert!(!err.message.contains("untagged"), "{}", err.message);
+            if let Some(key) = closest {
+                let hint = format!("did you mean `{key}`?");
+                assert_eq!(err.hints.first(), Some(&hint), "{text}");
+            }
+        }
+        for (text, on) in [("sandbox: on\n", true), ("sandbox: false\n", false)] {
+            std::fs::write(&project, text).unwrap();
+            let config = resolve(
+                &project,
+                ".tasks/config.yaml",
+                &TrustState::Trusted,
+                &env(&[], dir.path()),
+                &Flags::default(),
+            )
+            .unwrap();
+            assert_eq!(config.sandbox.enabled, on, "{text}");
+        }
     }
 
     #[test]
