@@ -198,24 +198,34 @@ fn source(store: &Store, env: &Env, files: &Files, config: &Config, key: &Key) -
     if let Some(name) = key.env.filter(|name| env.var(name).is_some()) {
         return format!("environment `{name}`");
     }
+    // An ignored setting is named as written (`` `sandbox: off` ``, `` `limits.max_turns` ``).
     let ignored = config.ignored.as_ref().is_some_and(|ignored| {
         ignored.keys.iter().any(|k| {
             let k = k.trim_matches('`');
+            let k = k.split_once(':').map_or(k, |(name, _)| name).trim();
             k == key.name || key.name.starts_with(&format!("{k}."))
         })
     });
-    if !ignored && lookup(&files.repo.1, key.name).is_some() {
+    let repo = lookup(&files.repo.1, key.name).is_some();
+    if !ignored && repo {
         return format!("`{}`", store.rel(&files.repo.0));
     }
-    if let Some((path, file)) = &files.user
+    let source = if let Some((path, file)) = &files.user
         && lookup(file, key.name).is_some()
     {
-        return format!("`{}`", path.display());
+        format!("`{}`", path.display())
+    } else if key.name == "executor" {
+        "default (the planner's)".to_owned()
+    } else {
+        "default".to_owned()
+    };
+    if ignored && repo {
+        return format!(
+            "{source}; `{}`'s is ignored until `tick trust`",
+            store.rel(&files.repo.0)
+        );
     }
-    if key.name == "executor" {
-        return "default (the planner's)".to_owned();
-    }
-    "default".to_owned()
+    source
 }
 
 /// The resolved value of `key`, as it would be written in the file.

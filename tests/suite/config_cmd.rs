@@ -107,3 +107,39 @@ fn config_set_and_get_name_the_nearest_key_for_a_typo_before_the_list() {
     assert!(!far.stderr.contains("did you mean"), "{}", far.stderr);
     assert!(!ws.exists(".tasks/config.yaml"), "nothing was written");
 }
+
+/// A setting the repository's file may not decide until it is trusted (`sandbox: off`) is
+/// not shown as coming from that file: the source names where the value in force came from,
+/// and says the file's is ignored.
+#[test]
+fn an_ignored_repository_setting_is_not_named_as_the_source() {
+    let ws = Workspace::new();
+    ws.write(".tasks/config.yaml", "sandbox: off\n");
+    let run = ws.run(&["config", "get", "sandbox"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "on\n");
+    assert_eq!(
+        run.stderr,
+        "from default; `.tasks/config.yaml`'s is ignored until `tick trust`\n"
+    );
+    let run = ws.run(&["config", "list"]);
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("sandbox "))
+        .unwrap();
+    assert!(
+        line.ends_with("default; `.tasks/config.yaml`'s is ignored until `tick trust`"),
+        "{line}"
+    );
+    assert!(
+        run.stderr.contains("ignored `sandbox: off`"),
+        "{}",
+        run.stderr
+    );
+    let run = ws.run(&["trust"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = ws.run(&["config", "get", "sandbox"]);
+    assert_eq!(run.stdout, "off\n");
+    assert_eq!(run.stderr, "from `.tasks/config.yaml`\n");
+}
