@@ -148,6 +148,22 @@ mod tests {
     }
 
     #[test]
+    fn the_top_pages_see_also_names_every_other_page() {
+        let pages = pages().unwrap();
+        let top = &pages[0].1;
+        let see_also = top.split("\n.SH \"SEE ALSO\"\n").nth(1).unwrap();
+        let see_also = see_also.split("\n.SH ").next().unwrap();
+        assert!(pages.len() > 10, "{}", pages.len());
+        for (file, _) in &pages[1..] {
+            let name = file.trim_end_matches(".1").replace('-', "\\-");
+            assert!(
+                see_also.contains(&format!("\\fB{name}\\fR(1)")),
+                "{name}: {see_also}"
+            );
+        }
+    }
+
+    #[test]
     fn every_page_has_examples_exit_status_and_see_also() {
         for (file, roff) in pages().unwrap() {
             for heading in ["EXAMPLES", "\"EXIT STATUS\"", "\"SEE ALSO\""] {

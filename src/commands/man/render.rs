@@ -38,9 +38,24 @@ pub fn render(command: &clap::Command, top: bool) -> Result<(String, String)> {
         table(&mut roff, "ENVIRONMENT", sections::ENVIRONMENT);
         table(&mut roff, "FILES", sections::FILES);
         roff.control("SH", ["SEE ALSO"]);
-        roff.text([roman(
-            "The README and docs/commands.md in tick's repository; `tick COMMAND --help`.",
-        )]);
+        // Every subcommand's page, as man pages name one another: `tick-plan(1), ...`.
+        let mut see = Vec::new();
+        for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+            if !see.is_empty() {
+                see.push(roman(", "));
+            }
+            see.push(bold(
+                sub.get_display_name().unwrap_or(sub.get_name()).to_owned(),
+            ));
+            see.push(roman("(1)"));
+        }
+        if !see.is_empty() {
+            see.push(roman("; "));
+        }
+        see.push(roman(
+            "the README and docs/commands.md in tick's repository; `tick COMMAND --help`.",
+        ));
+        roff.text(see);
     } else {
         roff.control("SH", ["SEE ALSO"]);
         roff.text([
