@@ -420,6 +420,7 @@ fn read_draft(value: &Value, context: &Context, facts: &Facts<'_>) -> Result<Rea
     mended.extend(mend::test_classes(&mut draft, facts.repo));
     mended.extend(mend::tests_to_write(&mut draft, facts.repo));
     mended.extend(mend::compared_errors(&mut draft));
+    mended.extend(mend::unchecked_messages(&mut draft, facts.goal));
     let mut problems = validate::problems(&draft, facts);
     if let Err(refused) = submission(&draft, context, facts.repo, &[], &mended) {
         problems.push(refused);

@@ -244,6 +244,15 @@ fn goal_terms(goal: &str) -> Vec<String> {
     terms
 }
 
+/// What the goal quotes ([`goal_terms`]) that is not an exception type: `empty list`.
+pub fn goal_quotes(goal: &str) -> Vec<String> {
+    let errors = goal_errors(goal);
+    goal_terms(goal)
+        .into_iter()
+        .filter(|t| !errors.contains(t))
+        .collect()
+}
+
 /// The exception types the goal names ([`goal_terms`]): `ValueError`.
 pub fn goal_errors(goal: &str) -> Vec<String> {
     goal_terms(goal)
