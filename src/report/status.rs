@@ -304,8 +304,7 @@ fn step_report<'a>(task: &'a Task, step: &'a Step) -> StepReport<'a> {
     StepReport {
         step,
         status,
-        verified: (status == StepStatus::Done)
-            .then(|| step.id.is_some_and(|id| task.state.verified(id))),
+        verified: (status == StepStatus::Done).then(|| task.is_verified(step)),
         claimed_without_changes: status == StepStatus::Done
             && record.is_some_and(|r| r.claimed_without_changes),
         verify_passed_before: record.is_some_and(|r| r.verify_passed_before),

@@ -694,6 +694,7 @@ impl<'a> Runner<'a> {
         });
         self.reverify_stale(&task, sink)?;
         let mut steps_run = 0usize;
+        let mut settled = BTreeSet::new();
         let ended = loop {
             // Read first: steps a person added meanwhile get their ids even when the run
             // stops here.
@@ -702,6 +703,23 @@ impl<'a> Runner<'a> {
                 || (opts.only.is_some() && steps_run > 0)
             {
                 break StepOutcome::Done;
+            }
+            // A parent whose sub-steps were ticked outside a run (by hand, `tick mark`) has
+            // its own check run first: no model is needed when it passes.
+            if let Some(parent) = task
+                .todo
+                .steps
+                .iter()
+                .filter(|s| s.awaits_its_check())
+                .filter_map(|s| s.id)
+                .filter(|id| opts.only.is_none_or(|o| o == *id || o.parent() == *id))
+                .find(|id| !settled.contains(id))
+            {
+                settled.insert(parent);
+                if self.settle_parent(parent, sink)? {
+                    break StepOutcome::Blocked;
+                }
+                continue;
             }
             let id = match self.next(&task, opts.only) {
                 Next::Step(_) if self.deps.model.is_empty() => return Err(build::no_model()),
@@ -862,15 +880,17 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    /// When the last sub-step of `parent` is done, the parent's box was ticked with it: run
-    /// the parent's own verification now. Pass (or none to run): the parent is done, by the
-    /// runner. Fail: the parent is blocked with the failure, and `true` is returned.
+    /// When the last sub-step of `parent` is done: a parent with no `verify` of its own was
+    /// ticked with it, and is recorded done by the runner. A parent with its own runs it now:
+    /// pass, the runner ticks it with the evidence; fail, the parent is blocked with the
+    /// failure, and `true` is returned.
     fn settle_parent(&self, parent: StepId, sink: &mut Sink<'_>) -> Result<bool> {
         let task = self.store().load(&self.deps.task)?;
         let Some(step) = task.todo.find(parent) else {
             return Ok(false);
         };
-        if step.status != StepStatus::Done {
+        let awaits = step.awaits_its_check();
+        if step.status != StepStatus::Done && !awaits {
             return Ok(false);
         }
         let (mut verifier, mut recorder) = self.verifier(&task, parent, step);
@@ -880,6 +900,43 @@ impl<'a> Runner<'a> {
         );
         let prints = crate::watch::fingerprint(self.root(), &step.files, &[]);
         let now = self.deps.clock.precise();
+        if passed && awaits {
+            // Its own check ticks it, with the evidence in the same write.
+            let write = StepWrite {
+                id: parent,
+                expected: Some(step.status),
+                status: StepStatus::Done,
+                reason: None,
+            };
+            self.write_step(
+                write,
+                |state, written| {
+                    if written {
+                        state.record_runner(
+                            parent,
+                            StepStatus::Done,
+                            now,
+                            verifier.evidence(),
+                            prints.clone(),
+                        );
+                    }
+                },
+                sink,
+            )?;
+            let ticked = self
+                .store()
+                .load(&self.deps.task)?
+                .todo
+                .find(parent)
+                .is_some_and(|s| s.status == StepStatus::Done);
+            if ticked
+                && let Some(ticked) =
+                    source::tick_source(self.store(), &self.deps.task, parent, now)
+            {
+                sink(ticked);
+            }
+            return Ok(false);
+        }
         if passed {
             // The parent's box was ticked with its last sub-step: only its record is new.
             self.save_state(|state| {
@@ -902,7 +959,7 @@ impl<'a> Runner<'a> {
         let reason = format!("its sub-steps are done but its verification fails: {failed}");
         let write = StepWrite {
             id: parent,
-            expected: Some(StepStatus::Done),
+            expected: Some(step.status),
             status: StepStatus::Blocked,
             reason: Some(&reason),
         };

@@ -33,6 +33,8 @@ pub enum Reverified {
     Reopened(StepId),
     /// A person changed its marker while the commands ran; theirs is kept.
     Kept(StepId),
+    /// A parent whose sub-steps are done: its own verification failed, so it is not ticked.
+    Unchecked(StepId),
 }
 
 impl Reverified {
@@ -44,33 +46,47 @@ impl Reverified {
             | Reverified::Failed(id)
             | Reverified::Unverifiable(id)
             | Reverified::Reopened(id)
-            | Reverified::Kept(id) => *id,
+            | Reverified::Kept(id)
+            | Reverified::Unchecked(id) => *id,
         }
     }
 
     /// Whether the step is open again, to be redone: `tick verify` ends blocked.
     pub fn reopens(&self) -> bool {
-        matches!(self, Reverified::Failed(_) | Reverified::Reopened(_))
+        matches!(
+            self,
+            Reverified::Failed(_) | Reverified::Reopened(_) | Reverified::Unchecked(_)
+        )
     }
 }
 
-/// Verifies the done (`[x]`) and stale (`[~]`) steps of `task_ref` again, or only `only`
-/// when it is not empty, top to bottom. The caller holds the task lock.
-/// The steps `tick verify` checks again: the done and stale ones (of `only`, when it names
-/// some), in file order.
+/// The steps `tick verify` checks again: the done and stale ones, and a parent whose
+/// sub-steps are all done but whose own `verify` has not ticked it yet (of `only`, when it
+/// names some), in file order but each parent after its sub-steps, since what they show
+/// decides whether it is checked.
 pub fn to_verify<'t>(
     todo: &'t crate::tasks::todo_md::Checklist,
     only: &[StepId],
 ) -> Vec<&'t crate::tasks::todo_md::Step> {
-    todo.all_steps()
-        .filter(|step| {
-            step.id
-                .is_some_and(|id| only.is_empty() || only.contains(&id))
-        })
-        .filter(|step| matches!(step.status, StepStatus::Done | StepStatus::Stale))
-        .collect()
+    let wanted = |step: &Step| {
+        step.id
+            .is_some_and(|id| only.is_empty() || only.contains(&id))
+            && (matches!(step.status, StepStatus::Done | StepStatus::Stale)
+                || step.awaits_its_check())
+    };
+    let mut steps = Vec::new();
+    for step in &todo.steps {
+        steps.extend(step.substeps.iter().filter(|sub| wanted(sub)));
+        if wanted(step) {
+            steps.push(step);
+        }
+    }
+    steps
 }
 
+/// Verifies the steps [`to_verify`] names of `task_ref` again, each as the task reads just
+/// before it (a sub-step reopened a moment ago unticks its parent, which is then not
+/// checked). The caller holds the task lock.
 pub fn verify_steps(
     store: &Store,
     task_ref: &TaskRef,
@@ -79,13 +95,27 @@ pub fn verify_steps(
     clock: &Clock,
     sink: &mut Sink<'_>,
 ) -> Result<Vec<Reverified>> {
-    let task = store.load(task_ref)?;
+    let first = store.load(task_ref)?;
+    let ids: Vec<StepId> = to_verify(&first.todo, only)
+        .iter()
+        .filter_map(|s| s.id)
+        .collect();
     let mut outcomes = Vec::new();
-    for step in to_verify(&task.todo, only) {
-        let Some(id) = step.id else { continue };
+    for id in ids {
+        let task = store.load(task_ref)?;
+        let Some(step) = task.todo.find(id) else {
+            continue;
+        };
         let was = step.status;
+        let awaits = step.awaits_its_check();
+        if !matches!(was, StepStatus::Done | StepStatus::Stale) && !awaits {
+            continue;
+        }
         if step.verify.is_empty() && was == StepStatus::Done {
-            outcomes.push(Reverified::Unverifiable(id));
+            // A parent with no check of its own is checked by its sub-steps, just above.
+            if step.substeps.is_empty() || !only.is_empty() {
+                outcomes.push(Reverified::Unverifiable(id));
+            }
             continue;
         }
         let again = reverify_step(store, task_ref, &task.id, env, clock, step, sink)?;
@@ -101,6 +131,8 @@ pub fn verify_steps(
             (StatusWrite::Kept { .. } | StatusWrite::Missing, _, _) => Reverified::Kept(id),
             (_, true, _) if task.state.verify_passed_before(id) => Reverified::PassedAsBefore(id),
             (_, true, _) => Reverified::Passed(id),
+            // A parent waiting for its check stays as it was: its sub-steps are done.
+            (_, false, true) if awaits => Reverified::Unchecked(id),
             (_, false, true) => Reverified::Failed(id),
             (_, false, false) => Reverified::Reopened(id),
         });

@@ -31,7 +31,10 @@ fn units(todo: &Checklist) -> Vec<(StepId, StepStatus, Option<String>, Vec<StepI
     let mut units = Vec::new();
     for step in &todo.steps {
         let Some(id) = step.id else { continue };
-        if step.substeps.is_empty() || step.status == StepStatus::Blocked {
+        // A parent whose sub-steps are done but whose own check has not passed is the work
+        // left (the runner runs that check before it gives the step to a model).
+        if step.substeps.is_empty() || step.status == StepStatus::Blocked || step.awaits_its_check()
+        {
             units.push((id, step.status, step.blocked.clone(), step.depends.clone()));
         } else {
             for sub in &step.substeps {

@@ -120,7 +120,8 @@ fn settled_parent(
 /// Whether `status` may be written for `step` by hand, under the rule the writes above follow:
 /// a step is done when all its sub-steps are. So a step with open sub-steps cannot be marked
 /// done, and a parent whose sub-steps are all done is done whatever its own marker says (any
-/// other status would be written but not take effect).
+/// other status would be written but not take effect), unless it has a `verify` of its own,
+/// which its own marker follows.
 pub fn check_substeps(step: &Step, status: StepStatus) -> Result<()> {
     let id = step
         .id
@@ -139,8 +140,10 @@ pub fn check_substeps(step: &Step, status: StepStatus) -> Result<()> {
             );
         }
     }
+    // A parent with its own `verify` may be any status: its sub-steps do not decide it.
     if status != StepStatus::Done
         && !step.substeps.is_empty()
+        && !step.checks_itself()
         && step
             .substeps
             .iter()

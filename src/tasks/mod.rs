@@ -900,8 +900,25 @@ impl Task {
         self.todo
             .all_steps()
             .filter(|step| step.status == StepStatus::Done)
-            .filter(|step| step.id.is_none_or(|id| !self.state.verified(id)))
+            .filter(|step| !self.is_verified(step))
             .collect()
+    }
+
+    /// Whether `step` was ticked on evidence ([`state::StepRecord::verified`]). A parent
+    /// with no `verify` of its own is checked by its sub-steps: verified when every one of
+    /// them is.
+    pub fn is_verified(&self, step: &todo_md::Step) -> bool {
+        let Some(id) = step.id else {
+            return false;
+        };
+        if self.state.verified(id) {
+            return true;
+        }
+        step.verify.is_empty()
+            && !step.substeps.is_empty()
+            && step.substeps.iter().all(|sub| {
+                sub.status == StepStatus::Done && sub.id.is_some_and(|i| self.state.verified(i))
+            })
     }
 
     pub fn title(&self) -> String {

@@ -143,9 +143,11 @@ impl Checklist {
 
 impl Step {
     /// The status a parent shows: its own marker, unless all its sub-steps are done (a parent
-    /// blocked or stale in its own right stays so).
+    /// blocked or stale in its own right stays so). A parent with a `verify` of its own is
+    /// done only by its own marker: its sub-steps being done does not show that its check
+    /// passes, so it waits for that check (`tick run` or `tick verify` runs it).
     pub fn effective_status(&self) -> StepStatus {
-        if matches!(self.status, StepStatus::Blocked | StepStatus::Stale) {
+        if matches!(self.status, StepStatus::Blocked | StepStatus::Stale) || self.checks_itself() {
             return self.status;
         }
         if !self.substeps.is_empty()
@@ -158,6 +160,21 @@ impl Step {
         } else {
             self.status
         }
+    }
+}
+
+impl Step {
+    /// A parent with a `verify` of its own: done only when that passes, not when its
+    /// sub-steps are.
+    pub fn checks_itself(&self) -> bool {
+        !self.substeps.is_empty() && !self.verify.is_empty()
+    }
+
+    /// A parent whose sub-steps are all done but whose own check has not ticked it yet.
+    pub fn awaits_its_check(&self) -> bool {
+        self.checks_itself()
+            && self.status != StepStatus::Done
+            && self.substeps.iter().all(|s| s.status == StepStatus::Done)
     }
 }
 
@@ -1408,7 +1425,8 @@ pub fn edit_step(src: &str, checklist: &Checklist, id: StepId, edit: &StepEdit) 
     Some(apply(src, edits))
 }
 
-/// A parent follows its sub-steps: ticked when all are done, unticked when one reopens.
+/// A parent follows its sub-steps: ticked when all are done (unless it has a `verify` of its
+/// own, whose pass ticks it), unticked when one reopens.
 pub fn settle_parent(src: &str, parent: StepId) -> Result<String, ParseError> {
     let list = parse(src)?;
     let Some(step) = list.find(parent) else {
@@ -1419,6 +1437,8 @@ pub fn settle_parent(src: &str, parent: StepId) -> Result<String, ParseError> {
     }
     let all_done = step.substeps.iter().all(|s| s.status == StepStatus::Done);
     let status = match (all_done, step.status) {
+        // A parent with its own `verify` is ticked by that check, never by its sub-steps.
+        (true, _) if step.checks_itself() => return Ok(src.to_owned()),
         (true, StepStatus::Pending | StepStatus::InProgress | StepStatus::Stale) => {
             StepStatus::Done
         }

@@ -296,6 +296,33 @@ fn parent_is_done_when_all_sub_steps_are() {
 }
 
 #[test]
+fn a_parent_with_its_own_verify_is_not_done_by_its_sub_steps() {
+    let src = "- [ ] S1 p\n  - verify: `test -f p`\n  - [x] S1.1 a\n  - [x] S1.2 b\n";
+    let list = parse(src).unwrap();
+    let parent = &list.steps[0];
+    assert!(parent.checks_itself() && parent.awaits_its_check());
+    assert_eq!(parent.effective_status(), StepStatus::Pending);
+    // Its sub-steps do not tick it, and its own tick is kept while they are done.
+    assert_eq!(settle_parent(src, StepId::top(1)).unwrap(), src);
+    let ticked = src.replacen("- [ ] S1", "- [x] S1", 1);
+    assert_eq!(settle_parent(&ticked, StepId::top(1)).unwrap(), ticked);
+    assert!(!parse(&ticked).unwrap().steps[0].awaits_its_check());
+    // One reopened sub-step unticks it, as any parent.
+    let reopened = ticked.replacen("- [x] S1.2", "- [ ] S1.2", 1);
+    assert_eq!(
+        settle_parent(&reopened, StepId::top(1)).unwrap(),
+        reopened.replacen("- [x] S1 p", "- [ ] S1 p", 1)
+    );
+    // Without a verify of its own, its sub-steps are its check.
+    let plain = "- [ ] S1 p\n  - [x] S1.1 a\n";
+    assert!(!parse(plain).unwrap().steps[0].awaits_its_check());
+    assert_eq!(
+        settle_parent(plain, StepId::top(1)).unwrap(),
+        plain.replacen("- [ ] S1", "- [x] S1", 1)
+    );
+}
+
+#[test]
 fn region_limits_steps() {
     let src = "## Risks\n- [?] a risk list that is not steps\n## Steps\n- [ ] S1 one\n## Verification\n- [ ] not a step\n";
     let start = src.find("## Steps").unwrap();

@@ -24,6 +24,10 @@ pub fn reverified_line(outcome: &Reverified) -> String {
             format!("{id} was stale and has no verification: open again, to be redone")
         }
         Reverified::Kept(id) => format!("{id} was changed by hand meanwhile; yours is kept"),
+        Reverified::Unchecked(id) => format!(
+            "{id}'s sub-steps are done, but its own verification fails: not ticked, `tick run` \
+             works on it"
+        ),
     }
 }
 

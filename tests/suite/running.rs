@@ -741,6 +741,59 @@ async fn a_parent_is_verified_when_its_last_sub_step_is_done() {
     assert_eq!(server.requests().len(), 4);
 }
 
+/// Sub-steps ticked outside a run (`tick mark`) leave their parent's own check to be run:
+/// `tick run` runs it first, without asking the model anything, and ticks the parent on its
+/// pass; on its failure the parent is blocked with the failure, never `[x]`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_checks_a_parent_whose_sub_steps_were_ticked_by_hand() {
+    let plan = "# Pair
+
+## Steps
+- [ ] S1 Write both halves
+  - files: a.txt, b.txt
+  - verify: `cat a.txt b.txt | grep -qx ab`
+  - [ ] S1.1 Write the first half
+    - verify: `test -f a.txt`
+  - [ ] S1.2 Write the second half
+    - verify: `test -f b.txt`
+";
+    let server = FakeModel::start().await;
+    let (project, id) = approved(&server, plan).await;
+    project.write("a.txt", "a\n");
+    project.write("b.txt", "b\n");
+    for step in ["S1.1", "S1.2"] {
+        let output = project.tick_against(&server, &["mark", step, "done"]).await;
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    assert!(project.todo(&id).contains("- [ ] S1 Write both halves"));
+    let output = project.tick_against(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let todo = project.todo(&id);
+    assert!(todo.contains("- [!] S1 Write both halves"), "{todo}");
+    assert!(
+        todo.contains("its sub-steps are done but its verification fails"),
+        "{todo}"
+    );
+
+    project.write("a.txt", "ab\n");
+    project.write("b.txt", "");
+    let output = project
+        .tick_against(&server, &["mark", "S1", "pending"])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.tick_ends(&server, &["run"], 0).await;
+    let todo = project.todo(&id);
+    assert!(
+        todo.contains("- [x] S1 Write both halves"),
+        "{todo}\n{}",
+        stderr(&output)
+    );
+    assert!(server.requests().is_empty(), "the model was asked");
+    let output = project.tick_against(&server, &["status", "--json"]).await;
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["task"]["steps"][0]["verified"], true, "{report}");
+}
+
 /// Issue 8: `run --commit` produced a commit with only `.tasks/*` when the step's file had been
 /// written by an earlier, blocked attempt (git saw it dirty before and after the step).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -142,3 +142,132 @@ fn verify_says_each_step_once_and_json_ends_with_its_result() {
     let again = tick(&project, &["verify", "S1"]);
     insta::assert_snapshot!(String::from_utf8_lossy(&again.stderr), @"S1 is `[ ]` pending: only a done or stale step is verified; `tick run` works on an open one");
 }
+
+/// A parent with a `verify` of its own, both sub-steps ticked by hand.
+const PARENT_PLAN: &str = "# Parent
+
+## Steps
+- [ ] S1 Build the pair
+  - verify: `test -f pair.txt`
+  - [ ] S1.1 One
+    - files: one.txt
+    - verify: `test -f one.txt`
+  - [ ] S1.2 Two
+    - files: two.txt
+    - verify: `test -f two.txt`
+";
+
+fn approved(plan: &str) -> Workspace {
+    let project = Workspace::sample();
+    project.write("plan.md", plan);
+    for args in [&["plan", "--from", "plan.md"][..], &["approve"]] {
+        let out = tick(&project, args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    project
+}
+
+/// Sub-steps being done do not show that a parent's own check passes: the parent is not
+/// `[x]` (in TODO.md, in `tick status`, in `tick check`) until that check passes, and a
+/// failing check leaves it open with `tick verify` ending blocked.
+#[test]
+fn a_parent_with_its_own_verify_is_done_only_when_it_passes() {
+    let project = approved(PARENT_PLAN);
+    project.write("one.txt", "1\n");
+    project.write("two.txt", "2\n");
+    assert!(tick(&project, &["mark", "S1.1", "done"]).status.success());
+    // And the other by hand, in the file.
+    let text = todo(&project);
+    let dir = std::fs::read_dir(project.path(".tasks"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("2026"))
+        })
+        .unwrap();
+    std::fs::write(
+        dir.join("TODO.md"),
+        text.replace("- [ ] S1.2", "- [x] S1.2"),
+    )
+    .unwrap();
+    assert!(
+        todo(&project).contains("- [ ] S1 Build the pair"),
+        "{}",
+        todo(&project)
+    );
+
+    let status = tick(&project, &["status"]);
+    let out = String::from_utf8_lossy(&status.stdout);
+    assert!(out.contains("[ ] S1 Build the pair"), "{out}");
+    assert!(!out.contains("completed"), "{out}");
+    let check = tick(&project, &["check", "--json"]);
+    assert!(!String::from_utf8_lossy(&check.stdout).contains("\"completed\""));
+
+    let out = tick(&project, &["verify"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("S1's sub-steps are done, but its own verification fails: not ticked"),
+        "{err}"
+    );
+    let text = todo(&project);
+    assert!(text.contains("- [ ] S1 Build the pair"), "{text}");
+    assert!(
+        text.contains("- [x] S1.1 One") && text.contains("- [x] S1.2 Two"),
+        "{text}"
+    );
+
+    project.write("pair.txt", "1 2\n");
+    let out = tick(&project, &["verify"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("S1 verified: done"), "{err}");
+    assert!(todo(&project).contains("- [x] S1 Build the pair"));
+    let status = tick(&project, &["status"]);
+    let out = String::from_utf8_lossy(&status.stdout);
+    assert!(out.contains("phase:  completed, 1/1 done\n"), "{out}");
+    let check = tick(&project, &["check"]);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+/// A parent with no `verify` of its own is checked by its sub-steps: once each is verified,
+/// it is verified too, and `tick check` is clear (it said "done without verification").
+#[test]
+fn a_parent_checked_by_its_sub_steps_is_verified_when_they_are() {
+    let project = approved(
+        "# Parent\n\n## Steps\n- [ ] S1 Parent\n  - [ ] S1.1 Child\n    - files: c.txt\n    - verify: `test -f c.txt`\n",
+    );
+    project.write("c.txt", "c\n");
+    assert!(tick(&project, &["mark", "S1.1", "done"]).status.success());
+    let check = tick(&project, &["check"]);
+    assert_eq!(
+        check.status.code(),
+        Some(11),
+        "unverified until the sub-step is verified"
+    );
+    let out = tick(&project, &["verify"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("S1 has no verification"), "{err}");
+    let check = tick(&project, &["check"]);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let status = tick(&project, &["status"]);
+    let out = String::from_utf8_lossy(&status.stdout);
+    assert!(!out.contains("not verified"), "{out}");
+}
