@@ -191,9 +191,7 @@ pub fn compared_errors(plan: &mut DraftPlan) -> Vec<String> {
             continue;
         };
         // The quote that does not end the `-c` program.
-        let outer = verify[..whole.start()]
-            .rfind(['"', '\''])
-            .map_or('"', |at| verify.as_bytes()[at] as char);
+        let outer = enclosing_quote(&verify, whole.start()).unwrap_or('"');
         let quote = if outer == '"' { '\'' } else { '"' };
         let args = args.as_str().trim();
         let rest = if args.is_empty() {
@@ -272,10 +270,12 @@ pub fn unchecked_messages(plan: &mut DraftPlan, goal: &str) -> Vec<String> {
         let Some(whole) = found.get(0) else {
             continue;
         };
-        // The quote that does not end the `-c` program.
-        let outer = step.verify[..whole.start()]
-            .rfind(['"', '\''])
-            .map_or('"', |at| step.verify.as_bytes()[at] as char);
+        // The quote that does not end the `-c` program: the program's own quote is the one
+        // the shell is inside where the check starts (an earlier `__import__("unittest")`
+        // inside a single-quoted program is no guide).
+        let Some(outer) = enclosing_quote(&step.verify, whole.start()) else {
+            continue;
+        };
         let quote = if outer == '"' { '\'' } else { '"' };
         if message.contains(outer) || message.contains(quote) {
             continue;
@@ -291,6 +291,30 @@ pub fn unchecked_messages(plan: &mut DraftPlan, goal: &str) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// The shell quote (`'` or `"`) that byte `at` of `command` is inside, read as the shell
+/// reads quotes: nothing ends a single-quoted text but `'`; a backslash escapes in a
+/// double-quoted one and outside quotes. `None` outside quotes.
+fn enclosing_quote(command: &str, at: usize) -> Option<char> {
+    let mut inside: Option<char> = None;
+    let mut escaped = false;
+    for (index, c) in command.char_indices() {
+        if index >= at {
+            break;
+        }
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (inside, c) {
+            (Some('\''), '\'') | (Some('"'), '"') => inside = None,
+            (Some('"') | None, '\\') => escaped = true,
+            (None, '\'' | '"') => inside = Some(c),
+            _ => {}
+        }
+    }
+    inside
 }
 
 /// The one test class of the module `text`: the one class whose bases name `TestCase`, or
@@ -623,6 +647,20 @@ mod tests {
     }
 
     #[test]
+    fn the_quote_a_position_is_inside_is_read_as_the_shell_reads_it() {
+        let command = r#"python3 -c 'a("b"); c' "d \" e" f\'g"#;
+        let at = |needle: &str| command.find(needle).unwrap();
+        assert_eq!(enclosing_quote(command, at("python3")), None);
+        assert_eq!(enclosing_quote(command, at("a(")), Some('\''));
+        assert_eq!(enclosing_quote(command, at("b\"")), Some('\''));
+        assert_eq!(enclosing_quote(command, at("c'")), Some('\''));
+        assert_eq!(enclosing_quote(command, at("d ")), Some('"'));
+        assert_eq!(enclosing_quote(command, at(" e")), Some('"'));
+        assert_eq!(enclosing_quote(command, at("f")), None);
+        assert_eq!(enclosing_quote(command, at("g")), None);
+    }
+
+    #[test]
     fn an_error_the_goal_quotes_a_message_for_is_checked_with_its_message() {
         let goal = "maximum in stats.py should raise ValueError with the message 'empty list' \
                     when the list is empty; add a unit test";
@@ -634,6 +672,12 @@ mod tests {
             (
                 "python3 -c 'import stats, unittest; unittest.TestCase().assertRaises( ValueError , stats.maximum, [])'",
                 "python3 -c 'import stats, unittest; unittest.TestCase().assertRaisesRegex(ValueError, \"empty list\", stats.maximum, [])'",
+            ),
+            // The benchmark's own (2026-12-06): a double quote inside the single-quoted
+            // program comes before the check, and the program's quote is still `'`.
+            (
+                "python3 -c 'from stats import maximum; __import__(\"unittest\").TestCase().assertRaises(ValueError, maximum, [])', `python3 -m unittest discover tests`",
+                "python3 -c 'from stats import maximum; __import__(\"unittest\").TestCase().assertRaisesRegex(ValueError, \"empty list\", maximum, [])', `python3 -m unittest discover tests`",
             ),
         ] {
             let mut draft = plan("Test it", verify);
@@ -675,6 +719,8 @@ mod tests {
                 goal,
                 "python3 -m unittest tests.test_stats.StatsTest.test_maximum_empty",
             ),
+            // Not inside a quoted program: no quote to choose.
+            (goal, "python3 -m check assertRaises(ValueError, f)"),
         ] {
             let mut draft = plan("Test it", verify);
             assert!(

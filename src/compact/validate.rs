@@ -152,6 +152,7 @@ pub fn problems(plan: &DraftPlan, facts: &Facts<'_>) -> Vec<String> {
         }
         problems.extend(whole_suite_only(&id, step, facts));
         problems.extend(compares_with_error(&id, &step.verify));
+        problems.extend(cut_programs(&id, &step.verify));
     }
     unsaid_terms(plan, facts.goal, &mut problems);
     for (name, adds) in goal_functions(facts.goal, facts.repo) {
@@ -495,6 +496,85 @@ fn whole_suite_only(id: &str, step: &DraftStep, facts: &Facts<'_>) -> Option<Str
             "the whole suite"
         }
     ))
+}
+
+/// A `python3 -c` program that the shell's quotes cut short: `python3 -c 'f(ValueError,
+/// 'empty list')'` hands Python `f(ValueError, empty` and `list)` as another argument, a
+/// syntax error however the step is done (the 2026-12-06 benchmark's drafts for goal 3, every
+/// one). Read as the brackets of the program the shell passes, outside Python's strings and
+/// comments: one that does not close, or closes what it never opened, was cut.
+fn cut_programs(id: &str, verify: &str) -> Option<String> {
+    for words in simple_commands(verify) {
+        let python = words.first().is_some_and(|w| {
+            let name = w.rsplit('/').next().unwrap_or(w);
+            name == "python"
+                || name
+                    .strip_prefix("python")
+                    .is_some_and(|v| v.starts_with('3'))
+        });
+        if !python {
+            continue;
+        }
+        let Some(at) = words.iter().position(|w| w == "-c") else {
+            continue;
+        };
+        let Some(program) = words.get(at + 1) else {
+            continue;
+        };
+        if !brackets_close(program) {
+            return Some(format!(
+                "{id}'s verify runs a Python program whose brackets do not close (`{program}`): \
+                 the shell's quotes end it early; inside a program in '...' use \"...\" for its \
+                 strings, and the other way round"
+            ));
+        }
+    }
+    None
+}
+
+/// Whether the brackets of a Python program close, outside its strings and comments.
+fn brackets_close(program: &str) -> bool {
+    let mut open = Vec::new();
+    let mut chars = program.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                // To the string's end (a backslash escapes); an unended string was cut too.
+                let mut ended = false;
+                while let Some(d) = chars.next() {
+                    if d == '\\' {
+                        chars.next();
+                    } else if d == c {
+                        ended = true;
+                        break;
+                    }
+                }
+                if !ended {
+                    return false;
+                }
+            }
+            '#' => {
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        break;
+                    }
+                }
+            }
+            '(' | '[' | '{' => open.push(c),
+            ')' | ']' | '}' => {
+                let want = match c {
+                    ')' => '(',
+                    ']' => '[',
+                    _ => '{',
+                };
+                if open.pop() != Some(want) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    open.is_empty()
 }
 
 /// `assert mean([]) == ValueError('empty list')`: a value compared with an exception, which
@@ -1303,6 +1383,35 @@ mod tests {
             goal_terms(r#"print "no words" and raise KeyError or a ParseException"#),
             ["no words", "KeyError", "ParseException"]
         );
+    }
+
+    #[test]
+    fn a_python_program_cut_short_by_the_shells_quotes_is_a_problem() {
+        for verify in [
+            // The benchmark's draft, as tick had written it.
+            "python3 -c 'from stats import mean; __import__(\"unittest\").TestCase().assertRaisesRegex(ValueError, 'empty list', mean, [])'",
+            "python3 -c \"f(\"a b\")\"",
+            "python3 -c 'print(1' && true",
+            "/usr/bin/python3.12 -c 'x = [1, 2'",
+            "python -c 'print(\"a)'",
+        ] {
+            let found = cut_programs("S1", verify);
+            assert!(
+                found.as_deref().is_some_and(|p| p
+                    .starts_with("S1's verify runs a Python program whose brackets do not close")),
+                "{verify}: {found:?}"
+            );
+        }
+        for verify in [
+            "python3 -c 'from stats import mean; __import__(\"unittest\").TestCase().assertRaisesRegex(ValueError, \"empty list\", mean, [])'",
+            "python3 -c \"print('(')  # a ( in a comment\"",
+            "python3 -c 'print(\"\\\")\")'",
+            "python3 -m unittest tests.test_stats",
+            "node -c 'f('",
+            "python3 script.py '('",
+        ] {
+            assert_eq!(cut_programs("S1", verify), None, "{verify}");
+        }
     }
 
     #[test]
