@@ -1197,6 +1197,18 @@ fn revision_warning(task: &TaskReport) -> Option<(String, Option<String>)> {
                 t = task.named
             )),
         ),
+        RevisionWaiting { .. } if task.approval_missing => (
+            format!(
+                "`{p}/state.yaml` holds no approval of `{p}/PLAN.md` (missing or emptied): tick \
+                 cannot tell that the plan is the one you approved",
+                p = task.path
+            ),
+            Some(format!(
+                "`tick run{t}` refuses until you approve it: restore `state.yaml` from git, or \
+                 read the plan and `tick approve{t}`",
+                t = task.named
+            )),
+        ),
         RevisionWaiting { .. } => (
             format!("`{}/PLAN.md` was edited after approval", task.path),
             Some(format!(

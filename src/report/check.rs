@@ -97,10 +97,18 @@ pub fn task_findings(
             task: task.id.clone(),
             kind: FindingKind::PlanChanged,
             step: None,
-            message: format!(
-                "`{}/PLAN.md` changed since it was approved",
-                store.rel(&task.dir)
-            ),
+            message: if task.approval_missing() {
+                format!(
+                    "`{}/state.yaml` holds no approval of `PLAN.md` (missing or emptied): \
+                     restore it from git, or approve the plan again",
+                    store.rel(&task.dir)
+                )
+            } else {
+                format!(
+                    "`{}/PLAN.md` changed since it was approved",
+                    store.rel(&task.dir)
+                )
+            },
         });
     }
     for step in task.todo.all_steps() {

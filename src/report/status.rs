@@ -93,6 +93,9 @@ pub struct TaskReport<'a> {
     pub approved_at: Option<DateTime<Utc>>,
     pub progress: ProgressReport,
     pub plan_changed_since_approval: bool,
+    /// state.yaml holds no approval at all (deleted or emptied): `plan_changed_since_approval`
+    /// is true, since nothing shows PLAN.md is the plan approved.
+    pub approval_missing: bool,
     /// The revision of PLAN.md waiting for approval, when there is one.
     pub revision_waiting: Option<RevisionWaiting>,
     /// The step blocked for a re-plan of the executor whose new PLAN.md is not there (tick
@@ -354,6 +357,7 @@ pub fn task_report<'a>(store: &Store, task: &'a Task) -> TaskReport<'a> {
             unverified: task.unverified().len(),
         },
         plan_changed_since_approval: task.plan_changed(),
+        approval_missing: task.approval_missing(),
         revision_waiting: task.plan_changed().then(|| {
             let pending = task.state.pending_replan.as_ref();
             RevisionWaiting {

@@ -115,6 +115,11 @@ pub fn check_runnable(store: &Store, task: &Task, sink: &mut Sink<'_>) -> Result
             None if task.replanned_by_tick() => {
                 format!("`{plan}` was re-planned by tick and waits for your approval")
             }
+            None if task.approval_missing() => format!(
+                "`{}` holds no approval of `{plan}` (it is missing or was emptied), so tick \
+                 cannot tell that the plan is the one you approved",
+                store.rel(&task.dir.join(crate::tasks::STATE_FILE))
+            ),
             None => format!("`{plan}` was edited after approval"),
         };
         return Err(Error::input(what).hint(format!(

@@ -78,6 +78,7 @@ fn fixture() -> Fixture {
     std::fs::create_dir_all(&task.dir).unwrap();
     std::fs::write(task.dir.join(PLAN_FILE), PLAN).unwrap();
     std::fs::write(task.dir.join(TODO_FILE), TODO).unwrap();
+    crate::tasks::approved_for_test(&task.dir, PLAN);
     Fixture {
         _dir: dir,
         store,

@@ -839,12 +839,19 @@ impl Task {
         }
     }
 
-    /// Whether PLAN.md changed since it was approved.
+    /// Whether PLAN.md changed since it was approved. A task whose state.yaml holds no
+    /// approval (deleted, emptied) cannot show that PLAN.md is the plan a person approved,
+    /// so it counts as changed: it waits for `tick approve` like an edited plan.
     pub fn plan_changed(&self) -> bool {
         self.state
             .approval
             .as_ref()
-            .is_some_and(|approval| approval.plan_hash != plan_md::approval_hash(&self.plan))
+            .is_none_or(|approval| approval.plan_hash != plan_md::approval_hash(&self.plan))
+    }
+
+    /// Whether state.yaml holds no approval of this task at all ([`Task::plan_changed`]).
+    pub fn approval_missing(&self) -> bool {
+        self.state.approval.is_none()
     }
 
     /// Whether PLAN.md, changed since approval, is the plan tick's own re-plan
@@ -1031,7 +1038,27 @@ pub(crate) fn test_task(plan: &str, todo: &str) -> (tempfile::TempDir, Store, Ta
     std::fs::create_dir_all(&task.dir).unwrap();
     std::fs::write(task.dir.join(PLAN_FILE), plan).unwrap();
     std::fs::write(task.dir.join(TODO_FILE), todo).unwrap();
+    approved_for_test(&task.dir, plan);
     (root, store, task)
+}
+
+/// A state.yaml for the task in `dir`: approved as `plan` stands, as `tick approve` leaves a
+/// task (a plan that does not parse is some test's broken file: no record then).
+#[cfg(test)]
+pub(crate) fn approved_for_test(dir: &Path, plan: &str) {
+    if let Ok(doc) = plan_md::parse(plan) {
+        let mut state = State::new();
+        state.approval = Some(state::ApprovalRecord {
+            approved_at: "2026-11-30T14:30:12Z".parse().unwrap(),
+            plan_hash: plan_md::approval_hash(&doc),
+            steps_hash: steps_hash(&doc.steps),
+            git_head: None,
+            draft_hash: None,
+            hooks: Vec::new(),
+            overlaps: Vec::new(),
+        });
+        std::fs::write(dir.join(STATE_FILE), serde_yaml::to_string(&state).unwrap()).unwrap();
+    }
 }
 
 #[cfg(test)]

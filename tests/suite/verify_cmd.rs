@@ -271,3 +271,64 @@ fn a_parent_checked_by_its_sub_steps_is_verified_when_they_are() {
     let out = String::from_utf8_lossy(&status.stdout);
     assert!(!out.contains("not verified"), "{out}");
 }
+
+/// Deleting state.yaml (or emptying it) took away the only record of what was approved, and
+/// with it the check that PLAN.md is still that plan: an edited verify then ran unapproved.
+/// Without an approval record the task waits for `tick approve`, like an edited plan.
+#[test]
+fn a_task_whose_state_yaml_is_gone_waits_for_approval() {
+    let project = approved(PLAN);
+    let dir = std::fs::read_dir(project.path(".tasks"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("2026"))
+        })
+        .unwrap();
+    for emptied in [false, true] {
+        if emptied {
+            std::fs::write(dir.join("state.yaml"), "format: 1\n").unwrap();
+        } else {
+            std::fs::remove_file(dir.join("state.yaml")).unwrap();
+        }
+        let plan = std::fs::read_to_string(dir.join("PLAN.md")).unwrap();
+        std::fs::write(
+            dir.join("PLAN.md"),
+            plan.replace("`grep -q hello a.txt`", "`true`"),
+        )
+        .unwrap();
+
+        let check = tick(&project, &["check"]);
+        let out = String::from_utf8_lossy(&check.stdout);
+        assert_eq!(check.status.code(), Some(12), "{out}");
+        assert!(
+            out.contains("state.yaml` holds no approval of `PLAN.md`"),
+            "{out}"
+        );
+        let run = tick(&project, &["run"]);
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{err}");
+        assert!(err.contains("holds no approval of"), "{err}");
+        let status = tick(&project, &["status", "--json"]);
+        let report: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+        assert_eq!(report["task"]["approval_missing"], true, "{report}");
+        assert_eq!(report["task"]["plan_changed_since_approval"], true);
+
+        let approve = tick(
+            &project,
+            &["approve", &dir.file_name().unwrap().to_string_lossy()],
+        );
+        let err = String::from_utf8_lossy(&approve.stderr);
+        assert_eq!(approve.status.code(), Some(0), "{err}");
+        assert!(!err.contains("nothing to do"), "{err}");
+        let check = tick(&project, &["check"]);
+        assert_eq!(
+            check.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+    }
+}
