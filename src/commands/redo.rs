@@ -24,6 +24,7 @@ pub fn run(ctx: &Ctx<'_>, args: &RedoArgs) -> Result<Outcome> {
         &task_ref,
         step,
         registry.command_env(),
+        &crate::hooks::HookSet::resolve(&config.hooks, store.root()),
         &clock,
         &mut sink,
     );

@@ -49,6 +49,19 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
     crate::watch::refresh_locked(store, &task_ref, ctx.now(), &lock)?;
     let task = store.load(&task_ref)?;
     store.require_steps(&task)?;
+    // The `step.verify` hooks guard a tick here as in a run: the ones approved, or none runs.
+    let hooks = crate::hooks::HookSet::resolve(&config.hooks, store.root());
+    if let Some(warning) = hooks.ignored_warning() {
+        ctx.ui.warn(&warning);
+    }
+    if let Err((changes, refused)) = crate::runner::hooks_as_approved(&hooks, store, &task) {
+        ctx.ui.run_event(
+            &RunEvent::HooksChanged { changes },
+            args.json,
+            ctx.env.stderr_is_terminal,
+        );
+        return Err(refused);
+    }
     if let Some(missing) = only.iter().find(|id| task.todo.find(**id).is_none()) {
         let ids: Vec<String> = task
             .todo
@@ -76,6 +89,7 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
         store,
         &task_ref,
         registry.command_env(),
+        &hooks,
         &only,
         &clock,
         &mut sink,

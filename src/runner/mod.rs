@@ -870,7 +870,7 @@ impl<'a> Runner<'a> {
                 self.store(),
                 &self.deps.task,
                 &task.id,
-                self.deps.registry.command_env(),
+                (self.deps.registry.command_env(), &self.deps.hooks),
                 &self.deps.clock,
                 step,
                 sink,

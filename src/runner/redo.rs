@@ -29,6 +29,7 @@ pub fn verify_redone(
     store: &Store,
     task_ref: &TaskRef,
     env: &CommandEnv,
+    hooks: &crate::hooks::HookSet,
     clock: &Clock,
     id: StepId,
     sink: &mut Sink<'_>,
@@ -41,7 +42,7 @@ pub fn verify_redone(
     if step.verify.is_empty() {
         return Ok(Verdict::NothingToRun);
     }
-    let again = reverify_step(store, task_ref, &task.id, env, clock, step, sink)?;
+    let again = reverify_step(store, task_ref, &task.id, (env, hooks), clock, step, sink)?;
     Ok(match again.written {
         super::write::StatusWrite::Kept { .. } | super::write::StatusWrite::Missing => {
             Verdict::Kept

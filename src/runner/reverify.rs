@@ -12,6 +12,7 @@ use super::write::{self, StatusWrite, StepWrite};
 use super::{Clock, Sink};
 use crate::agent::executor::Verdict;
 use crate::error::Result;
+use crate::hooks::{Event, HookSet};
 use crate::plan::{StepId, StepStatus};
 use crate::tasks::todo_md::Step;
 use crate::tasks::{Store, TaskRef};
@@ -91,6 +92,7 @@ pub fn verify_steps(
     store: &Store,
     task_ref: &TaskRef,
     env: &CommandEnv,
+    hooks: &HookSet,
     only: &[StepId],
     clock: &Clock,
     sink: &mut Sink<'_>,
@@ -118,7 +120,7 @@ pub fn verify_steps(
             }
             continue;
         }
-        let again = reverify_step(store, task_ref, &task.id, env, clock, step, sink)?;
+        let again = reverify_step(store, task_ref, &task.id, (env, hooks), clock, step, sink)?;
         let (written, passed, has_verify) = (again.written, again.passed, again.has_verify);
         if was == StepStatus::Stale {
             sink(RunEvent::StaleReverified {
@@ -153,16 +155,19 @@ pub(super) struct StepReverified {
 /// Runs the verification of `step` (done or stale, id given) of task `task_id` again and
 /// writes what it showed: a pass is `[x]` with the new evidence and fingerprints; a failure, or
 /// nothing to run, is `[ ]`. A person's change of the marker while the commands ran is kept.
-/// The one re-verification of `tick verify` and of a run's stale steps.
+/// The commands run in `checks`' environment, and its `step.verify` hooks after they pass, as
+/// in a run: a hook that refuses is a failure, and its verdict is evidence.
+/// The one re-verification of `tick verify`, `tick redo` and a run's stale steps.
 pub(super) fn reverify_step(
     store: &Store,
     task_ref: &TaskRef,
     task_id: &str,
-    env: &CommandEnv,
+    checks: (&CommandEnv, &HookSet),
     clock: &Clock,
     step: &Step,
     sink: &mut Sink<'_>,
 ) -> Result<StepReverified> {
+    let (env, hooks) = checks;
     let Some(id) = step.id else {
         return Err(crate::error::Error::internal(
             "a step without an id was verified again",
@@ -178,11 +183,33 @@ pub(super) fn reverify_step(
         SystemTime::now(),
     );
     let has_verify = verifier.has_commands();
-    let passed = has_verify
+    let mut passed = has_verify
         && matches!(
             verifier.verify(&mut recorder, &mut *sink),
             Verdict::Passed { .. }
         );
+    if passed && hooks.has(Event::StepVerify) {
+        let task = store.load(task_ref)?;
+        let mut payload = crate::hooks::Payload::for_step(&task, id, step, store.root());
+        payload.evidence = verifier.evidence().to_vec();
+        let how = crate::hooks::Fire {
+            root: store.root(),
+            env,
+            read_only: false,
+            runs_dir: task.dir.join(crate::tasks::RUNS_DIR),
+            step: Some(id),
+        };
+        let fired = crate::hooks::fire(
+            hooks,
+            &how,
+            Event::StepVerify,
+            &id.to_string(),
+            &payload,
+            &mut |report| sink(RunEvent::Hook(report)),
+        );
+        verifier.add_evidence(fired.evidence);
+        passed = fired.block.is_none();
+    }
     let status = if passed {
         StepStatus::Done
     } else {

@@ -798,6 +798,7 @@ pub fn redo(
     task_ref: &TaskRef,
     id: StepId,
     env: &crate::tools::bash::CommandEnv,
+    hooks: &crate::hooks::HookSet,
     clock: &crate::env::Clock,
     sink: &mut crate::runner::Sink<'_>,
 ) -> Result<RedoReport> {
@@ -805,7 +806,7 @@ pub fn redo(
     let outcome = redo_files(store, task_ref, id, clock.precise())?;
     let verdict = match &outcome {
         RedoOutcome::Redone(_) => Some(crate::runner::redo::verify_redone(
-            store, task_ref, env, clock, id, sink,
+            store, task_ref, env, hooks, clock, id, sink,
         )?),
         RedoOutcome::Refused { .. } => None,
     };

@@ -235,6 +235,61 @@ async fn a_step_verify_hook_refuses_the_tick_and_its_output_is_in_state_yaml() {
     );
 }
 
+/// `tick verify` is held to the same guard as a run: a `step.verify` hook that refuses keeps
+/// the step open (the verify commands passed), its verdict is evidence, and once it agrees the
+/// step is ticked. A hook removed since approval refuses the verify, as it refuses a run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tick_verify_runs_the_step_verify_hooks_of_a_run() {
+    let server = FakeModel::start().await;
+    // The flag's name is not in the command, so making it does not change the approved hook.
+    let config = "hooks:\n  - event: step.verify\n    command: python3 -c \"import os, sys; sys.exit(0 if os.path.exists('o' + 'k') else 1)\"\n";
+    let hook = "python3 -c \"import os, sys; sys.exit(0 if os.path.exists('o' + 'k') else 1)\"";
+    let (project, id) = approved_with(&server, PLAN, config, &[]).await;
+    project.write("greeting.txt", "hello\n");
+    let output = project.tick_against(&server, &["mark", "S1", "done"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let output = project.tick_against(&server, &["verify", "S1"]).await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!("hook step.verify `{hook}` exit 1")),
+        "{}",
+        stderr(&output)
+    );
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [ ] S1"), "{todo}");
+    let record = &state(&project, &id).steps[&"S1".parse().unwrap()];
+    assert!(
+        record
+            .evidence
+            .iter()
+            .any(|e| e.command == format!("hook step.verify: {hook}") && e.exit_code == 1),
+        "{:?}",
+        record.evidence
+    );
+
+    project.write("ok", "");
+    let output = project.tick_against(&server, &["mark", "S1", "done"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = project.tick_against(&server, &["verify", "S1"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        project
+            .read(&format!(".tasks/{id}/TODO.md"))
+            .contains("- [x] S1")
+    );
+
+    project.write_user_config("");
+    let output = project.tick_against(&server, &["verify", "S1"]).await;
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("changed since it was approved"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(server.requests().is_empty(), "verify asks no model");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hook_that_keeps_refusing_step_claimed_stops_at_the_limit() {
     let server = FakeModel::start().await;
