@@ -1304,7 +1304,78 @@ fn check_ids(checklist: &Checklist, locate: Locate<'_>) -> Result<(), ParseError
             }
         }
     }
+    if let Some(cycle) = dependency_cycle(checklist) {
+        let first = cycle[0];
+        let at = checklist
+            .find(first)
+            .map_or(0, |step| step.span.title_start);
+        let (line, col) = locate(at);
+        let path: Vec<String> = cycle.iter().map(|id| format!("`{id}`")).collect();
+        return Err(ParseError {
+            line,
+            col,
+            message: format!(
+                "step `{first}` waits on itself: {}{}, so no order can run it",
+                path.join(" waits on "),
+                if cycle.iter().any(|id| id.is_sub()) {
+                    " (a parent is done after its sub-steps, and a sub-step waits on what its \
+                     parent depends on)"
+                } else {
+                    ""
+                }
+            ),
+            hint: "remove one of those `depends:` lines".into(),
+        });
+    }
     Ok(())
+}
+
+/// A chain of steps that ends where it began, in file order of its first step: `[S1, S2, S1]`.
+/// A step waits on its `depends`, a sub-step also on its parent's, and a parent on its
+/// sub-steps (it is done after them), as `tick run` schedules them.
+fn dependency_cycle(checklist: &Checklist) -> Option<Vec<StepId>> {
+    let mut waits: BTreeMap<StepId, Vec<StepId>> = BTreeMap::new();
+    let mut order = Vec::new();
+    for step in &checklist.steps {
+        let Some(id) = step.id else { continue };
+        order.push(id);
+        let mut on = step.depends.clone();
+        on.extend(step.substeps.iter().filter_map(|sub| sub.id));
+        waits.insert(id, on);
+        for sub in &step.substeps {
+            let Some(sub_id) = sub.id else { continue };
+            order.push(sub_id);
+            let mut on = sub.depends.clone();
+            on.extend(step.depends.iter().copied());
+            waits.insert(sub_id, on);
+        }
+    }
+    // Depth first, each step once, without recursion (a chain of 10,000 steps is a long
+    // path): `path` is the chain being followed, each with the next of its waits to try.
+    let mut done = std::collections::BTreeSet::new();
+    for start in order {
+        if done.contains(&start) {
+            continue;
+        }
+        let mut path: Vec<(StepId, usize)> = vec![(start, 0)];
+        done.insert(start);
+        while let Some((id, next)) = path.last_mut() {
+            let Some(&on) = waits.get(id).and_then(|w| w.get(*next)) else {
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            if let Some(at) = path.iter().position(|(p, _)| *p == on) {
+                let mut cycle: Vec<StepId> = path[at..].iter().map(|(p, _)| *p).collect();
+                cycle.push(on);
+                return Some(cycle);
+            }
+            if done.insert(on) {
+                path.push((on, 0));
+            }
+        }
+    }
+    None
 }
 
 /// The error for the first step (in file order) whose id an earlier step has.

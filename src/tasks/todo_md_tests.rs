@@ -323,6 +323,50 @@ fn a_parent_with_its_own_verify_is_not_done_by_its_sub_steps() {
 }
 
 #[test]
+fn a_dependency_cycle_is_an_error_at_its_first_step() {
+    for (src, line, message) in [
+        (
+            "- [ ] S1 a\n  - depends: S2\n- [ ] S2 b\n  - depends: S1\n",
+            1,
+            "step `S1` waits on itself: `S1` waits on `S2` waits on `S1`, so no order can run it",
+        ),
+        (
+            "- [ ] S1 a\n- [ ] S2 b\n  - depends: S2\n",
+            2,
+            "step `S2` waits on itself: `S2` waits on `S2`, so no order can run it",
+        ),
+        (
+            "- [ ] S1 a\n  - [ ] S1.1 x\n    - depends: S1\n",
+            1,
+            "step `S1` waits on itself: `S1` waits on `S1.1` waits on `S1` (a parent is done",
+        ),
+        (
+            "- [ ] S1 a\n  - depends: S1.1\n  - [ ] S1.1 x\n",
+            3,
+            "step `S1.1` waits on itself: `S1.1` waits on `S1.1` (a parent is done",
+        ),
+        (
+            "- [ ] S1 a\n  - depends: S3\n- [ ] S2 b\n  - depends: S1\n- [ ] S3 c\n  - depends: S2\n",
+            1,
+            "`S1` waits on `S3` waits on `S2` waits on `S1`",
+        ),
+    ] {
+        let err = parse(src).unwrap_err();
+        assert_eq!(err.line, line, "{src}");
+        assert!(err.message.contains(message), "{src}: {}", err.message);
+    }
+    // Chains and shared dependencies are no cycle, however long.
+    assert!(parse("- [ ] S1 a\n- [ ] S2 b\n  - depends: S1\n  - [ ] S2.1 x\n    - depends: S1\n- [ ] S3 c\n  - depends: S2.1, S1\n").is_ok());
+    let mut chain = String::from("- [ ] S1 a\n");
+    for n in 2..=10_000 {
+        chain.push_str(&format!("- [ ] S{n} s\n  - depends: S{}\n", n - 1));
+    }
+    assert!(parse(&chain).is_ok());
+    chain.push_str("- [ ] S10001 s\n  - depends: S10001\n");
+    assert!(parse(&chain).is_err());
+}
+
+#[test]
 fn region_limits_steps() {
     let src = "## Risks\n- [?] a risk list that is not steps\n## Steps\n- [ ] S1 one\n## Verification\n- [ ] not a step\n";
     let start = src.find("## Steps").unwrap();
