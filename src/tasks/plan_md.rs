@@ -146,7 +146,8 @@ fn split_front_matter(src: &str) -> Result<(Option<&str>, &str, usize), ParseErr
         .strip_prefix("---\n")
         .or_else(|| text.strip_prefix("---\r\n"))
     else {
-        return Ok((None, src, 0));
+        // A byte-order mark is no part of the markdown (the title heading is the first line).
+        return Ok((None, text, 0));
     };
     let yaml_start = skip + (text.len() - after_open.len());
     let mut offset = yaml_start;
@@ -229,6 +230,19 @@ fn parse_with(
     } else {
         None
     };
+    if let Some(region) = &steps_region
+        && let Some(again) = section_range(&body[region.end..], "steps")
+    {
+        // A second `## Steps` would be dropped without a word: its steps are never run.
+        let at = region.end + again.start;
+        let line = body[..at].matches('\n').count() + body_line;
+        return Err(error(
+            line,
+            1,
+            "a second `## Steps` section: tick reads the steps of the first one only".to_owned(),
+            "move its steps into the first `## Steps` section, or rename its heading",
+        ));
+    }
     let steps = match &steps_region {
         Some(region) => todo_md::parse_region(body, region.clone()),
         None => Ok(Checklist::default()),
@@ -502,6 +516,30 @@ Move the login code behind a compatibility layer.
     fn step_errors_count_front_matter_lines() {
         let err = parse("---\ntitle: x\n---\n## Steps\n- [?] bad\n").unwrap_err();
         assert_eq!((err.line, err.col), (5, 3));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_body() {
+        let doc = parse("\u{feff}# Bom\n\nProse.\n\n## Steps\n- [ ] S1 a\n").unwrap();
+        assert!(doc.body.starts_with("# Bom\n"), "{:?}", &doc.body[..]);
+        assert_eq!(doc.title.as_deref(), Some("Bom"));
+        assert_eq!(doc.steps.steps.len(), 1);
+    }
+
+    #[test]
+    fn a_second_steps_section_is_an_error_at_its_heading() {
+        let err = parse("# T\n## Steps\n- [ ] S1 a\n## Steps\n- [ ] S2 b\n").unwrap_err();
+        assert_eq!((err.line, err.col), (4, 1));
+        assert!(
+            err.message.starts_with("a second `## Steps` section"),
+            "{}",
+            err.message
+        );
+        let err =
+            parse("---\ntitle: x\n---\n## Steps\n- [ ] S1 a\n## Risks\n## STEPS\n").unwrap_err();
+        assert_eq!(err.line, 7);
+        // A `### Steps` inside the section, or another section's own steps heading, is not one.
+        assert!(parse("# T\n## Steps\n- [ ] S1 a\n### Steps\n## Next steps\n").is_ok());
     }
 
     #[test]
