@@ -465,6 +465,27 @@ pub fn reapprove(
     // The steps as PLAN.md has them now: the contract TODO.md must follow.
     let edited = plan_md::parse(&task.plan_src).map_err(|e| store.parse_error(&plan_path, &e))?;
     plan_md::validate(&edited).map_err(|e| store.parse_error(&plan_path, &e))?;
+    // A step without an id in the edited PLAN.md would be approved and never reach TODO.md.
+    if let Some(step) = edited.steps.all_steps().find(|s| s.id.is_none()) {
+        let free = edited
+            .steps
+            .all_steps()
+            .chain(task.todo.all_steps())
+            .filter_map(|s| s.id)
+            .map(|id| id.major)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        return Err(Error::input(format!(
+            "`{}:{}`: the step \"{}\" has no id, so it cannot be matched with TODO.md",
+            store.rel(&plan_path),
+            step.line + edited.body_line,
+            crate::tasks::render::one_line(&step.title)
+        ))
+        .hint(format!(
+            "give it a free id (`- [ ] S{free} ...`) and approve again; nothing was changed"
+        )));
+    }
     // The steps as last approved; without the local copy (a fresh clone), TODO.md stands in.
     let approved_copy = fsx::read_optional(&copy)?;
     let old_steps = approved_copy
@@ -479,7 +500,12 @@ pub fn reapprove(
                 store.rel(&todo_path),
                 e.message
             ))
-            .hint("fix the steps in PLAN.md (a `depends` on a removed step?); nothing was changed")
+            .hint(if e.hint.is_empty() {
+                "fix the steps in PLAN.md (a `depends` on a removed step?); nothing was changed"
+                    .to_owned()
+            } else {
+                format!("{}; nothing was changed", e.hint)
+            })
         })?;
     let reopened = reopened_steps(&task, &diff);
     let plan_diff = approval::changes_since_approval(&copy, &task.plan_src);

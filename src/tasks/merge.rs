@@ -67,6 +67,30 @@ pub fn apply_plan(
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     let in_new = |id: StepId| new.find(id).is_some();
 
+    // A step a person added to TODO.md (not in the plan approved before) that PLAN.md now
+    // gives a different step under the same id: taking PLAN.md's would replace theirs.
+    for step in new.all_steps() {
+        let Some(id) = step.id else { continue };
+        if old.find(id).is_none()
+            && let Some(have) = todo.find(id)
+            && have.title != step.title
+        {
+            return Err(ParseError {
+                line: have.line,
+                col: 1,
+                message: format!(
+                    "`{id}` in TODO.md is a step a person added (\"{}\"), and the edited PLAN.md \
+                     has another `{id}` (\"{}\"): approving would replace the first",
+                    render::one_line(&have.title),
+                    render::one_line(&step.title)
+                ),
+                hint: format!(
+                    "give PLAN.md's new step a free id, or copy TODO.md's `{id}` into PLAN.md"
+                ),
+            });
+        }
+    }
+
     // Changed steps first: their detail insertions go before a step added after them.
     for step in new.all_steps() {
         let Some(id) = step.id else { continue };

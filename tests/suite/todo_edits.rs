@@ -291,3 +291,57 @@ fn a_big_plan_shows_every_step_in_order_and_then_the_draft() {
     assert_eq!(json["task"]["steps"].as_array().unwrap().len(), steps);
     assert_eq!(json["task"]["steps"][2999]["files"][1], "tests/part3000.rs");
 }
+
+/// A step a person added to TODO.md (tick gave it `S4`) and a new step a person then wrote
+/// into PLAN.md as `S4` are two steps: approving refuses to replace theirs, names both and
+/// changes nothing. A PLAN.md step with no id is refused too: it would be approved and never
+/// reach TODO.md.
+#[test]
+fn approving_an_edited_plan_never_replaces_a_step_a_person_added() {
+    let ws = Workspace::new();
+    let id = ws.approve(SIMPLE);
+    let todo = ws.read(&todo_path(&id));
+    ws.write(
+        &todo_path(&id),
+        &format!("{todo}- [ ] My step\n  - verify: `true`\n"),
+    );
+    ws.ok(&["mark", "S1", "done"]);
+    assert_contains(&ws.read(&todo_path(&id)), "- [ ] S4 My step");
+    let plan_path = format!(".tasks/{id}/PLAN.md");
+    let plan = ws.read(&plan_path);
+    ws.write(
+        &plan_path,
+        &format!("{plan}- [ ] S4 Deploy\n  - verify: `false`\n"),
+    );
+    let (todo_before, plan_before) = (ws.read(&todo_path(&id)), ws.read(&plan_path));
+
+    let run = ws.run(&["approve", &id]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_contains(
+        &run.stderr,
+        "`S4` in TODO.md is a step a person added (\"My step\"), and the edited PLAN.md has another `S4` (\"Deploy\")",
+    );
+    assert_contains(&run.stderr, "give PLAN.md's new step a free id");
+    assert_eq!(ws.read(&todo_path(&id)), todo_before);
+    assert_eq!(ws.read(&plan_path), plan_before);
+
+    ws.write(
+        &plan_path,
+        &format!("{plan}- [ ] Deploy\n  - verify: `false`\n"),
+    );
+    let run = ws.run(&["approve", &id]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_contains(&run.stderr, "the step \"Deploy\" has no id");
+    assert_contains(&run.stderr, "give it a free id (`- [ ] S5 ...`)");
+
+    ws.write(
+        &plan_path,
+        &format!(
+            "{plan}- [ ] S4 My step\n  - verify: `true`\n- [ ] S5 Deploy\n  - verify: `false`\n"
+        ),
+    );
+    ws.ok(&["approve", &id]);
+    let todo = ws.read(&todo_path(&id));
+    assert_contains(&todo, "- [ ] S4 My step");
+    assert_contains(&todo, "- [ ] S5 Deploy");
+}
