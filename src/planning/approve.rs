@@ -439,6 +439,57 @@ pub enum Reapproved {
     },
 }
 
+/// Why the edited steps of `plan` cannot be applied to `todo`, with the merge's own hint.
+fn not_applied(
+    store: &Store,
+    plan: &std::path::Path,
+    todo: &std::path::Path,
+    e: &crate::tasks::todo_md::ParseError,
+) -> Error {
+    Error::input(format!(
+        "`{}`: the edited steps cannot be applied to `{}`: {}",
+        store.rel(plan),
+        store.rel(todo),
+        e.message
+    ))
+    .hint(if e.hint.is_empty() {
+        "fix the steps in PLAN.md (a `depends` on a removed step?); nothing was changed".to_owned()
+    } else {
+        format!("{}; nothing was changed", e.hint)
+    })
+}
+
+/// A step without an id in the edited PLAN.md would be approved and never reach TODO.md:
+/// refused, with the next free id.
+fn every_step_has_an_id(
+    store: &Store,
+    task: &crate::tasks::Task,
+    edited: &plan_md::PlanDoc,
+    plan_path: &std::path::Path,
+) -> Result<()> {
+    let Some(step) = edited.steps.all_steps().find(|s| s.id.is_none()) else {
+        return Ok(());
+    };
+    let free = edited
+        .steps
+        .all_steps()
+        .chain(task.todo.all_steps())
+        .filter_map(|s| s.id)
+        .map(|id| id.major)
+        .max()
+        .unwrap_or(0)
+        + 1;
+    Err(Error::input(format!(
+        "`{}:{}`: the step \"{}\" has no id, so it cannot be matched with TODO.md",
+        store.rel(plan_path),
+        step.line + edited.body_line,
+        crate::tasks::render::one_line(&step.title)
+    ))
+    .hint(format!(
+        "give it a free id (`- [ ] S{free} ...`) and approve again; nothing was changed"
+    )))
+}
+
 /// Approves task `id`'s PLAN.md again (after a person edited it, or for a new `contract`):
 /// its step changes are merged into TODO.md by step id, in one transaction with the new
 /// approval record. The task becomes the current one.
@@ -465,48 +516,15 @@ pub fn reapprove(
     // The steps as PLAN.md has them now: the contract TODO.md must follow.
     let edited = plan_md::parse(&task.plan_src).map_err(|e| store.parse_error(&plan_path, &e))?;
     plan_md::validate(&edited).map_err(|e| store.parse_error(&plan_path, &e))?;
-    // A step without an id in the edited PLAN.md would be approved and never reach TODO.md.
-    if let Some(step) = edited.steps.all_steps().find(|s| s.id.is_none()) {
-        let free = edited
-            .steps
-            .all_steps()
-            .chain(task.todo.all_steps())
-            .filter_map(|s| s.id)
-            .map(|id| id.major)
-            .max()
-            .unwrap_or(0)
-            + 1;
-        return Err(Error::input(format!(
-            "`{}:{}`: the step \"{}\" has no id, so it cannot be matched with TODO.md",
-            store.rel(&plan_path),
-            step.line + edited.body_line,
-            crate::tasks::render::one_line(&step.title)
-        ))
-        .hint(format!(
-            "give it a free id (`- [ ] S{free} ...`) and approve again; nothing was changed"
-        )));
-    }
+    every_step_has_an_id(store, &task, &edited, &plan_path)?;
     // The steps as last approved; without the local copy (a fresh clone), TODO.md stands in.
     let approved_copy = fsx::read_optional(&copy)?;
     let old_steps = approved_copy
         .as_deref()
         .and_then(|text| plan_md::parse(text).ok())
         .map_or_else(|| (*task.todo).clone(), |plan| plan.steps);
-    let (merged, diff) =
-        merge::apply_plan(&task.todo_src, &old_steps, &edited.steps).map_err(|e| {
-            Error::input(format!(
-                "`{}`: the edited steps cannot be applied to `{}`: {}",
-                store.rel(&plan_path),
-                store.rel(&todo_path),
-                e.message
-            ))
-            .hint(if e.hint.is_empty() {
-                "fix the steps in PLAN.md (a `depends` on a removed step?); nothing was changed"
-                    .to_owned()
-            } else {
-                format!("{}; nothing was changed", e.hint)
-            })
-        })?;
+    let (merged, diff) = merge::apply_plan(&task.todo_src, &old_steps, &edited.steps)
+        .map_err(|e| not_applied(store, &plan_path, &todo_path, &e))?;
     let reopened = reopened_steps(&task, &diff);
     let plan_diff = approval::changes_since_approval(&copy, &task.plan_src);
     let mut front = task.plan.front.clone();

@@ -54,21 +54,13 @@ impl fmt::Display for StepDiff {
     }
 }
 
-/// `todo_src` with the step changes from `old` to `new` applied (see the module comment), and
-/// what changed. Fails when the result would not parse (a `depends` on a removed step).
-pub fn apply_plan(
-    todo_src: &str,
+/// A step a person added to TODO.md (not in the plan approved before) that PLAN.md now
+/// gives a different step under the same id: taking PLAN.md's would replace theirs.
+fn no_person_step_replaced(
+    todo: &Checklist,
     old: &Checklist,
     new: &Checklist,
-) -> Result<(String, StepDiff), ParseError> {
-    let todo = todo_md::parse(todo_src)?;
-    let eol = todo.all_steps().next().map_or("\n", Step::eol);
-    let mut diff = StepDiff::default();
-    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
-    let in_new = |id: StepId| new.find(id).is_some();
-
-    // A step a person added to TODO.md (not in the plan approved before) that PLAN.md now
-    // gives a different step under the same id: taking PLAN.md's would replace theirs.
+) -> Result<(), ParseError> {
     for step in new.all_steps() {
         let Some(id) = step.id else { continue };
         if old.find(id).is_none()
@@ -90,6 +82,23 @@ pub fn apply_plan(
             });
         }
     }
+    Ok(())
+}
+
+/// `todo_src` with the step changes from `old` to `new` applied (see the module comment), and
+/// what changed. Fails when the result would not parse (a `depends` on a removed step).
+pub fn apply_plan(
+    todo_src: &str,
+    old: &Checklist,
+    new: &Checklist,
+) -> Result<(String, StepDiff), ParseError> {
+    let todo = todo_md::parse(todo_src)?;
+    let eol = todo.all_steps().next().map_or("\n", Step::eol);
+    let mut diff = StepDiff::default();
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    let in_new = |id: StepId| new.find(id).is_some();
+
+    no_person_step_replaced(&todo, old, new)?;
 
     // Changed steps first: their detail insertions go before a step added after them.
     for step in new.all_steps() {

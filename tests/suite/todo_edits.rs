@@ -303,7 +303,7 @@ fn approving_an_edited_plan_never_replaces_a_step_a_person_added() {
     let todo = ws.read(&todo_path(&id));
     ws.write(
         &todo_path(&id),
-        &format!("{todo}- [ ] My step\n  - verify: `true`\n"),
+        format!("{todo}- [ ] My step\n  - verify: `true`\n"),
     );
     ws.ok(&["mark", "S1", "done"]);
     assert_contains(&ws.read(&todo_path(&id)), "- [ ] S4 My step");
@@ -311,7 +311,7 @@ fn approving_an_edited_plan_never_replaces_a_step_a_person_added() {
     let plan = ws.read(&plan_path);
     ws.write(
         &plan_path,
-        &format!("{plan}- [ ] S4 Deploy\n  - verify: `false`\n"),
+        format!("{plan}- [ ] S4 Deploy\n  - verify: `false`\n"),
     );
     let (todo_before, plan_before) = (ws.read(&todo_path(&id)), ws.read(&plan_path));
 
@@ -327,7 +327,7 @@ fn approving_an_edited_plan_never_replaces_a_step_a_person_added() {
 
     ws.write(
         &plan_path,
-        &format!("{plan}- [ ] Deploy\n  - verify: `false`\n"),
+        format!("{plan}- [ ] Deploy\n  - verify: `false`\n"),
     );
     let run = ws.run(&["approve", &id]);
     assert_eq!(run.code, 2, "{}", run.stderr);
@@ -336,7 +336,7 @@ fn approving_an_edited_plan_never_replaces_a_step_a_person_added() {
 
     ws.write(
         &plan_path,
-        &format!(
+        format!(
             "{plan}- [ ] S4 My step\n  - verify: `true`\n- [ ] S5 Deploy\n  - verify: `false`\n"
         ),
     );
