@@ -100,11 +100,20 @@ fn from_file(ctx: &Ctx<'_>, from: &Path, force: bool, json: bool) -> Result<Outc
     } else {
         let path = ctx.env.cwd.join(from);
         let name = from.display().to_string();
-        let text = fsx::read_named(&path, &name, fsx::MAX_TEXT_FILE)?.ok_or_else(|| {
-            Error::input(format!("there is no plan file `{name}`")).hint(
+        let text = fsx::read_named(&path, &name, fsx::MAX_TEXT_FILE)
+            .map_err(|err| match err {
+                // The path a person typed: nothing of theirs to remove or restore.
+                fsx::Error::NotAFile { .. } => Error::input(err.to_string()).hint(
+                    "give the path of a plan you wrote (PLAN.md format), or `-` to read it from \
+                     stdin",
+                ),
+                err => err.into(),
+            })?
+            .ok_or_else(|| {
+                Error::input(format!("there is no plan file `{name}`")).hint(
                 "give the path of a plan you wrote (PLAN.md format), or `-` to read it from stdin",
             )
-        })?;
+            })?;
         (name, text)
     };
     let mut sink = plan_sink(ctx, json);

@@ -61,6 +61,10 @@ pub fn import(store: &Store, request: &Request, now: DateTime<Utc>) -> Result<Im
             "`{named}` is outside the repository: tick will not tick it back (imported as if with `--no-write-back`)"
         ));
     }
+    // A path that is not there is said as such, before its name is read for a format.
+    if std::fs::symlink_metadata(&file).is_err() {
+        return Err(Error::input(format!("`{named}` does not exist")).hint("nothing was imported"));
+    }
     let format = match request.format {
         Some(format) => format,
         None => Format::detect(&rel).ok_or_else(|| {
@@ -69,9 +73,16 @@ pub fn import(store: &Store, request: &Request, now: DateTime<Utc>) -> Result<Im
         })?,
     };
     let shown = if inside { rel.clone() } else { named.clone() };
-    let src = fsx::read_named(&file, &shown, fsx::MAX_TEXT_FILE)?.ok_or_else(|| {
-        Error::input(format!("`{named}` does not exist")).hint("nothing was imported")
-    })?;
+    let src = fsx::read_named(&file, &shown, fsx::MAX_TEXT_FILE)
+        .map_err(|err| match err {
+            // The path a person typed: nothing of theirs to remove or restore.
+            fsx::Error::NotAFile { .. } => Error::input(err.to_string())
+                .hint("name the tool's task file itself; nothing was imported"),
+            err => err.into(),
+        })?
+        .ok_or_else(|| {
+            Error::input(format!("`{named}` does not exist")).hint("nothing was imported")
+        })?;
     let parsed = import::parse(format, &rel, &src).map_err(|err| {
         Error::input(format!(
             "`{shown}:{}:{}`: {}",

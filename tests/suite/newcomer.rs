@@ -207,6 +207,46 @@ fn run_names_problems_that_need_no_model_before_the_missing_model() {
 
 /// `tick run` with no step to give a model (every step done, or a blocked step first) says
 /// so and exits as it would with a model: nothing asks for one, or probes for one.
+/// A path a person typed that is not a file is told as such, with the way on: never tick's
+/// advice for its own files (remove it and `git checkout --` it), which for `/tmp` is harm.
+#[test]
+fn a_plan_or_import_path_that_is_no_file_gets_advice_for_what_was_typed() {
+    let ws = Workspace::new();
+    ws.write("specs/tasks.md/keep", "");
+    for (args, message, hint) in [
+        (
+            &["plan", "--from", "/tmp"][..],
+            "`/tmp` is a directory, not a file",
+            "give the path of a plan you wrote",
+        ),
+        (
+            &["plan", "--from", "/dev/null"][..],
+            "`/dev/null` is a device, not a file",
+            "give the path of a plan you wrote",
+        ),
+        (
+            &["import", "/nonexistent/tasks.md"][..],
+            "`/nonexistent/tasks.md` does not exist",
+            "nothing was imported",
+        ),
+        (
+            &["import", "specs/tasks.md", "--format", "kiro"][..],
+            "`specs/tasks.md` is a directory, not a file",
+            "name the tool's task file itself",
+        ),
+    ] {
+        let run = ws.run(args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_contains(&run.stderr, message);
+        assert_contains(&run.stderr, hint);
+        assert!(
+            !run.stderr.contains("git checkout"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
+
 #[test]
 fn run_with_nothing_to_run_needs_no_model() {
     let ws = Workspace::new();
