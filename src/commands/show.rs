@@ -17,7 +17,11 @@ pub fn print_draft(ctx: &Ctx<'_>, draft: &Draft) -> Phase {
         draft.plan.title.as_deref().unwrap_or("(untitled)"),
         if steps == 1 { "step" } else { "steps" },
         ctx.store().rel(&draft.path),
-        draft.plan.body.trim_start_matches(['\n', '\r'])
+        draft
+            .plan
+            .body
+            .trim_start_matches(['\n', '\r'])
+            .replace("\r\n", "\n")
     ));
     phase
 }
@@ -66,7 +70,8 @@ pub fn run(ctx: &Ctx<'_>, args: &ShowArgs) -> Result<Outcome> {
         progress.done,
         progress.total,
         store.rel(&task.dir.join(crate::tasks::PLAN_FILE)),
-        body.trim_start_matches(['\n', '\r'])
+        // A CRLF file reads as its lines, not with a `^M` at the end of each.
+        body.trim_start_matches(['\n', '\r']).replace("\r\n", "\n")
     ));
     Ok(Outcome::Done)
 }

@@ -893,6 +893,12 @@ pub const DETAIL_KEYS: [&str; PLANNED_KEYS.len() + RUNNER_KEYS.len()] = {
     keys
 };
 
+/// A verify that opens a backtick nothing closes: the message and its hint.
+const UNCLOSED_BACKTICK: (&str, &str) = (
+    "the verify command opens a backtick that nothing closes",
+    "end the command with a backtick: - verify: `cargo test`",
+);
+
 fn add_detail(
     src: &str,
     step: &mut Step,
@@ -957,16 +963,18 @@ fn add_detail(
     }
     match key {
         "files" => step.files.extend(split_list(&collapsed(raw_value))),
+        "verify" if !code_spans.is_empty() => step.verify.append(code_spans),
         "verify" => {
-            if code_spans.is_empty() {
-                let value = value();
-                if !value.is_empty() {
-                    step.verify.push(value);
-                }
-            } else if step.verify.is_empty() {
-                step.verify = std::mem::take(code_spans);
-            } else {
-                step.verify.append(code_spans);
+            let value = value();
+            // `` verify: `cargo test `` would run as a shell syntax error on every try.
+            if value.starts_with('`') {
+                return Err(at_value(
+                    UNCLOSED_BACKTICK.0.to_owned(),
+                    UNCLOSED_BACKTICK.1,
+                ));
+            }
+            if !value.is_empty() {
+                step.verify.push(value);
             }
         }
         "done when" => step.done_when = Some(value()),

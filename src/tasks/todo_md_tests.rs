@@ -323,6 +323,22 @@ fn a_parent_with_its_own_verify_is_not_done_by_its_sub_steps() {
 }
 
 #[test]
+fn a_verify_with_an_unclosed_backtick_is_an_error_at_its_value() {
+    let err = parse("- [ ] S1 a\n  - verify: `cargo test\n").unwrap_err();
+    assert_eq!((err.line, err.col), (2, 13));
+    assert!(
+        err.message.contains("opens a backtick that nothing closes"),
+        "{}",
+        err.message
+    );
+    // Closed ones, and a command in plain words, are commands.
+    let list =
+        parse("- [ ] S1 a\n  - verify: `a`, `b`\n- [ ] S2 b\n  - verify: make check\n").unwrap();
+    assert_eq!(list.steps[0].verify, ["a", "b"]);
+    assert_eq!(list.steps[1].verify, ["make check"]);
+}
+
+#[test]
 fn a_dependency_cycle_is_an_error_at_its_first_step() {
     for (src, line, message) in [
         (

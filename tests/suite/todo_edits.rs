@@ -345,3 +345,22 @@ fn approving_an_edited_plan_never_replaces_a_step_a_person_added() {
     assert_contains(&todo, "- [ ] S4 My step");
     assert_contains(&todo, "- [ ] S5 Deploy");
 }
+
+/// `tick show` of a CRLF plan prints its lines, without a carriage return at the end of each
+/// (a `^M` in a pager).
+#[test]
+fn show_prints_a_crlf_plan_as_lines() {
+    let ws = Workspace::new();
+    ws.write(
+        "crlf.md",
+        "# Crlf\r\n\r\n## Steps\r\n- [ ] S1 One\r\n  - verify: `true`\r\n",
+    );
+    ws.ok(&["plan", "--from", "crlf.md"]);
+    let shown = ws.ok(&["show"]).stdout;
+    assert_contains(&shown, "- [ ] S1 One\n  - verify: `true`\n");
+    assert!(!shown.contains('\r'), "{shown:?}");
+    ws.ok(&["approve"]);
+    let shown = ws.ok(&["show"]).stdout;
+    assert_contains(&shown, "## Steps\n");
+    assert!(!shown.contains('\r'), "{shown:?}");
+}
