@@ -634,6 +634,19 @@ impl Tx<'_> {
     }
 }
 
+/// The time a commit's story is logged at: a command's whole-second `now` taken from the
+/// system clock `system` is logged to the clock's precision, since `tick log` orders it
+/// among times state.yaml records precisely (a step verified and gone stale within one
+/// second must read in that order). A fixed clock (`TICK_NOW`) is kept as it is.
+fn story_time(now: DateTime<Utc>, system: DateTime<Utc>) -> DateTime<Utc> {
+    use chrono::SubsecRound;
+    if now.timestamp_subsec_nanos() == 0 && system.trunc_subsecs(0) == now {
+        system
+    } else {
+        now
+    }
+}
+
 /// `tick log`'s story of a commit in the task at `dir`: what a person changed by hand since
 /// tick last wrote TODO.md (markers, and the phase PLAN.md had `recorded`), then what this
 /// commit changed from `before` to `todo`, then the phase `from` → `to`.
@@ -647,6 +660,7 @@ fn log_story(
     now: DateTime<Utc>,
 ) {
     let by_hand = "changed by hand in TODO.md";
+    let now = story_time(now, Utc::now());
     if let Some(kept) = journal::last_markers(dir) {
         journal::steps_changed(dir, &kept, before, &|_| by_hand.to_owned(), true, now);
     }
@@ -755,6 +769,18 @@ fn write_if_changed(path: &Path, text: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_commands_whole_second_is_logged_to_the_clocks_precision() {
+        let system: DateTime<Utc> = "2026-12-06T22:33:56.700Z".parse().unwrap();
+        let whole: DateTime<Utc> = "2026-12-06T22:33:56Z".parse().unwrap();
+        assert_eq!(story_time(whole, system), system);
+        // A fixed clock (another second), and a time with its own fraction, stay.
+        let fixed: DateTime<Utc> = "2026-11-30T14:30:12Z".parse().unwrap();
+        assert_eq!(story_time(fixed, system), fixed);
+        let precise: DateTime<Utc> = "2026-12-06T22:33:56.100Z".parse().unwrap();
+        assert_eq!(story_time(precise, system), precise);
+    }
 
     const PLAN: &str = "---\ntitle: T\nstatus: approved\n---\n# T\n\n## Steps\n\n- [ ] S1 One\n";
     const TODO: &str = "# TODO: T\n\n- [ ] S1 One\n  - files: a.rs\n- [ ] S2 Two\n  - [ ] S2.1 Half\n  - [ ] S2.2 Other half\n";
