@@ -338,7 +338,38 @@ pub fn validate(doc: &PlanDoc) -> Result<(), ParseError> {
             "write steps as items like `- [ ] S1 Find the login entry point`",
         ));
     }
+    for step in doc.steps.all_steps() {
+        if let Some((file, why)) = step
+            .files
+            .iter()
+            .find_map(|f| unwatchable(f).map(|w| (f, w)))
+        {
+            return Err(error(
+                doc.body_line + step.line,
+                1,
+                format!("`files: {file}` {why}, so tick could never see it change"),
+                "name files by their path from the repository's top, like `src/login.ts` \
+                 (a glob like `src/**` too)",
+            ));
+        }
+    }
     Ok(())
+}
+
+/// Why a step's `files:` entry names nothing tick can watch: outside the repository, or not
+/// a path as written. `None` for a path from the repository's top or a glob.
+fn unwatchable(file: &str) -> Option<&'static str> {
+    let quoted = |q: char| file.len() >= 2 && file.starts_with(q) && file.ends_with(q);
+    if quoted('"') || quoted('\'') {
+        return Some("is in quotes, which are no part of a file's name");
+    }
+    if file.starts_with('/') || file.starts_with('~') {
+        return Some("is not inside the repository");
+    }
+    if file.split(['/', '\\']).any(|part| part == "..") {
+        return Some("has a `..` in it");
+    }
+    None
 }
 
 /// PLAN.md's text for `front` and `body`. The front matter takes the body's line endings.
@@ -516,6 +547,36 @@ Move the login code behind a compatibility layer.
     fn step_errors_count_front_matter_lines() {
         let err = parse("---\ntitle: x\n---\n## Steps\n- [?] bad\n").unwrap_err();
         assert_eq!((err.line, err.col), (5, 3));
+    }
+
+    #[test]
+    fn a_files_entry_tick_could_never_watch_is_an_error_at_its_step() {
+        for (files, why) in [
+            ("../x", "has a `..` in it"),
+            ("sub/../c.txt", "has a `..` in it"),
+            ("/etc/passwd", "is not inside the repository"),
+            ("~/notes.md", "is not inside the repository"),
+            ("\"q.txt\"", "is in quotes"),
+            ("a.txt, 'b.txt'", "is in quotes"),
+        ] {
+            let doc = parse(&format!(
+                "# T\n## Steps\n- [ ] S1 a\n- [ ] S2 b\n  - files: {files}\n"
+            ))
+            .unwrap();
+            let err = validate(&doc).unwrap_err();
+            assert_eq!(err.line, 4, "{files}");
+            assert!(err.message.contains(why), "{files}: {}", err.message);
+        }
+        for files in [
+            "src/a.rs, src/**",
+            "./a.txt",
+            "a..b.txt",
+            "dir/",
+            "`src/x.rs`",
+        ] {
+            let doc = parse(&format!("# T\n## Steps\n- [ ] S1 a\n  - files: {files}\n")).unwrap();
+            assert!(validate(&doc).is_ok(), "{files}");
+        }
     }
 
     #[test]
