@@ -76,7 +76,6 @@ impl Kind {
 pub struct Event {
     pub at: DateTime<Utc>,
     pub kind: Kind,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
     pub text: String,
 }

@@ -136,6 +136,11 @@ async fn an_answered_block_goes_on_with_the_answer_in_the_prompt() {
     let approved = kinds.iter().position(|k| *k == "approved").unwrap();
     let done = kinds.iter().position(|k| *k == "done").unwrap();
     assert!(approved < answered && answered < done, "{kinds:?}");
+    // Every key is present: a task's own event has `step: null`.
+    for event in json["events"].as_array().unwrap() {
+        assert!(event.get("step").is_some(), "{event}");
+    }
+    assert_eq!(json["events"][approved]["step"], serde_json::Value::Null);
 }
 
 /// Lifts the block on S1 by hand (`tick mark S1 pending`), runs again (S1 blocks once more)
