@@ -36,6 +36,23 @@ fn set(ctx: &Ctx<'_>, args: &ConfigSetArgs) -> Result<()> {
         ctx.ui.warn(&format!(
             "`{name}` is set in the environment and wins over the file"
         ));
+    } else if let Ok(now) = setting::get(
+        // Trusted as the files were when this command started: the write may have changed that.
+        &crate::tasks::Store::at(ctx.store().root()).trusting(ctx.env),
+        ctx.env,
+        written.key,
+    ) && now.source.contains("is ignored until `tick trust`")
+    {
+        // Written, but the repository's file does not decide it yet: say so, with the value
+        // in force.
+        ctx.ui.warn(&format!(
+            "`{}` is not trusted as it is now, so this takes effect after `tick trust`; until \
+             then `{}` is `{}`, from {}",
+            written.shown,
+            written.key,
+            now.value,
+            now.source.split(';').next().unwrap_or_default()
+        ));
     }
     Ok(())
 }

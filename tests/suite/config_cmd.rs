@@ -137,6 +137,26 @@ fn an_ignored_repository_setting_is_not_named_as_the_source() {
         "{}",
         run.stderr
     );
+    // Setting one the file may not decide yet says so, with the value in force.
+    let run = ws.run(&["config", "set", "limits.max_turns", "60", "--repo"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "warning: `.tasks/config.yaml` is not trusted as it is now, so this takes effect \
+             after `tick trust`; until then `limits.max_turns` is `40`, from default"
+        ),
+        "{}",
+        run.stderr
+    );
+    let run = ws.run(&["trust"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // A change to a trusted file needs trust again, and says so too.
+    let run = ws.run(&["config", "set", "limits.max_turns", "61", "--repo"]);
+    assert!(
+        run.stderr.contains("is `40`, from default"),
+        "{}",
+        run.stderr
+    );
     let run = ws.run(&["trust"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let run = ws.run(&["config", "get", "sandbox"]);
