@@ -105,7 +105,17 @@ pub fn edit_checked(
             });
         };
         if !ctx.env.interactive {
-            return Err(err.hint("your edit is kept as you left it; `tick edit` to fix it"));
+            let again = if path
+                .file_name()
+                .is_some_and(|n| n == crate::tasks::TODO_FILE)
+            {
+                "tick edit --todo"
+            } else {
+                "tick edit"
+            };
+            return Err(err.hint(format!(
+                "your edit is kept as you left it; `{again}` to fix it"
+            )));
         }
         ctx.ui
             .error(&err.hint("your edit is in the file as you left it"));

@@ -170,6 +170,31 @@ fn a_missing_editor_is_an_error_and_changes_nothing() {
     assert_eq!(ws.read(&format!(".tasks/{id}/PLAN.md")), before);
 }
 
+/// A TODO.md broken in `tick edit --todo` is kept, and the hint names the command that opens
+/// it again (`tick edit` opens PLAN.md).
+#[test]
+fn a_broken_todo_edit_names_the_command_that_fixes_it() {
+    let ws = Workspace::new();
+    let id = ws.approve(PLAN);
+    let editor = ws.path("break-it.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's/- \\[ \\] S1/- [?] S1/' \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = ws.run_with(&["edit", "--todo"], |cmd| {
+        cmd.env("EDITOR", &editor).env_remove("VISUAL");
+    });
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_contains(&run.stderr, "unknown step marker `[?]`");
+    assert_contains(
+        &run.stderr,
+        "your edit is kept as you left it; `tick edit --todo` to fix it",
+    );
+    assert_contains(&ws.read(&format!(".tasks/{id}/TODO.md")), "- [?] S1");
+}
+
 #[test]
 fn with_only_a_draft_run_points_at_the_draft() {
     let ws = Workspace::new();
