@@ -2203,6 +2203,17 @@ model: theirs
     fn a_wrong_sandbox_setting_is_an_error_at_its_key_naming_what_it_takes() {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("config.yaml");
+        // The repository's file with `text`, trusted, resolved.
+        let trusted = |text: &str| {
+            std::fs::write(&project, text).unwrap();
+            resolve(
+                &project,
+                ".tasks/config.yaml",
+                &TrustState::Trusted,
+                &env(&[], dir.path()),
+                &Flags::default(),
+            )
+        };
         for (text, starts, closest) in [
             (
                 "model: x\nsandbox:\n  enabld: true\n",
@@ -2225,15 +2236,7 @@ model: theirs
                 None,
             ),
         ] {
-            std::fs::write(&project, text).unwrap();
-            let err = resolve(
-                &project,
-                ".tasks/config.yaml",
-                &TrustState::Trusted,
-                &env(&[], dir.path()),
-                &Flags::default(),
-            )
-            .unwrap_err();
+            let err = trusted(text).unwrap_err();
             assert!(err.message.starts_with(starts), "{text}: {}", err.message);
             assert!(!err.message.contains("untagged"), "{}", err.message);
             if let Some(key) = closest {
@@ -2242,16 +2245,7 @@ model: theirs
             }
         }
         for (text, on) in [("sandbox: on\n", true), ("sandbox: false\n", false)] {
-            std::fs::write(&project, text).unwrap();
-            let config = resolve(
-                &project,
-                ".tasks/config.yaml",
-                &TrustState::Trusted,
-                &env(&[], dir.path()),
-                &Flags::default(),
-            )
-            .unwrap();
-            assert_eq!(config.sandbox.enabled, on, "{text}");
+            assert_eq!(trusted(text).unwrap().sandbox.enabled, on, "{text}");
         }
     }
 

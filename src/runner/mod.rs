@@ -905,46 +905,8 @@ impl<'a> Runner<'a> {
         );
         let prints = crate::watch::fingerprint(self.root(), &step.files, &[]);
         let now = self.deps.clock.precise();
-        if passed && awaits {
-            // Its own check ticks it, with the evidence in the same write.
-            let write = StepWrite {
-                id: parent,
-                expected: Some(step.status),
-                status: StepStatus::Done,
-                reason: None,
-            };
-            self.write_step(
-                write,
-                |state, written| {
-                    if written {
-                        state.record_runner(
-                            parent,
-                            StepStatus::Done,
-                            now,
-                            verifier.evidence(),
-                            prints.clone(),
-                        );
-                    }
-                },
-                sink,
-            )?;
-            let ticked = self
-                .store()
-                .load(&self.deps.task)?
-                .todo
-                .find(parent)
-                .is_some_and(|s| s.status == StepStatus::Done);
-            if ticked
-                && let Some(ticked) =
-                    source::tick_source(self.store(), &self.deps.task, parent, now)
-            {
-                sink(ticked);
-            }
-            return Ok(false);
-        }
         if passed {
-            // The parent's box was ticked with its last sub-step: only its record is new.
-            self.save_state(|state| {
+            let record = |state: &mut crate::tasks::state::State| {
                 state.record_runner(
                     parent,
                     StepStatus::Done,
@@ -952,8 +914,39 @@ impl<'a> Runner<'a> {
                     verifier.evidence(),
                     prints.clone(),
                 );
-            })?;
-            if let Some(ticked) = source::tick_source(self.store(), &self.deps.task, parent, now) {
+            };
+            if awaits {
+                // Its own check ticks it, with the evidence in the same write.
+                let write = StepWrite {
+                    id: parent,
+                    expected: Some(step.status),
+                    status: StepStatus::Done,
+                    reason: None,
+                };
+                self.write_step(
+                    write,
+                    |state, written| {
+                        if written {
+                            record(state)
+                        }
+                    },
+                    sink,
+                )?;
+            } else {
+                // The parent's box was ticked with its last sub-step: only its record is new.
+                self.save_state(record)?;
+            }
+            let ticked = !awaits
+                || self
+                    .store()
+                    .load(&self.deps.task)?
+                    .todo
+                    .find(parent)
+                    .is_some_and(|s| s.status == StepStatus::Done);
+            if ticked
+                && let Some(ticked) =
+                    source::tick_source(self.store(), &self.deps.task, parent, now)
+            {
                 sink(ticked);
             }
             return Ok(false);

@@ -25,14 +25,21 @@ fn tick(project: &Workspace, args: &[&str]) -> Output {
     cmd.output().unwrap()
 }
 
-fn todo(project: &Workspace) -> String {
-    let id = std::fs::read_dir(project.path(".tasks"))
+/// The folder of the project's one task.
+fn task_dir(project: &Workspace) -> std::path::PathBuf {
+    std::fs::read_dir(project.path(".tasks"))
         .unwrap()
         .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| n.starts_with("2026"))
-        .unwrap();
-    project.todo(&id)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("2026"))
+        })
+        .unwrap()
+}
+
+fn todo(project: &Workspace) -> String {
+    std::fs::read_to_string(task_dir(project).join("TODO.md")).unwrap()
 }
 
 /// The greeting plan approved with `a.txt` saying hello, and S1 marked done by hand.
@@ -182,15 +189,7 @@ fn a_parent_with_its_own_verify_is_done_only_when_it_passes() {
     assert!(tick(&project, &["mark", "S1.1", "done"]).status.success());
     // And the other by hand, in the file.
     let text = todo(&project);
-    let dir = std::fs::read_dir(project.path(".tasks"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("2026"))
-        })
-        .unwrap();
+    let dir = task_dir(&project);
     std::fs::write(
         dir.join("TODO.md"),
         text.replace("- [ ] S1.2", "- [x] S1.2"),
@@ -278,15 +277,7 @@ fn a_parent_checked_by_its_sub_steps_is_verified_when_they_are() {
 #[test]
 fn a_task_whose_state_yaml_is_gone_waits_for_approval() {
     let project = approved(PLAN);
-    let dir = std::fs::read_dir(project.path(".tasks"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("2026"))
-        })
-        .unwrap();
+    let dir = task_dir(&project);
     for emptied in [false, true] {
         if emptied {
             std::fs::write(dir.join("state.yaml"), "format: 1\n").unwrap();
