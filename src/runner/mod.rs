@@ -927,7 +927,7 @@ impl<'a> Runner<'a> {
                     write,
                     |state, written| {
                         if written {
-                            record(state)
+                            record(state);
                         }
                     },
                     sink,
