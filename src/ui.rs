@@ -1162,6 +1162,20 @@ fn status_text(
 /// The warning about a revision of the task's PLAN.md waiting for approval: the executor's
 /// re-plan, or an edit (a planner's re-plan, a person's).
 fn revision_warning(task: &TaskReport) -> Option<(String, Option<String>)> {
+    if task.approval_missing {
+        return Some((
+            format!(
+                "`{p}/state.yaml` holds no approval of `{p}/PLAN.md` (missing or emptied): tick \
+                 cannot tell that the plan is the one you approved",
+                p = task.path
+            ),
+            Some(format!(
+                "`tick run{t}` refuses until you approve it: restore `state.yaml` from git, or \
+                 read the plan and `tick approve{t}`",
+                t = task.named
+            )),
+        ));
+    }
     let revision = task.revision_waiting.as_ref()?;
     Some(match revision {
         RevisionWaiting {
@@ -1194,18 +1208,6 @@ fn revision_warning(task: &TaskReport) -> Option<(String, Option<String>)> {
             Some(format!(
                 "`tick run{t}` refuses until you approve it: review it with `tick show{t}`, \
                  then `tick approve{t}`",
-                t = task.named
-            )),
-        ),
-        RevisionWaiting { .. } if task.approval_missing => (
-            format!(
-                "`{p}/state.yaml` holds no approval of `{p}/PLAN.md` (missing or emptied): tick \
-                 cannot tell that the plan is the one you approved",
-                p = task.path
-            ),
-            Some(format!(
-                "`tick run{t}` refuses until you approve it: restore `state.yaml` from git, or \
-                 read the plan and `tick approve{t}`",
                 t = task.named
             )),
         ),

@@ -21,7 +21,9 @@ pub fn run(ctx: &Ctx<'_>, args: &NextArgs) -> Result<Outcome> {
         );
     }
     if task.plan_changed() {
-        let what = if task.replanned_by_tick() || task.state.pending_replan.is_some() {
+        let what = if task.approval_missing() {
+            "has no approval in its state.yaml (missing or emptied)"
+        } else if task.replanned_by_tick() || task.state.pending_replan.is_some() {
             "was re-planned by tick"
         } else {
             "was edited after approval"

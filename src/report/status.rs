@@ -358,7 +358,8 @@ pub fn task_report<'a>(store: &Store, task: &'a Task) -> TaskReport<'a> {
         },
         plan_changed_since_approval: task.plan_changed(),
         approval_missing: task.approval_missing(),
-        revision_waiting: task.plan_changed().then(|| {
+        // Without an approval there is no approved version, so no revision of it.
+        revision_waiting: (task.plan_changed() && !task.approval_missing()).then(|| {
             let pending = task.state.pending_replan.as_ref();
             RevisionWaiting {
                 version: crate::planning::replan::versions_kept(&task.dir).max(1) + 1,
@@ -400,7 +401,11 @@ pub fn next_report(report: &StatusReport<'_>) -> Option<NextReport> {
     let hint = next_action(report).or_else(|| {
         let task = report.task.as_ref()?;
         let t = &task.named;
-        if task.revision_waiting.is_some() {
+        if task.approval_missing {
+            Some(format!(
+                "restore `state.yaml` from git, or read the plan with `tick show{t}` and `tick approve{t}`; `tick run{t}` refuses until then"
+            ))
+        } else if task.revision_waiting.is_some() {
             Some(format!(
                 "review the new plan with `tick show{t}`, then `tick approve{t}`; `tick run{t}` refuses until then"
             ))
@@ -432,7 +437,10 @@ pub const BROKEN_DRAFT: &str = "fix the draft with `tick edit` (checked when the
 /// says it (a revision waiting for approval).
 pub fn next_action(report: &StatusReport<'_>) -> Option<String> {
     if let Some(task) = &report.task {
-        if task.revision_waiting.is_some() || task.replan_not_written.is_some() {
+        if task.revision_waiting.is_some()
+            || task.replan_not_written.is_some()
+            || task.approval_missing
+        {
             return None;
         }
         let t = &task.named;

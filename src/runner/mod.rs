@@ -709,24 +709,23 @@ impl<'a> Runner<'a> {
             {
                 break StepOutcome::Done;
             }
-            // A parent whose sub-steps were ticked outside a run (by hand, `tick mark`) has
-            // its own check run first: no model is needed when it passes.
-            if let Some(parent) = task
-                .todo
-                .steps
-                .iter()
-                .filter(|s| s.awaits_its_check())
-                .filter_map(|s| s.id)
-                .filter(|id| opts.only.is_none_or(|o| o == *id || o.parent() == *id))
-                .find(|id| !settled.contains(id))
+            let next = self.next(&task, opts.only);
+            // A parent whose sub-steps were ticked outside a run (by hand, `tick mark`) is next
+            // in its turn (its `depends` done, nothing blocked before it): its own check runs,
+            // with no model, once in a run.
+            if let Next::Step(parent) = next
+                && task
+                    .todo
+                    .find(parent)
+                    .is_some_and(crate::tasks::todo_md::Step::awaits_its_check)
+                && settled.insert(parent)
             {
-                settled.insert(parent);
                 if self.settle_parent(parent, sink)? {
                     break StepOutcome::Blocked;
                 }
                 continue;
             }
-            let id = match self.next(&task, opts.only) {
+            let id = match next {
                 Next::Step(_) if self.deps.model.is_empty() => return Err(build::no_model()),
                 Next::Step(id) => id,
                 Next::AllDone => {
@@ -899,10 +898,19 @@ impl<'a> Runner<'a> {
             return Ok(false);
         }
         let (mut verifier, mut recorder) = self.verifier(&task, parent, step);
-        let passed = matches!(
+        let mut passed = matches!(
             verifier.verify(&mut recorder, &mut *sink),
             Verdict::Passed { .. }
         );
+        // Its `step.verify` hooks guard its tick as any step's.
+        if passed && self.deps.hooks.has(crate::hooks::Event::StepVerify) {
+            let env = self.deps.registry.command_env();
+            let checks = (env, &self.deps.hooks);
+            let fired =
+                reverify::step_verify_hooks(&task, self.root(), checks, step, &verifier, sink);
+            verifier.add_evidence(fired.evidence);
+            passed = fired.block.is_none();
+        }
         let prints = crate::watch::fingerprint(self.root(), &step.files, &[]);
         let now = self.deps.clock.precise();
         if passed {

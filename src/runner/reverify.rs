@@ -142,6 +142,39 @@ pub fn verify_steps(
     Ok(outcomes)
 }
 
+/// The `step.verify` hooks of `step` (id given) of `task`, after its verify commands passed
+/// in `verifier`: their verdicts, to be added to the evidence, and a block when one refuses.
+pub(super) fn step_verify_hooks(
+    task: &crate::tasks::Task,
+    root: &std::path::Path,
+    checks: (&CommandEnv, &HookSet),
+    step: &Step,
+    verifier: &StepVerifier,
+    sink: &mut Sink<'_>,
+) -> crate::hooks::Fired {
+    let (env, hooks) = checks;
+    let Some(id) = step.id else {
+        return crate::hooks::Fired::default();
+    };
+    let mut payload = crate::hooks::Payload::for_step(task, id, step, root);
+    payload.evidence = verifier.evidence().to_vec();
+    let how = crate::hooks::Fire {
+        root,
+        env,
+        read_only: false,
+        runs_dir: task.dir.join(crate::tasks::RUNS_DIR),
+        step: Some(id),
+    };
+    crate::hooks::fire(
+        hooks,
+        &how,
+        Event::StepVerify,
+        &id.to_string(),
+        &payload,
+        &mut |report| sink(RunEvent::Hook(report)),
+    )
+}
+
 /// What [`reverify_step`] did.
 pub(super) struct StepReverified {
     /// The status it was given (unless `written` says a person's was kept).
@@ -190,23 +223,7 @@ pub(super) fn reverify_step(
         );
     if passed && hooks.has(Event::StepVerify) {
         let task = store.load(task_ref)?;
-        let mut payload = crate::hooks::Payload::for_step(&task, id, step, store.root());
-        payload.evidence = verifier.evidence().to_vec();
-        let how = crate::hooks::Fire {
-            root: store.root(),
-            env,
-            read_only: false,
-            runs_dir: task.dir.join(crate::tasks::RUNS_DIR),
-            step: Some(id),
-        };
-        let fired = crate::hooks::fire(
-            hooks,
-            &how,
-            Event::StepVerify,
-            &id.to_string(),
-            &payload,
-            &mut |report| sink(RunEvent::Hook(report)),
-        );
+        let fired = step_verify_hooks(&task, store.root(), (env, hooks), step, &verifier, sink);
         verifier.add_evidence(fired.evidence);
         passed = fired.block.is_none();
     }

@@ -170,10 +170,12 @@ impl Step {
         !self.substeps.is_empty() && !self.verify.is_empty()
     }
 
-    /// A parent whose sub-steps are all done but whose own check has not ticked it yet.
+    /// A parent whose sub-steps are all done but whose own check has not ticked it yet (open
+    /// or in progress). A blocked parent stays blocked (its reason is a person's to answer) and a stale one is
+    /// verified again as any stale step is.
     pub fn awaits_its_check(&self) -> bool {
         self.checks_itself()
-            && self.status != StepStatus::Done
+            && matches!(self.status, StepStatus::Pending | StepStatus::InProgress)
             && self.substeps.iter().all(|s| s.status == StepStatus::Done)
     }
 }
@@ -893,6 +895,34 @@ pub const DETAIL_KEYS: [&str; PLANNED_KEYS.len() + RUNNER_KEYS.len()] = {
     keys
 };
 
+/// Whether `text` has a run of backticks that no later run of the same length closes, as
+/// markdown reads code spans (such a run is left as a literal backtick).
+fn unclosed_backtick(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let run_at = |at: usize| bytes[at..].iter().take_while(|b| **b == b'`').count();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] != b'`' {
+            at += 1;
+            continue;
+        }
+        let open = run_at(at);
+        let mut next = at + open;
+        loop {
+            let Some(offset) = bytes[next..].iter().position(|b| *b == b'`') else {
+                return true;
+            };
+            let close = run_at(next + offset);
+            next += offset + close;
+            if close == open {
+                break;
+            }
+        }
+        at = next;
+    }
+    false
+}
+
 /// A verify that opens a backtick nothing closes: the message and its hint.
 const UNCLOSED_BACKTICK: (&str, &str) = (
     "the verify command opens a backtick that nothing closes",
@@ -963,16 +993,17 @@ fn add_detail(
     }
     match key {
         "files" => step.files.extend(split_list(&collapsed(raw_value))),
+        // `` verify: `cargo test `` would run as a shell syntax error on every try, and
+        // `` `true` `false `` would run `true` alone.
+        "verify" if unclosed_backtick(raw_value) => {
+            return Err(at_value(
+                UNCLOSED_BACKTICK.0.to_owned(),
+                UNCLOSED_BACKTICK.1,
+            ));
+        }
         "verify" if !code_spans.is_empty() => step.verify.append(code_spans),
         "verify" => {
             let value = value();
-            // `` verify: `cargo test `` would run as a shell syntax error on every try.
-            if value.starts_with('`') {
-                return Err(at_value(
-                    UNCLOSED_BACKTICK.0.to_owned(),
-                    UNCLOSED_BACKTICK.1,
-                ));
-            }
             if !value.is_empty() {
                 step.verify.push(value);
             }

@@ -331,7 +331,17 @@ fn a_verify_with_an_unclosed_backtick_is_an_error_at_its_value() {
         "{}",
         err.message
     );
-    // Closed ones, and a command in plain words, are commands.
+    // After a closed one too.
+    let err = parse("- [ ] S1 a\n  - verify: `true` `false\n").unwrap_err();
+    assert!(
+        err.message.contains("opens a backtick that nothing closes"),
+        "{}",
+        err.message
+    );
+    // Closed ones (a double-backtick span holding one), and a command in plain words, are
+    // commands.
+    let list = parse("- [ ] S1 a\n  - verify: `` echo `x` ``\n").unwrap();
+    assert_eq!(list.steps[0].verify, ["echo `x`"]);
     let list =
         parse("- [ ] S1 a\n  - verify: `a`, `b`\n- [ ] S2 b\n  - verify: make check\n").unwrap();
     assert_eq!(list.steps[0].verify, ["a", "b"]);

@@ -290,6 +290,25 @@ async fn tick_verify_runs_the_step_verify_hooks_of_a_run() {
     assert!(server.requests().is_empty(), "verify asks no model");
 }
 
+/// A parent's own check is guarded by the `step.verify` hooks too, in a run as in
+/// `tick verify`: a hook that refuses blocks the parent instead of letting it be ticked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parents_own_check_in_a_run_is_guarded_by_step_verify_hooks() {
+    let server = FakeModel::start().await;
+    let plan = "# Pair\n\n## Steps\n- [ ] S1 Both\n  - verify: `test -f pair.txt`\n  - [ ] S1.1 One\n    - verify: `true`\n  - [ ] S1.2 Two\n    - verify: `true`\n";
+    let config = "hooks:\n  - event: step.verify\n    matcher: S1\n    command: echo 'not the parent yet' >&2; exit 1\n";
+    let (project, id) = approved_with(&server, plan, config, &[("pair.txt", "1 2\n")]).await;
+    for step in ["S1.1", "S1.2"] {
+        let output = project.tick_against(&server, &["mark", step, "done"]).await;
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let output = project.tick_against(&server, &["run"]).await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let todo = project.read(&format!(".tasks/{id}/TODO.md"));
+    assert!(todo.contains("- [!] S1 Both"), "{todo}");
+    assert!(server.requests().is_empty(), "no model was asked");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hook_that_keeps_refusing_step_claimed_stops_at_the_limit() {
     let server = FakeModel::start().await;

@@ -306,6 +306,12 @@ fn a_task_whose_state_yaml_is_gone_waits_for_approval() {
         let report: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
         assert_eq!(report["task"]["approval_missing"], true, "{report}");
         assert_eq!(report["task"]["plan_changed_since_approval"], true);
+        // No revision of an approved plan waits: there is no approved plan.
+        assert_eq!(report["task"]["revision_waiting"], serde_json::Value::Null);
+        assert_eq!(report["next"]["command"], "tick show", "{report}");
+        let next = tick(&project, &["next"]);
+        let err = String::from_utf8_lossy(&next.stderr);
+        assert!(err.contains("has no approval in its state.yaml"), "{err}");
 
         let approve = tick(
             &project,
@@ -321,5 +327,35 @@ fn a_task_whose_state_yaml_is_gone_waits_for_approval() {
             "{}",
             String::from_utf8_lossy(&check.stdout)
         );
+    }
+}
+
+/// A parent a person blocked stays blocked, whatever its own check says: `tick verify` does
+/// not take it up (its reason is theirs to lift).
+#[test]
+fn a_blocked_parent_is_left_blocked_by_verify() {
+    let project = approved(PARENT_PLAN);
+    project.write("one.txt", "1\n");
+    project.write("two.txt", "2\n");
+    for step in ["S1.1", "S1.2"] {
+        assert!(tick(&project, &["mark", step, "done"]).status.success());
+    }
+    let blocked = tick(
+        &project,
+        &["mark", "S1", "blocked", "--reason", "legal review"],
+    );
+    assert!(
+        blocked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&blocked.stderr)
+    );
+    for pair in [false, true] {
+        if pair {
+            project.write("pair.txt", "1 2\n");
+        }
+        tick(&project, &["verify"]);
+        let text = todo(&project);
+        assert!(text.contains("- [!] S1 Build the pair"), "{text}");
+        assert!(text.contains("blocked: legal review"), "{text}");
     }
 }
