@@ -90,8 +90,14 @@ fn verification(task: &Task, id: &str) -> String {
         .parse::<StepId>()
         .ok()
         .and_then(|id| task.state.steps.get(&id));
+    // A parent checked by its sub-steps is verified when they are (`Task::is_verified`).
+    let verified = id
+        .parse::<StepId>()
+        .ok()
+        .and_then(|id| task.todo.find(id))
+        .is_some_and(|step| task.is_verified(step));
     match record {
-        Some(record) if record.verified() => {
+        Some(record) if verified => {
             let ms: u64 = record.evidence.iter().map(|e| e.duration_ms).sum();
             #[allow(clippy::cast_precision_loss, reason = "a duration shown to 0.1 s")]
             let secs = ms as f64 / 1000.0;

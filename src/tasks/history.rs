@@ -341,8 +341,11 @@ fn step_events(task: &Task) -> Vec<Event> {
             }
         }
         if let Some(at) = record.done_at {
+            // A parent checked by its sub-steps is verified when they are (`Task::is_verified`).
+            let verified =
+                record.verified() || task.todo.find(*id).is_some_and(|s| task.is_verified(s));
             let how = match record.changed_by {
-                Some(Actor::Runner) if record.verified() => "verified by tick",
+                Some(Actor::Runner) if verified => "verified by tick",
                 Some(Actor::Runner) if record.verify_passed_before => {
                     "done, not verified: its verify passed before the change"
                 }

@@ -269,6 +269,9 @@ fn a_parent_checked_by_its_sub_steps_is_verified_when_they_are() {
     let status = tick(&project, &["status"]);
     let out = String::from_utf8_lossy(&status.stdout);
     assert!(!out.contains("not verified"), "{out}");
+    let log = tick(&project, &["log"]);
+    let out = String::from_utf8_lossy(&log.stdout);
+    assert!(!out.contains("done without verification"), "{out}");
 }
 
 /// Deleting state.yaml (or emptying it) took away the only record of what was approved, and
