@@ -723,6 +723,20 @@ impl<'a> Runner<'a> {
                 if self.settle_parent(parent, sink)? {
                     break StepOutcome::Blocked;
                 }
+                // Ticked as a run ticks a step: its `step.done` hooks, and `--commit`.
+                let ticked = self.store().load(&self.deps.task)?;
+                if ticked
+                    .todo
+                    .find(parent)
+                    .is_some_and(|s| s.status == StepStatus::Done)
+                {
+                    self.step_event(parent, crate::hooks::Event::StepDone, |_| {}, sink);
+                    if self.deps.commit || commits_each_step(&ticked) {
+                        let title = ticked.todo.find(parent).map(|s| s.title.clone());
+                        let title = title.unwrap_or_default();
+                        self.commit_step(&ticked, parent, &title, &[], sink)?;
+                    }
+                }
                 continue;
             }
             let id = match next {

@@ -781,11 +781,17 @@ async fn a_run_checks_a_parent_whose_sub_steps_were_ticked_by_hand() {
         .tick_against(&server, &["mark", "S1", "pending"])
         .await;
     assert!(output.status.success(), "{}", stderr(&output));
-    let output = project.tick_ends(&server, &["run"], 0).await;
+    let output = project.tick_ends(&server, &["run", "--commit"], 0).await;
     let todo = project.todo(&id);
     assert!(
         todo.contains("- [x] S1 Write both halves"),
         "{todo}\n{}",
+        stderr(&output)
+    );
+    // Ticked as a run ticks a step: `--commit` is answered for it too.
+    assert!(
+        stderr(&output).contains("S1 changed no files outside `.tasks/`: nothing to commit"),
+        "{}",
         stderr(&output)
     );
     assert!(server.requests().is_empty(), "the model was asked");
