@@ -247,8 +247,12 @@ impl Engine {
         // changed while tick was off are looked at first: a stale step may have to be redone.
         crate::watch::refresh_locked(store, &task_ref, self.env.clock.precise(), &lock)?;
         let task = store.load(&task_ref)?;
+        // A parent whose sub-steps are done has only its own check left: no model for that.
         let steps_to_run = task.progress().stale > 0
-            || matches!(next_step(&task.todo, request.options.only), Next::Step(_));
+            || matches!(
+                next_step(&task.todo, request.options.only),
+                Next::Step(id) if !task.todo.find(id).is_some_and(|s| s.awaits_its_check())
+            );
         let config = if steps_to_run {
             self.model_config(&request.flags)?
         } else {
