@@ -251,7 +251,7 @@ impl Engine {
         let steps_to_run = task.progress().stale > 0
             || matches!(
                 next_step(&task.todo, request.options.only),
-                Next::Step(id) if !task.todo.find(id).is_some_and(|s| s.awaits_its_check())
+                Next::Step(id) if !task.todo.find(id).is_some_and(crate::tasks::todo_md::Step::awaits_its_check)
             );
         let config = if steps_to_run {
             self.model_config(&request.flags)?
