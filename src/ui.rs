@@ -1287,7 +1287,13 @@ fn task_warnings(task: &TaskReport) -> Vec<(String, Option<String>)> {
                 found.id,
                 found.files.join(", ")
             ),
-            Some(if found.marked {
+            Some(if found.marked && !has_verify(task, &found.id) {
+                format!(
+                    "it has no `verify` to check it again: `tick run` redoes it, or `tick mark {} done` \
+                     vouches for it as it is",
+                    found.id
+                )
+            } else if found.marked {
                 format!(
                     "`tick verify {}` checks it again now (no model needed); `tick run` does it first too",
                     found.id
@@ -1358,6 +1364,15 @@ fn missing_files_warnings(task: &TaskReport, warnings: &mut Vec<(String, Option<
             if missing.len() == 1 { "step" } else { "steps" }
         ));
     }
+}
+
+/// Whether step `id` of the reported task has a `verify` (a stale one without is redone).
+fn has_verify(task: &TaskReport, id: &str) -> bool {
+    task.steps
+        .iter()
+        .flat_map(|s| std::iter::once(s).chain(&s.substeps))
+        .find(|s| s.id().is_some_and(|i| i.to_string() == id))
+        .is_none_or(|s| !s.step.verify.is_empty())
 }
 
 /// The draft and the other tasks that need attention, after the task (set off by a blank line

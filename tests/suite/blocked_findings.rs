@@ -65,6 +65,27 @@ fn unverified_and_stale_steps_point_at_tick_verify() {
     assert_contains(&status.stderr, "`tick verify S1` checks it again now");
 }
 
+/// A stale step with no `verify` has nothing for `tick verify` to run: its hint says what
+/// does take it up.
+#[test]
+fn a_stale_step_without_a_verify_is_not_pointed_at_tick_verify() {
+    let ws = Workspace::new();
+    ws.approve("# Notes\n\n## Steps\n- [ ] S1 Write the notes\n  - files: NOTES.md\n");
+    ws.write("NOTES.md", "one\n");
+    ws.ok(&["mark", "S1", "done"]);
+    ws.write("NOTES.md", "two\n");
+    let status = ws.ok(&["status"]);
+    assert_contains(
+        &status.stderr,
+        "it has no `verify` to check it again: `tick run` redoes it, or `tick mark S1 done` vouches for it as it is",
+    );
+    assert!(
+        !status.stderr.contains("tick verify S1"),
+        "{}",
+        status.stderr
+    );
+}
+
 #[test]
 fn verify_dry_run_shows_the_commands_and_changes_nothing() {
     let ws = Workspace::new();
