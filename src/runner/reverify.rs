@@ -250,6 +250,13 @@ pub(super) fn reverify_step(
             }
         },
     )?;
+    // Ticked on its evidence, as a run ticks a step: an imported source's task is ticked too.
+    if passed
+        && matches!(written, StatusWrite::Written(_))
+        && let Some(ticked) = super::source::tick_source(store, task_ref, id, now)
+    {
+        sink(ticked);
+    }
     Ok(StepReverified {
         status,
         written,

@@ -250,6 +250,30 @@ async fn a_ticked_source_task_is_done_but_not_verified_until_tick_verify_earns_t
     );
 }
 
+/// A step ticked by `tick verify` (its verify passed) ticks its source's task, as a run's tick
+/// does: no model is needed for the source to follow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_tick_verify_ticks_ticks_the_source_too() {
+    let server = FakeModel::start().await;
+    let path = "specs/001-greeting/tasks.md";
+    let ws = repo(&[(path, SPECKIT)]);
+    let id = import_and_approve(&ws, &server, &[path]).await;
+    ws.write("greeting.txt", "hello\n");
+    assert_success(&ws.tick_against(&server, &["mark", "S2.1", "done"]).await);
+    assert_eq!(ws.read(path), SPECKIT, "a hand tick is not tick's");
+    let output = ws.tick_against(&server, &["verify", "S2.1"]).await;
+    assert_success(&output);
+    assert!(
+        stderr(&output).contains("S2.1: ticked `T002` in `specs/001-greeting/tasks.md` too"),
+        "{}",
+        stderr(&output)
+    );
+    let at = SPECKIT.find("- [ ] T002").unwrap() + 3;
+    assert_eq!(changed_bytes(SPECKIT, &ws.read(path)), [(at, ' ', 'X')]);
+    assert!(ws.todo(&id).contains("- [x] S2.1"));
+    assert!(server.requests().is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_source_line_edited_after_the_import_is_not_written_back_and_the_person_is_told() {
     let server = FakeModel::start().await;
