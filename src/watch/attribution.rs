@@ -30,38 +30,54 @@ pub struct Owner {
 }
 
 /// The work of tick's that made `path` hold content `hash`, or `None` when the change was
-/// made outside tick.
+/// made outside tick. The latest of tick's own changes of `path` decides: when it left other
+/// content, `hash` came from elsewhere since, even if tick wrote that content once before (a
+/// person putting back what an undo wrote, after the redo, is the person's change).
 pub fn owner(path: &str, hash: &str, journal: &[Record]) -> Option<Owner> {
-    journal.iter().rev().find_map(|record| match record {
-        Record::Write {
-            path: written,
-            hash: wrote,
-            at,
-            task,
-            step,
-        } => (written == path && wrote == hash).then(|| Owner {
-            task: task.clone(),
-            step: step.clone(),
-            at: *at,
-        }),
-        Record::Command {
-            end,
-            task,
-            step,
-            scope,
-            before,
-            after,
-            ..
-        } => {
-            let produced = after.get(path).is_some_and(|after| after == hash)
-                && before.get(path).is_none_or(|before| before != hash);
-            (produced && in_scope(path, scope)).then(|| Owner {
-                task: task.clone(),
-                step: step.clone(),
-                at: *end,
-            })
+    for record in journal.iter().rev() {
+        match record {
+            Record::Write {
+                path: written,
+                hash: wrote,
+                at,
+                task,
+                step,
+            } if written == path => {
+                return (wrote == hash).then(|| Owner {
+                    task: task.clone(),
+                    step: step.clone(),
+                    at: *at,
+                });
+            }
+            Record::Write { .. } => {}
+            Record::Command {
+                end,
+                task,
+                step,
+                scope,
+                before,
+                after,
+                ..
+            } => {
+                let Some(left) = after.get(path) else {
+                    continue;
+                };
+                let changed = before.get(path).is_none_or(|before| before != left);
+                let ours = in_scope(path, scope);
+                // A change seen during a command for another step is not tick's, and it is
+                // the latest change; one of a file the command never saw before is no guide.
+                if !changed || (!ours && !before.contains_key(path)) {
+                    continue;
+                }
+                return (ours && left == hash).then(|| Owner {
+                    task: task.clone(),
+                    step: step.clone(),
+                    at: *end,
+                });
+            }
         }
-    })
+    }
+    None
 }
 
 /// Whether `path` is one of the files `scope` (a step's `files` patterns) names: a literal
@@ -162,6 +178,34 @@ mod tests {
             (found.task.as_str(), found.step.as_deref()),
             ("B", Some("S4"))
         );
+    }
+
+    #[test]
+    fn tick_putting_a_file_back_does_not_own_a_persons_later_return_to_it() {
+        // The step wrote `hello`, its undo `hi`, its redo `hello`: a person's `hi` now is theirs.
+        let journal = [
+            write("greeting.txt", "hello", "A", "S1"),
+            write("greeting.txt", "hi", "A", "S1"),
+            write("greeting.txt", "hello", "A", "S1"),
+        ];
+        assert!(!owned("greeting.txt", "hi", &journal));
+        assert!(owned("greeting.txt", "hello", &journal));
+        // The same with a command's change last.
+        let mut journal = journal.to_vec();
+        journal.push(command(
+            &["greeting.txt"],
+            &[("greeting.txt", "hello")],
+            &[("greeting.txt", "bye")],
+        ));
+        assert!(!owned("greeting.txt", "hello", &journal));
+        assert!(owned("greeting.txt", "bye", &journal));
+        // A command that left it alone is no change of it.
+        journal.push(command(
+            &["greeting.txt"],
+            &[("greeting.txt", "bye")],
+            &[("greeting.txt", "bye")],
+        ));
+        assert!(owned("greeting.txt", "bye", &journal));
     }
 
     #[test]

@@ -312,6 +312,16 @@ async fn redo_puts_the_step_back_and_ticks_it_only_when_its_verify_passes() {
         stdout(&log)
     );
 
+    // Redone, then a person puts back the text the undo had written: that is their change,
+    // though tick once wrote the same bytes. The step goes stale, as without the undo.
+    project.write("greeting.txt", "hi\n");
+    let check = project.tick().args(["check"]).output().unwrap();
+    assert_eq!(check.status.code(), Some(10), "{}", stdout(&check));
+    assert!(todo(&project, &id).contains("- [~] S1 Write the greeting"));
+    project.write("greeting.txt", "hello\n");
+    let verify = project.tick().args(["verify", "S1"]).output().unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", stderr(&verify));
+
     // Undone again, then its file changed by a person: the redo is refused.
     let undo = project.tick().args(["undo", "S1"]).output().unwrap();
     assert_eq!(undo.status.code(), Some(0), "{}", stderr(&undo));
