@@ -43,7 +43,7 @@ impl std::fmt::Display for Who {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Who::Person => f.write_str("changed outside tick (by a person)"),
-            Who::Step { step } => write!(f, "changed by the later step `{step}`"),
+            Who::Step { step } => write!(f, "changed since by step `{step}`"),
             Who::Task { task, step } => match step {
                 Some(step) => write!(f, "changed by `{step}` of task `{task}`"),
                 None => write!(f, "changed by task `{task}`"),
@@ -719,14 +719,14 @@ fn plan_revert(
         if key(at_head.get(*path)) != key(made.get(*path)) {
             conflicts.push(Conflict {
                 path: (*path).clone(),
-                why: format!("a later commit changed it after {}", short(commit)),
+                why: format!("was changed by a later commit after {}", short(commit)),
             });
             continue;
         }
         if staged.get(*path) != key(at_head.get(*path)).as_ref() {
             conflicts.push(Conflict {
                 path: (*path).clone(),
-                why: "it has staged changes".to_owned(),
+                why: "has staged changes".to_owned(),
             });
             continue;
         }

@@ -218,7 +218,7 @@ async fn an_undo_is_refused_when_a_person_or_a_later_step_changed_a_file_since()
     let output = project.tick().args(["undo", "S1"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
-        stderr(&output).contains("`greeting.txt` changed by the later step `S2`"),
+        stderr(&output).contains("`greeting.txt` changed since by step `S2`"),
         "{}",
         stderr(&output)
     );
