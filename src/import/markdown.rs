@@ -165,18 +165,26 @@ fn classify(indent: usize, rest: &str) -> (Line<'_>, Option<usize>) {
     )
 }
 
-/// The length of a list bullet and the space after it (`- `, `* `, `+ `, `1. `, `1) `).
+/// The length of a list bullet and the space after it (`- `, `* `, `+ `, `1. `, `1) `): one
+/// to four spaces, as markdown reads a list item (`-  [ ] T004` is a task too).
 fn bullet_len(bytes: &[u8]) -> Option<usize> {
-    match bytes.first()? {
-        b'-' | b'*' | b'+' if bytes.get(1).is_some_and(|b| *b == b' ' || *b == b'\t') => Some(2),
+    let marker = match bytes.first()? {
+        b'-' | b'*' | b'+' => 1,
         b'0'..=b'9' => {
             let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
-            (digits <= 9
-                && matches!(bytes.get(digits), Some(b'.' | b')'))
-                && bytes.get(digits + 1).is_some_and(|b| *b == b' '))
-            .then_some(digits + 2)
+            (digits <= 9 && matches!(bytes.get(digits), Some(b'.' | b')'))).then_some(digits + 1)?
         }
-        _ => None,
+        _ => return None,
+    };
+    let spaces = bytes[marker..]
+        .iter()
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .count();
+    // More than four is the item's own indented text: its content starts after one.
+    match spaces {
+        0 => None,
+        1..=4 => Some(marker + spaces),
+        _ => Some(marker + 1),
     }
 }
 
@@ -297,6 +305,33 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_task_with_more_space_after_its_bullet_is_a_task() {
+        for line in [
+            "-  [ ] T004 odd indent",
+            "*    [ ] T004 odd indent",
+            "1.  [ ] T004 odd indent",
+        ] {
+            let found = lines(line);
+            assert!(
+                matches!(
+                    found[0].line,
+                    Line::Check {
+                        marker: b' ',
+                        text: "T004 odd indent",
+                        ..
+                    }
+                ),
+                "{line}: {:?}",
+                found[0].line
+            );
+        }
+        assert!(!matches!(
+            lines("-[ ] T4 no space")[0].line,
+            Line::Check { .. }
+        ));
     }
 
     #[test]
