@@ -164,6 +164,18 @@ const PARENT_PLAN: &str = "# Parent
     - verify: `test -f two.txt`
 ";
 
+/// `tick check` finds nothing to say.
+fn check_is_clear(project: &Workspace) {
+    let check = tick(project, &["check"]);
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{out}{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
 fn approved(plan: &str) -> Workspace {
     let project = Workspace::sample();
     project.write("plan.md", plan);
@@ -231,13 +243,7 @@ fn a_parent_with_its_own_verify_is_done_only_when_it_passes() {
     let status = tick(&project, &["status"]);
     let out = String::from_utf8_lossy(&status.stdout);
     assert!(out.contains("phase:  completed, 1/1 done\n"), "{out}");
-    let check = tick(&project, &["check"]);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    check_is_clear(&project);
 }
 
 /// A parent with no `verify` of its own is checked by its sub-steps: once each is verified,
@@ -259,13 +265,7 @@ fn a_parent_checked_by_its_sub_steps_is_verified_when_they_are() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!err.contains("S1 has no verification"), "{err}");
-    let check = tick(&project, &["check"]);
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    check_is_clear(&project);
     let status = tick(&project, &["status"]);
     let out = String::from_utf8_lossy(&status.stdout);
     assert!(!out.contains("not verified"), "{out}");
@@ -323,13 +323,7 @@ fn a_task_whose_state_yaml_is_gone_waits_for_approval() {
         let err = String::from_utf8_lossy(&approve.stderr);
         assert_eq!(approve.status.code(), Some(0), "{err}");
         assert!(!err.contains("nothing to do"), "{err}");
-        let check = tick(&project, &["check"]);
-        assert_eq!(
-            check.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&check.stdout)
-        );
+        check_is_clear(&project);
     }
 }
 
