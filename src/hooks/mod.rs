@@ -541,6 +541,21 @@ fn judge(event: Event, command: &str, ran: &exec::Ran) -> Judged {
     }
     match ran.exit_code {
         Some(0) => {
+            // A guard's verdict that cannot be read is no verdict, which blocks: JSON cut
+            // short (`{"decision":"block"`) must not pass as an approval.
+            let stdout = ran.stdout.trim();
+            if event.is_gate()
+                && stdout.starts_with('{')
+                && serde_json::from_str::<serde_json::Value>(stdout).is_err()
+            {
+                let first = stdout.lines().next().unwrap_or_default();
+                judged.block = Some(format!(
+                    "the {event} hook `{command}` printed JSON that does not parse, so its \
+                     verdict cannot be read: {}",
+                    first.chars().take(200).collect::<String>()
+                ));
+                return judged;
+            }
             let output = HookOutput::parse(&ran.stdout);
             judged.message = output.system_message;
             judged.context.extend(output.additional_context);

@@ -36,6 +36,28 @@ fn the_contract_exit_codes_and_stdout_json() {
             .block
             .is_some()
     );
+    // A guard's JSON cut short is no verdict: it blocks. Elsewhere it is only output.
+    let cut = judge(
+        Event::StepVerify,
+        "g",
+        &ran(Some(0), "{\"decision\":\"block\"\n", ""),
+    );
+    assert!(
+        cut.block
+            .as_deref()
+            .is_some_and(|b| b.contains("printed JSON that does not parse")),
+        "{cut:?}"
+    );
+    assert!(
+        judge(Event::StepDone, "g", &ran(Some(0), "{\"decision\"", ""))
+            .block
+            .is_none()
+    );
+    assert!(
+        judge(Event::ToolPre, "g", &ran(Some(0), "plain words {", ""))
+            .block
+            .is_none()
+    );
     let json = r#"{"decision":"block","reason":"lint first","systemMessage":"hi","additionalContext":"ctx"}"#;
     let said = judge(Event::StepClaimed, "g", &ran(Some(0), json, ""));
     assert_eq!(said.block.as_deref(), Some("lint first"));
