@@ -288,6 +288,12 @@ fn step(
         if let Some(mark) = &task.mark {
             marks.insert(task.id.clone(), mark.clone());
         }
+    } else if options.write_back && task.mark.is_some() {
+        // Without an id tick cannot find the task again in its file: said, not silent.
+        warnings.push(format!(
+            "{label} (\"{}\") has no id in the source, so tick will not tick it back there",
+            one_line(&task.title)
+        ));
     }
     if !task.files.is_empty() {
         detail(out, format!("files: {}", task.files.join(", ")));

@@ -312,6 +312,32 @@ async fn no_write_back_leaves_the_source_alone() {
     assert_eq!(ws.read(path), OPENSPEC);
 }
 
+/// A source task without an id is imported, but cannot be found again to be ticked back:
+/// the import says so instead of leaving it out of the write-back without a word.
+#[test]
+fn a_source_task_without_an_id_is_imported_and_said_not_to_be_ticked_back() {
+    let path = "specs/001-x/tasks.md";
+    let ws = repo(&[(
+        path,
+        "# Tasks: X\n\n## Phase 1: Setup\n\n- [ ] T001 Real one\n-  [ ] T002 Odd indent\n- [ ] Write a.txt\n",
+    )]);
+    let run = ws.run(&["import", path, "--dry-run"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("Odd indent"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "(\"Write a.txt\") has no id in the source, so tick will not tick it back there"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("step `S1.2` (`T002`)"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn dry_run_prints_the_draft_and_writes_nothing() {
     let path = ".kiro/specs/greeting/tasks.md";
