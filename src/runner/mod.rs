@@ -58,6 +58,17 @@ pub use schedule::{Next, next_step};
 /// The system prompt of a step's turn, overridable from `.tasks/prompts/execute.md`.
 pub const EXECUTE_PROMPT: &str = include_str!("../../prompts/execute.md");
 
+/// What [`Runner::settle_parent`] made of a parent whose sub-steps are done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settled {
+    /// Its own check failed: blocked.
+    Blocked,
+    /// Its own check passed and ticked it now.
+    Ticked,
+    /// Nothing to tick: not its turn, ticked with its last sub-step, or a person's marker kept.
+    Left,
+}
+
 /// Where the runner's events go.
 pub type Sink<'s> = dyn FnMut(RunEvent) + Send + 's;
 
@@ -720,22 +731,18 @@ impl<'a> Runner<'a> {
                     .is_some_and(crate::tasks::todo_md::Step::awaits_its_check)
                 && settled.insert(parent)
             {
-                if self.settle_parent(parent, sink)? {
-                    break StepOutcome::Blocked;
-                }
-                // Ticked as a run ticks a step: its `step.done` hooks, and `--commit`.
-                let ticked = self.store().load(&self.deps.task)?;
-                if ticked
-                    .todo
-                    .find(parent)
-                    .is_some_and(|s| s.status == StepStatus::Done)
-                {
-                    self.step_event(parent, crate::hooks::Event::StepDone, |_| {}, sink);
-                    if self.deps.commit || commits_each_step(&ticked) {
-                        let title = ticked.todo.find(parent).map(|s| s.title.clone());
-                        let title = title.unwrap_or_default();
-                        self.commit_step(&ticked, parent, &title, &[], sink)?;
+                match self.settle_parent(parent, sink)? {
+                    Settled::Blocked => break StepOutcome::Blocked,
+                    // Ticked as a run ticks a step: its `step.done` hooks, and `--commit`.
+                    Settled::Ticked => {
+                        self.step_event(parent, crate::hooks::Event::StepDone, |_| {}, sink);
+                        if self.deps.commit || commits_each_step(&task) {
+                            let title = task.todo.find(parent).map(|s| s.title.clone());
+                            let title = title.unwrap_or_default();
+                            self.commit_step(&task, parent, &title, &[], sink)?;
+                        }
                     }
+                    Settled::Left => {}
                 }
                 continue;
             }
@@ -901,15 +908,15 @@ impl<'a> Runner<'a> {
     /// When the last sub-step of `parent` is done: a parent with no `verify` of its own was
     /// ticked with it, and is recorded done by the runner. A parent with its own runs it now:
     /// pass, the runner ticks it with the evidence; fail, the parent is blocked with the
-    /// failure, and `true` is returned.
-    fn settle_parent(&self, parent: StepId, sink: &mut Sink<'_>) -> Result<bool> {
+    /// failure.
+    fn settle_parent(&self, parent: StepId, sink: &mut Sink<'_>) -> Result<Settled> {
         let task = self.store().load(&self.deps.task)?;
         let Some(step) = task.todo.find(parent) else {
-            return Ok(false);
+            return Ok(Settled::Left);
         };
         let awaits = step.awaits_its_check();
         if step.status != StepStatus::Done && !awaits {
-            return Ok(false);
+            return Ok(Settled::Left);
         }
         let (mut verifier, mut recorder) = self.verifier(&task, parent, step);
         let mut passed = matches!(
@@ -917,11 +924,10 @@ impl<'a> Runner<'a> {
             Verdict::Passed { .. }
         );
         // Its `step.verify` hooks guard its tick as any step's.
-        if passed && self.deps.hooks.has(crate::hooks::Event::StepVerify) {
-            let env = self.deps.registry.command_env();
-            let checks = (env, &self.deps.hooks);
-            let fired =
-                reverify::step_verify_hooks(&task, self.root(), checks, step, &verifier, sink);
+        if passed {
+            let evidence = verifier.evidence().to_vec();
+            let event = crate::hooks::Event::StepVerify;
+            let fired = self.step_event(parent, event, |p| p.evidence = evidence, sink);
             verifier.add_evidence(fired.evidence);
             passed = fired.block.is_none();
         }
@@ -937,6 +943,8 @@ impl<'a> Runner<'a> {
                     prints.clone(),
                 );
             };
+            // A person's marker kept over the write is not ticked (tick_source checks too).
+            let mut landed = true;
             if awaits {
                 // Its own check ticks it, with the evidence in the same write.
                 let write = StepWrite {
@@ -945,33 +953,25 @@ impl<'a> Runner<'a> {
                     status: StepStatus::Done,
                     reason: None,
                 };
-                self.write_step(
-                    write,
-                    |state, written| {
-                        if written {
-                            record(state);
-                        }
-                    },
-                    sink,
-                )?;
+                let record = |state: &mut crate::tasks::state::State, written: bool| {
+                    landed = written;
+                    if written {
+                        record(state);
+                    }
+                };
+                self.write_step(write, record, sink)?;
             } else {
                 // The parent's box was ticked with its last sub-step: only its record is new.
                 self.save_state(record)?;
             }
-            let ticked = !awaits
-                || self
-                    .store()
-                    .load(&self.deps.task)?
-                    .todo
-                    .find(parent)
-                    .is_some_and(|s| s.status == StepStatus::Done);
-            if ticked
-                && let Some(ticked) =
-                    source::tick_source(self.store(), &self.deps.task, parent, now)
-            {
+            if let Some(ticked) = source::tick_source(self.store(), &self.deps.task, parent, now) {
                 sink(ticked);
             }
-            return Ok(false);
+            return Ok(if awaits && landed {
+                Settled::Ticked
+            } else {
+                Settled::Left
+            });
         }
         let failed = verifier.evidence().last().map_or_else(String::new, |e| {
             format!("`{}` exit {}", e.command, e.exit_code)
@@ -1003,7 +1003,7 @@ impl<'a> Runner<'a> {
             reason,
             before_run: false,
         });
-        Ok(true)
+        Ok(Settled::Blocked)
     }
 
     /// Runs one step of `task` (as loaded just before): marks it `[-]`, lets the model work
@@ -1296,7 +1296,8 @@ impl<'a> Runner<'a> {
         if let Some(ticked) = source::tick_source(self.store(), &self.deps.task, id, now) {
             sink(ticked);
         }
-        let parent_blocked = id.is_sub() && self.settle_parent(id.parent(), sink)?;
+        let parent_blocked =
+            id.is_sub() && self.settle_parent(id.parent(), sink)? == Settled::Blocked;
         // `--commit`, or the approval's contract (`approve --commit-steps`).
         if self.deps.commit || commits_each_step(task) {
             let dirty: BTreeSet<String> = changes::dirty_files(root)
@@ -1423,23 +1424,8 @@ impl<'a> Runner<'a> {
         let Some(step) = task.todo.find(id) else {
             return crate::hooks::Fired::default();
         };
-        let mut payload = crate::hooks::Payload::for_step(&task, id, step, self.root());
-        edit(&mut payload);
-        let how = crate::hooks::Fire {
-            root: self.root(),
-            env: self.deps.registry.command_env(),
-            read_only: false,
-            runs_dir: task.dir.join(RUNS_DIR),
-            step: Some(id),
-        };
-        crate::hooks::fire(
-            &self.deps.hooks,
-            &how,
-            event,
-            &id.to_string(),
-            &payload,
-            &mut |report| sink(RunEvent::Hook(report)),
-        )
+        let checks = (self.deps.registry.command_env(), &self.deps.hooks);
+        reverify::fire_for_step(&task, self.root(), checks, step, event, edit, sink)
     }
 
     /// `run.end`: the run is over (how, in the payload's `reason`).

@@ -142,14 +142,15 @@ pub fn verify_steps(
     Ok(outcomes)
 }
 
-/// The `step.verify` hooks of `step` (id given) of `task`, after its verify commands passed
-/// in `verifier`: their verdicts, to be added to the evidence, and a block when one refuses.
-pub(super) fn step_verify_hooks(
+/// The hooks of `event` for `step` (id given) of `task`, with its payload changed by `edit`:
+/// what they decided. The one place a step's hooks are fired, for a run and for `tick verify`.
+pub(super) fn fire_for_step(
     task: &crate::tasks::Task,
     root: &std::path::Path,
     checks: (&CommandEnv, &HookSet),
     step: &Step,
-    verifier: &StepVerifier,
+    event: Event,
+    edit: impl FnOnce(&mut crate::hooks::Payload),
     sink: &mut Sink<'_>,
 ) -> crate::hooks::Fired {
     let (env, hooks) = checks;
@@ -157,7 +158,7 @@ pub(super) fn step_verify_hooks(
         return crate::hooks::Fired::default();
     };
     let mut payload = crate::hooks::Payload::for_step(task, id, step, root);
-    payload.evidence = verifier.evidence().to_vec();
+    edit(&mut payload);
     let how = crate::hooks::Fire {
         root,
         env,
@@ -168,7 +169,7 @@ pub(super) fn step_verify_hooks(
     crate::hooks::fire(
         hooks,
         &how,
-        Event::StepVerify,
+        event,
         &id.to_string(),
         &payload,
         &mut |report| sink(RunEvent::Hook(report)),
@@ -223,7 +224,16 @@ pub(super) fn reverify_step(
         );
     if passed && hooks.has(Event::StepVerify) {
         let task = store.load(task_ref)?;
-        let fired = step_verify_hooks(&task, store.root(), (env, hooks), step, &verifier, sink);
+        let evidence = verifier.evidence().to_vec();
+        let fired = fire_for_step(
+            &task,
+            store.root(),
+            (env, hooks),
+            step,
+            Event::StepVerify,
+            |p| p.evidence = evidence,
+            sink,
+        );
         verifier.add_evidence(fired.evidence);
         passed = fired.block.is_none();
     }
