@@ -19,7 +19,7 @@ pub fn run(ctx: &Ctx<'_>, args: &ConfigArgs) -> Result<Outcome> {
         ConfigCommand::Get(get) => {
             let shown = setting::get(ctx.store(), ctx.env, &get.key)?;
             ctx.ui.data(&shown.value);
-            ctx.ui.note(&format!("from {}", shown.source));
+            ctx.ui.note(&format!("from {}", shown.described()));
         }
         ConfigCommand::Set(set) => self::set(ctx, set)?,
     }
@@ -41,17 +41,14 @@ fn set(ctx: &Ctx<'_>, args: &ConfigSetArgs) -> Result<()> {
         &crate::tasks::Store::at(ctx.store().root()).trusting(ctx.env),
         ctx.env,
         written.key,
-    ) && now.source.contains("is ignored until `tick trust`")
+    ) && now.ignored_in.is_some()
     {
         // Written, but the repository's file does not decide it yet: say so, with the value
         // in force.
         ctx.ui.warn(&format!(
             "`{}` is not trusted as it is now, so this takes effect after `tick trust`; until \
              then `{}` is `{}`, from {}",
-            written.shown,
-            written.key,
-            now.value,
-            now.source.split(';').next().unwrap_or_default()
+            written.shown, written.key, now.value, now.source
         ));
     }
     Ok(())

@@ -16,18 +16,8 @@ pub fn run(ctx: &Ctx<'_>, args: &RedoArgs) -> Result<Outcome> {
     if !sandboxed {
         ctx.ui.warn(crate::sandbox::UNSANDBOXED_WARNING);
     }
-    // The `step.verify` hooks guard the redone step's tick: the ones approved, or none runs.
-    let hooks = crate::hooks::HookSet::resolve(&config.hooks, store.root());
-    if let Some(warning) = hooks.ignored_warning() {
-        ctx.ui.warn(&warning);
-    }
     let task = store.load(&task_ref)?;
-    if let Err((changes, refused)) = crate::runner::hooks_as_approved(&hooks, store, &task) {
-        let event = RunEvent::HooksChanged { changes };
-        ctx.ui
-            .run_event(&event, args.json, ctx.env.stderr_is_terminal);
-        return Err(refused);
-    }
+    let hooks = super::verify::approved_hooks(ctx, &config, &task, args.json)?;
     let clock = ctx.runner_clock();
     let (ui, json, live) = (ctx.ui, args.json, ctx.env.stderr_is_terminal);
     let mut sink = move |event: RunEvent| ui.run_event(&event, json, live);

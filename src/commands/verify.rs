@@ -49,19 +49,7 @@ pub fn run(ctx: &Ctx<'_>, args: &VerifyArgs) -> Result<Outcome> {
     crate::watch::refresh_locked(store, &task_ref, ctx.now(), &lock)?;
     let task = store.load(&task_ref)?;
     store.require_steps(&task)?;
-    // The `step.verify` hooks guard a tick here as in a run: the ones approved, or none runs.
-    let hooks = crate::hooks::HookSet::resolve(&config.hooks, store.root());
-    if let Some(warning) = hooks.ignored_warning() {
-        ctx.ui.warn(&warning);
-    }
-    if let Err((changes, refused)) = crate::runner::hooks_as_approved(&hooks, store, &task) {
-        ctx.ui.run_event(
-            &RunEvent::HooksChanged { changes },
-            args.json,
-            ctx.env.stderr_is_terminal,
-        );
-        return Err(refused);
-    }
+    let hooks = approved_hooks(ctx, &config, &task, args.json)?;
     if let Some(missing) = only.iter().find(|id| task.todo.find(**id).is_none()) {
         let ids: Vec<String> = task
             .todo
@@ -175,4 +163,25 @@ fn dry_run(ctx: &Ctx<'_>, task_ref: &crate::tasks::TaskRef, only: &[StepId]) -> 
     ctx.ui
         .hint("`tick verify` runs these: a step that passes is `[x]`, one that fails is opened again (`[ ]`)");
     Ok(Outcome::Done)
+}
+
+/// The hooks that guard a tick outside a run (`tick verify`, `tick redo`), as in a run: the
+/// ones `task`'s approval recorded, or the command refuses (saying what changed) and none runs.
+pub(super) fn approved_hooks(
+    ctx: &Ctx<'_>,
+    config: &crate::config::Config,
+    task: &crate::tasks::Task,
+    json: bool,
+) -> Result<crate::hooks::HookSet> {
+    let store = ctx.store();
+    let hooks = crate::hooks::HookSet::resolve(&config.hooks, store.root());
+    if let Some(warning) = hooks.ignored_warning() {
+        ctx.ui.warn(&warning);
+    }
+    if let Err((changes, refused)) = crate::runner::hooks_as_approved(&hooks, store, task) {
+        let event = RunEvent::HooksChanged { changes };
+        ctx.ui.run_event(&event, json, ctx.env.stderr_is_terminal);
+        return Err(refused);
+    }
+    Ok(hooks)
 }

@@ -87,7 +87,21 @@ const BY_HAND: &[(&str, &str)] = &[
 pub struct Shown {
     pub key: &'static str,
     pub value: String,
+    /// Where the value in force came from.
     pub source: String,
+    /// The repository's file, when it sets this key but is not trusted to decide it.
+    pub ignored_in: Option<String>,
+}
+
+impl Shown {
+    /// Where the value came from, as `tick config get|list` say it: with the repository's
+    /// file it ignores, when there is one.
+    pub fn described(&self) -> String {
+        match &self.ignored_in {
+            Some(file) => format!("{}; `{file}`'s is ignored until `tick trust`", self.source),
+            None => self.source.clone(),
+        }
+    }
 }
 
 /// Every setting with one value, in the order the docs give them, and the warning about what
@@ -131,10 +145,12 @@ pub fn get(store: &Store, env: &Env, name: &str) -> Result<Shown> {
 }
 
 fn shown(store: &Store, env: &Env, files: &Files, config: &Config, key: &'static Key) -> Shown {
+    let (source, ignored_in) = source(store, env, files, config, key);
     Shown {
         key: key.name,
         value: value(config, key.name),
-        source: source(store, env, files, config, key),
+        source,
+        ignored_in,
     }
 }
 
@@ -184,7 +200,15 @@ fn lookup<'v>(file: &'v serde_yaml::Value, key: &str) -> Option<&'v serde_yaml::
 }
 
 /// Where the value of `key` came from, by `config::resolve`'s precedence.
-fn source(store: &Store, env: &Env, files: &Files, config: &Config, key: &Key) -> String {
+/// Where the value of `key` in force came from, and the repository's file when it sets the key
+/// but is ignored.
+fn source(
+    store: &Store,
+    env: &Env,
+    files: &Files,
+    config: &Config,
+    key: &Key,
+) -> (String, Option<String>) {
     let resolved = match key.name {
         "provider" => Some(&config.sources.provider),
         "model" => Some(&config.sources.model),
@@ -193,10 +217,10 @@ fn source(store: &Store, env: &Env, files: &Files, config: &Config, key: &Key) -
         _ => None,
     };
     if let Some(source) = resolved {
-        return source.to_string();
+        return (source.to_string(), None);
     }
     if let Some(name) = key.env.filter(|name| env.var(name).is_some()) {
-        return format!("environment `{name}`");
+        return (format!("environment `{name}`"), None);
     }
     // An ignored setting is named as written (`` `sandbox: off` ``, `` `limits.max_turns` ``).
     let ignored = config.ignored.as_ref().is_some_and(|ignored| {
@@ -208,7 +232,7 @@ fn source(store: &Store, env: &Env, files: &Files, config: &Config, key: &Key) -
     });
     let repo = lookup(&files.repo.1, key.name).is_some();
     if !ignored && repo {
-        return format!("`{}`", store.rel(&files.repo.0));
+        return (format!("`{}`", store.rel(&files.repo.0)), None);
     }
     let source = if let Some((path, file)) = &files.user
         && lookup(file, key.name).is_some()
@@ -219,13 +243,7 @@ fn source(store: &Store, env: &Env, files: &Files, config: &Config, key: &Key) -
     } else {
         "default".to_owned()
     };
-    if ignored && repo {
-        return format!(
-            "{source}; `{}`'s is ignored until `tick trust`",
-            store.rel(&files.repo.0)
-        );
-    }
-    source
+    (source, (ignored && repo).then(|| store.rel(&files.repo.0)))
 }
 
 /// The resolved value of `key`, as it would be written in the file.

@@ -12,7 +12,8 @@ pub fn settings_table(settings: &[Shown]) -> String {
         .max()
         .unwrap_or(0);
     let mut out = String::new();
-    for Shown { key, value, source } in settings {
+    for shown in settings {
+        let (key, value, source) = (shown.key, &shown.value, shown.described());
         out.push_str(&format!(
             "{key:<key_width$}  {value:<value_width$}  {source}\n"
         ));
